@@ -1,0 +1,254 @@
+(** * Derivation tactics (paper Sec. 4.3).
+
+    A derivation is a goal [prog = ?derived] whose right-hand side is an
+    evar (Coq's [Derive]).  Every step rewrites the left-hand side, which
+    is therefore always the current program; the Python bridge prints it
+    after each step.  [done] closes the goal, instantiating [?derived].
+
+    - [reschedule]: start a derivation (intro hypotheses, unfold the
+      program's name).
+    - [rw L], [rw <- L]: rewrite once with lemma [L] at the first site, in
+      pre-order, where [L]'s side of the equation unifies and every side
+      condition is proved by [atl_side].  [rw L at pat] restricts the
+      sites to nodes unifying with the pattern [pat].
+    - [inline]: inline the first let; [inline c]: unfold definition [c].
+    - [name_buffer e as x]: bind subterm [e] as a let buffer [x].
+    - [simpl_guard]: everywhere, drop guards whose predicate is provable in
+      context, zero those provably false, then clean up zeros.
+    - [check_safe]: prove every access in bounds, or list those it cannot.
+
+    Descending into a binder applies the context lemma of Rewrites/Context.v
+    and introduces the bound variable under its own name with its bounds,
+    so side conditions see every enclosing fact, and a pattern or a lemma
+    argument may mention the program's own loop variables. *)
+
+From Coq Require Import ZArith List.
+From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape.
+From Verisched Require Import Rewrites.Context Rewrites.Let Rewrites.Guard Rewrites.Gen.
+Import ListNotations.
+
+(** Side conditions: shapes, then index arithmetic. *)
+Ltac atl_side :=
+  solve [ reflexivity | assumption | solve_shape | solve_idx ].
+
+(** Is [t] an index or a predicate, which the traversal never enters? *)
+Ltac atl_is_index t :=
+  let T := type of t in
+  lazymatch T with
+  | Z => idtac
+  | bool => idtac
+  | nat => idtac
+  | _ => fail
+  end.
+
+Ltac atl_beta_lhs :=
+  lazymatch goal with
+  | |- ?P = ?R => let P' := eval cbv beta in P in change (P' = R)
+  end.
+
+(** [atl_descend tac]: on a goal [t = ?r], run [tac] at the first node of
+    [t] (pre-order, left to right) where it succeeds; every other node is
+    closed by reflexivity.  Fails if there is no such node. *)
+Ltac atl_descend tac :=
+  first [ tac | atl_descend_into tac ]
+with atl_descend_into tac :=
+  lazymatch goal with
+  | |- genr _ _ (fun x => _) = _ =>
+      eapply genr_ctx; let i := fresh x in let Hi := fresh "H" i in
+      intros i Hi; atl_beta_lhs; atl_descend tac
+  | |- sumr _ _ (fun x => _) = _ =>
+      eapply sumr_ctx; let i := fresh x in let Hi := fresh "H" i in
+      intros i Hi; atl_beta_lhs; atl_descend tac
+  | |- iverson _ _ = _ =>
+      eapply iverson_ctx; let Hp := fresh "Hguard" in intros Hp; atl_descend tac
+  | |- atl_let _ (fun x => _) = _ =>
+      first
+        [ eapply let_ctx;
+          [ atl_descend tac
+          | let y := fresh x in let Hy := fresh "H" y in intros y Hy; reflexivity ]
+        | eapply let_ctx;
+          [ reflexivity
+          | let y := fresh x in let Hy := fresh "H" y in
+            intros y Hy; atl_beta_lhs; atl_descend tac ] ]
+  | |- ?F ?a ?b = _ =>
+      first
+        [ tryif atl_is_index a then fail else
+            (eapply (f_equal2 F); [ atl_descend tac | reflexivity ])
+        | tryif atl_is_index b then fail else
+            (eapply (f_equal2 F); [ reflexivity | atl_descend tac ]) ]
+  | |- ?F ?a = _ =>
+      tryif atl_is_index a then fail else (eapply (f_equal F); atl_descend tac)
+  end.
+
+(** [atl_everywhere tac]: run [tac] once at every node, top-down; where
+    [tac] fails the node is left as is.  Children of a rewritten node are
+    visited in the rewritten term. *)
+Ltac atl_everywhere tac :=
+  etransitivity;
+  [ first [ tac | reflexivity ]
+  | atl_beta_lhs; atl_children ltac:(atl_everywhere tac) ]
+with atl_children k :=
+  lazymatch goal with
+  | |- genr _ _ (fun x => _) = _ =>
+      eapply genr_ctx; let i := fresh x in let Hi := fresh "H" i in
+      intros i Hi; atl_beta_lhs; k
+  | |- sumr _ _ (fun x => _) = _ =>
+      eapply sumr_ctx; let i := fresh x in let Hi := fresh "H" i in
+      intros i Hi; atl_beta_lhs; k
+  | |- iverson _ _ = _ =>
+      eapply iverson_ctx; let Hp := fresh "Hguard" in intros Hp; k
+  | |- atl_let _ (fun x => _) = _ =>
+      eapply let_ctx;
+      [ k | let y := fresh x in let Hy := fresh "H" y in intros y Hy; atl_beta_lhs; k ]
+  | |- ?F ?a ?b = _ =>
+      eapply (f_equal2 F);
+      [ tryif atl_is_index a then reflexivity else k
+      | tryif atl_is_index b then reflexivity else k ]
+  | |- ?F ?a = _ =>
+      eapply (f_equal F); tryif atl_is_index a then reflexivity else k
+  | |- _ = _ => reflexivity
+  end.
+
+(** A rewrite step on the derivation goal [P = ?R]. *)
+Ltac atl_step tac :=
+  lazymatch goal with
+  | |- _ = ?R => tryif is_evar R then idtac else
+      fail 0 "not inside a derivation: the goal's right-hand side must be the program being derived (start with reschedule)"
+  | _ => fail 0 "not inside a derivation: expected a goal  program = ?derived"
+  end;
+  etransitivity; [ atl_descend tac | ]; atl_beta_lhs.
+
+(** Root actions. *)
+Ltac atl_root_l L := eapply L; atl_side.
+Ltac atl_root_r L := eapply eq_sym; eapply L; atl_side.
+Ltac atl_match pat :=
+  lazymatch goal with |- ?t = _ => let p := open_constr:(pat) in unify t p end.
+
+(** Diagnostics when [rw] finds no site: show every node where the
+    lemma's side unifies, and the first side condition left unproved. *)
+Ltac atl_diag_root app :=
+  lazymatch goal with
+  | |- ?t = _ =>
+      tryif (app; fail) then idtac else idtac;
+      (tryif app then
+         (idtac "  site:" t;
+          tryif (solve [ app; atl_side ]) then idtac
+          else (app; first [ atl_side
+                           | match goal with |- ?g => idtac "    unproved side condition:" g end ]))
+       else idtac);
+      fail
+  end.
+
+Ltac atl_rw_diag app :=
+  tryif (etransitivity; [ atl_descend ltac:(atl_diag_root app) | ]) then idtac else idtac.
+
+Ltac atl_rw_fail name :=
+  fail 0 "rw" name ": no site where the lemma applies with all side conditions proved (candidate sites, if any, are listed above)".
+
+Tactic Notation "rw" uconstr(L) :=
+  first [ atl_step ltac:(atl_root_l L)
+        | idtac "rw" L ": no site found; candidates:";
+          atl_rw_diag ltac:(eapply L); atl_rw_fail L ].
+
+Tactic Notation "rw" "<-" uconstr(L) :=
+  first [ atl_step ltac:(atl_root_r L)
+        | idtac "rw <-" L ": no site found; candidates:";
+          atl_rw_diag ltac:(eapply eq_sym; eapply L); atl_rw_fail L ].
+
+Tactic Notation "rw" uconstr(L) "at" uconstr(pat) :=
+  first [ atl_step ltac:(atl_match pat; atl_root_l L)
+        | idtac "rw" L "at" pat ": no site found; candidates:";
+          atl_rw_diag ltac:(atl_match pat; eapply L); atl_rw_fail L ].
+
+Tactic Notation "rw" "<-" uconstr(L) "at" uconstr(pat) :=
+  first [ atl_step ltac:(atl_match pat; atl_root_r L)
+        | idtac "rw <-" L "at" pat ": no site found; candidates:";
+          atl_rw_diag ltac:(atl_match pat; eapply eq_sym; eapply L); atl_rw_fail L ].
+
+(** [inline]: inline the first let (Sec. 4.1). *)
+Tactic Notation "inline" :=
+  first [ atl_step ltac:(atl_root_l unfold_let)
+        | fail 0 "inline: the program has no let to inline" ].
+
+(** [inline c]: unfold the definition [c] (a reshape operator or a
+    user-defined stage) everywhere in the program. *)
+Tactic Notation "inline" reference(c) :=
+  lazymatch goal with
+  | |- ?P = ?R =>
+      let P' := eval cbv beta delta [c] in P in
+      tryif constr_eq P P' then fail 0 "inline: the program does not mention" c
+      else change (P' = R); atl_beta_lhs
+  end.
+
+(** [name_buffer e as x]: at the first node containing [e], where all of
+    [e]'s variables are bound, bind [e] as a let buffer [x]. *)
+Ltac atl_name_root e x :=
+  lazymatch goal with
+  | |- ?t = _ =>
+      let e' := constr:(e) in
+      lazymatch t with context [e'] => idtac | _ => fail end;
+      tryif constr_eq t e' then fail else idtac;
+      let T := type of e' in
+      let F := constr:(fun x : T => ltac:(
+                 let body := lazymatch goal with |- _ => eval pattern e' in t end in
+                 lazymatch body with ?G _ => let b := eval cbv beta in (G x) in exact b end)) in
+      eapply (let_intro e' F)
+  end.
+
+Tactic Notation "name_buffer" uconstr(e) "as" ident(x) :=
+  first [ atl_step ltac:(atl_name_root e x)
+        | fail 0 "name_buffer: no node contains the given subterm with its variables in scope" ].
+
+(** [simpl_guard]: one top-down pass; see the header. *)
+Ltac atl_guard_root :=
+  first [ eapply guard_elim; atl_side
+        | eapply guard_zero; atl_side
+        | eapply guard_and_l; atl_side
+        | eapply guard_and_r; atl_side
+        | eapply tadd_0_l'
+        | eapply tadd_0_r'
+        | eapply guard_of_zero
+        | eapply smul_zero_l
+        | eapply smul_zero_r
+        | eapply sum_zero
+        | eapply gen_zero ].
+
+Ltac simpl_guard :=
+  atl_step ltac:(atl_everywhere atl_guard_root).
+
+(** [reschedule]: start a derivation.  Introduces hypotheses (shapes of
+    the inputs) and unfolds the program's own name, so the first printed
+    program is the algorithm itself. *)
+Ltac atl_head t := lazymatch t with ?f _ => atl_head f | _ => t end.
+
+(** Coq's [Derive] names the derived program by a local definition whose
+    body is the evar; expose the evar itself. *)
+Ltac atl_open_rhs :=
+  lazymatch goal with
+  | |- ?P = ?R =>
+      first [ is_evar R
+            | is_var R; let b := eval cbv delta [R] in R in is_evar b; change (P = b) ]
+  end.
+
+Ltac reschedule :=
+  intros;
+  lazymatch goal with
+  | |- ?P = ?R =>
+      tryif atl_open_rhs then idtac
+      else fail 0 "reschedule: expected a goal  program = ?derived  (state it with Derive ... SuchThat (prog = derived))";
+      lazymatch goal with |- _ = ?R' => idtac end;
+      let h := atl_head P in
+      tryif is_const h then
+        (let P' := eval unfold h in P in
+         lazymatch goal with |- _ = ?R' => change (P' = R') end; atl_beta_lhs)
+      else idtac
+  | _ => fail 0 "reschedule: expected a goal  program = ?derived"
+  end.
+
+(** [done]: end the derivation, instantiating the derived program. *)
+Ltac done :=
+  lazymatch goal with
+  | |- ?P = ?R => tryif is_evar R then reflexivity
+                  else fail 0 "done: not at the end of a derivation"
+  | _ => fail 0 "done: side goals remain"
+  end.

@@ -1,0 +1,81 @@
+(** * Side-condition automation for index arithmetic.
+
+    Rewrites leave goals about loop bounds, guards and tile indices
+    (Sec. 4.3): affine facts, plus tiling facts with [/], [mod] and
+    [cdiv].  [solve_idx] turns boolean guard facts into propositions,
+    tries [lia], and falls back to [nia] after replacing every division and
+    modulo by its Euclidean equations, which is enough for the
+    "Euclidean factorisation" forms that tiling produces. *)
+
+From Coq Require Import ZArith Bool Lia.
+From Verisched Require Import Tensor.Core.
+
+(** Turn boolean comparisons in hypotheses into propositions. *)
+Ltac bool_hyps :=
+  repeat match goal with
+  | H : (_ && _)%bool = true |- _ => apply andb_prop in H; destruct H
+  | H : (_ <? _)%Z = true |- _ => apply Z.ltb_lt in H
+  | H : (_ <=? _)%Z = true |- _ => apply Z.leb_le in H
+  | H : (_ =? _)%Z = true |- _ => apply Z.eqb_eq in H
+  | H : (_ <? _)%Z = false |- _ => apply Z.ltb_ge in H
+  | H : (_ <=? _)%Z = false |- _ => apply Z.leb_gt in H
+  | H : (_ =? _)%Z = false |- _ => apply Z.eqb_neq in H
+  | H : negb _ = true |- _ => apply negb_true_iff in H
+  | H : negb _ = false |- _ => apply negb_false_iff in H
+  | H : true = false |- _ => discriminate H
+  end.
+
+(** Split a boolean goal into propositional goals. *)
+Ltac bool_goal :=
+  repeat match goal with
+  | |- (_ && _)%bool = true => apply andb_true_intro; split
+  | |- (_ <? _)%Z = true => apply Z.ltb_lt
+  | |- (_ <=? _)%Z = true => apply Z.leb_le
+  | |- (_ =? _)%Z = true => apply Z.eqb_eq
+  | |- (_ <? _)%Z = false => apply Z.ltb_ge
+  | |- (_ <=? _)%Z = false => apply Z.leb_gt
+  | |- (_ =? _)%Z = false => apply Z.eqb_neq
+  | |- negb _ = true => apply negb_true_iff
+  | |- true = true => reflexivity
+  | |- (_ && _)%bool = false => apply andb_false_iff
+  | |- _ /\ _ => split
+  end.
+
+(** Case-split a false conjunction in a hypothesis; each branch is then
+    handled by [lia]. *)
+Ltac bool_hyp_cases :=
+  repeat match goal with
+  | H : (_ && _)%bool = false |- _ => apply andb_false_iff in H; destruct H as [H|H]
+  end.
+
+Ltac zarith :=
+  first [ lia
+        | (Z.div_mod_to_equations; nia) ].
+
+(** Goals of the form [p = q] between two guard predicates, decided by
+    case analysis on the atoms of [p] and [q]. *)
+Ltac bool_eq :=
+  repeat match goal with
+  | |- context [(?a <? ?b)%Z] => destruct (Z.ltb_spec a b)
+  | |- context [(?a <=? ?b)%Z] => destruct (Z.leb_spec a b)
+  | |- context [(?a =? ?b)%Z] => destruct (Z.eqb_spec a b)
+  end; cbn [andb orb negb]; first [reflexivity | exfalso; zarith].
+
+(** The side-condition solver used by every rewrite tactic. *)
+Ltac solve_idx :=
+  unfold cdiv in *; bool_hyps; bool_hyp_cases; bool_hyps;
+  first
+    [ solve [ bool_goal; zarith ]
+    | solve [ exfalso; zarith ]
+    | solve [ bool_eq ] ].
+
+(** ** Facts about ceiling division used by tiling *)
+
+Lemma cdiv_mul_ge n k : (0 < k)%Z -> (n <= cdiv n k * k)%Z.
+Proof. intros; unfold cdiv; Z.div_mod_to_equations; nia. Qed.
+
+Lemma cdiv_nonneg n k : (0 < k)%Z -> (0 <= n)%Z -> (0 <= cdiv n k)%Z.
+Proof. intros; unfold cdiv; apply Z.div_pos; lia. Qed.
+
+Lemma cdiv_lt_iff n k io : (0 < k)%Z -> (io < cdiv n k)%Z <-> (io * k < n)%Z.
+Proof. intros; unfold cdiv; Z.div_mod_to_equations; nia. Qed.

@@ -1,0 +1,79 @@
+(** * Scalars: the algebraic structure every ATL program is generic over.
+
+    The ATL paper (Sec. 3.1) fixes scalars to the reals.  We abstract them
+    so that one derivation serves float kernels (instantiate with [R]) and
+    the accelerator's integer kernels (instantiate with [Z]), and so that
+    small examples can be computed inside Coq with [vm_compute] over [Z].
+
+    [ScalarLaws] are the commutative-semiring laws plus [0 / a = 0]; they
+    hold for both [R] and [Z] (floor division).  Laws that hold only in a
+    field, such as distributing a division over a sum, live in the separate
+    class [FieldLaws] so a rewrite that needs them says so in its type.
+    docs/decisions.md lists which rewrites need which class. *)
+
+From Coq Require Import ZArith Reals Lra.
+
+Class Scalar (S : Type) := {
+  szero : S;
+  sone : S;
+  sadd : S -> S -> S;
+  smul : S -> S -> S;
+  sdiv : S -> S -> S
+}.
+
+Class ScalarLaws (S : Type) `{Scalar S} := {
+  sadd_comm : forall a b, sadd a b = sadd b a;
+  sadd_assoc : forall a b c, sadd a (sadd b c) = sadd (sadd a b) c;
+  sadd_0_l : forall a, sadd szero a = a;
+  smul_comm : forall a b, smul a b = smul b a;
+  smul_assoc : forall a b c, smul a (smul b c) = smul (smul a b) c;
+  smul_1_l : forall a, smul sone a = a;
+  smul_add_distr_r : forall a b c, smul (sadd a b) c = sadd (smul a c) (smul b c);
+  smul_0_l : forall a, smul szero a = szero;
+  sdiv_0_l : forall a, sdiv szero a = szero
+}.
+
+(** Laws of a field's division, needed only by rewrites that move a
+    division across a sum or a product.  [Z]'s floor division fails them. *)
+Class FieldLaws (S : Type) `{Scalar S} := {
+  sdiv_add_distr : forall a b c, sdiv (sadd a b) c = sadd (sdiv a c) (sdiv b c);
+  sdiv_mul_assoc : forall a b c, sdiv (smul a b) c = smul a (sdiv b c)
+}.
+
+Section Derived.
+  Context {S : Type} `{ScalarLaws S}.
+
+  Lemma sadd_0_r a : sadd a szero = a.
+  Proof. rewrite sadd_comm; apply sadd_0_l. Qed.
+
+  Lemma smul_0_r a : smul a szero = szero.
+  Proof. rewrite smul_comm; apply smul_0_l. Qed.
+
+  Lemma smul_1_r a : smul a sone = a.
+  Proof. rewrite smul_comm; apply smul_1_l. Qed.
+
+  Lemma smul_add_distr_l a b c : smul a (sadd b c) = sadd (smul a b) (smul a c).
+  Proof. rewrite !(smul_comm a); apply smul_add_distr_r. Qed.
+End Derived.
+
+(** ** Instances *)
+
+#[global] Instance Scalar_R : Scalar R :=
+  { szero := 0%R; sone := 1%R; sadd := Rplus; smul := Rmult; sdiv := Rdiv }.
+
+#[global] Instance ScalarLaws_R : ScalarLaws R.
+Proof.
+  split; intros; cbv [sadd smul sdiv szero sone Scalar_R]; unfold Rdiv; ring.
+Qed.
+
+#[global] Instance FieldLaws_R : FieldLaws R.
+Proof. split; intros; cbv [sadd smul sdiv szero sone Scalar_R]; unfold Rdiv; ring. Qed.
+
+#[global] Instance Scalar_Z : Scalar Z :=
+  { szero := 0%Z; sone := 1%Z; sadd := Z.add; smul := Z.mul; sdiv := Z.div }.
+
+#[global] Instance ScalarLaws_Z : ScalarLaws Z.
+Proof.
+  split; intros; cbv [sadd smul sdiv szero sone Scalar_Z]; try ring.
+  apply Zdiv_0_l.
+Qed.
