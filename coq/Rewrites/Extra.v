@@ -5,7 +5,7 @@
     without lemma arguments. *)
 
 From Coq Require Import ZArith Bool Lia FunctionalExtensionality.
-From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Rewrites.Gen.
+From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Rewrites.Gen Rewrites.Let.
 Open Scope Z_scope.
 
 Section Guards.
@@ -37,3 +37,83 @@ Section Indicator.
     sumr lo hi (fun r => iverson (r =? k) (get v r)).
   Proof. symmetry; apply (sumr_indicator lo hi k (fun r => get v r)). Qed.
 End Indicator.
+
+Section LetLift0.
+  Context {X Y : Type} `{TensorLaws X} `{TensorLaws Y}.
+
+  (** [let_gen_lift] and [let_sum_lift] (Rewrites/Let.v) for loops from 0:
+      the use becomes [a[i]] rather than [a[i - 0]] (Fig. 12's [a[r]],
+      [a[c; r]], ...), which keeps the printed buffer accesses as in the
+      paper and spares the lowering an index simplification. *)
+  Lemma let_gen_lift0 n (e1 : Z -> Y) (f : Z -> Y -> X) :
+    genr 0 n (fun i => atl_let (e1 i) (fun x => f i x)) =
+    atl_let (genr 0 n e1) (fun a => genr 0 n (fun i => f i (get a i))).
+  Proof.
+    rewrite let_gen_lift; unfold atl_let; apply genr_ext_ctx; intros.
+    rewrite Z.sub_0_r; reflexivity.
+  Qed.
+
+  Lemma let_sum_lift0 n (e1 : Z -> Y) (f : Z -> Y -> X) :
+    sumr 0 n (fun i => atl_let (e1 i) (fun x => f i x)) =
+    atl_let (genr 0 n e1) (fun a => sumr 0 n (fun i => f i (get a i))).
+  Proof.
+    rewrite let_sum_lift; unfold atl_let; apply sumr_ext_ctx; intros.
+    rewrite Z.sub_0_r; reflexivity.
+  Qed.
+End LetLift0.
+
+Section LetIntro.
+  Context {S : Type} `{ScalarLaws S}.
+
+  (** Let introduction at an operand of a product (Sec. 8.3: "binding the
+      read-with-offset subexpression ... into an intermediary variable").
+      [name_buffer e as x] does this for any [e], but its argument cannot
+      mention loop variables of the program; these lemmas pick the operand
+      by position instead. *)
+  Lemma let_intro_smul_r (a b : S) : smul a b = atl_let b (fun t => smul a t).
+  Proof. reflexivity. Qed.
+
+  Lemma let_intro_smul_l (a b : S) : smul a b = atl_let a (fun t => smul t b).
+  Proof. reflexivity. Qed.
+End LetIntro.
+
+Section SumFlatten.
+  Context {X : Type} `{TensorLaws X}.
+
+  (** Flattening nested reductions into one, row-major (the reduction dual
+      of [flatten], Fig. 5; [sumr_blocks] read right to left): used to turn
+      a convolution's [(c, s, r)] reduction into the single inner dimension
+      of a matrix multiply. *)
+  Lemma sum_flatten n m (f : Z -> Z -> X) :
+    0 < m ->
+    sumr 0 n (fun a => sumr 0 m (fun b => f a b)) =
+    sumr 0 (n * m) (fun j => f (j / m) (j mod m)).
+  Proof.
+    intros Hm; destruct (Z.le_gt_cases n 0) as [Hn|Hn].
+    - rewrite !sumr_empty by nia; reflexivity.
+    - rewrite (sumr_blocks n m (fun j => f (j / m) (j mod m))) by lia.
+      apply sumr_ext_ctx; intros a Ha; apply sumr_ext_ctx; intros b Hb.
+      cbv beta.
+      rewrite Z.div_add_l, Z.div_small, Z.add_0_r by lia.
+      rewrite Z.add_comm, Z.mod_add, Z.mod_small by lia; reflexivity.
+  Qed.
+
+  Lemma sum_flatten3 n m l (f : Z -> Z -> Z -> X) :
+    0 < m -> 0 < l ->
+    sumr 0 n (fun a => sumr 0 m (fun b => sumr 0 l (fun c => f a b c))) =
+    sumr 0 (n * (m * l)) (fun j => f (j / (m * l)) ((j / l) mod m) (j mod l)).
+  Proof.
+    intros Hm Hl.
+    rewrite (sumr_ext_ctx 0 n _ (fun a => sumr 0 (m * l) (fun t => f a (t / l) (t mod l))))
+      by (intros; apply sum_flatten; lia).
+    rewrite (sum_flatten n (m * l) (fun a t => f a (t / l) (t mod l))) by nia.
+    apply sumr_ext_ctx; intros j _.
+    assert (E : j mod (m * l) = j mod l + l * ((j / l) mod m))
+      by (rewrite (Z.mul_comm m l); apply Z.rem_mul_r; lia).
+    assert (Bl : 0 <= j mod l < l) by (apply Z.mod_pos_bound; lia).
+    rewrite E; f_equal.
+    - rewrite Z.add_comm, (Z.mul_comm l), Z.div_add_l, (Z.div_small (j mod l)) by lia.
+      apply Z.add_0_r.
+    - rewrite (Z.mul_comm l), Z.mod_add, Z.mod_mod by lia; reflexivity.
+  Qed.
+End SumFlatten.
