@@ -1,0 +1,229 @@
+"""Checker for the normal form of the paper's Sec. 5.1, run before lowering.
+
+After normalization every leaf that is stored is a scalar: tensor-valued
+`<+>` has been expanded (tadd_expand), tensor variables eta-expanded
+(eta) and accesses pushed through generations, sums and guards
+(get_gen, get_sum, get_iverson, get_tadd).  The lowering of Fig. 3 only
+has rules for that shape of term, so anything else is refused here with the
+offending subterm and the lemma that would remove it, instead of silently
+inventing a storage layout.
+"""
+
+from __future__ import annotations
+
+from verisched.codegen.errors import NotNormalError
+from verisched.pybridge.terms import (
+    Concat,
+    Expr,
+    Flatten,
+    Gen,
+    Get,
+    Guard,
+    IBin,
+    IConst,
+    Idx,
+    IVar,
+    Let,
+    PadL,
+    PadR,
+    PAnd,
+    PBool,
+    PCmp,
+    Pred,
+    SBin,
+    Split,
+    Sum,
+    TAdd,
+    Transpose,
+    TruncL,
+    TruncR,
+    Var,
+    Zero,
+)
+
+_MAX_SHOW = 160
+
+
+def show_idx(i: Idx) -> str:
+    if isinstance(i, IConst):
+        return str(i.value)
+    if isinstance(i, IVar):
+        return i.name
+    assert isinstance(i, IBin)
+    if i.op == "cdiv":
+        return f"cdiv ({show_idx(i.left)}) ({show_idx(i.right)})"
+    return f"({show_idx(i.left)} {i.op} {show_idx(i.right)})"
+
+
+def show_pred(p: Pred) -> str:
+    if isinstance(p, PBool):
+        return "true" if p.value else "false"
+    if isinstance(p, PCmp):
+        op = {"<": "<?", "<=": "<=?", "=": "=?"}[p.op]
+        return f"{show_idx(p.left)} {op} {show_idx(p.right)}"
+    assert isinstance(p, PAnd)
+    return f"({show_pred(p.left)}) && ({show_pred(p.right)})"
+
+
+def show(e: Expr) -> str:
+    """Coq-like text of a term, cut short: for error messages only."""
+    s = _show(e)
+    return s if len(s) <= _MAX_SHOW else s[: _MAX_SHOW - 3] + "..."
+
+
+def _show(e: Expr) -> str:
+    if isinstance(e, Var):
+        return e.name
+    if isinstance(e, Zero):
+        return "tzero"
+    if isinstance(e, Gen):
+        return f"GENR [ {show_idx(e.lo)} <= {e.var} < {show_idx(e.hi)} ] {_show(e.body)}"
+    if isinstance(e, Sum):
+        return f"SUMR [ {show_idx(e.lo)} <= {e.var} < {show_idx(e.hi)} ] {_show(e.body)}"
+    if isinstance(e, Guard):
+        return f"|[ {show_pred(e.pred)} ]| {_show(e.body)}"
+    if isinstance(e, Let):
+        return f"tlet {e.var} := {_show(e.value)} in {_show(e.body)}"
+    if isinstance(e, Get):
+        return f"{_show(e.tensor)} _[ {show_idx(e.index)} ]"
+    if isinstance(e, TAdd):
+        return f"({_show(e.left)} <+> {_show(e.right)})"
+    if isinstance(e, SBin):
+        return f"({_show(e.left)} {e.op} {_show(e.right)})"
+    name = type(e).__name__.lower()
+    parts = []
+    for f in e.__dataclass_fields__:
+        v = getattr(e, f)
+        parts.append(f"({_show(v)})" if not isinstance(v, (IVar, IConst, IBin)) else show_idx(v))
+    return f"{name} " + " ".join(parts)
+
+
+def access_base(e: Expr) -> tuple[Expr, list[Idx]]:
+    """Split `x _[i] _[j]` into `x` and `[i, j]`."""
+    idxs: list[Idx] = []
+    while isinstance(e, Get):
+        idxs.append(e.index)
+        e = e.tensor
+    return e, idxs[::-1]
+
+
+def rank_of(e: Expr, ranks: dict[str, int]) -> int | None:
+    """Rank of `e`, or None for a bare zero (whose rank is its context's)."""
+    if isinstance(e, Var):
+        if e.name not in ranks:
+            raise NotNormalError(f"normal-form check: unknown tensor variable {e.name!r}")
+        return ranks[e.name]
+    if isinstance(e, Zero):
+        return None
+    if isinstance(e, Gen):
+        r = rank_of(e.body, ranks)
+        return None if r is None else r + 1
+    if isinstance(e, (Sum, Guard)):
+        return rank_of(e.body, ranks)
+    if isinstance(e, Let):
+        inner = dict(ranks)
+        inner[e.var] = rank_of(e.value, ranks) or 0
+        return rank_of(e.body, inner)
+    if isinstance(e, Get):
+        r = rank_of(e.tensor, ranks)
+        return None if r is None else r - 1
+    if isinstance(e, (TAdd, Concat)):
+        r1 = rank_of(e.left, ranks)
+        return r1 if r1 is not None else rank_of(e.right, ranks)
+    if isinstance(e, SBin):
+        return 0
+    r = rank_of(e.body, ranks)
+    if r is None:
+        return None
+    return r - 1 if isinstance(e, Flatten) else r + 1 if isinstance(e, Split) else r
+
+
+def check_normal(e: Expr, ranks: dict[str, int], rank: int) -> None:
+    """Raise NotNormalError naming the first subterm outside the normal form.
+
+    `ranks` gives the rank of each input; `rank` is the rank `e` must have.
+    """
+    _check(e, ranks, rank)
+
+
+def _fail(e: Expr, why: str) -> None:
+    raise NotNormalError(f"normal-form check: {why}\n  offending subterm: {show(e)}")
+
+
+def _check(e: Expr, ranks: dict[str, int], rank: int) -> None:
+    if rank < 0:
+        _fail(e, "access or reshape below rank 0 (ill-shaped term)")
+    if isinstance(e, Zero):
+        return
+    if isinstance(e, Var):
+        if e.name not in ranks:
+            _fail(e, f"unknown tensor variable {e.name!r}")
+        if ranks[e.name] != rank:
+            if rank == 0 or ranks[e.name] < rank:
+                _fail(e, f"variable {e.name} of rank {ranks[e.name]} used at rank {rank}")
+            _fail(e, f"tensor-valued leaf {e.name}: eta-expand it (lemma eta)")
+        if rank:
+            _fail(e, f"tensor-valued leaf {e.name}: eta-expand it (lemma eta)")
+        return
+    if isinstance(e, Get):
+        base, idxs = access_base(e)
+        if not isinstance(base, Var):
+            _fail(e, "access into a non-variable: push it inward "
+                     "(get_gen, get_sum, get_iverson, get_tadd, ll_get) or inline the reshape")
+        assert isinstance(base, Var)
+        if base.name not in ranks:
+            _fail(e, f"unknown tensor variable {base.name!r}")
+        if ranks[base.name] - len(idxs) != rank:
+            _fail(e, f"access of rank {ranks[base.name] - len(idxs)} used at rank {rank}")
+        if rank:
+            _fail(e, "tensor-valued access: eta-expand it (lemma eta)")
+        return
+    if isinstance(e, Gen):
+        if rank == 0:
+            _fail(e, "generation used as a scalar")
+        _check(e.body, ranks, rank - 1)
+        return
+    if isinstance(e, (Sum, Guard)):
+        _check(e.body, ranks, rank)
+        return
+    if isinstance(e, Let):
+        r = rank_of(e.value, ranks)
+        if r is None:
+            _fail(e, f"let {e.var} binds a bare zero: its buffer cannot be sized")
+        assert r is not None
+        _check(e.value, ranks, r)
+        inner = dict(ranks)
+        inner[e.var] = r
+        _check(e.body, inner, rank)
+        return
+    if isinstance(e, TAdd):
+        if rank:
+            _fail(e, "tensor-typed <+> left: expand it (lemma tadd_expand)")
+        _check(e.left, ranks, 0)
+        _check(e.right, ranks, 0)
+        return
+    if isinstance(e, SBin):
+        if rank:
+            _fail(e, "scalar operation used at tensor rank")
+        _check(e.left, ranks, 0)
+        _check(e.right, ranks, 0)
+        return
+    if rank == 0:
+        _fail(e, "reshape operator used as a scalar")
+    if isinstance(e, Concat):
+        _check(e.left, ranks, rank)
+        _check(e.right, ranks, rank)
+    elif isinstance(e, Transpose):
+        if rank < 2:
+            _fail(e, "transpose of rank below 2")
+        _check(e.body, ranks, rank)
+    elif isinstance(e, Flatten):
+        _check(e.body, ranks, rank + 1)
+    elif isinstance(e, Split):
+        if rank < 2:
+            _fail(e, "split result of rank below 2")
+        _check(e.body, ranks, rank - 1)
+    elif isinstance(e, (PadR, PadL, TruncR, TruncL)):
+        _check(e.body, ranks, rank)
+    else:
+        _fail(e, "not an ATL term")

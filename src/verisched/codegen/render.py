@@ -1,0 +1,56 @@
+"""Rendering lowered kernels into C files with the jinja2 templates.
+
+Several kernels can share one file (and one shared object): the tests batch
+dozens of random programs per compilation to stay within a few minutes on
+two cores.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+
+from verisched.codegen.lower import LoweredKernel
+
+_TEMPLATES = Path(__file__).resolve().parent / "templates"
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+    autoescape=False,
+)
+
+
+def signature(k: LoweredKernel) -> str:
+    """The kernel ABI: inputs (const pointers), size parameters (int), output."""
+    parts = [f"const {k.ctype} *restrict {c}" for _, c, _ in k.inputs]
+    parts += [f"int {c}" for _, c in k.sizes]
+    parts.append(f"{k.ctype} *restrict {k.out_cname}")
+    return ", ".join(parts)
+
+
+def _check_names(kernels: list[LoweredKernel]) -> None:
+    seen: set[str] = set()
+    for k in kernels:
+        if k.name in seen:
+            raise ValueError(f"render: two kernels named {k.name!r} in one file")
+        seen.add(k.name)
+
+
+def render_source(kernels: list[LoweredKernel], target: str) -> str:
+    _check_names(kernels)
+    openmp = any(k.uses_openmp for k in kernels) or target == "openmp"
+    return _ENV.get_template("kernel.c.j2").render(
+        kernels=kernels, target=target, openmp=openmp, signature=signature)
+
+
+def render_header(kernels: list[LoweredKernel], source_name: str) -> str:
+    guard = "VERISCHED_" + "".join(ch if ch.isalnum() else "_" for ch in source_name).upper()
+    return _ENV.get_template("kernel.h.j2").render(
+        kernels=kernels, guard=guard, source_name=source_name, signature=signature,
+        extents=lambda k: " x ".join(k.out_extents_c) or "scalar")
+
+
+def render_harness(kernels: list[LoweredKernel]) -> str:
+    return _ENV.get_template("harness.c.j2").render(kernels=kernels, signature=signature)

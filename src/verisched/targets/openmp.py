@@ -1,0 +1,25 @@
+"""The `openmp` target: C11 plus `#pragma omp parallel for` on provably safe loops.
+
+The rule (implemented in codegen/lower.py, `Lowerer.lower_gen`): a loop is
+parallel only if
+1. it comes from a generation (GEN), never from a summation: iterations of
+   a SUM accumulate into the same storage;
+2. it is not nested in another parallel loop nor in any SUM loop (no nested
+   parallel regions, no fork/join inside a serial reduction);
+3. its iterations write disjoint storage.  This holds for every GEN loop by
+   construction: the store index of iteration k is the destination's index
+   function applied to k, and every index function the lowering builds
+   (identity, concat offsets, transpose, flatten `j*m+k` with k clipped to
+   [0,m), split `(t/k, t%k)`, pad/trunc shifts) is injective on the windows
+   it is used with, and windows are always clipped to extents;
+4. no temporary is shared: scalar temporaries, accumulators and let buffers
+   are declared inside the loop body (private to each iteration); buffers
+   declared outside are only read, except the destination itself.
+Anything else (zero-fill loops, loops under a SUM, inner loops) stays serial.
+"""
+
+from __future__ import annotations
+
+from verisched.targets.base import Target
+
+TARGET = Target(name="openmp", parallel=True, extra_flags=("-fopenmp",))
