@@ -853,8 +853,11 @@ GEMMINI_SIM_WEAK void gemmini_sim_compute(int preloaded, uint64_t a, uint64_t bd
   if (s->out_addr != GARBAGE_ADDR && s->out_rows > 0 && s->out_cols > 0) {
     const uint32_t out = s->out_addr;
     const uint64_t base = gemmini_sim_row(out);
-    gemmini_sim_check_rows(out, base, (uint64_t)(s->out_rows - 1) * s->c_stride + 1,
-                           "the output C named by the preload", file, line, call);
+    char what[160];
+    snprintf(what, sizeof what, "the output C named by the preload at %s:%d", s->preload_file,
+             s->preload_line);
+    gemmini_sim_check_rows(out, base, (uint64_t)(s->out_rows - 1) * s->c_stride + 1, what, file,
+                           line, call);
     for (i = 0; i < s->out_rows; i++)
       for (j = 0; j < s->out_cols; j++) {
         const uint64_t row = base + (uint64_t)s->c_stride * i;
