@@ -38,9 +38,7 @@ def build(tmp_path_factory: pytest.TempPathFactory):
     def get(name: str) -> Path:
         if name not in built:
             sources = [C_DIR / f"{name}.c", *(C_DIR / s for s in EXTRA_SOURCES.get(name, []))]
-            built[name] = compile_program(
-                sources, out_dir / name, cflags=EXTRA_FLAGS.get(name, [])
-            )
+            built[name] = compile_program(sources, out_dir / name, cflags=EXTRA_FLAGS.get(name, []))
         return built[name]
 
     return get
@@ -112,8 +110,17 @@ def run_tiled(
     in_file, out_file = tmp / "in.bin", tmp / "out.bin"
     in_file.write_bytes(a.tobytes() + b.tobytes() + d.tobytes())
     scale32 = np.float32(scale)
-    args = [str(m), str(n), str(k), dataflow, str(int(relu)), f"{float(scale32):.9g}",
-            str(int(bias)), str(in_file), str(out_file)]
+    args = [
+        str(m),
+        str(n),
+        str(k),
+        dataflow,
+        str(int(relu)),
+        f"{float(scale32):.9g}",
+        str(int(bias)),
+        str(in_file),
+        str(out_file),
+    ]
     result = run_program(exe, args)
     assert result.returncode == 0, result.stderr
     raw = out_file.read_bytes()
@@ -127,8 +134,9 @@ def run_tiled(
     # Instruction counts follow from the tiling alone.
     tiles_i, tiles_j, tiles_k = -(-m // 16), -(-n // 16), -(-k // 16)
     counts = result.counters
-    assert counts["compute_preloaded"] + counts["compute_accumulated"] == tiles_i * tiles_j * tiles_k
-    assert counts["preload"] == tiles_i * tiles_j * tiles_k
+    tiles = tiles_i * tiles_j * tiles_k
+    assert counts["compute_preloaded"] + counts["compute_accumulated"] == tiles
+    assert counts["preload"] == tiles
     assert counts["dram_to_spad_bytes"] == m * k + k * n
     assert counts["dram_to_acc_bytes"] == (4 * m * n if bias else 0)
     assert counts["acc_to_dram_bytes"] == m * n + 4 * m * n
@@ -219,7 +227,7 @@ def test_misuse_is_reported(build, case: str) -> None:
 
 def test_every_error_case_is_tested() -> None:
     source = (C_DIR / "errors.c").read_text()
-    cases = {line.split('"')[1] for line in source.splitlines() if "CASE(\"" in line}
+    cases = {line.split('"')[1] for line in source.splitlines() if 'CASE("' in line}
     assert cases == set(ERROR_CASES)
 
 

@@ -172,7 +172,5 @@ def run_program(
             )
         except subprocess.TimeoutExpired as exc:
             raise GemminiSimError(f"run: {exe} did not finish within {timeout} s") from exc
-        counters = (
-            parse_counters(counters_path.read_text()) if counters_path.exists() else {}
-        )
+        counters = parse_counters(counters_path.read_text()) if counters_path.exists() else {}
     return RunResult(proc.returncode, proc.stdout, proc.stderr, counters)
