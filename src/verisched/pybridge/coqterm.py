@@ -1,0 +1,509 @@
+"""ATL terms to and from Coq's concrete syntax.
+
+`parse_program` reads a program as coqtop prints it with the session's
+settings (session.PRELUDE: notations of coq/Tensor/Core.v, Z_scope and
+atl_scope open, `Set Printing Parentheses`), producing the AST of terms.py.
+The grammar mirrors the notation levels declared in Core.v: binders (GEN,
+SUM, tlet) at 200, `<+>` and scalar `+` at 50 (left), the guard `|[p]| e` at
+45 (right), `*` `/` at 40 (left), application at 10, access `_[ ]` at 2;
+indices use Z's levels (`+ -` 50, `* / mod` 40) and predicates bool's (`&&`
+40, comparisons 70).  Whether `+` means Z.add or sadd is decided by position
+(index or tensor), which is exactly how Coq's scopes resolve it.
+
+`to_coq` prints an AST as fully parenthesised Coq text, so elaboration does
+not depend on levels; `pretty` prints it for people, with minimal
+parentheses and indentation.
+
+Reshape operators (coq/Reshape/Defs.v) have no notation and print as
+applications `flatten n m e`; the table RESHAPE_SIGS gives their arguments.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+
+from .errors import TermParseError
+from .terms import (
+    CMP_OPS,
+    Concat,
+    Expr,
+    Flatten,
+    Gen,
+    Get,
+    Guard,
+    IBin,
+    IConst,
+    Idx,
+    IVar,
+    Let,
+    PadL,
+    PadR,
+    PAnd,
+    PBool,
+    PCmp,
+    Pred,
+    SBin,
+    Split,
+    Sum,
+    TAdd,
+    Transpose,
+    TruncL,
+    TruncR,
+    Var,
+    Zero,
+)
+
+# Coq name -> (AST class, argument kinds in order: "i" index, "e" expression)
+RESHAPE_SIGS: dict[str, tuple[type, str]] = {
+    "concat": (Concat, "iiee"),
+    "transpose": (Transpose, "iie"),
+    "flatten": (Flatten, "iie"),
+    "split": (Split, "iie"),
+    "pad_r": (PadR, "iie"),
+    "pad_l": (PadL, "iie"),
+    "trunc_r": (TruncR, "ie"),
+    "trunc_l": (TruncL, "iie"),
+}
+_RESHAPE_NAME = {cls: name for name, (cls, _) in RESHAPE_SIGS.items()}
+_RESHAPE_QUALIFIERS = ("", "Defs.", "Reshape.Defs.", "Verisched.Reshape.Defs.")
+
+KEYWORDS = {"GEN", "GENR", "SUM", "SUMR", "tlet", "in", "tzero", "true", "false",
+            "mod", "cdiv", "fun", "if", "then", "else", "match", "let"}
+
+_TOKEN_RE = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<scope>%[A-Za-z_]+)
+  | (?P<num>\d+)
+  | (?P<op><\+>|<=\?|<\?|=\?|<=|:=|\|\[|\]\||_\[|&&|\|\||[-+*/()<>\[\]:=?|,;])
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_']*(?:\.[A-Za-z_][A-Za-z0-9_']*)*)
+""", re.VERBOSE)
+
+
+class _Tok:
+    __slots__ = ("kind", "text", "pos", "space_before")
+
+    def __init__(self, kind: str, text: str, pos: int, space_before: bool) -> None:
+        self.kind = kind
+        self.text = text
+        self.pos = pos
+        self.space_before = space_before
+
+    def __repr__(self) -> str:
+        return f"{self.text!r}@{self.pos}"
+
+
+def tokenize(text: str) -> list[_Tok]:
+    toks: list[_Tok] = []
+    pos = 0
+    space = True
+    while pos < len(text):
+        m = _TOKEN_RE.match(text, pos)
+        if not m:
+            raise TermParseError(f"unexpected character {text[pos]!r} at offset {pos}: "
+                                 f"...{text[max(0, pos - 30):pos + 30]}...")
+        kind = m.lastgroup or ""
+        if kind == "ws":
+            space = True
+        elif kind != "scope":  # %Z, %atl: delimiters add nothing for a parser by position
+            toks.append(_Tok(kind, m.group(), pos, space))
+            space = False
+        pos = m.end()
+    toks.append(_Tok("eof", "", len(text), True))
+    return toks
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.toks = tokenize(text)
+        self.i = 0
+
+    # -- helpers -----------------------------------------------------------
+    @property
+    def tok(self) -> _Tok:
+        return self.toks[self.i]
+
+    def peek(self, k: int = 1) -> _Tok:
+        return self.toks[min(self.i + k, len(self.toks) - 1)]
+
+    def fail(self, what: str) -> TermParseError:
+        t = self.tok
+        ctx = self.text[max(0, t.pos - 40):t.pos + 40].replace("\n", " ")
+        return TermParseError(f"{what} at offset {t.pos} (near {t.text or 'end'!r}): ...{ctx}...")
+
+    def eat(self, text: str) -> _Tok:
+        if self.tok.text != text:
+            raise self.fail(f"expected {text!r}")
+        t = self.tok
+        self.i += 1
+        return t
+
+    def at(self, *texts: str) -> bool:
+        return self.tok.text in texts
+
+    def name(self) -> str:
+        t = self.tok
+        if t.kind != "ident" or t.text in KEYWORDS:
+            raise self.fail("expected a name")
+        self.i += 1
+        return t.text
+
+    # -- index expressions -------------------------------------------------
+    def idx(self, level: int = 200) -> Idx:
+        left, llev = self.idx_atom_or_app()
+        while True:
+            op = self.tok.text
+            if op in ("+", "-") and level >= 50:
+                self.i += 1
+                right = self.idx(49)
+                left, llev = IBin(op, left, right), 50
+            elif op in ("*", "/", "mod") and level >= 40 and llev <= 40:
+                self.i += 1
+                right = self.idx(39)
+                left, llev = IBin("%" if op == "mod" else op, left, right), 40
+            else:
+                return left
+
+    def idx_atom_or_app(self) -> tuple[Idx, int]:
+        t = self.tok
+        if t.text == "cdiv":
+            self.i += 1
+            a = self.idx_arg()
+            b = self.idx_arg()
+            return IBin("cdiv", a, b), 10
+        if t.text == "-" and self.peek().kind == "num" and not self.peek().space_before:
+            self.i += 2
+            return IConst(-int(self.toks[self.i - 1].text)), 0
+        if t.text == "-":
+            raise self.fail("unsupported index operation: negation (Z.opp)")
+        return self.idx_arg(check_app=True), 0
+
+    def idx_arg(self, check_app: bool = False) -> Idx:
+        t = self.tok
+        if t.kind == "num":
+            self.i += 1
+            return IConst(int(t.text))
+        if t.text == "(":
+            self.i += 1
+            if self.at("-") and self.peek().kind == "num" and self.peek(2).text == ")":
+                self.i += 2
+                self.eat(")")
+                return IConst(-int(self.toks[self.i - 2].text))
+            e = self.idx()
+            self.eat(")")
+            return e
+        if t.kind == "ident" and t.text not in KEYWORDS:
+            self.i += 1
+            if check_app and self.tok.kind in ("ident", "num") \
+                    and self.tok.text not in KEYWORDS:
+                raise self.fail(f"unsupported index function {t.text!r}")
+            return IVar(t.text)
+        raise self.fail("expected an index expression")
+
+    # -- predicates --------------------------------------------------------
+    def pred(self, level: int = 200) -> Pred:
+        left = self.pred_atom()
+        while self.at("&&") and level >= 40:
+            self.i += 1
+            right = self.pred_atom()
+            left = PAnd(left, right)
+        if self.at("||"):
+            raise self.fail("unsupported predicate: disjunction")
+        return left
+
+    def pred_atom(self) -> Pred:
+        t = self.tok
+        if t.text in ("true", "false"):
+            self.i += 1
+            return PBool(t.text == "true")
+        start = self.i
+        try:
+            left = self.idx(50)
+            op = self.tok.text
+            if op in ("<?", "<=?", "=?"):
+                self.i += 1
+                right = self.idx(50)
+                return PCmp(op[:-1], left, right)
+            raise self.fail("expected a comparison (<?, <=?, =?)")
+        except TermParseError:
+            self.i = start
+            if not self.at("("):
+                raise
+        self.eat("(")
+        p = self.pred()
+        self.eat(")")
+        return p
+
+    # -- tensor expressions ------------------------------------------------
+    def expr(self, level: int = 200) -> Expr:
+        left, llev = self.expr_prefix(level)
+        while True:
+            op = self.tok.text
+            if op == "_[" and llev <= 2:
+                self.i += 1
+                index = self.idx()
+                self.eat("]")
+                left, llev = Get(left, index), 2
+            elif op in ("<+>", "+") and level >= 50 and llev <= 50:
+                self.i += 1
+                right = self.expr(49)
+                left = TAdd(left, right) if op == "<+>" else SBin("+", left, right)
+                llev = 50
+            elif op in ("*", "/") and level >= 40 and llev <= 40:
+                self.i += 1
+                right = self.expr(39)
+                left, llev = SBin(op, left, right), 40
+            else:
+                return left
+
+    def expr_prefix(self, level: int) -> tuple[Expr, int]:
+        t = self.tok
+        if t.text in ("GEN", "SUM"):
+            self.i += 1
+            self.eat("[")
+            var = self.name()
+            self.eat("<")
+            hi = self.idx()
+            self.eat("]")
+            body = self.expr(200)
+            node = Gen if t.text == "GEN" else Sum
+            return node(var, IConst(0), hi, body), 200
+        if t.text in ("GENR", "SUMR"):
+            self.i += 1
+            self.eat("[")
+            lo = self.idx(69)
+            self.eat("<=")
+            var = self.name()
+            self.eat("<")
+            hi = self.idx()
+            self.eat("]")
+            body = self.expr(200)
+            node = Gen if t.text == "GENR" else Sum
+            return node(var, lo, hi, body), 200
+        if t.text == "tlet":
+            self.i += 1
+            var = self.name()
+            self.eat(":=")
+            value = self.expr(200)
+            self.eat("in")
+            body = self.expr(200)
+            return Let(var, value, body), 200
+        if t.text == "|[":
+            self.i += 1
+            p = self.pred()
+            self.eat("]|")
+            body = self.expr(45)
+            return Guard(p, body), 45
+        if t.text == "(":
+            self.i += 1
+            e = self.expr()
+            self.eat(")")
+            return e, 0
+        if t.text == "tzero":
+            self.i += 1
+            return Zero(), 0
+        if t.kind == "ident" and t.text not in KEYWORDS:
+            head = t.text
+            base = head.rsplit(".", 1)[-1]
+            if base in RESHAPE_SIGS and head[: len(head) - len(base)] in _RESHAPE_QUALIFIERS:
+                self.i += 1
+                cls, kinds = RESHAPE_SIGS[base]
+                args: list[object] = []
+                for k in kinds:
+                    args.append(self.idx_arg() if k == "i" else self.expr_arg())
+                return cls(*args), 10
+            self.i += 1
+            nxt = self.tok
+            if nxt.kind in ("ident", "num") and nxt.text not in KEYWORDS or nxt.text == "(":
+                raise self.fail(f"unsupported application of {head!r} (not an ATL construct)")
+            return Var(head), 0
+        raise self.fail("expected an ATL expression")
+
+    def expr_arg(self) -> Expr:
+        """An application argument (Coq level 9): an atom with its accesses."""
+        left, llev = self.expr_prefix(9)
+        if llev > 9:
+            raise self.fail("application argument must be parenthesised")
+        while self.at("_["):
+            self.i += 1
+            index = self.idx()
+            self.eat("]")
+            left = Get(left, index)
+        return left
+
+
+def parse_program(text: str) -> Expr:
+    """Parse a program as Coq prints it; raises TermParseError."""
+    p = _Parser(text)
+    e = p.expr()
+    if p.tok.kind != "eof":
+        raise p.fail("unexpected text after the program")
+    return e
+
+
+def parse_index(text: str) -> Idx:
+    p = _Parser(text)
+    e = p.idx()
+    if p.tok.kind != "eof":
+        raise p.fail("unexpected text after the index")
+    return e
+
+
+# ---------------------------------------------------------------------------
+# AST -> Coq text (fully parenthesised)
+
+
+def idx_to_coq(i: Idx) -> str:
+    if isinstance(i, IVar):
+        return i.name
+    if isinstance(i, IConst):
+        return f"({i.value})" if i.value < 0 else str(i.value)
+    if i.op == "cdiv":
+        return f"(cdiv {idx_to_coq(i.left)} {idx_to_coq(i.right)})"
+    op = "mod" if i.op == "%" else i.op
+    return f"({idx_to_coq(i.left)} {op} {idx_to_coq(i.right)})"
+
+
+def pred_to_coq(p: Pred) -> str:
+    if isinstance(p, PBool):
+        return "true" if p.value else "false"
+    if isinstance(p, PCmp):
+        return f"({idx_to_coq(p.left)} {p.op}? {idx_to_coq(p.right)})"
+    return f"({pred_to_coq(p.left)} && {pred_to_coq(p.right)})"
+
+
+def to_coq(e: Expr) -> str:
+    """Coq text elaborating to `e` whatever the surrounding notation levels."""
+    if isinstance(e, Var):
+        return e.name
+    if isinstance(e, Zero):
+        return "tzero"
+    if isinstance(e, (Gen, Sum)):
+        kw = "GEN" if isinstance(e, Gen) else "SUM"
+        if e.lo == IConst(0):
+            return f"({kw} [ {e.var} < {idx_to_coq(e.hi)} ] {to_coq(e.body)})"
+        return f"({kw}R [ {idx_to_coq(e.lo)} <= {e.var} < {idx_to_coq(e.hi)} ] {to_coq(e.body)})"
+    if isinstance(e, Guard):
+        return f"(|[ {pred_to_coq(e.pred)} ]| {to_coq(e.body)})"
+    if isinstance(e, Let):
+        return f"(tlet {e.var} := {to_coq(e.value)} in {to_coq(e.body)})"
+    if isinstance(e, Get):
+        return f"({to_coq(e.tensor)} _[ {idx_to_coq(e.index)} ])"
+    if isinstance(e, TAdd):
+        return f"({to_coq(e.left)} <+> {to_coq(e.right)})"
+    if isinstance(e, SBin):
+        return f"({to_coq(e.left)} {e.op} {to_coq(e.right)})"
+    name = _RESHAPE_NAME.get(type(e))
+    if name is None:
+        raise TypeError(f"not an ATL term: {e!r}")
+    parts = [name]
+    for f in fields(e):
+        v = getattr(e, f.name)
+        parts.append(to_coq(v) if _is_expr_value(v) else idx_to_coq(v))
+    return "(" + " ".join(parts) + ")"
+
+
+def _is_expr_value(v: object) -> bool:
+    return not isinstance(v, (IVar, IConst, IBin))
+
+
+# ---------------------------------------------------------------------------
+# Human-readable printing (paper-like: Coq's notation, minimal parentheses)
+
+
+def idx_str(i: Idx, level: int = 200) -> str:
+    if isinstance(i, IVar):
+        return i.name
+    if isinstance(i, IConst):
+        return str(i.value)
+    if i.op == "cdiv":
+        s, lev = f"cdiv {idx_str(i.left, 9)} {idx_str(i.right, 9)}", 10
+    elif i.op in ("+", "-"):
+        s, lev = f"{idx_str(i.left, 50)} {i.op} {idx_str(i.right, 49)}", 50
+    else:
+        op = "mod" if i.op == "%" else i.op
+        s, lev = f"{idx_str(i.left, 40)} {op} {idx_str(i.right, 39)}", 40
+    if isinstance(i, IBin) and level < 9 and i.op != "cdiv":
+        return f"({s})"
+    return f"({s})" if lev > level else s
+
+
+def pred_str(p: Pred, level: int = 200) -> str:
+    if isinstance(p, PBool):
+        return "true" if p.value else "false"
+    if isinstance(p, PCmp):
+        s = f"{idx_str(p.left, 50)} {p.op}? {idx_str(p.right, 50)}"
+        return f"({s})" if level < 70 else s
+    s = f"{pred_str(p.left, 40)} && {pred_str(p.right, 39)}"
+    return f"({s})" if level < 40 else s
+
+
+def pretty(e: Expr, width: int = 90) -> str:
+    """Multi-line rendering for people; binders open an indented block."""
+    return "\n".join(_pp(e, 200, 0, width))
+
+
+def _flat(e: Expr, level: int) -> tuple[str, int]:
+    """One-line text of `e` and its notation level."""
+    if isinstance(e, Var):
+        return e.name, 0
+    if isinstance(e, Zero):
+        return "tzero", 0
+    if isinstance(e, (Gen, Sum)):
+        kw = "GEN" if isinstance(e, Gen) else "SUM"
+        body, _ = _flat(e.body, 200)
+        if e.lo == IConst(0):
+            return f"{kw} [ {e.var} < {idx_str(e.hi)} ] {body}", 200
+        return f"{kw}R [ {idx_str(e.lo, 69)} <= {e.var} < {idx_str(e.hi)} ] {body}", 200
+    if isinstance(e, Let):
+        return f"tlet {e.var} := {_wrap(e.value, 200)} in {_wrap(e.body, 200)}", 200
+    if isinstance(e, Guard):
+        return f"|[ {pred_str(e.pred)} ]| {_wrap(e.body, 45)}", 45
+    if isinstance(e, Get):
+        return f"{_wrap(e.tensor, 2)} _[{idx_str(e.index)}]", 2
+    if isinstance(e, TAdd):
+        return f"{_wrap(e.left, 50)} <+> {_wrap(e.right, 49)}", 50
+    if isinstance(e, SBin):
+        lev = 50 if e.op == "+" else 40
+        return f"{_wrap(e.left, lev)} {e.op} {_wrap(e.right, lev - 1)}", lev
+    name = _RESHAPE_NAME[type(e)]
+    parts = [name]
+    for f in fields(e):
+        v = getattr(e, f.name)
+        parts.append(_wrap(v, 9) if _is_expr_value(v) else idx_str(v, 0))
+    return " ".join(parts), 10
+
+
+def _wrap(e: Expr, level: int) -> str:
+    s, lev = _flat(e, level)
+    return f"({s})" if lev > level else s
+
+
+def _pp(e: Expr, level: int, indent: int, width: int) -> list[str]:
+    flat, lev = _flat(e, level)
+    pad = " " * indent
+    paren = lev > level
+    if len(flat) + indent + 2 <= width or isinstance(e, (Var, Zero)):
+        return [pad + (f"({flat})" if paren else flat)]
+    lines: list[str]
+    if isinstance(e, (Gen, Sum)):
+        kw = "GEN" if isinstance(e, Gen) else "SUM"
+        head = (f"{kw} [ {e.var} < {idx_str(e.hi)} ]" if e.lo == IConst(0)
+                else f"{kw}R [ {idx_str(e.lo, 69)} <= {e.var} < {idx_str(e.hi)} ]")
+        lines = [pad + head] + _pp(e.body, 200, indent + 2, width)
+    elif isinstance(e, Let):
+        lines = [pad + f"tlet {e.var} :="] + _pp(e.value, 200, indent + 4, width)
+        lines += [pad + "in"] + _pp(e.body, 200, indent, width)
+    elif isinstance(e, Guard):
+        lines = [pad + f"|[ {pred_str(e.pred)} ]|"] + _pp(e.body, 45, indent + 2, width)
+    elif isinstance(e, TAdd):
+        lines = _pp(e.left, 50, indent, width) + [pad + "<+>"] + _pp(e.right, 49, indent, width)
+    else:
+        lines = [pad + flat]
+        paren = False
+        return [pad + (f"({flat})" if lev > level else flat)]
+    if paren:
+        lines[0] = pad + "(" + lines[0][indent:]
+        lines[-1] = lines[-1] + ")"
+    return lines

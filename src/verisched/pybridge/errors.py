@@ -1,0 +1,68 @@
+"""Exceptions of the Coq bridge.
+
+Following LeanDojo's split (docs: style-anchors.md), an *expected* failure
+-- a tactic Coq rejects, an unprovable side condition -- is a return value
+(`derivation.StepError`), while a *broken process or setup* is one of these
+exceptions, so callers can tell "your step is wrong" from "the bridge is
+down" without parsing messages.
+"""
+
+from __future__ import annotations
+
+
+class BridgeError(Exception):
+    """Base class of every exception the bridge raises."""
+
+
+class CoqNotFoundError(BridgeError):
+    """`coqtop` is not on PATH; nothing can be checked without it."""
+
+
+class LibraryNotBuiltError(BridgeError):
+    """The Verisched Coq library has no (or stale) compiled .vo files."""
+
+
+class CoqStartupError(BridgeError):
+    """coqtop started but did not reach a usable prompt."""
+
+
+class CoqCrashedError(BridgeError):
+    """coqtop died in the middle of a session (killed, out of memory, ...)."""
+
+    def __init__(self, message: str, exit_status: int | None = None) -> None:
+        super().__init__(message)
+        self.exit_status = exit_status
+
+
+class CoqTimeoutError(BridgeError):
+    """A command exceeded its time limit.
+
+    `recovered` says whether coqtop answered the interrupt and is still
+    usable (in the state before the command) or had to be killed.
+    """
+
+    def __init__(self, message: str, sentence: str, timeout: float, recovered: bool) -> None:
+        super().__init__(message)
+        self.sentence = sentence
+        self.timeout = timeout
+        self.recovered = recovered
+
+
+class CoqCommandError(BridgeError):
+    """A command the bridge itself issues (setup, printing) was rejected.
+
+    User tactics never raise this: their failures are `StepError` values.
+    """
+
+    def __init__(self, message: str, sentence: str, coq_message: str) -> None:
+        super().__init__(message)
+        self.sentence = sentence
+        self.coq_message = coq_message
+
+
+class ScriptSyntaxError(BridgeError):
+    """A proof script or .v file that cannot be split into sentences."""
+
+
+class TermParseError(BridgeError):
+    """Text that is not an ATL term in the bridge's grammar."""
