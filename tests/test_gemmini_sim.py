@@ -72,6 +72,11 @@ def test_exo_style_code(build, seed: str) -> None:
     assert "PASS exo_style" in run_ok(build("exo_style"), seed)
 
 
+@pytest.mark.parametrize("seed", ["1", "2"])
+def test_baremetal_style_code_with_testutils(build, seed: str) -> None:
+    assert "PASS baremetal_style" in run_ok(build("baremetal_style"), seed)
+
+
 # ---- tiled matmul against numpy -------------------------------------------------
 
 

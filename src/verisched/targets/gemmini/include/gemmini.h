@@ -144,7 +144,7 @@ void gemmini_sim_fail(const char *file, int line, const char *call, const char *
     __attribute__((noreturn, format(printf, 4, 5)));
 int64_t gemmini_sim_round_half_even(double y);
 int64_t gemmini_sim_rounding_shift(int64_t x, int shift);
-elem_t gemmini_sim_scale_to_elem(acc_t x, float scale);
+elem_t gemmini_sim_scale_to_elem(int64_t x, float scale);
 void gemmini_sim_reset(void);
 void gemmini_sim_reset_counters(void);
 gemmini_sim_counters_t gemmini_sim_get_counters(void);
@@ -215,7 +215,9 @@ void gemmini_sim_fence(const char *file, int line);
   gemmini_sim_config_ex((uint64_t)(dataflow), (uint64_t)(sys_act), (uint64_t)(sys_shift),     \
                         (double)(sys_acc_scale), (uint64_t)(C_stride), (uint64_t)(A_stride),  \
                         (uint64_t)(A_transpose), (uint64_t)(B_transpose),                     \
-                        (uint64_t)(set_only_strides), __FILE__, __LINE__)
+                        (uint64_t)(set_only_strides), __FILE__, __LINE__);
+/* ^ The trailing ';' mirrors the original macro, which callers may rely on
+ *   (some of Gemmini's own tests write gemmini_extended_config_ex(...) without one). */
 #define gemmini_extended2_config_ex(dataflow, sys_act, sys_shift, A_stride, A_transpose,       \
                                     B_transpose)                                              \
   gemmini_extended3_config_ex(dataflow, sys_act, sys_shift, ACC_SCALE_IDENTITY, 1, A_stride,   \
@@ -299,8 +301,9 @@ static inline elem_t gemmini_sim_saturate(int64_t v) {
   return (elem_t)(v > elem_t_max ? elem_t_max : (v < elem_t_min ? elem_t_min : v));
 }
 
-/* int32 -> int8 through a float scale: multiply in single precision, round, saturate. */
-GEMMINI_SIM_WEAK elem_t gemmini_sim_scale_to_elem(acc_t x, float scale) {
+/* int32 -> int8 through a float scale: multiply in single precision, round, saturate.
+ * (Takes int64 so that reference code passing full_t values converts the same way.) */
+GEMMINI_SIM_WEAK elem_t gemmini_sim_scale_to_elem(int64_t x, float scale) {
   float y = (float)x * scale;
   return gemmini_sim_saturate(gemmini_sim_round_half_even((double)y));
 }

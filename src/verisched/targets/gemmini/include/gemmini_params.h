@@ -62,8 +62,8 @@ typedef uint32_t acc_scale_t_bits;
  *   ACC_SCALE / MVIN_SCALE: float multiply, round half to even, saturate to int8.
  */
 #define ROUNDING_RIGHT_SHIFT(x, shift) gemmini_sim_rounding_shift((int64_t)(x), (int)(shift))
-#define ACC_SCALE(x, scale) gemmini_sim_scale_to_elem((acc_t)(x), (float)(scale))
-#define MVIN_SCALE(x, scale) gemmini_sim_scale_to_elem((acc_t)(x), (float)(scale))
+#define ACC_SCALE(x, scale) gemmini_sim_scale_to_elem((int64_t)(x), (float)(scale))
+#define MVIN_SCALE(x, scale) gemmini_sim_scale_to_elem((int64_t)(x), (float)(scale))
 #define MVIN_SCALE_ACC(x, scale) (x)
 
 #endif /* GEMMINI_PARAMS_H */
