@@ -88,11 +88,13 @@ int main(int argc, char **argv) {
     shift = (uint32_t)rng_range(0, 9);
     a_stride = (uint32_t)rng_range(1, 3);
     c_stride = (uint32_t)rng_range(1, 2);
-    if (c_stride == 1 && rng_range(0, 1))
+    /* Braces: like the original, the config_ex macros end in their own ';'. */
+    if (c_stride == 1 && rng_range(0, 1)) {
       gemmini_extended_config_ex(os ? OUTPUT_STATIONARY : WEIGHT_STATIONARY, act, shift, a_stride, a_t, b_t);
-    else
+    } else {
       gemmini_extended3_config_ex(os ? OUTPUT_STATIONARY : WEIGHT_STATIONARY, act, shift,
                                   ACC_SCALE_IDENTITY, c_stride, a_stride, a_t, b_t, false);
+    }
 
     /* Random initial contents of both output regions, mirrored in the model. */
     for (i = 0; i < OUT_ROWS; i++)
