@@ -262,7 +262,7 @@ class Lowerer:
             return f"vs_{a.op}({xs}, {ys})"
         cy = y.as_const()
         if cy is not None and cy > 0 and ctx.facts.ge0(x):
-            return f"({xs}) {a.op} {cy}"
+            return f"(({xs}) {a.op} {cy})"  # parenthesised: it may be a factor
         return f"vs_f{'div' if a.op == '/' else 'mod'}({xs}, {ys})"
 
     def smax(self, a: Poly, b: Poly, ctx: Ctx) -> Poly:
