@@ -117,3 +117,16 @@ Section SumFlatten.
     - rewrite (Z.mul_comm l), Z.mod_add, Z.mod_mod by lia; reflexivity.
   Qed.
 End SumFlatten.
+
+Section LetGuard.
+  Context {X Y : Type} `{TensorLaws X} `{TensorElem Y}.
+
+  (** Lifting a let out of a guard while keeping the guard on the bound
+      value too.  [ll_guard] alone would compute the value unguarded, so a
+      packing buffer lifted out of an edge guard would read its operand
+      out of bounds in C (zero in ATL, but [check_safe] rejects it); with
+      the guard copied the buffer is zero exactly where it is never used. *)
+  Lemma ll_guard_dup p (e1 : Y) (f : Y -> X) :
+    iverson p (atl_let e1 f) = atl_let (iverson p e1) (fun x => iverson p (f x)).
+  Proof. destruct p; reflexivity. Qed.
+End LetGuard.
