@@ -35,3 +35,18 @@ Definition of_list {X : Type} `{TensorElem X} (l : list X) : Z -> X :=
 (** The first [n] elements of a tensor as a list. *)
 Definition to_list {X : Type} (n : Z) (v : Z -> X) : list X :=
   map (fun k => v (Z.of_nat k)) (seq 0 (Z.to_nat n)).
+
+(** The current program with every definition that is not an ATL construct
+    unfolded (named stages such as [blur_y], the program's own name), so the
+    bridge can evaluate programs that mention user definitions. *)
+From Verisched Require Import Reshape.Defs.
+
+Ltac bridge_show_semantics :=
+  lazymatch goal with
+  | |- ?P = _ =>
+      let P' := eval cbv beta delta -[genr sumr iverson atl_let get tadd tzero sadd smul sdiv
+                 cdiv concat transpose flatten split pad_r pad_l trunc_r trunc_l
+                 Z.add Z.sub Z.mul Z.div Z.modulo Z.ltb Z.leb Z.eqb andb
+                 TensorElem_fun TensorElem_scalar] in P in
+      idtac "<VS-SEMANTICS>" P' "</VS-SEMANTICS>"
+  end.

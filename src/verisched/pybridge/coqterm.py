@@ -25,7 +25,6 @@ from dataclasses import fields
 
 from .errors import TermParseError
 from .terms import (
-    CMP_OPS,
     Concat,
     Expr,
     Flatten,

@@ -41,6 +41,9 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 
 PROMPT_RE = re.compile(r"<prompt>(\S+) < (\d+) \|([^|]*)\| (\d+) < </prompt>")
 _INFO_RE = re.compile(r"</?(?:infomsg|warning)>")
+# Progress notes coqtop prints while loading proofs; never informative here.
+_NOISE_RE = re.compile(r"(?m)^\s*(?:Fetching opaque proofs from disk for \S+|"
+                       r"\[Loading ML file [^\]]*\])\s*\n?")
 _ERROR_RE = re.compile(r"(?m)^Error:")
 
 INSTALL_HINT = (
@@ -236,7 +239,8 @@ class CoqSession:
         self._child.send(sentence + "\n")
         raw = self._wait_prompt(limit, sentence)
         elapsed = time.perf_counter() - t0
-        output = _INFO_RE.sub("", raw.replace("\r\n", "\n")).strip("\n")
+        output = _INFO_RE.sub("", raw.replace("\r\n", "\n"))
+        output = _NOISE_RE.sub("", output).strip("\n")
         error = None
         m = _ERROR_RE.search(output)
         if m:

@@ -1,0 +1,321 @@
+"""Derivations driven step by step through a Coq session.
+
+A derivation is Coq's `Derive p SuchThat (prog = p) As p_correct` goal,
+rewritten tactic by tactic (coq/Rewrites/Tactics.v).  Following LeanDojo,
+each step returns a frozen value: `StepOk` with the new state, or
+`StepError` with Coq's own message, while a dead or hung coqtop raises
+(errors.py).  States are handles: any earlier `ProofState` can be passed
+back to `run_tactic` to branch from it, because it records the coqtop state
+number that `BackTo` returns to.
+
+After every tactic the bridge asks Coq to print the goals between markers
+(`bridge_show_goal`, coq/Bridge/Print.v) and parses the current program into
+the AST; when it mentions user definitions (named stages) it also asks for
+the program with those unfolded (`semantics`), which is what the
+interpreter evaluates.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .coqterm import parse_program, pretty, to_coq
+from .errors import CoqCommandError, TermParseError
+from .session import CoqSession
+from .terms import Expr
+
+_PROG_RE = re.compile(r"<VS-PROGRAM>(.*?)</VS-PROGRAM>", re.S)
+_GOAL_RE = re.compile(r"<VS-GOAL>(.*?)</VS-GOAL>", re.S)
+_GOALS_DISPLAY_RE = re.compile(
+    r"(?m)^(?:\d+ (?:focused )?goals?\b|No more goals|All the remaining)")
+_SEM_RE = re.compile(r"<VS-SEMANTICS>(.*?)</VS-SEMANTICS>", re.S)
+
+# Axioms a derived program may depend on (preamble: functional
+# extensionality and the standard library's real numbers).
+ALLOWED_AXIOM_PREFIXES = (
+    "FunctionalExtensionality.functional_extensionality_dep",
+    "ClassicalDedekindReals.",
+    "Coq.Reals.",
+    "Rdefinitions.",
+    "Raxioms.",
+)
+
+
+@dataclass(frozen=True)
+class ProofState:
+    """A handle on one state of a derivation.
+
+    `program` is None when the printed program is not in the AST's grammar
+    (`parse_error` says why); `program_text` is Coq's own printing.
+    """
+
+    state_id: int
+    program_text: str | None
+    program: Expr | None
+    side_goals: tuple[str, ...]
+    parse_error: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.program_text is None and not self.side_goals
+
+
+@dataclass(frozen=True)
+class StepOk:
+    step: int
+    tactic: str
+    before: ProofState
+    after: ProofState
+    coq_seconds: float
+    bridge_seconds: float
+    messages: str = ""
+
+
+@dataclass(frozen=True)
+class StepError:
+    """Coq rejected the tactic; the derivation stays in `state`."""
+
+    step: int
+    tactic: str
+    message: str
+    state: ProofState
+
+    def describe(self) -> str:
+        return f"step {self.step} ({self.tactic}) failed: {self.message}"
+
+
+StepResult = StepOk | StepError
+
+
+@dataclass(frozen=True)
+class FinishResult:
+    """Coq's verdict on the closed derivation."""
+
+    accepted: bool
+    message: str
+    axioms: tuple[str, ...] = ()
+
+    @property
+    def disallowed_axioms(self) -> tuple[str, ...]:
+        return tuple(a for a in self.axioms if not a.startswith(ALLOWED_AXIOM_PREFIXES))
+
+
+@dataclass
+class Derivation:
+    """One open `Derive` in a session."""
+
+    session: CoqSession
+    name: str
+    proof_name: str
+    state: ProofState
+    steps: list[StepOk] = field(default_factory=list)
+    source: str = ""
+    finish_result: FinishResult | None = None
+    _end_sentences: tuple[str, ...] = ()
+
+    # -- opening -----------------------------------------------------------
+
+    @classmethod
+    def begin(cls, session: CoqSession, derive_sentence: str, name: str, proof_name: str,
+              source: str = "") -> Derivation:
+        """Run a `Derive` sentence (the context before it already loaded)."""
+        r = session.run(derive_sentence)
+        if not r.ok:
+            raise CoqCommandError(f"Coq rejected the Derive of {name}: {r.error}",
+                                  derive_sentence, r.error or "")
+        d = cls(session, name, proof_name, ProofState(session.state, None, None, ()),
+                source=source)
+        d.state = d._observe()
+        return d
+
+    @classmethod
+    def from_program(
+        cls, session: CoqSession, name: str, program: Expr,
+        tensors: dict[str, int], sizes: list[str],
+        hypotheses: list[str] | None = None, result_rank: int | None = None,
+    ) -> Derivation:
+        """Open a derivation of an AST program over generic scalars.
+
+        args:
+            tensors:    input name -> rank (0 for a scalar input)
+            sizes:      names of the Z size parameters
+            hypotheses: Coq propositions assumed (e.g. "shaped [n; m] v", "0 < k")
+        """
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ValueError(f"derivation name {name!r} is not a Coq identifier")
+        rank = result_rank if result_rank is not None else _rank_of(program, tensors)
+        sec = f"VS_{name}"
+        sentences = [f"Section {sec}.", "Context {S : Type} `{ScalarLaws S}."]
+        if sizes:
+            sentences.append(f"Variables ({' '.join(sizes)} : Z).")
+        for t, r in tensors.items():
+            sentences.append(f"Variable {t} : {' -> '.join(['Z'] * r + ['S'])}.")
+        for k, h in enumerate(hypotheses or []):
+            sentences.append(f"Hypothesis VS_H{k} : {h}.")
+        ty = " -> ".join(["Z"] * rank + ["S"])
+        sentences.append(f"Definition {name} : {ty} := {to_coq(program)}.")
+        start = session.state
+        for s in sentences:
+            r = session.run(s)
+            if not r.ok:
+                session.back_to(start)
+                raise CoqCommandError(f"setting up derivation {name}: Coq rejected {s!r}: "
+                                      f"{r.error}", s, r.error or "")
+        derive = (f"Derive {name}_derived SuchThat ({name} = {name}_derived) "
+                  f"As {name}_correct.")
+        d = cls.begin(session, derive, name + "_derived", name + "_correct")
+        d._end_sentences = (f"End {sec}.",)
+        return d
+
+    # -- observing ---------------------------------------------------------
+
+    def _observe(self) -> ProofState:
+        r = self.session.run_ok("all: bridge_show_goal.")
+        progs = _PROG_RE.findall(r.output)
+        goals = tuple(" ".join(g.split()) for g in _GOAL_RE.findall(r.output))
+        text = progs[0].strip() if progs else None
+        program = None
+        error = None
+        if text is not None:
+            try:
+                program = parse_program(text)
+            except TermParseError as exc:
+                error = str(exc)
+        return ProofState(self.session.state, text, program, goals, error)
+
+    def semantics(self, state: ProofState | None = None) -> Expr:
+        """The program of `state` with user definitions unfolded, as an AST."""
+        st = state or self.state
+        if st.program_text is None:
+            raise TermParseError("no program in this state (derivation finished)")
+        self._goto(st)
+        r = self.session.run_ok("all: bridge_show_semantics.")
+        m = _SEM_RE.search(r.output)
+        if not m:
+            raise TermParseError("Coq printed no program")
+        return parse_program(m.group(1).strip())
+
+    def _goto(self, st: ProofState) -> None:
+        if self.session.state != st.state_id:
+            self.session.back_to(st.state_id)
+
+    # -- stepping ----------------------------------------------------------
+
+    def run_tactic(self, tactic: str, state: ProofState | None = None,
+                   timeout: float | None = None) -> StepResult:
+        """Apply one tactic sentence from `state` (default: the current one)."""
+        st = state or self.state
+        t0 = time.perf_counter()
+        self._goto(st)
+        if state is not None and state is not self.state:
+            self.steps = [s for s in self.steps if s.after.state_id <= st.state_id]
+        step_no = len(self.steps) + 1
+        r = self.session.run(tactic, timeout=timeout)
+        if not r.ok:
+            return StepError(step_no, r.sentence, r.error or "", st)
+        after = self._observe()
+        total = time.perf_counter() - t0
+        msgs = _GOALS_DISPLAY_RE.split(r.output, maxsplit=1)[0].strip()
+        step = StepOk(step_no, r.sentence, st, after, r.elapsed, total - r.elapsed, msgs)
+        self.steps.append(step)
+        self.state = after
+        return step
+
+    def undo(self) -> ProofState:
+        """Go back one step; returns the state now current."""
+        if not self.steps:
+            return self.state
+        last = self.steps.pop()
+        self._goto(last.before)
+        self.state = last.before
+        return self.state
+
+    def finish(self, closer: str = "Qed.") -> FinishResult:
+        """Close the proof and ask Coq which axioms the result rests on."""
+        r = self.session.run(closer)
+        if not r.ok:
+            self.finish_result = FinishResult(False, r.error or "")
+            return self.finish_result
+        for s in self._end_sentences:
+            self.session.run_ok(s)
+        pa = self.session.run_ok(f"Print Assumptions {self.proof_name}.")
+        axioms = parse_axioms(pa.output)
+        self.finish_result = FinishResult(True, pa.output.strip(), axioms)
+        return self.finish_result
+
+    # -- export ------------------------------------------------------------
+
+    def trace(self) -> dict:
+        """The whole derivation as JSON-ready data."""
+        return {
+            "derivation": self.name,
+            "proof": self.proof_name,
+            "source": self.source,
+            "steps": [
+                {
+                    "step": s.step,
+                    "tactic": s.tactic,
+                    "before": _state_json(s.before),
+                    "after": _state_json(s.after),
+                    "coq_seconds": round(s.coq_seconds, 6),
+                    "bridge_seconds": round(s.bridge_seconds, 6),
+                    "messages": s.messages,
+                }
+                for s in self.steps
+            ],
+            "verdict": asdict(self.finish_result) if self.finish_result else None,
+        }
+
+    def export_json(self, path: str | Path) -> None:
+        write_json_atomic(path, self.trace())
+
+
+def _state_json(st: ProofState) -> dict:
+    return {
+        "coq": st.program_text,
+        "program": pretty(st.program) if st.program is not None else None,
+        "parse_error": st.parse_error,
+        "side_goals": list(st.side_goals),
+    }
+
+
+def parse_axioms(output: str) -> tuple[str, ...]:
+    """Axiom names from `Print Assumptions` output."""
+    if "Closed under the global context" in output:
+        return ()
+    names: list[str] = []
+    in_axioms = False
+    for line in output.splitlines():
+        if re.match(r"^[A-Z][A-Za-z ]*:\s*$", line):
+            in_axioms = line.startswith("Axioms")
+            continue
+        if in_axioms and line and not line[0].isspace():
+            names.append(line.split(" :", 1)[0].strip())
+    return tuple(names)
+
+
+def write_json_atomic(path: str | Path, data: object) -> None:
+    """Write JSON so a reader sees the old file or the new one, never half."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent or "."))
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=2)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _rank_of(e: Expr, tensors: dict[str, int]) -> int:
+    from .terms import shape_of
+
+    env = {k: tuple([None] * r) for k, r in tensors.items()}
+    return len(shape_of(e, env))

@@ -1,0 +1,372 @@
+"""Reference interpreter: the meaning of an ATL term, computed with numpy.
+
+It follows the Coq semantics (coq/Tensor/Core.v, coq/Reshape/Defs.v)
+rather than the paper's list model: a tensor is a total function that is
+zero outside its generated range, so an out-of-bounds access reads zero
+(Fig. 2's last rule) and `<+>` of tensors of different extents adds them
+pointwise, the shorter padded with zeros.  A value is therefore an array
+holding the tensor on [0, extent) in every dimension, implicitly zero
+elsewhere.
+
+Why vectorised: GEN and SUM bodies are evaluated once, over the whole index
+range, by giving each bound variable its own broadcast axis ("batch" axes,
+outermost binder first).  An intermediate result is an array whose first
+`depth` axes are batch axes (size 1 where the value does not depend on that
+variable) followed by the value's own axes.  A GEN turns its batch axis into
+the value's first axis; a SUM reduces it.
+
+Integer arithmetic follows Coq's Z: floor division and modulo, `x / 0 = 0`
+and `x mod 0 = x`.  Scalar division also follows Coq: `Z.div` for integer
+dtypes (so `/ 0` is 0); for floats `x / 0` is 0 as in Coq's reals, where
+`/ 0 = 0` (Rinv_0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from .terms import (
+    Concat,
+    Expr,
+    Flatten,
+    Gen,
+    Get,
+    Guard,
+    IConst,
+    Idx,
+    IVar,
+    Let,
+    PadL,
+    PadR,
+    PAnd,
+    PBool,
+    Pred,
+    SBin,
+    Split,
+    Sum,
+    TAdd,
+    Transpose,
+    TruncL,
+    TruncR,
+    Var,
+    Zero,
+)
+
+
+class InterpError(ValueError):
+    """A term that cannot be evaluated: unbound name, ill-typed, ..."""
+
+
+@dataclass(frozen=True)
+class _Val:
+    """An array whose first `depth` axes are batch axes."""
+
+    arr: np.ndarray
+    depth: int
+
+    @property
+    def rank(self) -> int:
+        return self.arr.ndim - self.depth
+
+
+@dataclass
+class _Env:
+    depth: int
+    indices: dict[str, np.ndarray]      # loop vars and sizes: int64, ndim == depth
+    tensors: dict[str, _Val]            # inputs and let-bound buffers
+    dtype: np.dtype
+
+
+def evaluate(
+    e: Expr,
+    inputs: Mapping[str, np.ndarray | float | int],
+    sizes: Mapping[str, int] | None = None,
+    dtype: np.dtype | type | None = None,
+) -> np.ndarray:
+    """The value of `e` on the given inputs, as an array over its extents.
+
+    args:
+        inputs: tensor (and scalar) inputs by name
+        sizes:  size parameters (index variables) by name
+        dtype:  element type; by default that of the inputs
+    """
+    arrays = {k: np.asarray(v) for k, v in inputs.items()}
+    if dtype is None:
+        kinds = [a.dtype for a in arrays.values()]
+        dtype = np.result_type(*kinds) if kinds else np.dtype(np.float64)
+    dt = np.dtype(dtype)
+    env = _Env(0, {k: np.asarray(v, dtype=np.int64) for k, v in (sizes or {}).items()},
+               {k: _Val(a.astype(dt, copy=False), 0) for k, a in arrays.items()}, dt)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        v = _eval(e, env)
+    return np.asarray(v.arr)
+
+
+# ---------------------------------------------------------------------------
+# Indices and predicates: int64 / bool arrays of ndim == depth
+
+
+def eval_idx(i: Idx, env: _Env) -> np.ndarray:
+    if isinstance(i, IConst):
+        return np.full((1,) * env.depth, i.value, dtype=np.int64)
+    if isinstance(i, IVar):
+        if i.name not in env.indices:
+            raise InterpError(f"unbound index variable {i.name!r}")
+        v = env.indices[i.name]
+        return v.reshape(v.shape + (1,) * (env.depth - v.ndim))
+    a = eval_idx(i.left, env)
+    b = eval_idx(i.right, env)
+    return _zop(i.op, a, b)
+
+
+def _zop(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "cdiv":  # cdiv a b = (a + b - 1) / b  (Tensor/Core.v)
+        return _zdiv(a + b - 1, b)
+    if op == "/":
+        return _zdiv(a, b)
+    if op == "%":
+        safe = np.where(b == 0, 1, b)
+        return np.where(b == 0, a, np.mod(a, safe))
+    raise InterpError(f"unknown index operation {op!r}")
+
+
+def _zdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Z.div: floor division, and x / 0 = 0."""
+    safe = np.where(b == 0, 1, b)
+    return np.where(b == 0, 0, np.floor_divide(a, safe))
+
+
+def eval_pred(p: Pred, env: _Env) -> np.ndarray:
+    if isinstance(p, PBool):
+        return np.full((1,) * env.depth, p.value)
+    if isinstance(p, PAnd):
+        return eval_pred(p.left, env) & eval_pred(p.right, env)
+    a = eval_idx(p.left, env)
+    b = eval_idx(p.right, env)
+    if p.op == "<":
+        return a < b
+    if p.op == "<=":
+        return a <= b
+    if p.op == "=":
+        return a == b
+    raise InterpError(f"unknown comparison {p.op!r}")
+
+
+def _scalar_extent(i: Idx, env: _Env, what: str) -> int:
+    """A reshape extent must not vary with loop variables (it is a size)."""
+    v = eval_idx(i, env)
+    lo, hi = int(v.min()), int(v.max())
+    if lo != hi:
+        raise InterpError(f"{what} varies with the enclosing loop variables")
+    return lo
+
+
+# ---------------------------------------------------------------------------
+# Tensor expressions
+
+
+def _lift(v: _Val, depth: int) -> np.ndarray:
+    """View a value computed at an outer depth at the current depth."""
+    if v.depth == depth:
+        return v.arr
+    shape = v.arr.shape[: v.depth] + (1,) * (depth - v.depth) + v.arr.shape[v.depth:]
+    return v.arr.reshape(shape)
+
+
+def _eval(e: Expr, env: _Env) -> _Val:
+    d = env.depth
+    if isinstance(e, Var):
+        if e.name not in env.tensors:
+            raise InterpError(f"unbound tensor variable {e.name!r}")
+        return _Val(_lift(env.tensors[e.name], d), d)
+    if isinstance(e, Zero):
+        return _Val(np.zeros((1,) * d, dtype=env.dtype), d)
+    if isinstance(e, (Gen, Sum)):
+        return _eval_binder(e, env)
+    if isinstance(e, Guard):
+        body = _eval(e.body, env)
+        p = eval_pred(e.pred, env)
+        mask = p.reshape(p.shape + (1,) * body.rank)
+        return _Val(np.where(mask, body.arr, np.zeros((), dtype=env.dtype)), d)
+    if isinstance(e, Let):
+        value = _eval(e.value, env)
+        # Materialise once: the buffer is shared by every use (Fig. 3).
+        value = _Val(np.ascontiguousarray(value.arr), value.depth)
+        inner = _Env(d, env.indices, {**env.tensors, e.var: value}, env.dtype)
+        return _eval(e.body, inner)
+    if isinstance(e, Get):
+        return _get(_eval(e.tensor, env), eval_idx(e.index, env), env)
+    if isinstance(e, TAdd):
+        return _tadd(_eval(e.left, env), _eval(e.right, env), env)
+    if isinstance(e, SBin):
+        a = _eval(e.left, env)
+        b = _eval(e.right, env)
+        if a.rank or b.rank:
+            raise InterpError(f"scalar operation {e.op!r} applied to a tensor")
+        return _Val(_sop(e.op, a.arr, b.arr, env.dtype), d)
+    return _eval_reshape(e, env)
+
+
+def _sop(op: str, a: np.ndarray, b: np.ndarray, dt: np.dtype) -> np.ndarray:
+    if op == "+":
+        return (a + b).astype(dt, copy=False)
+    if op == "*":
+        return (a * b).astype(dt, copy=False)
+    if op == "/":
+        if np.issubdtype(dt, np.integer):
+            return _zdiv(a, b).astype(dt, copy=False)
+        safe = np.where(b == 0, 1, b)
+        return np.where(b == 0, 0, a / safe).astype(dt, copy=False)
+    raise InterpError(f"unknown scalar operation {op!r}")
+
+
+def _eval_binder(e: Gen | Sum, env: _Env) -> _Val:
+    d = env.depth
+    lo = eval_idx(e.lo, env)
+    hi = eval_idx(e.hi, env)
+    count = hi - lo
+    extent = max(int(count.max()) if count.size else 0, 0)
+    k = np.arange(extent, dtype=np.int64).reshape((1,) * d + (extent,))
+    var = lo[..., None] + k
+    indices = {**env.indices, e.var: var}
+    inner = _Env(d + 1, indices, env.tensors, env.dtype)
+    body = _eval(e.body, inner)
+    arr = body.arr
+    in_range = (k < count[..., None])
+    if not in_range.all():
+        mask = in_range.reshape(in_range.shape + (1,) * body.rank)
+        arr = np.where(mask, arr, np.zeros((), dtype=env.dtype))
+    # The new batch axis may have size 1 if the body ignores the variable.
+    if arr.shape[d] != extent:
+        arr = np.broadcast_to(arr, arr.shape[:d] + (extent,) + arr.shape[d + 1:])
+    if isinstance(e, Gen):
+        return _Val(arr, d)
+    return _Val(arr.sum(axis=d, dtype=env.dtype), d)
+
+
+def _get(t: _Val, i: np.ndarray, env: _Env) -> _Val:
+    d = env.depth
+    if t.rank == 0:
+        # Only the zero of a tensor type has rank 0 here (Coq's typing).
+        return t
+    n = t.arr.shape[d]
+    if n == 0:
+        return _Val(np.zeros(t.arr.shape[:d] + t.arr.shape[d + 1:], dtype=env.dtype), d)
+    valid = (i >= 0) & (i < n)
+    ic = np.clip(i, 0, n - 1)
+    idx = ic.reshape(ic.shape + (1,) * t.rank)
+    out = np.take_along_axis(t.arr, idx, axis=d)
+    out = np.squeeze(out, axis=d)
+    vmask = valid.reshape(valid.shape + (1,) * (t.rank - 1))
+    return _Val(np.where(vmask, out, np.zeros((), dtype=env.dtype)), d)
+
+
+def _fit(arr: np.ndarray, axis: int, n: int) -> np.ndarray:
+    """Pad with zeros or cut `arr` along `axis` to length n (>= 0)."""
+    cur = arr.shape[axis]
+    if cur == n:
+        return arr
+    if cur > n:
+        return np.take(arr, np.arange(n), axis=axis)
+    pad = [(0, 0)] * arr.ndim
+    pad[axis] = (0, n - cur)
+    return np.pad(arr, pad)
+
+
+def _tadd(a: _Val, b: _Val, env: _Env) -> _Val:
+    d = env.depth
+    if a.rank != b.rank:
+        # A rank-0 operand of a tensor-typed <+> can only be a zero.
+        if a.rank == 0:
+            return b
+        if b.rank == 0:
+            return a
+        raise InterpError(f"<+> of tensors of ranks {a.rank} and {b.rank}")
+    x, y = a.arr, b.arr
+    for ax in range(d, d + a.rank):
+        n = max(x.shape[ax], y.shape[ax])
+        x, y = _fit(x, ax, n), _fit(y, ax, n)
+    return _Val(x + y, d)
+
+
+def _gather(arr: np.ndarray, axis: int, src: np.ndarray) -> np.ndarray:
+    """arr[..., src, ...] along `axis`, zero where src is out of range.
+
+    `src` may have any shape; its axes replace `axis`.
+    """
+    n = arr.shape[axis]
+    shape = arr.shape[:axis] + src.shape + arr.shape[axis + 1:]
+    if n == 0 or src.size == 0:
+        return np.zeros(shape, dtype=arr.dtype)
+    valid = (src >= 0) & (src < n)
+    out = np.take(arr, np.clip(src, 0, n - 1), axis=axis)
+    vmask = valid.reshape((1,) * axis + src.shape + (1,) * (arr.ndim - axis - 1))
+    return np.where(vmask, out, np.zeros((), dtype=arr.dtype))
+
+
+def _eval_reshape(e: Expr, env: _Env) -> _Val:
+    """Fig. 5 with explicit extents, as in coq/Reshape/Defs.v."""
+    d = env.depth
+
+    def size(i: Idx, what: str) -> int:
+        return _scalar_extent(i, env, f"{type(e).__name__} extent {what}")
+
+    def body_of(x: Expr, rank: int) -> np.ndarray:
+        v = _eval(x, env)
+        if v.rank == 0:  # a zero of tensor type
+            return np.zeros(v.arr.shape + (0,) * rank, dtype=env.dtype)
+        if v.rank < rank:
+            raise InterpError(f"{type(e).__name__} needs a tensor of rank >= {rank}")
+        return v.arr
+
+    if isinstance(e, Concat):
+        n1, n2 = size(e.n1, "n1"), size(e.n2, "n2")
+        a, b = body_of(e.left, 1), body_of(e.right, 1)
+        r = np.arange(max(n1 + n2, 0))
+        left = _gather(a, d, np.where(r < n1, r, -1))
+        right = _gather(b, d, np.where(n1 <= r, r - n1, -1))
+        return _tadd(_Val(left, d), _Val(right, d), env)
+    if isinstance(e, Transpose):
+        n, m = size(e.n, "n"), size(e.m, "m")
+        a = body_of(e.body, 2)
+        a = _gather(_gather(a, d, np.arange(max(n, 0))), d + 1, np.arange(max(m, 0)))
+        return _Val(np.swapaxes(a, d, d + 1), d)
+    if isinstance(e, Flatten):
+        n, m = size(e.n, "n"), size(e.m, "m")
+        a = body_of(e.body, 2)
+        total = max(n * m, 0)
+        if m <= 0 or n <= 0:
+            return _Val(np.zeros(a.shape[:d] + (total,) + a.shape[d + 2:], env.dtype), d)
+        a = _gather(_gather(a, d, np.arange(n)), d + 1, np.arange(m))
+        return _Val(a.reshape(a.shape[:d] + (n * m,) + a.shape[d + 2:]), d)
+    if isinstance(e, Split):
+        k, n = size(e.k, "k"), size(e.n, "n")
+        a = body_of(e.body, 1)
+        outer = max(int(_zdiv(np.array(n + k - 1), np.array(k))), 0)
+        inner = max(k, 0)
+        src = np.arange(outer)[:, None] * k + np.arange(inner)[None, :]
+        return _Val(_gather(a, d, np.where(src < n, src, -1)), d)
+    if isinstance(e, PadR):
+        k, n = size(e.k, "k"), size(e.n, "n")
+        r = np.arange(max(n + k, 0))
+        return _Val(_gather(body_of(e.body, 1), d, np.where(r < n, r, -1)), d)
+    if isinstance(e, PadL):
+        k, n = size(e.k, "k"), size(e.n, "n")
+        r = np.arange(max(n + k, 0))
+        return _Val(_gather(body_of(e.body, 1), d, np.where(k <= r, r - k, -1)), d)
+    if isinstance(e, TruncR):
+        k = size(e.k, "k")
+        return _Val(_gather(body_of(e.body, 1), d, np.arange(max(k, 0))), d)
+    if isinstance(e, TruncL):
+        k, n = size(e.k, "k"), size(e.n, "n")
+        return _Val(_gather(body_of(e.body, 1), d, np.arange(max(k, 0)) + n - k), d)
+    raise InterpError(f"not an ATL term: {e!r}")

@@ -1,0 +1,196 @@
+"""Replaying a .v file's derivations step by step.
+
+The file is run sentence by sentence in a session.  Each `Derive` starts a
+recorded derivation (derivation.py): every tactic sentence up to `Qed` or
+`Defined` becomes a step with the program before and after, and the closing
+sentence gives Coq's verdict.  Everything else (imports, definitions,
+lemmas) is simply run, and must succeed.
+
+Besides the trace, the replay collects what a semantic check of the
+derivation needs: the section's variables (sizes, input tensors and their
+ranks) and its integer hypotheses, read from the file's declarations.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .derivation import Derivation, FinishResult, StepError, StepOk
+from .errors import ScriptSyntaxError
+from .sentences import Sentence, split_sentences
+from .session import CoqSession
+
+DERIVE_RE = re.compile(r"^Derive\s+([A-Za-z_][\w']*)\s+SuchThat\s+(.*)\s+As\s+([A-Za-z_][\w']*)"
+                       r"\s*\.$", re.S)
+_VARS_RE = re.compile(r"^(?:Variables?|Context)\s+(.*)\.$", re.S)
+_HYP_RE = re.compile(r"^Hypothes(?:is|es)\s+(.*)\.$", re.S)
+_BINDER_RE = re.compile(r"\(([^():]+):([^()]*(?:\([^()]*\)[^()]*)*)\)")
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What the section around a derivation declares."""
+
+    sizes: tuple[str, ...]
+    tensors: dict[str, int]                       # name -> rank (0: scalar)
+    hypotheses: tuple[tuple[str, str], ...]       # (name, proposition)
+
+
+@dataclass
+class ReplayedDerivation:
+    derivation: Derivation
+    signature: Signature
+    line: int
+    error: StepError | None = None
+
+    @property
+    def verdict(self) -> FinishResult | None:
+        return self.derivation.finish_result
+
+    @property
+    def ok(self) -> bool:
+        v = self.verdict
+        return self.error is None and v is not None and v.accepted and not v.disallowed_axioms
+
+
+@dataclass
+class ReplayFailure:
+    """A sentence outside any derivation that Coq rejected."""
+
+    line: int
+    sentence: str
+    message: str
+
+
+@dataclass
+class ReplayResult:
+    path: Path
+    derivations: list[ReplayedDerivation] = field(default_factory=list)
+    failure: ReplayFailure | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None and all(d.ok for d in self.derivations)
+
+
+def parse_binders(text: str) -> list[tuple[str, str]]:
+    """`(n m : Z) (f : Z -> S)` or `x : T` -> [(name, type), ...]."""
+    out: list[tuple[str, str]] = []
+    found = _BINDER_RE.findall(text)
+    if not found and ":" in text and not text.lstrip().startswith(("{", "`")):
+        names, ty = text.split(":", 1)
+        found = [(names, ty)]
+    for names, ty in found:
+        for nm in names.split():
+            out.append((nm, " ".join(ty.split())))
+    return out
+
+
+def _rank(ty: str) -> int | None:
+    parts = [p.strip() for p in ty.split("->")]
+    if parts[-1] != "S" or any(p != "Z" for p in parts[:-1]):
+        return None
+    return len(parts) - 1
+
+
+class _Sig:
+    def __init__(self) -> None:
+        self.sizes: list[str] = []
+        self.tensors: dict[str, int] = {}
+        self.hyps: list[tuple[str, str]] = []
+
+    def declare(self, s: str) -> None:
+        m = _VARS_RE.match(s)
+        if m:
+            for nm, ty in parse_binders(m.group(1)):
+                if ty == "Z":
+                    self.sizes.append(nm)
+                elif (r := _rank(ty)) is not None:
+                    self.tensors[nm] = r
+            return
+        m = _HYP_RE.match(s)
+        if m:
+            self.hyps.extend(parse_binders(m.group(1)))
+
+    def freeze(self) -> Signature:
+        return Signature(tuple(self.sizes), dict(self.tensors), tuple(self.hyps))
+
+
+def replay_file(
+    session: CoqSession,
+    path: str | Path,
+    only: str | None = None,
+    on_step: object = None,
+) -> ReplayResult:
+    """Run `path` in `session`, recording its derivations.
+
+    args:
+        only:    record only the derivation of this name (others still run)
+        on_step: callable(derivation, StepOk | StepError) for live printing
+    """
+    path = Path(path)
+    src = path.read_text()
+    sentences = split_sentences(src)
+    result = ReplayResult(path)
+    sig = _Sig()
+    i = 0
+    seen = False
+    while i < len(sentences):
+        s = sentences[i]
+        m = DERIVE_RE.match(s.text)
+        sig_end = s.text.startswith("End ")
+        if m is None:
+            r = session.run(s.text)
+            if not r.ok:
+                result.failure = ReplayFailure(s.line, s.text, r.error or "")
+                return result
+            sig.declare(s.text)
+            if sig_end:
+                sig = _Sig()
+            i += 1
+            continue
+        name, _, proof_name = m.groups()
+        record = only is None or only == name
+        seen = seen or record
+        d = Derivation.begin(session, s.text, name, proof_name, source=str(path))
+        rd = ReplayedDerivation(d, sig.freeze(), s.line)
+        i = _run_proof(d, rd, sentences, i + 1, on_step if record else None)
+        if record:
+            result.derivations.append(rd)
+        if rd.error is not None or (d.finish_result and not d.finish_result.accepted):
+            return result
+    if only is not None and not seen:
+        raise ScriptSyntaxError(f"{path}: no derivation named {only!r}")
+    return result
+
+
+def _run_proof(d: Derivation, rd: ReplayedDerivation, sentences: list[Sentence], i: int,
+               on_step: object) -> int:
+    """Step through the proof script after a Derive; returns the next index."""
+    while i < len(sentences):
+        s = sentences[i]
+        word = s.text.split()[0].rstrip(".")
+        if word == "Proof" and s.text in ("Proof.",):
+            d.session.run_ok(s.text)
+            i += 1
+            continue
+        if word in ("Qed", "Defined"):
+            d.finish(s.text)
+            return i + 1
+        if word in ("Admitted", "Abort"):
+            d.finish_result = FinishResult(False, f"line {s.line}: derivation ends with {word}")
+            if word == "Abort":
+                d.session.run(s.text)
+            return i + 1
+        res = d.run_tactic(s.text)
+        if callable(on_step):
+            on_step(d, res)
+        if isinstance(res, StepError):
+            rd.error = StepError(res.step, res.tactic, f"line {s.line}: {res.message}", res.state)
+            return i + 1
+        assert isinstance(res, StepOk)
+        i += 1
+    d.finish_result = FinishResult(False, "file ends inside the derivation")
+    return i
