@@ -7,6 +7,8 @@ on random shapes that are mostly not multiples of the 16x16 tile.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -73,8 +75,85 @@ def test_exo_style_code(build, seed: str) -> None:
 
 
 @pytest.mark.parametrize("seed", ["1", "2"])
+def test_exo_allocators(build, seed: str) -> None:
+    assert "PASS alloc" in run_ok(build("alloc"), seed)
+
+
+@pytest.mark.parametrize("seed", ["1", "2"])
 def test_baremetal_style_code_with_testutils(build, seed: str) -> None:
     assert "PASS baremetal_style" in run_ok(build("baremetal_style"), seed)
+
+
+# Exo procs whose generated C is compiled unmodified against the simulator.
+EXO_PROCS = """
+from __future__ import annotations
+from pathlib import Path
+import sys
+import exo
+from exo import proc
+from exo.platforms.gemmini import *
+
+@proc
+def gemm_exo(MT: size, NT: size, KT: size, scale: f32, act: bool,
+             A: i8[MT * 16, KT * 16] @ DRAM, B: i8[KT * 16, NT * 16] @ DRAM,
+             C: i8[MT * 16, NT * 16] @ DRAM):
+    assert MT <= 4
+    assert NT <= 4
+    assert KT <= 4
+    a: i8[MT, KT, 16, 16] @ GEMM_SCRATCH
+    b: i8[KT, NT, 16, 16] @ GEMM_SCRATCH
+    res: i32[NT, 16, 16] @ GEMM_ACCUM
+    for k in seq(0, KT):
+        for j in seq(0, NT):
+            ld_i8_id1(16, 16, B[16 * k:16 * k + 16, 16 * j:16 * j + 16], b[k, j, :, :])
+    for i in seq(0, MT):
+        for k in seq(0, KT):
+            ld_i8(16, 16, A[16 * i:16 * i + 16, 16 * k:16 * k + 16], a[i, k, :, :])
+        for j in seq(0, NT):
+            zero_acc_i32(16, 16, res[j, :, :])
+            for k in seq(0, KT):
+                matmul_acc_i8(16, 16, 16, a[i, k, :, :], b[k, j, :, :], res[j, :, :])
+            st_acc_i8(16, 16, scale, act, res[j, :, :],
+                      C[16 * i:16 * i + 16, 16 * j:16 * j + 16])
+
+@proc
+def gemm_edge(scale: f32, act: bool, A: i8[7, 9] @ DRAM, B: i8[9, 5] @ DRAM,
+              C: i8[7, 5] @ DRAM):
+    a: i8[7, 16] @ GEMM_SCRATCH
+    b: i8[9, 16] @ GEMM_SCRATCH
+    res: i32[7, 16] @ GEMM_ACCUM
+    ld_i8(7, 9, A, a)
+    ld_i8_id1(9, 5, B, b)
+    zero_acc_i32(7, 5, res)
+    matmul_acc_i8(7, 5, 9, a, b, res)
+    st_acc_i8(7, 5, scale, act, res, C)
+
+exo.compile_procs([gemm_exo, gemm_edge], Path(sys.argv[1]), "gemm_exo.c", "gemm_exo.h")
+"""
+
+
+def test_exo_generated_code(tmp_path: Path) -> None:
+    """Exo's real Gemmini output, generated now, runs correctly on the simulator."""
+    pytest.importorskip("exo", reason="exo-lang is not installed (optional: pip install exo-lang)")
+    script = tmp_path / "gen.py"
+    script.write_text(EXO_PROCS)
+    gen = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, check=False
+    )
+    assert gen.returncode == 0, gen.stderr
+    exe = compile_program(
+        [tmp_path / "gemm_exo.c", C_DIR / "exo_harness.c"],
+        tmp_path / "exo_harness",
+        # Exo's output casts between pointers and 32-bit integers and ignores ctxt.
+        cflags=[
+            f"-I{tmp_path}",
+            f"-I{C_DIR}",
+            "-Wno-pointer-to-int-cast",
+            "-Wno-int-to-pointer-cast",
+            "-Wno-unused-parameter",
+        ],
+    )
+    assert "PASS exo_harness" in run_ok(exe, "7")
 
 
 # ---- tiled matmul against numpy -------------------------------------------------
@@ -212,6 +291,8 @@ ERROR_CASES = {
     "operand_a_stride_oob": ("A=0x3fce", "operand A touches scratchpad rows 16334..16394"),
     "output_oob": ("compute_preloaded(", "output C named by the preload at"),
     "ld_bad_id": ("id=3", "id selects mvin (0), mvin2 (1) or mvin3 (2)"),
+    "acc_heap_exhausted": ("gemm_acc_malloc(25 rows)", "out of accumulator space (1024 rows"),
+    "bad_free": ("gemm_free(0x5)", "no block starts at row 5"),
 }
 
 
@@ -225,9 +306,10 @@ def test_misuse_is_reported(build, case: str) -> None:
     assert message is not None, result.stderr
     assert call_fragment in message
     assert cause in message
-    # The message names the call site of the offending instruction.
-    expected_line = result.stdout.split("expect line ")[1].split()[0]
-    assert f"errors.c:{expected_line}:" in message
+    # Instruction errors name the call site (the allocators are plain functions).
+    if not case.endswith(("_exhausted", "bad_free")):
+        expected_line = result.stdout.split("expect line ")[1].split()[0]
+        assert f"errors.c:{expected_line}:" in message
 
 
 def test_every_error_case_is_tested() -> None:

@@ -5,6 +5,8 @@
  * test checks the exit status, the message and the reported call site.
  */
 #include "sim_test_common.h"
+#include "include/gemm_acc_malloc.h"
+#include "include/gemm_malloc.h"
 
 #define ACC_BIT (1u << 31)
 /* The next source line must hold the failing instruction. */
@@ -132,6 +134,16 @@ int main(int argc, char **argv) {
   CASE("ld_bad_id") {
     FAIL_NEXT();
     gemmini_extended3_config_ld(DIM, 1.0f, false, 3);
+  }
+  CASE("acc_heap_exhausted") {
+    gemm_acc_malloc(1000 * DIM * sizeof(int32_t));
+    FAIL_NEXT();
+    gemm_acc_malloc(25 * DIM * sizeof(int32_t));
+  }
+  CASE("bad_free") {
+    gemm_malloc(DIM);
+    FAIL_NEXT();
+    gemm_free(5);
   }
   printf("UNREACHABLE: case '%s' did not fail\n", c);
   return 0;

@@ -59,6 +59,9 @@
 #define RELU6 2
 #endif
 
+/* The library's dataflow names (Exo's output writes config_ex(WS, ...)). */
+enum tiled_matmul_type_t { OS, WS, CPU };
+
 #define GEMMINI_SIM_SPAD_ROWS (BANK_NUM * BANK_ROWS)
 #define GEMMINI_SIM_WEAK __attribute__((weak))
 
