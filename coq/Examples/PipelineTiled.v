@@ -14,7 +14,15 @@
     The paper's eleven steps become seven: [split_gen] is its [inline tile]
     plus access simplification, [gen_store_guard] its buffer steps.
 
-    [tiled_k] is the same derivation for any tile size [k > 0]. *)
+    [tiled_k] is the same derivation for any tile size [k > 0].
+
+    Two more schedules use concatenation to peel guarded iterations off:
+    [peeled] splits the fused loop at 1 (Sec. 6.1, the program after
+    [simpl_guard]), and [tiled_peeled] splits the tiled loop into a first
+    tile, the full tiles, and the last, partial ones (the final program of
+    Sec. 6.3), leaving guards only where they can fail.  Guards are
+    removed by [rw guard_elim] / [rw guard_zero] steps, each proving its
+    predicate from the loop bounds in context. *)
 
 From Coq Require Import ZArith.
 From Coq Require Import derive.Derive.
@@ -75,3 +83,64 @@ Section TiledByK.
          GEN [ ii < k ] |[ io * k + ii <? n ]| v _[ ii ])).
   Proof. reflexivity. Qed.
 End TiledByK.
+
+Section Peeled.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n : Z) (f : Z -> S).
+  Hypothesis Hn : 1 <= n.
+
+  Derive peeled SuchThat (pipeline n f = peeled) As peeled_correct.
+  Proof.
+    reschedule.
+    inline.
+    rw get_gen.
+    rw get_gen.
+    rw (gen_concat 1).       (* GEN [i < n] = GEN [i < 1] ++ GENR [1 <= i < n] *)
+    rw guard_zero.           (* i = 0: the guard 0 <= i - 1 fails *)
+    rw tadd_0_l'.
+    rw guard_elim.           (* 1 <= i: it holds *)
+    done.
+  Qed.
+
+  Lemma peeled_is :
+    peeled =
+    concat 1 (n - 1)
+      (GEN [ i < 1 ] f _[ i ])
+      (GENR [ 1 <= i < n ] f _[ i - 1 ] <+> f _[ i ]).
+  Proof. reflexivity. Qed.
+End Peeled.
+
+Section TiledPeeled.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n : Z) (f : Z -> S).
+  Hypothesis Hn : 8 <= n.
+
+  Derive tiled_peeled SuchThat (pipeline n f = tiled_peeled) As tiled_peeled_correct.
+  Proof.
+    reschedule.
+    inline.
+    rw get_gen.
+    rw get_gen.
+    rw (gen_tile 8).                                          (* Sec. 6.3 in one step *)
+    rw (gen_concat 1) at (GEN [ io < cdiv n 8 ] _).           (* first tile *)
+    rw (genr_concat _ (n / 8)) at (GENR [ 1 <= io < cdiv n 8 ] _).  (* full | partial *)
+    rw guard_elim.           (* first tile: io * 8 + ii < n *)
+    rw guard_elim.           (* full tiles: io * 8 + ii < n *)
+    rw guard_elim.           (* full tiles: 0 <= io * 8 + ii - 1 *)
+    rw guard_elim.           (* partial tiles: 0 <= io * 8 + ii - 1 *)
+    done.
+  Qed.
+
+  Lemma tiled_peeled_is :
+    tiled_peeled =
+    trunc_r n (flatten (cdiv n 8) 8
+      (concat 1 (cdiv n 8 - 1)
+         (GEN [ io < 1 ] GEN [ ii < 8 ]
+            (|[ 0 <=? io * 8 + ii - 1 ]| f _[ io * 8 + ii - 1 ]) <+> f _[ io * 8 + ii ])
+         (concat (n / 8 - 1) (cdiv n 8 - n / 8)
+            (GENR [ 1 <= io < n / 8 ] GEN [ ii < 8 ]
+               f _[ io * 8 + ii - 1 ] <+> f _[ io * 8 + ii ])
+            (GENR [ n / 8 <= io < cdiv n 8 ] GEN [ ii < 8 ]
+               |[ io * 8 + ii <? n ]| (f _[ io * 8 + ii - 1 ] <+> f _[ io * 8 + ii ]))))).
+  Proof. reflexivity. Qed.
+End TiledPeeled.
