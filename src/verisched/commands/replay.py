@@ -1,0 +1,95 @@
+"""`verisched replay FILE.v`: re-run a derivation script step by step.
+
+Every tactic is shown with the program it produces, in the paper-like
+notation, and the run ends with Coq's verdict (Qed accepted, axioms used).
+A failed step exits non-zero naming the step, the tactic and Coq's message,
+so a broken derivation is diagnosed without opening an IDE.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from pathlib import Path
+
+from verisched.pybridge.coqterm import pretty
+from verisched.pybridge.derivation import Derivation, StepError, StepOk, write_json_atomic
+from verisched.pybridge.errors import BridgeError
+from verisched.pybridge.replay import replay_file
+from verisched.pybridge.session import CoqSession
+
+
+def _print_step(d: Derivation, res: StepOk | StepError) -> None:
+    if isinstance(res, StepError):
+        return
+    print(f"[{d.name} step {res.step}] {res.tactic}   ({res.coq_seconds * 1000:.0f} ms)")
+    after = res.after
+    if after.program is not None:
+        print(textwrap.indent(pretty(after.program), "    "))
+    elif after.program_text is not None:
+        print(textwrap.indent(" ".join(after.program_text.split()), "    "))
+    elif not after.side_goals:
+        print("    (no goals left)")
+    for g in after.side_goals:
+        print(f"    side goal: {g}")
+
+
+def run(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    if not path.is_file():
+        print(f"verisched replay: no such file: {path}", file=sys.stderr)
+        return 2
+    try:
+        with CoqSession(timeout=args.timeout) as session:
+            result = replay_file(session, path, only=args.derivation, on_step=_print_step)
+    except BridgeError as exc:
+        print(f"verisched replay: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        write_json_atomic(args.json, {
+            "file": str(path),
+            "ok": result.ok,
+            "failure": vars(result.failure) if result.failure else None,
+            "derivations": [rd.derivation.trace() for rd in result.derivations],
+        })
+    if result.failure:
+        f = result.failure
+        print(f"FAILED: {path}:{f.line}: Coq rejected {f.sentence!r}: {f.message}",
+              file=sys.stderr)
+        return 1
+    if not result.derivations:
+        print(f"verisched replay: {path} has no derivation (Derive ... SuchThat ...)",
+              file=sys.stderr)
+        return 1
+    status = 0
+    for rd in result.derivations:
+        d = rd.derivation
+        if rd.error is not None:
+            e = rd.error
+            print(f"FAILED: {d.name}: step {e.step} ({e.tactic}): Coq says: {e.message}",
+                  file=sys.stderr)
+            status = 1
+            continue
+        v = rd.verdict
+        if v is None or not v.accepted:
+            msg = v.message if v else "not closed"
+            print(f"FAILED: {d.name}: Coq did not accept the proof: {msg}", file=sys.stderr)
+            status = 1
+            continue
+        axioms = ", ".join(v.axioms) if v.axioms else "none"
+        print(f"{d.name}: Coq accepted {d.proof_name} ({len(d.steps)} steps); axioms: {axioms}")
+        if v.disallowed_axioms:
+            print(f"FAILED: {d.name} depends on disallowed axioms: "
+                  f"{', '.join(v.disallowed_axioms)}", file=sys.stderr)
+            status = 1
+    return status
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="a .v file containing Derive ... SuchThat ... derivations")
+    parser.add_argument("--derivation", metavar="NAME", help="replay only this derivation")
+    parser.add_argument("--json", metavar="OUT", help="write the full trace as JSON")
+    parser.add_argument("--timeout", type=float, default=300.0,
+                        help="per-command limit in seconds (default 300)")
+    parser.set_defaults(handler=run)
