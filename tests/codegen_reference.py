@@ -20,7 +20,6 @@ from verisched.pybridge.terms import (
     Gen,
     Get,
     Guard,
-    IBin,
     IConst,
     Idx,
     IVar,
@@ -106,7 +105,7 @@ def tadd(a, b):
         return a
     if a.ndim != b.ndim:
         raise ValueError("adding tensors of different ranks")
-    shape = tuple(max(x, y) for x, y in zip(a.shape, b.shape))
+    shape = tuple(max(x, y) for x, y in zip(a.shape, b.shape, strict=False))
     return _pad_to(a, shape) + _pad_to(b, shape)
 
 
@@ -217,7 +216,7 @@ def dense(v, shape: tuple[int, ...], dtype) -> np.ndarray:
     v = np.asarray(v)
     if v.ndim != len(shape):
         raise ValueError(f"rank {v.ndim} value for shape {shape}")
-    common = tuple(slice(0, min(a, b)) for a, b in zip(v.shape, shape))
+    common = tuple(slice(0, min(a, b)) for a, b in zip(v.shape, shape, strict=False))
     out[common] = v[common]
     outside = v.copy()
     outside[common] = 0

@@ -864,6 +864,25 @@ GEMMINI_SIM_WEAK void gemmini_sim_compute(int preloaded, uint64_t a, uint64_t bd
              s->preload_line);
     gemmini_sim_check_rows(out, base, (uint64_t)(s->out_rows - 1) * s->c_stride + 1, what, file,
                            line, call);
+    /* OS into the accumulator: the RTL PE emits (sum >> shift) clipped to the array's 20-bit
+     * output type (PE.scala, spatialArrayOutputType = SInt(20) by default) while Spike stores
+     * the raw sum.  Where the two would differ, refuse instead of picking one silently. */
+    if (os && gemmini_sim_is_acc(out)) {
+      if (s->sys_shift != 0)
+        gemmini_sim_fail(file, line, call,
+                         "output-stationary results written to the accumulator with sys_shift = "
+                         "%u: the hardware shifts them and the functional model does not; use "
+                         "sys_shift = 0 (scale on mvout instead)",
+                         s->sys_shift);
+      for (i = 0; i < s->out_rows; i++)
+        for (j = 0; j < s->out_cols; j++)
+          if (result[i][j] < -(1 << 19) || result[i][j] >= (1 << 19))
+            gemmini_sim_fail(file, line, call,
+                             "output-stationary result C[%zu][%zu] = %d does not fit the array's "
+                             "20-bit output type (the hardware saturates it): split the K "
+                             "reduction and accumulate in the accumulator instead",
+                             i, j, (int)result[i][j]);
+    }
     for (i = 0; i < s->out_rows; i++)
       for (j = 0; j < s->out_cols; j++) {
         const uint64_t row = base + (uint64_t)s->c_stride * i;

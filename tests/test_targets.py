@@ -1,0 +1,170 @@
+"""Target tests: checked calls, compiler errors, caching, OpenMP agreement, the
+header, and every hand-written kernel under ASan+UBSan."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from codegen_reference import run_reference
+from test_lower_unit import pipeline_fused, pipeline_two_stage
+
+from verisched.codegen import CompileError, KernelCallError, compile_kernel, lower
+from verisched.codegen.render import render_header
+from verisched.pybridge.terms import (
+    Guard,
+    IBin,
+    IConst,
+    IVar,
+    Let,
+    PadR,
+    PCmp,
+    SBin,
+    Split,
+    TAdd,
+    Var,
+    gen,
+    get,
+)
+from verisched.targets import get_target
+from verisched.targets.base import build, build_sanitized, run_sanitized
+
+n, m = IVar("n"), IVar("m")
+
+
+@pytest.fixture()
+def fused():
+    return compile_kernel(pipeline_fused(), {"f": (n,)}, name="fused")
+
+
+def test_bad_arrays_and_sizes_are_refused_before_c(fused):
+    x = np.ones(4, dtype=np.float32)
+    cases = [
+        ({"f": x.astype(np.float64)}, {"n": 4}, "dtype"),
+        ({"f": np.ones(5, dtype=np.float32)}, {"n": 4}, "shape"),
+        ({"f": np.ones((4, 1), dtype=np.float32)}, {"n": 4}, "shape"),
+        ({}, {"n": 4}, "inputs must be"),
+        ({"f": [1.0, 2.0]}, {"n": 2}, "numpy array"),
+        ({"f": x}, {}, "size parameters"),
+        ({"f": x}, {"n": 4, "k": 2}, "unexpected"),
+        ({"f": x}, {"n": 0}, "positive"),
+        ({"f": x}, {"n": -3}, "positive"),
+        ({"f": x}, {"n": 4.0}, "must be an int"),
+        ({"f": x}, {"n": True}, "must be an int"),
+    ]
+    for inputs, sizes, msg in cases:
+        with pytest.raises(KernelCallError, match=msg):
+            fused.call(inputs, sizes)
+    with pytest.raises(KernelCallError, match="out must be"):
+        fused.call({"f": x}, {"n": 4}, out=np.empty(3, dtype=np.float32))
+
+
+def test_non_contiguous_inputs_are_copied(fused):
+    x = np.arange(8, dtype=np.float32)[::2]
+    np.testing.assert_array_equal(fused({"f": x}, n=4), [0, 2, 6, 10])
+
+
+def test_missing_compiler_is_reported(monkeypatch, tmp_path):
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    monkeypatch.setenv("VERISCHED_CACHE", str(tmp_path))
+    with pytest.raises(CompileError, match="not found"):
+        compile_kernel(pipeline_fused(), {"f": (n,)})
+
+
+def test_failing_compiler_shows_message_and_keeps_the_file(monkeypatch, tmp_path):
+    cc = tmp_path / "badcc"
+    cc.write_text("#!/bin/sh\necho 'error: simulated failure' >&2\nexit 1\n")
+    cc.chmod(0o755)
+    monkeypatch.setenv("CC", str(cc))
+    monkeypatch.setenv("VERISCHED_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(CompileError) as exc:
+        compile_kernel(pipeline_fused(), {"f": (n,)}, name="kept")
+    msg = str(exc.value)
+    assert "simulated failure" in msg
+    kept = Path(msg.split(" on ")[1].split(":\n")[0])
+    assert kept.exists() and "void kept(" in kept.read_text()
+    assert not list((tmp_path / "cache").glob("*.so"))  # nothing half-written
+
+
+def test_compiled_kernels_are_cached_by_content(monkeypatch, tmp_path):
+    monkeypatch.setenv("VERISCHED_CACHE", str(tmp_path))
+    k1 = compile_kernel(pipeline_fused(), {"f": (n,)}, name="c1")
+    stamp = os.stat(k1.path).st_mtime_ns
+    k2 = compile_kernel(pipeline_fused(), {"f": (n,)}, name="c1")
+    assert k2.path == k1.path and os.stat(k2.path).st_mtime_ns == stamp
+    k3 = compile_kernel(pipeline_fused(), {"f": (n,)}, name="c1", fast_math=True)
+    assert k3.path != k1.path
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def blur_two_stage():
+    """A 3x3 box blur as two separable stages (the shape of the paper's Fig. 8)."""
+    def tap(t, i, j):
+        return get(Var(t), i, j)
+
+    def s3(a, b, c):
+        return SBin("+", SBin("+", a, b), c)
+
+    i, j = IVar("i"), IVar("j")
+    bx = gen("i", n, gen("j", m, s3(tap("img", i, IBin("-", j, IConst(1))), tap("img", i, j),
+                                    tap("img", i, IBin("+", j, IConst(1))))))
+    by = gen("i", n, gen("j", m, s3(tap("bx", IBin("-", i, IConst(1)), j), tap("bx", i, j),
+                                    tap("bx", IBin("+", i, IConst(1)), j))))
+    return Let("bx", bx, by)
+
+
+def test_openmp_matches_c_and_reference():
+    env = {"img": (n, m)}
+    kc = compile_kernel(blur_two_stage(), env, name="blur_c")
+    ko = compile_kernel(blur_two_stage(), env, name="blur_omp", target="openmp")
+    assert ko.lowered.parallel_loops == 2
+    rng = np.random.default_rng(3)
+    for sizes in ({"n": 1, "m": 1}, {"n": 37, "m": 19}, {"n": 64, "m": 65}):
+        img = rng.standard_normal((sizes["n"], sizes["m"])).astype(np.float32)
+        want = run_reference(blur_two_stage(), {"img": img.astype(np.float64)}, sizes,
+                             (sizes["n"], sizes["m"]), np.float64)
+        np.testing.assert_allclose(kc({"img": img}, **sizes), want, rtol=1e-5, atol=1e-5)
+        for threads in (1, 2):
+            ko.set_threads(threads)
+            np.testing.assert_allclose(ko({"img": img}, **sizes), want, rtol=1e-5, atol=1e-5)
+    with pytest.raises(KernelCallError, match="not an OpenMP kernel"):
+        kc.set_threads(2)
+
+
+def test_header_declares_the_abi():
+    lw = lower(pipeline_two_stage(), {"f": (n,)}, name="two")
+    h = render_header([lw], "two.c")
+    assert "void two(const float *restrict f, int n, float *restrict out);" in h
+    assert "#ifndef VERISCHED_TWO_C" in h and "output extents n" in h
+
+
+def sanitizer_programs():
+    f = Var("f")
+    return [
+        pipeline_fused(), pipeline_two_stage(),
+        Split(IConst(4), n, gen("i", n, get(f, "i"))),
+        PadR(IConst(2), n, gen("i", n, Guard(PCmp("<", IVar("i"), IConst(3)), get(f, "i")))),
+        gen("i", n, TAdd(get(f, IBin("+", IVar("i"), IConst(2))), get(f, IBin("-", IVar("i"),
+                                                                              IConst(3))))),
+        Let("t", gen("j", IBin("*", n, IConst(2)), get(f, IBin("/", IVar("j"), IConst(2)))),
+            gen("i", n, get(Var("t"), IBin("*", IVar("i"), IConst(2))))),
+    ]
+
+
+@pytest.mark.parametrize("target", ["c", "openmp"])
+def test_hand_written_kernels_are_clean_under_asan_ubsan(target):
+    t = get_target(target)
+    progs = sanitizer_programs()
+    lowered = [lower(e, {"f": (n,)}, name=f"s{i}", parallel=t.parallel)
+               for i, e in enumerate(progs)]
+    exe = build_sanitized(lowered, t)
+    ks = build(lowered, t)
+    for size in (1, 2, 5, 9):
+        x = np.arange(1, size + 1, dtype=np.float32)
+        for e, lw in zip(progs, lowered, strict=True):
+            _, shape = ks[lw.name].extents({"n": size})
+            want = run_reference(e, {"f": x.astype(np.float64)}, {"n": size}, shape, np.float64)
+            got = run_sanitized(exe, lw, {"f": x}, {"n": size}, shape)
+            np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=str(e))
