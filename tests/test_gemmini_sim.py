@@ -293,6 +293,8 @@ ERROR_CASES = {
     "ld_bad_id": ("id=3", "id selects mvin (0), mvin2 (1) or mvin3 (2)"),
     "acc_heap_exhausted": ("gemm_acc_malloc(25 rows)", "out of accumulator space (1024 rows"),
     "bad_free": ("gemm_free(0x5)", "no block starts at row 5"),
+    "os_shift_into_acc": ("compute_preloaded(", "accumulator with sys_shift = 3"),
+    "os_sum_overflow": ("compute_accumulated(", "C[0][0] = 524288 does not fit"),
 }
 
 

@@ -145,6 +145,26 @@ int main(int argc, char **argv) {
     FAIL_NEXT();
     gemm_free(5);
   }
+  CASE("os_shift_into_acc") {
+    gemmini_extended_config_ex(OUTPUT_STATIONARY, 0, 3, 1, 0, 0);
+    gemmini_preload_zeros(ACC_BIT);
+    FAIL_NEXT();
+    gemmini_compute_preloaded(GARBAGE_ADDR, GARBAGE_ADDR);
+  }
+  CASE("os_sum_overflow") {
+    /* 16 * (-128) * (-128) = 262144 per compute; two computes reach 2^19. */
+    int r, cc;
+    for (r = 0; r < DIM; r++)
+      for (cc = 0; cc < DIM; cc++) buf[r][cc] = -128;
+    gemmini_config_ld(4 * DIM);
+    gemmini_mvin(buf, 0);
+    gemmini_extended_config_ex(OUTPUT_STATIONARY, 0, 0, 1, 0, 0);
+    gemmini_preload_zeros(GARBAGE_ADDR);
+    gemmini_compute_preloaded(0, 0);
+    gemmini_preload_zeros(ACC_BIT);
+    FAIL_NEXT();
+    gemmini_compute_accumulated(0, 0);
+  }
   printf("UNREACHABLE: case '%s' did not fail\n", c);
   return 0;
 }
