@@ -42,15 +42,26 @@ Ltac atl_is_index t :=
   end.
 
 Ltac atl_beta_lhs :=
+  idtac;
   lazymatch goal with
   | |- ?P = ?R => let P' := eval cbv beta in P in change (P' = R)
+  end.
+
+(** Under a binder the right-hand side is an evar applied to the bound
+    variable ([?g i]).  Unifying a lemma against that flexible term makes
+    Coq guess a first-order solution ([?g := ?f], [i := ?k]) and fail, so
+    we first route through a fresh, unapplied evar. *)
+Ltac atl_fresh_rhs k :=
+  idtac;
+  lazymatch goal with
+  | |- _ = ?R => tryif is_evar R then k else (etransitivity; [ k | reflexivity ])
   end.
 
 (** [atl_descend tac]: on a goal [t = ?r], run [tac] at the first node of
     [t] (pre-order, left to right) where it succeeds; every other node is
     closed by reflexivity.  Fails if there is no such node. *)
 Ltac atl_descend tac :=
-  first [ tac | atl_descend_into tac ]
+  atl_fresh_rhs ltac:(first [ tac | atl_descend_into tac ])
 with atl_descend_into tac :=
   lazymatch goal with
   | |- genr _ _ (fun x => _) = _ =>
@@ -86,7 +97,7 @@ with atl_descend_into tac :=
 Ltac atl_everywhere tac :=
   etransitivity;
   [ first [ tac | reflexivity ]
-  | atl_beta_lhs; atl_children ltac:(atl_everywhere tac) ]
+  | atl_beta_lhs; atl_fresh_rhs ltac:(atl_children ltac:(atl_everywhere tac)) ]
 with atl_children k :=
   lazymatch goal with
   | |- genr _ _ (fun x => _) = _ =>
@@ -110,32 +121,93 @@ with atl_children k :=
   end.
 
 (** A rewrite step on the derivation goal [P = ?R]. *)
-Ltac atl_step tac :=
+Ltac atl_check_goal :=
+  idtac;
   lazymatch goal with
   | |- _ = ?R => tryif is_evar R then idtac else
       fail 0 "not inside a derivation: the goal's right-hand side must be the program being derived (start with reschedule)"
   | _ => fail 0 "not inside a derivation: expected a goal  program = ?derived"
-  end;
-  etransitivity; [ atl_descend tac | ]; atl_beta_lhs.
+  end.
 
-(** Root actions. *)
-Ltac atl_root_l L := eapply L; atl_side.
-Ltac atl_root_r L := eapply eq_sym; eapply L; atl_side.
-Ltac atl_match pat :=
-  lazymatch goal with |- ?t = _ => let p := open_constr:(pat) in unify t p end.
+Ltac atl_step tac :=
+  atl_check_goal; etransitivity; [ atl_descend tac | ]; atl_beta_lhs.
 
-(** Diagnostics when [rw] finds no site: show every node where the
-    lemma's side unifies, and the first side condition left unproved. *)
-Ltac atl_diag_root app :=
+(** ** Root actions
+
+    Coq's unifier would happily unfold [get], [genr] and the [Z] comparisons
+    to match a lemma against an unrelated node, and can spend minutes doing
+    so.  Before [eapply] we therefore check that the node has the same
+    syntactic skeleton as the lemma's side: equal constants and
+    applications, with the lemma's variables (evars) matching anything.
+    Binder bodies are compared after substituting a common dummy index. *)
+
+(** Instantiate every quantifier of a lemma's statement with a fresh evar. *)
+Ltac atl_inst T :=
+  lazymatch T with
+  | forall x : ?A, @?B x =>
+      let e := open_constr:(_ : A) in
+      let B' := eval cbv beta in (B e) in atl_inst B'
+  | _ => T
+  end.
+
+Ltac atl_skel l t :=
+  first
+    [ is_evar l
+    | constr_eq l t
+    | lazymatch l with
+      | ?lf ?la =>
+          first
+            [ is_evar lf
+            | lazymatch t with
+              | ?tf ?ta => atl_skel lf tf; atl_skel la ta
+              end ]
+      | fun x : ?A => @?lb x =>
+          lazymatch t with
+          | fun y : _ => @?tb y =>
+              let d := fresh "d" in
+              let chk := constr:(fun d : A =>
+                           ltac:(let l' := eval cbv beta in (lb d) in
+                                 let t' := eval cbv beta in (tb d) in
+                                 atl_skel l' t'; exact I)) in
+              idtac
+          end
+      end ].
+
+(** [dir] is [true] to match the lemma's left side (rewrite left to right). *)
+Ltac atl_skel_check L dir :=
+  idtac;
   lazymatch goal with
   | |- ?t = _ =>
-      tryif (app; fail) then idtac else idtac;
-      (tryif app then
-         (idtac "  site:" t;
-          tryif (solve [ app; atl_side ]) then idtac
-          else (app; first [ atl_side
-                           | match goal with |- ?g => idtac "    unproved side condition:" g end ]))
-       else idtac);
+      let L' := open_constr:(L) in
+      let T := type of L' in
+      let E := atl_inst T in
+      lazymatch E with
+      | ?l = ?r => lazymatch dir with true => atl_skel l t | false => atl_skel r t end
+      | _ => fail 100 "rw: the lemma is not an equation"
+      end
+  end.
+
+Ltac atl_root_l L := assert_succeeds (atl_skel_check L true); eapply L; atl_side.
+Ltac atl_root_r L := assert_succeeds (atl_skel_check L false); eapply eq_sym; eapply L; atl_side.
+Ltac atl_match pat :=
+  idtac;
+  lazymatch goal with
+  | |- ?t = _ => let p := open_constr:(pat) in assert_succeeds (atl_skel p t); unify t p
+  end.
+
+(** Diagnostics when [rw] finds no site: show every node where the
+    lemma's side unifies, and the side conditions left unproved there. *)
+Ltac atl_diag_print :=
+  first [ solve [ atl_side ]
+        | match goal with |- ?g => idtac "    unproved side condition:" g end ].
+
+Ltac atl_diag_root app :=
+  idtac;
+  lazymatch goal with
+  | |- ?t = _ =>
+      tryif assert_succeeds app then
+        (idtac "  candidate site:" t; assert_fails (app; atl_diag_print; fail))
+      else idtac;
       fail
   end.
 
@@ -146,29 +218,29 @@ Ltac atl_rw_fail name :=
   fail 0 "rw" name ": no site where the lemma applies with all side conditions proved (candidate sites, if any, are listed above)".
 
 Tactic Notation "rw" uconstr(L) :=
-  first [ atl_step ltac:(atl_root_l L)
-        | idtac "rw" L ": no site found; candidates:";
-          atl_rw_diag ltac:(eapply L); atl_rw_fail L ].
+  atl_check_goal; tryif atl_step ltac:(atl_root_l L) then idtac
+  else (idtac "rw" L ": no site found; candidates:";
+          atl_rw_diag ltac:(assert_succeeds (atl_skel_check L true); eapply L); atl_rw_fail L).
 
 Tactic Notation "rw" "<-" uconstr(L) :=
-  first [ atl_step ltac:(atl_root_r L)
-        | idtac "rw <-" L ": no site found; candidates:";
-          atl_rw_diag ltac:(eapply eq_sym; eapply L); atl_rw_fail L ].
+  atl_check_goal; tryif atl_step ltac:(atl_root_r L) then idtac
+  else (idtac "rw <-" L ": no site found; candidates:";
+          atl_rw_diag ltac:(assert_succeeds (atl_skel_check L false); eapply eq_sym; eapply L); atl_rw_fail L).
 
 Tactic Notation "rw" uconstr(L) "at" uconstr(pat) :=
-  first [ atl_step ltac:(atl_match pat; atl_root_l L)
-        | idtac "rw" L "at" pat ": no site found; candidates:";
-          atl_rw_diag ltac:(atl_match pat; eapply L); atl_rw_fail L ].
+  atl_check_goal; tryif atl_step ltac:(atl_match pat; atl_root_l L) then idtac
+  else (idtac "rw" L "at" pat ": no site found; candidates:";
+          atl_rw_diag ltac:(atl_match pat; assert_succeeds (atl_skel_check L true); eapply L); atl_rw_fail L).
 
 Tactic Notation "rw" "<-" uconstr(L) "at" uconstr(pat) :=
-  first [ atl_step ltac:(atl_match pat; atl_root_r L)
-        | idtac "rw <-" L "at" pat ": no site found; candidates:";
-          atl_rw_diag ltac:(atl_match pat; eapply eq_sym; eapply L); atl_rw_fail L ].
+  atl_check_goal; tryif atl_step ltac:(atl_match pat; atl_root_r L) then idtac
+  else (idtac "rw <-" L "at" pat ": no site found; candidates:";
+          atl_rw_diag ltac:(atl_match pat; assert_succeeds (atl_skel_check L false); eapply eq_sym; eapply L); atl_rw_fail L).
 
 (** [inline]: inline the first let (Sec. 4.1). *)
 Tactic Notation "inline" :=
-  first [ atl_step ltac:(atl_root_l unfold_let)
-        | fail 0 "inline: the program has no let to inline" ].
+  tryif atl_step ltac:(atl_root_l unfold_let) then idtac
+  else (fail 0 "inline: the program has no let to inline").
 
 (** [inline c]: unfold the definition [c] (a reshape operator or a
     user-defined stage) everywhere in the program. *)
@@ -183,6 +255,7 @@ Tactic Notation "inline" reference(c) :=
 (** [name_buffer e as x]: at the first node containing [e], where all of
     [e]'s variables are bound, bind [e] as a let buffer [x]. *)
 Ltac atl_name_root e x :=
+  idtac;
   lazymatch goal with
   | |- ?t = _ =>
       let e' := constr:(e) in
@@ -196,8 +269,8 @@ Ltac atl_name_root e x :=
   end.
 
 Tactic Notation "name_buffer" uconstr(e) "as" ident(x) :=
-  first [ atl_step ltac:(atl_name_root e x)
-        | fail 0 "name_buffer: no node contains the given subterm with its variables in scope" ].
+  tryif atl_step ltac:(atl_name_root e x) then idtac
+  else (fail 0 "name_buffer: no node contains the given subterm with its variables in scope").
 
 (** [simpl_guard]: one top-down pass; see the header. *)
 Ltac atl_guard_root :=
@@ -224,6 +297,7 @@ Ltac atl_head t := lazymatch t with ?f _ => atl_head f | _ => t end.
 (** Coq's [Derive] names the derived program by a local definition whose
     body is the evar; expose the evar itself. *)
 Ltac atl_open_rhs :=
+  idtac;
   lazymatch goal with
   | |- ?P = ?R =>
       first [ is_evar R

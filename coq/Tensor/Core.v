@@ -28,6 +28,11 @@ Class TensorLaws (X : Type) `{TensorElem X} := {
   tadd_0_l : forall a : X, tadd tzero a = a
 }.
 
+(** Resolve these classes only once the element type is known: searching
+    [TensorElem ?X] with [?X] unknown would try [Z -> Z -> ...] forever. *)
+#[global] Hint Mode TensorElem ! : typeclass_instances.
+#[global] Hint Mode TensorLaws ! - : typeclass_instances.
+
 #[global] Instance TensorElem_scalar {S : Type} `{Scalar S} : TensorElem S :=
   {| tzero := szero; tadd := sadd |}.
 

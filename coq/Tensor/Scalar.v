@@ -40,19 +40,23 @@ Class FieldLaws (S : Type) `{Scalar S} := {
   sdiv_mul_assoc : forall a b c, sdiv (smul a b) c = smul a (sdiv b c)
 }.
 
+#[global] Hint Mode Scalar ! : typeclass_instances.
+#[global] Hint Mode ScalarLaws ! - : typeclass_instances.
+#[global] Hint Mode FieldLaws ! - : typeclass_instances.
+
 Section Derived.
   Context {S : Type} `{ScalarLaws S}.
 
-  Lemma sadd_0_r a : sadd a szero = a.
+  Lemma sadd_0_r (a : S) : sadd a szero = a.
   Proof. rewrite sadd_comm; apply sadd_0_l. Qed.
 
-  Lemma smul_0_r a : smul a szero = szero.
+  Lemma smul_0_r (a : S) : smul a szero = szero.
   Proof. rewrite smul_comm; apply smul_0_l. Qed.
 
-  Lemma smul_1_r a : smul a sone = a.
+  Lemma smul_1_r (a : S) : smul a sone = a.
   Proof. rewrite smul_comm; apply smul_1_l. Qed.
 
-  Lemma smul_add_distr_l a b c : smul a (sadd b c) = sadd (smul a b) (smul a c).
+  Lemma smul_add_distr_l (a b c : S) : smul a (sadd b c) = sadd (smul a b) (smul a c).
   Proof. rewrite !(smul_comm a); apply smul_add_distr_r. Qed.
 End Derived.
 

@@ -19,6 +19,8 @@ Class Shaped (X : Type) `{TensorElem X} := {
   shaped_tadd : forall s a b, shaped s a -> shaped s b -> shaped s (tadd a b)
 }.
 
+#[global] Hint Mode Shaped ! - : typeclass_instances.
+
 #[global] Instance Shaped_scalar {S : Type} `{Scalar S} : Shaped S :=
   {| shaped s _ := s = [];
      shaped_tzero_of s _ H := H;
@@ -27,17 +29,17 @@ Class Shaped (X : Type) `{TensorElem X} := {
 Definition shaped_fun {X : Type} `{Shaped X} (s : list Z) (v : Z -> X) : Prop :=
   match s with
   | [] => False
-  | n :: s' => shaped s' tzero /\
+  | n :: s' => shaped s' (@tzero X _) /\
                (forall i, 0 <= i < n -> shaped s' (v i)) /\
                (forall i, ~ (0 <= i < n) -> v i = tzero)
   end.
 
 Lemma shaped_fun_tzero_of {X} `{TensorLaws X} `{!Shaped X} s (x : Z -> X) :
-  shaped_fun s x -> shaped_fun s tzero.
+  shaped_fun s x -> shaped_fun s (@tzero (Z -> X) _).
 Proof. destruct s as [|n s]; cbn; [tauto|]; intros (Hz & _ & _); auto. Qed.
 
 Lemma shaped_fun_tadd {X} `{TensorLaws X} `{!Shaped X} s (a b : Z -> X) :
-  shaped_fun s a -> shaped_fun s b -> shaped_fun s (tadd a b).
+  shaped_fun s a -> shaped_fun s b -> shaped_fun s (@tadd (Z -> X) _ a b).
 Proof.
   destruct s as [|n s]; cbn; [tauto|]; intros (Hz & Ha & Ha') (_ & Hb & Hb').
   repeat split; auto; intros.
@@ -84,7 +86,7 @@ Section ShapeLemmas.
     - rewrite Hout by lia; auto.
   Qed.
 
-  Lemma shaped_iverson s p (e : X) : shaped s e -> shaped s (iverson p e).
+  Lemma shaped_iverson s p (e : X) : shaped s e -> shaped s (@iverson X _ p e).
   Proof. destruct p; cbn; auto; apply shaped_tzero_of. Qed.
 
   Lemma shaped_sumr s lo hi (f : Z -> X) :

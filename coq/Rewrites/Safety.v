@@ -1,0 +1,87 @@
+(** * [check_safe]: every access of a program is in bounds (paper Sec. 7.2).
+
+    Our semantics makes an out-of-bounds read return zero, but the C the
+    lowering emits would read outside an array.  [check_safe] descends
+    through the current program collecting context exactly as [rw] does
+    (loop bounds, guard predicates, let bindings), and at every access
+    [v _[ i ]] proves [0 <= i < n], where [n] is the extent of [v]: read
+    from a [shaped] hypothesis for an input, from the binding for a let
+    buffer, or from the syntax of the accessed term.  Each bound is proved
+    by [solve_idx] in the tactic engine; the program is not changed.
+
+    On failure it lists every access it could not prove, with its context,
+    and fails.  The lowering refuses kernels whose safety was not proved. *)
+
+From Coq Require Import ZArith List.
+From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Shape Rewrites.Tactics.
+Import ListNotations.
+
+(** Extension point: extents of terms built with operators defined later
+    (the reshape library redefines it with [Ltac atl_dims_ext ::= ...]). *)
+Ltac atl_dims_ext v := fail.
+
+(** [atl_dims v]: the extents of [v], outermost first, as a list of Z. *)
+Ltac atl_dims v :=
+  let T := type of v in
+  lazymatch T with
+  | Z -> _ =>
+      lazymatch v with
+      | genr ?lo ?hi ?f =>
+          let b := eval cbv beta in (f lo) in
+          let d := atl_dims b in constr:((hi - lo)%Z :: d)
+      | get ?w _ =>
+          let d := atl_dims w in
+          lazymatch d with _ :: ?d' => d' end
+      | iverson _ ?e => atl_dims e
+      | tadd ?a _ => atl_dims a
+      | sumr ?lo _ ?f => let b := eval cbv beta in (f lo) in atl_dims b
+      | atl_let ?e ?f => let b := eval cbv beta in (f e) in atl_dims b
+      | _ =>
+          match goal with
+          | H : @shaped _ _ _ ?s v |- _ => s
+          | H : v = ?e |- _ => atl_dims e
+          | _ => atl_dims_ext v
+          end
+      end
+  | _ => constr:(@nil Z)
+  end.
+
+(** Prove one access in bounds, or hand it to [report]. *)
+Ltac atl_check_access v i report :=
+  first
+    [ let d := atl_dims v in
+      lazymatch d with
+      | ?n :: _ => first [ assert (0 <= i < n)%Z by solve_idx | report v i constr:(Some n) ]
+      end
+    | report v i constr:(@None Z) ].
+
+(** Visit every node with its context; check accesses on the way down. *)
+Ltac atl_safe_walk report :=
+  idtac;
+  lazymatch goal with
+  | |- get ?v ?i = _ => atl_check_access v i report
+  | _ => idtac
+  end;
+  atl_fresh_rhs ltac:(atl_children ltac:(atl_safe_walk report)).
+
+Ltac atl_report_strict v i n := fail.
+Ltac atl_report_print v i n :=
+  lazymatch n with
+  | Some ?m => idtac "check_safe: cannot prove access in bounds:" v "_[" i "]  needs  0 <=" i "<" m
+  | None => idtac "check_safe: unknown extent of the accessed tensor in:" v "_[" i "]"
+  end.
+
+Ltac atl_safe_pass report :=
+  idtac;
+  lazymatch goal with
+  | |- ?P = _ =>
+      let H := fresh "Hsafe" in
+      assert (H : exists y, P = y) by (eexists; atl_safe_walk report);
+      clear H
+  end.
+
+Tactic Notation "check_safe" :=
+  tryif atl_safe_pass atl_report_strict
+  then idtac "check_safe: all accesses proved in bounds"
+  else (atl_safe_pass atl_report_print;
+        fail 0 "check_safe: some accesses could not be proved in bounds (listed above)").
