@@ -110,6 +110,33 @@ int main(int argc, char **argv) {
     }
   }
 
+  /* Wide int8 mvin into the accumulator: up to MAX_BYTES columns, one DIM-wide block every
+   * block_mvin_stride rows, each element scaled and widened to int32. */
+  for (trial = 0; trial < 50; trial++) {
+    static int8_t wide[DIM][4 * DIM];
+    static int32_t back[DIM][DIM];
+    const uint32_t rows = (uint32_t)rng_range(1, DIM);
+    const uint32_t cols = (uint32_t)rng_range(DIM + 1, 4 * DIM);
+    const uint32_t bstride = rows + (uint32_t)rng_range(0, 5);
+    const float scale = scales[rng_range(0, 9)];
+    const uint32_t nblocks = (cols + DIM - 1) / DIM;
+    const uint32_t base = (uint32_t)rng_range(0, ACC_ROWS - nblocks * bstride);
+    uint32_t r, c, b;
+    for (r = 0; r < DIM; r++)
+      for (c = 0; c < 4 * DIM; c++) wide[r][c] = (int8_t)rng_range(-128, 127);
+    gemmini_extended4_config_ld(4 * DIM, scale, true, bstride, 0);
+    gemmini_extended_mvin(wide, ACC_BIT | base, cols, rows);
+    gemmini_extended_config_st(DIM * sizeof(int32_t), NO_ACTIVATION, 1.0f);
+    for (b = 0; b < nblocks; b++) {
+      const uint32_t bcols = cols - b * DIM < DIM ? cols - b * DIM : DIM;
+      gemmini_extended_mvout(back, ACC_BIT | FULL_BIT | (base + b * bstride), bcols, rows);
+      for (r = 0; r < rows; r++)
+        for (c = 0; c < bcols; c++)
+          CHECK(back[r][c] == ref_scale(wide[r][b * DIM + c], scale),
+                "wide shrunk mvin block %u r %u c %u", b, r, c);
+    }
+  }
+
   /* Exact rounding ties: x * 0.5 for odd x lands on .5; half to even decides. */
   {
     static int32_t ties[DIM][DIM];
