@@ -50,3 +50,8 @@ Ltac bridge_show_semantics :=
                  TensorElem_fun TensorElem_scalar] in P in
       idtac "<VS-SEMANTICS>" P' "</VS-SEMANTICS>"
   end.
+
+(** Print a term between markers (casts dropped), for the bridge's
+    print/parse round-trip tests. *)
+Ltac bridge_print_term t :=
+  let t' := eval cbv beta in t in idtac "<VS-TERM>" t' "</VS-TERM>".

@@ -117,6 +117,7 @@ class Derivation:
     steps: list[StepOk] = field(default_factory=list)
     source: str = ""
     finish_result: FinishResult | None = None
+    start_state: int = 0
     _end_sentences: tuple[str, ...] = ()
 
     # -- opening -----------------------------------------------------------
@@ -125,12 +126,13 @@ class Derivation:
     def begin(cls, session: CoqSession, derive_sentence: str, name: str, proof_name: str,
               source: str = "") -> Derivation:
         """Run a `Derive` sentence (the context before it already loaded)."""
+        start = session.state
         r = session.run(derive_sentence)
         if not r.ok:
             raise CoqCommandError(f"Coq rejected the Derive of {name}: {r.error}",
                                   derive_sentence, r.error or "")
         d = cls(session, name, proof_name, ProofState(session.state, None, None, ()),
-                source=source)
+                source=source, start_state=start)
         d.state = d._observe()
         return d
 
@@ -169,8 +171,13 @@ class Derivation:
                                       f"{r.error}", s, r.error or "")
         derive = (f"Derive {name}_derived SuchThat ({name} = {name}_derived) "
                   f"As {name}_correct.")
-        d = cls.begin(session, derive, name + "_derived", name + "_correct")
+        try:
+            d = cls.begin(session, derive, name + "_derived", name + "_correct")
+        except CoqCommandError:
+            session.back_to(start)
+            raise
         d._end_sentences = (f"End {sec}.",)
+        d.start_state = start
         return d
 
     # -- observing ---------------------------------------------------------
@@ -235,6 +242,10 @@ class Derivation:
         self._goto(last.before)
         self.state = last.before
         return self.state
+
+    def abort(self) -> None:
+        """Forget the derivation: Coq returns to the state before it began."""
+        self.session.back_to(self.start_state)
 
     def finish(self, closer: str = "Qed.") -> FinishResult:
         """Close the proof and ask Coq which axioms the result rests on."""

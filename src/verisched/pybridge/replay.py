@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .derivation import Derivation, FinishResult, StepError, StepOk
-from .errors import ScriptSyntaxError
+from .errors import BridgeError, ScriptSyntaxError, TermParseError
 from .sentences import Sentence, split_sentences
 from .session import CoqSession
+from .terms import Expr
 
 DERIVE_RE = re.compile(r"^Derive\s+([A-Za-z_][\w']*)\s+SuchThat\s+(.*)\s+As\s+([A-Za-z_][\w']*)"
                        r"\s*\.$", re.S)
@@ -44,6 +45,9 @@ class ReplayedDerivation:
     signature: Signature
     line: int
     error: StepError | None = None
+    # With `semantics=True`: the program of the initial state and after each
+    # step with user definitions unfolded (an AST, or why it has none).
+    semantics: list[Expr | str] = field(default_factory=list)
 
     @property
     def verdict(self) -> FinishResult | None:
@@ -123,16 +127,34 @@ def replay_file(
     path: str | Path,
     only: str | None = None,
     on_step: object = None,
+    semantics: bool = False,
+    keep_state: bool = False,
 ) -> ReplayResult:
     """Run `path` in `session`, recording its derivations.
 
     args:
         only:    record only the derivation of this name (others still run)
         on_step: callable(derivation, StepOk | StepError) for live printing
+        semantics: also record every state's program with definitions unfolded
+        keep_state: leave the file's definitions in the session (by default
+                   Coq returns to the state before the file, so files that
+                   reuse names can be replayed one after another)
     """
+    if session.proof_name != "Coq":
+        raise BridgeError(f"cannot replay {path}: the session is inside proof "
+                          f"{session.proof_name!r}; finish or abort it first")
     path = Path(path)
-    src = path.read_text()
-    sentences = split_sentences(src)
+    sentences = split_sentences(path.read_text())
+    start = session.state
+    try:
+        return _replay(session, path, sentences, only, on_step, semantics)
+    finally:
+        if not keep_state and session.alive:
+            session.back_to(start)
+
+
+def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: str | None,
+            on_step: object, semantics: bool) -> ReplayResult:
     result = ReplayResult(path)
     sig = _Sig()
     i = 0
@@ -156,7 +178,8 @@ def replay_file(
         seen = seen or record
         d = Derivation.begin(session, s.text, name, proof_name, source=str(path))
         rd = ReplayedDerivation(d, sig.freeze(), s.line)
-        i = _run_proof(d, rd, sentences, i + 1, on_step if record else None)
+        i = _run_proof(d, rd, sentences, i + 1, on_step if record else None,
+                       semantics and record)
         if record:
             result.derivations.append(rd)
         if rd.error is not None or (d.finish_result and not d.finish_result.accepted):
@@ -166,14 +189,26 @@ def replay_file(
     return result
 
 
+def _record_semantics(d: Derivation, rd: ReplayedDerivation) -> None:
+    if d.state.program_text is None:
+        return
+    try:
+        rd.semantics.append(d.semantics(d.state))
+    except TermParseError as exc:
+        rd.semantics.append(str(exc))
+
+
 def _run_proof(d: Derivation, rd: ReplayedDerivation, sentences: list[Sentence], i: int,
-               on_step: object) -> int:
+               on_step: object, semantics: bool) -> int:
     """Step through the proof script after a Derive; returns the next index."""
+    if semantics:
+        _record_semantics(d, rd)
     while i < len(sentences):
         s = sentences[i]
         word = s.text.split()[0].rstrip(".")
         if word == "Proof" and s.text in ("Proof.",):
             d.session.run_ok(s.text)
+            d.state = d._observe()  # noqa: SLF001 - same goal, new state number
             i += 1
             continue
         if word in ("Qed", "Defined"):
@@ -191,6 +226,8 @@ def _run_proof(d: Derivation, rd: ReplayedDerivation, sentences: list[Sentence],
             rd.error = StepError(res.step, res.tactic, f"line {s.line}: {res.message}", res.state)
             return i + 1
         assert isinstance(res, StepOk)
+        if semantics:
+            _record_semantics(d, rd)
         i += 1
     d.finish_result = FinishResult(False, "file ends inside the derivation")
     return i

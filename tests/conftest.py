@@ -1,0 +1,45 @@
+"""Shared fixtures: one Coq session per test module.
+
+Starting coqtop with the library costs about a second, so modules share a
+session instead of paying it per test; tests that break their session on
+purpose (kill, timeout) make their own.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _library_ready() -> str | None:
+    if shutil.which("coqtop") is None:
+        return "coqtop is not installed"
+    if not (REPO / "coq" / "ATL.vo").exists() or not (REPO / "coq" / "Bridge" / "Print.vo").exists():
+        return "the Coq library is not built (run `make proofs`)"
+    return None
+
+
+requires_coq = pytest.mark.skipif(_library_ready() is not None,
+                                  reason=_library_ready() or "")
+
+
+@pytest.fixture(scope="module")
+def coq() -> Iterator[object]:
+    """A Coq session with the Verisched library loaded, shared by a module."""
+    reason = _library_ready()
+    if reason:
+        pytest.skip(reason)
+    from verisched.pybridge.session import CoqSession
+
+    with CoqSession(REPO, timeout=120) as session:
+        yield session
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    return REPO
