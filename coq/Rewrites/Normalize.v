@@ -1,0 +1,197 @@
+(** * Normalization before lowering (paper Sec. 5.1).
+
+    [normalize] ends a derivation by bringing the program to the form the
+    lowering (src/verisched/codegen/lower.py, Fig. 3) accepts: every stored
+    leaf is a scalar, and no [<+>] is left at tensor type.  It only applies
+    proved rewrites, so it needs no trust:
+    - an access is pushed through the construct it reads: [get_gen] (when
+      the index is provably in range, else [get_gen_some], which leaves the
+      range check as a guard), [get_genr_lo], [get_iverson], [get_sum],
+      [get_tadd], [ll_get];
+    - tensor addition is specialised (the paper's "dimensionality
+      specialization"): [tadd_gen] when both sides are generations over the
+      same range, else [tadd_expand] (Sec. 5.1's first lemma, needs shapes);
+    - a tensor-valued leaf (a variable, or an access chain into one, in a
+      stored position) is eta-expanded ([eta], Sec. 5.1's second lemma),
+      one dimension at a time until it is a scalar.
+    Shapes come from [shaped] hypotheses through [solve_shape].  A leaf
+    reached through an access ([v] in [v _[i]]) is never eta-expanded: it is
+    not stored, and expanding it would only be undone by [get_gen].
+    Passes repeat until the term no longer changes; what cannot be
+    normalized (no shape known) is left as is and the Python checker
+    (codegen/normal.py) names it. *)
+
+From Coq Require Import ZArith List.
+From Coq Require Import derive.Derive.
+From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape.
+From Verisched Require Import Rewrites.Context Rewrites.Let Rewrites.Guard Rewrites.Gen.
+From Verisched Require Import Rewrites.Tactics.
+Import ListNotations.
+
+(** A variable, or an access chain into one. *)
+Ltac norm_is_leaf t :=
+  lazymatch t with
+  | get ?v _ => norm_is_leaf v
+  | _ => is_var t
+  end.
+
+(** Rules that read the node itself.  The skeleton check of [atl_root_l]
+    compares applications only, and the implicit type [Z -> X] of these
+    lemmas is a product, so the rules below match the node's head by hand
+    (the heads are equal constants, so the unifier has nothing to unfold). *)
+Ltac norm_access :=
+  idtac;
+  lazymatch goal with
+  | |- get (genr 0 _ _) _ = _ =>
+      first [ eapply get_gen; atl_side | eapply get_gen_some ]
+  | |- get (genr _ _ _) _ = _ =>
+      first [ eapply get_genr_lo; atl_side | eapply get_genr_some ]
+  | |- get (iverson _ _) _ = _ => eapply get_iverson
+  | |- get (sumr _ _ _) _ = _ => eapply get_sum
+  | |- get (tadd _ _) _ = _ => eapply get_tadd
+  | |- get (atl_let _ _) _ = _ => eapply ll_get
+  end.
+
+(** Tensor addition, matched by hand for the same reason. *)
+Ltac norm_tadd :=
+  idtac;
+  lazymatch goal with
+  | |- @tadd (Z -> _) _ ?a ?b = _ =>
+      first
+        [ lazymatch a with tzero => eapply tadd_0_l' end
+        | lazymatch b with tzero => eapply tadd_0_r' end
+        | lazymatch a with genr ?lo ?hi _ =>
+            lazymatch b with genr lo hi _ => eapply tadd_gen end end
+        | eapply tadd_expand; atl_side ]
+  end.
+
+Ltac norm_eta :=
+  idtac;
+  lazymatch goal with
+  | |- ?t = _ => norm_is_leaf t; eapply eta; atl_side
+  end.
+
+Ltac norm_root_all := first [ norm_access | norm_tadd | norm_eta ].
+Ltac norm_root_noeta := first [ norm_access | norm_tadd ].
+
+(** One top-down pass, as [atl_everywhere], except that inside the tensor
+    operand of an access nothing is eta-expanded ([root] is inherited by the
+    children, and switched to [norm_root_noeta] below an access). *)
+Ltac norm_pass root :=
+  etransitivity;
+  [ first [ root | reflexivity ]
+  | atl_beta_lhs; atl_fresh_rhs ltac:(norm_children root) ]
+with norm_children root :=
+  lazymatch goal with
+  | |- genr _ _ (fun x => _) = _ =>
+      eapply genr_ctx; let i := fresh x in let Hi := fresh "H" i in
+      intros i Hi; atl_beta_lhs; norm_pass root
+  | |- sumr _ _ (fun x => _) = _ =>
+      eapply sumr_ctx; let i := fresh x in let Hi := fresh "H" i in
+      intros i Hi; atl_beta_lhs; norm_pass root
+  | |- iverson _ _ = _ =>
+      eapply iverson_ctx; let Hp := fresh "Hguard" in intros Hp; norm_pass root
+  | |- atl_let _ (fun x => _) = _ =>
+      eapply let_ctx;
+      [ norm_pass root
+      | let y := fresh x in let Hy := fresh "H" y in
+        intros y Hy; atl_beta_lhs; norm_pass root ]
+  | |- get _ _ = _ =>
+      lazymatch goal with
+      | |- ?F ?a _ = _ => eapply (f_equal2 F); [ norm_pass norm_root_noeta | reflexivity ]
+      end
+  | |- ?F ?a ?b = _ =>
+      eapply (f_equal2 F);
+      [ tryif atl_is_index a then reflexivity else norm_pass root
+      | tryif atl_is_index b then reflexivity else norm_pass root ]
+  | |- ?F ?a = _ =>
+      eapply (f_equal F); tryif atl_is_index a then reflexivity else norm_pass root
+  | |- _ = _ => reflexivity
+  end.
+
+(** [normalize]: passes until a fixpoint. *)
+Ltac normalize :=
+  atl_check_goal;
+  lazymatch goal with
+  | |- ?P = _ =>
+      etransitivity; [ norm_pass norm_root_all | ]; atl_beta_lhs;
+      lazymatch goal with
+      | |- ?P' = _ => tryif constr_eq P P' then idtac else normalize
+      end
+  end.
+
+(** ** Examples: the paper's Sec. 5.1 cases. *)
+
+Module NormalizeExamples.
+  Open Scope Z_scope. Open Scope atl_scope.
+
+  Section Examples.
+    Context {S : Type} `{ScalarLaws S}.
+    Variables (n m : Z) (f : Z -> Z -> S) (g : Z -> S).
+    Hypothesis Hf : shaped [n; m] f.
+    Hypothesis Hg : shaped [n] g.
+
+    (** The fused pipeline over rows (Sec. 5.1): [f] returns tensors, so
+        [<+>] is at tensor type and the stored leaves are rows. *)
+    Definition fused_rows :=
+      GEN [ i < n ] (|[ 0 <=? i - 1 ]| f _[ i - 1 ]) <+> f _[ i ].
+
+    Derive fused_rows_normal SuchThat (fused_rows = fused_rows_normal)
+      As fused_rows_normal_correct.
+    Proof. reschedule. normalize. done. Qed.
+
+    (** The result is the paper's final form: a nested generation with a
+        scalar [<+>] at the leaf. *)
+    Goal fused_rows_normal =
+         GEN [ i < n ] GEN [ j < m ] (|[ 0 <=? i - 1 ]| f _[ i - 1 ] _[ j ]) <+> f _[ i ] _[ j ].
+    Proof. reflexivity. Qed.
+
+    (** A tensor-valued leaf is eta-expanded. *)
+    Definition copy_rows := GEN [ i < n ] f _[ i ].
+
+    Derive copy_rows_normal SuchThat (copy_rows = copy_rows_normal)
+      As copy_rows_normal_correct.
+    Proof. reschedule. normalize. done. Qed.
+
+    Goal copy_rows_normal = GEN [ i < n ] GEN [ j < m ] f _[ i ] _[ j ].
+    Proof. reflexivity. Qed.
+
+    (** Accesses into generations, sums and guards are pushed inward; the
+        in-range access disappears, the other one becomes a guard. *)
+    Definition reads :=
+      GEN [ i < n ]
+        (GEN [ j < n ] SUM [ k < m ] f _[ j ] _[ k ]) _[ i ]
+        <+> (GEN [ j < n ] |[ 1 <=? j ]| g _[ j ]) _[ i + 1 ].
+
+    Derive reads_normal SuchThat (reads = reads_normal) As reads_normal_correct.
+    Proof. reschedule. normalize. done. Qed.
+
+    Goal reads_normal =
+         GEN [ i < n ]
+           (SUM [ k < m ] f _[ i ] _[ k ])
+           <+> (|[ (0 <=? i + 1) && (i + 1 <? n) ]| |[ 1 <=? i + 1 ]| g _[ i + 1 ]).
+    Proof. reflexivity. Qed.
+
+    (** Tensor addition of two generations over one range needs no shapes. *)
+    Definition add_gens := (GEN [ i < n ] g _[ i ]) <+> (GEN [ i < n ] g _[ n - 1 - i ]).
+
+    Derive add_gens_normal SuchThat (add_gens = add_gens_normal) As add_gens_normal_correct.
+    Proof. reschedule. normalize. done. Qed.
+
+    Goal add_gens_normal = GEN [ i < n ] g _[ i ] <+> g _[ n - 1 - i ].
+    Proof. reflexivity. Qed.
+
+    (** A let-bound buffer is normalized too (both its value and its body). *)
+    Definition staged :=
+      tlet b := GEN [ i < n ] f _[ i ] in
+      GEN [ i < n ] b _[ i ] _[ 0 ].
+
+    Derive staged_normal SuchThat (staged = staged_normal) As staged_normal_correct.
+    Proof. reschedule. normalize. done. Qed.
+
+    Goal staged_normal =
+         tlet b := GEN [ i < n ] GEN [ j < m ] f _[ i ] _[ j ] in
+         GEN [ i < n ] b _[ i ] _[ 0 ].
+    Proof. reflexivity. Qed.
+  End Examples.
+End NormalizeExamples.
