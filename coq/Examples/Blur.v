@@ -1,0 +1,89 @@
+From Coq Require Import ZArith List Lia.
+From Coq Require Import derive.Derive.
+From Verisched Require Import Tensor.Scalar Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape.
+From Verisched Require Import Rewrites.Context Rewrites.Let Rewrites.Gen Rewrites.Guard.
+From Verisched Require Import Rewrites.Tactics Reshape.Defs Reshape.Partition.
+Import ListNotations.
+Open Scope Z_scope. Open Scope atl_scope.
+
+Section Blur.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n m : Z) (v : Z -> Z -> S).
+
+  Definition blur_x (v : Z -> Z -> S) (x y : Z) : S :=
+    v _[ y ] _[ x - 1 ] <+> v _[ y ] _[ x ] <+> v _[ y ] _[ x + 1 ].
+
+  Definition blur_y (v : Z -> Z -> S) (x y : Z) : S :=
+    blur_x v x (y - 1) <+> blur_x v x y <+> blur_x v x (y + 1).
+
+  Definition blur (v : Z -> Z -> S) :=
+    GEN [ y < n ] GEN [ x < m ] blur_y v x y.
+
+  Definition blur_xg (v : Z -> Z -> S) (x y : Z) : S :=
+    |[ (0 <=? y) && (y <? n) ]|
+      ((|[ 0 <=? x - 1 ]| v _[ y ] _[ x - 1 ]) <+> v _[ y ] _[ x ] <+>
+       (|[ x + 1 <? m ]| v _[ y ] _[ x + 1 ])).
+
+  Hypothesis Hv : shaped [n; m] v.
+
+  Lemma read_out_row y x : ~ (0 <= y < n) -> v _[ y ] _[ x ] = tzero.
+  Proof.
+    intros Hy; unfold get; rewrite (shaped_out n [m] v y Hv Hy); reflexivity.
+  Qed.
+
+  Lemma read_out_col y x : ~ (0 <= x < m) -> v _[ y ] _[ x ] = tzero.
+  Proof.
+    intros Hx; destruct (Z.le_gt_cases 0 y), (Z.lt_ge_cases y n).
+    - pose proof (shaped_get n [m] v y Hv) as Hy.
+      unfold get; exact (shaped_out m [] (v y) x Hy Hx).
+    - apply read_out_row; lia.
+    - apply read_out_row; lia.
+    - apply read_out_row; lia.
+  Qed.
+
+  Lemma blur_x_guard x y : 0 <= x < m -> blur_x v x y = blur_xg v x y.
+  Proof.
+    intros Hx; unfold blur_x, blur_xg.
+    destruct ((0 <=? y) && (y <? n)) eqn:Ey; cbn [iverson].
+    - destruct (Z.leb_spec 0 (x - 1)), (Z.ltb_spec (x + 1) m); cbn [iverson];
+        rewrite ?(read_out_col y (x - 1)), ?(read_out_col y (x + 1)) by lia;
+        reflexivity.
+    - rewrite !read_out_row by (bool_hyps; bool_hyp_cases; bool_hyps; lia).
+      cbn [tadd TensorElem_scalar tzero]; rewrite !sadd_0_l; reflexivity.
+  Qed.
+
+  Hypothesis Hn : 2 <= n.
+  Hypothesis Hm : 2 <= m.
+
+  Derive blur_two_stage SuchThat (blur v = blur_two_stage) As blur_two_stage_correct.
+  Proof.
+    reschedule.
+    inline blur_y.
+    rw blur_x_guard. rw blur_x_guard. rw blur_x_guard.
+    rw (stage_rows3_root n m (fun r c => blur_xg v c r) (fun a b c => a <+> b <+> c)).
+    inline blur_xg.
+    rw (gen_peel (n + 2) (n + 1) n).
+    simpl_guards. simpl_guards.
+    rw (gen_peel_inner (X := S) 1 (n + 1) m (m - 1) (m - 2)).
+    simpl_guards. simpl_guards.
+    done.
+  Time Qed.
+
+  Definition blur_two_stage_expected :=
+    tlet buf :=
+      concat 1 (n + 1) tzero
+        (concat n 1
+           (GENR [ 1 <= y < n + 1 ]
+              concat 1 (m - 1)
+                (GEN [ x < 1 ] v _[ y - 1 ] _[ x ] <+> v _[ y - 1 ] _[ x + 1 ])
+                (concat (m - 2) 1
+                   (GENR [ 1 <= x < m - 1 ]
+                      v _[ y - 1 ] _[ x - 1 ] <+> v _[ y - 1 ] _[ x ] <+> v _[ y - 1 ] _[ x + 1 ])
+                   (GENR [ m - 1 <= x < m ] v _[ y - 1 ] _[ x - 1 ] <+> v _[ y - 1 ] _[ x ])))
+           tzero) in
+    GEN [ y < n ] GEN [ x < m ] buf _[ y ] _[ x ] <+> buf _[ y + 1 ] _[ x ] <+> buf _[ y + 2 ] _[ x ].
+
+  Lemma blur_two_stage_is : blur_two_stage = blur_two_stage_expected.
+  Proof. reflexivity. Qed.
+
+End Blur.

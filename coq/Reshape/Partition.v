@@ -1,0 +1,237 @@
+(** * Partitioning generations and storing stages in buffers.
+
+    Lemmas the blur schedules of the ATL paper's Sec. 8.1 (Figs. 8-9)
+    need beyond the reshape operators' own laws:
+
+    - [gen_partition]: a generation split at [mid] into a concatenation of
+      its two halves (the "constant-state region" and the "prologue and
+      epilogue loops" of Sec. 8.1, third paragraph), with every piece
+      keeping the original body over a shifted range ([GENR]), so that
+      the loop bounds in context decide the guards ([simpl_guard]);
+    - [buffer_read2]: a read of a two-dimensional stage at a point equals
+      a read of a buffer holding the stage over a window containing it;
+      with [name_buffer] this is the paper's breadth-first (Fig. 8) and
+      per-tile (Fig. 9) storage of [blur_x];
+    - transposition and tiling facts for the tiled schedule.
+
+    All hold without shape hypotheses, because every generation is zero
+    outside its range (Tensor/Core.v). *)
+
+From Coq Require Import ZArith Bool Lia FunctionalExtensionality.
+From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Reshape.Defs.
+From Verisched Require Import Rewrites.Context Rewrites.Guard Rewrites.Gen Rewrites.Tactics.
+From Verisched Require Export Reshape.Modes.
+Open Scope Z_scope.
+
+(** Case analysis on every comparison in the goal, then arithmetic. *)
+Ltac part_cases :=
+  cbn [andb iverson];
+  repeat (match goal with
+          | |- context [(?a <=? ?b)] => destruct (Z.leb_spec a b)
+          | |- context [(?a <? ?b)] => destruct (Z.ltb_spec a b)
+          end; cbn [andb iverson]).
+
+Section Partition.
+  Context {X : Type} `{TensorLaws X}.
+
+  (** Loop splitting (Sec. 6, concatenation; Fig. 6): the generation over
+      [lo, hi) is its part over [lo, mid) followed by its part over
+      [mid, hi). *)
+  Lemma gen_partition lo hi mid (f : Z -> X) :
+    lo <= mid <= hi ->
+    genr lo hi f = concat (mid - lo) (hi - mid) (genr lo mid f) (genr mid hi f).
+  Proof.
+    intros Hm; apply functional_extensionality; intros k.
+    unfold concat, genr, get, iverson.
+    part_cases; rewrite ?tadd_0_l, ?tadd_0_r; try reflexivity; try lia;
+      f_equal; lia.
+  Qed.
+
+  (** Peeling the first and the last iteration off a loop (the prologue
+      and epilogue of Sec. 8.1): the sizes are arguments, so that the
+      derived program shows them simplified ([n + 1], not [n + 2 - 1]);
+      the side conditions check them. *)
+  Lemma gen_peel N N1 N2 (f : Z -> X) :
+    N1 = N - 1 -> N2 = N - 2 -> 2 <= N ->
+    genr 0 N f = concat 1 N1 (genr 0 1 f) (concat N2 1 (genr 1 N1 f) (genr N1 N f)).
+  Proof.
+    intros -> -> HN.
+    rewrite (gen_partition 0 N 1), (gen_partition 1 N (N - 1)) by lia.
+    replace (1 - 0) with 1 by lia; replace (N - 1 - 1) with (N - 2) by lia.
+    replace (N - (N - 1)) with 1 by lia; reflexivity.
+  Qed.
+
+  (** The same for the inner loop of every row of [a <= y < b]. *)
+  Lemma gen_peel_inner a b M M1 M2 (f : Z -> Z -> X) :
+    M1 = M - 1 -> M2 = M - 2 -> 2 <= M ->
+    genr a b (fun y => genr 0 M (f y)) =
+    genr a b (fun y => concat 1 M1 (genr 0 1 (f y)) (concat M2 1 (genr 1 M1 (f y)) (genr M1 M (f y)))).
+  Proof. intros; apply genr_ext_ctx; intros; apply gen_peel; auto. Qed.
+
+  (** Storing a stage (Sec. 8.1, Figs. 8-9): [h] read at the point
+      [(i, j)] equals element [(y, x)] of the buffer holding [h] over the
+      [N x M] window whose corner is [(oy, ox)], provided the point lies
+      in the window at that position.  [h] is given explicitly at each use
+      (it is the stage); the read position [(y, x)] is given when the
+      window is not the identity, and the side conditions check it. *)
+  Lemma buffer_read2 (h : Z -> Z -> X) N M oy ox i j y x :
+    i = oy + y -> j = ox + x -> 0 <= y < N -> 0 <= x < M ->
+    h i j =
+    get (get (genr 0 N (fun y => genr 0 M (fun x => h (oy + y) (ox + x)))) y) x.
+  Proof.
+    intros -> -> Hy Hx; rewrite !get_genr by lia; rewrite !Z.add_0_l; reflexivity.
+  Qed.
+
+  (** The stage lemma behind Fig. 8: a generation whose body reads a stage
+      [g] at the rows above, at and below [y] computes [g] once for each
+      of [A + 2] rows into a buffer, and reads the buffer instead.  [g]
+      and the combination [F] are given at the use (no loop variable
+      occurs in them), so the left side unifies first-order. *)
+  Lemma stage_rows3_root A B (g : Z -> Z -> X) (F : X -> X -> X -> X) :
+    genr 0 A (fun y => genr 0 B (fun x => F (g (y - 1) x) (g y x) (g (y + 1) x))) =
+    atl_let (genr 0 (A + 2) (fun y => genr 0 B (fun x => g (y - 1) x)))
+      (fun buf => genr 0 A (fun y => genr 0 B (fun x =>
+         F (get (get buf y) x) (get (get buf (y + 1)) x) (get (get buf (y + 2)) x)))).
+  Proof.
+    unfold atl_let; apply genr_ext_ctx; intros y Hy; apply genr_ext_ctx; intros x Hx.
+    cbv beta; rewrite !get_genr by lia; cbv beta; rewrite ?get_genr by lia.
+    f_equal; f_equal; lia.
+  Qed.
+
+  (** The same inside a tile (Fig. 9): the tile's rows start at image row
+      [r0] and its columns at [c0], so the buffer holds rows
+      [r0 - 1 .. r0 + A] of the stage over the tile's [B] columns. *)
+  Lemma stage_rows3 A B r0 c0 (g : Z -> Z -> X) (F : X -> X -> X -> X) :
+    genr 0 A (fun y => genr 0 B (fun x =>
+      F (g (r0 + y - 1) (c0 + x)) (g (r0 + y) (c0 + x)) (g (r0 + y + 1) (c0 + x)))) =
+    atl_let (genr 0 (A + 2) (fun y => genr 0 B (fun x => g (r0 + y - 1) (c0 + x))))
+      (fun buf => genr 0 A (fun y => genr 0 B (fun x =>
+         F (get (get buf y) x) (get (get buf (y + 1)) x) (get (get buf (y + 2)) x)))).
+  Proof.
+    unfold atl_let; apply genr_ext_ctx; intros y Hy; apply genr_ext_ctx; intros x Hx.
+    cbv beta; rewrite !get_genr by lia; cbv beta; rewrite ?get_genr by lia.
+    f_equal; f_equal; lia.
+  Qed.
+End Partition.
+
+Section Transpose.
+  Context {X : Type} `{TensorLaws X}.
+
+  (** A let moves out of a transposition (its value does not depend on
+      the transposed indices), as in Fig. 9's [let buf := .. in (..)^T]. *)
+  Lemma ll_transpose {Y} N M (e1 : Y) (f : Y -> Z -> Z -> X) :
+    transpose N M (atl_let e1 f) = atl_let e1 (fun b => transpose N M (f b)).
+  Proof. reflexivity. Qed.
+
+  (** Exchanging two generations is a transposition. *)
+  Lemma gen_swap_transpose a b c d (g : Z -> Z -> X) :
+    genr a b (fun i => genr c d (fun j => g i j)) =
+    transpose (d - c) (b - a) (genr c d (fun j => genr a b (fun i => g i j))).
+  Proof.
+    unfold transpose; apply functional_extensionality; intros i.
+    apply functional_extensionality; intros j; unfold genr, get.
+    part_cases; try reflexivity; try lia; f_equal; f_equal; lia.
+  Qed.
+
+  (** Column partitioning of a row-major block, in Fig. 9's form: the
+      block is the transpose of the concatenation of its three column
+      ranges, each transposed.  (The row body is [f y], not
+      [fun x => f y x], so that [rw]'s syntactic pre-check accepts it.) *)
+  Lemma gen_partition_cols a b lo c1 c2 hi (f : Z -> Z -> X) :
+    lo <= c1 <= c2 -> c2 <= hi ->
+    genr a b (fun y => genr lo hi (f y)) =
+    transpose (hi - lo) (b - a)
+      (concat (c1 - lo) (hi - c1)
+         (transpose (b - a) (c1 - lo) (genr a b (fun y => genr lo c1 (f y))))
+         (concat (c2 - c1) (hi - c2)
+            (transpose (b - a) (c2 - c1) (genr a b (fun y => genr c1 c2 (f y))))
+            (transpose (b - a) (hi - c2) (genr a b (fun y => genr c2 hi (f y)))))).
+  Proof.
+    intros H1 H2.
+    change (genr a b (fun y => genr lo hi (fun x => f y x)) =
+            transpose (hi - lo) (b - a)
+              (concat (c1 - lo) (hi - c1)
+                 (transpose (b - a) (c1 - lo) (genr a b (fun y => genr lo c1 (fun x => f y x))))
+                 (concat (c2 - c1) (hi - c2)
+                    (transpose (b - a) (c2 - c1) (genr a b (fun y => genr c1 c2 (fun x => f y x))))
+                    (transpose (b - a) (hi - c2) (genr a b (fun y => genr c2 hi (fun x => f y x))))))).
+    rewrite (gen_swap_transpose a b lo hi f).
+    rewrite (gen_partition lo hi c1), (gen_partition c1 hi c2) by lia.
+    rewrite <- (gen_swap_transpose lo c1 a b (fun x y => f y x)),
+            <- (gen_swap_transpose c1 c2 a b (fun x y => f y x)),
+            <- (gen_swap_transpose c2 hi a b (fun x y => f y x)).
+    reflexivity.
+  Qed.
+
+  (** Column peeling in Fig. 9's form. *)
+  Lemma gen_peel_cols a b N M M1 M2 (f : Z -> Z -> X) :
+    N = b - a -> M1 = M - 1 -> M2 = M - 2 -> 2 <= M ->
+    genr a b (fun y => genr 0 M (f y)) =
+    transpose M N
+      (concat 1 M1
+         (transpose N 1 (genr a b (fun y => genr 0 1 (f y))))
+         (concat M2 1
+            (transpose N M2 (genr a b (fun y => genr 1 M1 (f y))))
+            (transpose N 1 (genr a b (fun y => genr M1 M (f y)))))).
+  Proof.
+    intros -> -> -> HM; rewrite (gen_partition_cols a b 0 1 (M - 1) M f) by lia.
+    repeat (f_equal; try lia).
+  Qed.
+End Transpose.
+
+
+(** Index arguments are [Z] whatever scopes the derivation script opens
+    ([atl_scope] rebinds [+] to scalar addition, so [n + 2] given as a
+    lemma argument would otherwise be read as a scalar sum). *)
+Arguments gen_partition {X _ _} (lo hi mid)%Z f%atl_scope.
+Arguments buffer_read2 {X _} h%atl_scope (N M oy ox i j y x)%Z.
+Arguments stage_rows3_root {X _} (A B)%Z (g F)%atl_scope.
+Arguments stage_rows3 {X _} (A B r0 c0)%Z (g F)%atl_scope.
+Arguments gen_swap_transpose {X _} (a b c d)%Z g%atl_scope.
+Arguments gen_peel {X _ _} (N N1 N2)%Z f%atl_scope.
+Arguments gen_peel_inner {X _ _} (a b M M1 M2)%Z f%atl_scope.
+Arguments gen_peel_cols {X _ _} (a b N M M1 M2)%Z f%atl_scope.
+Arguments gen_partition_cols {X _ _} (a b lo c1 c2 hi)%Z f%atl_scope.
+Arguments ll_transpose {X _ Y} (N M)%Z (e1 f)%atl_scope.
+
+(** ** [simpl_guards]: [simpl_guard] that survives zeroed subterms.
+
+    Workaround, to be removed once Rewrites/Tactics.v handles it: when
+    [simpl_guard] zeroes a provably false guard, it then visits the
+    children of the new node [@tzero X inst], which its traversal reads as
+    an application [F a b] of [@tzero] to a type and an instance and
+    fails on; the whole pass then fails at every ancestor and the program
+    comes out unchanged.  This traversal is the same top-down pass with a
+    leaf case for [tzero] (and for any node whose arguments are types). *)
+Ltac part_everywhere tac :=
+  etransitivity;
+  [ first [ tac | reflexivity ]
+  | atl_beta_lhs; atl_fresh_rhs ltac:(part_children ltac:(part_everywhere tac)) ]
+with part_children k :=
+  lazymatch goal with
+  | |- @tzero _ _ = _ => reflexivity
+  | |- genr _ _ (fun x => _) = _ =>
+      eapply genr_ctx; let i := fresh x in let Hi := fresh "H" i in
+      intros i Hi; atl_beta_lhs; k
+  | |- sumr _ _ (fun x => _) = _ =>
+      eapply sumr_ctx; let i := fresh x in let Hi := fresh "H" i in
+      intros i Hi; atl_beta_lhs; k
+  | |- iverson _ _ = _ =>
+      eapply iverson_ctx; let Hp := fresh "Hguard" in intros Hp; k
+  | |- atl_let _ (fun x => _) = _ =>
+      eapply let_ctx;
+      [ k | let y := fresh x in let Hy := fresh "H" y in intros y Hy; atl_beta_lhs; k ]
+  | |- ?F ?a ?b = _ =>
+      first
+        [ eapply (f_equal2 F);
+          [ tryif atl_is_index a then reflexivity else k
+          | tryif atl_is_index b then reflexivity else k ]
+        | reflexivity ]
+  | |- ?F ?a = _ =>
+      first [ eapply (f_equal F); tryif atl_is_index a then reflexivity else k
+            | reflexivity ]
+  | |- _ = _ => reflexivity
+  end.
+
+Ltac simpl_guards :=
+  atl_step ltac:(part_everywhere atl_guard_root).
