@@ -1,45 +1,50 @@
-(** * Matrix multiply, tiled at two levels on [i] and [j], blocked on
-    [k], with a packed operand panel.
+(** * Matrix multiply: two-level tiling of [i] and [j], a blocked [k]
+    reduction, and packed operand tiles (the GotoBLAS/BLIS schedule).
 
-    Paper references: tiling a generation by the dual identity
-    [trunc_r n (flatten (split k v)) = v] (ATL paper Sec. 6.3, Fig. 7;
-    the rewrite is [gen_tile], Reshape/Duals.v), tiling a reduction
-    ([sum_tile], Sec. 6.3 applied to SUM), sum/generation interchange
-    (Sec. 4.1) and let lifting (the [ll_*] rewrites of Sec. 4.1, used for
-    buffers as in Sec. 8.3).  The schedule is the classic
-    GotoBLAS/BLIS one, as far as it is expressible without reordering
-    generations (see "Not done" below).
+    Paper references: tiling a generation with the dual identity
+    [trunc_r n (flatten (split k v)) = v] (ATL paper Sec. 6.3, Fig. 7; the
+    rewrite is [gen_tile], Reshape/Duals.v); reordering two generations
+    with a [transpose] dual ([transpose_gen] right to left, Fig. 7's
+    transpose pair, as Fig. 9 does for the tiled blur); tiling a reduction
+    ([sum_tile], Sec. 6.3 applied to SUM); sum/generation interchange and
+    let lifting (Sec. 4.1); buffers as lets (Sec. 8.3).
 
-    [C[i][j] = SUM k A[i][k] * B[k][j]], [A : M x K], [B : K x N].
-    Tile sizes are parameters: [mc] rows per cache block, [mr] rows per
-    group inside it; [nc] columns per block, [nr] columns per strip (the
-    vector-register width); [kc] the depth of a [k] block.  [M], [N], [K]
-    are arbitrary (no divisibility by any tile size): [gen_tile] and
-    [sum_tile] guard the ragged edges.
+    [C[i][j] = SUM k A[i][k] * B[k][j]], [A : M x K], [B : K x N].  Tile
+    sizes are section parameters: [mc] rows per cache block and [mr] rows
+    per register block; [nc] columns per block and [nr] per register
+    block; [kc] the depth of a [k] block.  [M], [N], [K] are arbitrary (no
+    divisibility by any tile size): [gen_tile] and [sum_tile] guard the
+    ragged edges, and the guards travel with the code.
 
-    The derived loop nest:
-    - [SUM ko]: the [k] blocks are outermost, so the result is a sum of
-      rank-[kc] updates ([C += A[:, ko-block] * B[ko-block, :]]).
-    - [tlet Bp := ...]: for each [ko], the [kc x N] panel of [B] is copied
-      once into [Bp[jo][jm][kk][jr]] (block of [nc] columns, strip of [nr]
-      columns, depth [kk], column in strip): each [kc x nr] strip is
-      contiguous and row-major, the layout the inner loop streams.  It is
-      reused by every row of [C].  The copy keeps the edge guards of the
-      loops it was lifted out of ([ll_guard_dup]), so it never reads [B]
-      out of bounds and its padding is zero.
-    - [io] / [im] / [ir]: rows in cache blocks of [mc], groups of [mr].
-    - [jo] / [jm]: columns in blocks of [nc], strips of [nr].
-    - [SUM kk] outside [GEN jr]: for one row and one strip, an
-      [nr]-wide accumulator updated [kc] times by
-      [A[i][k] * Bp[jo][jm][kk][0..nr)] (broadcast times a contiguous
-      vector), i.e. a 1 x nr register block.
+    The derived program ([matmul_tiled_expected] below), outside in:
+    - [SUM ko]: the [k] blocks outermost, so [C] is a sum of rank-[kc]
+      updates.
+    - [tlet Bp]: for each [ko], the [kc x N] panel of [B] packed as
+      [Bp[jo][jm][kk][jr]]: [nr]-column strips, each a contiguous
+      row-major [kc x nr] micro-panel.  Computed once per [ko], read by
+      every row block.
+    - [io] (blocks of [mc] rows), then [tlet Ap]: the [mc x kc] block of
+      [A] packed as [Ap[im][kk][ir]]: [mr]-row micro-panels, each a
+      contiguous [kc x mr] array.  Computed once per [(ko, io)], read by
+      every column strip.
+    - [im] ([mr] rows), [jo] ([nc] columns), [jm] ([nr] columns), and the
+      micro-kernel [SUM kk (GEN ir < mr, GEN jr < nr) Ap[im][kk][ir] *
+      Bp[jo][jm][kk][jr]]: an [mr x nr] block of [C] accumulated over
+      [kk] by outer products of two contiguous vectors, i.e. a register
+      block.  The two [transpose]s only permute how the tiles are stored
+      into the row-major result; they cost no data movement when lowered
+      (the lowering turns reshape operators into index functions).
+    - Every packed element and every product carries the edge guards of
+      the loops it came from (copied onto the buffers by [ll_guard_dup]),
+      so no read is out of bounds and the buffers' padding is zero.
 
-    Not done: a true [mr x nr] register block needs the row loop [ir]
-    inside the strip loop [jm] (and [jo] outside [im] for the [nc]-column
-    block to stay in L1 across rows).  Both are reorderings of two
-    generations whose results are stored row-major, i.e. a [transpose]
-    dual (Fig. 7) pushed through the tiled loops, which this derivation
-    does not attempt; the [mr] level therefore only groups rows. *)
+    Not done / doubtful: the loop order inside a row block is
+    [im, jo, jm] (A micro-panel reused from L1 across the strips, B panel
+    streamed); BLIS puts the column strips outside [im] so that a [kc x nr]
+    B micro-panel stays in L1 across the [mr]-row groups.  That needs one
+    more transpose pushed through the [mc]-level tiling; not attempted.
+    As a consequence the [nc] level groups strips but does not improve
+    locality in this order. *)
 
 From Coq Require Import ZArith.
 From Coq Require Import derive.Derive.
@@ -58,9 +63,10 @@ Section Matmul.
     GEN [ i < M ] GEN [ j < N ] SUM [ k < K ] A _[ i ] _[ k ] * B _[ k ] _[ j ].
 
   (** Each [rw ... at (pattern)] names its site by the extent of the loop
-      (or the bound of the guard) it acts on; the extents are distinct
-      variables, so the site is unambiguous whatever order [rw] visits
-      nodes in. *)
+      (or the bound of the guard) it acts on.  The extents are distinct
+      variables, so the pattern picks one node; where a packed buffer
+      already holds a loop of the same extent, its guards are merged first
+      ([guard_merge]) so that guard patterns cannot hit it. *)
   Derive matmul_tiled SuchThat (matmul = matmul_tiled) As matmul_tiled_correct.
   Proof.
     reschedule.
@@ -69,62 +75,108 @@ Section Matmul.
     (* [ko] outermost: out of [j], then out of [i]. *)
     rw gen_sum_swap at (genr 0 N _).
     rw gen_sum_swap at (genr 0 M _).
-    (* Two-level tiling of rows, then of columns. *)
+    (* Rows: blocks of [mc], register blocks of [mr]. *)
     rw (gen_tile mc M).
     rw (gen_tile mr mc).
+    (* Row guards into the column loop, then [ir] below [j]: a transpose. *)
+    rw <- guard_gen at (iverson (_ <? M) _).
+    rw <- guard_gen at (iverson (_ <? mc) _).
+    rw <- transpose_gen at (genr 0 mr _).
+    (* Columns: blocks of [nc], register blocks of [nr]. *)
     rw (gen_tile nc N).
     rw (gen_tile nr nc).
-    (* The [kk] reduction outside the strip [jr]: first the two column
-       guards into the sum, then the interchange. *)
+    (* Column guards into the row loop, then [jr] below [ir]. *)
+    rw <- guard_gen at (iverson (_ <? N) _).
+    rw <- guard_gen at (iverson (_ <? nc) _).
+    rw <- transpose_gen at (genr 0 nr _).
+    (* All four guards into the [kk] sum, then [kk] above [jr] and [ir]. *)
+    rw <- guard_sum at (iverson (_ <? M) _).
+    rw <- guard_sum at (iverson (_ <? mc) _).
     rw <- guard_sum at (iverson (_ <? N) _).
     rw <- guard_sum at (iverson (_ <? nc) _).
     rw gen_sum_swap at (genr 0 nr _).
-    (* Packing: bind the read of [B] and lift it, keeping the three guards
-       on the copy, out of [jr], [kk], [jm], the inner column tiling, [jo]
-       and the outer column tiling ... *)
+    rw gen_sum_swap at (genr 0 mr _).
+    (* Pack B: bind its read; lift it out of the guards (copying the
+       column and depth guards onto the copy, which do not mention rows),
+       out of [jr], past [ir], out of [kk] and [jm], [jo], and then past
+       every row loop up to [ko]. *)
     rw let_intro_smul_r.
     rw ll_guard_dup at (iverson (_ <? K) _).
+    rw ll_guard at (iverson (_ <? M) _).
+    rw ll_guard at (iverson (_ <? mc) _).
     rw ll_guard_dup at (iverson (_ <? N) _).
     rw ll_guard_dup at (iverson (_ <? nc) _).
     rw let_gen_lift0 at (genr 0 nr _).
+    rw ll_gen at (genr 0 mr _).
     rw let_sum_lift0 at (sumr 0 kc _).
+    rw ll_transpose at (transpose mr nr _).
     rw let_gen_lift0 at (genr 0 (cdiv nc nr) _).
     rw ll_flatten at (flatten (cdiv nc nr) nr _).
     rw ll_trunc_r at (trunc_r nc _).
     rw let_gen_lift0 at (genr 0 (cdiv N nc) _).
     rw ll_flatten at (flatten (cdiv N nc) nc _).
     rw ll_trunc_r at (trunc_r N _).
-    (* ... then, since the panel does not depend on the row, past the row
-       guards and every row loop, up to the [ko] loop. *)
-    rw ll_guard at (iverson (_ <? M) _).
-    rw ll_guard at (iverson (_ <? mc) _).
-    rw ll_gen at (genr 0 mr _).
+    rw ll_transpose at (transpose N mr _).
     rw ll_gen at (genr 0 (cdiv mc mr) _).
     rw ll_flatten at (flatten (cdiv mc mr) mr _).
     rw ll_trunc_r at (trunc_r mc _).
     rw ll_gen at (genr 0 (cdiv M mc) _).
     rw ll_flatten at (flatten (cdiv M mc) mc _).
     rw ll_trunc_r at (trunc_r M _).
+    (* One guard on the B copy, so that the guard patterns below only
+       see the product's guards. *)
+    rw guard_merge.
+    rw guard_merge.
+    (* Pack A: the same, keeping the row and depth guards, up to [io]. *)
+    rw let_intro_smul_l.
+    rw ll_guard_dup at (iverson (_ <? K) _).
+    rw ll_guard_dup at (iverson (_ <? M) _).
+    rw ll_guard_dup at (iverson (_ <? mc) _).
+    rw ll_guard at (iverson (_ <? N) _).
+    rw ll_guard at (iverson (_ <? nc) _).
+    rw ll_gen at (genr 0 nr _).
+    rw let_gen_lift0 at (genr 0 mr _).
+    rw let_sum_lift0 at (sumr 0 kc _).
+    rw ll_transpose at (transpose mr nr _).
+    rw ll_gen at (genr 0 (cdiv nc nr) _).
+    rw ll_flatten at (flatten (cdiv nc nr) nr _).
+    rw ll_trunc_r at (trunc_r nc _).
+    rw ll_gen at (genr 0 (cdiv N nc) _).
+    rw ll_flatten at (flatten (cdiv N nc) nc _).
+    rw ll_trunc_r at (trunc_r N _).
+    rw ll_transpose at (transpose N mr _).
+    rw let_gen_lift0 at (genr 0 (cdiv mc mr) _).
+    rw ll_flatten at (flatten (cdiv mc mr) mr _).
+    rw ll_trunc_r at (trunc_r mc _).
+    (* One guard on the A copy and one in the micro-kernel. *)
+    rw guard_merge.
+    rw guard_merge.
+    rw guard_merge.
+    rw guard_merge.
+    rw guard_merge.
+    rw guard_merge.
     done.
   Qed.
-
   (** The derived program. *)
   Definition matmul_tiled_expected :=
     SUM [ ko < cdiv K kc ]
       tlet Bp :=
         GEN [ jo < cdiv N nc ] GEN [ jm < cdiv nc nr ] GEN [ kk < kc ] GEN [ jr < nr ]
-          |[ jm * nr + jr <? nc ]| |[ jo * nc + (jm * nr + jr) <? N ]| |[ ko * kc + kk <? K ]|
+          |[ (jm * nr + jr <? nc) && (jo * nc + (jm * nr + jr) <? N) && (ko * kc + kk <? K) ]|
             B _[ ko * kc + kk ] _[ jo * nc + (jm * nr + jr) ] in
       trunc_r M (flatten (cdiv M mc) mc (GEN [ io < cdiv M mc ]
-        trunc_r mc (flatten (cdiv mc mr) mr (GEN [ im < cdiv mc mr ] GEN [ ir < mr ]
-          |[ im * mr + ir <? mc ]| |[ io * mc + (im * mr + ir) <? M ]|
-          trunc_r N (flatten (cdiv N nc) nc (GEN [ jo < cdiv N nc ]
+        tlet Ap :=
+          GEN [ im < cdiv mc mr ] GEN [ kk < kc ] GEN [ ir < mr ]
+            |[ (im * mr + ir <? mc) && (io * mc + (im * mr + ir) <? M) && (ko * kc + kk <? K) ]|
+              A _[ io * mc + (im * mr + ir) ] _[ ko * kc + kk ] in
+        trunc_r mc (flatten (cdiv mc mr) mr (GEN [ im < cdiv mc mr ]
+          transpose N mr (trunc_r N (flatten (cdiv N nc) nc (GEN [ jo < cdiv N nc ]
             trunc_r nc (flatten (cdiv nc nr) nr (GEN [ jm < cdiv nc nr ]
-              SUM [ kk < kc ] GEN [ jr < nr ]
-                |[ jm * nr + jr <? nc ]| |[ jo * nc + (jm * nr + jr) <? N ]|
-                |[ ko * kc + kk <? K ]|
-                  A _[ io * mc + (im * mr + ir) ] _[ ko * kc + kk ] *
-                  Bp _[ jo ] _[ jm ] _[ kk ] _[ jr ])))))))).
+              transpose mr nr (SUM [ kk < kc ] GEN [ ir < mr ] GEN [ jr < nr ]
+                |[ (jm * nr + jr <? nc) && (jo * nc + (jm * nr + jr) <? N) &&
+                   (im * mr + ir <? mc) && (io * mc + (im * mr + ir) <? M) &&
+                   (ko * kc + kk <? K) ]|
+                  Ap _[ im ] _[ kk ] _[ ir ] * Bp _[ jo ] _[ jm ] _[ kk ] _[ jr ])))))))))).
 
   Lemma matmul_tiled_is_expected : matmul_tiled = matmul_tiled_expected.
   Proof. reflexivity. Qed.
