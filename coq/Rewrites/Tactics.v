@@ -91,13 +91,13 @@ with atl_descend_into tac :=
       tryif atl_is_index a then fail else (eapply (f_equal F); atl_descend tac)
   end.
 
-(** [atl_everywhere tac]: run [tac] once at every node, top-down; where
-    [tac] fails the node is left as is.  Children of a rewritten node are
-    visited in the rewritten term. *)
+(** [atl_everywhere tac]: run [tac] once at every node, bottom-up (so a
+    node sees its children already rewritten); where [tac] fails the node
+    is left as is. *)
 Ltac atl_everywhere tac :=
   etransitivity;
-  [ first [ tac | reflexivity ]
-  | atl_beta_lhs; atl_fresh_rhs ltac:(atl_children ltac:(atl_everywhere tac)) ]
+  [ atl_fresh_rhs ltac:(atl_children ltac:(atl_everywhere tac))
+  | atl_beta_lhs; first [ tac | reflexivity ] ]
 with atl_children k :=
   lazymatch goal with
   | |- genr _ _ (fun x => _) = _ =>
@@ -252,25 +252,65 @@ Tactic Notation "inline" reference(c) :=
       else change (P' = R); atl_beta_lhs
   end.
 
-(** [name_buffer e as x]: at the first node containing [e], where all of
-    [e]'s variables are bound, bind [e] as a let buffer [x]. *)
-Ltac atl_name_root e x :=
+(** [name_buffer pat as x]: bind a subterm as a let buffer [x] (let
+    introduction).  [pat] is a pattern whose holes stand for the program's
+    loop variables, e.g. [name_buffer (x _[ _ ] _[ _ + _ ]) as a].  The let
+    is placed at the smallest node strictly containing the first matching
+    subterm, i.e. as close to its use as possible (Fig. 12, first step);
+    the [ll_*] and [let_*_lift] rewrites then move it outward. *)
+Ltac atl_descend_post tac :=
+  atl_fresh_rhs ltac:(first [ atl_descend_into_post tac | tac ])
+with atl_descend_into_post tac :=
+  lazymatch goal with
+  | |- genr _ _ (fun x => _) = _ =>
+      eapply genr_ctx; let i := fresh x in let Hi := fresh "H" i in
+      intros i Hi; atl_beta_lhs; atl_descend_post tac
+  | |- sumr _ _ (fun x => _) = _ =>
+      eapply sumr_ctx; let i := fresh x in let Hi := fresh "H" i in
+      intros i Hi; atl_beta_lhs; atl_descend_post tac
+  | |- iverson _ _ = _ =>
+      eapply iverson_ctx; let Hp := fresh "Hguard" in intros Hp; atl_descend_post tac
+  | |- atl_let _ (fun x => _) = _ =>
+      first
+        [ eapply let_ctx;
+          [ atl_descend_post tac
+          | let y := fresh x in let Hy := fresh "H" y in intros y Hy; reflexivity ]
+        | eapply let_ctx;
+          [ reflexivity
+          | let y := fresh x in let Hy := fresh "H" y in
+            intros y Hy; atl_beta_lhs; atl_descend_post tac ] ]
+  | |- ?F ?a ?b = _ =>
+      first
+        [ tryif atl_is_index a then fail else
+            (eapply (f_equal2 F); [ atl_descend_post tac | reflexivity ])
+        | tryif atl_is_index b then fail else
+            (eapply (f_equal2 F); [ reflexivity | atl_descend_post tac ]) ]
+  | |- ?F ?a = _ =>
+      tryif atl_is_index a then fail else (eapply (f_equal F); atl_descend_post tac)
+  end.
+
+Ltac atl_name_root pat x :=
   idtac;
   lazymatch goal with
   | |- ?t = _ =>
-      let e' := constr:(e) in
-      lazymatch t with context [e'] => idtac | _ => fail end;
-      tryif constr_eq t e' then fail else idtac;
-      let T := type of e' in
-      let F := constr:(fun x : T => ltac:(
-                 let body := lazymatch goal with |- _ => eval pattern e' in t end in
-                 lazymatch body with ?G _ => let b := eval cbv beta in (G x) in exact b end)) in
-      eapply (let_intro e' F)
+      let p := open_constr:(pat) in
+      match t with
+      | context [?e] =>
+          tryif constr_eq e t then fail else idtac;
+          atl_skel p e; unify e p;
+          let T := type of e in
+          let F := constr:(fun x : T => ltac:(
+                     let body := eval pattern e in t in
+                     lazymatch body with ?G _ => let b := eval cbv beta in (G x) in exact b end)) in
+          eapply (let_intro e F)
+      end
   end.
 
-Tactic Notation "name_buffer" uconstr(e) "as" ident(x) :=
-  tryif atl_step ltac:(atl_name_root e x) then idtac
-  else (fail 0 "name_buffer: no node contains the given subterm with its variables in scope").
+Tactic Notation "name_buffer" uconstr(pat) "as" ident(x) :=
+  atl_check_goal;
+  tryif (etransitivity; [ atl_descend_post ltac:(atl_name_root pat x) | ]; atl_beta_lhs)
+  then idtac
+  else fail 0 "name_buffer: no subterm of the program matches" pat.
 
 (** [simpl_guard]: one top-down pass; see the header. *)
 Ltac atl_guard_root :=

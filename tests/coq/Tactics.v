@@ -1,0 +1,74 @@
+(* Pinned behaviour of the derivation tactics (output compared with Tactics.ref).
+   Each block shows a tactic working, or refusing with its message. *)
+From Coq Require Import ZArith List derive.Derive.
+From Verisched Require Import ATL.
+Import ListNotations.
+Open Scope Z_scope. Open Scope atl_scope.
+
+Section Tactics.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n m : Z) (f : Z -> S) (w : Z -> S) (v : Z -> Z -> S).
+
+  (* rw: access into a generation needs its bounds; the guard supplies them. *)
+  Definition p1 := GEN [ i < n ] |[ 1 <=? i ]| (GEN [ j < n ] f _[ j ]) _[ i - 1 ].
+  Derive q1 SuchThat (p1 = q1) As q1_ok.
+  Proof. reschedule. rw get_gen. done. Qed.
+  Print q1.
+
+  (* An out-of-bounds access cannot be rewritten: rw names the site and the
+     side condition it could not prove. *)
+  Definition p2 := GEN [ i < n ] (GEN [ j < n ] f _[ j ]) _[ i + 1 ].
+  Derive q2 SuchThat (p2 = q2) As q2_ok.
+  Proof.
+    reschedule.
+    Fail rw get_gen.
+    (* the unconditional form keeps the bounds as a guard *)
+    rw get_gen_some.
+    done.
+  Qed.
+  Print q2.
+
+  (* Wrong bounds: splitting a sum at a point outside its range is refused. *)
+  Definition p3 := SUM [ i < n ] f _[ i ].
+  Derive q3 SuchThat (0 <= n -> p3 = q3) As q3_ok.
+  Proof.
+    reschedule.
+    Fail rw (sum_split _ (n + 1)).
+    done.
+  Qed.
+
+  (* An unknown lemma is an error from Coq itself. *)
+  Derive q4 SuchThat (p3 = q4) As q4_ok.
+  Proof. reschedule. Fail rw no_such_lemma. done. Qed.
+
+  (* rw outside a derivation. *)
+  Goal p3 = p3. Fail rw sum_zero. reflexivity. Qed.
+
+  (* name_buffer binds a subterm that mentions loop variables; the let is
+     placed where they are bound. *)
+  Definition p5 := GEN [ i < n ] SUM [ r < m ] w _[ r ] * f _[ i + r ].
+  Derive q5 SuchThat (p5 = q5) As q5_ok.
+  Proof. reschedule. name_buffer (f _[ _ + _ ]) as a. Fail name_buffer (v _[ _ ]) as b. done. Qed.
+  Print q5.
+
+  (* simpl_guard removes guards that hold in context and zeroes false ones. *)
+  Definition p6 := GEN [ i < n ] |[ 0 <=? i ]| f _[ i ] <+> |[ n <=? i ]| w _[ i ].
+  Derive q6 SuchThat (p6 = q6) As q6_ok.
+  Proof. reschedule. simpl_guard. done. Qed.
+  Print q6.
+
+  (* rw at a pattern chooses among several sites. *)
+  Definition p7 := GEN [ i < n ] f _[ i ] <+> w _[ i ].
+  Derive q7 SuchThat (p7 = q7) As q7_ok.
+  Proof. reschedule. rw tadd_comm' at (f _[ _ ] <+> _). Fail rw tadd_comm' at (v _[ _ ]). done. Qed.
+  Print q7.
+
+  (* check_safe proves accesses in bounds or lists those it cannot. *)
+  Definition p8 := GEN [ i < n ] GEN [ j < m ] v _[ i ] _[ j ] <+> |[ i + 1 <? n ]| v _[ i + 1 ] _[ j ].
+  Derive q8 SuchThat (shaped [n; m] v -> p8 = q8) As q8_ok.
+  Proof. reschedule. check_safe. done. Qed.
+
+  Definition p9 := GEN [ i < n ] GEN [ j < m ] v _[ i + 1 ] _[ j ].
+  Derive q9 SuchThat (shaped [n; m] v -> p9 = q9) As q9_ok.
+  Proof. reschedule. Fail check_safe. done. Qed.
+End Tactics.
