@@ -86,4 +86,47 @@ Section Blur.
   Lemma blur_two_stage_is : blur_two_stage = blur_two_stage_expected.
   Proof. reflexivity. Qed.
 
+  Derive blur_fused SuchThat (blur v = blur_fused) As blur_fused_correct.
+  Proof.
+    reschedule.
+    inline blur_y.
+    rw blur_x_guard. rw blur_x_guard. rw blur_x_guard.
+    inline blur_xg.
+    rw (gen_peel n (n - 1) (n - 2)).
+    rw (gen_peel_inner (X := S) 1 (n - 1) m (m - 1) (m - 2)).
+    simpl_guards. simpl_guards.
+    done.
+  Qed.
+
+  Definition blur_fused_expected :=
+    concat 1 (n - 1)
+      (GEN [ y < 1 ] GEN [ x < m ]
+         (|[ 0 <=? x - 1 ]| v _[ y ] _[ x - 1 ]) <+> v _[ y ] _[ x ] <+>
+         (|[ x + 1 <? m ]| v _[ y ] _[ x + 1 ]) <+>
+         ((|[ 0 <=? x - 1 ]| v _[ y + 1 ] _[ x - 1 ]) <+> v _[ y + 1 ] _[ x ] <+>
+          (|[ x + 1 <? m ]| v _[ y + 1 ] _[ x + 1 ])))
+      (concat (n - 2) 1
+         (GENR [ 1 <= y < n - 1 ]
+            concat 1 (m - 1)
+              (GEN [ x < 1 ]
+                 v _[ y - 1 ] _[ x ] <+> v _[ y - 1 ] _[ x + 1 ] <+>
+                 (v _[ y ] _[ x ] <+> v _[ y ] _[ x + 1 ]) <+>
+                 (v _[ y + 1 ] _[ x ] <+> v _[ y + 1 ] _[ x + 1 ]))
+              (concat (m - 2) 1
+                 (GENR [ 1 <= x < m - 1 ]
+                    v _[ y - 1 ] _[ x - 1 ] <+> v _[ y - 1 ] _[ x ] <+> v _[ y - 1 ] _[ x + 1 ] <+>
+                    (v _[ y ] _[ x - 1 ] <+> v _[ y ] _[ x ] <+> v _[ y ] _[ x + 1 ]) <+>
+                    (v _[ y + 1 ] _[ x - 1 ] <+> v _[ y + 1 ] _[ x ] <+> v _[ y + 1 ] _[ x + 1 ]))
+                 (GENR [ m - 1 <= x < m ]
+                    v _[ y - 1 ] _[ x - 1 ] <+> v _[ y - 1 ] _[ x ] <+>
+                    (v _[ y ] _[ x - 1 ] <+> v _[ y ] _[ x ]) <+>
+                    (v _[ y + 1 ] _[ x - 1 ] <+> v _[ y + 1 ] _[ x ]))))
+         (GENR [ n - 1 <= y < n ] GEN [ x < m ]
+            (|[ 0 <=? x - 1 ]| v _[ y - 1 ] _[ x - 1 ]) <+> v _[ y - 1 ] _[ x ] <+>
+            (|[ x + 1 <? m ]| v _[ y - 1 ] _[ x + 1 ]) <+>
+            ((|[ 0 <=? x - 1 ]| v _[ y ] _[ x - 1 ]) <+> v _[ y ] _[ x ] <+>
+             (|[ x + 1 <? m ]| v _[ y ] _[ x + 1 ])))).
+
+  Lemma blur_fused_is : blur_fused = blur_fused_expected.
+  Proof. reflexivity. Qed.
 End Blur.
