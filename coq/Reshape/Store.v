@@ -31,4 +31,16 @@ Section Store.
     unfold atl_let; apply genr_ext_ctx; intros ii Hii; rewrite get_gen by lia.
     destruct (p ii); reflexivity.
   Qed.
+  (** A read of [b] inside the window [lo, lo + len) is a read of the
+      window, stored as its own generation: with [name_buffer] this gives
+      each tile its own copy of the part of a stage it reads (Halide's
+      [compute_at], Sec. 2). *)
+  Lemma get_window (b : Z -> X) lo len k :
+    lo <= k < lo + len ->
+    get b k = get (genr 0 len (fun w => get b (lo + w))) (k - lo).
+  Proof. intros; rewrite get_gen by lia; f_equal; lia. Qed.
+
+  (** Rewrite an index to an equal one (proved by [solve_idx]). *)
+  Lemma get_reindex (v : Z -> X) i j : i = j -> get v i = get v j.
+  Proof. intros ->; reflexivity. Qed.
 End Store.
