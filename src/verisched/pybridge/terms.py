@@ -15,7 +15,6 @@ expressions (`Expr`) denote scalars or tensors of any rank.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 # ---------------------------------------------------------------------------
 # Index expressions over Z (Fig. 1: x | i | I+I | I-I | I*I | ceil(I/I) | I/I | I%I)
@@ -43,7 +42,7 @@ class IBin:
     right: Idx
 
 
-Idx = Union[IVar, IConst, IBin]
+Idx = IVar | IConst | IBin
 
 IDX_OPS = ("+", "-", "*", "/", "%", "cdiv")
 
@@ -71,7 +70,7 @@ class PAnd:
     right: Pred
 
 
-Pred = Union[PBool, PCmp, PAnd]
+Pred = PBool | PCmp | PAnd
 
 CMP_OPS = ("<", "<=", "=")
 
@@ -231,10 +230,10 @@ class TruncL:
     body: Expr
 
 
-Expr = Union[
-    Var, Zero, Gen, Sum, Guard, Let, Get, TAdd, SBin,
-    Concat, Transpose, Flatten, Split, PadR, PadL, TruncR, TruncL,
-]
+Expr = (
+    Var | Zero | Gen | Sum | Guard | Let | Get | TAdd | SBin
+    | Concat | Transpose | Flatten | Split | PadR | PadL | TruncR | TruncL
+)
 
 RESHAPES = (Concat, Transpose, Flatten, Split, PadR, PadL, TruncR, TruncL)
 
