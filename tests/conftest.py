@@ -19,7 +19,8 @@ REPO = Path(__file__).resolve().parents[1]
 def _library_ready() -> str | None:
     if shutil.which("coqtop") is None:
         return "coqtop is not installed"
-    if not (REPO / "coq" / "ATL.vo").exists() or not (REPO / "coq" / "Bridge" / "Print.vo").exists():
+    needed = [REPO / "coq" / "ATL.vo", REPO / "coq" / "Bridge" / "Print.vo"]
+    if not all(p.exists() for p in needed):
         return "the Coq library is not built (run `make proofs`)"
     return None
 

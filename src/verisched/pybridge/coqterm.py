@@ -183,6 +183,9 @@ class _Parser:
         if t.kind == "num":
             self.i += 1
             return IConst(int(t.text))
+        if t.text == "-" and self.peek().kind == "num" and not self.peek().space_before:
+            self.i += 2
+            return IConst(-int(self.toks[self.i - 1].text))
         if t.text == "(":
             self.i += 1
             if self.at("-") and self.peek().kind == "num" and self.peek(2).text == ")":
@@ -256,7 +259,7 @@ class _Parser:
             else:
                 return left
 
-    def expr_prefix(self, level: int) -> tuple[Expr, int]:
+    def expr_prefix(self, level: int, check_app: bool = True) -> tuple[Expr, int]:
         t = self.tok
         if t.text in ("GEN", "SUM"):
             self.i += 1
@@ -314,14 +317,15 @@ class _Parser:
                 return cls(*args), 10
             self.i += 1
             nxt = self.tok
-            if nxt.kind in ("ident", "num") and nxt.text not in KEYWORDS or nxt.text == "(":
+            if check_app and (nxt.kind in ("ident", "num") and nxt.text not in KEYWORDS
+                              or nxt.text == "("):
                 raise self.fail(f"unsupported application of {head!r} (not an ATL construct)")
             return Var(head), 0
         raise self.fail("expected an ATL expression")
 
     def expr_arg(self) -> Expr:
         """An application argument (Coq level 9): an atom with its accesses."""
-        left, llev = self.expr_prefix(9)
+        left, llev = self.expr_prefix(9, check_app=False)
         if llev > 9:
             raise self.fail("application argument must be parenthesised")
         while self.at("_["):
@@ -415,7 +419,7 @@ def idx_str(i: Idx, level: int = 200) -> str:
     if isinstance(i, IVar):
         return i.name
     if isinstance(i, IConst):
-        return str(i.value)
+        return f"({i.value})" if i.value < 0 and level <= 9 else str(i.value)
     if i.op == "cdiv":
         s, lev = f"cdiv {idx_str(i.left, 9)} {idx_str(i.right, 9)}", 10
     elif i.op in ("+", "-"):

@@ -85,6 +85,7 @@ def evaluate(
     inputs: Mapping[str, np.ndarray | float | int],
     sizes: Mapping[str, int] | None = None,
     dtype: np.dtype | type | None = None,
+    rank: int | None = None,
 ) -> np.ndarray:
     """The value of `e` on the given inputs, as an array over its extents.
 
@@ -92,6 +93,8 @@ def evaluate(
         inputs: tensor (and scalar) inputs by name
         sizes:  size parameters (index variables) by name
         dtype:  element type; by default that of the inputs
+        rank:   the program's rank, if known: a program that is (partly) a
+                bare zero has no extents of its own, and gets extent 0 there
     """
     arrays = {k: np.asarray(v) for k, v in inputs.items()}
     if dtype is None:
@@ -102,7 +105,19 @@ def evaluate(
                {k: _Val(a.astype(dt, copy=False), 0) for k, a in arrays.items()}, dt)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         v = _eval(e, env)
-    return np.asarray(v.arr)
+    arr = np.asarray(v.arr)
+    if rank is not None and arr.ndim < rank:
+        arr = _expand_rank(arr, rank - arr.ndim)
+    return arr
+
+
+def _expand_rank(arr: np.ndarray, extra: int) -> np.ndarray:
+    """A zero tensor's missing inner axes, as axes of extent 0.
+
+    Only zeros are ever rank-deficient (a lone `tzero` has every shape), so
+    nothing is lost.
+    """
+    return np.zeros(arr.shape + (0,) * extra, dtype=arr.dtype)
 
 
 # ---------------------------------------------------------------------------
@@ -198,9 +213,8 @@ def _eval(e: Expr, env: _Env) -> _Val:
         mask = p.reshape(p.shape + (1,) * body.rank)
         return _Val(np.where(mask, body.arr, np.zeros((), dtype=env.dtype)), d)
     if isinstance(e, Let):
+        # Evaluated once and shared by every use, as the buffer it denotes (Fig. 3).
         value = _eval(e.value, env)
-        # Materialise once: the buffer is shared by every use (Fig. 3).
-        value = _Val(np.ascontiguousarray(value.arr), value.depth)
         inner = _Env(d, env.indices, {**env.tensors, e.var: value}, env.dtype)
         return _eval(e.body, inner)
     if isinstance(e, Get):
@@ -284,15 +298,14 @@ def _fit(arr: np.ndarray, axis: int, n: int) -> np.ndarray:
 
 def _tadd(a: _Val, b: _Val, env: _Env) -> _Val:
     d = env.depth
-    if a.rank != b.rank:
-        # A rank-0 operand of a tensor-typed <+> can only be a zero.
-        if a.rank == 0:
-            return b
-        if b.rank == 0:
-            return a
-        raise InterpError(f"<+> of tensors of ranks {a.rank} and {b.rank}")
     x, y = a.arr, b.arr
-    for ax in range(d, d + a.rank):
+    if a.rank != b.rank:
+        # The operand of lower rank is a zero (see _expand_rank).
+        if a.rank < b.rank:
+            x = _expand_rank(x, b.rank - a.rank)
+        else:
+            y = _expand_rank(y, a.rank - b.rank)
+    for ax in range(d, x.ndim):
         n = max(x.shape[ax], y.shape[ax])
         x, y = _fit(x, ax, n), _fit(y, ax, n)
     return _Val(x + y, d)
@@ -322,10 +335,8 @@ def _eval_reshape(e: Expr, env: _Env) -> _Val:
 
     def body_of(x: Expr, rank: int) -> np.ndarray:
         v = _eval(x, env)
-        if v.rank == 0:  # a zero of tensor type
-            return np.zeros(v.arr.shape + (0,) * rank, dtype=env.dtype)
-        if v.rank < rank:
-            raise InterpError(f"{type(e).__name__} needs a tensor of rank >= {rank}")
+        if v.rank < rank:  # a zero of tensor type
+            return _expand_rank(v.arr, rank - v.rank)
         return v.arr
 
     if isinstance(e, Concat):
