@@ -54,7 +54,8 @@ def canonical(e: Expr) -> Expr:
     kwargs = {}
     for name in e.__dataclass_fields__:
         v = getattr(e, name)
-        is_expr = not isinstance(v, (IVar, IConst, IBin, PBool, PCmp, PAnd))
+        is_expr = hasattr(v, "__dataclass_fields__") and not isinstance(
+            v, (IVar, IConst, IBin, PBool, PCmp, PAnd))
         kwargs[name] = canonical(v) if is_expr else v
     return type(e)(**kwargs)
 
