@@ -18,7 +18,7 @@
     outside its range (Tensor/Core.v). *)
 
 From Coq Require Import ZArith Bool Lia FunctionalExtensionality.
-From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Reshape.Defs.
+From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Reshape.Defs Reshape.Duals.
 From Verisched Require Import Rewrites.Context Rewrites.Guard Rewrites.Gen Rewrites.Tactics.
 From Verisched Require Export Reshape.Modes.
 Open Scope Z_scope.
@@ -120,7 +120,7 @@ Section Transpose.
   (** A let moves out of a transposition (its value does not depend on
       the transposed indices), as in Fig. 9's [let buf := .. in (..)^T]. *)
   Lemma ll_transpose {Y} N M (e1 : Y) (f : Y -> Z -> Z -> X) :
-    transpose N M (atl_let e1 f) = atl_let e1 (fun b => transpose N M (f b)).
+    transpose N M (atl_let e1 f) = atl_let e1 (fun buf => transpose N M (f buf)).
   Proof. reflexivity. Qed.
 
   (** Exchanging two generations is a transposition. *)
@@ -177,6 +177,44 @@ Section Transpose.
     intros -> -> -> HM; rewrite (gen_partition_cols a b 0 1 (M - 1) M f) by lia.
     repeat (f_equal; try lia).
   Qed.
+
+  (** Two-dimensional tiling in Fig. 9's form: the [N x M] block
+      [a <= y < b], [c <= x < d] as [ceil(N/kn)] row strips, each the
+      transpose of [ceil(M/km)] tiles of [km x kn] stacked along the
+      columns, each tile the transpose of a [kn x km] row-major tile;
+      flattening and truncation reassemble the block.  Points of the last
+      (partial) tiles that fall outside the block are guarded off.  The
+      image row of tile row [yi] is written [a + yo * kn + yi], so that
+      the stage lemma [stage_rows3] finds the tile's origin [a + yo * kn]
+      by first-order unification. *)
+  Lemma gen_tile2 a b c d N M kn km (f : Z -> Z -> X) :
+    N = b - a -> M = d - c -> 0 < kn -> 0 < km ->
+    genr a b (fun y => genr c d (f y)) =
+    trunc_r N (flatten (cdiv N kn) kn (genr 0 (cdiv N kn) (fun yo =>
+      transpose M kn (trunc_r M (flatten (cdiv M km) km (genr 0 (cdiv M km) (fun xo =>
+        transpose kn km (genr 0 kn (fun yi => genr 0 km (fun xi =>
+          iverson ((yo * kn + yi <? N) && (xo * km + xi <? M))
+            (f (a + yo * kn + yi) (c + xo * km + xi)))))))))))).
+  Proof.
+    intros -> -> Hkn Hkm.
+    rewrite (genr_shift a b), (gen_tile kn (b - a)) by lia.
+    f_equal; f_equal; apply genr_ext_ctx; intros yo Hyo; cbv beta.
+    transitivity (genr 0 kn (fun yi => genr c d (fun x =>
+                    iverson (yo * kn + yi <? b - a) (f (a + (yo * kn + yi)) x)))).
+    { apply genr_ext_ctx; intros; symmetry; apply genr_iverson. }
+    rewrite (gen_swap_transpose 0 kn c d); replace (kn - 0) with kn by lia; f_equal.
+    rewrite (genr_shift c d), (gen_tile km (d - c)) by lia.
+    f_equal; f_equal; apply genr_ext_ctx; intros xo Hxo; cbv beta.
+    transitivity (genr 0 km (fun xi => genr 0 kn (fun yi =>
+                    iverson ((yo * kn + yi <? b - a) && (xo * km + xi <? d - c))
+                      (f (a + yo * kn + yi) (c + xo * km + xi))))).
+    { apply genr_ext_ctx; intros xi Hxi; rewrite <- genr_iverson.
+      apply genr_ext_ctx; intros yi Hyi.
+      destruct (yo * kn + yi <? b - a), (xo * km + xi <? d - c); cbn [andb iverson];
+        try reflexivity.
+      f_equal; lia. }
+    rewrite (gen_swap_transpose 0 km 0 kn); f_equal; lia.
+  Qed.
 End Transpose.
 
 
@@ -191,6 +229,7 @@ Arguments gen_swap_transpose {X _} (a b c d)%Z g%atl_scope.
 Arguments gen_peel {X _ _} (N N1 N2)%Z f%atl_scope.
 Arguments gen_peel_inner {X _ _} (a b M M1 M2)%Z f%atl_scope.
 Arguments gen_peel_cols {X _ _} (a b N M M1 M2)%Z f%atl_scope.
+Arguments gen_tile2 {X _ _} (a b c d N M kn km)%Z f%atl_scope.
 Arguments gen_partition_cols {X _ _} (a b lo c1 c2 hi)%Z f%atl_scope.
 Arguments ll_transpose {X _ Y} (N M)%Z (e1 f)%atl_scope.
 
