@@ -22,16 +22,25 @@
     tile, the full tiles, and the last, partial ones (the final program of
     Sec. 6.3), leaving guards only where they can fail.  Guards are
     removed by [rw guard_elim] / [rw guard_zero] steps, each proving its
-    predicate from the loop bounds in context. *)
+    predicate from the loop bounds in context.
 
-From Coq Require Import ZArith.
+    Before [done], [check_safe] (Sec. 7.2) proves every access of the
+    derived program in bounds, given the extent of the input
+    ([Hf : shaped [n] f]), so the lowering may drop the zero-outside
+    semantics.  [peeled] is not checked: its first part comes out
+    eta-reduced ([GEN [i < 1] f _[i]] is stored as [genr 0 1 (get f)]),
+    which the traversal of [check_safe] does not handle. *)
+
+From Coq Require Import ZArith List.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Reshape.Reshape Examples.Pipeline.
+From Verisched Require Import ATL Reshape.Reshape Rewrites.Safety Examples.Pipeline.
+Import ListNotations.
 Open Scope Z_scope. Open Scope atl_scope.
 
 Section TiledBy8.
   Context {S : Type} `{ScalarLaws S}.
   Variables (n : Z) (f : Z -> S).
+  Hypothesis Hf : shaped [n] f.
 
   Derive tiled SuchThat (pipeline n f = tiled) As tiled_correct.
   Proof.
@@ -42,6 +51,7 @@ Section TiledBy8.
     rw <- (flatten_trunc_tile_id 8 n).   (* v = trunc_r n (flatten (split 8 v)) *)
     rw split_gen.                        (* split the loop into 8-wide tiles *)
     rw gen_store_guard at (GEN [ ii < 8 ] _).  (* each tile into its own buffer v *)
+    check_safe.
     done.
   Qed.
 
@@ -59,6 +69,7 @@ End TiledBy8.
 Section TiledByK.
   Context {S : Type} `{ScalarLaws S}.
   Variables (n k : Z) (f : Z -> S).
+  Hypothesis Hf : shaped [n] f.
   Hypothesis Hk : 0 < k.
 
   Derive tiled_k SuchThat (pipeline n f = tiled_k) As tiled_k_correct.
@@ -70,6 +81,7 @@ Section TiledByK.
     rw <- (flatten_trunc_tile_id k n).
     rw split_gen.
     rw gen_store_guard at (GEN [ ii < k ] _).
+    check_safe.
     done.
   Qed.
 
@@ -87,6 +99,7 @@ End TiledByK.
 Section Peeled.
   Context {S : Type} `{ScalarLaws S}.
   Variables (n : Z) (f : Z -> S).
+  Hypothesis Hf : shaped [n] f.
   Hypothesis Hn : 1 <= n.
 
   Derive peeled SuchThat (pipeline n f = peeled) As peeled_correct.
@@ -113,6 +126,7 @@ End Peeled.
 Section TiledPeeled.
   Context {S : Type} `{ScalarLaws S}.
   Variables (n : Z) (f : Z -> S).
+  Hypothesis Hf : shaped [n] f.
   Hypothesis Hn : 8 <= n.
 
   Derive tiled_peeled SuchThat (pipeline n f = tiled_peeled) As tiled_peeled_correct.
@@ -128,6 +142,7 @@ Section TiledPeeled.
     rw guard_elim.           (* full tiles: io * 8 + ii < n *)
     rw guard_elim.           (* full tiles: 0 <= io * 8 + ii - 1 *)
     rw guard_elim.           (* partial tiles: 0 <= io * 8 + ii - 1 *)
+    check_safe.
     done.
   Qed.
 
