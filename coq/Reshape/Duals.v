@@ -2,9 +2,12 @@
 
     The dual-introduction identities of Fig. 7 say that a pair of reshape
     operators composes to the identity.  Rewriting one right to left
-    ([rw <- L at pat]) wraps a subterm in the pair; unfolding the inner
-    operator ([inline]) and simplifying then changes the loop structure,
-    while the outer one stays as a lowering directive (Sec. 6.3).
+    wraps a subterm in the pair; its extents are not determined by the
+    subterm, so they are given, as in [rw <- (flatten_trunc_tile_id 8 n)]
+    (first site: the whole program) or [rw <- (...) at pat].  Unfolding
+    the inner operator ([inline], or [split_gen] for [split]) and
+    simplifying then changes the loop structure, while the outer one
+    stays as a lowering directive (Sec. 6.3).
 
     Fig. 7 as printed pairs [trunc_r] with [pad_l] and [trunc_l] with
     [pad_r]; with the definitions of Fig. 5 the identities hold for the
