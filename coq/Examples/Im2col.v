@@ -14,17 +14,16 @@
     of [k], which the value does not mention, just moves the let
     ([ll_gen]).  Each [rw] below is one line of Fig. 12.
 
-    Two tactical notes.  [name_buffer (x _[n] _[c] _[p + r]) as a] is
-    the natural first step, but its argument cannot mention the program's
-    loop variables (they are not in scope where the tactic is called), so
-    the let is introduced at the right operand of the product
-    ([let_intro_smul_r], Rewrites/Extra.v).  And the lifts use
-    [let_gen_lift0]/[let_sum_lift0], the forms for loops starting at 0,
-    so that uses print as [a[n; p; c; r]] as in the paper. *)
+    Tactical note.  The lifts use [let_gen_lift0]/[let_sum_lift0], the
+    forms for loops starting at 0, so that uses print as [a[n; p; c; r]]
+    as in the paper; and every rewrite goes through [rwu], [rw] without
+    its syntactic pre-check, which rejects the let-lifting lemmas (see
+    Rewrites/Extra.v).  *)
 
 From Coq Require Import ZArith.
 From Coq Require Import derive.Derive.
 From Verisched Require Import ATL Rewrites.Extra.
+Import RwUnchecked.
 Open Scope Z_scope. Open Scope atl_scope.
 
 (** ** 1-D convolution (Fig. 12) *)
@@ -43,12 +42,12 @@ Section Im2col1D.
   Derive conv1d_im2col SuchThat (conv1d = conv1d_im2col) As conv1d_im2col_correct.
   Proof.
     reschedule.
-    rw let_intro_smul_r.   (* let a := x[n;c;p+r] in w[k;c;r] * a *)
-    rw let_sum_lift0.      (* hoist out of r: a := GEN r ..., use a[r] *)
-    rw let_sum_lift0.      (* out of c *)
-    rw let_gen_lift0.      (* out of p *)
-    rw ll_gen.             (* out of k: the value does not depend on k *)
-    rw let_gen_lift0.      (* out of n *)
+    name_buffer (x _[ _ ] _[ _ ] _[ _ + _ ]) as a.  (* let a := x[n;c;p+r] in w[k;c;r] * a *)
+    rwu let_sum_lift0.      (* hoist out of r: a := GEN r ..., use a[r] *)
+    rwu let_sum_lift0.      (* out of c *)
+    rwu let_gen_lift0.      (* out of p *)
+    rwu ll_gen.             (* out of k: the value does not depend on k *)
+    rwu let_gen_lift0.      (* out of n *)
     done.
   Qed.
 
@@ -102,23 +101,23 @@ Section Im2col2D.
   Proof.
     reschedule.
     (* One reduction index [j] for [(c, s, r)], row-major. *)
-    rw sum_flatten3.
+    rwu sum_flatten3.
     (* The im2col buffer: bind the read of [x], hoist it out of j, p, q
        (each becomes a dimension of [a]), past k, and out of n. *)
-    rw let_intro_smul_r.
-    rw let_sum_lift0.
-    rw let_gen_lift0.
-    rw let_gen_lift0.
-    rw ll_gen.
-    rw let_gen_lift0.
+    name_buffer (x _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as a.
+    rwu let_sum_lift0.
+    rwu let_gen_lift0.
+    rwu let_gen_lift0.
+    rwu ll_gen.
+    rwu let_gen_lift0.
     (* The packed weights: bind the read of [w], hoist it out of j, past
        p and q, out of k, and past n. *)
-    rw let_intro_smul_l.
-    rw let_sum_lift0.
-    rw ll_gen.
-    rw ll_gen.
-    rw let_gen_lift0.
-    rw ll_gen.
+    name_buffer (w _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as wm.
+    rwu let_sum_lift0.
+    rwu ll_gen.
+    rwu ll_gen.
+    rwu let_gen_lift0.
+    rwu ll_gen.
     done.
   Qed.
 

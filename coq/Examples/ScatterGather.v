@@ -24,11 +24,15 @@
     see the report), so we introduce it at the guarded access to [w]
     ([sum_indicator_get]), and then move [x[n;c;i]] and the guard inside
     ([smul_sum_l], [pg_iverson]).  The guard [i - p < R /\ 0 <= i - p] is
-    written in the figure's order and commuted first. *)
+    written in the figure's order and commuted first.
+
+    Every step goes through [rwu], [rw] without its syntactic pre-check,
+    which rejects the interchange lemmas (see Rewrites/Extra.v). *)
 
 From Coq Require Import ZArith.
 From Coq Require Import derive.Derive.
 From Verisched Require Import ATL Rewrites.Extra.
+Import RwUnchecked.
 Open Scope Z_scope. Open Scope atl_scope.
 
 Section ScatterGather.
@@ -47,26 +51,26 @@ Section ScatterGather.
   Proof.
     reschedule.
     (* [0 <= i - p /\ i - p < R]: the range form the indicator lemmas use. *)
-    rw guard_andb_comm.
+    rwu guard_andb_comm.
     (* Indicator introduction: [[..] w[k;c;i-p] = SUM r [r = i-p] w[k;c;r]]. *)
-    rw sum_indicator_get.
+    rwu sum_indicator_get.
     (* Fig. 11 line 3: [SUM r [r = i - p] (x[n;c;i] * w[k;c;r])]. *)
-    rw smul_sum_l.
-    rw pg_iverson.
+    rwu smul_sum_l.
+    rwu pg_iverson.
     (* Lines 4-7: [c] below [p]; then [i] below [n], [k] and [p]. *)
-    rw sum_gen_swap at (sumr 0 C _).
-    rw sum_gen_swap.
-    rw sum_gen_swap.
-    rw sum_gen_swap.
+    rwu sum_gen_swap at (sumr 0 C _).
+    rwu sum_gen_swap.
+    rwu sum_gen_swap.
+    rwu sum_gen_swap.
     (* Lines 8-9: [i] below [c] and [r]. *)
-    rw sum_swap at (sumr 0 W _).
-    rw sum_swap at (sumr 0 W _).
+    rwu sum_swap at (sumr 0 W _).
+    rwu sum_swap at (sumr 0 W _).
     (* Line 11: [[r = i - p]] as [[i = p + r]]. *)
-    rw guard_eqb_sub.
+    rwu guard_eqb_sub.
     (* Line 12: the sum over [i] collapses to its one term [i = p + r]. *)
-    rw sum_indicator.
+    rwu sum_indicator.
     (* Line 13: [0 <= p + r] holds under the loop bounds. *)
-    rw guard_and_l.
+    rwu guard_and_l.
     done.
   Qed.
 

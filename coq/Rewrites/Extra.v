@@ -1,11 +1,14 @@
 (** * Extra rewrites used by the Sec. 8 derivations (scatter-to-gather,
     im2col, packed matrix multiply): small general lemmas the core library
     lacks.  Each one is a plain equation whose sides unify first-order (or
-    by Miller patterns) with the programs, so [rw] can select its site
-    without lemma arguments. *)
+    by Miller patterns) with the programs, so a rewrite step can select
+    its site without lemma arguments (which cannot mention the program's
+    loop variables).  At the end, [rwu], a workaround for [rw]'s syntactic
+    pre-check; see there. *)
 
 From Coq Require Import ZArith Bool Lia FunctionalExtensionality.
 From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Rewrites.Gen Rewrites.Let.
+From Verisched Require Import Rewrites.Tactics.
 Open Scope Z_scope.
 
 Section Guards.
@@ -62,21 +65,6 @@ Section LetLift0.
   Qed.
 End LetLift0.
 
-Section LetIntro.
-  Context {S : Type} `{ScalarLaws S}.
-
-  (** Let introduction at an operand of a product (Sec. 8.3: "binding the
-      read-with-offset subexpression ... into an intermediary variable").
-      [name_buffer e as x] does this for any [e], but its argument cannot
-      mention loop variables of the program; these lemmas pick the operand
-      by position instead. *)
-  Lemma let_intro_smul_r (a b : S) : smul a b = atl_let b (fun t => smul a t).
-  Proof. reflexivity. Qed.
-
-  Lemma let_intro_smul_l (a b : S) : smul a b = atl_let a (fun t => smul t b).
-  Proof. reflexivity. Qed.
-End LetIntro.
-
 Section SumFlatten.
   Context {X : Type} `{TensorLaws X}.
 
@@ -130,3 +118,31 @@ Section LetGuard.
     iverson p (atl_let e1 f) = atl_let (iverson p e1) (fun x => iverson p (f x)).
   Proof. destruct p; reflexivity. Qed.
 End LetGuard.
+
+(** ** [rwu]: [rw] without the syntactic pre-check (a workaround)
+
+    [rw] (Rewrites/Tactics.v, since commit 856a54f) compares a lemma's
+    side with each node syntactically before unifying.  That check
+    rejects two kinds of lemmas the Sec. 8 derivations need at every
+    step: those whose side has an implicit type argument that is an arrow
+    ([sumr] over [Z -> X] in [sum_gen_swap]: [Z -> ?X] is neither an
+    application nor a binder for the check), and those whose side applies
+    a variable to two bound variables ([?f i j] in [sum_swap], the let
+    lifts), which the check compares argument by argument.  [rwu] is
+    [rw]'s own step ([atl_step]: same traversal, same context, same
+    [atl_side]) with only the check left out.  Without it, the unifier may
+    also match a node by unfolding a definition (a let node by its body,
+    [trunc_r] as a generation), so the derivations using [rwu] name their
+    sites by extents ([at (genr 0 mr _)]) or lemma arguments, and state
+    the derived program, checked by reflexivity.  Import [RwUnchecked] to
+    use it; switch back to [rw] once its check accepts these lemmas. *)
+Module RwUnchecked.
+  Ltac rwu_match pat :=
+    lazymatch goal with |- ?t = _ => let p := open_constr:(pat) in unify t p end.
+  Tactic Notation "rwu" uconstr(L) := atl_step ltac:(eapply L; atl_side).
+  Tactic Notation "rwu" "<-" uconstr(L) := atl_step ltac:(eapply eq_sym; eapply L; atl_side).
+  Tactic Notation "rwu" uconstr(L) "at" uconstr(pat) :=
+    atl_step ltac:(rwu_match pat; eapply L; atl_side).
+  Tactic Notation "rwu" "<-" uconstr(L) "at" uconstr(pat) :=
+    atl_step ltac:(rwu_match pat; eapply eq_sym; eapply L; atl_side).
+End RwUnchecked.
