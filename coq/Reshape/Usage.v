@@ -1,0 +1,84 @@
+(** * The reshape rewrites in use: one small derivation per lemma.
+
+    A regression check that each rewrite applies through [rw] (the lemma's
+    side unifies with a program node, and [atl_side] proves the side
+    conditions: bounds from the loop context, shapes through
+    Reshape/ShapeRules.v), with the result stated explicitly.
+
+    Not here, because [rw]'s syntactic pre-check (Rewrites/Tactics.v,
+    [atl_skel]) currently rejects a lemma side whose implicit type
+    argument is a function type with an unknown element type ([Z -> ?X]):
+    [get_transpose], [get_split], [transpose_gen], [flatten_gen],
+    [guard_op], [ll_op] and [op_tzero] for tensors of rank 2 and up. *)
+
+From Coq Require Import ZArith List.
+From Coq Require Import derive.Derive.
+From Verisched Require Import ATL.
+Import ListNotations.
+Open Scope Z_scope. Open Scope atl_scope.
+
+Section Usage.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n m k : Z) (g : Z -> Z -> S) (f h : Z -> S).
+  Hypothesis Hg : shaped [n; m] g.
+  Hypothesis Hf : shaped [n] f.
+  Hypothesis Hm : 0 < m.
+  Hypothesis Hk : 0 <= k <= n.
+
+  (** Accesses *)
+  Definition a_concat := GEN [ i < n + m ] (concat n m f h) _[ i ].
+  Derive a_concat' SuchThat (a_concat = a_concat') As a_concat_c.
+  Proof. reschedule. rw get_concat. done. Qed.
+  Goal a_concat' = GEN [ i < n + m ] (|[ i <? n ]| f _[ i ]) <+> (|[ n <=? i ]| h _[ i - n ]).
+  Proof. reflexivity. Qed.
+
+  Definition a_flatten := GEN [ i < n * m ] (flatten n m g) _[ i ].
+  Derive a_flatten' SuchThat (a_flatten = a_flatten') As a_flatten_c.
+  Proof. reschedule. rw get_flatten. done. Qed.
+  Goal a_flatten' = GEN [ i < n * m ] g _[ i / m ] _[ i mod m ].
+  Proof. reflexivity. Qed.
+
+  Definition a_pad := GEN [ i < n + 3 ] (pad_l 3 n f) _[ i ].
+  Derive a_pad' SuchThat (a_pad = a_pad') As a_pad_c.
+  Proof. reschedule. rw get_pad_l. done. Qed.
+  Goal a_pad' = GEN [ i < n + 3 ] |[ 3 <=? i ]| f _[ i - 3 ].
+  Proof. reflexivity. Qed.
+
+  (** Generations through operators *)
+  Definition g_split := split 4 n (GEN [ i < n ] f _[ i ]).
+  Derive g_split' SuchThat (g_split = g_split') As g_split_c.
+  Proof. reschedule. rw split_gen. done. Qed.
+  Goal g_split' = GEN [ io < cdiv n 4 ] GEN [ ii < 4 ] |[ io * 4 + ii <? n ]| f _[ io * 4 + ii ].
+  Proof. reflexivity. Qed.
+
+  Definition g_trunc := trunc_r k (GEN [ i < n ] f _[ i ]).
+  Derive g_trunc' SuchThat (g_trunc = g_trunc') As g_trunc_c.
+  Proof. reschedule. rw trunc_r_gen. done. Qed.
+  Goal g_trunc' = GEN [ i < k ] f _[ i ].
+  Proof. reflexivity. Qed.
+
+  (** Loop splitting, tiling, dual introduction *)
+  Definition v1 := GEN [ i < n ] f _[ i ].
+  Derive v1_split SuchThat (v1 = v1_split) As v1_split_c.
+  Proof. reschedule. rw (gen_concat k). done. Qed.
+  Goal v1_split = concat k (n - k) (GEN [ i < k ] f _[ i ]) (GENR [ k <= i < n ] f _[ i ]).
+  Proof. reflexivity. Qed.
+
+  Derive v1_tile SuchThat (v1 = v1_tile) As v1_tile_c.
+  Proof. reschedule. rw (gen_tile 4). done. Qed.
+  Goal v1_tile =
+    trunc_r n (flatten (cdiv n 4) 4
+      (GEN [ io < cdiv n 4 ] GEN [ ii < 4 ] |[ io * 4 + ii <? n ]| f _[ io * 4 + ii ])).
+  Proof. reflexivity. Qed.
+
+  Derive v1_pad SuchThat (v1 = v1_pad) As v1_pad_c.
+  Proof. reschedule. rw <- (trunc_r_pad_r 3 n). rw <- (trunc_l_pad_l 2 (n + 3)) at (pad_r _ _ _). done. Qed.
+  Goal v1_pad =
+    trunc_r n (trunc_l (n + 3) (n + 3 + 2) (pad_l 2 (n + 3) (pad_r 3 n (GEN [ i < n ] f _[ i ])))).
+  Proof. reflexivity. Qed.
+
+  Derive g_dual SuchThat (g = g_dual) As g_dual_c.
+  Proof. reschedule. rw <- (split_flatten n m). rw <- (transpose_transpose n m). done. Qed.
+  Goal g_dual = transpose m n (transpose n m (split m (n * m) (flatten n m g))).
+  Proof. reflexivity. Qed.
+End Usage.
