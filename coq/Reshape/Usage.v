@@ -1,4 +1,4 @@
-(** * The reshape rewrites in use: one small derivation per lemma.
+(** * The reshape rewrites (paper Sec. 6) in use: one small derivation per lemma.
 
     A regression check that each rewrite applies through [rw] (the lemma's
     side unifies with a program node, and [atl_side] proves the side
