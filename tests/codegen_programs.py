@@ -193,12 +193,12 @@ class Gen_:
             return e
         if kind in ("bin", "tadd"):
             a = self.operand(d, scope, tensors)
+            # At most one zero operand, so the program's rank stays determined.
+            b = self.scalar(d, scope, tensors) if isinstance(a, Zero) else \
+                self.operand(d, scope, tensors)
             if kind == "tadd":
-                return TAdd(a, self.operand(d, scope, tensors))
-            op = self.pick(["+", "*", "*", "/"])
-            if op == "/" and self.dtype == "float32":
-                return SBin("/", a, Var("s"))  # s is never zero in the tests
-            return SBin(op, a, self.operand(d, scope, tensors))
+                return TAdd(a, b)
+            return SBin(self.pick(["+", "*", "*", "/"]), a, b)
         if kind == "guard":
             return Guard(self.pred(scope), self.scalar(d, scope, tensors))
         if kind == "sum":

@@ -161,8 +161,8 @@ def evaluate(e: Expr, tensors: dict, idx: dict, dtype) -> object:
             r = a * b
         elif np.issubdtype(dtype, np.integer):
             r = zdiv(int(a), int(b))
-        else:
-            r = np.float64(a) / np.float64(b)
+        else:  # Coq's reals: Rinv 0 = 0
+            r = 0.0 if b == 0 else np.float64(a) / np.float64(b)
         return np.array(r, dtype=dtype)
     if isinstance(e, Concat):
         n1, n2 = ev_idx(e.n1, idx), ev_idx(e.n2, idx)
@@ -214,6 +214,8 @@ def dense(v, shape: tuple[int, ...], dtype) -> np.ndarray:
     if v is ZERO:
         return out
     v = np.asarray(v)
+    if not np.any(v):  # zero has every shape
+        return out
     if v.ndim != len(shape):
         raise ValueError(f"rank {v.ndim} value for shape {shape}")
     common = tuple(slice(0, min(a, b)) for a, b in zip(v.shape, shape, strict=False))

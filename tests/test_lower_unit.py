@@ -221,6 +221,12 @@ def test_unsupported_inputs_give_clear_errors():
         lower(gen("i", n, get(Var("f"), "q")), {"f": (n,)}, sizes=["n"])
 
 
+def test_all_zero_program_is_refused_clearly():
+    # Regression (differential tests): GEN [i < 1] (0 <+> 0) has no determinable rank.
+    with pytest.raises(LowerError, match="every stored leaf"):
+        lower(gen("i", 1, TAdd(Zero(), Zero())), {"f": (n,)})
+
+
 def test_parallel_loops_follow_the_rule():
     # Top-level generations are parallel; loops under a SUM and inner loops are not.
     e = Let("b", gen("j", n, get(Var("f"), "j")),

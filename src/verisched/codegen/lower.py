@@ -657,8 +657,9 @@ class Lowerer:
             op = "+" if isinstance(e, TAdd) else e.op
             x = self.scalar(e.left, ctx, out)
             y = self.scalar(e.right, ctx, out)
-            if op == "/" and self.dtype == "int32":
-                return f"vs_idiv({x}, {y})"
+            if op == "/":
+                # Coq's division: Z.div for integers, and x / 0 = 0 for reals (Rinv 0 = 0).
+                return f"vs_{'idiv' if self.dtype == 'int32' else 'sdiv'}({x}, {y})"
             return f"({x} {op} {y})"
         if isinstance(e, Guard):
             cond, facts = self.pred(e.pred, ctx)
@@ -730,7 +731,10 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
         raise LowerError(f"lowering: kernel name {name!r} is not a usable C identifier")
     ranks = {k: len(v) for k, v in env.items()}
     out_rank = rank_of(expr, ranks)
-    check_normal(expr, ranks, out_rank or 0)
+    if out_rank is None:
+        raise LowerError("lowering: cannot determine the output's rank: every stored leaf of "
+                         f"the program is zero: {show(expr)}")
+    check_normal(expr, ranks, out_rank)
     size_names: set[str] = set()
     for s in env.values():
         for i in s:
