@@ -1,0 +1,148 @@
+"""From a derivation in a .v file to a program the lowering accepts.
+
+The bridge (pybridge/replay.py) replays the file and records the program
+after every step, with user definitions unfolded; the last one before
+`done` is the derived program.  Shapes of the inputs come from the
+section's `shaped [..] v` hypotheses (the same facts the derivation's side
+conditions used), or from the caller; integer hypotheses (`2 <= n`) are
+kept so a run can refuse sizes the proof does not cover.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from verisched.codegen.errors import CodegenError, KernelCallError
+from verisched.codegen.poly import evaluate, from_idx
+from verisched.pybridge.terms import Expr, Idx, Shape
+
+_SHAPED_RE = re.compile(r"^shaped\s*\[(.*)\]\s*([A-Za-z_][\w']*)$")
+_CMP_RE = re.compile(r"(<=|<|=|>=|>)")
+
+
+class DerivationError(CodegenError):
+    """The derivation could not be replayed or did not yield a program."""
+
+
+@dataclass
+class DerivedProgram:
+    name: str
+    expr: Expr
+    env: dict[str, Shape]
+    sizes: tuple[str, ...]
+    # (hypothesis name, text, chain of index expressions and comparison operators)
+    conditions: list[tuple[str, str, list]] = field(default_factory=list)
+    unchecked: list[tuple[str, str]] = field(default_factory=list)
+
+
+def parse_shape(text: str) -> Shape:
+    """`n, m*2` (CLI) or `n; m` (Coq list) to extents."""
+    from verisched.pybridge.coqterm import parse_index
+
+    parts = [p.strip() for p in re.split(r"[;,]", text) if p.strip()]
+    return tuple(parse_index(p) for p in parts)
+
+
+def _parse_condition(text: str) -> list | None:
+    from verisched.pybridge.coqterm import parse_index
+    from verisched.pybridge.errors import TermParseError
+
+    pieces = _CMP_RE.split(text)
+    if len(pieces) < 3:
+        return None
+    try:
+        return [parse_index(p) if k % 2 == 0 else p for k, p in enumerate(pieces)]
+    except TermParseError:
+        return None
+
+
+def check_conditions(dp: DerivedProgram, sizes: dict[str, int]) -> None:
+    """Refuse sizes that violate an integer hypothesis of the derivation."""
+    for name, text, chain in dp.conditions:
+        vals = [evaluate(from_idx(c), sizes) if k % 2 == 0 else c for k, c in enumerate(chain)]
+        for k in range(1, len(vals), 2):
+            a, op, b = vals[k - 1], vals[k], vals[k + 1]
+            ok = {"<=": a <= b, "<": a < b, "=": a == b, ">=": a >= b, ">": a > b}[op]
+            if not ok:
+                raise KernelCallError(f"sizes {sizes} violate hypothesis {name} : {text} of "
+                                      f"derivation {dp.name}; the derived kernel is only "
+                                      "proved equal to the program under it")
+
+
+def load_derived(path: str | Path, name: str, shapes: dict[str, Shape] | None = None,
+                 timeout: float = 300.0) -> DerivedProgram:
+    """Replay derivation `name` of `path` and return its final program."""
+    from verisched.pybridge.errors import BridgeError
+    from verisched.pybridge.replay import replay_file
+    from verisched.pybridge.session import CoqSession
+
+    path = Path(path)
+    if not path.is_file():
+        raise DerivationError(f"derivation: no such file: {path}")
+    try:
+        with CoqSession(timeout=timeout) as session:
+            result = replay_file(session, path, only=name, semantics=True)
+    except BridgeError as exc:
+        raise DerivationError(f"derivation: replaying {path}: {type(exc).__name__}: {exc}"
+                              ) from exc
+    if result.failure:
+        f = result.failure
+        raise DerivationError(f"derivation: {path}:{f.line}: Coq rejected {f.sentence!r}: "
+                              f"{f.message}")
+    rds = [rd for rd in result.derivations if rd.derivation.name == name]
+    if not rds:
+        raise DerivationError(f"derivation: {path} has no derivation named {name!r}")
+    rd = rds[0]
+    if rd.error is not None:
+        raise DerivationError(f"derivation {name}: {rd.error.describe()}")
+    if not rd.ok:
+        v = rd.verdict
+        raise DerivationError(f"derivation {name}: Coq did not accept it: "
+                              f"{v.message if v else 'not closed'}")
+    progs = [p for p in rd.semantics if not isinstance(p, str)]
+    if not rd.semantics or isinstance(rd.semantics[-1], str):
+        why = rd.semantics[-1] if rd.semantics else "no program recorded"
+        raise DerivationError(f"derivation {name}: the derived program is outside the AST's "
+                              f"grammar: {why}")
+    expr = progs[-1]
+    sig = rd.signature
+    env: dict[str, Shape] = {}
+    dp = DerivedProgram(name, expr, env, tuple(sig.sizes))
+    for hname, text in sig.hypotheses:
+        text = " ".join(text.split())
+        m = _SHAPED_RE.match(text)
+        if m:
+            env[m.group(2)] = parse_shape(m.group(1))
+            continue
+        chain = _parse_condition(text)
+        if chain is not None:
+            dp.conditions.append((hname, text, chain))
+        else:
+            dp.unchecked.append((hname, text))
+    for k, v in (shapes or {}).items():
+        env[k] = v
+    for t, rank in sig.tensors.items():
+        if rank == 0:
+            env.setdefault(t, ())
+        elif t not in env:
+            raise DerivationError(f"derivation {name}: no shape for input {t} (rank {rank}): "
+                                  f"add a hypothesis  shaped [..] {t}  or pass --shape {t}=...")
+        elif len(env[t]) != rank:
+            raise DerivationError(f"derivation {name}: shape {len(env[t])}-d given for input "
+                                  f"{t} of rank {rank}")
+    return dp
+
+
+def idx_names(shape: Shape) -> set[str]:
+    from verisched.pybridge.terms import idx_free_vars
+
+    out: set[str] = set()
+    for i in shape:
+        out |= idx_free_vars(i)
+    return out
+
+
+__all__ = ["DerivedProgram", "DerivationError", "load_derived", "check_conditions",
+           "parse_shape", "Idx"]

@@ -1,0 +1,93 @@
+"""`verisched compile FILE.v --derivation NAME --target c|openmp -o OUT.c`.
+
+Replays the derivation through the bridge, checks the derived program is in
+normal form (Sec. 5.1; end the derivation with `normalize`), lowers it
+(Sec. 5.2, Fig. 3 and 6) and writes OUT.c and a header OUT.h next to it,
+both atomically.  The kernel ABI: inputs as const pointers, size parameters
+as int, the output last; row-major.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from verisched.codegen.errors import CodegenError
+
+
+def shape_args(items: list[str]) -> dict:
+    from verisched.codegen.fromcoq import parse_shape
+
+    out = {}
+    for it in items or []:
+        if "=" not in it:
+            raise CodegenError(f"--shape {it!r}: expected NAME=EXTENT,EXTENT,...")
+        k, v = it.split("=", 1)
+        out[k.strip()] = parse_shape(v)
+    return out
+
+
+def lower_derivation(args: argparse.Namespace, parallel: bool):
+    """Replay, then lower; shared with `verisched run`."""
+    from verisched.codegen import lower
+    from verisched.codegen.fromcoq import load_derived
+
+    dp = load_derived(args.file, args.derivation, shape_args(args.shape), timeout=args.timeout)
+    name = args.kernel_name or args.derivation.replace("'", "_")
+    sizes = [s for s in dp.sizes if s in _used_sizes(dp)]
+    lowered = lower(dp.expr, dp.env, name=name, dtype=args.dtype, parallel=parallel,
+                    sizes=sizes)
+    return dp, lowered
+
+
+def _used_sizes(dp) -> set[str]:
+    from verisched.codegen.fromcoq import idx_names
+    from verisched.pybridge.terms import free_vars
+
+    used = set(free_vars(dp.expr)) - set(dp.env)
+    for s in dp.env.values():
+        used |= idx_names(s)
+    return used
+
+
+def run(args: argparse.Namespace) -> int:
+    from verisched.codegen.render import render_header, render_source
+    from verisched.targets import get_target
+    from verisched.targets.base import atomic_write
+
+    try:
+        target = get_target(args.target)
+        dp, lowered = lower_derivation(args, target.parallel)
+        out = Path(args.output)
+        header = out.with_suffix(".h")
+        src = render_source([lowered], target.name)
+        src = src.replace("#include <stdint.h>", f'#include <stdint.h>\n#include "{header.name}"',
+                          1)
+        atomic_write(header, render_header([lowered], out.name))
+        atomic_write(out, src)
+    except (CodegenError, OSError) as exc:
+        print(f"verisched compile: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {out} and {header}: kernel {lowered.name}, target {target.name}, "
+          f"{lowered.parallel_loops} parallel loop(s)")
+    for hname, text in dp.unchecked:
+        print(f"note: hypothesis {hname} : {text} is assumed, not checked at run time")
+    return 0
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="the .v file holding the derivation")
+    parser.add_argument("--derivation", required=True, help="name given to Derive")
+    parser.add_argument("--target", default="c", choices=["c", "openmp"])
+    parser.add_argument("--dtype", default="float32", choices=["float32", "int32"])
+    parser.add_argument("--shape", action="append", default=[],
+                        help="input shape when no `shaped` hypothesis gives it: NAME=n,m")
+    parser.add_argument("--kernel-name", default=None, help="C name (default: the derivation)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="per Coq command, s")
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    add_common(parser)
+    parser.add_argument("-o", "--output", required=True, help="C file to write (.h alongside)")
+    parser.set_defaults(handler=run)
