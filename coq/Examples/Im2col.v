@@ -20,9 +20,10 @@
     its syntactic pre-check, which rejects the let-lifting lemmas (see
     Rewrites/Extra.v).  *)
 
-From Coq Require Import ZArith.
+From Coq Require Import ZArith List.
+Import ListNotations.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Rewrites.Extra.
+From Verisched Require Import ATL Rewrites.Extra Rewrites.Safety.
 Import RwUnchecked.
 Open Scope Z_scope. Open Scope atl_scope.
 
@@ -34,6 +35,7 @@ Section Im2col1D.
       width [W] and reads past the input's end are zero. *)
   Variables (B K C W R : Z).
   Variables (x w : Z -> Z -> Z -> S).
+  Hypotheses (Hx : shaped [B; C; W] x) (Hw : shaped [K; C; R] w).
 
   Definition conv1d :=
     GEN [ n < B ] GEN [ k < K ] GEN [ p < W ] SUM [ c < C ] SUM [ r < R ]
@@ -60,6 +62,35 @@ Section Im2col1D.
 
   Lemma conv1d_im2col_is_expected : conv1d_im2col = conv1d_im2col_expected.
   Proof. reflexivity. Qed.
+
+  (** The paper's buffer reads [x] past its end ([p + r >= W]), relying on
+      ATL's zero reads; the C lowering needs every read proved in bounds.
+      The same derivation, preceded by one step that guards the read by
+      its bounds ([get_bound_guard], from the shape of [x]), gives an
+      im2col buffer that [check_safe] accepts. *)
+  Derive conv1d_im2col_safe SuchThat (conv1d = conv1d_im2col_safe) As conv1d_im2col_safe_correct.
+  Proof.
+    reschedule.
+    rwu (get_bound_guard W []) at (x _[ _ ] _[ _ ] _[ _ ]).
+    rwu guard_and_l.       (* 0 <= p + r holds under the loop bounds *)
+    name_buffer (|[ _ ]| x _[ _ ] _[ _ ] _[ _ ]) as a.
+    rwu let_sum_lift0.
+    rwu let_sum_lift0.
+    rwu let_gen_lift0.
+    rwu ll_gen.
+    rwu let_gen_lift0.
+    check_safe.
+    done.
+  Qed.
+
+  Definition conv1d_im2col_safe_expected :=
+    tlet a := GEN [ n < B ] GEN [ p < W ] GEN [ c < C ] GEN [ r < R ]
+                |[ p + r <? W ]| x _[ n ] _[ c ] _[ p + r ] in
+    GEN [ n < B ] GEN [ k < K ] GEN [ p < W ] SUM [ c < C ] SUM [ r < R ]
+      w _[ k ] _[ c ] _[ r ] * a _[ n ] _[ p ] _[ c ] _[ r ].
+
+  Lemma conv1d_im2col_safe_is_expected : conv1d_im2col_safe = conv1d_im2col_safe_expected.
+  Proof. reflexivity. Qed.
 End Im2col1D.
 
 (** ** 2-D convolution to im2col and a matrix multiply
@@ -68,7 +99,7 @@ End Im2col1D.
     image dimension [q] and vertical filter offset [s]"): batch [B],
     [K] output and [C] input channels, an [KH x KW] kernel, an [H x W]
     image, stride 1, output [(H - KH + 1) x (W - KW + 1)] (a "valid"
-    convolution, so every read is in bounds):
+    convolution, so every read is in bounds; [check_safe] proves it):
     [out[n;k;q;p] = SUM c SUM s SUM r w[k;c;s;r] * x[n;c;q+s;p+r]].
 
     Design choice: the reduction over [(c, s, r)] is flattened into one
@@ -91,6 +122,7 @@ Section Im2col2D.
   Hypotheses (HKH : 0 < KH) (HKW : 0 < KW).
   (** [x : B x C x H x W], [w : K x C x KH x KW]. *)
   Variables (x w : Z -> Z -> Z -> Z -> S).
+  Hypotheses (Hx : shaped [B; C; H; W] x) (Hw : shaped [K; C; KH; KW] w).
 
   Definition conv2d :=
     GEN [ n < B ] GEN [ k < K ] GEN [ q < H - KH + 1 ] GEN [ p < W - KW + 1 ]
@@ -118,6 +150,7 @@ Section Im2col2D.
     rwu ll_gen.
     rwu let_gen_lift0.
     rwu ll_gen.
+    check_safe.
     done.
   Qed.
 

@@ -36,7 +36,8 @@
       (the lowering turns reshape operators into index functions).
     - Every packed element and every product carries the edge guards of
       the loops it came from (copied onto the buffers by [ll_guard_dup]),
-      so no read is out of bounds and the buffers' padding is zero.
+      so no read is out of bounds and the buffers' padding is zero;
+      [check_safe] (Sec. 7.2) proves it, from the shapes of [A] and [B].
 
     Not done / doubtful: the loop order inside a row block is
     [im, jo, jm] (A micro-panel reused from L1 across the strips, B panel
@@ -46,9 +47,10 @@
     As a consequence the [nc] level groups strips but does not improve
     locality in this order. *)
 
-From Coq Require Import ZArith.
+From Coq Require Import ZArith List.
+Import ListNotations.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Rewrites.Extra Reshape.Defs Reshape.Commute Reshape.Duals.
+From Verisched Require Import ATL Rewrites.Extra Rewrites.Safety Reshape.Defs Reshape.Commute Reshape.Duals.
 Import RwUnchecked.
 Open Scope Z_scope. Open Scope atl_scope.
 
@@ -59,6 +61,7 @@ Section Matmul.
   Hypotheses (Hmc : 0 < mc) (Hmr : 0 < mr) (Hnc : 0 < nc) (Hnr : 0 < nr) (Hkc : 0 < kc).
   Hypothesis (HK : 0 <= K).
   Variables (A B : Z -> Z -> S).
+  Hypotheses (HA : shaped [M; K] A) (HB : shaped [K; N] B).
 
   Definition matmul :=
     GEN [ i < M ] GEN [ j < N ] SUM [ k < K ] A _[ i ] _[ k ] * B _[ k ] _[ j ].
@@ -156,6 +159,7 @@ Section Matmul.
     rwu guard_merge.
     rwu guard_merge.
     rwu guard_merge.
+    check_safe.
     done.
   Qed.
   (** The derived program. *)

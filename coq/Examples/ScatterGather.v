@@ -26,12 +26,16 @@
     ([smul_sum_l], [pg_iverson]).  The guard [i - p < R /\ 0 <= i - p] is
     written in the figure's order and commuted first.
 
+    [check_safe] (Sec. 7.2) then proves every access of the gather in
+    bounds, from the shapes of [x] and [w].
+
     Every step goes through [rwu], [rw] without its syntactic pre-check,
     which rejects the interchange lemmas (see Rewrites/Extra.v). *)
 
-From Coq Require Import ZArith.
+From Coq Require Import ZArith List.
+Import ListNotations.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Rewrites.Extra.
+From Verisched Require Import ATL Rewrites.Extra Rewrites.Safety.
 Import RwUnchecked.
 Open Scope Z_scope. Open Scope atl_scope.
 
@@ -41,6 +45,7 @@ Section ScatterGather.
       kernel width [R]; [x : B x C x W], [w : K x C x R]. *)
   Variables (B K C W R : Z).
   Variables (x w : Z -> Z -> Z -> S).
+  Hypotheses (Hx : shaped [B; C; W] x) (Hw : shaped [K; C; R] w).
 
   (** The scatter (Sec. 8.2, first display). *)
   Definition scatter :=
@@ -71,6 +76,7 @@ Section ScatterGather.
     rwu sum_indicator.
     (* Line 13: [0 <= p + r] holds under the loop bounds. *)
     rwu guard_and_l.
+    check_safe.
     done.
   Qed.
 

@@ -7,7 +7,7 @@
     pre-check; see there. *)
 
 From Coq Require Import ZArith Bool Lia FunctionalExtensionality.
-From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Rewrites.Gen Rewrites.Let.
+From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape Rewrites.Gen Rewrites.Let.
 From Verisched Require Import Rewrites.Tactics.
 Open Scope Z_scope.
 
@@ -118,6 +118,24 @@ Section LetGuard.
     iverson p (atl_let e1 f) = atl_let (iverson p e1) (fun x => iverson p (f x)).
   Proof. destruct p; reflexivity. Qed.
 End LetGuard.
+
+Section BoundGuard.
+  Context {X : Type} `{TensorLaws X} `{!Shaped X}.
+
+  (** An access guarded by its own bounds: the guard is free in ATL (out
+      of range the access is zero anyway) but lets the lowering, and
+      [check_safe] (Sec. 7.2), see that the read stays in the array.  Used
+      when a program relies on zero reads past an input's end, as the
+      paper's 1-D convolution does. *)
+  Lemma get_bound_guard n s (v : Z -> X) i :
+    shaped (n :: s) v -> get v i = iverson ((0 <=? i) && (i <? n)) (get v i).
+  Proof.
+    intros Hv; destruct ((0 <=? i) && (i <? n)) eqn:E; [reflexivity|]; cbn [iverson].
+    unfold get; eapply shaped_out; [exact Hv|].
+    intros Hi; destruct Hi as [Hi1 Hi2]; apply Z.leb_le in Hi1; apply Z.ltb_lt in Hi2.
+    rewrite Hi1, Hi2 in E; discriminate.
+  Qed.
+End BoundGuard.
 
 (** ** [rwu]: [rw] without the syntactic pre-check (a workaround)
 
