@@ -150,21 +150,29 @@ Ltac atl_inst T :=
   | _ => T
   end.
 
+Ltac atl_head_evar t :=
+  lazymatch t with
+  | ?f _ => atl_head_evar f
+  | _ => is_evar t
+  end.
+
 Ltac atl_skel l t :=
   first
     [ is_evar l
     | constr_eq l t
+    | atl_head_evar l                      (* [?f i j]: a higher-order pattern *)
     | lazymatch l with
       | ?lf ?la =>
-          first
-            [ is_evar lf
-            | lazymatch t with
-              | ?tf ?ta => atl_skel lf tf; atl_skel la ta
-              end ]
+          lazymatch t with
+          | ?tf ?ta => atl_skel lf tf; atl_skel la ta
+          end
+      | ?A -> ?B =>
+          lazymatch t with
+          | ?A' -> ?B' => atl_skel A A'; atl_skel B B'
+          end
       | fun x : ?A => @?lb x =>
           lazymatch t with
           | fun y : _ => @?tb y =>
-              let d := fresh "d" in
               let chk := constr:(fun d : A =>
                            ltac:(let l' := eval cbv beta in (lb d) in
                                  let t' := eval cbv beta in (tb d) in
