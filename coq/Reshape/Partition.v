@@ -1,25 +1,34 @@
-(** * Partitioning generations and storing stages in buffers.
+(** * Partitioning generations, storing stages, tiling in two dimensions.
 
-    Lemmas the blur schedules of the ATL paper's Sec. 8.1 (Figs. 8-9)
-    need beyond the reshape operators' own laws:
+    Lemmas the blur schedules of the ATL paper's Sec. 8.1 (Figs. 8-9,
+    coq/Examples/Blur.v) need beyond the reshape operators' own laws
+    (Reshape/Access.v, Commute.v, Duals.v):
 
-    - [gen_partition]: a generation split at [mid] into a concatenation of
-      its two halves (the "constant-state region" and the "prologue and
-      epilogue loops" of Sec. 8.1, third paragraph), with every piece
-      keeping the original body over a shifted range ([GENR]), so that
-      the loop bounds in context decide the guards ([simpl_guard]);
-    - [buffer_read2]: a read of a two-dimensional stage at a point equals
-      a read of a buffer holding the stage over a window containing it;
-      with [name_buffer] this is the paper's breadth-first (Fig. 8) and
-      per-tile (Fig. 9) storage of [blur_x];
-    - transposition and tiling facts for the tiled schedule.
+    - [gen_partition], [gen_peel], [gen_peel_inner]: loop splitting into
+      a concatenation (Sec. 6, Fig. 6), in particular peeling the first
+      and last iteration off -- the "prologue and epilogue loops" around
+      the "constant-state region" of Sec. 8.1, third paragraph.  Every
+      piece keeps the original body over a shifted range ([GENR]), so the
+      loop bounds in context decide its guards ([simpl_guard]); the sizes
+      are arguments so the derived program shows them simplified;
+    - [gen_swap_transpose], [gen_partition_cols], [gen_peel_cols]: the
+      same for the inner loop, lifted out of the outer one with
+      transposes, as Fig. 9 writes the middle rows of the image;
+    - [stage_rows3_root], [stage_rows3]: a body reading a stage at three
+      consecutive rows computes the stage once per row into a buffer
+      (Fig. 8's breadth-first buffer; Fig. 9's per-tile buffer);
+    - [gen_tile2]: two-dimensional tiling in Fig. 9's form;
+    - [ll_transpose]: a let leaves a transposition.
 
     All hold without shape hypotheses, because every generation is zero
-    outside its range (Tensor/Core.v). *)
+    outside its range (Tensor/Core.v).  Lemma sides are first-order or
+    have the bodies as [f y] (not [fun x => f y x]) so that [rw]'s
+    syntactic pre-check accepts them; index arguments are declared [%Z]
+    at the end, because derivation scripts open [atl_scope], where [+] is
+    scalar addition. *)
 
 From Coq Require Import ZArith Bool Lia FunctionalExtensionality.
 From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Reshape.Defs Reshape.Duals.
-From Verisched Require Import Rewrites.Context Rewrites.Guard Rewrites.Gen Rewrites.Tactics.
 From Verisched Require Export Reshape.Modes.
 Open Scope Z_scope.
 
@@ -67,20 +76,6 @@ Section Partition.
     genr a b (fun y => genr 0 M (f y)) =
     genr a b (fun y => concat 1 M1 (genr 0 1 (f y)) (concat M2 1 (genr 1 M1 (f y)) (genr M1 M (f y)))).
   Proof. intros; apply genr_ext_ctx; intros; apply gen_peel; auto. Qed.
-
-  (** Storing a stage (Sec. 8.1, Figs. 8-9): [h] read at the point
-      [(i, j)] equals element [(y, x)] of the buffer holding [h] over the
-      [N x M] window whose corner is [(oy, ox)], provided the point lies
-      in the window at that position.  [h] is given explicitly at each use
-      (it is the stage); the read position [(y, x)] is given when the
-      window is not the identity, and the side conditions check it. *)
-  Lemma buffer_read2 (h : Z -> Z -> X) N M oy ox i j y x :
-    i = oy + y -> j = ox + x -> 0 <= y < N -> 0 <= x < M ->
-    h i j =
-    get (get (genr 0 N (fun y => genr 0 M (fun x => h (oy + y) (ox + x)))) y) x.
-  Proof.
-    intros -> -> Hy Hx; rewrite !get_genr by lia; rewrite !Z.add_0_l; reflexivity.
-  Qed.
 
   (** The stage lemma behind Fig. 8: a generation whose body reads a stage
       [g] at the rows above, at and below [y] computes [g] once for each
@@ -222,7 +217,6 @@ End Transpose.
     ([atl_scope] rebinds [+] to scalar addition, so [n + 2] given as a
     lemma argument would otherwise be read as a scalar sum). *)
 Arguments gen_partition {X _ _} (lo hi mid)%Z f%atl_scope.
-Arguments buffer_read2 {X _} h%atl_scope (N M oy ox i j y x)%Z.
 Arguments stage_rows3_root {X _} (A B)%Z (g F)%atl_scope.
 Arguments stage_rows3 {X _} (A B r0 c0)%Z (g F)%atl_scope.
 Arguments gen_swap_transpose {X _} (a b c d)%Z g%atl_scope.
@@ -233,44 +227,3 @@ Arguments gen_tile2 {X _ _} (a b c d N M kn km)%Z f%atl_scope.
 Arguments gen_partition_cols {X _ _} (a b lo c1 c2 hi)%Z f%atl_scope.
 Arguments ll_transpose {X _ Y} (N M)%Z (e1 f)%atl_scope.
 
-(** ** [simpl_guards]: [simpl_guard] that survives zeroed subterms.
-
-    Workaround, to be removed once Rewrites/Tactics.v handles it: when
-    [simpl_guard] zeroes a provably false guard, it then visits the
-    children of the new node [@tzero X inst], which its traversal reads as
-    an application [F a b] of [@tzero] to a type and an instance and
-    fails on; the whole pass then fails at every ancestor and the program
-    comes out unchanged.  This traversal is the same top-down pass with a
-    leaf case for [tzero] (and for any node whose arguments are types). *)
-Ltac part_everywhere tac :=
-  etransitivity;
-  [ first [ tac | reflexivity ]
-  | atl_beta_lhs; atl_fresh_rhs ltac:(part_children ltac:(part_everywhere tac)) ]
-with part_children k :=
-  lazymatch goal with
-  | |- @tzero _ _ = _ => reflexivity
-  | |- genr _ _ (fun x => _) = _ =>
-      eapply genr_ctx; let i := fresh x in let Hi := fresh "H" i in
-      intros i Hi; atl_beta_lhs; k
-  | |- sumr _ _ (fun x => _) = _ =>
-      eapply sumr_ctx; let i := fresh x in let Hi := fresh "H" i in
-      intros i Hi; atl_beta_lhs; k
-  | |- iverson _ _ = _ =>
-      eapply iverson_ctx; let Hp := fresh "Hguard" in intros Hp; k
-  | |- atl_let _ (fun x => _) = _ =>
-      eapply let_ctx;
-      [ k | let y := fresh x in let Hy := fresh "H" y in intros y Hy; atl_beta_lhs; k ]
-  | |- ?F ?a ?b = _ =>
-      first
-        [ eapply (f_equal2 F);
-          [ tryif atl_is_index a then reflexivity else k
-          | tryif atl_is_index b then reflexivity else k ]
-        | reflexivity ]
-  | |- ?F ?a = _ =>
-      first [ eapply (f_equal F); tryif atl_is_index a then reflexivity else k
-            | reflexivity ]
-  | |- _ = _ => reflexivity
-  end.
-
-Ltac simpl_guards :=
-  atl_step ltac:(part_everywhere atl_guard_root).
