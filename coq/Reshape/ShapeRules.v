@@ -123,26 +123,33 @@ Ltac reshape_shape_step :=
   lazymatch goal with
   | |- @shaped _ _ _ _ _ => idtac
   end;
-  match goal with
-  | |- shaped _ (concat _ _ _ _) => eapply shaped_concat; [reshape_extent | |]
-  | |- shaped _ (transpose _ _ _) => eapply shaped_transpose; [reshape_extent | reshape_extent |]
-  | |- shaped _ (flatten _ _ _) => eapply shaped_flatten; [reshape_extent |]
-  | |- shaped _ (split _ _ _) => eapply shaped_split; [reshape_extent | reshape_extent |]
-  | |- shaped _ (pad_r _ _ _) => eapply shaped_pad_r; [reshape_extent |]
-  | |- shaped _ (pad_l _ _ _) => eapply shaped_pad_l; [reshape_extent |]
-  | |- shaped _ (trunc_r _ _) => eapply shaped_trunc_r; [reshape_extent |]
-  | |- shaped _ (trunc_l _ _ _) => eapply shaped_trunc_l; [reshape_extent |]
-  | |- shaped _ (genr _ _ _) => eapply shaped_genr; [reshape_extent | | intros ? ?]
-  | |- shaped _ (get (genr _ _ _) _) => eapply shaped_get_genr; [| intros ? ?]
-  | |- shaped _ ?v =>
-      (* a let-bound buffer: the traversal put [Hv : v = e1] in context *)
-      is_var v; match goal with Hv : v = _ |- _ => rewrite Hv end
-  | |- shaped _ (get ?v _) =>
-      lazymatch goal with
-      | Hv : shaped _ v |- _ => fail
-      | _ => eapply shaped_get
-      end
-  end.
+  first
+  [ apply shaped_scalar
+  | match goal with
+      | |- shaped _ (concat _ _ _ _) => eapply shaped_concat; [reshape_extent | |]
+      | |- shaped _ (transpose _ _ _) => eapply shaped_transpose; [reshape_extent | reshape_extent |]
+      | |- shaped _ (flatten _ _ _) => eapply shaped_flatten; [reshape_extent |]
+      | |- shaped _ (split _ _ _) => eapply shaped_split; [reshape_extent | reshape_extent |]
+      | |- shaped _ (pad_r _ _ _) => eapply shaped_pad_r; [reshape_extent |]
+      | |- shaped _ (pad_l _ _ _) => eapply shaped_pad_l; [reshape_extent |]
+      | |- shaped _ (trunc_r _ _) => eapply shaped_trunc_r; [reshape_extent |]
+      | |- shaped _ (trunc_l _ _ _) => eapply shaped_trunc_l; [reshape_extent |]
+      | |- shaped _ (genr _ _ _) => eapply shaped_genr; [reshape_extent | | intros ? ?]
+      | |- shaped _ (get (genr _ _ _) _) => eapply shaped_get_genr; [| intros ? ?]
+      | |- shaped _ ?v =>
+          (* a let-bound buffer: the traversal put [Hv : v = e1] in context *)
+          is_var v; match goal with Hv : v = _ |- _ => rewrite Hv end
+      | |- shaped _ (get ?v _) =>
+          (* an input with a shape hypothesis is left to [solve_shape]; a
+             let-bound buffer is read through its binding *)
+          lazymatch goal with
+          | Hv : shaped _ v |- _ => fail
+          | _ =>
+              tryif is_var v
+              then (match goal with Hv : v = _ |- _ => eapply shaped_get end)
+              else eapply shaped_get
+          end
+      end ].
 
 Ltac solve_shape_reshape :=
   lazymatch goal with
