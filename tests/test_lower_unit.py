@@ -244,3 +244,36 @@ def test_tensor_guard_else_branch_and_zero_leaves():
     z = Concat(IConst(1), isub(n, 1), Zero(), gen("i", isub(n, 1), gen("j", m, get(A, "i", "j"))))
     lo = Gen("i", IConst(-2), IBin("-", n, IConst(2)), gen("j", m, get(A, "i", "j")))
     run_all([g, z, lo], {"A": (n, m)}, [{"n": 1, "m": 2}, {"n": 4, "m": 3}])
+
+
+def test_assumptions_simplify_code_and_are_enforced():
+    # Peeling a first and last element needs n >= 2 (a derivation hypothesis).
+    f = Var("f")
+    e = Concat(IConst(1), isub(n, 1), gen("i", 1, get(f, "i")),
+               Concat(isub(n, 2), IConst(1), Gen("i", IConst(1), isub(n, 1), get(f, "i")),
+                      Gen("i", isub(n, 1), n, get(f, "i"))))
+    plain = lower(e, {"f": (n,)}, name="plain")
+    assumed = lower(e, {"f": (n,)}, name="assumed", assume=[PCmp("<=", IConst(2), n)])
+    assert len(assumed.body) < len(plain.body)
+    ks = compile_kernels([("a", e, {"f": (n,)})], dtype="float32")
+    x = np.arange(1, 6, dtype=np.float32)
+    np.testing.assert_array_equal(ks["a"]({"f": x}, n=5), x)
+    from verisched.codegen import KernelCallError
+    from verisched.targets import get_target
+    from verisched.targets.base import build
+
+    k = build([assumed], get_target("c"))["assumed"]
+    np.testing.assert_array_equal(k({"f": x}, n=5), x)
+    with pytest.raises(KernelCallError, match="violate the assumption"):
+        k({"f": x[:1]}, n=1)
+
+
+def test_prover_uses_floor_division_facts():
+    f = Facts(sizes=frozenset({"n"}))
+    f.add(Poly.var("n") - 2)
+    q = from_idx(IBin("/", isub(n, 2), IConst(64)))
+    f.bind("yo")
+    f.add(Poly.var("yo"))
+    f.add(q - 1 - Poly.var("yo"))
+    row = Poly.var("yo") * 64 + 65
+    assert f.ge0(q) and f.ge0(Poly.var("n") - 1 - row)

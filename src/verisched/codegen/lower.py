@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from verisched.codegen.errors import LowerError, NotNormalError
-from verisched.codegen.normal import access_base, check_normal, rank_of, show
+from verisched.codegen.normal import access_base, check_normal, rank_of, show, show_pred
 from verisched.codegen.poly import Poly, binop, from_idx
 from verisched.codegen.prover import Facts
 from verisched.pybridge.terms import (
@@ -65,6 +65,9 @@ from verisched.pybridge.terms import (
     Zero,
     free_vars,
     idx_free_vars,
+)
+from verisched.pybridge.terms import (
+    pred_free_vars as pred_vars,
 )
 
 CTYPES = {"float32": "float", "int32": "int32_t"}
@@ -204,6 +207,9 @@ class LoweredKernel:
     body: list[str]
     parallel_loops: int
     uses_openmp: bool
+    # Facts `f >= 0` over the size parameters (C names) the code relies on; the
+    # Python wrapper refuses sizes violating them.  (text, poly)
+    assumptions: list[tuple[str, Poly]] = field(default_factory=list)
 
     @property
     def ctype(self) -> str:
@@ -720,12 +726,16 @@ class Lowerer:
 
 
 def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str = "float32",
-          parallel: bool = False, sizes: list[str] | None = None) -> LoweredKernel:
+          parallel: bool = False, sizes: list[str] | None = None,
+          assume: tuple[Pred, ...] | list[Pred] = ()) -> LoweredKernel:
     """Lower a normal-form ATL program to the body of a C kernel.
 
     `env` maps each input tensor to its shape (index expressions over size
     parameters); `sizes` fixes the order of size parameters in the signature
     (default: sorted).  `parallel` marks the OpenMP-safe loops (openmp.py).
+    `assume` are predicates over the sizes the program is only meant for (a
+    derivation's hypotheses such as `2 <= n`): the code may rely on them, and
+    the compiled kernel refuses sizes that violate them.
     """
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name.startswith("vs_"):
         raise LowerError(f"lowering: kernel name {name!r} is not a usable C identifier")
@@ -758,6 +768,14 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     ctx.facts.sizes = frozenset(c for _, c in size_list)
     for _, c in size_list:
         ctx.facts.add(Poly.var(c) - 1)
+    assumptions: list[tuple[str, Poly]] = []
+    for p in assume:
+        if pred_vars(p) - set(sizes):
+            raise LowerError(f"lowering: assumption {show_pred(p)} mentions a non-size variable")
+        _, facts = lw.pred(p, ctx)
+        for f in facts:
+            ctx.facts.add(f)
+            assumptions.append((show_pred(p), f))
     inputs = []
     for k, shp in env.items():
         c = lw.names.fresh(k)
@@ -786,5 +804,5 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     return LoweredKernel(name=name, dtype=dtype, inputs=inputs, sizes=size_list,
                          out_dims=cdims, out_cname=out_name,
                          out_extents_c=[lw.c(d, ctx) for d in cdims], body=body.lines,
-                         parallel_loops=lw.parallel_loops,
+                         parallel_loops=lw.parallel_loops, assumptions=assumptions,
                          uses_openmp=lw.parallel_loops > 0)

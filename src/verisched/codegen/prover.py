@@ -5,17 +5,20 @@ emitted), whether a loop needs clipping, and whether `/` may be printed as
 C's truncating division.  Facts are linear inequalities `f >= 0` from loop
 bounds, guards (the paper's Sec. 5.2 puts the guard around the store, so
 inside it the predicate holds) and size parameters (>= 1, checked before
-every call).  It eliminates one variable at a time, innermost binder first,
-by the usual positive combination `|d| p - |c| f` (Fourier-Motzkin restricted
-to one path); a monomial that is a product of size parameters is at least 1.
+every call).  It eliminates one atom at a time, innermost binder first, by
+the usual positive combination `|d| p - |c| f` (Fourier-Motzkin restricted
+to one path); a floor division `x / k` by a positive constant is an atom
+with its two defining facts `0 <= x - k*(x/k) <= k-1` (tiling leaves
+`(n - 2) / 64` in loop bounds); a product of size parameters is at least 1.
 Failure only costs a runtime check, never correctness.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
-from verisched.codegen.poly import Poly
+from verisched.codegen.poly import Atom, Poly
 
 _MAX_DEPTH = 8
 
@@ -49,18 +52,58 @@ class Facts:
         return self.ge0(b - a - 1)
 
 
-def _linear_coeff(p: Poly, v: str) -> int | None:
-    """Coefficient of `v` if it occurs in `p` only linearly and outside atoms, else None."""
+def _occurs_inside(a: Atom, b: Atom) -> bool:
+    """Does atom `a` occur in the arguments of atom `b`?"""
+    for arg in b.args:
+        for m, _ in arg.terms:
+            for c in m:
+                if c == a or _occurs_inside(a, c):
+                    return True
+    return False
+
+
+def _linear_coeff(p: Poly, a: Atom) -> int | None:
+    """Coefficient of atom `a` if it occurs in `p` only linearly, else None (or 0)."""
     coeff = 0
     for m, c in p.terms:
-        names = [a.name if a.op == "var" else None for a in m]
-        if v in names:
+        if a in m:
             if len(m) != 1:
                 return None
             coeff += c
-        elif any(a.op != "var" and v in Poly.atom(a).vars() for a in m):
+        elif any(_occurs_inside(a, b) for b in m):
             return None
     return coeff
+
+
+def _atoms(p: Poly) -> set[Atom]:
+    return {m[0] for m, _ in p.terms if len(m) == 1}
+
+
+def _div_facts(p: Poly, ctx: Facts, depth: int) -> list[Poly]:
+    """Defining inequalities of the floor divisions by positive constants in `p`, and
+    `x / k >= 0` when `x >= 0` is provable (floor division is monotone)."""
+    out = []
+    for m, _ in p.terms:
+        for a in m:
+            if a.op == "/" and (k := a.args[1].as_const()) is not None and k > 0:
+                x, q = a.args[0], Poly.atom(a)
+                out += [x - q.scale(k), q.scale(k) + (k - 1) - x]
+                if depth > 0 and _prove(x, ctx, depth - 1):
+                    out.append(q)
+    return out
+
+
+def _tighten(p: Poly) -> Poly:
+    """`g*r + c >= 0` iff `r + floor(c/g) >= 0` over the integers (g the gcd of the
+    non-constant coefficients): the rounding Fourier-Motzkin over Q misses."""
+    g = 0
+    for m, c in p.terms:
+        if m != ():
+            g = math.gcd(g, abs(c))
+    if g <= 1:
+        return p
+    c = p.constant()
+    return Poly._make({m: v // g for m, v in p.terms if m != ()}) + (c // g)
 
 
 def _sizes_only_bound(p: Poly, sizes: frozenset[str]) -> bool:
@@ -76,7 +119,15 @@ def _sizes_only_bound(p: Poly, sizes: frozenset[str]) -> bool:
     return low >= 0
 
 
+def _rank(a: Atom, ctx: Facts) -> float:
+    """Elimination order: innermost binder first; a division just before its variables."""
+    if a.op == "var":
+        return ctx.depth.get(a.name, 0)
+    return max((ctx.depth.get(v, 0) for v in Poly.atom(a).vars()), default=0) + 0.5
+
+
 def _prove(p: Poly, ctx: Facts, depth: int) -> bool:
+    p = _tighten(p)
     c = p.as_const()
     if c is not None:
         return c >= 0
@@ -84,18 +135,17 @@ def _prove(p: Poly, ctx: Facts, depth: int) -> bool:
         return True
     if depth == 0:
         return False
-    candidates = sorted(
-        (v for v in p.vars() if _linear_coeff(p, v)),
-        key=lambda v: -ctx.depth.get(v, 0),
-    )
-    for v in candidates:
-        cv = _linear_coeff(p, v)
-        assert cv
-        for f in ctx.facts:
-            dv = _linear_coeff(f, v)
-            if not dv or (dv > 0) != (cv > 0):
+    facts = ctx.facts + _div_facts(p, ctx, depth - 1)
+    candidates = sorted((a for a in _atoms(p) if _linear_coeff(p, a)),
+                        key=lambda a: -_rank(a, ctx))
+    for a in candidates:
+        ca = _linear_coeff(p, a)
+        assert ca
+        for f in facts:
+            da = _linear_coeff(f, a)
+            if not da or (da > 0) != (ca > 0):
                 continue
-            q = p.scale(abs(dv)) - f.scale(abs(cv))
+            q = p.scale(abs(da)) - f.scale(abs(ca))
             if _prove(q, ctx, depth - 1):
                 return True
     return False
