@@ -16,15 +16,12 @@
 
     Tactical note.  The lifts use [let_gen_lift0]/[let_sum_lift0], the
     forms for loops starting at 0, so that uses print as [a[n; p; c; r]]
-    as in the paper; and every rewrite goes through [rwu], [rw] without
-    its syntactic pre-check, which rejects the let-lifting lemmas (see
-    Rewrites/Extra.v).  *)
+    as in the paper.  *)
 
 From Coq Require Import ZArith List.
 Import ListNotations.
 From Coq Require Import derive.Derive.
 From Verisched Require Import ATL Rewrites.Extra Rewrites.Safety.
-Import RwUnchecked.
 Open Scope Z_scope. Open Scope atl_scope.
 
 (** ** 1-D convolution (Fig. 12) *)
@@ -45,11 +42,11 @@ Section Im2col1D.
   Proof.
     reschedule.
     name_buffer (x _[ _ ] _[ _ ] _[ _ + _ ]) as a.  (* let a := x[n;c;p+r] in w[k;c;r] * a *)
-    rwu let_sum_lift0.      (* hoist out of r: a := GEN r ..., use a[r] *)
-    rwu let_sum_lift0.      (* out of c *)
-    rwu let_gen_lift0.      (* out of p *)
-    rwu ll_gen.             (* out of k: the value does not depend on k *)
-    rwu let_gen_lift0.      (* out of n *)
+    rw let_sum_lift0.      (* hoist out of r: a := GEN r ..., use a[r] *)
+    rw let_sum_lift0.      (* out of c *)
+    rw let_gen_lift0.      (* out of p *)
+    rw ll_gen.             (* out of k: the value does not depend on k *)
+    rw let_gen_lift0.      (* out of n *)
     done.
   Qed.
 
@@ -61,7 +58,7 @@ Section Im2col1D.
       w _[ k ] _[ c ] _[ r ] * a _[ n ] _[ p ] _[ c ] _[ r ].
 
   Lemma conv1d_im2col_is_expected : conv1d_im2col = conv1d_im2col_expected.
-  Proof. reflexivity. Qed.
+  Proof. same_program. Qed.
 
   (** The paper's buffer reads [x] past its end ([p + r >= W]), relying on
       ATL's zero reads; the C lowering needs every read proved in bounds.
@@ -71,14 +68,14 @@ Section Im2col1D.
   Derive conv1d_im2col_safe SuchThat (conv1d = conv1d_im2col_safe) As conv1d_im2col_safe_correct.
   Proof.
     reschedule.
-    rwu (get_bound_guard W []) at (x _[ _ ] _[ _ ] _[ _ ]).
-    rwu guard_and_l.       (* 0 <= p + r holds under the loop bounds *)
+    rw (get_bound_guard W []) at (x _[ _ ] _[ _ ] _[ _ ]).
+    rw guard_and_l.       (* 0 <= p + r holds under the loop bounds *)
     name_buffer (|[ _ ]| x _[ _ ] _[ _ ] _[ _ ]) as a.
-    rwu let_sum_lift0.
-    rwu let_sum_lift0.
-    rwu let_gen_lift0.
-    rwu ll_gen.
-    rwu let_gen_lift0.
+    rw let_sum_lift0.
+    rw let_sum_lift0.
+    rw let_gen_lift0.
+    rw ll_gen.
+    rw let_gen_lift0.
     check_safe.
     done.
   Qed.
@@ -90,7 +87,7 @@ Section Im2col1D.
       w _[ k ] _[ c ] _[ r ] * a _[ n ] _[ p ] _[ c ] _[ r ].
 
   Lemma conv1d_im2col_safe_is_expected : conv1d_im2col_safe = conv1d_im2col_safe_expected.
-  Proof. reflexivity. Qed.
+  Proof. same_program. Qed.
 End Im2col1D.
 
 (** ** 2-D convolution to im2col and a matrix multiply
@@ -133,23 +130,23 @@ Section Im2col2D.
   Proof.
     reschedule.
     (* One reduction index [j] for [(c, s, r)], row-major. *)
-    rwu sum_flatten3.
+    rw sum_flatten3.
     (* The im2col buffer: bind the read of [x], hoist it out of j, p, q
        (each becomes a dimension of [a]), past k, and out of n. *)
     name_buffer (x _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as a.
-    rwu let_sum_lift0.
-    rwu let_gen_lift0.
-    rwu let_gen_lift0.
-    rwu ll_gen.
-    rwu let_gen_lift0.
+    rw let_sum_lift0.
+    rw let_gen_lift0.
+    rw let_gen_lift0.
+    rw ll_gen.
+    rw let_gen_lift0.
     (* The packed weights: bind the read of [w], hoist it out of j, past
        p and q, out of k, and past n. *)
     name_buffer (w _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as wm.
-    rwu let_sum_lift0.
-    rwu ll_gen.
-    rwu ll_gen.
-    rwu let_gen_lift0.
-    rwu ll_gen.
+    rw let_sum_lift0.
+    rw ll_gen.
+    rw ll_gen.
+    rw let_gen_lift0.
+    rw ll_gen.
     check_safe.
     done.
   Qed.
@@ -165,5 +162,5 @@ Section Im2col2D.
       SUM [ j < C * (KH * KW) ] wm _[ k ] _[ j ] * a _[ n ] _[ q ] _[ p ] _[ j ].
 
   Lemma conv2d_gemm_is_expected : conv2d_gemm = conv2d_gemm_expected.
-  Proof. reflexivity. Qed.
+  Proof. same_program. Qed.
 End Im2col2D.

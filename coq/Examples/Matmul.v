@@ -51,7 +51,6 @@ From Coq Require Import ZArith List.
 Import ListNotations.
 From Coq Require Import derive.Derive.
 From Verisched Require Import ATL Rewrites.Extra Rewrites.Safety Reshape.Defs Reshape.Commute Reshape.Duals.
-Import RwUnchecked.
 Open Scope Z_scope. Open Scope atl_scope.
 
 Section Matmul.
@@ -75,90 +74,90 @@ Section Matmul.
   Proof.
     reschedule.
     (* Block the reduction: [k = ko * kc + kk], guarded by [k < K]. *)
-    rwu (sum_tile K kc).
+    rw (sum_tile K kc).
     (* [ko] outermost: out of [j], then out of [i]. *)
-    rwu gen_sum_swap at (genr 0 N _).
-    rwu gen_sum_swap at (genr 0 M _).
+    rw gen_sum_swap at (genr 0 N _).
+    rw gen_sum_swap at (genr 0 M _).
     (* Rows: blocks of [mc], register blocks of [mr]. *)
-    rwu (gen_tile mc M).
-    rwu (gen_tile mr mc).
+    rw (gen_tile mc M).
+    rw (gen_tile mr mc).
     (* Row guards into the column loop, then [ir] below [j]: a transpose. *)
-    rwu <- guard_gen at (iverson (_ <? M) _).
-    rwu <- guard_gen at (iverson (_ <? mc) _).
-    rwu <- transpose_gen at (genr 0 mr _).
+    rw <- guard_gen at (iverson (_ <? M) _).
+    rw <- guard_gen at (iverson (_ <? mc) _).
+    rw <- transpose_gen at (genr 0 mr _).
     (* Columns: blocks of [nc], register blocks of [nr]. *)
-    rwu (gen_tile nc N).
-    rwu (gen_tile nr nc).
+    rw (gen_tile nc N).
+    rw (gen_tile nr nc).
     (* Column guards into the row loop, then [jr] below [ir]. *)
-    rwu <- guard_gen at (iverson (_ <? N) _).
-    rwu <- guard_gen at (iverson (_ <? nc) _).
-    rwu <- transpose_gen at (genr 0 nr _).
+    rw <- guard_gen at (iverson (_ <? N) _).
+    rw <- guard_gen at (iverson (_ <? nc) _).
+    rw <- transpose_gen at (genr 0 nr _).
     (* All four guards into the [kk] sum, then [kk] above [jr] and [ir]. *)
-    rwu <- guard_sum at (iverson (_ <? M) _).
-    rwu <- guard_sum at (iverson (_ <? mc) _).
-    rwu <- guard_sum at (iverson (_ <? N) _).
-    rwu <- guard_sum at (iverson (_ <? nc) _).
-    rwu gen_sum_swap at (genr 0 nr _).
-    rwu gen_sum_swap at (genr 0 mr _).
+    rw <- guard_sum at (iverson (_ <? M) _).
+    rw <- guard_sum at (iverson (_ <? mc) _).
+    rw <- guard_sum at (iverson (_ <? N) _).
+    rw <- guard_sum at (iverson (_ <? nc) _).
+    rw gen_sum_swap at (genr 0 nr _).
+    rw gen_sum_swap at (genr 0 mr _).
     (* Pack B: bind its read; lift it out of the guards (copying the
        column and depth guards onto the copy, which do not mention rows),
        out of [jr], past [ir], out of [kk] and [jm], [jo], and then past
        every row loop up to [ko]. *)
     name_buffer (B _[ _ ] _[ _ ]) as Bp.
-    rwu ll_guard_dup at (iverson (_ <? K) _).
-    rwu ll_guard at (iverson (_ <? M) _).
-    rwu ll_guard at (iverson (_ <? mc) _).
-    rwu ll_guard_dup at (iverson (_ <? N) _).
-    rwu ll_guard_dup at (iverson (_ <? nc) _).
-    rwu let_gen_lift0 at (genr 0 nr _).
-    rwu ll_gen at (genr 0 mr _).
-    rwu let_sum_lift0 at (sumr 0 kc _).
-    rwu ll_transpose at (transpose mr nr _).
-    rwu let_gen_lift0 at (genr 0 (cdiv nc nr) _).
-    rwu ll_flatten at (flatten (cdiv nc nr) nr _).
-    rwu ll_trunc_r at (trunc_r nc _).
-    rwu let_gen_lift0 at (genr 0 (cdiv N nc) _).
-    rwu ll_flatten at (flatten (cdiv N nc) nc _).
-    rwu ll_trunc_r at (trunc_r N _).
-    rwu ll_transpose at (transpose N mr _).
-    rwu ll_gen at (genr 0 (cdiv mc mr) _).
-    rwu ll_flatten at (flatten (cdiv mc mr) mr _).
-    rwu ll_trunc_r at (trunc_r mc _).
-    rwu ll_gen at (genr 0 (cdiv M mc) _).
-    rwu ll_flatten at (flatten (cdiv M mc) mc _).
-    rwu ll_trunc_r at (trunc_r M _).
+    rw ll_guard_dup at (iverson (_ <? K) _).
+    rw ll_guard at (iverson (_ <? M) _).
+    rw ll_guard at (iverson (_ <? mc) _).
+    rw ll_guard_dup at (iverson (_ <? N) _).
+    rw ll_guard_dup at (iverson (_ <? nc) _).
+    rw let_gen_lift0 at (genr 0 nr _).
+    rw ll_gen at (genr 0 mr _).
+    rw let_sum_lift0 at (sumr 0 kc _).
+    rw ll_transpose at (transpose mr nr _).
+    rw let_gen_lift0 at (genr 0 (cdiv nc nr) _).
+    rw ll_flatten at (flatten (cdiv nc nr) nr _).
+    rw ll_trunc_r at (trunc_r nc _).
+    rw let_gen_lift0 at (genr 0 (cdiv N nc) _).
+    rw ll_flatten at (flatten (cdiv N nc) nc _).
+    rw ll_trunc_r at (trunc_r N _).
+    rw ll_transpose at (transpose N mr _).
+    rw ll_gen at (genr 0 (cdiv mc mr) _).
+    rw ll_flatten at (flatten (cdiv mc mr) mr _).
+    rw ll_trunc_r at (trunc_r mc _).
+    rw ll_gen at (genr 0 (cdiv M mc) _).
+    rw ll_flatten at (flatten (cdiv M mc) mc _).
+    rw ll_trunc_r at (trunc_r M _).
     (* One guard on the B copy, so that the guard patterns below only
        see the product's guards. *)
-    rwu guard_merge.
-    rwu guard_merge.
+    rw guard_merge.
+    rw guard_merge.
     (* Pack A: the same, keeping the row and depth guards, up to [io]. *)
     name_buffer (A _[ _ ] _[ _ ]) as Ap.
-    rwu ll_guard_dup at (iverson (_ <? K) _).
-    rwu ll_guard_dup at (iverson (_ <? M) _).
-    rwu ll_guard_dup at (iverson (_ <? mc) _).
-    rwu ll_guard at (iverson (_ <? N) _).
-    rwu ll_guard at (iverson (_ <? nc) _).
-    rwu ll_gen at (genr 0 nr _).
-    rwu let_gen_lift0 at (genr 0 mr _).
-    rwu let_sum_lift0 at (sumr 0 kc _).
-    rwu ll_transpose at (transpose mr nr _).
-    rwu ll_gen at (genr 0 (cdiv nc nr) _).
-    rwu ll_flatten at (flatten (cdiv nc nr) nr _).
-    rwu ll_trunc_r at (trunc_r nc _).
-    rwu ll_gen at (genr 0 (cdiv N nc) _).
-    rwu ll_flatten at (flatten (cdiv N nc) nc _).
-    rwu ll_trunc_r at (trunc_r N _).
-    rwu ll_transpose at (transpose N mr _).
-    rwu let_gen_lift0 at (genr 0 (cdiv mc mr) _).
-    rwu ll_flatten at (flatten (cdiv mc mr) mr _).
-    rwu ll_trunc_r at (trunc_r mc _).
+    rw ll_guard_dup at (iverson (_ <? K) _).
+    rw ll_guard_dup at (iverson (_ <? M) _).
+    rw ll_guard_dup at (iverson (_ <? mc) _).
+    rw ll_guard at (iverson (_ <? N) _).
+    rw ll_guard at (iverson (_ <? nc) _).
+    rw ll_gen at (genr 0 nr _).
+    rw let_gen_lift0 at (genr 0 mr _).
+    rw let_sum_lift0 at (sumr 0 kc _).
+    rw ll_transpose at (transpose mr nr _).
+    rw ll_gen at (genr 0 (cdiv nc nr) _).
+    rw ll_flatten at (flatten (cdiv nc nr) nr _).
+    rw ll_trunc_r at (trunc_r nc _).
+    rw ll_gen at (genr 0 (cdiv N nc) _).
+    rw ll_flatten at (flatten (cdiv N nc) nc _).
+    rw ll_trunc_r at (trunc_r N _).
+    rw ll_transpose at (transpose N mr _).
+    rw let_gen_lift0 at (genr 0 (cdiv mc mr) _).
+    rw ll_flatten at (flatten (cdiv mc mr) mr _).
+    rw ll_trunc_r at (trunc_r mc _).
     (* One guard on the A copy and one in the micro-kernel. *)
-    rwu guard_merge.
-    rwu guard_merge.
-    rwu guard_merge.
-    rwu guard_merge.
-    rwu guard_merge.
-    rwu guard_merge.
+    rw guard_merge.
+    rw guard_merge.
+    rw guard_merge.
+    rw guard_merge.
+    rw guard_merge.
+    rw guard_merge.
     check_safe.
     done.
   Qed.
@@ -184,7 +183,7 @@ Section Matmul.
                   Ap _[ im ] _[ kk ] _[ ir ] * Bp _[ jo ] _[ jm ] _[ kk ] _[ jr ])))))))))).
 
   Lemma matmul_tiled_is_expected : matmul_tiled = matmul_tiled_expected.
-  Proof. reflexivity. Qed.
+  Proof. same_program. Qed.
 
   Lemma matmul_tiled_spec : matmul = matmul_tiled_expected.
   Proof. rewrite matmul_tiled_correct; apply matmul_tiled_is_expected. Qed.

@@ -27,16 +27,12 @@
     written in the figure's order and commuted first.
 
     [check_safe] (Sec. 7.2) then proves every access of the gather in
-    bounds, from the shapes of [x] and [w].
-
-    Every step goes through [rwu], [rw] without its syntactic pre-check,
-    which rejects the interchange lemmas (see Rewrites/Extra.v). *)
+    bounds, from the shapes of [x] and [w]. *)
 
 From Coq Require Import ZArith List.
 Import ListNotations.
 From Coq Require Import derive.Derive.
 From Verisched Require Import ATL Rewrites.Extra Rewrites.Safety.
-Import RwUnchecked.
 Open Scope Z_scope. Open Scope atl_scope.
 
 Section ScatterGather.
@@ -56,26 +52,26 @@ Section ScatterGather.
   Proof.
     reschedule.
     (* [0 <= i - p /\ i - p < R]: the range form the indicator lemmas use. *)
-    rwu guard_andb_comm.
+    rw guard_andb_comm.
     (* Indicator introduction: [[..] w[k;c;i-p] = SUM r [r = i-p] w[k;c;r]]. *)
-    rwu sum_indicator_get.
+    rw sum_indicator_get.
     (* Fig. 11 line 3: [SUM r [r = i - p] (x[n;c;i] * w[k;c;r])]. *)
-    rwu smul_sum_l.
-    rwu pg_iverson.
+    rw smul_sum_l.
+    rw pg_iverson.
     (* Lines 4-7: [c] below [p]; then [i] below [n], [k] and [p]. *)
-    rwu sum_gen_swap at (sumr 0 C _).
-    rwu sum_gen_swap.
-    rwu sum_gen_swap.
-    rwu sum_gen_swap.
+    rw sum_gen_swap at (sumr 0 C _).
+    rw sum_gen_swap.
+    rw sum_gen_swap.
+    rw sum_gen_swap.
     (* Lines 8-9: [i] below [c] and [r]. *)
-    rwu sum_swap at (sumr 0 W _).
-    rwu sum_swap at (sumr 0 W _).
+    rw sum_swap at (sumr 0 W _).
+    rw sum_swap at (sumr 0 W _).
     (* Line 11: [[r = i - p]] as [[i = p + r]]. *)
-    rwu guard_eqb_sub.
+    rw guard_eqb_sub.
     (* Line 12: the sum over [i] collapses to its one term [i = p + r]. *)
-    rwu sum_indicator.
+    rw sum_indicator.
     (* Line 13: [0 <= p + r] holds under the loop bounds. *)
-    rwu guard_and_l.
+    rw guard_and_l.
     check_safe.
     done.
   Qed.
@@ -86,7 +82,7 @@ Section ScatterGather.
       |[ p + r <? W ]| x _[ n ] _[ c ] _[ p + r ] * w _[ k ] _[ c ] _[ r ].
 
   Lemma gather_is_expected : gather = gather_expected.
-  Proof. reflexivity. Qed.
+  Proof. same_program. Qed.
 
   Lemma scatter_gather : scatter = gather_expected.
   Proof. rewrite gather_correct; apply gather_is_expected. Qed.

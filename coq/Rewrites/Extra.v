@@ -3,8 +3,9 @@
     lacks.  Each one is a plain equation whose sides unify first-order (or
     by Miller patterns) with the programs, so a rewrite step can select
     its site without lemma arguments (which cannot mention the program's
-    loop variables).  At the end, [rwu], a workaround for [rw]'s syntactic
-    pre-check; see there. *)
+    loop variables).  At the end, [same_program], the check that a derivation produced
+    the program its file states, and [rwu], [rw] without its syntactic
+    pre-check. *)
 
 From Coq Require Import ZArith Bool Lia FunctionalExtensionality.
 From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape Rewrites.Gen Rewrites.Let.
@@ -137,23 +138,33 @@ Section BoundGuard.
   Qed.
 End BoundGuard.
 
-(** ** [rwu]: [rw] without the syntactic pre-check (a workaround)
+(** ** Checking a derived program syntactically
 
-    [rw] (Rewrites/Tactics.v, since commit 856a54f) compares a lemma's
-    side with each node syntactically before unifying.  That check
-    rejects two kinds of lemmas the Sec. 8 derivations need at every
-    step: those whose side has an implicit type argument that is an arrow
-    ([sumr] over [Z -> X] in [sum_gen_swap]: [Z -> ?X] is neither an
-    application nor a binder for the check), and those whose side applies
-    a variable to two bound variables ([?f i j] in [sum_swap], the let
-    lifts), which the check compares argument by argument.  [rwu] is
-    [rw]'s own step ([atl_step]: same traversal, same context, same
-    [atl_side]) with only the check left out.  Without it, the unifier may
-    also match a node by unfolding a definition (a let node by its body,
-    [trunc_r] as a generation), so the derivations using [rwu] name their
-    sites by extents ([at (genr 0 mr _)]) or lemma arguments, and state
-    the derived program, checked by reflexivity.  Import [RwUnchecked] to
-    use it; switch back to [rw] once its check accepts these lemmas. *)
+    [Derive] instantiates the derived program; each example then states
+    the program it expects.  [reflexivity] would accept any program
+    convertible to it, e.g. one where a let was inlined ([atl_let] is a
+    definition), so [same_program] unfolds the two names once and compares
+    the bodies syntactically (up to bound-variable names). *)
+Ltac same_program :=
+  lazymatch goal with
+  | |- ?a = ?b =>
+      let a' := eval red in a in
+      let b' := eval red in b in
+      tryif constr_eq a' b' then reflexivity
+      else fail 0 "same_program: the derived program differs from the expected one"
+  end.
+
+(** ** [rwu]: [rw] without the syntactic pre-check
+
+    Added when [rw]'s pre-check (Rewrites/Tactics.v, commit 856a54f)
+    rejected lemmas whose side has an arrow-typed implicit argument
+    ([sumr] over [Z -> X]) or applies a variable to two bound variables
+    ([?f i j]).  Since commit e2ea158 [rw] accepts them and the Sec. 8
+    examples use [rw]; [rwu] stays for files that import it.  It is
+    [rw]'s own step ([atl_step]: same traversal, context and [atl_side])
+    without the check, so the unifier may match a node by unfolding a
+    definition (a let node as its body, [trunc_r] as a generation): name
+    sites with patterns, and check the result with [same_program]. *)
 Module RwUnchecked.
   Ltac rwu_match pat :=
     lazymatch goal with |- ?t = _ => let p := open_constr:(pat) in unify t p end.
