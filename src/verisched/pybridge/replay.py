@@ -27,6 +27,7 @@ DERIVE_RE = re.compile(r"^Derive\s+([A-Za-z_][\w']*)\s+SuchThat\s+(.*)\s+As\s+([
                        r"\s*\.$", re.S)
 _VARS_RE = re.compile(r"^(?:Variables?|Context)\s+(.*)\.$", re.S)
 _HYP_RE = re.compile(r"^Hypothes(?:is|es)\s+(.*)\.$", re.S)
+_CONTROL_RE = re.compile(r"^(?:(?:Time|Timeout\s+\d+|Instructions)\s+)+")
 _BINDER_RE = re.compile(r"\(([^():]+):([^()]*(?:\([^()]*\)[^()]*)*)\)")
 
 
@@ -205,7 +206,7 @@ def _run_proof(d: Derivation, rd: ReplayedDerivation, sentences: list[Sentence],
         _record_semantics(d, rd)
     while i < len(sentences):
         s = sentences[i]
-        word = s.text.split()[0].rstrip(".")
+        word = _CONTROL_RE.sub("", s.text).split()[0].rstrip(".")
         if word == "Proof" and s.text in ("Proof.",):
             d.session.run_ok(s.text)
             d.state = d._observe()  # noqa: SLF001 - same goal, new state number

@@ -64,6 +64,7 @@ PRELUDE = (
     "Open Scope atl_scope.",
     "Set Printing Parentheses.",
     "Set Printing Width 4000.",
+    "Set Printing Depth 1000000.",
 )
 
 
