@@ -484,7 +484,10 @@ class Lowerer:
         a, b = dest.windows[0]
         start = self.smax(a, Poly.const(0), ctx)
         end = self.smin(b, extent, ctx)
-        parallel = self.parallel and not ctx.in_parallel and not ctx.in_sum
+        # A loop of at most one iteration is not worth a parallel region; the next
+        # generation inside it may take the role (openmp.py, rule 2).
+        tiny = ctx.facts.le(end - start, Poly.const(1))
+        parallel = self.parallel and not ctx.in_parallel and not ctx.in_sum and not tiny
         facts = [Poly.var("@") - lo - a, lo + b - 1 - Poly.var("@")]
         with self.loop(e.var, lo + start, lo + end, ctx, out, facts, parallel) as (c2, pv):
             cov = self.lower(e.body, dest.peel(pv - lo), mode, c2, out)

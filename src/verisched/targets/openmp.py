@@ -5,7 +5,9 @@ parallel only if
 1. it comes from a generation (GEN), never from a summation: iterations of
    a SUM accumulate into the same storage;
 2. it is not nested in another parallel loop nor in any SUM loop (no nested
-   parallel regions, no fork/join inside a serial reduction);
+   parallel regions, no fork/join inside a serial reduction), and it is the
+   outermost generation of its nest that may run more than one iteration (a
+   peeled border row is a one-iteration loop: its inner loop is parallel);
 3. its iterations write disjoint storage.  This holds for every GEN loop by
    construction: the store index of iteration k is the destination's index
    function applied to k, and every index function the lowering builds
