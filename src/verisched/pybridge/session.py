@@ -56,7 +56,8 @@ INSTALL_HINT = (
 # argument that needs them, no line-width surprises).
 PRELUDE = (
     "From Coq Require Import ZArith.",
-    "From Coq Require Import List.",
+    "From Coq Require List.",
+    "Import List.ListNotations.",
     "From Coq Require Import derive.Derive.",
     "From Verisched Require Import ATL.",
     "From Verisched Require Import Bridge.Print.",
