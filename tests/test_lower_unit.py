@@ -39,6 +39,8 @@ from verisched.pybridge.terms import (
     isub,
     summ,
 )
+from verisched.targets import get_target
+from verisched.targets.base import build_sanitized, run_sanitized
 
 n, m = IVar("n"), IVar("m")
 
@@ -59,6 +61,8 @@ def run_all(progs, env, sizes_list, dtype="float32", target="c"):
     """Compile the programs together and compare with the reference at each size."""
     ks = compile_kernels([(f"t{i}", e, env) for i, e in enumerate(progs)], target=target,
                          dtype=dtype)
+    # Every kernel also runs under ASan+UBSan (a separate harness executable).
+    exe = build_sanitized([k.lowered for k in ks.values()], get_target(target))
     rng = np.random.default_rng(1)
     npd = np.float32 if dtype == "float32" else np.int32
     for sizes in sizes_list:
@@ -70,6 +74,8 @@ def run_all(progs, env, sizes_list, dtype="float32", target="c"):
             want = run_reference(e, {a: v.astype(np.float64) for a, v in inputs.items()},
                                  sizes, out, np.float64)
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=str(e))
+            san = run_sanitized(exe, k.lowered, inputs, sizes, out)
+            np.testing.assert_allclose(san, want, rtol=1e-5, atol=1e-5, err_msg=str(e))
     return ks
 
 
