@@ -58,6 +58,21 @@ def _parse_condition(text: str) -> list | None:
         return None
 
 
+def assumptions(dp: DerivedProgram, sizes: set[str]) -> list:
+    """The integer hypotheses over `sizes` as predicates, for `lower(assume=...)`."""
+    from verisched.pybridge.terms import PCmp, pred_free_vars
+
+    flip = {">=": "<=", ">": "<"}
+    out = []
+    for _, _, chain in dp.conditions:
+        for k in range(1, len(chain), 2):
+            a, op, b = chain[k - 1], chain[k], chain[k + 1]
+            p = PCmp(flip[op], b, a) if op in flip else PCmp(op, a, b)
+            if pred_free_vars(p) <= sizes:
+                out.append(p)
+    return out
+
+
 def check_conditions(dp: DerivedProgram, sizes: dict[str, int]) -> None:
     """Refuse sizes that violate an integer hypothesis of the derivation."""
     for name, text, chain in dp.conditions:
@@ -144,5 +159,5 @@ def idx_names(shape: Shape) -> set[str]:
     return out
 
 
-__all__ = ["DerivedProgram", "DerivationError", "load_derived", "check_conditions",
+__all__ = ["DerivedProgram", "DerivationError", "load_derived", "check_conditions", "assumptions",
            "parse_shape", "Idx"]

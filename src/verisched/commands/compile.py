@@ -31,13 +31,15 @@ def shape_args(items: list[str]) -> dict:
 def lower_derivation(args: argparse.Namespace, parallel: bool):
     """Replay, then lower; shared with `verisched run`."""
     from verisched.codegen import lower
-    from verisched.codegen.fromcoq import load_derived
+    from verisched.codegen.fromcoq import assumptions, load_derived
 
     dp = load_derived(args.file, args.derivation, shape_args(args.shape), timeout=args.timeout)
     name = args.kernel_name or args.derivation.replace("'", "_")
     sizes = [s for s in dp.sizes if s in _used_sizes(dp)]
+    # The derivation's integer hypotheses (2 <= n) hold wherever the kernel may run
+    # (checked at call time), so the generated code may rely on them.
     lowered = lower(dp.expr, dp.env, name=name, dtype=args.dtype, parallel=parallel,
-                    sizes=sizes)
+                    sizes=sizes, assume=assumptions(dp, set(sizes)))
     return dp, lowered
 
 
