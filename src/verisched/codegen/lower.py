@@ -249,6 +249,8 @@ class Lowerer:
             parts.append((coeff, "*".join(self._atom_c(a, ctx) for a in m)))
         if not parts:
             return "0"
+        # Positive terms first, the constant last: `m*y + x - m - 1`, not `-m + m*y + x - 1`.
+        parts.sort(key=lambda cb: (cb[1] == "", cb[0] < 0))
         out = ""
         for k, (coeff, body) in enumerate(parts):
             mag = abs(coeff)
