@@ -72,6 +72,7 @@ class ReplayFailure:
 @dataclass
 class ReplayResult:
     path: Path
+    start_state: int = 0
     derivations: list[ReplayedDerivation] = field(default_factory=list)
     failure: ReplayFailure | None = None
 
@@ -130,6 +131,7 @@ def replay_file(
     on_step: object = None,
     semantics: bool = False,
     keep_state: bool = False,
+    stop_after: tuple[str, int] | None = None,
 ) -> ReplayResult:
     """Run `path` in `session`, recording its derivations.
 
@@ -140,6 +142,8 @@ def replay_file(
         keep_state: leave the file's definitions in the session (by default
                    Coq returns to the state before the file, so files that
                    reuse names can be replayed one after another)
+        stop_after: (derivation, step): stop there, inside the proof (with
+                   keep_state, the caller can go on stepping from it)
     """
     if session.proof_name != "Coq":
         raise BridgeError(f"cannot replay {path}: the session is inside proof "
@@ -148,14 +152,17 @@ def replay_file(
     sentences = split_sentences(path.read_text())
     start = session.state
     try:
-        return _replay(session, path, sentences, only, on_step, semantics)
+        result = _replay(session, path, sentences, only, on_step, semantics, stop_after)
+        result.start_state = start
+        return result
     finally:
         if not keep_state and session.alive:
             session.back_to(start)
 
 
 def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: str | None,
-            on_step: object, semantics: bool) -> ReplayResult:
+            on_step: object, semantics: bool, stop_after: tuple[str, int] | None
+            ) -> ReplayResult:
     result = ReplayResult(path)
     sig = _Sig()
     i = 0
@@ -179,10 +186,13 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
         seen = seen or record
         d = Derivation.begin(session, s.text, name, proof_name, source=str(path))
         rd = ReplayedDerivation(d, sig.freeze(), s.line)
+        stop_at = stop_after[1] if stop_after and stop_after[0] == name else None
         i = _run_proof(d, rd, sentences, i + 1, on_step if record else None,
-                       semantics and record)
+                       semantics and record, stop_at)
         if record:
             result.derivations.append(rd)
+        if stop_at is not None:
+            return result
         if rd.error is not None or (d.finish_result and not d.finish_result.accepted):
             return result
     if only is not None and not seen:
@@ -200,7 +210,7 @@ def _record_semantics(d: Derivation, rd: ReplayedDerivation) -> None:
 
 
 def _run_proof(d: Derivation, rd: ReplayedDerivation, sentences: list[Sentence], i: int,
-               on_step: object, semantics: bool) -> int:
+               on_step: object, semantics: bool, stop_at: int | None = None) -> int:
     """Step through the proof script after a Derive; returns the next index."""
     if semantics:
         _record_semantics(d, rd)
@@ -230,5 +240,7 @@ def _run_proof(d: Derivation, rd: ReplayedDerivation, sentences: list[Sentence],
         if semantics:
             _record_semantics(d, rd)
         i += 1
+        if stop_at is not None and res.step >= stop_at:
+            return i
     d.finish_result = FinishResult(False, "file ends inside the derivation")
     return i
