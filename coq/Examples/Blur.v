@@ -254,6 +254,8 @@ Section Blur.
             (fun r c => v _[ r ] _[ c - 1 ] <+> v _[ r ] _[ c ] <+> v _[ r ] _[ c + 1 ])
             (fun a b c => a <+> b <+> c)).
       rw (ll_transpose (X := S) (Y := Z -> Z -> S)).
+      (* [1 + yo * kn + y - 1] as [yo * kn + y], as Fig. 9 prints it. *)
+      simpl_index.
       (* Safety of the lowering: every access in bounds.  The two facts
          let [solve_idx] bound [yo * kn] and [xo * km] from below in the
          partial tiles, where the loop starts at [(n-2)/kn], [(m-2)/km]. *)
@@ -263,12 +265,13 @@ Section Blur.
       done.
     Qed.
 
-    (** The fused 3x3 stencil at [(r, c)], as the partial tiles compute it
-        (a name for the reader only: [reflexivity] unfolds it). *)
+    (** The fused 3x3 stencil whose top-left input pixel is [(r, c)], as
+        the partial tiles compute it (a name for the reader only:
+        [reflexivity] unfolds it). *)
     Definition blur9 (r c : Z) : S :=
-      v _[ r - 1 ] _[ c - 1 ] <+> v _[ r - 1 ] _[ c ] <+> v _[ r - 1 ] _[ c + 1 ] <+>
-      (v _[ r ] _[ c - 1 ] <+> v _[ r ] _[ c ] <+> v _[ r ] _[ c + 1 ]) <+>
-      (v _[ r + 1 ] _[ c - 1 ] <+> v _[ r + 1 ] _[ c ] <+> v _[ r + 1 ] _[ c + 1 ]).
+      v _[ r ] _[ c ] <+> v _[ r ] _[ c + 1 ] <+> v _[ r ] _[ c + 2 ] <+>
+      (v _[ r + 1 ] _[ c ] <+> v _[ r + 1 ] _[ c + 1 ] <+> v _[ r + 1 ] _[ c + 2 ]) <+>
+      (v _[ r + 2 ] _[ c ] <+> v _[ r + 2 ] _[ c + 1 ] <+> v _[ r + 2 ] _[ c + 2 ]).
 
     (** The interior [(n-2) x (m-2)] block, Fig. 9's body. *)
     Definition blur_tiled_interior :=
@@ -282,9 +285,9 @@ Section Blur.
                    (GEN [ xo < (m - 2) / km ]
                       tlet buf :=
                         GEN [ y < kn + 2 ] GEN [ x < km ]
-                          v _[ 1 + yo * kn + y - 1 ] _[ 1 + xo * km + x - 1 ] <+>
-                          v _[ 1 + yo * kn + y - 1 ] _[ 1 + xo * km + x ] <+>
-                          v _[ 1 + yo * kn + y - 1 ] _[ 1 + xo * km + x + 1 ] in
+                          v _[ yo * kn + y ] _[ xo * km + x ] <+>
+                          v _[ yo * kn + y ] _[ xo * km + x + 1 ] <+>
+                          v _[ yo * kn + y ] _[ xo * km + x + 2 ] in
                       transpose kn km
                         (GEN [ y < kn ] GEN [ x < km ]
                            buf _[ y ] _[ x ] <+> buf _[ y + 1 ] _[ x ] <+> buf _[ y + 2 ] _[ x ]))
@@ -293,7 +296,7 @@ Section Blur.
                       transpose kn km
                         (GEN [ yi < kn ] GEN [ xi < km ]
                            |[ xo * km + xi <? m - 2 ]|
-                           blur9 (1 + yo * kn + yi) (1 + xo * km + xi)))))))
+                           blur9 (yo * kn + yi) (xo * km + xi)))))))
            (* the last, partial row of tiles *)
            (GENR [ (n - 2) / kn <= yo < cdiv (n - 2) kn ]
               transpose (m - 2) kn (trunc_r (m - 2) (flatten (cdiv (m - 2) km) km
@@ -301,7 +304,7 @@ Section Blur.
                    transpose kn km
                      (GEN [ yi < kn ] GEN [ xi < km ]
                         |[ (yo * kn + yi <? n - 2) && (xo * km + xi <? m - 2) ]|
-                        blur9 (1 + yo * kn + yi) (1 + xo * km + xi)))))))).
+                        blur9 (yo * kn + yi) (xo * km + xi)))))))).
 
     (** Fig. 9: first row; the middle rows as the transpose of their first
         column, the tiled interior and their last column; last row. *)

@@ -18,7 +18,10 @@
       consecutive rows computes the stage once per row into a buffer
       (Fig. 8's breadth-first buffer; Fig. 9's per-tile buffer);
     - [gen_tile2]: two-dimensional tiling in Fig. 9's form;
-    - [ll_transpose]: a let leaves a transposition.
+    - [ll_transpose]: a let leaves a transposition;
+    - [simpl_index]: a derivation step normalizing every access index
+      with [ring_simplify] ([1 + yo * kn + y - 1] becomes [yo * kn + y]),
+      which [rw] cannot do since it never enters index terms.
 
     All hold without shape hypotheses, because every generation is zero
     outside its range (Tensor/Core.v).  Lemma sides are first-order or
@@ -29,6 +32,7 @@
 
 From Coq Require Import ZArith Bool Lia FunctionalExtensionality.
 From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Reshape.Defs Reshape.Duals.
+From Verisched Require Import Rewrites.Tactics.
 From Verisched Require Export Reshape.Modes.
 Open Scope Z_scope.
 
@@ -227,3 +231,27 @@ Arguments gen_tile2 {X _ _} (a b c d N M kn km)%Z f%atl_scope.
 Arguments gen_partition_cols {X _ _} (a b lo c1 c2 hi)%Z f%atl_scope.
 Arguments ll_transpose {X _ Y} (N M)%Z (e1 f)%atl_scope.
 
+
+(** ** [simpl_index]: normal forms of access indices.
+
+    Tiling and peeling leave indices such as [1 + yo * kn + yi - 1]
+    (the paper notes its generated index expressions are long; Sec. 8.1's
+    Fig. 9 prints them simplified).  At every access [v _[ i ]], bottom-up,
+    [i] is replaced by its [ring_simplify] normal form, proved equal by
+    [ring] under the loop variables the traversal has introduced. *)
+Ltac part_idx_root :=
+  idtac;
+  lazymatch goal with
+  | |- get ?v ?i = _ =>
+      let E := fresh "E" in
+      assert (E : i = i) by reflexivity;
+      ring_simplify in E;
+      lazymatch type of E with
+      | ?j = _ =>
+          clear E;
+          tryif constr_eq i j then fail
+          else (transitivity (get v j); [ apply f_equal; ring | reflexivity ])
+      end
+  end.
+
+Tactic Notation "simpl_index" := atl_step ltac:(atl_everywhere part_idx_root).
