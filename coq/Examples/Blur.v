@@ -50,8 +50,10 @@
     not a hand-guarded one: the first step of every derivation,
     [blur_x_guard] (which needs [Hv]), introduces the boundary guards, so
     each derived program is proved equal to the literal 9-point sum.
-    Index expressions are not normalized ([1 + yo * kn + y - 1]):
-    [rw] never enters index terms.  The zero rows of Fig. 8's buffer
+    [rw] never enters index terms, so the tiled derivation ends with
+    [simpl_index] (Reshape/Partition.v), which rewrites every access
+    index to its [ring_simplify] normal form ([1 + yo * kn + y - 1]
+    becomes [yo * kn + y], as Fig. 9 prints it).  The zero rows of Fig. 8's buffer
     come out as [tzero] in a concatenation.  Partial tiles are fused (no
     per-tile buffer), as in the public ATL development.
 
