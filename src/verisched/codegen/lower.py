@@ -724,6 +724,8 @@ class Lowerer:
             p = self.ix(i, ctx)
             checks += [p, d - 1 - p]
             lin = lin * d + p
+        if any(ctx.facts.ge0(-f - 1) for f in checks):
+            return self.zero  # provably out of bounds: zero (Fig. 2)
         ref = f"{t.cname}[{self.c(lin, ctx)}]"
         cond = self.ge_text(checks, ctx)
         # Out of bounds reads are zero (Fig. 2); C must not perform them.
