@@ -57,12 +57,37 @@ Ltac atl_fresh_rhs k :=
   | |- _ = ?R => tryif is_evar R then k else (etransitivity; [ k | reflexivity ])
   end.
 
+(** Unification may instantiate a binder's body eta-reduced
+    ([genr 0 n (get f)] for [GEN [ i < n ] f _[ i ]]); expand it again so
+    the traversal sees the access inside. *)
+Ltac atl_eta_binder :=
+  idtac;
+  lazymatch goal with
+  | |- @genr ?X ?E ?lo ?hi ?F = ?R =>
+      lazymatch F with
+      | fun _ => _ => idtac
+      | _ => change (@genr X E lo hi (fun i => F i) = R)
+      end
+  | |- @sumr ?X ?E ?lo ?hi ?F = ?R =>
+      lazymatch F with
+      | fun _ => _ => idtac
+      | _ => change (@sumr X E lo hi (fun i => F i) = R)
+      end
+  | |- @atl_let ?X ?Y ?e ?F = ?R =>
+      lazymatch F with
+      | fun _ => _ => idtac
+      | _ => change (@atl_let X Y e (fun x => F x) = R)
+      end
+  | _ => idtac
+  end.
+
 (** [atl_descend tac]: on a goal [t = ?r], run [tac] at the first node of
     [t] (pre-order, left to right) where it succeeds; every other node is
     closed by reflexivity.  Fails if there is no such node. *)
 Ltac atl_descend tac :=
   atl_fresh_rhs ltac:(first [ tac | atl_descend_into tac ])
 with atl_descend_into tac :=
+  atl_eta_binder;
   lazymatch goal with
   | |- genr _ _ (fun x => _) = _ =>
       eapply genr_ctx; let i := fresh x in let Hi := fresh "H" i in
@@ -99,6 +124,7 @@ Ltac atl_everywhere tac :=
   [ atl_fresh_rhs ltac:(atl_children ltac:(atl_everywhere tac))
   | atl_beta_lhs; first [ tac | reflexivity ] ]
 with atl_children k :=
+  atl_eta_binder;
   lazymatch goal with
   | |- genr _ _ (fun x => _) = _ =>
       eapply genr_ctx; let i := fresh x in let Hi := fresh "H" i in
@@ -269,6 +295,7 @@ Tactic Notation "inline" reference(c) :=
 Ltac atl_descend_post tac :=
   atl_fresh_rhs ltac:(first [ atl_descend_into_post tac | tac ])
 with atl_descend_into_post tac :=
+  atl_eta_binder;
   lazymatch goal with
   | |- genr _ _ (fun x => _) = _ =>
       eapply genr_ctx; let i := fresh x in let Hi := fresh "H" i in
