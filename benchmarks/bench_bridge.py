@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -87,12 +88,19 @@ def main(argv: list[str] | None = None) -> int:
                 res = replay_file(session, path)
                 times.append(time.perf_counter() - t0)
             assert res is not None
-            t0 = time.perf_counter()
-            proc = subprocess.run(["coqc", "-q", "-Q", "coq", "Verisched", str(path),
-                                   "-o", "/dev/null"], cwd=repo, capture_output=True)
-            coqc = time.perf_counter() - t0
+            with tempfile.TemporaryDirectory() as tmp:
+                t0 = time.perf_counter()
+                proc = subprocess.run(["coqc", "-q", "-Q", "coq", "Verisched", str(path),
+                                       "-o", str(Path(tmp) / (path.stem + ".vo"))],
+                                      cwd=repo, capture_output=True)
+                coqc = time.perf_counter() - t0
             n_steps = sum(len(rd.derivation.steps) for rd in res.derivations)
-            status = "" if res.ok else "  (replay FAILED)"
+            status = ""
+            if res.failure:
+                status = f"  (replay FAILED at line {res.failure.line}: " \
+                         f"{res.failure.message.splitlines()[0][:80]})"
+            elif not res.ok:
+                status = "  (replay FAILED)"
             coqc_s = _ms(coqc) if proc.returncode == 0 else "   failed"
             print(f"   {path.name:<22}{len(res.derivations):>12}{n_steps:>7}"
                   f"{_ms(statistics.median(times))}{coqc_s}{status}", flush=True)
