@@ -184,11 +184,16 @@ class Kernel:
         lw = self.lowered
         self.call(inputs, sizes, out)  # validates everything once (and warms up)
         ptr = self._fn.argtypes[0]
-        args = [np.ascontiguousarray(inputs[a]).ctypes.data_as(ptr) for a, _, _ in lw.inputs]
+        arrays = [np.ascontiguousarray(inputs[a]) for a, _, _ in lw.inputs]
+        args = [a.ctypes.data_as(ptr) for a in arrays]
         args += [int(sizes[a]) for a, _ in lw.sizes]
         args.append(out.ctypes.data_as(ptr))
         fn = self._fn
-        return lambda: fn(*args)
+
+        def run(keep: list = arrays) -> None:  # `keep` holds any contiguous copies alive
+            fn(*args)
+
+        return run
 
     def __call__(self, inputs: dict[str, np.ndarray] | None = None, /, **sizes: int
                  ) -> np.ndarray:
