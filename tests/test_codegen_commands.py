@@ -70,6 +70,8 @@ def test_run_checks_against_the_interpreter_and_the_hypotheses(vfile, capsys):
     assert main(["run", str(vfile), "--derivation", "rows_fused", "--size", "n=0",
                  "--size", "m=3"]) == 1
     assert "violate hypothesis Hn" in capsys.readouterr().err
+    assert main(["run", str(vfile), "--derivation", "rows_fused", "--size", "m=3"]) == 1
+    assert "no value for size n" in capsys.readouterr().err
 
 
 def test_derived_kernel_is_clean_under_asan_and_matches_the_interpreter(vfile):

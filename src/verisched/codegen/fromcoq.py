@@ -76,7 +76,12 @@ def assumptions(dp: DerivedProgram, sizes: set[str]) -> list:
 def check_conditions(dp: DerivedProgram, sizes: dict[str, int]) -> None:
     """Refuse sizes that violate an integer hypothesis of the derivation."""
     for name, text, chain in dp.conditions:
-        vals = [evaluate(from_idx(c), sizes) if k % 2 == 0 else c for k, c in enumerate(chain)]
+        try:
+            vals = [evaluate(from_idx(c), sizes) if k % 2 == 0 else c
+                    for k, c in enumerate(chain)]
+        except KeyError as exc:
+            raise KernelCallError(f"no value for size {exc.args[0]} (needed by hypothesis "
+                                  f"{name} : {text}); pass --size {exc.args[0]}=...") from None
         for k in range(1, len(vals), 2):
             a, op, b = vals[k - 1], vals[k], vals[k + 1]
             ok = {"<=": a <= b, "<": a < b, "=": a == b, ">=": a >= b, ">": a > b}[op]
