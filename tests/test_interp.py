@@ -128,6 +128,7 @@ def test_parse_coq_value() -> None:
     assert parse_coq_value("((-1) :: (0 :: nil))%list") == [-1, 0]
     assert parse_coq_value("((1 :: nil) :: ((2 :: (3 :: nil)) :: nil))%list") == [[1], [2, 3]]
     assert parse_coq_value("-4") == -4
+    assert parse_coq_value("[[-7; 0]; (-1) :: [2]; []]") == [[-7, 0], [-1, 2], []]
 
 
 # -- against Coq's own evaluation (scalars := Z, vm_compute) ---------------------

@@ -83,11 +83,14 @@ def coq_evaluate(
     return np.array(value, dtype=np.int64).reshape(box)
 
 
-_VAL_TOK = re.compile(r"\s*(::|nil|-?\d+|[()])")
+_VAL_TOK = re.compile(r"\s*(::|nil|-?\d+|[()\[\];])")
 
 
 def parse_coq_value(text: str) -> object:
-    """Parse Coq's printing of nested `list Z` (or a Z) to Python lists."""
+    """Parse Coq's printing of nested `list Z` (or a Z) to Python lists.
+
+    Accepts both `a :: b :: nil` and the `[a; b]` of ListNotations, mixed.
+    """
     text = re.sub(r"%(list|Z)", "", text)
     toks: list[str] = []
     pos = 0
@@ -123,6 +126,19 @@ def parse_coq_value(text: str) -> object:
             return v
         if t == "nil":
             return []
+        if t == "[":
+            items: list[object] = []
+            if toks[i] == "]":
+                i += 1
+                return items
+            while True:
+                items.append(cons())
+                t2 = toks[i]
+                i += 1
+                if t2 == "]":
+                    return items
+                if t2 != ";":
+                    raise TermParseError("malformed list in a Coq value")
         return int(t)
 
     v = cons()
