@@ -89,6 +89,7 @@ Ltac atl_descend tac :=
 with atl_descend_into tac :=
   atl_eta_binder;
   lazymatch goal with
+  | |- @tzero _ _ = _ => fail
   | |- genr _ _ (fun x => _) = _ =>
       eapply genr_ctx; let i := fresh x in let Hi := fresh "H" i in
       intros i Hi; atl_beta_lhs; atl_descend tac
@@ -126,6 +127,7 @@ Ltac atl_everywhere tac :=
 with atl_children k :=
   atl_eta_binder;
   lazymatch goal with
+  | |- @tzero _ _ = _ => reflexivity
   | |- genr _ _ (fun x => _) = _ =>
       eapply genr_ctx; let i := fresh x in let Hi := fresh "H" i in
       intros i Hi; atl_beta_lhs; k
@@ -273,7 +275,7 @@ Tactic Notation "rw" "<-" uconstr(L) "at" uconstr(pat) :=
 
 (** [inline]: inline the first let (Sec. 4.1). *)
 Tactic Notation "inline" :=
-  tryif atl_step ltac:(atl_root_l unfold_let) then idtac
+  tryif atl_step ltac:(atl_root_l uconstr:(unfold_let)) then idtac
   else (fail 0 "inline: the program has no let to inline").
 
 (** [inline c]: unfold the definition [c] (a reshape operator or a
@@ -297,6 +299,7 @@ Ltac atl_descend_post tac :=
 with atl_descend_into_post tac :=
   atl_eta_binder;
   lazymatch goal with
+  | |- @tzero _ _ = _ => fail
   | |- genr _ _ (fun x => _) = _ =>
       eapply genr_ctx; let i := fresh x in let Hi := fresh "H" i in
       intros i Hi; atl_beta_lhs; atl_descend_post tac
@@ -349,17 +352,17 @@ Tactic Notation "name_buffer" uconstr(pat) "as" ident(x) :=
 
 (** [simpl_guard]: one top-down pass; see the header. *)
 Ltac atl_guard_root :=
-  first [ eapply guard_elim; atl_side
-        | eapply guard_zero; atl_side
-        | eapply guard_and_l; atl_side
-        | eapply guard_and_r; atl_side
-        | eapply tadd_0_l'
-        | eapply tadd_0_r'
-        | eapply guard_of_zero
-        | eapply smul_zero_l
-        | eapply smul_zero_r
-        | eapply sum_zero
-        | eapply gen_zero ].
+  first [ atl_root_l uconstr:(guard_elim)
+        | atl_root_l uconstr:(guard_zero)
+        | atl_root_l uconstr:(guard_and_l)
+        | atl_root_l uconstr:(guard_and_r)
+        | atl_root_l uconstr:(tadd_0_l')
+        | atl_root_l uconstr:(tadd_0_r')
+        | atl_root_l uconstr:(guard_of_zero)
+        | atl_root_l uconstr:(smul_zero_l)
+        | atl_root_l uconstr:(smul_zero_r)
+        | atl_root_l uconstr:(sum_zero)
+        | atl_root_l uconstr:(gen_zero) ].
 
 Ltac simpl_guard :=
   atl_step ltac:(atl_everywhere atl_guard_root).
