@@ -14,9 +14,10 @@ parallel (our `openmp` target with all cores / Halide parallel(y) +
 vectorize(x, 8), GuardWithIf tails as in the paper).
 
 Our programs: by default HAND-BUILT ASTs that mirror Figs. 8-9 (labelled
-"ast" in the output), since the replayed Coq derivations of
-coq/Examples/Blur.v are not yet in normal form; `--from-coq` uses the
-replayed, normalized derivations instead when they are available.  Every
+"ast" in the output); `--from-coq` replays the derivations of
+coq/Examples/Blur.v through the bridge instead (labelled "coq"; slow: the
+file takes minutes to replay) and lowers their final programs, with the
+derivations' hypotheses (2 <= n, 2 <= m, 0 < kn, ...) as assumptions.  Every
 kernel is first checked against a numpy blur (zero outside the image) at
 the benchmark size and at a small odd size.  Times are medians over
 `--repeat` runs after warm-up; the ratio is ours / Halide (< 1: ours faster).
@@ -218,6 +219,13 @@ def halide_runner(schedule: str, parallel: bool, img: np.ndarray, out: np.ndarra
 # ---------------------------------------------------------------------------
 
 
+def sizes_for(kernel, n: int, m: int, tile: tuple[int, int]) -> dict[str, int]:
+    """Image sizes, plus the tile sizes kn, km when a derived program keeps them symbolic
+    (Blur.v's tiled derivation takes them as section variables)."""
+    known = {"n": n, "m": m, "kn": tile[0], "km": tile[1]}
+    return {a: known[a] for a, _ in kernel.lowered.sizes}
+
+
 def median_ms(fn, repeat: int, warmup: int = 3) -> float:
     for _ in range(warmup):
         fn()
@@ -229,17 +237,20 @@ def median_ms(fn, repeat: int, warmup: int = 3) -> float:
     return statistics.median(times)
 
 
-def load_programs(from_coq: bool) -> tuple[dict[str, Expr], str]:
+def load_programs(from_coq: bool) -> tuple[dict[str, tuple[Expr, dict, tuple]], str]:
+    """(program, input shapes, size assumptions) per schedule."""
     if not from_coq:
-        return {k: f() for k, f in SCHEDULES.items()}, "ast"
-    from verisched.codegen.fromcoq import load_derived
+        return {k: (f(), ENV, ASSUME) for k, f in SCHEDULES.items()}, "ast"
+    from verisched.codegen.fromcoq import assumptions, load_derived
+    from verisched.pybridge.terms import free_vars
 
     root = Path(__file__).resolve().parents[1]
     names = {"two-stage": "blur_two_stage", "fused": "blur_fused", "tiled": "blur_tiled"}
     progs = {}
     for k, d in names.items():
-        dp = load_derived(root / "coq" / "Examples" / "Blur.v", d)
-        progs[k] = dp.expr
+        dp = load_derived(root / "coq" / "Examples" / "Blur.v", d, timeout=1200)
+        used = (set(free_vars(dp.expr)) - set(dp.env)) | {"n", "m"}
+        progs[k] = (dp.expr, dp.env, tuple(assumptions(dp, used)))
     return progs, "coq"
 
 
@@ -251,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-fast-math", action="store_true",
                     help="compile our kernels without -ffast-math (the paper used it)")
     ap.add_argument("--no-halide", action="store_true")
+    ap.add_argument("--tile", type=int, nargs=2, default=(64, 64), metavar=("KN", "KM"),
+                    help="tile sizes for derivations that keep them symbolic (--from-coq)")
     ap.add_argument("--from-coq", action="store_true",
                     help="use the replayed derivations of coq/Examples/Blur.v")
     ap.add_argument("--out-dir", default=str(Path(__file__).resolve().parent / "results"))
@@ -273,19 +286,19 @@ def main(argv: list[str] | None = None) -> int:
     fast = not args.no_fast_math
     for tname in ("c", "openmp"):
         t = get_target(tname)
-        lowered = [lower(e, ENV, name=k.replace("-", "_"), parallel=t.parallel, assume=ASSUME)
-                   for k, e in progs.items()]
+        lowered = [lower(e, env, name=k.replace("-", "_"), parallel=t.parallel, assume=assume)
+                   for k, (e, env, assume) in progs.items()]
         kernels = build(lowered, t, fast_math=fast)
         for key in progs:
             k = kernels[key.replace("-", "_")]
             if t.parallel:
                 k.set_threads(args.threads)
             for im, ref in ((small, numpy_blur(small)), (img, want)):
-                got = k.call({"v": im}, {"n": im.shape[0], "m": im.shape[1]})
+                got = k.call({"v": im}, sizes_for(k, *im.shape, args.tile))
                 np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4,
                                            err_msg=f"ours {key} [{tname}]")
             out = np.empty((n, m), dtype=np.float32)
-            ms = median_ms(k.bind({"v": img}, {"n": n, "m": m}, out), args.repeat)
+            ms = median_ms(k.bind({"v": img}, sizes_for(k, n, m, args.tile), out), args.repeat)
             results.setdefault(key, {})[f"ours-{tname}"] = ms
     if not args.no_halide:
         for key in progs:
