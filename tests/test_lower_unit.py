@@ -283,3 +283,15 @@ def test_prover_uses_floor_division_facts():
     f.add(q - 1 - Poly.var("yo"))
     row = Poly.var("yo") * 64 + 65
     assert f.ge0(q) and f.ge0(Poly.var("n") - 1 - row)
+
+
+def test_specialize_fixes_sizes_but_respects_shadowing():
+    from verisched.codegen.specialize import specialize
+
+    k = IVar("k")
+    e = gen("i", IBin("/", n, k), summ("k", IConst(2), get(Var("f"), IBin("*", IVar("i"), k))))
+    s = specialize(e, {"k": 4})
+    assert s.hi == IBin("/", n, IConst(4))
+    assert s.body.body.index == IBin("*", IVar("i"), k)  # the bound k is untouched
+    lw = lower(specialize(Split(k, n, gen("j", n, get(Var("f"), "j"))), {"k": 4}), {"f": (n,)})
+    assert [a for a, _ in lw.sizes] == ["n"] and "vs_fdiv" not in "\n".join(lw.body)

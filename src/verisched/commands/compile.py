@@ -28,12 +28,30 @@ def shape_args(items: list[str]) -> dict:
     return out
 
 
+def fixed_args(items: list[str]) -> dict[str, int]:
+    out = {}
+    for it in items or []:
+        k, _, v = it.partition("=")
+        try:
+            out[k.strip()] = int(v)
+        except ValueError as exc:
+            raise CodegenError(f"--fix {it!r}: expected NAME=INT") from exc
+    return out
+
+
 def lower_derivation(args: argparse.Namespace, parallel: bool):
     """Replay, then lower; shared with `verisched run`."""
     from verisched.codegen import lower
     from verisched.codegen.fromcoq import assumptions, load_derived
 
     dp = load_derived(args.file, args.derivation, shape_args(args.shape), timeout=args.timeout)
+    fixed = fixed_args(args.fix)
+    if fixed:
+        from verisched.codegen.specialize import specialize
+
+        # Proved for every value, so valid for these: constants fold into the code.
+        dp.expr = specialize(dp.expr, fixed)
+        dp.env = {k: tuple(specialize(i, fixed) for i in s) for k, s in dp.env.items()}
     name = args.kernel_name or args.derivation.replace("'", "_")
     sizes = [s for s in dp.sizes if s in _used_sizes(dp)]
     # The derivation's integer hypotheses (2 <= n) hold wherever the kernel may run
@@ -86,6 +104,8 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shape", action="append", default=[],
                         help="input shape when no `shaped` hypothesis gives it: NAME=n,m")
     parser.add_argument("--kernel-name", default=None, help="C name (default: the derivation)")
+    parser.add_argument("--fix", action="append", default=[],
+                        help="fix a size parameter to a constant, e.g. a tile size: kn=64")
     parser.add_argument("--timeout", type=float, default=300.0, help="per Coq command, s")
 
 

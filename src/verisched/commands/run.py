@@ -43,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
                 sizes[k] = int(v)
             except ValueError as exc:
                 raise CodegenError(f"--size {k}={v}: not an integer") from exc
-        check_conditions(dp, sizes)
+        from verisched.commands.compile import fixed_args
+
+        check_conditions(dp, {**sizes, **fixed_args(args.fix)})
         kernel = build([lowered], target, fast_math=args.fast_math)[lowered.name]
         shapes, _ = kernel.extents({k: sizes[k] for k, _ in lowered.sizes if k in sizes}
                                    if set(sizes) >= {k for k, _ in lowered.sizes} else sizes)
