@@ -2,4 +2,5 @@
 From Verisched Require Export Tensor.Scalar Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape.
 From Verisched Require Export Rewrites.Context Rewrites.Let Rewrites.Gen Rewrites.Guard.
 From Verisched Require Export Rewrites.Distrib Rewrites.Tactics.
+From Verisched Require Export Rewrites.Safety.
 From Verisched Require Export Reshape.Reshape.

@@ -33,7 +33,6 @@
 From Coq Require Import ZArith Bool Lia FunctionalExtensionality.
 From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Reshape.Defs Reshape.Duals.
 From Verisched Require Import Rewrites.Tactics.
-From Verisched Require Export Reshape.Modes.
 Open Scope Z_scope.
 
 (** Case analysis on every comparison in the goal, then arithmetic. *)

@@ -1,6 +1,5 @@
 (** * The reshape-operator library (paper Sec. 6), in one import.
 
-    - Reshape/Modes.v: typeclass modes so that [rw (L args)] terminates;
     - Reshape/Defs.v: the operators of Fig. 4-5;
     - Reshape/Access.v: accessing through each operator;
     - Reshape/Commute.v: operators and generation, summation, guards, lets;
@@ -12,5 +11,5 @@
       extended so that [rw] proves them;
     - Reshape/Bounds.v: extents of reshaped terms for [check_safe]. *)
 
-From Verisched Require Export Reshape.Modes Reshape.Defs Reshape.Access Reshape.Commute.
+From Verisched Require Export Reshape.Defs Reshape.Access Reshape.Commute.
 From Verisched Require Export Reshape.Duals Reshape.Store Reshape.ShapeRules Reshape.Bounds.

@@ -4,17 +4,12 @@
     side unifies with a program node, and [atl_side] proves the side
     conditions: bounds from the loop context, shapes through
     Reshape/ShapeRules.v), with the result stated explicitly.
-
-    The second section uses [rwu] (Rewrites/Extra.v: [rw] without its
-    syntactic pre-check), because that check currently rejects a lemma side
-    whose implicit type argument is a function type with an unknown
-    element type ([Z -> ?X]): [get_transpose], [get_split],
-    [transpose_gen], [flatten_gen], [guard_op], [ll_op] on tensors of
-    rank 2 and up, and on the rank-1 operators' guard and let lemmas. *)
+    The second
+    section covers the lemmas on tensors of rank 2 and up. *)
 
 From Coq Require Import ZArith List.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Rewrites.Extra.
+From Verisched Require Import ATL.
 Import ListNotations.
 Open Scope Z_scope. Open Scope atl_scope.
 
@@ -84,33 +79,32 @@ Section Usage.
   Proof. reflexivity. Qed.
 End Usage.
 
-Section UsageUnchecked.
-  Import RwUnchecked.
+Section UsageRank2.
   Context {S : Type} `{ScalarLaws S}.
   Variables (n m k : Z) (g : Z -> Z -> S) (f : Z -> S).
   Hypothesis Hm : 0 < m.
 
   Definition a_transpose := GEN [ j < m ] GEN [ i < n ] (transpose n m g) _[ j ] _[ i ].
   Derive a_transpose' SuchThat (a_transpose = a_transpose') As a_transpose_c.
-  Proof. reschedule. rwu get_transpose. done. Qed.
+  Proof. reschedule. rw get_transpose. done. Qed.
   Goal a_transpose' = GEN [ j < m ] GEN [ i < n ] (GEN [ y < n ] g _[ y ] _[ j ]) _[ i ].
   Proof. reflexivity. Qed.
 
   Definition g_transpose := transpose n m (GEN [ i < n ] GEN [ j < m ] g _[ i ] _[ j ]).
   Derive g_transpose' SuchThat (g_transpose = g_transpose') As g_transpose_c.
-  Proof. reschedule. rwu transpose_gen. done. Qed.
+  Proof. reschedule. rw transpose_gen. done. Qed.
   Goal g_transpose' = GEN [ j < m ] GEN [ i < n ] g _[ i ] _[ j ].
   Proof. reflexivity. Qed.
 
   Definition g_flatten := flatten n m (GEN [ i < n ] GEN [ j < m ] g _[ i ] _[ j ]).
   Derive g_flatten' SuchThat (g_flatten = g_flatten') As g_flatten_c.
-  Proof. reschedule. rwu flatten_gen. done. Qed.
+  Proof. reschedule. rw flatten_gen. done. Qed.
   Goal g_flatten' = GEN [ i < n * m ] g _[ i / m ] _[ i mod m ].
   Proof. reflexivity. Qed.
 
   Definition a_split := GEN [ io < cdiv n 4 ] GEN [ ii < 4 ] (split 4 n f) _[ io ] _[ ii ].
   Derive a_split' SuchThat (a_split = a_split') As a_split_c.
-  Proof. reschedule. rwu get_split. done. Qed.
+  Proof. reschedule. rw get_split. done. Qed.
   Goal a_split' =
     GEN [ io < cdiv n 4 ] GEN [ ii < 4 ]
       (GEN [ j < 4 ] |[ io * 4 + j <? n ]| f _[ io * 4 + j ]) _[ ii ].
@@ -118,13 +112,13 @@ Section UsageUnchecked.
 
   Definition l_trunc := trunc_r k (|[ 0 <? n ]| (tlet x := f in x)).
   Derive l_trunc' SuchThat (l_trunc = l_trunc') As l_trunc_c.
-  Proof. reschedule. rwu guard_trunc_r. rwu ll_trunc_r. done. Qed.
+  Proof. reschedule. rw guard_trunc_r. rw ll_trunc_r. done. Qed.
   Goal l_trunc' = |[ 0 <? n ]| (tlet x := f in trunc_r k x).
   Proof. reflexivity. Qed.
 
   Definition l_transpose := transpose n m (|[ 0 <? n ]| (tlet x := g in x)).
   Derive l_transpose' SuchThat (l_transpose = l_transpose') As l_transpose_c.
-  Proof. reschedule. rwu guard_transpose. rwu ll_transpose. done. Qed.
+  Proof. reschedule. rw guard_transpose. rw ll_transpose. done. Qed.
   Goal l_transpose' = |[ 0 <? n ]| (tlet x := g in transpose n m x).
   Proof. reflexivity. Qed.
-End UsageUnchecked.
+End UsageRank2.

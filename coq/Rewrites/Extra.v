@@ -3,9 +3,7 @@
     lacks.  Each one is a plain equation whose sides unify first-order (or
     by Miller patterns) with the programs, so a rewrite step can select
     its site without lemma arguments (which cannot mention the program's
-    loop variables).  At the end, [same_program], the check that a derivation produced
-    the program its file states, and [rwu], [rw] without its syntactic
-    pre-check. *)
+    loop variables). *)
 
 From Coq Require Import ZArith Bool Lia FunctionalExtensionality.
 From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape Rewrites.Gen Rewrites.Let.
@@ -138,40 +136,3 @@ Section BoundGuard.
   Qed.
 End BoundGuard.
 
-(** ** Checking a derived program syntactically
-
-    [Derive] instantiates the derived program; each example then states
-    the program it expects.  [reflexivity] would accept any program
-    convertible to it, e.g. one where a let was inlined ([atl_let] is a
-    definition), so [same_program] unfolds the two names once and compares
-    the bodies syntactically (up to bound-variable names). *)
-Ltac same_program :=
-  lazymatch goal with
-  | |- ?a = ?b =>
-      let a' := eval red in a in
-      let b' := eval red in b in
-      tryif constr_eq a' b' then reflexivity
-      else fail 0 "same_program: the derived program differs from the expected one"
-  end.
-
-(** ** [rwu]: [rw] without the syntactic pre-check
-
-    Added when [rw]'s pre-check (Rewrites/Tactics.v, commit 856a54f)
-    rejected lemmas whose side has an arrow-typed implicit argument
-    ([sumr] over [Z -> X]) or applies a variable to two bound variables
-    ([?f i j]).  Since commit e2ea158 [rw] accepts them and the Sec. 8
-    examples use [rw]; [rwu] stays for files that import it.  It is
-    [rw]'s own step ([atl_step]: same traversal, context and [atl_side])
-    without the check, so the unifier may match a node by unfolding a
-    definition (a let node as its body, [trunc_r] as a generation): name
-    sites with patterns, and check the result with [same_program]. *)
-Module RwUnchecked.
-  Ltac rwu_match pat :=
-    lazymatch goal with |- ?t = _ => let p := open_constr:(pat) in unify t p end.
-  Tactic Notation "rwu" uconstr(L) := atl_step ltac:(eapply L; atl_side).
-  Tactic Notation "rwu" "<-" uconstr(L) := atl_step ltac:(eapply eq_sym; eapply L; atl_side).
-  Tactic Notation "rwu" uconstr(L) "at" uconstr(pat) :=
-    atl_step ltac:(rwu_match pat; eapply L; atl_side).
-  Tactic Notation "rwu" "<-" uconstr(L) "at" uconstr(pat) :=
-    atl_step ltac:(rwu_match pat; eapply eq_sym; eapply L; atl_side).
-End RwUnchecked.
