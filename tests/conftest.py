@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from verisched.pybridge.session import REPO_ROOT
+
+REPO = REPO_ROOT  # the source tree, or $VERISCHED_REPO
 
 
 def _library_ready() -> str | None:

@@ -21,10 +21,10 @@ from verisched.pybridge.inputs import sample
 from verisched.pybridge.interp import evaluate
 from verisched.pybridge.replay import DERIVE_RE, ReplayedDerivation, replay_file
 from verisched.pybridge.sentences import split_sentences
-from verisched.pybridge.session import CoqSession
+from verisched.pybridge.session import REPO_ROOT, CoqSession
 from verisched.pybridge.terms import RESHAPES, Expr
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO_ROOT  # the source tree, or $VERISCHED_REPO
 EXAMPLES = sorted(p for p in (REPO / "coq" / "Examples").glob("*.v")
                   if any(DERIVE_RE.match(s.text) for s in split_sentences(p.read_text())))
 

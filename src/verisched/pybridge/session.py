@@ -37,7 +37,9 @@ from .errors import (
 )
 from .sentences import single_sentence
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+# The repository whose coq/ is loaded.  VERISCHED_REPO overrides it, e.g. to
+# test against a private, consistent build while the shared tree is rebuilt.
+REPO_ROOT = Path(os.environ.get("VERISCHED_REPO") or Path(__file__).resolve().parents[3])
 
 PROMPT_RE = re.compile(r"<prompt>(\S+) < (\d+) \|([^|]*)\| (\d+) < </prompt>")
 _INFO_RE = re.compile(r"</?(?:infomsg|warning)>")
