@@ -4,3 +4,4 @@ From Verisched Require Export Rewrites.Context Rewrites.Let Rewrites.Gen Rewrite
 From Verisched Require Export Rewrites.Distrib Rewrites.Tactics.
 From Verisched Require Export Rewrites.Safety.
 From Verisched Require Export Reshape.Reshape.
+From Verisched Require Export Rewrites.SameProgram.

@@ -73,7 +73,7 @@ From Coq Require Import ZArith List Lia.
 From Coq Require Import derive.Derive.
 From Verisched Require Import Tensor.Scalar Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape.
 From Verisched Require Import Rewrites.Context Rewrites.Let Rewrites.Gen Rewrites.Guard.
-From Verisched Require Import Rewrites.Tactics Rewrites.Safety.
+From Verisched Require Import Rewrites.Tactics Rewrites.Safety Rewrites.SameProgram.
 From Verisched Require Import Reshape.Defs Reshape.Duals Reshape.Bounds Reshape.Partition.
 Import ListNotations.
 Open Scope Z_scope. Open Scope atl_scope.

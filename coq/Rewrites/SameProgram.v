@@ -1,0 +1,29 @@
+(** * [same_program]: the derived program is the one the file states.
+
+    Each example ends by stating the program its derivation produced.
+    [reflexivity] would accept any program *convertible* to the statement,
+    for example one in which a let had been inlined, since [atl_let] and
+    the other constructs are definitions.  [same_program] first abstracts
+    every ATL construct (core and reshape) as a variable, so the two
+    programs must agree up to alpha-, beta- and eta-conversion and the
+    unfolding of the user's own definitions, with every let, loop, guard,
+    access and reshape operator in the same place. *)
+
+From Verisched Require Import Tensor.Core Reshape.Defs.
+
+Ltac atl_red_name t := lazymatch t with _ _ => t | _ => eval red in t end.
+
+Ltac same_program :=
+  lazymatch goal with
+  | |- ?a = ?b =>
+      let a' := atl_red_name a in
+      let b' := atl_red_name b in
+      change (a' = b');
+      generalize (@atl_let) (@genr) (@sumr) (@iverson) (@get) (@tadd) (@tzero)
+                 (@sadd) (@smul) (@sdiv) (@cdiv)
+                 (@concat) (@transpose) (@flatten) (@split) (@pad_r) (@pad_l)
+                 (@trunc_r) (@trunc_l);
+      intros;
+      first [ reflexivity
+            | fail 1 "same_program: the derived program differs from the expected one" ]
+  end.
