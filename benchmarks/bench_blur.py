@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from verisched.codegen import lower
+from verisched.codegen import CodegenError, lower
 from verisched.pybridge.terms import (
     Concat,
     Expr,
@@ -283,7 +283,11 @@ def main(argv: list[str] | None = None) -> int:
         print("bench blur: the schedules peel a first and last row and column: need N, M >= 2",
               file=sys.stderr)
         return 2
-    progs, origin = load_programs(args.from_coq, tuple(args.tile))
+    try:
+        progs, origin = load_programs(args.from_coq, tuple(args.tile))
+    except CodegenError as exc:
+        print(f"bench blur: cannot use the Coq derivations: {exc}", file=sys.stderr)
+        return 1
     rng = np.random.default_rng(0)
     img = rng.standard_normal((n, m)).astype(np.float32)
     want = numpy_blur(img)
