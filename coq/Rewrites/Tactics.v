@@ -397,18 +397,12 @@ Ltac reschedule :=
   | _ => fail 0 "reschedule: expected a goal  program = ?derived"
   end.
 
-(** Rebuild the program with every binder body eta-expanded
-    ([atl_eta_binder] at each node), so the derived program is stated in
-    the form its notation prints. *)
-Ltac atl_eta_walk :=
-  atl_fresh_rhs ltac:(atl_children ltac:(idtac; atl_eta_walk)).
-
 (** [done]: end the derivation, instantiating the derived program. *)
 Ltac done :=
   lazymatch goal with
   | |- ?P = ?R =>
       tryif is_evar R then
-        (etransitivity; [ atl_eta_walk | reflexivity ])
+        reflexivity
       else fail 0 "done: not at the end of a derivation"
   | _ => fail 0 "done: side goals remain"
   end.
