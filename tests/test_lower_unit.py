@@ -295,3 +295,15 @@ def test_specialize_fixes_sizes_but_respects_shadowing():
     assert s.body.body.index == IBin("*", IVar("i"), k)  # the bound k is untouched
     lw = lower(specialize(Split(k, n, gen("j", n, get(Var("f"), "j"))), {"k": 4}), {"f": (n,)})
     assert [a for a, _ in lw.sizes] == ["n"] and "vs_fdiv" not in "\n".join(lw.body)
+
+
+def test_let_buffer_sized_by_an_enclosing_loop_variable():
+    # Prefix sums through a per-row buffer of extent i + 1 (heap, freed every row).
+    f = Var("f")
+    i1 = IBin("+", IVar("i"), IConst(1))
+    e = gen("i", n, Let("t", gen("j", i1, get(f, "j")), summ("j", i1, get(Var("t"), "j"))))
+    ks = run_all([e], {"f": (n,)}, [{"n": 1}, {"n": 9}], target="openmp")
+    body = "\n".join(ks["t0"].lowered.body)
+    assert "malloc" in body and "free(t)" in body
+    x = np.arange(1, 6, dtype=np.float32)
+    np.testing.assert_array_equal(ks["t0"]({"f": x}, n=5), np.cumsum(x))
