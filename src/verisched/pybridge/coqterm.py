@@ -76,7 +76,8 @@ _TOKEN_RE = re.compile(r"""
   | (?P<num>\d+)
   | (?P<op><\+>|<=\?|<\?|=\?|<=|:=|\|\[|\]\||_\[|&&|\|\||[-+*/()<>\[\]:=?|,;])
   | (?P<ident>[A-Za-z_][A-Za-z0-9_']*(?:\.[A-Za-z_][A-Za-z0-9_']*)*)
-""", re.VERBOSE)
+  | (?P<bad>.)
+""", re.VERBOSE | re.S)
 
 
 class _Tok:
@@ -94,20 +95,18 @@ class _Tok:
 
 def tokenize(text: str) -> list[_Tok]:
     toks: list[_Tok] = []
-    pos = 0
     space = True
-    while pos < len(text):
-        m = _TOKEN_RE.match(text, pos)
-        if not m:
-            raise TermParseError(f"unexpected character {text[pos]!r} at offset {pos}: "
-                                 f"...{text[max(0, pos - 30):pos + 30]}...")
+    for m in _TOKEN_RE.finditer(text):
         kind = m.lastgroup or ""
         if kind == "ws":
             space = True
+        elif kind == "bad":
+            pos = m.start()
+            raise TermParseError(f"unexpected character {text[pos]!r} at offset {pos}: "
+                                 f"...{text[max(0, pos - 30):pos + 30]}...")
         elif kind != "scope":  # %Z, %atl: delimiters add nothing for a parser by position
-            toks.append(_Tok(kind, m.group(), pos, space))
+            toks.append(_Tok(kind, m.group(), m.start(), space))
             space = False
-        pos = m.end()
     toks.append(_Tok("eof", "", len(text), True))
     return toks
 

@@ -68,6 +68,8 @@ PRELUDE = (
     "Set Printing Parentheses.",
     "Set Printing Width 4000.",
     "Set Printing Depth 1000000.",
+    # No automatic goal display: the bridge prints the program itself, once.
+    "Set Silent.",
 )
 
 
