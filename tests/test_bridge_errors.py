@@ -30,7 +30,7 @@ from verisched.pybridge.errors import (
 )
 from verisched.pybridge.replay import replay_file
 from verisched.pybridge.session import CoqSession
-from verisched.pybridge.terms import Let, Var, gen, get
+from verisched.pybridge.terms import IBin, IConst, IVar, Let, Var, gen, get
 
 PIPELINE = Let("buf", gen("j", "n", get(Var("f"), "j")), gen("i", "n", get(Var("buf"), "i")))
 
@@ -89,6 +89,21 @@ def test_unprovable_side_condition_is_a_step_error(deriv: Derivation) -> None:
     assert isinstance(res, StepError)
     assert "no site" in res.message
     assert res.step == len(deriv.steps) + 1
+
+
+def test_side_condition_that_cannot_be_proved(coq: CoqSession) -> None:
+    # get_gen needs the index in range; i + 1 < n is false for i = n - 1
+    prog = gen("i", "n", get(gen("j", "n", get(Var("f"), "j")), IBin("+", IVar("i"), IConst(1))))
+    d = Derivation.from_program(coq, "vs_err_side", prog, {"f": 1}, ["n"])
+    try:
+        assert isinstance(d.run_tactic("reschedule."), StepOk)
+        res = d.run_tactic("rw get_gen.")
+        assert isinstance(res, StepError)
+        assert "no site" in res.message
+        assert "site:" in res.details and "unproved side condition" in res.details
+        assert d.state.program == prog
+    finally:
+        d.abort()
 
 
 def test_failing_tactic_keeps_program(deriv: Derivation) -> None:

@@ -69,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
             e = rd.error
             print(f"FAILED: {d.name}: step {e.step} ({e.tactic}): Coq says: {e.message}",
                   file=sys.stderr)
+            if e.details:
+                print(textwrap.indent(e.details, "    "), file=sys.stderr)
             status = 1
             continue
         v = rd.verdict

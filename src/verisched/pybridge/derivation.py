@@ -85,9 +85,11 @@ class StepError:
     tactic: str
     message: str
     state: ProofState
+    details: str = ""  # what the tactic printed first, e.g. rw's candidate sites
 
     def describe(self) -> str:
-        return f"step {self.step} ({self.tactic}) failed: {self.message}"
+        extra = f"\n{self.details}" if self.details else ""
+        return f"step {self.step} ({self.tactic}) failed: {self.message}{extra}"
 
 
 StepResult = StepOk | StepError
@@ -225,7 +227,7 @@ class Derivation:
         step_no = len(self.steps) + 1
         r = self.session.run(tactic, timeout=timeout)
         if not r.ok:
-            return StepError(step_no, r.sentence, r.error or "", st)
+            return StepError(step_no, r.sentence, r.error or "", st, r.output.strip())
         after = self._observe()
         total = time.perf_counter() - t0
         msgs = _GOALS_DISPLAY_RE.split(r.output, maxsplit=1)[0].strip()

@@ -234,7 +234,8 @@ def _run_proof(d: Derivation, rd: ReplayedDerivation, sentences: list[Sentence],
         if callable(on_step):
             on_step(d, res)
         if isinstance(res, StepError):
-            rd.error = StepError(res.step, res.tactic, f"line {s.line}: {res.message}", res.state)
+            rd.error = StepError(res.step, res.tactic, f"line {s.line}: {res.message}", res.state,
+                                 res.details)
             return i + 1
         assert isinstance(res, StepOk)
         if semantics:
