@@ -119,3 +119,31 @@ def test_write_json_atomic_leaves_no_partial_file(tmp_path: Path) -> None:
         write_json_atomic(out, {"a": object()})
     assert json.loads(out.read_text()) == {"a": 1}
     assert [p.name for p in tmp_path.iterdir()] == ["t.json"]
+
+
+def test_finish_flags_a_derivation_resting_on_an_axiom(coq: CoqSession) -> None:
+    start = coq.state
+    coq.run_ok("Axiom vs_bad_axiom : forall (S : Type) (a b : S), a = b.")
+    try:
+        d = Derivation.from_program(coq, "vs_t_ax", PIPELINE, {"f": 1}, ["n"])
+        _ok(d.run_tactic("reschedule."))
+        # an unjustified step: the whole program becomes an arbitrary one
+        _ok(d.run_tactic("rewrite (vs_bad_axiom _ _ (GEN [ i < n ] f _[ i ]))."))
+        _ok(d.run_tactic("done."))
+        verdict = d.finish()
+        assert verdict.accepted
+        assert "vs_bad_axiom" in verdict.axioms
+        assert verdict.disallowed_axioms == ("vs_bad_axiom",)
+    finally:
+        coq.back_to(start)
+
+
+def test_parse_axioms() -> None:
+    from verisched.pybridge.derivation import parse_axioms
+
+    out = ("Section Variables:\nn\n: Z\nAxioms:\n"
+           "FunctionalExtensionality.functional_extensionality_dep : forall A, A\n"
+           "ClassicalDedekindReals.sig_forall_dec\n  : forall P : nat -> Prop, P 0\n")
+    assert parse_axioms(out) == ("FunctionalExtensionality.functional_extensionality_dep",
+                                 "ClassicalDedekindReals.sig_forall_dec")
+    assert parse_axioms("Closed under the global context") == ()
