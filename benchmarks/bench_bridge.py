@@ -7,7 +7,9 @@ Measures (medians over repeats):
   3. the bridge's own overhead per tactic step, i.e. a step's wall time
      minus the time Coq spends on the tactic itself, using the no-op tactic
      `idtac` on the pipeline program and on the largest example state
-     (goal: median < 20 ms).
+     (goal: median < 20 ms);
+  4. the reference interpreter on the 256x256 blur, original and derived
+     programs (goal: well under a second).
 
 Run: verisched bench bridge [--repeats N] [--steps N]
 """
@@ -21,8 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.derivation import Derivation, StepOk
+from verisched.pybridge.interp import evaluate
 from verisched.pybridge.replay import DERIVE_RE, replay_file
 from verisched.pybridge.sentences import split_sentences
 from verisched.pybridge.session import REPO_ROOT, CoqSession
@@ -136,6 +141,25 @@ def main(argv: list[str] | None = None) -> int:
               f"{_ms(statistics.median(over))}")
     print("   (bridge = step wall time - Coq's time for the tactic: printing the goal "
           "between markers + parsing it; goal < 20 ms)")
+
+    blur = repo / "coq" / "Examples" / "Blur.v"
+    if blur.exists():
+        print("== 4. reference interpreter, 256x256 blur (float64, median of 3)")
+        with CoqSession(timeout=600) as session:
+            res = replay_file(session, blur, semantics=True)
+        rng = np.random.default_rng(0)
+        v = rng.random((256, 256))
+        sizes = {"n": 256, "m": 256, "kn": 32, "km": 64}
+        for rd in res.derivations:
+            for label, prog in (("original", rd.semantics[0]), ("derived", rd.semantics[-1])):
+                if isinstance(prog, str):
+                    continue
+                ts = []
+                for _ in range(3):
+                    t0 = time.perf_counter()
+                    evaluate(prog, {"v": v}, sizes)
+                    ts.append(time.perf_counter() - t0)
+                print(f"   {rd.derivation.name:<20}{label:<10}{_ms(statistics.median(ts))}")
     return 0
 
 
