@@ -5,3 +5,4 @@ From Verisched Require Export Rewrites.Distrib Rewrites.Tactics.
 From Verisched Require Export Rewrites.Safety.
 From Verisched Require Export Reshape.Reshape.
 From Verisched Require Export Rewrites.SameProgram.
+From Verisched Require Export Rewrites.Normalize.
