@@ -174,7 +174,10 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
         if m is None:
             r = session.run(s.text)
             if not r.ok:
-                result.failure = ReplayFailure(s.line, s.text, r.error or "")
+                msg = r.error or ""
+                if "inconsistent assumptions" in msg or "Cannot find a physical path" in msg:
+                    msg += " (the compiled library is stale or being rebuilt: run `make proofs`)"
+                result.failure = ReplayFailure(s.line, s.text, msg)
                 return result
             sig.declare(s.text)
             if sig_end:
