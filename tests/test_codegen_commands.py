@@ -31,7 +31,10 @@ Section Rows.
     GEN [ i < n ] (|[ 0 <=? i - 1 ]| buf _[ i - 1 ]) <+> buf _[ i ].
 
   Derive rows_fused SuchThat (pipeline_rows = rows_fused) As rows_fused_correct.
-  Proof. reschedule. inline. rw get_gen. rw get_gen. normalize. done. Qed.
+  Proof. reschedule. inline. rw get_gen. rw get_gen. normalize. check_safe. done. Qed.
+
+  Derive rows_unchecked SuchThat (pipeline_rows = rows_unchecked) As rows_unchecked_correct.
+  Proof. reschedule. inline. rw get_gen. rw get_gen. check_safe. normalize. done. Qed.
 
   Derive rows_raw SuchThat (pipeline_rows = rows_raw) As rows_raw_correct.
   Proof. reschedule. inline. rw get_gen. rw get_gen. done. Qed.
@@ -61,6 +64,18 @@ def test_compile_refuses_a_program_that_is_not_normal(vfile, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "normal-form check" in err and "tadd_expand" in err and "offending subterm" in err
     assert not out.exists()
+
+
+def test_compile_refuses_a_program_not_proved_safe(vfile, tmp_path, capsys):
+    # check_safe ran, but normalize changed the program afterwards.
+    out = tmp_path / "unchecked.c"
+    assert main(["compile", str(vfile), "--derivation", "rows_unchecked", "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "not proved in bounds" in err and "(normalize.) changed the program" in err
+    assert not out.exists()
+    assert main(["compile", str(vfile), "--derivation", "rows_unchecked", "-o", str(out),
+                 "--allow-unproved-safety"]) == 0
+    assert "WARNING" in capsys.readouterr().err and out.exists()
 
 
 def test_run_checks_against_the_interpreter_and_the_hypotheses(vfile, capsys):

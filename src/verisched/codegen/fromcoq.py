@@ -35,6 +35,27 @@ class DerivedProgram:
     # (hypothesis name, text, chain of index expressions and comparison operators)
     conditions: list[tuple[str, str, list]] = field(default_factory=list)
     unchecked: list[tuple[str, str]] = field(default_factory=list)
+    # None when `check_safe` (Sec. 7.2) proved every access of the final program
+    # in bounds; otherwise why it did not.
+    safety_gap: str | None = None
+
+
+def safety_gap(steps: list) -> str | None:
+    """Why the derived program's accesses are not known to be in bounds, or None.
+
+    The C kernel reads arrays without bounds checks, so the lowering needs
+    Coq's `check_safe` to have succeeded on the *final* program: the last
+    `check_safe` step must come after every step that changed the program.
+    """
+    checks = [k for k, s in enumerate(steps) if s.tactic.strip().startswith("check_safe")]
+    if not checks:
+        return "the derivation never runs check_safe"
+    proved = steps[checks[-1]].after.program_text
+    for s in steps[checks[-1] + 1:]:
+        text = s.after.program_text
+        if text is not None and text != proved:
+            return f"step {s.step} ({s.tactic.strip()}) changed the program after check_safe"
+    return None
 
 
 def parse_shape(text: str) -> Shape:
@@ -129,7 +150,8 @@ def load_derived(path: str | Path, name: str, shapes: dict[str, Shape] | None = 
     expr = progs[-1]
     sig = rd.signature
     env: dict[str, Shape] = {}
-    dp = DerivedProgram(name, expr, env, tuple(sig.sizes))
+    dp = DerivedProgram(name, expr, env, tuple(sig.sizes),
+                        safety_gap=safety_gap(rd.derivation.steps))
     for hname, text in sig.hypotheses:
         text = " ".join(text.split())
         m = _SHAPED_RE.match(text)

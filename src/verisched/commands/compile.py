@@ -58,6 +58,13 @@ def lower_derivation(args: argparse.Namespace, parallel: bool):
     # (checked at call time), so the generated code may rely on them.
     lowered = lower(dp.expr, dp.env, name=name, dtype=args.dtype, parallel=parallel,
                     sizes=sizes, assume=assumptions(dp, set(sizes)))
+    if dp.safety_gap is not None:
+        why = (f"{args.derivation}: accesses not proved in bounds ({dp.safety_gap}); "
+               "the C kernel would read arrays unchecked")
+        if not getattr(args, "allow_unproved_safety", False):
+            raise CodegenError(f"refusing to compile {why}. End the derivation with check_safe "
+                               "before done, or pass --allow-unproved-safety")
+        print(f"WARNING: {why}; lowering anyway (--allow-unproved-safety)", file=sys.stderr)
     return dp, lowered
 
 
@@ -107,6 +114,9 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fix", action="append", default=[],
                         help="fix a size parameter to a constant, e.g. a tile size: kn=64")
     parser.add_argument("--timeout", type=float, default=300.0, help="per Coq command, s")
+    parser.add_argument("--allow-unproved-safety", action="store_true",
+                        help="lower even if check_safe did not prove the final program's "
+                             "accesses in bounds (prints a warning)")
 
 
 def register(parser: argparse.ArgumentParser) -> None:
