@@ -84,38 +84,42 @@ Ltac atl_eta_binder :=
 (** [atl_descend tac]: on a goal [t = ?r], run [tac] at the first node of
     [t] (pre-order, left to right) where it succeeds; every other node is
     closed by reflexivity.  Fails if there is no such node. *)
-Ltac atl_descend tac :=
-  atl_fresh_rhs ltac:(first [ tac | atl_descend_into tac ])
-with atl_descend_into tac :=
+(** One step into a node: apply the context lemma of its binder (or
+    [f_equal] for other operators), close every child but one by
+    reflexivity and run [rec] on that one, backtracking over the choice. *)
+Ltac atl_into rec :=
   atl_eta_binder;
   lazymatch goal with
   | |- @tzero _ _ = _ => fail
   | |- genr _ _ (fun x => _) = _ =>
       eapply genr_ctx; let i := fresh x in let Hi := fresh "H" i in
-      intros i Hi; atl_beta_lhs; atl_descend tac
+      intros i Hi; atl_beta_lhs; rec
   | |- sumr _ _ (fun x => _) = _ =>
       eapply sumr_ctx; let i := fresh x in let Hi := fresh "H" i in
-      intros i Hi; atl_beta_lhs; atl_descend tac
+      intros i Hi; atl_beta_lhs; rec
   | |- iverson _ _ = _ =>
-      eapply iverson_ctx; let Hp := fresh "Hguard" in intros Hp; atl_descend tac
+      eapply iverson_ctx; let Hp := fresh "Hguard" in intros Hp; rec
   | |- atl_let _ (fun x => _) = _ =>
       first
         [ eapply let_ctx;
-          [ atl_descend tac
+          [ rec
           | let y := fresh x in let Hy := fresh "H" y in intros y Hy; reflexivity ]
         | eapply let_ctx;
           [ reflexivity
           | let y := fresh x in let Hy := fresh "H" y in
-            intros y Hy; atl_beta_lhs; atl_descend tac ] ]
+            intros y Hy; atl_beta_lhs; rec ] ]
   | |- ?F ?a ?b = _ =>
       first
         [ tryif atl_is_index a then fail else
-            (eapply (f_equal2 F); [ atl_descend tac | reflexivity ])
+            (eapply (f_equal2 F); [ rec | reflexivity ])
         | tryif atl_is_index b then fail else
-            (eapply (f_equal2 F); [ reflexivity | atl_descend tac ]) ]
+            (eapply (f_equal2 F); [ reflexivity | rec ]) ]
   | |- ?F ?a = _ =>
-      tryif atl_is_index a then fail else (eapply (f_equal F); atl_descend tac)
+      tryif atl_is_index a then fail else (eapply (f_equal F); rec)
   end.
+
+Ltac atl_descend tac :=
+  atl_fresh_rhs ltac:(first [ tac | atl_into ltac:(atl_descend tac) ]).
 
 (** [atl_everywhere tac]: run [tac] once at every node, bottom-up (so a
     node sees its children already rewritten); where [tac] fails the node
@@ -295,37 +299,7 @@ Tactic Notation "inline" reference(c) :=
     subterm, i.e. as close to its use as possible (Fig. 12, first step);
     the [ll_*] and [let_*_lift] rewrites then move it outward. *)
 Ltac atl_descend_post tac :=
-  atl_fresh_rhs ltac:(first [ atl_descend_into_post tac | tac ])
-with atl_descend_into_post tac :=
-  atl_eta_binder;
-  lazymatch goal with
-  | |- @tzero _ _ = _ => fail
-  | |- genr _ _ (fun x => _) = _ =>
-      eapply genr_ctx; let i := fresh x in let Hi := fresh "H" i in
-      intros i Hi; atl_beta_lhs; atl_descend_post tac
-  | |- sumr _ _ (fun x => _) = _ =>
-      eapply sumr_ctx; let i := fresh x in let Hi := fresh "H" i in
-      intros i Hi; atl_beta_lhs; atl_descend_post tac
-  | |- iverson _ _ = _ =>
-      eapply iverson_ctx; let Hp := fresh "Hguard" in intros Hp; atl_descend_post tac
-  | |- atl_let _ (fun x => _) = _ =>
-      first
-        [ eapply let_ctx;
-          [ atl_descend_post tac
-          | let y := fresh x in let Hy := fresh "H" y in intros y Hy; reflexivity ]
-        | eapply let_ctx;
-          [ reflexivity
-          | let y := fresh x in let Hy := fresh "H" y in
-            intros y Hy; atl_beta_lhs; atl_descend_post tac ] ]
-  | |- ?F ?a ?b = _ =>
-      first
-        [ tryif atl_is_index a then fail else
-            (eapply (f_equal2 F); [ atl_descend_post tac | reflexivity ])
-        | tryif atl_is_index b then fail else
-            (eapply (f_equal2 F); [ reflexivity | atl_descend_post tac ]) ]
-  | |- ?F ?a = _ =>
-      tryif atl_is_index a then fail else (eapply (f_equal F); atl_descend_post tac)
-  end.
+  atl_fresh_rhs ltac:(first [ atl_into ltac:(atl_descend_post tac) | tac ]).
 
 Ltac atl_name_root pat x :=
   idtac;
