@@ -81,7 +81,9 @@ def test_compile_refuses_a_program_not_proved_safe(vfile, tmp_path, capsys):
 def test_run_checks_against_the_interpreter_and_the_hypotheses(vfile, capsys):
     assert main(["run", str(vfile), "--derivation", "rows_fused", "--size", "n=13",
                  "--size", "m=3", "--check"]) == 0
-    assert "check against the reference interpreter: OK" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "reference interpreter on the derived program: OK" in out
+    assert "reference interpreter on the original algorithm: OK" in out
     assert main(["run", str(vfile), "--derivation", "rows_fused", "--size", "n=0",
                  "--size", "m=3"]) == 1
     assert "violate hypothesis Hn" in capsys.readouterr().err

@@ -38,6 +38,8 @@ class DerivedProgram:
     # None when `check_safe` (Sec. 7.2) proved every access of the final program
     # in bounds; otherwise why it did not.
     safety_gap: str | None = None
+    # The program the derivation started from (user definitions unfolded), when parsed.
+    original: Expr | None = None
 
 
 def safety_gap(steps: list) -> str | None:
@@ -151,7 +153,8 @@ def load_derived(path: str | Path, name: str, shapes: dict[str, Shape] | None = 
     sig = rd.signature
     env: dict[str, Shape] = {}
     dp = DerivedProgram(name, expr, env, tuple(sig.sizes),
-                        safety_gap=safety_gap(rd.derivation.steps))
+                        safety_gap=safety_gap(rd.derivation.steps),
+                        original=progs[0] if progs and progs[0] is not rd.semantics[-1] else None)
     for hname, text in sig.hypotheses:
         text = " ".join(text.split())
         m = _SHAPED_RE.match(text)

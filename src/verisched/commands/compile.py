@@ -78,28 +78,32 @@ def _used_sizes(dp) -> set[str]:
     return used
 
 
-def run(args: argparse.Namespace) -> int:
+def write_kernel(dp, lowered, target_name: str, out: Path) -> None:
+    """Write OUT.c and OUT.h atomically and say what was written."""
     from verisched.codegen.render import render_header, render_source
-    from verisched.targets import get_target
     from verisched.targets.base import atomic_write
+
+    header = out.with_suffix(".h")
+    src = render_source([lowered], target_name)
+    src = src.replace("#include <stdint.h>", f'#include <stdint.h>\n#include "{header.name}"', 1)
+    atomic_write(header, render_header([lowered], out.name))
+    atomic_write(out, src)
+    print(f"wrote {out} and {header}: kernel {lowered.name}, target {target_name}, "
+          f"{lowered.parallel_loops} parallel loop(s)")
+    for hname, text in dp.unchecked:
+        print(f"note: hypothesis {hname} : {text} is assumed, not checked at run time")
+
+
+def run(args: argparse.Namespace) -> int:
+    from verisched.targets import get_target
 
     try:
         target = get_target(args.target)
         dp, lowered = lower_derivation(args, target.parallel)
-        out = Path(args.output)
-        header = out.with_suffix(".h")
-        src = render_source([lowered], target.name)
-        src = src.replace("#include <stdint.h>", f'#include <stdint.h>\n#include "{header.name}"',
-                          1)
-        atomic_write(header, render_header([lowered], out.name))
-        atomic_write(out, src)
+        write_kernel(dp, lowered, target.name, Path(args.output))
     except (CodegenError, OSError) as exc:
         print(f"verisched compile: {exc}", file=sys.stderr)
         return 1
-    print(f"wrote {out} and {header}: kernel {lowered.name}, target {target.name}, "
-          f"{lowered.parallel_loops} parallel loop(s)")
-    for hname, text in dp.unchecked:
-        print(f"note: hypothesis {hname} : {text} is assumed, not checked at run time")
     return 0
 
 

@@ -41,17 +41,24 @@ def run(args: argparse.Namespace) -> int:
     print(f"trace written to {out_dir / 'blur_tiled.json'}")
 
     _banner("2/3 lowering the derived program to C (target openmp)")
-    lowering = dict(common, target="openmp", dtype="float32", shape=[], kernel_name=None)
-    code = compile_cmd.run(argparse.Namespace(**lowering,
-                                              output=str(out_dir / "blur_tiled.c")))
-    if code:
-        return code
+    from verisched.codegen.errors import CodegenError
+    from verisched.targets import get_target
+
+    lowering = argparse.Namespace(**common, target="openmp", dtype="float32", shape=[],
+                                  kernel_name=None, fix=[], size=SIZES, input=[], seed=1,
+                                  threads=2, fast_math=False, check=True,
+                                  output=str(out_dir / "blur_tiled_out.npy"))
+    try:
+        target = get_target(lowering.target)
+        dp, lowered = compile_cmd.lower_derivation(lowering, target.parallel)
+        compile_cmd.write_kernel(dp, lowered, target.name, out_dir / "blur_tiled.c")
+    except (CodegenError, OSError) as exc:
+        print(f"verisched demo: {exc}")
+        return 1
 
     _banner("3/3 compiling, running on a 203 x 157 image with 32 x 16 tiles, and checking "
             "against the reference interpreter")
-    return run_cmd.run(argparse.Namespace(**lowering, size=SIZES, input=[], seed=1, threads=2,
-                                          fast_math=False, check=True,
-                                          output=str(out_dir / "blur_tiled_out.npy")))
+    return run_cmd.execute(dp, lowered, target, lowering)
 
 
 def register(parser: argparse.ArgumentParser) -> None:

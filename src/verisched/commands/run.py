@@ -30,13 +30,23 @@ def _kv(items: list[str], what: str) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from verisched.codegen.fromcoq import check_conditions
     from verisched.targets import get_target
-    from verisched.targets.base import NP_DTYPES, build
 
     try:
         target = get_target(args.target)
         dp, lowered = lower_derivation(args, target.parallel)
+    except (CodegenError, OSError, ValueError) as exc:
+        print(f"verisched run: {exc}", file=sys.stderr)
+        return 1
+    return execute(dp, lowered, target, args)
+
+
+def execute(dp, lowered, target, args: argparse.Namespace) -> int:
+    """Build, call on inputs, and with --check compare with the interpreter."""
+    from verisched.codegen.fromcoq import check_conditions
+    from verisched.targets.base import NP_DTYPES, build
+
+    try:
         sizes = {}
         for k, v in _kv(args.size, "size").items():
             try:
@@ -79,15 +89,25 @@ def run(args: argparse.Namespace) -> int:
         from verisched.pybridge.interp import evaluate
 
         ref_t = np.float64 if dtype == np.float32 else np.int64
-        want = evaluate(dp.expr, {k: v.astype(ref_t) for k, v in inputs.items()}, sizes, ref_t)
-        full = np.zeros(out.shape, dtype=ref_t)
-        common = tuple(slice(0, min(a, b)) for a, b in zip(want.shape, out.shape, strict=False))
-        if want.ndim == out.ndim:
-            full[common] = want[common]
-        ok = (np.array_equal(out, full) if dtype == np.int32
-              else np.allclose(out, full, rtol=1e-4, atol=1e-5 * max(1.0, np.abs(full).max(
-                  initial=0.0))))
-        print("check against the reference interpreter:", "OK" if ok else "MISMATCH")
+        ok = True
+        # The derived program checks the lowering; the original algorithm checks the
+        # whole chain (proof, replay, parse, lowering) independently of Coq.
+        programs = [("derived program", dp.expr)]
+        if dp.original is not None:
+            programs.append(("original algorithm", dp.original))
+        for what, expr in programs:
+            want = evaluate(expr, {k: v.astype(ref_t) for k, v in inputs.items()}, sizes, ref_t)
+            full = np.zeros(out.shape, dtype=ref_t)
+            common = tuple(slice(0, min(a, b))
+                           for a, b in zip(want.shape, out.shape, strict=False))
+            if want.ndim == out.ndim:
+                full[common] = want[common]
+            same = (np.array_equal(out, full) if dtype == np.int32
+                    else np.allclose(out, full, rtol=1e-4, atol=1e-5 * max(1.0, np.abs(full).max(
+                        initial=0.0))))
+            print(f"check against the reference interpreter on the {what}:",
+                  "OK" if same else "MISMATCH")
+            ok = ok and same
         return 0 if ok else 1
     return 0
 
