@@ -105,8 +105,9 @@ def test_replay_file_records_every_step(coq: CoqSession, repo: Path) -> None:
     (rd,) = res.derivations
     assert rd.signature.sizes == ("n",) and rd.signature.tensors == {"f": 1}
     assert [s.tactic for s in rd.derivation.steps] == [
-        "reschedule.", "inline.", "rw get_gen.", "rw get_gen.", "done."]
-    assert rd.derivation.steps[-2].after.program == FUSED
+        "reschedule.", "inline.", "rw get_gen.", "rw get_gen.", "check_safe.", "done."]
+    assert rd.derivation.steps[-3].after.program == FUSED
+    assert rd.derivation.steps[-2].after.program == FUSED  # check_safe changes nothing
     assert rd.semantics[0] == PIPELINE  # `pipeline` unfolded
     assert coq.proof_name == "Coq"  # the file's definitions are gone again
     assert not coq.run("Check pipeline.").ok
