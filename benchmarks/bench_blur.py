@@ -20,7 +20,9 @@ file takes minutes to replay) and lowers their final programs, with the
 derivations' hypotheses (2 <= n, 2 <= m, 0 < kn, ...) as assumptions.  Every
 kernel is first checked against a numpy blur (zero outside the image) at
 the benchmark size and at a small odd size.  Times are medians over
-`--repeat` runs after warm-up; the ratio is ours / Halide (< 1: ours faster).
+`--repeat` runs after warm-up, all variants timed round-robin; the ratio is
+ours / Halide (< 1: ours faster).  Parallel times need idle cores: the
+report gives the load average and warns when it exceeds the CPU count.
 Writes a table, results JSON and a PNG bar chart (matplotlib).
 """
 
@@ -226,15 +228,22 @@ def sizes_for(kernel, n: int, m: int, tile: tuple[int, int]) -> dict[str, int]:
     return {a: known[a] for a, _ in kernel.lowered.sizes}
 
 
-def median_ms(fn, repeat: int, warmup: int = 3) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
+def median_ms(runners: dict[tuple[str, str], object], repeat: int, warmup: int = 3
+              ) -> dict[tuple[str, str], float]:
+    """Median time of each runner, timed round-robin: on a shared machine the load
+    changes over a run (other engineers' builds and tests), and timing one variant
+    after another charges those changes to whichever variant ran then; interleaved,
+    every variant sees the same conditions, so the ratios compare like with like."""
+    for fn in runners.values():
+        for _ in range(warmup):
+            fn()
+    times: dict[tuple[str, str], list[float]] = {key: [] for key in runners}
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
+        for key, fn in runners.items():
+            t0 = time.perf_counter()
+            fn()
+            times[key].append((time.perf_counter() - t0) * 1000)
+    return {key: statistics.median(ts) for key, ts in times.items()}
 
 
 def load_programs(from_coq: bool, tile: tuple[int, int] = (64, 64)
@@ -292,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     img = rng.standard_normal((n, m)).astype(np.float32)
     want = numpy_blur(img)
     small = rng.standard_normal((67, 131)).astype(np.float32)
-    results: dict[str, dict[str, float]] = {}
+    runners: dict[tuple[str, str], object] = {}
     fast = not args.no_fast_math
     for tname in ("c", "openmp"):
         t = get_target(tname)
@@ -308,8 +317,8 @@ def main(argv: list[str] | None = None) -> int:
                 np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4,
                                            err_msg=f"ours {key} [{tname}]")
             out = np.empty((n, m), dtype=np.float32)
-            ms = median_ms(k.bind({"v": img}, sizes_for(k, n, m, args.tile), out), args.repeat)
-            results.setdefault(key, {})[f"ours-{tname}"] = ms
+            runners[(key, f"ours-{tname}")] = k.bind({"v": img}, sizes_for(k, n, m, args.tile),
+                                                     out)
     if not args.no_halide:
         for key in progs:
             for par in (False, True):
@@ -318,19 +327,32 @@ def main(argv: list[str] | None = None) -> int:
                 run()
                 np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4,
                                            err_msg=f"halide {key}")
-                label = "halide-par" if par else "halide-serial"
-                results[key][label] = median_ms(run, args.repeat)
-    report(results, args, origin, fast)
+                runners[(key, "halide-par" if par else "halide-serial")] = run
+    load_before = os.getloadavg()
+    results: dict[str, dict[str, float]] = {}
+    for (key, label), ms in median_ms(runners, args.repeat).items():
+        results.setdefault(key, {})[label] = ms
+    report(results, args, origin, fast, load_before)
     return 0
 
 
 def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origin: str,
-           fast: bool) -> None:
+           fast: bool, load_before: tuple[float, float, float]) -> None:
     n, m = args.size
-    hdr = (f"blur {n}x{m} float32, median of {args.repeat} (ms); ours from {origin}"
-           f"{', -ffast-math' if fast else ''}; openmp/Halide parallel with "
+    load_after = os.getloadavg()
+    hdr = (f"blur {n}x{m} float32, median of {args.repeat} interleaved runs (ms); ours from "
+           f"{origin}{', -ffast-math' if fast else ''}; openmp/Halide parallel with "
            f"{args.threads} thread(s), OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
     print(hdr)
+    cpus = os.cpu_count() or 1
+    print(f"load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} after, "
+          f"on {cpus} CPU(s)")
+    if max(load_before[0], load_after[0]) > cpus:
+        # Parallel kernels need idle cores (this process alone adds about 1 to the
+        # load): with more runnable threads than cores they time-share and wait for
+        # each other at every barrier, and the parallel times say little.
+        print(f"warning: load average above {cpus}: the parallel times and ratios are "
+              "not reliable")
     cols = ["ours-c", "halide-serial", "ours-openmp", "halide-par"]
     print(f"{'schedule':<11}" + "".join(f"{c:>15}" for c in cols)
           + f"{'ratio serial':>14}{'ratio par':>11}")
@@ -343,7 +365,8 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origi
     out_dir.mkdir(parents=True, exist_ok=True)
     atomic_write(out_dir / "blur.json", json.dumps(
         {"header": hdr, "size": [n, m], "repeat": args.repeat, "threads": args.threads,
-         "origin": origin, "fast_math": fast, "load_average": os.getloadavg(),
+         "origin": origin, "fast_math": fast, "load_average_before": load_before,
+         "load_average": load_after,
          "median_ms": results}, indent=2))
     try:
         import matplotlib

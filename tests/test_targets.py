@@ -14,6 +14,7 @@ from test_lower_unit import pipeline_fused, pipeline_two_stage
 from verisched.codegen import CompileError, KernelCallError, compile_kernel, lower
 from verisched.codegen.render import render_header
 from verisched.pybridge.terms import (
+    Gen,
     Guard,
     IBin,
     IConst,
@@ -120,6 +121,8 @@ def test_openmp_matches_c_and_reference():
     kc = compile_kernel(blur_two_stage(), env, name="blur_c")
     ko = compile_kernel(blur_two_stage(), env, name="blur_omp", target="openmp")
     assert ko.lowered.parallel_loops == 2
+    # Row loops over single pixels keep their inner loop whole for the vectoriser.
+    assert not any("collapse" in s for s in ko.lowered.body)
     rng = np.random.default_rng(3)
     for sizes in ({"n": 1, "m": 1}, {"n": 37, "m": 19}, {"n": 64, "m": 65}):
         img = rng.standard_normal((sizes["n"], sizes["m"])).astype(np.float32)
@@ -131,6 +134,28 @@ def test_openmp_matches_c_and_reference():
             np.testing.assert_allclose(ko({"img": img}, **sizes), want, rtol=1e-5, atol=1e-5)
     with pytest.raises(KernelCallError, match="not an OpenMP kernel"):
         kc.set_threads(2)
+
+
+def test_parallel_loop_over_few_tiles_collapses_with_the_next_generation():
+    # Regression (bench blur): the partial last row of 64x64 tiles is a one-iteration
+    # parallel loop, which left one thread idle; it now shares its iterations with
+    # the column-of-tiles loop inside it (openmp.py, rule 5).
+    from test_lower_unit import run_all
+
+    f, a = Var("f"), IVar("a")
+    tile = gen("c", IConst(3), gen("d", IConst(2), SBin("+", get(f, "a", "b"), get(f, "c", "d"))))
+    tiles = gen("a", n, gen("b", m, tile))
+    lw = lower(tiles, {"f": (n, m)}, parallel=True)
+    pragmas = [s.strip() for s in lw.body if "#pragma" in s]
+    assert pragmas == ["#pragma omp parallel for schedule(static) collapse(2)"]
+    # Not rectangular (the inner bounds mention the outer variable): no collapse.
+    shifted = gen("a", n, Gen("b", a, IBin("+", a, m), Let("t", tile, get(Var("t"), 1, 1))))
+    assert not any("collapse" in s for s in lower(shifted, {"f": (n, m)}, parallel=True).body)
+    # Both agree with the reference (and run clean under ASan+UBSan), including sizes
+    # where the outer loop has one iteration.
+    run_all([tiles, shifted], {"f": (n, m)},
+            [{"n": 1, "m": 1}, {"n": 1, "m": 5}, {"n": 3, "m": 2}, {"n": 7, "m": 4}],
+            target="openmp")
 
 
 def test_header_declares_the_abi():

@@ -231,6 +231,8 @@ class Lowerer:
         self.names = Names()
         self.parallel_loops = 0
         self.error_flag = ""
+        # C names of the loops that come from generations (openmp.py, rules 1 and 5).
+        self.gen_loops: set[str] = set()
 
     # -- index expressions --------------------------------------------------
     def ix(self, i: Idx, ctx: Ctx) -> Poly:
@@ -491,8 +493,12 @@ class Lowerer:
         tiny = ctx.facts.le(end - start, Poly.const(1))
         parallel = self.parallel and not ctx.in_parallel and not ctx.in_sum and not tiny
         facts = [Poly.var("@") - lo - a, lo + b - 1 - Poly.var("@")]
+        mark = len(out.lines)
         with self.loop(e.var, lo + start, lo + end, ctx, out, facts, parallel) as (c2, pv):
+            self.gen_loops.add(c2.idx_names[e.var])
             cov = self.lower(e.body, dest.peel(pv - lo), mode, c2, out)
+        if parallel:
+            self.collapse_tiles(out, mark)
         if mode == "=":
             # Indices of the window outside the generation's extent are zero (Fig. 2).
             if not ctx.facts.ge0(a):
@@ -502,6 +508,34 @@ class Lowerer:
                 self.zero_fill(replace(dest, windows=((self.smax(a, extent, ctx), b),
                                                       *dest.windows[1:])), ctx, out)
         return cov
+
+    FOR_HEADER = re.compile(r"for \(int (\w+) = (.*); \1 < (.*); \+\+\1\) \{")
+
+    def collapse_tiles(self, out: Emitter, mark: int) -> None:
+        """Share a parallel loop's iterations with the generation loop it wraps.
+
+        A parallel loop over rows of tiles has few iterations (31 for a 2000-row
+        image in 64-row tiles, a single one for the partial last row of tiles), so a
+        static split over the threads is uneven or leaves all but one thread idle.
+        When its body is exactly one generation loop whose bounds do not mention
+        the outer variable (a rectangular nest, as OpenMP requires) and whose own
+        body contains loops (so every collapsed iteration is still a whole tile or
+        row and the innermost loop stays intact for the vectoriser), the pragma
+        gets `collapse(2)`.  Sound by openmp.py rule 5."""
+        lines = out.lines
+        pragma, header, body = lines[mark], lines[mark + 1], lines[mark + 2:-1]
+        outer = self.FOR_HEADER.fullmatch(header.strip())
+        if "#pragma omp parallel for" not in pragma or outer is None or len(body) < 3:
+            return
+        pad = header[:len(header) - len(header.lstrip())] + "  "
+        inner = self.FOR_HEADER.fullmatch(body[0].strip())
+        if (inner is None or not body[0].startswith(pad) or body[-1] != pad + "}"
+                or inner.group(1) not in self.gen_loops
+                or re.search(rf"\b{re.escape(outer.group(1))}\b", body[0])
+                or any(not s.startswith(pad + " ") for s in body[1:-1])
+                or not any(s.lstrip().startswith("for (") for s in body[1:-1])):
+            return
+        lines[mark] = pragma.rstrip() + " collapse(2)"
 
     def lower_reshape(self, e: Expr, dest: Dest, mode: str, ctx: Ctx, out: Emitter) -> bool:
         zero = Poly.const(0)

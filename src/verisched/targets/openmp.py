@@ -17,6 +17,15 @@ parallel only if
 4. no temporary is shared: scalar temporaries, accumulators and let buffers
    are declared inside the loop body (private to each iteration); buffers
    declared outside are only read, except the destination itself.
+5. a parallel loop whose body is exactly one generation loop, with bounds
+   free of the outer variable and a body that itself contains loops (a row
+   of tiles over its columns of tiles), is `collapse(2)`d with it
+   (`Lowerer.collapse_tiles`): by 3 applied to both loops, two distinct
+   pairs of iterations write disjoint storage (different outer iterations
+   by the outer loop's injectivity, same outer iteration by the inner
+   one's), and by 4 each pair's temporaries are private.  It spreads a
+   row of tiles, even a single partial one, over the threads; the
+   innermost loops are never collapsed, so they stay vectorisable.
 Anything else (zero-fill loops, loops under a SUM, inner loops) stays serial.
 """
 
