@@ -22,8 +22,10 @@ from verisched.pybridge.terms import (
     IBin,
     IConst,
     Idx,
+    Instr,
     IVar,
     Let,
+    Mem,
     PadL,
     PadR,
     PAnd,
@@ -90,6 +92,12 @@ def _show(e: Expr) -> str:
         return f"({_show(e.left)} <+> {_show(e.right)})"
     if isinstance(e, SBin):
         return f"({_show(e.left)} {e.op} {_show(e.right)})"
+    if isinstance(e, Mem):
+        return f"in_mem {e.memory} ({_show(e.body)})"
+    if isinstance(e, Instr):
+        args = [show_idx(a) if isinstance(a, (IVar, IConst, IBin)) else f"({_show(a)})"
+                for a in e.args]
+        return " ".join([e.name, *args])
     name = type(e).__name__.lower()
     parts = []
     for f in e.__dataclass_fields__:
@@ -132,10 +140,23 @@ def rank_of(e: Expr, ranks: dict[str, int]) -> int | None:
         return r1 if r1 is not None else rank_of(e.right, ranks)
     if isinstance(e, SBin):
         return 0
+    if isinstance(e, Mem):
+        return rank_of(e.body, ranks)
+    if isinstance(e, Instr):
+        return _instr_rank(e)
     r = rank_of(e.body, ranks)
     if r is None:
         return None
     return r - 1 if isinstance(e, Flatten) else r + 1 if isinstance(e, Split) else r
+
+
+def _instr_rank(e: Instr) -> int:
+    from verisched.pybridge.instrs import InstrError, check_call, result_rank
+
+    try:
+        return result_rank(check_call(e))
+    except InstrError as exc:
+        raise NotNormalError(f"normal-form check: {exc}") from exc
 
 
 def check_normal(e: Expr, ranks: dict[str, int], rank: int) -> None:
@@ -208,6 +229,12 @@ def _check(e: Expr, ranks: dict[str, int], rank: int) -> None:
         _check(e.left, ranks, 0)
         _check(e.right, ranks, 0)
         return
+    if isinstance(e, Mem):
+        _check(e.body, ranks, rank)
+        return
+    if isinstance(e, Instr):
+        _check_instr(e, ranks, rank)
+        return
     if rank == 0:
         _fail(e, "reshape operator used as a scalar")
     if isinstance(e, Concat):
@@ -227,3 +254,34 @@ def _check(e: Expr, ranks: dict[str, int], rank: int) -> None:
         _check(e.body, ranks, rank)
     else:
         _fail(e, "not an ATL term")
+
+
+def _check_instr(e: Instr, ranks: dict[str, int], rank: int) -> None:
+    """An instruction call is a leaf of the normal form (it is lowered as a whole,
+    Exo thesis Sec. 3.2.2): its value has the rank of its specification, and its
+    arguments are scalars in normal form, index expressions, or tensor operands of
+    the parameter's rank (accesses, variables, other calls) which it reads whole."""
+    from verisched.pybridge.instrs import INDEX, SCALAR, spec_of
+
+    r = _instr_rank(e)
+    if r != rank:
+        _fail(e, f"instruction {e.name} of rank {r} used at rank {rank}")
+    for p, a in zip(spec_of(e.name).params, e.args, strict=True):
+        if p.kind == INDEX:
+            continue
+        if p.kind == SCALAR:
+            _check(a, ranks, 0)
+            continue
+        if isinstance(a, Instr):
+            _check_instr(a, ranks, p.rank)
+            continue
+        base, idxs = access_base(a)
+        if not isinstance(base, Var):
+            _fail(e, f"operand {p.name} of {e.name} must be an access, a variable or an "
+                     f"instruction call, not {show(a)}")
+        assert isinstance(base, Var)
+        if base.name not in ranks:
+            _fail(e, f"unknown tensor variable {base.name!r}")
+        if ranks[base.name] - len(idxs) != p.rank:
+            _fail(e, f"operand {p.name} of {e.name} has rank {ranks[base.name] - len(idxs)}, "
+                     f"expected {p.rank}")

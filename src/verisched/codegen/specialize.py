@@ -37,6 +37,8 @@ def specialize(e: object, values: dict[str, int]) -> object:
         return subst_idx(e, values)
     if isinstance(e, (PCmp, PAnd, PBool)):
         return subst_pred(e, values)
+    if isinstance(e, tuple):  # an instruction's arguments
+        return tuple(specialize(x, values) for x in e)
     if not is_dataclass(e):
         return e
     changes = {}

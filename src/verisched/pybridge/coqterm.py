@@ -16,6 +16,9 @@ parentheses and indentation.
 
 Reshape operators (coq/Reshape/Defs.v) have no notation and print as
 applications `flatten n m e`; the table RESHAPE_SIGS gives their arguments.
+Memory markers print as `in_mem AVX2_REG (e)` and instruction calls as
+applications `avx2_loadu (B _[ k ]) (8 * jv)` (coq/Targets/Instr.v, AVX.v);
+the instruction registry (instrs.py) gives each instruction's arguments.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import re
 from dataclasses import fields
 
 from .errors import TermParseError
+from .instrs import INDEX, InstrError, check_call, lookup
 from .terms import (
     Concat,
     Expr,
@@ -34,8 +38,10 @@ from .terms import (
     IBin,
     IConst,
     Idx,
+    Instr,
     IVar,
     Let,
+    Mem,
     PadL,
     PadR,
     PAnd,
@@ -307,6 +313,20 @@ class _Parser:
         if t.kind == "ident" and t.text not in KEYWORDS:
             head = t.text
             base = head.rsplit(".", 1)[-1]
+            if base == "in_mem":
+                self.i += 1
+                mem = self.name().rsplit(".", 1)[-1]
+                return Mem(mem, self.expr_arg()), 10
+            spec = lookup(base)
+            if spec is not None:
+                self.i += 1
+                iargs: list[object] = []
+                for k in spec.kinds:
+                    if self.tok.kind == "eof" or self.at(")", "in", "]", "]|"):
+                        raise self.fail(f"instruction {base} applied to {len(iargs)} "
+                                        f"argument(s), expects {len(spec.kinds)}")
+                    iargs.append(self.idx_arg() if k == INDEX else self.expr_arg())
+                return Instr(base, tuple(iargs)), 10  # type: ignore[arg-type]
             if base in RESHAPE_SIGS and head[: len(head) - len(base)] in _RESHAPE_QUALIFIERS:
                 self.i += 1
                 cls, kinds = RESHAPE_SIGS[base]
@@ -396,6 +416,12 @@ def to_coq(e: Expr) -> str:
         return f"({to_coq(e.left)} <+> {to_coq(e.right)})"
     if isinstance(e, SBin):
         return f"({to_coq(e.left)} {e.op} {to_coq(e.right)})"
+    if isinstance(e, Mem):
+        return f"(in_mem {e.memory} {to_coq(e.body)})"
+    if isinstance(e, Instr):
+        _check_instr(e)
+        args = [idx_to_coq(a) if not _is_expr_value(a) else to_coq(a) for a in e.args]
+        return "(" + " ".join([e.name, *args]) + ")"
     name = _RESHAPE_NAME.get(type(e))
     if name is None:
         raise TypeError(f"not an ATL term: {e!r}")
@@ -408,6 +434,13 @@ def to_coq(e: Expr) -> str:
 
 def _is_expr_value(v: object) -> bool:
     return not isinstance(v, (IVar, IConst, IBin))
+
+
+def _check_instr(e: Instr) -> None:
+    try:
+        check_call(e)
+    except InstrError as exc:
+        raise TypeError(f"not a well-formed instruction call: {exc}") from exc
 
 
 # ---------------------------------------------------------------------------
@@ -469,6 +502,11 @@ def _flat(e: Expr, level: int) -> tuple[str, int]:
     if isinstance(e, SBin):
         lev = 50 if e.op == "+" else 40
         return f"{_wrap(e.left, lev)} {e.op} {_wrap(e.right, lev - 1)}", lev
+    if isinstance(e, Mem):
+        return f"in_mem {e.memory} {_wrap(e.body, 9)}", 10
+    if isinstance(e, Instr):
+        args = [_wrap(a, 9) if _is_expr_value(a) else idx_str(a, 0) for a in e.args]
+        return " ".join([e.name, *args]), 10
     name = _RESHAPE_NAME[type(e)]
     parts = [name]
     for f in fields(e):
@@ -501,6 +539,9 @@ def _pp(e: Expr, level: int, indent: int, width: int) -> list[str]:
         lines = [pad + f"|[ {pred_str(e.pred)} ]|"] + _pp(e.body, 45, indent + 2, width)
     elif isinstance(e, TAdd):
         lines = _pp(e.left, 50, indent, width) + [pad + "<+>"] + _pp(e.right, 49, indent, width)
+    elif isinstance(e, Mem):
+        lines = [pad + f"in_mem {e.memory} ("] + _pp(e.body, 200, indent + 2, width)
+        lines[-1] += ")"
     else:
         lines = [pad + flat]
         paren = False

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .instrs import InstrError, instantiate
 from .terms import (
     Concat,
     Expr,
@@ -37,8 +38,10 @@ from .terms import (
     Guard,
     IConst,
     Idx,
+    Instr,
     IVar,
     Let,
+    Mem,
     PadL,
     PadR,
     PAnd,
@@ -227,6 +230,16 @@ def _eval(e: Expr, env: _Env) -> _Val:
         if a.rank or b.rank:
             raise InterpError(f"scalar operation {e.op!r} applied to a tensor")
         return _Val(_sop(e.op, a.arr, b.arr, env.dtype), d)
+    if isinstance(e, Mem):
+        # A memory annotation changes where a buffer lives, not its value (Instr.v).
+        return _eval(e.body, env)
+    if isinstance(e, Instr):
+        # An instruction means its specification (Exo thesis Sec. 3.2.2).
+        try:
+            spec_body = instantiate(e)
+        except InstrError as exc:
+            raise InterpError(str(exc)) from exc
+        return _eval(spec_body, env)
     return _eval_reshape(e, env)
 
 

@@ -230,9 +230,36 @@ class TruncL:
     body: Expr
 
 
+# Instructions as specifications and memories (the Exo thesis, Sec. 3.2: an
+# instruction is a procedure whose body is its semantics; a memory annotation
+# changes where a buffer lives, not what it holds).  coq/Targets/Instr.v.
+
+
+@dataclass(frozen=True)
+class Mem:
+    """`in_mem MEMORY (body)`: the identity, marking that the let-bound buffer
+    whose value this is lives in `memory` (DRAM, AVX2_REG, GEMMINI_SPAD, ...)."""
+
+    memory: str
+    body: Expr
+
+
+@dataclass(frozen=True)
+class Instr:
+    """An instruction call `name arg1 arg2 ...` (e.g. `avx2_loadu (B _[ k ]) (8 * jv)`).
+
+    Its meaning is its specification body (pybridge/instrs.py) with the
+    parameters replaced by `args`; each argument is an `Expr` or, for index
+    parameters, an `Idx`, in the order of the Coq definition."""
+
+    name: str
+    args: tuple[Expr | Idx, ...]
+
+
 Expr = (
     Var | Zero | Gen | Sum | Guard | Let | Get | TAdd | SBin
     | Concat | Transpose | Flatten | Split | PadR | PadL | TruncR | TruncL
+    | Mem | Instr
 )
 
 RESHAPES = (Concat, Transpose, Flatten, Split, PadR, PadL, TruncR, TruncL)
@@ -313,6 +340,13 @@ def free_vars(e: Expr) -> frozenset[str]:
         return free_vars(e.tensor) | idx_free_vars(e.index)
     if isinstance(e, (TAdd, SBin)):
         return free_vars(e.left) | free_vars(e.right)
+    if isinstance(e, Mem):
+        return free_vars(e.body)
+    if isinstance(e, Instr):
+        out_i: frozenset[str] = frozenset()
+        for a in e.args:
+            out_i |= free_vars(a) if _is_expr(a) else idx_free_vars(a)
+        return out_i
     out: frozenset[str] = frozenset()
     for name in e.__dataclass_fields__:
         v = getattr(e, name)
@@ -321,7 +355,13 @@ def free_vars(e: Expr) -> frozenset[str]:
 
 
 def _is_expr(v: object) -> bool:
-    return isinstance(v, (Var, Zero, Gen, Sum, Guard, Let, Get, TAdd, SBin, *RESHAPES))
+    return isinstance(v, (Var, Zero, Gen, Sum, Guard, Let, Get, TAdd, SBin, Mem, Instr,
+                          *RESHAPES))
+
+
+def is_idx(v: object) -> bool:
+    """Is `v` an index expression (as opposed to a tensor expression)?"""
+    return isinstance(v, (IVar, IConst, IBin))
 
 
 # ---------------------------------------------------------------------------
@@ -390,4 +430,11 @@ def shape_of(e: Expr, env: dict[str, Shape]) -> Shape:
     if isinstance(e, (TruncR, TruncL)):
         s = shape_of(e.body, env)
         return (e.k, *s[1:])
+    if isinstance(e, Mem):
+        return shape_of(e.body, env)
+    if isinstance(e, Instr):
+        # The shape of its specification (imported late: instrs.py builds on this module).
+        from verisched.pybridge.instrs import instantiate
+
+        return shape_of(instantiate(e), env)
     raise ShapeError(f"not an ATL term: {e!r}")
