@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import sys
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parents[3] / "benchmarks"
@@ -27,6 +28,8 @@ def run(args: argparse.Namespace) -> int:
     spec = importlib.util.spec_from_file_location(f"bench_{args.name}", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
+    # Registered before it runs: dataclasses (and pickling) look the module up by name.
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return int(module.main(args.rest) or 0)
 

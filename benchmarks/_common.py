@@ -1,0 +1,320 @@
+"""Helpers shared by the peer benchmarks (bench_sgemm, bench_conv, bench_blur).
+
+One concern each: interleaved timing, the machine's measured FMA peak,
+load-average reporting, and atomic markdown/PNG output.  Benchmarks are
+measurements, never tests: nothing here has a threshold.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import inspect
+import os
+import re
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from verisched.codegen.errors import CodegenError
+from verisched.targets.base import atomic_write, compile_c
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Variant:
+    """One timed contender: `run` is timed; `prepare` (untimed) runs before every timed
+    call, e.g. to set the thread count of a library shared with another variant;
+    `settle` seconds of sleep (untimed) follow every call, for runtimes whose idle
+    workers keep spinning after a call and would slow the next variant."""
+
+    key: tuple[str, str]
+    run: Callable[[], None]
+    prepare: Callable[[], None] | None = None
+    settle: float = 0.0
+    times_ms: list[float] = field(default_factory=list)
+
+    def median(self) -> float:
+        return statistics.median(self.times_ms)
+
+
+def time_round_robin(variants: list[Variant], repeat: int, warmup: int = 2) -> None:
+    """Median-ready samples for every variant, timed round-robin.
+
+    On a shared 2-core machine the load changes during a run (other
+    engineers' builds and tests); timing one variant after another would
+    charge those changes to whichever ran then.  Interleaved, every variant
+    sees the same conditions, so ratios of medians compare like with like.
+    """
+    for v in variants:
+        for _ in range(warmup):
+            if v.prepare:
+                v.prepare()
+            v.run()
+    for _ in range(repeat):
+        for v in variants:
+            if v.prepare:
+                v.prepare()
+            t0 = time.perf_counter()
+            v.run()
+            v.times_ms.append((time.perf_counter() - t0) * 1000)
+            if v.settle:
+                time.sleep(v.settle)
+
+
+def load_lines(before: tuple[float, float, float]) -> list[str]:
+    """What the load was, and a warning when parallel times cannot be trusted."""
+    after = os.getloadavg()
+    cpus = os.cpu_count() or 1
+    lines = [f"load average (1 min) {before[0]:.2f} before, {after[0]:.2f} after, "
+             f"on {cpus} CPU(s)"]
+    if max(before[0], after[0]) > cpus:
+        # More runnable threads than cores: parallel kernels time-share and wait for
+        # each other at every barrier, so the 2-thread figures say little.
+        lines.append(f"warning: load average above {cpus}: the multi-threaded times and "
+                     "ratios are not reliable")
+    return lines
+
+
+def md_table(headers: list[str], rows: list[list[str]]) -> str:
+    """A GitHub markdown table."""
+    out = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def text_table(headers: list[str], rows: list[list[str]]) -> str:
+    """The same table for the terminal, right-aligned columns."""
+    widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h)
+              for k, h in enumerate(headers)]
+    fmt = "  ".join(f"{{:>{w}}}" for w in widths)
+    return "\n".join([fmt.format(*headers), *(fmt.format(*r) for r in rows)])
+
+
+def fmt(x: float | None, digits: int = 2) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def write_outputs(out_dir: Path, stem: str, markdown: str, fig) -> list[Path]:
+    """Write STEM.md and STEM.png atomically (temporary file + rename)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    md = out_dir / f"{stem}.md"
+    atomic_write(md, markdown)
+    written = [md]
+    if fig is not None:
+        fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f"{stem}.", suffix=".tmp.png")
+        os.close(fd)
+        try:
+            fig.savefig(tmp, dpi=110)
+            os.replace(tmp, out_dir / f"{stem}.png")
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        written.append(out_dir / f"{stem}.png")
+    return written
+
+
+def pyplot():
+    """matplotlib's pyplot without a display, or None when matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    return plt
+
+
+# ---------------------------------------------------------------------------
+# The machine's FMA peak, measured rather than computed from a nominal clock.
+
+PEAK_SOURCE = r"""
+#include <immintrin.h>
+#include <omp.h>
+
+/* 12 independent FMA chains on 8-lane vectors: enough to cover the FMA
+   latency (4-5 cycles) times the number of FMA pipes (2) of current x86
+   cores, so the loop is throughput-bound.  The multiplier and addend keep
+   every value normal (no denormal slow path).  Each iteration does
+   12 * 8 * 2 = 192 flops. */
+static float chains(long iters, float seed) {
+  const __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-6f);
+  __m256 a0 = _mm256_set1_ps(seed), a1 = _mm256_set1_ps(seed + 1),
+         a2 = _mm256_set1_ps(seed + 2), a3 = _mm256_set1_ps(seed + 3),
+         a4 = _mm256_set1_ps(seed + 4), a5 = _mm256_set1_ps(seed + 5),
+         a6 = _mm256_set1_ps(seed + 6), a7 = _mm256_set1_ps(seed + 7),
+         a8 = _mm256_set1_ps(seed + 8), a9 = _mm256_set1_ps(seed + 9),
+         a10 = _mm256_set1_ps(seed + 10), a11 = _mm256_set1_ps(seed + 11);
+  for (long i = 0; i < iters; i++) {
+    a0 = _mm256_fmadd_ps(a0, x, y); a1 = _mm256_fmadd_ps(a1, x, y);
+    a2 = _mm256_fmadd_ps(a2, x, y); a3 = _mm256_fmadd_ps(a3, x, y);
+    a4 = _mm256_fmadd_ps(a4, x, y); a5 = _mm256_fmadd_ps(a5, x, y);
+    a6 = _mm256_fmadd_ps(a6, x, y); a7 = _mm256_fmadd_ps(a7, x, y);
+    a8 = _mm256_fmadd_ps(a8, x, y); a9 = _mm256_fmadd_ps(a9, x, y);
+    a10 = _mm256_fmadd_ps(a10, x, y); a11 = _mm256_fmadd_ps(a11, x, y);
+  }
+  __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+             _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+  s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
+  float out[8];
+  _mm256_storeu_ps(out, s);
+  return out[0] + out[7];
+}
+
+/* Seconds for `iters` iterations on each of `threads` threads (all start
+   together; the time is that of the slowest).  `sink` defeats dead-code
+   elimination. */
+double vs_fma_probe(long iters, int threads, float *sink) {
+  float total = 0.0f;
+  double t0 = omp_get_wtime();
+  #pragma omp parallel num_threads(threads) reduction(+:total)
+  total += chains(iters, (float)omp_get_thread_num());
+  double t1 = omp_get_wtime();
+  *sink = total;
+  return t1 - t0;
+}
+"""
+
+FLOPS_PER_ITER = 12 * 8 * 2
+
+
+def fma_peak_gflops(threads: int, seconds: float = 0.25, trials: int = 5) -> float:
+    """Best of `trials` runs of the FMA probe on `threads` threads, in GFLOP/s.
+
+    The best (not the median) is the peak: every disturbance only slows it.
+    Compiled -O3 -mavx2 -mfma (no -march=native, so it measures AVX2 even on
+    an AVX-512 machine).
+    """
+    so = compile_c(PEAK_SOURCE, ["-std=c11", "-O3", "-mavx2", "-mfma", "-fPIC", "-fopenmp"])
+    lib = ctypes.CDLL(str(so))
+    fn = lib.vs_fma_probe
+    fn.restype = ctypes.c_double
+    fn.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.POINTER(ctypes.c_float)]
+    sink = ctypes.c_float()
+    iters = 1 << 20
+    while fn(iters, 1, ctypes.byref(sink)) < seconds / 4:  # calibrate on one thread
+        iters *= 2
+    iters = int(iters * seconds / max(fn(iters, 1, ctypes.byref(sink)), 1e-9))
+    best = min(fn(iters, threads, ctypes.byref(sink)) for _ in range(trials))
+    return FLOPS_PER_ITER * iters * threads / best / 1e9
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+# ---------------------------------------------------------------------------
+# Our kernels: replay a Coq derivation once, fix its block sizes, lower it for
+# each requested target and compile (cached by content).  When the derivation
+# is missing, does not replay or does not lower, the benchmark must say so
+# plainly and run with the peers only, so `load_ours` returns the reason
+# instead of raising.
+
+
+@dataclass
+class Ours:
+    """Compiled kernels by label ("ours-avx2", ...), or why there are none."""
+
+    origin: str
+    kernels: dict = field(default_factory=dict)
+    missing: str | None = None
+    fixed: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    sizes: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()
+
+
+_DERIVE = re.compile(r"^\s*Derive\s+([A-Za-z_][\w']*)\s+SuchThat", re.M)
+
+
+def derivations_in(path: Path) -> list[str]:
+    """Names of the derivations in a .v file, in order."""
+    return _DERIVE.findall(path.read_text())
+
+
+def lower_with_target(expr, env, target, **kw):
+    """The lowering, passing the target when the lowering takes one (an instruction
+    library such as AVX2 needs it to emit intrinsics)."""
+    from verisched.codegen import lower
+
+    if "target" in inspect.signature(lower).parameters:
+        kw["target"] = target.name
+    return lower(expr, env, **kw)
+
+
+def load_ours(path: Path, derivation: str | None, fixed: dict[str, int],
+              variants: list[tuple[str, str]], problem_sizes: set[str],
+              fast_math: bool = False, timeout: float = 900.0) -> Ours:
+    """Replay `derivation` of `path` (default: its last Derive), fix every size that is
+    not a problem size (block sizes, from `fixed`; proved for all values, so valid for
+    these), and build one kernel per (label, target name) in `variants`."""
+    rel = path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path
+    if not path.is_file():
+        return Ours(str(rel), missing=f"{rel} does not exist (no derivation written yet)")
+    names = derivations_in(path)
+    if not names:
+        return Ours(str(rel), missing=f"{rel} holds no Derive")
+    name = derivation or names[-1]
+    origin = f"{rel}:{name}"
+    try:
+        from verisched.codegen.fromcoq import assumptions, load_derived
+        from verisched.codegen.specialize import specialize
+        from verisched.pybridge.terms import free_vars, idx_free_vars
+        from verisched.targets import get_target
+        from verisched.targets.base import build
+
+        dp = load_derived(path, name, timeout=timeout)
+        if dp.safety_gap is not None:
+            return Ours(origin, missing=f"{origin}: accesses not proved in bounds "
+                        f"({dp.safety_gap}); the C kernel would read arrays unchecked")
+        blocks = [s for s in dp.sizes if s not in problem_sizes]
+        used = {k: v for k, v in fixed.items() if k in blocks}
+        expr = specialize(dp.expr, used)
+        env = {k: tuple(specialize(i, used) for i in s) for k, s in dp.env.items()}
+        free = set(free_vars(expr)) - set(env)
+        for shape in env.values():
+            for i in shape:
+                free |= set(idx_free_vars(i))
+        unset = sorted(set(blocks) & free - set(used))
+        if unset:
+            return Ours(origin, missing=f"{origin}: block size(s) {unset} are symbolic: "
+                        "pass --fix NAME=INT")
+        sizes = [s for s in dp.sizes if s in free]
+        assume = [specialize(p, used) for p in assumptions(dp, set(sizes))]
+        ours = Ours(origin, fixed=used, sizes=tuple(sizes), inputs=tuple(dp.env))
+        for label, tname in variants:
+            target = get_target(tname)
+            kname = re.sub(r"\W", "_", f"{name}_{tname}")
+            lw = lower_with_target(expr, env, target, name=kname, parallel=target.parallel,
+                                   sizes=sizes, assume=assume)
+            ours.kernels[label] = build([lw], target, fast_math=fast_math)[kname]
+        for hname, text in dp.unchecked:
+            ours.notes.append(f"hypothesis {hname} : {text} assumed, not checked at run time")
+        return ours
+    except (CodegenError, OSError) as exc:
+        text = str(exc).strip()
+        first = text.splitlines()[0] if text else type(exc).__name__
+        return Ours(origin, missing=f"{origin} did not replay, lower or compile: {first[:400]}")
+
+
+def fix_args(items: list[str]) -> dict[str, int]:
+    """--fix NAME=INT arguments."""
+    out = {}
+    for it in items:
+        k, _, v = it.partition("=")
+        try:
+            out[k.strip()] = int(v)
+        except ValueError as exc:
+            raise SystemExit(f"--fix {it!r}: expected NAME=INT") from exc
+    return out

@@ -1,0 +1,389 @@
+"""`verisched bench sgemm`: C += A·B, float32, row-major, against OpenBLAS.
+
+Problems (the Exo thesis's SGEMM evaluation, Sec. 7.2, Fig. 7-2):
+  square     M = N = K in 256, 512, 768, 1024, 1536, 2048 (Fig. 7-2a);
+  aspect     K = 512 and M·N = 512², M/N from 1/64 to 64 (Fig. 7-2b).
+
+Contenders, all timed round-robin in the same run (interleaved: every
+variant sees the same machine load), 1 and 2 threads:
+  openblas   numpy's own OpenBLAS (the library `np.matmul` calls), through its
+             `cblas_sgemm` with beta = 1, i.e. exactly C += A·B in place; the
+             thread count is set with threadpoolctl before each timed call.
+  ours       the kernel derived in coq/Examples/Sgemm.v, replayed through the
+             bridge, lowered with the AVX2 instruction library (serial) and with
+             OpenMP (2 threads), compiled once (size-generic) and cached.  It
+             writes a separate output (out = C + A·B when the derivation takes C,
+             else out = A·B): the same reads of A and B, one read of C fewer at
+             most; the report says which.
+Only the multiply is timed: every array is allocated, filled and checked
+before timing.  Times are medians over --repeat runs; GFLOP/s = 2·M·N·K / t.
+Speed ratio convention: OpenBLAS time / our time at the same thread count
+(> 1: ours faster).  The fraction of peak divides by the FMA peak measured
+in the same run with a probe (12 independent __m256 FMA chains), not by a
+nominal clock.  Benchmarks are measurements, never tests: no thresholds.
+Writes sgemm.md, sgemm.json and sgemm.png into --out-dir atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import datetime
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as cm  # noqa: E402
+
+SQUARE = (256, 512, 768, 1024, 1536, 2048)
+ASPECT_LOG2 = (-6, -4, -2, 0, 2, 4, 6)  # M/N = 2^x
+ASPECT_K = 512
+# Block sizes for a derivation that keeps them symbolic (overridable with --fix):
+# Exo's AVX2 port: 6x16 register block; cache blocks sized for a 32 KiB L1 / 512 KiB
+# L2 per core (kc x 16 B-panel in L1, mc x kc A-block in L2).
+DEFAULT_FIX = {"mr": 6, "nr": 16, "kc": 256, "mc": 96, "nc": 2048}
+
+
+@dataclass
+class Problem:
+    group: str
+    label: str
+    M: int
+    N: int
+    K: int
+
+    @property
+    def flops(self) -> float:
+        return 2.0 * self.M * self.N * self.K
+
+
+def problems(square: list[int], aspect: list[int], k: int) -> list[Problem]:
+    out = [Problem("square", str(n), n, n, n) for n in square]
+    for x in aspect:
+        # M/N = 2^x with M·N = 512^2: M = 512·2^(x/2).
+        m = round(512 * 2 ** (x / 2))
+        n = 512 * 512 // m
+        ratio = f"{2 ** x:g}" if x >= 0 else f"1/{2 ** -x:g}"
+        out.append(Problem("aspect", ratio, m, n, k))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# OpenBLAS through numpy
+
+
+class OpenBLAS:
+    """numpy's OpenBLAS: cblas_sgemm and a thread-count control (threadpoolctl)."""
+
+    def __init__(self) -> None:
+        from threadpoolctl import ThreadpoolController
+
+        libs = [lc for lc in ThreadpoolController().lib_controllers
+                if lc.internal_api == "openblas" and "numpy" in lc.filepath]
+        if not libs:
+            raise SystemExit("bench sgemm: numpy is not linked with OpenBLAS "
+                             "(threadpoolctl found no numpy OpenBLAS)")
+        self.lc = libs[0]
+        self.version = self.lc.version
+        self.arch = getattr(self.lc, "architecture", "?")
+        fn = None
+        for sym in ("scipy_cblas_sgemm64_", "cblas_sgemm64_", "cblas_sgemm"):
+            fn = getattr(self.lc.dynlib, sym, None)
+            if fn is not None:
+                self.symbol = sym
+                break
+        if fn is None:
+            raise SystemExit(f"bench sgemm: no cblas_sgemm in {self.lc.filepath}")
+        # The 64-bit-integer interface (numpy's build) takes int64 dimensions.
+        it = ctypes.c_int64 if "64" in self.symbol else ctypes.c_int
+        fp = ctypes.POINTER(ctypes.c_float)
+        fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, it, it, it, ctypes.c_float,
+                       fp, it, fp, it, ctypes.c_float, fp, it]
+        fn.restype = None
+        self.fn = fn
+
+    def threads(self, n: int):
+        def prepare() -> None:
+            self.lc.set_num_threads(n)
+        return prepare
+
+    def bind(self, A: np.ndarray, B: np.ndarray, C: np.ndarray):
+        """C += A·B (row-major, no transposes, alpha = beta = 1)."""
+        m, k = A.shape
+        n = B.shape[1]
+        fp = ctypes.POINTER(ctypes.c_float)
+        args = (101, 111, 111, m, n, k, 1.0, A.ctypes.data_as(fp), k, B.ctypes.data_as(fp), n,
+                1.0, C.ctypes.data_as(fp), n)
+        fn = self.fn
+
+        def run(keep=(A, B, C)) -> None:
+            fn(*args)
+        return run
+
+
+# ---------------------------------------------------------------------------
+# Ours
+
+
+def bind_ours(kernel, A: np.ndarray, B: np.ndarray, C: np.ndarray, out: np.ndarray):
+    """Map the kernel's inputs and sizes by name (A, B, optional C; M, N, K)."""
+    arrays = {"A": A, "B": B, "C": C}
+    inputs = {a: arrays[a] for a, _, _ in kernel.lowered.inputs}
+    dims = {"M": A.shape[0], "N": B.shape[1], "K": A.shape[1]}
+    sizes = {a: dims[a.upper()] for a, _ in kernel.lowered.sizes}
+    return kernel.bind(inputs, sizes, out)
+
+
+def ours_shape_ok(kernel) -> str | None:
+    names = {a for a, _, _ in kernel.lowered.inputs}
+    if not names <= {"A", "B", "C"} or not {"A", "B"} <= names:
+        return f"kernel inputs {sorted(names)}: expected A, B and optionally C"
+    bad = [a for a, _ in kernel.lowered.sizes if a.upper() not in "MNK"]
+    if bad:
+        return f"kernel size parameters {bad} besides M, N, K (fix them with --fix)"
+    return None
+
+
+# ---------------------------------------------------------------------------
+
+
+def check(got: np.ndarray, want: np.ndarray, k: int, what: str) -> None:
+    """float32 dot products of length K: error grows like sqrt(K)·eps·|terms|."""
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-6 * math.sqrt(k) * k,
+                               err_msg=f"bench sgemm: {what} gives a wrong result")
+
+
+def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat: int,
+                settle: float, rng) -> dict[str, float]:
+    A = rng.standard_normal((p.M, p.K)).astype(np.float32)
+    B = rng.standard_normal((p.K, p.N)).astype(np.float32)
+    C = rng.standard_normal((p.M, p.N)).astype(np.float32)
+    prod = A.astype(np.float64) @ B.astype(np.float64)
+    variants: list[cm.Variant] = []
+    for t in (1, threads):
+        c0 = C.copy()
+        run = blas.bind(A, B, c0)
+        blas.threads(t)()
+        run()
+        check(c0, C + prod, p.K, f"OpenBLAS {t}t")
+        variants.append(cm.Variant(("openblas", f"{t}t"), run, blas.threads(t),
+                                   settle=settle if t > 1 else 0.0))
+        if t == threads and threads == 1:
+            break
+    for label, kernel in ours.kernels.items():
+        out = np.empty((p.M, p.N), dtype=np.float32)
+        if kernel.lowered.inputs and hasattr(kernel, "set_threads") and "2t" in label:
+            kernel.set_threads(threads)
+        run = bind_ours(kernel, A, B, C, out)
+        takes_c = any(a == "C" for a, _, _ in kernel.lowered.inputs)
+        check(out, (C + prod) if takes_c else prod, p.K, f"ours {label}")
+        variants.append(cm.Variant(("ours", label), run,
+                                   settle=settle if "2t" in label else 0.0))
+    cm.time_round_robin(variants, repeat)
+    return {f"{v.key[0]}-{v.key[1]}": v.median() for v in variants}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="verisched bench sgemm",
+                                 description=__doc__.splitlines()[0],
+                                 epilog="See the module docstring for what is timed.")
+    ap.add_argument("--square", type=int, nargs="*", default=list(SQUARE))
+    ap.add_argument("--aspect", type=int, nargs="*", default=list(ASPECT_LOG2),
+                    help="log2 of M/N for the K=512, M·N=512² sweep")
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--threads", type=int, default=2, help="the multi-threaded count")
+    ap.add_argument("--settle", type=float, default=0.2,
+                    help="seconds to sleep (untimed) after each multi-threaded call: "
+                         "OpenBLAS's idle workers spin for ~0.1 s after a call and would "
+                         "slow whichever variant runs next")
+    ap.add_argument("--ours-file", default=str(cm.REPO_ROOT / "coq" / "Examples" / "Sgemm.v"))
+    ap.add_argument("--derivation", default=None, help="default: the file's last Derive")
+    ap.add_argument("--target", default="avx2", help="our serial target")
+    ap.add_argument("--par-target", default="avx2-openmp", help="our OpenMP target")
+    ap.add_argument("--fix", action="append", default=[],
+                    help=f"block size NAME=INT (defaults {DEFAULT_FIX})")
+    ap.add_argument("--fast-math", action="store_true", help="compile ours with -ffast-math")
+    ap.add_argument("--no-ours", action="store_true", help="peers only")
+    ap.add_argument("--out-dir", default=str(cm.RESULTS_DIR))
+    args = ap.parse_args(argv)
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # see bench_blur.py
+    started = datetime.datetime.now(datetime.timezone.utc)
+    blas = OpenBLAS()
+    fixed = {**DEFAULT_FIX, **cm.fix_args(args.fix)}
+    if args.no_ours:
+        ours = cm.Ours("(not run)", missing="not run (--no-ours)")
+    else:
+        print(f"replaying and lowering {args.ours_file} ...", flush=True)
+        ours = cm.load_ours(Path(args.ours_file), args.derivation, fixed,
+                            [("1t", args.target), (f"{args.threads}t", args.par_target)],
+                            {"M", "N", "K", "m", "n", "k"}, fast_math=args.fast_math)
+        for k in ours.kernels.values():
+            why = ours_shape_ok(k)
+            if why:
+                ours = cm.Ours(ours.origin, missing=f"{ours.origin}: {why}")
+                break
+    if ours.missing:
+        print(f"NO DERIVED KERNEL: {ours.missing}")
+    print("measuring the FMA peak ...", flush=True)
+    peak = {1: cm.fma_peak_gflops(1), args.threads: cm.fma_peak_gflops(args.threads)}
+    load_before = os.getloadavg()
+    rng = np.random.default_rng(0)
+    results = []
+    for p in problems(args.square, args.aspect, ASPECT_K):
+        t0 = time.perf_counter()
+        med = run_problem(p, blas, ours, args.threads, args.repeat, args.settle, rng)
+        results.append((p, med))
+        print(f"  {p.group} {p.label} ({p.M}x{p.N}x{p.K}): "
+              + ", ".join(f"{k} {v:.3f} ms" for k, v in med.items())
+              + f"  [{time.perf_counter() - t0:.1f} s]", flush=True)
+    peak_after = {t: cm.fma_peak_gflops(t) for t in peak}
+    peak = {t: max(peak[t], peak_after[t]) for t in peak}
+    report(results, peak, blas, ours, args, started, load_before)
+    return 0
+
+
+def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_before) -> None:
+    T = args.threads
+    thread_counts = [1] if T == 1 else [1, T]
+    headers = ["problem", "M x N x K"]
+    for t in thread_counts:
+        headers += [f"OpenBLAS {t}t ms", "GF/s"]
+        if not ours.missing:
+            headers += [f"ours {t}t ms", "GF/s", "speed", "% peak"]
+        else:
+            headers += ["% peak"]
+    rows = []
+    data = []
+    for p, med in results:
+        row = [f"{p.group} {p.label}", f"{p.M}x{p.N}x{p.K}"]
+        rec = {"group": p.group, "label": p.label, "M": p.M, "N": p.N, "K": p.K,
+               "median_ms": med}
+        for t in thread_counts:
+            b = med[f"openblas-{t}t"]
+            gb = p.flops / b / 1e6
+            row += [f"{b:.3f}", f"{gb:.1f}"]
+            if not ours.missing:
+                o = med[f"ours-{t}t"]
+                go = p.flops / o / 1e6
+                row += [f"{o:.3f}", f"{go:.1f}", f"{b / o:.2f}",
+                        f"{100 * go / peak[t]:.0f} ({100 * gb / peak[t]:.0f})"]
+            else:
+                row += [f"{100 * gb / peak[t]:.0f}"]
+        rows.append(row)
+        data.append(rec)
+    load = cm.load_lines(load_before)
+    head = [
+        f"# SGEMM C += A·B, float32, row-major ({started:%Y-%m-%d %H:%M} UTC)",
+        "",
+        f"- machine: {cm.cpu_model()}, {os.cpu_count()} CPU(s); "
+        f"measured FMA peak (AVX2, 12 independent chains): {peak[1]:.1f} GFLOP/s on 1 thread"
+        + (f", {peak[T]:.1f} on {T}" if T > 1 else ""),
+        f"- OpenBLAS {blas.version} ({blas.arch} kernels), numpy's own build, called as "
+        f"`{blas.symbol}` with beta = 1 (C += A·B in place); threads set with threadpoolctl",
+        f"- median of {args.repeat} interleaved runs per problem; only the multiply is timed "
+        "(arrays preallocated, results checked against float64 numpy first); "
+        f"{args.settle:g} s untimed pause after each multi-threaded call (OpenBLAS workers spin "
+        "after a call and would slow the next variant)",
+        *[f"- {x}" for x in load],
+    ]
+    if ours.missing:
+        head += ["", f"**No derived SGEMM kernel in this run: {ours.missing}.** "
+                 "Only the peers were measured; there is no `ours` column."]
+    else:
+        k = next(iter(ours.kernels.values()))
+        takes_c = any(a == "C" for a, _, _ in k.lowered.inputs)
+        head += [
+            f"- ours: {ours.origin}, block sizes {ours.fixed or 'none'}; serial target "
+            f"`{args.target}`, parallel target `{args.par_target}` ({T} threads, "
+            f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}); "
+            + ("computes out = C + A·B into a separate array" if takes_c else
+               "computes out = A·B into a separate array (no read of C: slightly less "
+               "memory traffic than OpenBLAS's C += A·B)"),
+            "- speed = OpenBLAS time / our time at the same thread count (> 1: ours faster); "
+            "% peak = our GFLOP/s over the measured peak (OpenBLAS's in parentheses)",
+            *[f"- note: {n}" for n in ours.notes],
+        ]
+    md = "\n".join(head) + "\n\n" + cm.md_table(headers, rows) + "\n"
+    md += "\n" + "\n".join(analysis(results, peak, ours, T)) + "\n"
+    print()
+    print("\n".join(h.removeprefix("# ").removeprefix("- ") for h in head))
+    print(cm.text_table(headers, rows))
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cm.atomic_write(out_dir / "sgemm.json", json.dumps(
+        {"started": started.isoformat(), "peak_gflops": peak, "repeat": args.repeat,
+         "openblas": blas.version, "ours": ours.origin, "ours_missing": ours.missing,
+         "fixed": ours.fixed, "problems": data}, indent=2))
+    fig = plot(results, peak, ours, T)
+    for p in cm.write_outputs(out_dir, "sgemm", md, fig):
+        print(f"wrote {p}")
+
+
+def analysis(results, peak, ours: cm.Ours, T: int) -> list[str]:
+    """Where we lose and why, from this run's numbers (and the generated code)."""
+    out = ["## Where we lose, and why", ""]
+    if ours.missing:
+        out.append("Nothing to compare: no derived kernel (see above).  OpenBLAS's own "
+                   "efficiency is the bar: "
+                   + ", ".join(f"{p.label}: "
+                               f"{100 * p.flops / med['openblas-1t'] / 1e6 / peak[1]:.0f}%"
+                               for p, med in results if p.group == "square")
+                   + " of the 1-thread peak.")
+        return out
+    losses = [(p, med, t) for p, med in results for t in (1, T)
+              if med[f"openblas-{t}t"] / med[f"ours-{t}t"] < 0.95]
+    if not losses:
+        out.append("Nowhere by more than 5% in this run.")
+        return out
+    out.append("Problems where ours is more than 5% slower: "
+               + ", ".join(f"{p.group} {p.label} {t}t "
+                           f"({med[f'openblas-{t}t'] / med[f'ours-{t}t']:.2f}x)"
+                           for p, med, t in losses) + ".")
+    return out
+
+
+def plot(results, peak, ours: cm.Ours, T: int):
+    plt = cm.pyplot()
+    if plt is None:
+        print("matplotlib missing: no chart")
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, group in zip(axes, ("square", "aspect"), strict=True):
+        rs = [(p, med) for p, med in results if p.group == group]
+        if not rs:
+            ax.set_visible(False)
+            continue
+        x = list(range(len(rs)))
+        for t, style in ((1, "-"), (T, "--")):
+            if t == T and T == 1 and style == "--":
+                continue
+            for who, marker in (("openblas", "o"), ("ours", "s")):
+                key = f"{who}-{t}t"
+                if key not in rs[0][1]:
+                    continue
+                ax.plot(x, [p.flops / med[key] / 1e6 for p, med in rs], style,
+                        marker=marker, label=f"{'OpenBLAS' if who == 'openblas' else 'ours'} {t}t")
+            ax.axhline(peak[t], color="grey", linestyle=style, linewidth=0.8)
+            ax.text(len(rs) - 1, peak[t], f"FMA peak {t}t", fontsize=7, ha="right",
+                    va="bottom", color="grey")
+        ax.set_xticks(x, [p.label for p, _ in rs])
+        ax.set_xlabel("M = N = K" if group == "square" else "M / N  (K = 512, M·N = 512²)")
+        ax.set_ylabel("GFLOP/s")
+        ax.set_ylim(0, max(peak.values()) * 1.1)
+        ax.legend(fontsize=7)
+    title = "SGEMM float32: " + ("ours (" + ours.origin + ")" if not ours.missing
+                                 else "NO derived kernel, peers only") + " vs OpenBLAS"
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+if __name__ == "__main__":
+    sys.exit(main())
