@@ -7,9 +7,12 @@
     every ATL construct (core and reshape) as a variable, so the two
     programs must agree up to alpha-, beta- and eta-conversion and the
     unfolding of the user's own definitions, with every let, loop, guard,
-    access and reshape operator in the same place. *)
+    access and reshape operator in the same place.  Instruction constants
+    and [in_mem] (registered with [AtlInstr], Targets/Instr.v) are
+    abstracted as well, so a stated call [avx2_loadu v o] accepts only a
+    derived program with that call, not its unfolding. *)
 
-From Verisched Require Import Tensor.Core Reshape.Defs.
+From Verisched Require Import Tensor.Core Reshape.Defs Targets.Instr.
 
 Ltac atl_red_name t := lazymatch t with _ _ => t | _ => eval red in t end.
 
@@ -24,6 +27,9 @@ Ltac same_program :=
                  (@concat) (@transpose) (@flatten) (@split) (@pad_r) (@pad_l)
                  (@trunc_r) (@trunc_l);
       intros;
+      (* Instruction constants and memory markers registered with
+         [AtlInstr] (Targets/Instr.v) are held abstract too. *)
+      atl_generalize_instrs;
       first [ reflexivity
             | fail 1 "same_program: the derived program differs from the expected one" ]
   end.
