@@ -34,7 +34,8 @@ def compile_kernels(programs: list[tuple[str, Expr, dict[str, Shape]]], *, targe
     from verisched.targets.base import build
 
     t = get_target(target)
-    lowered = [lower(e, env, name=n, dtype=dtype, parallel=t.parallel) for n, e, env in programs]
+    lowered = [lower(e, env, name=n, dtype=dtype, parallel=t.parallel, isa=t.isa)
+               for n, e, env in programs]
     return build(lowered, t, fast_math=fast_math)
 
 

@@ -38,6 +38,7 @@ from verisched.codegen.errors import LowerError, NotNormalError
 from verisched.codegen.normal import access_base, check_normal, rank_of, show, show_pred
 from verisched.codegen.poly import Poly, binop, from_idx
 from verisched.codegen.prover import Facts
+from verisched.codegen.vector import RegBuf, VectorISA, VectorLowering
 from verisched.pybridge.terms import (
     Concat,
     Expr,
@@ -46,7 +47,9 @@ from verisched.pybridge.terms import (
     Get,
     Guard,
     Idx,
+    Instr,
     Let,
+    Mem,
     PadL,
     PadR,
     PAnd,
@@ -176,14 +179,16 @@ class Dest:
 class Ctx:
     facts: Facts
     idx_names: dict[str, str]
-    tensors: dict[str, Buf | ScalarVar]
+    tensors: dict[str, Buf | ScalarVar | RegBuf]
     parallel_ok: bool = False
     in_parallel: bool = False
     in_sum: bool = False
+    # C names of unrolled loop variables and their value in this copy (vector.py).
+    consts: dict[str, int] = field(default_factory=dict)
 
     def child(self, **kw: object) -> Ctx:
         c = replace(self, facts=self.facts.child(), idx_names=dict(self.idx_names),
-                    tensors=dict(self.tensors))
+                    tensors=dict(self.tensors), consts=dict(self.consts))
         for k, v in kw.items():
             setattr(c, k, v)
         return c
@@ -210,6 +215,10 @@ class LoweredKernel:
     # Facts `f >= 0` over the size parameters (C names) the code relies on; the
     # Python wrapper refuses sizes violating them.  (text, poly)
     assumptions: list[tuple[str, Poly]] = field(default_factory=list)
+    # The vector target library the kernel was lowered for (None: scalar C); the
+    # kernel needs its CPU features to run.
+    isa: VectorISA | None = None
+    uses_vectors: bool = False
 
     @property
     def ctype(self) -> str:
@@ -220,8 +229,8 @@ class LoweredKernel:
 # The lowering
 
 
-class Lowerer:
-    def __init__(self, dtype: str, parallel: bool) -> None:
+class Lowerer(VectorLowering):
+    def __init__(self, dtype: str, parallel: bool, isa: VectorISA | None = None) -> None:
         if dtype not in CTYPES:
             raise LowerError(f"lowering: unsupported element type {dtype!r} (float32, int32)")
         self.dtype = dtype
@@ -233,13 +242,20 @@ class Lowerer:
         self.error_flag = ""
         # C names of the loops that come from generations (openmp.py, rules 1 and 5).
         self.gen_loops: set[str] = set()
+        self.isa = isa
+        if isa is not None and dtype != "float32":
+            raise LowerError(f"lowering: target {isa.name} supports float32 only, not {dtype}")
 
     # -- index expressions --------------------------------------------------
     def ix(self, i: Idx, ctx: Ctx) -> Poly:
         missing = idx_free_vars(i) - set(ctx.idx_names)
         if missing:
             raise LowerError(f"lowering: index variable(s) {sorted(missing)} not in scope")
-        return from_idx(i, ctx.idx_names)
+        p = from_idx(i, ctx.idx_names)
+        if ctx.consts:
+            for v in p.vars() & ctx.consts.keys():
+                p = p.subst(v, Poly.const(ctx.consts[v]))
+        return p
 
     def c(self, p: Poly, ctx: Ctx) -> str:
         """C text of an index polynomial, with C's `/` `%` where they agree with Z's."""
@@ -335,9 +351,15 @@ class Lowerer:
         """Extents of `e` in C names (terms.shape_of, over renamed variables)."""
         if isinstance(e, Var):
             t = ctx.tensors.get(e.name)
-            return t.dims if isinstance(t, Buf) else ()
+            return t.dims if isinstance(t, (Buf, RegBuf)) else ()
         if isinstance(e, Zero):
             return None
+        if isinstance(e, Mem):
+            return self.shape(e.body, ctx)
+        if isinstance(e, Instr):
+            from verisched.pybridge.instrs import instantiate
+
+            return self.shape(instantiate(e), ctx)
         if isinstance(e, Gen):
             inner = self.shape(e.body, self._bind_dummy(e.var, ctx))
             if inner is None:
@@ -410,6 +432,12 @@ class Lowerer:
         bi, conds = dest.fn([])
         if dest.buf is None:
             lhs = dest.lvalue
+        elif isinstance(dest.buf, RegBuf):
+            # One lane of a register vector (GCC's vector subscript).
+            var = dest.buf.elem(bi[:-1], "store")
+            if var is None:
+                return
+            lhs = f"{var}[{self.c(bi[-1], ctx)}]"
         else:
             lin = Poly.const(0)
             for i, d in zip(bi, dest.buf.dims, strict=False):
@@ -434,6 +462,23 @@ class Lowerer:
             self.store(dest, "=", self.zero, ctx, out)
             return
         a, b = dest.windows[0]
+        if isinstance(dest.buf, RegBuf) and self.isa is not None:
+            if len(dest.windows) == 1:
+                lane = Poly.var("vs_lane")
+                bi, conds = dest.fn([lane])
+                if (bi[-1] == lane and not conds and ctx.facts.ge0(-a)
+                        and ctx.facts.ge0(b - self.isa.lanes)):
+                    var = dest.buf.elem(bi[:-1], "zero fill")
+                    if var is not None:
+                        out.line(f"{var} = {self.isa.setzero};")
+                    return
+            else:
+                # Register dimensions: unrolled, so every register index is a constant.
+                dim = len(dest.buf.dims) - len(dest.windows)
+                bounds = (Poly.const(0), dest.buf.dims[dim])
+                for c2, pv in self.iterate("z", a, b, ctx, out, [], False, True, bounds):
+                    self._zero_rec(dest.peel(pv), c2, out)
+                return
         with self.loop("z", a, b, ctx, out, []) as (c2, pv):
             self._zero_rec(dest.peel(pv), c2, out)
 
@@ -443,6 +488,10 @@ class Lowerer:
         (by `=`), so the caller need not zero it."""
         if not dest.windows:
             return self.lower_store(e, dest, mode, ctx, out)
+        if isinstance(e, Instr):
+            return self.lower_instr(e, dest, mode, ctx, out)
+        if isinstance(e, Mem):
+            return self.lower(self.strip_mem(e), dest, mode, ctx, out)
         if isinstance(e, Gen):
             return self.lower_gen(e, dest, mode, ctx, out)
         if isinstance(e, Sum):
@@ -450,7 +499,8 @@ class Lowerer:
             lo, hi = self.ix(e.lo, ctx), self.ix(e.hi, ctx)
             if mode == "=":
                 self.zero_fill(dest, ctx, out)
-            with self.loop(e.var, lo, hi, ctx, sub, []) as (c2, _):
+            unroll = self.needs_unroll(e.var, e.body, None, ctx)
+            for c2, _ in self.iterate(e.var, lo, hi, ctx, sub, [], False, unroll):
                 c2.in_sum = True
                 self.lower(e.body, dest, "+=", c2, sub)
             out.extend(sub)
@@ -482,6 +532,14 @@ class Lowerer:
             raise NotNormalError(f"lowering: tensor-valued leaf: {show(e)}")
         return self.lower_reshape(e, dest, mode, ctx, out)
 
+    def strip_mem(self, e: Mem) -> Expr:
+        """A memory marker away from a let's value: only DRAM (the default) means nothing
+        to the lowering; a special memory must name a buffer (Exo thesis Sec. 3.2.1)."""
+        if e.memory != "DRAM":
+            raise LowerError(f"lowering: in_mem {e.memory} must wrap the value of a let (a "
+                             f"buffer placed in that memory), found: {show(e)}")
+        return e.body
+
     def lower_gen(self, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitter) -> bool:
         lo, hi = self.ix(e.lo, ctx), self.ix(e.hi, ctx)
         extent = hi - lo
@@ -494,9 +552,14 @@ class Lowerer:
         parallel = self.parallel and not ctx.in_parallel and not ctx.in_sum and not tiny
         facts = [Poly.var("@") - lo - a, lo + b - 1 - Poly.var("@")]
         mark = len(out.lines)
-        with self.loop(e.var, lo + start, lo + end, ctx, out, facts, parallel) as (c2, pv):
-            self.gen_loops.add(c2.idx_names[e.var])
-            cov = self.lower(e.body, dest.peel(pv - lo), mode, c2, out)
+        unroll = self.needs_unroll(e.var, e.body, dest, ctx)
+        parallel = parallel and not unroll
+        cov = True
+        for c2, pv in self.iterate(e.var, lo + start, lo + end, ctx, out, facts, parallel, unroll,
+                                   (lo, hi)):
+            if not unroll:
+                self.gen_loops.add(c2.idx_names[e.var])
+            cov = self.lower(e.body, dest.peel(pv - lo), mode, c2, out) and cov
         if parallel:
             self.collapse_tiles(out, mark)
         if mode == "=":
@@ -621,6 +684,10 @@ class Lowerer:
     def with_let(self, e: Let, ctx: Ctx, out: Emitter,
                  body: Callable[[Ctx, Emitter], bool]) -> bool:
         """Allocate `e.var`, fill it with `e.value`, run `body` in its scope, free it."""
+        if isinstance(e.value, Mem):
+            if e.value.memory != "DRAM":
+                return self.reg_let(e, ctx, out, body)
+            e = Let(e.var, e.value.body, e.body)
         dims = self.shape(e.value, ctx)
         if dims is None:
             raise NotNormalError(f"lowering: let {e.var} binds a bare zero: {show(e)}")
@@ -728,11 +795,15 @@ class Lowerer:
         if isinstance(e, Sum):
             acc = self.names.fresh("acc")
             out.line(f"{self.T} {acc} = {self.zero};")
-            with self.loop(e.var, self.ix(e.lo, ctx), self.ix(e.hi, ctx), ctx, out, []) as (c2, _):
+            unroll = self.needs_unroll(e.var, e.body, None, ctx)
+            for c2, _ in self.iterate(e.var, self.ix(e.lo, ctx), self.ix(e.hi, ctx), ctx, out,
+                                      [], False, unroll):
                 c2.in_sum = True
                 val = self.scalar(e.body, c2, out)
                 out.line(f"{acc} += {val};")
             return acc
+        if isinstance(e, Mem):
+            return self.scalar(self.strip_mem(e), ctx, out)
         if isinstance(e, Let):
             t = self.names.fresh("t")
             out.line(f"{self.T} {t} = {self.zero};")
@@ -750,6 +821,8 @@ class Lowerer:
         if not isinstance(base, Var):
             raise NotNormalError(f"lowering: access into a non-variable: {show(e)}")
         t = ctx.tensors.get(base.name)
+        if isinstance(t, RegBuf) and len(t.dims) == len(idxs):
+            return self.reg_access(e, t, idxs, ctx)
         if not isinstance(t, Buf) or len(t.dims) != len(idxs):
             raise NotNormalError(f"lowering: access of the wrong rank: {show(e)}")
         lin = Poly.const(0)
@@ -768,7 +841,8 @@ class Lowerer:
 
 def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str = "float32",
           parallel: bool = False, sizes: list[str] | None = None,
-          assume: tuple[Pred, ...] | list[Pred] = ()) -> LoweredKernel:
+          assume: tuple[Pred, ...] | list[Pred] = (),
+          isa: VectorISA | None = None) -> LoweredKernel:
     """Lower a normal-form ATL program to the body of a C kernel.
 
     `env` maps each input tensor to its shape (index expressions over size
@@ -776,7 +850,9 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     (default: sorted).  `parallel` marks the OpenMP-safe loops (openmp.py).
     `assume` are predicates over the sizes the program is only meant for (a
     derivation's hypotheses such as `2 <= n`): the code may rely on them, and
-    the compiled kernel refuses sizes that violate them.
+    the compiled kernel refuses sizes that violate them.  `isa` is the vector
+    target library (targets/avx2.py, avx512.py) instruction calls and register
+    memories are lowered with (codegen/vector.py); without it they are refused.
     """
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name.startswith("vs_"):
         raise LowerError(f"lowering: kernel name {name!r} is not a usable C identifier")
@@ -796,7 +872,7 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     elif set(sizes) != size_names:
         raise LowerError(f"lowering: size parameters {sorted(size_names)} differ from "
                          f"the given order {sizes}")
-    lw = Lowerer(dtype, parallel)
+    lw = Lowerer(dtype, parallel, isa)
     lw.names.used.add(name)
     lw.error_flag = f"{name}_error"
     facts = Facts(sizes=frozenset())
@@ -846,4 +922,14 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
                          out_dims=cdims, out_cname=out_name,
                          out_extents_c=[lw.c(d, ctx) for d in cdims], body=body.lines,
                          parallel_loops=lw.parallel_loops, assumptions=assumptions,
-                         uses_openmp=lw.parallel_loops > 0)
+                         uses_openmp=lw.parallel_loops > 0, isa=isa,
+                         uses_vectors=_has_vector_code(expr))
+
+
+def _has_vector_code(e: object) -> bool:
+    if isinstance(e, Instr) or isinstance(e, Mem) and e.memory != "DRAM":
+        return True
+    fields_ = getattr(e, "__dataclass_fields__", None)
+    if isinstance(e, tuple):
+        return any(_has_vector_code(x) for x in e)
+    return bool(fields_) and any(_has_vector_code(getattr(e, f)) for f in fields_)

@@ -40,9 +40,15 @@ def _check_names(kernels: list[LoweredKernel]) -> None:
 
 def render_source(kernels: list[LoweredKernel], target: str) -> str:
     _check_names(kernels)
-    openmp = any(k.uses_openmp for k in kernels) or target == "openmp"
+    openmp = any(k.uses_openmp for k in kernels) or target.endswith("openmp")
+    # Vector helpers (masks) of each instruction library used, once per file.
+    helpers: list[str] = []
+    for k in kernels:
+        if k.isa is not None and k.isa.helpers not in helpers:
+            helpers.append(k.isa.helpers)
     return _ENV.get_template("kernel.c.j2").render(
-        kernels=kernels, target=target, openmp=openmp, signature=signature)
+        kernels=kernels, target=target, openmp=openmp, signature=signature,
+        vector_helpers=helpers)
 
 
 def render_header(kernels: list[LoweredKernel], source_name: str) -> str:

@@ -24,6 +24,7 @@ from verisched.codegen.errors import CompileError, KernelCallError
 from verisched.codegen.lower import LoweredKernel
 from verisched.codegen.poly import evaluate
 from verisched.codegen.render import render_harness, render_source
+from verisched.codegen.vector import VectorISA
 
 NP_DTYPES = {"float32": np.float32, "int32": np.int32}
 CT_TYPES = {"float32": ctypes.c_float, "int32": ctypes.c_int32}
@@ -37,6 +38,8 @@ class Target:
     name: str
     parallel: bool
     extra_flags: tuple[str, ...] = ()
+    # The vector instruction library (avx2.py, avx512.py); None for scalar C.
+    isa: VectorISA | None = None
 
     def cflags(self, fast_math: bool = False) -> list[str]:
         flags = ["-std=c11", "-O3", "-march=native", "-fPIC", *self.extra_flags]
@@ -115,6 +118,58 @@ def compile_c(source: str, flags: list[str], *, kind: str = "shared",
                            f"{res.stderr.strip()}\ncommand: {' '.join(cmd)}")
     os.replace(tmp, artifact)
     return artifact
+
+
+class CpuSupportError(KernelCallError):
+    """The kernel uses instructions this CPU lacks: calling it would die of SIGILL."""
+
+
+_CPU_FLAGS: frozenset[str] | None = None
+
+
+def cpu_flags() -> frozenset[str]:
+    """The CPU feature flags the OS reports (Linux /proc/cpuinfo: features the kernel
+    has enabled, e.g. no avx512f when the OS does not save its registers)."""
+    global _CPU_FLAGS
+    if _CPU_FLAGS is None:
+        flags: set[str] = set()
+        try:
+            with open("/proc/cpuinfo") as f:
+                for line in f:
+                    if line.startswith("flags"):
+                        flags |= set(line.split(":", 1)[1].split())
+                        break
+        except OSError:
+            flags = set(_probe_flags())
+        _CPU_FLAGS = frozenset(flags)
+    return _CPU_FLAGS
+
+
+_PROBED = ("avx2", "fma", "avx512f")
+
+
+def _probe_flags() -> list[str]:
+    """Without /proc/cpuinfo: ask gcc's __builtin_cpu_supports in a tiny program."""
+    checks = "\n".join(f'  if (__builtin_cpu_supports("{f}")) puts("{f}");' for f in _PROBED)
+    src = ("#include <stdio.h>\nint main(void) {\n  __builtin_cpu_init();\n"
+           f"{checks}\n  return 0;\n}}\n")
+    try:
+        exe = compile_c(src, ["-O0"], kind="exe")
+        res = subprocess.run([str(exe)], capture_output=True, text=True, timeout=30)
+    except (CompileError, OSError, subprocess.SubprocessError):
+        return []
+    return res.stdout.split()
+
+
+def check_cpu(isa: VectorISA | None, what: str) -> None:
+    """Refuse to run code for `isa` on a CPU without its features (never SIGILL)."""
+    if isa is None:
+        return
+    missing = [f for f in isa.cpu_flags if f not in cpu_flags()]
+    if missing:
+        raise CpuSupportError(f"{what}: this CPU does not support target {isa.name} (missing "
+                              f"CPU feature(s) {', '.join(missing)}); the kernel compiles but "
+                              "cannot run here")
 
 
 class Kernel:
@@ -203,6 +258,7 @@ class Kernel:
              out: np.ndarray | None = None) -> np.ndarray:
         """Run the kernel; every array is checked before entering C."""
         lw = self.lowered
+        check_cpu(lw.isa if lw.uses_vectors else None, self.name)
         shapes, out_shape = self.extents(sizes)
         names = [a for a, _, _ in lw.inputs]
         if set(inputs) != set(names):
@@ -270,6 +326,7 @@ def run_sanitized(exe: Path, kernel: LoweredKernel, inputs: dict[str, np.ndarray
                   sizes: dict[str, int], out_shape: tuple[int, ...]) -> np.ndarray:
     """Run one kernel in the sanitized harness; raise with the sanitizer report on error."""
     dtype = NP_DTYPES[kernel.dtype]
+    check_cpu(kernel.isa if kernel.uses_vectors else None, kernel.name)
     with tempfile.TemporaryDirectory(prefix="vs_san_") as d:
         dp = Path(d)
         np.array([sizes[a] for a, _ in kernel.sizes], dtype=np.int32).tofile(dp / "sizes.bin")

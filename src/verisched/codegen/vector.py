@@ -1,0 +1,514 @@
+"""Lowering of instruction calls and register memories (issue 5: AVX2 / AVX-512).
+
+Model: the Exo thesis's hardware libraries (Sec. 3.2).  An instruction is
+known by its specification (pybridge/instrs.py, checked against Coq), and
+the target library only says which C each name becomes (`VectorISA`, built
+by targets/avx2.py and targets/avx512.py: Sec. 3.2.2's "@instr" template).
+A memory (Sec. 3.2.1) changes how a buffer is allocated and accessed, not
+its value: a let whose value is `in_mem AVX2_REG (e)` becomes one C vector
+variable per element of its leading dimensions (its last dimension is the
+vector's lanes), so gcc keeps it in registers.
+
+Rules (the mixin below; `Lowerer` in lower.py inherits them):
+- A call stored into a register buffer is an assignment to that vector
+  variable; under a SUM (Fig. 3's `+=` store mode) it accumulates, and a
+  `mul` accumulated becomes one fused multiply-add (the contract's store
+  mode, not a new specification).
+- A call stored into memory is a vector store when the destination's lane
+  index has stride 1; where the destination window may end inside the
+  vector (the ragged edge of a tile) it is a masked store of the lanes in
+  the window, so nothing outside the window is written.
+- A tensor operand `T _[ i ] _[ j ]` with offset `o` becomes the address
+  `&T[flat(i, j, o)]` from the same index machinery as scalar accesses.
+  A load is unmasked only when the prover shows all lanes in bounds;
+  otherwise the lanes that may be out of bounds are masked off (ATL reads
+  zero there, Fig. 2), and leading indices not proved in bounds guard the
+  whole load.  Nothing is ever read out of bounds.
+- Loops whose variable indexes a register buffer are unrolled by the
+  lowering itself (every register index is then a constant); their extent
+  must be a constant.
+- Anything the vector rules cannot express (a destination whose lanes are
+  not contiguous, a lane window that starts inside the vector, a register
+  operand at an offset) is lowered lane by lane from the specification:
+  slower, never wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from verisched.codegen.errors import LowerError
+from verisched.codegen.normal import access_base, show
+from verisched.codegen.poly import Poly
+from verisched.pybridge.instrs import INDEX, SCALAR, InstrSpec, instantiate, spec_of
+from verisched.pybridge.terms import Expr, Gen, Get, IConst, Instr, Let, Mem, Var, Zero, is_idx
+
+if TYPE_CHECKING:
+    from verisched.codegen.lower import Ctx, Dest, Emitter
+
+# Register buffers are unrolled into this many vector variables at most: more
+# than the register file (16 ymm / 32 zmm) spills, far more is certainly a mistake.
+MAX_REGISTER_VECTORS = 64
+# A loop indexing a register buffer is unrolled; beyond this extent, refuse.
+MAX_UNROLL = 64
+
+
+@dataclass(frozen=True)
+class VectorISA:
+    """A SIMD target library: instruction family, memory, and C templates.
+
+    Templates use str.format fields: {p} a pointer, {m} a mask, {v} {a} {b} {c}
+    vectors, {x} a scalar, {k} a lane count (mask of lanes l < k)."""
+
+    name: str                 # "avx2"
+    family: str               # instruction-name family in the registry
+    memory: str               # register memory of coq/Targets/Instr.v
+    lanes: int
+    vtype: str
+    mask_type: str
+    setzero: str
+    set1: str
+    loadu: str
+    maskload: str
+    storeu: str
+    maskstore: str
+    add: str
+    mul: str
+    fmadd: str
+    mask_first: str           # mask of lanes l < {k}
+    mask_range: str           # mask of lanes {lo} <= l < {hi}
+    keep: str                 # {v} with lanes outside {m} zeroed
+    blend: str                # lanes of {b} inside {m}, of {a} outside
+    cflags: tuple[str, ...]
+    cpu_flags: tuple[str, ...]  # /proc/cpuinfo flags the code needs
+    helpers: str              # C helper functions (masks), emitted once per file
+    emitters: dict[str, str] = field(default_factory=dict)
+
+    def supports(self, name: str) -> bool:
+        spec = spec_of(name)
+        return spec.family == self.family
+
+
+@dataclass(frozen=True)
+class RegBuf:
+    """A let-bound buffer in a register memory: one vector variable per element of
+    the leading dimensions (`elems`, row-major); `dims` ends with the lanes."""
+
+    cname: str
+    dims: tuple[Poly, ...]
+    elems: tuple[str, ...]
+    memory: str
+
+    def elem(self, lead: list[Poly], what: str) -> str | None:
+        """The variable for constant leading indices; None when out of range (zero)."""
+        flat = 0
+        for p, d in zip(lead, self.dims[:-1], strict=True):
+            k, n = p.as_const(), d.as_const()
+            if k is None:
+                raise LowerError(f"lowering: {what}: register buffer {self.cname} indexed by "
+                                 f"a non-constant ({p.key()}); only loops with a constant "
+                                 "extent can be unrolled over a register buffer")
+            assert n is not None
+            if not 0 <= k < n:
+                return None
+            flat = flat * n + k
+        return self.elems[flat]
+
+
+def reg_reads(e: object, var: str, regs: set[str]) -> bool:
+    """Does `e` read a register buffer with a leading index mentioning `var` (free)?"""
+    from verisched.pybridge.terms import Sum, free_vars, idx_free_vars
+
+    if isinstance(e, Get):
+        base, idxs = access_base(e)
+        if isinstance(base, Var) and base.name in regs:
+            lead = idxs[:-1] if len(idxs) > 1 else idxs
+            # A full access's last index is the lane; a vector operand has no lane index.
+            if any(var in idx_free_vars(i) for i in lead):
+                return True
+        return reg_reads(base, var, regs)
+    if isinstance(e, (Gen, Sum)) and e.var == var:
+        return False
+    if isinstance(e, Let):
+        inner = regs - {e.var}
+        return reg_reads(e.value, var, regs) or (
+            e.var != var and reg_reads(e.body, var, inner))
+    if isinstance(e, Instr):
+        return any(not is_idx(a) and reg_reads(a, var, regs) for a in e.args)
+    fields = getattr(e, "__dataclass_fields__", None)
+    if not fields or var not in free_vars(e):  # type: ignore[arg-type]
+        return False
+    return any(reg_reads(getattr(e, f), var, regs) for f in fields
+               if hasattr(getattr(e, f), "__dataclass_fields__"))
+
+
+class VectorLowering:
+    """The vector half of the lowering; mixed into lower.Lowerer (which provides
+    ix, c, pred, ge_text, loop, lower, scalar, store, zero_fill, names, ...)."""
+
+    isa: VectorISA | None
+
+    # -- instruction families ------------------------------------------------
+    def _check_supported(self, e: Instr) -> InstrSpec:
+        spec = spec_of(e.name)
+        target = self.isa.name if self.isa else "c"
+        if self.isa is None or spec.family != self.isa.family:
+            need = {"avx2": "avx2 or avx2-openmp", "avx512": "avx512 or avx512-openmp"}.get(
+                spec.family, spec.family)
+            raise LowerError(f"lowering: instruction {e.name} is not supported by target "
+                             f"{target} (it needs target {need})")
+        return spec
+
+    # -- loops that must be unrolled -------------------------------------------
+    def needs_unroll(self, var: str, body: Expr, dest: Dest | None, ctx: Ctx) -> bool:
+        regs = {k for k, t in ctx.tensors.items() if isinstance(t, RegBuf)}
+        if dest is not None and isinstance(dest.buf, RegBuf) and len(dest.windows) > 1:
+            return True
+        return bool(regs) and reg_reads(body, var, regs)
+
+    def iterate(self, var: str, lo: Poly, hi: Poly, ctx: Ctx, out: Emitter,
+                facts: list[Poly], parallel: bool, unroll: bool,
+                bounds: tuple[Poly, Poly] | None = None) -> Iterator[tuple[Ctx, Poly]]:
+        """The iterations of a loop over `var` in [lo, hi): one C loop, or, when
+        `unroll`, one copy per value of `bounds` (constant; default [lo, hi)), each
+        with `var` a constant and guarded by `lo <= k < hi` where not provable."""
+        if not unroll:
+            with self.loop(var, lo, hi, ctx, out, facts, parallel) as (c2, pv):  # type: ignore[attr-defined]
+                yield c2, pv
+            return
+        blo, bhi = bounds or (lo, hi)
+        a, b = blo.as_const(), bhi.as_const()
+        if a is None or b is None:
+            raise LowerError(f"lowering: the loop over {var} indexes a register buffer, so it "
+                             "is unrolled, but its extent "
+                             f"[{self.c(blo, ctx)}, {self.c(bhi, ctx)}) is not a constant")  # type: ignore[attr-defined]
+        if b - a > MAX_UNROLL:
+            raise LowerError(f"lowering: the loop over {var} indexes a register buffer and "
+                             f"would be unrolled {b - a} times (at most {MAX_UNROLL})")
+        for k in range(a, b):
+            kp = Poly.const(k)
+            conds = [kp - lo, hi - 1 - kp]
+            if any(ctx.facts.ge0(-f - 1) for f in conds):
+                continue
+            cname = self.names.fresh(f"{var}_u")  # type: ignore[attr-defined]
+            c2 = ctx.child()
+            c2.idx_names[var] = cname
+            c2.consts[cname] = k
+            for f in facts:
+                c2.facts.add(f.subst("@", kp))
+            cond = self.ge_text(conds, ctx)  # type: ignore[attr-defined]
+            with ExitStack() as stack:
+                if cond:
+                    stack.enter_context(out.block(f"if ({cond})"))
+                    for f in conds:
+                        c2.facts.add(f)
+                yield c2, kp
+
+    # -- register lets -----------------------------------------------------------
+    def reg_let(self, e: Let, ctx: Ctx, out: Emitter, body) -> bool:
+        assert isinstance(e.value, Mem)
+        isa = self.isa
+        mem = e.value.memory
+        target = isa.name if isa else "c"
+        if isa is None or mem != isa.memory:
+            raise LowerError(f"lowering: let {e.var} is placed in memory {mem}, which target "
+                             f"{target} does not have")
+        dims = self.shape(e.value.body, ctx)  # type: ignore[attr-defined]
+        if dims is None:
+            raise LowerError(f"lowering: let {e.var} in {mem} binds a bare zero")
+        consts = [d.as_const() for d in dims]
+        if not dims or consts[-1] != isa.lanes or any(c is None or c < 1 for c in consts):
+            shown = " x ".join(self.c(d, ctx) for d in dims) or "a scalar"  # type: ignore[attr-defined]
+            raise LowerError(f"lowering: let {e.var} in {mem}: a register buffer needs constant "
+                             f"extents ending with the {isa.lanes} lanes, got {shown}")
+        count = 1
+        for c in consts[:-1]:
+            count *= c  # type: ignore[operator]
+        if count > MAX_REGISTER_VECTORS:
+            raise LowerError(f"lowering: let {e.var} in {mem} needs {count} vector registers "
+                             f"(at most {MAX_REGISTER_VECTORS})")
+        base = self.names.fresh(e.var)  # type: ignore[attr-defined]
+        elems = tuple(self.names.fresh(f"{base}_{k}") if count > 1 else base  # type: ignore[attr-defined]
+                      for k in range(count))
+        buf = RegBuf(base, tuple(dims), elems, mem)
+        from verisched.codegen.lower import Dest
+
+        fill = type(out)()
+        dest = Dest(buf, "", lambda i: (i, []), tuple((Poly.const(0), d) for d in dims))
+        covered = self.lower(e.value.body, dest, "=", ctx, fill)  # type: ignore[attr-defined]
+        c2 = ctx.child()
+        c2.tensors[e.var] = buf
+        with out.block(""):
+            init = "" if covered else f" = {isa.setzero}"
+            for k in range(0, count, 6):
+                out.line(f"{isa.vtype} " + ", ".join(f"{v}{init}" for v in elems[k:k + 6]) + ";")
+            out.extend(fill)
+            return body(c2, out)
+
+    def reg_access(self, e: Get, buf: RegBuf, idxs: list, ctx: Ctx) -> str:
+        """One lane of a register buffer read as a scalar (GCC's vector subscript)."""
+        var = buf.elem([self.ix(i, ctx) for i in idxs[:-1]], show(e))  # type: ignore[attr-defined]
+        zero = self.zero  # type: ignore[attr-defined]
+        if var is None:
+            return zero
+        p = self.ix(idxs[-1], ctx)  # type: ignore[attr-defined]
+        checks = [p, buf.dims[-1] - 1 - p]
+        if any(ctx.facts.ge0(-f - 1) for f in checks):
+            return zero
+        cond = self.ge_text(checks, ctx)  # type: ignore[attr-defined]
+        ref = f"{var}[{self.c(p, ctx)}]"  # type: ignore[attr-defined]
+        return f"(({cond}) ? {ref} : {zero})" if cond else ref
+
+    # -- vector values -------------------------------------------------------------
+    def vexpr(self, e: Expr, ctx: Ctx, out: Emitter) -> str:
+        """C expression of a vector-valued operand (a call, a register element, memory)."""
+        isa = self.isa
+        assert isa is not None
+        if isinstance(e, Zero):
+            return isa.setzero
+        if isinstance(e, Instr):
+            spec = self._check_supported(e)
+            op = spec.name[len(spec.family) + 1:]
+            a = e.args
+            if op == "loadu":
+                return self.vload(a[0], self.ix(a[1], ctx), None, e, ctx, out)  # type: ignore[arg-type,attr-defined]
+            if op == "maskload":
+                return self.vload(a[0], self.ix(a[1], ctx), self.ix(a[2], ctx),  # type: ignore[arg-type,attr-defined]
+                                  e, ctx, out)
+            if op == "broadcast":
+                return isa.set1.format(x=self.scalar(a[0], ctx, out))  # type: ignore[arg-type,attr-defined]
+            if op in ("mul", "add"):
+                x, y = self.vexpr(a[0], ctx, out), self.vexpr(a[1], ctx, out)  # type: ignore[arg-type]
+                return getattr(isa, op).format(a=x, b=y)
+            if op == "fmadd":
+                x, y, z = (self.vexpr(v, ctx, out) for v in a)  # type: ignore[arg-type]
+                return isa.fmadd.format(a=x, b=y, c=z)
+            if op == "storeu":
+                return self.vexpr(a[0], ctx, out)  # type: ignore[arg-type]
+            if op == "maskstore":
+                n = self.ix(a[0], ctx)  # type: ignore[arg-type,attr-defined]
+                v = self.vexpr(a[1], ctx, out)  # type: ignore[arg-type]
+                if ctx.facts.ge0(n - isa.lanes):
+                    return v
+                return isa.keep.format(v=v, m=isa.mask_first.format(k=self.c(n, ctx)))  # type: ignore[attr-defined]
+            return self.vlanes(e, ctx, out)
+        base, idxs = access_base(e)
+        if isinstance(base, Var) and isinstance(ctx.tensors.get(base.name), RegBuf):
+            buf = ctx.tensors[base.name]
+            assert isinstance(buf, RegBuf)
+            if len(idxs) != len(buf.dims) - 1:
+                raise LowerError(f"lowering: vector operand of the wrong rank: {show(e)}")
+            v = buf.elem([self.ix(i, ctx) for i in idxs], show(e))  # type: ignore[attr-defined]
+            return isa.setzero if v is None else v
+        return self.vload(e, Poly.const(0), None, None, ctx, out)
+
+    def vlanes(self, e: Instr, ctx: Ctx, out: Emitter) -> str:
+        """Fallback: the call's specification lowered lane by lane into a temporary."""
+        assert self.isa is not None
+        from verisched.codegen.lower import Dest
+
+        t = self.names.fresh("vt")  # type: ignore[attr-defined]
+        buf = RegBuf(t, (Poly.const(self.isa.lanes),), (t,), self.isa.memory)
+        out.line(f"{self.isa.vtype} {t} = {self.isa.setzero};")
+        dest = Dest(buf, "", lambda i: (i, []), ((Poly.const(0), Poly.const(self.isa.lanes)),))
+        self.lower(instantiate(e), dest, "=", ctx, out)  # type: ignore[attr-defined]
+        return t
+
+    def vload(self, t: Expr, o: Poly, n: Poly | None, call: Instr | None, ctx: Ctx,
+              out: Emitter) -> str:
+        """Lanes `o .. o+W-1` of the rank-1 operand `t` (lanes >= n zero): the
+        address of `t _[ o ]`, a load unmasked only where provably in bounds."""
+        from verisched.codegen.lower import Buf
+
+        isa = self.isa
+        assert isa is not None
+        W = isa.lanes
+        base, idxs = access_base(t)
+        buf = ctx.tensors.get(base.name) if isinstance(base, Var) else None
+        if isinstance(buf, RegBuf):
+            if o.as_const() == 0 and (n is None or ctx.facts.ge0(n - W)):
+                return self.vexpr(t, ctx, out)
+            if call is not None:
+                return self.vlanes(call, ctx, out)
+        if not isinstance(buf, Buf) or len(buf.dims) != len(idxs) + 1:
+            if call is not None:
+                return self.vlanes(call, ctx, out)
+            raise LowerError(f"lowering: vector operand is not a rank-1 slice of a buffer: "
+                             f"{show(t)}")
+        lin = Poly.const(0)
+        checks: list[Poly] = []
+        for i, d in zip(idxs, buf.dims[:-1], strict=True):
+            p = self.ix(i, ctx)  # type: ignore[attr-defined]
+            checks += [p, d - 1 - p]
+            lin = lin * d + p
+        last = buf.dims[-1]
+        lin = lin * last + o
+        if any(ctx.facts.ge0(-f - 1) for f in checks):
+            return isa.setzero  # provably out of bounds: zero (Fig. 2)
+        ptr = f"&{buf.cname}[{self.c(lin, ctx)}]"  # type: ignore[attr-defined]
+        if not ctx.facts.ge0(o):
+            # Lanes before the start of the row: build the vector lane by lane.
+            if call is not None:
+                return self.vlanes(call, ctx, out)
+            o_le0 = ctx.facts.ge0(-o)
+            if not o_le0:
+                raise LowerError(f"lowering: vector operand offset not provably >= 0: {show(t)}")
+        bounds = [last - o] + ([n] if n is not None else [])
+        if all(ctx.facts.ge0(b - W) for b in bounds):
+            load = isa.loadu.format(p=ptr)
+        else:
+            ks = [b for b in bounds if not ctx.facts.ge0(b - W)]
+            ktxt = self.c(ks[0], ctx)  # type: ignore[attr-defined]
+            for b in ks[1:]:
+                ktxt = f"vs_min({ktxt}, {self.c(b, ctx)})"  # type: ignore[attr-defined]
+            load = isa.maskload.format(p=ptr, m=isa.mask_first.format(k=ktxt))
+        cond = self.ge_text(checks, ctx)  # type: ignore[attr-defined]
+        return f"(({cond}) ? {load} : {isa.setzero})" if cond else load
+
+    # -- stores of vectors -------------------------------------------------------------
+    def lower_instr(self, e: Instr, dest: Dest, mode: str, ctx: Ctx, out: Emitter) -> bool:
+        """Store the value of call `e` (rank 1: the lanes) into `dest`."""
+        spec = self._check_supported(e)
+        if spec.lanes is None or len(dest.windows) != 1:
+            raise LowerError(f"lowering: instruction {e.name} stored at rank "
+                             f"{len(dest.windows)}, expected its lanes: {show(e)}")
+        isa = self.isa
+        assert isa is not None
+        W = Poly.const(isa.lanes)
+        zero = Poly.const(0)
+        a, b = dest.windows[0]
+        lo, hi = self.smax(a, zero, ctx), self.smin(b, W, ctx)  # type: ignore[attr-defined]
+        if ctx.facts.le(hi, lo):
+            pass
+        else:
+            op = spec.name[len(spec.family) + 1:]
+            if op == "maskstore":
+                # Lanes >= n are zero: only lanes below n need the vector; the others
+                # are zero-filled below if the window reaches them.
+                n = self.ix(e.args[0], ctx)  # type: ignore[arg-type,attr-defined]
+                if ctx.facts.le(hi, n):
+                    e = Instr(e.name.replace("maskstore", "storeu"), (e.args[1],))
+            self.vstore(e, dest, mode, lo, hi, ctx, out)
+        if mode == "=":
+            # Window indices outside the vector's lanes are zero (Fig. 2).
+            if not ctx.facts.ge0(a):
+                self.zero_fill(replace(dest, windows=((a, self.smin(b, zero, ctx)),)),  # type: ignore[attr-defined]
+                               ctx, out)
+            if not ctx.facts.le(b, W):
+                self.zero_fill(replace(dest, windows=((self.smax(a, W, ctx), b),)), ctx, out)  # type: ignore[attr-defined]
+        return True
+
+    def _accumulate(self, e: Instr, acc: str, ctx: Ctx, out: Emitter) -> str:
+        """acc + value of e, fusing a multiply into an FMA (the `+=` store mode)."""
+        isa = self.isa
+        assert isa is not None
+        spec = spec_of(e.name)
+        op = spec.name[len(spec.family) + 1:]
+        if op == "mul":
+            x, y = self.vexpr(e.args[0], ctx, out), self.vexpr(e.args[1], ctx, out)  # type: ignore[arg-type]
+            return isa.fmadd.format(a=x, b=y, c=acc)
+        if op == "storeu":
+            inner = e.args[0]
+            if isinstance(inner, Instr):
+                self._check_supported(inner)
+                return self._accumulate(inner, acc, ctx, out)
+        return isa.add.format(a=acc, b=self.vexpr(e, ctx, out))
+
+    def vstore(self, e: Instr, dest: Dest, mode: str, lo: Poly, hi: Poly, ctx: Ctx,
+               out: Emitter) -> None:
+        isa = self.isa
+        assert isa is not None
+        W = isa.lanes
+        L = Poly.var("vs_lane")
+        full = ctx.facts.ge0(-lo) and ctx.facts.ge0(hi - W)
+        bi_l, conds_l = dest.fn([L])
+        if isinstance(dest.buf, RegBuf):
+            lane_ok = bi_l[-1] == L and not conds_l and not any(
+                L.vars() & p.vars() for p in bi_l[:-1])
+            if lane_ok:
+                var = dest.buf.elem(bi_l[:-1], show(e))
+                if var is None:
+                    return
+                val = self._accumulate(e, var, ctx, out) if mode == "+=" else \
+                    self.vexpr(e, ctx, out)
+                if not full:
+                    mask = isa.mask_range.format(lo=self.c(lo, ctx), hi=self.c(hi, ctx))  # type: ignore[attr-defined]
+                    val = isa.blend.format(a=var, b=val, m=mask)
+                out.line(f"{var} = {val};")
+                return
+            self._store_lanes(e, dest, mode, lo, hi, ctx, out)
+            return
+        from verisched.codegen.lower import Buf
+
+        if not isinstance(dest.buf, Buf):
+            self._store_lanes(e, dest, mode, lo, hi, ctx, out)
+            return
+        bi_0, conds_0 = dest.fn([Poly.const(0)])
+        lin_l, lin_0 = self._linear(bi_l, dest.buf), self._linear(bi_0, dest.buf)
+        # Lane-dependent store conditions must be lane bounds (c0 +- lane >= 0).
+        los, his, fixed = [lo], [hi], []
+        ok = lin_l - lin_0 == L
+        for c in conds_l:
+            if not (L.vars() & c.vars()):
+                fixed.append(c)
+                continue
+            rest = c - L
+            if not (L.vars() & rest.vars()):
+                los.append(-rest)   # lane >= -rest
+                continue
+            rest = c + L
+            if not (L.vars() & rest.vars()):
+                his.append(rest + 1)  # lane <= rest
+                continue
+            ok = False
+        if not ok or not all(ctx.facts.ge0(-x) for x in los):
+            self._store_lanes(e, dest, mode, lo, hi, ctx, out)
+            return
+        his = [h for h in his if not ctx.facts.ge0(h - W)]
+        ptr = f"&{dest.buf.cname}[{self.c(lin_0, ctx)}]"  # type: ignore[attr-defined]
+        cond = self.ge_text(fixed, ctx)  # type: ignore[attr-defined]
+        with ExitStack() as stack:
+            if cond:
+                stack.enter_context(out.block(f"if ({cond})"))
+            if not his:
+                cur = isa.loadu.format(p=ptr)
+                val = self._accumulate(e, cur, ctx, out) if mode == "+=" else \
+                    self.vexpr(e, ctx, out)
+                out.line(isa.storeu.format(p=ptr, v=val) + ";")
+                return
+            ktxt = self.c(his[0], ctx)  # type: ignore[attr-defined]
+            for h in his[1:]:
+                ktxt = f"vs_min({ktxt}, {self.c(h, ctx)})"  # type: ignore[attr-defined]
+            m = self.names.fresh("vm")  # type: ignore[attr-defined]
+            out.line(f"{isa.mask_type} {m} = {isa.mask_first.format(k=ktxt)};")
+            cur = isa.maskload.format(p=ptr, m=m)
+            val = self._accumulate(e, cur, ctx, out) if mode == "+=" else \
+                self.vexpr(e, ctx, out)
+            out.line(isa.maskstore.format(p=ptr, m=m, v=val) + ";")
+
+    def _linear(self, bi: list[Poly], buf) -> Poly:
+        lin = Poly.const(0)
+        for i, d in zip(bi, buf.dims, strict=False):
+            lin = lin * d + i
+        return lin
+
+    def _store_lanes(self, e: Instr, dest: Dest, mode: str, lo: Poly, hi: Poly, ctx: Ctx,
+                     out: Emitter) -> None:
+        """Fallback: compute the vector, then store lanes [lo, hi) one by one."""
+        isa = self.isa
+        assert isa is not None
+        t = self.names.fresh("vt")  # type: ignore[attr-defined]
+        out.line(f"{isa.vtype} {t} = {self.vexpr(e, ctx, out)};")
+        with self.loop("lane", lo, hi, ctx, out, []) as (c2, pv):  # type: ignore[attr-defined]
+            self.store(dest.peel(pv), mode, f"{t}[{self.c(pv, c2)}]", c2, out)  # type: ignore[attr-defined]
+
+
+def _kinds_ok(spec: InstrSpec) -> bool:
+    return all(p.kind in (INDEX, SCALAR) or p.rank == 1 for p in spec.params)
+
+
+__all__ = ["VectorISA", "RegBuf", "VectorLowering", "MAX_REGISTER_VECTORS", "MAX_UNROLL",
+           "IConst"]

@@ -1,0 +1,56 @@
+"""The `avx2` and `avx2-openmp` targets: C11 with AVX2 + FMA intrinsics.
+
+The target library of the Exo thesis's Sec. 3.2: the AVX2 instructions'
+specifications live in pybridge/instrs.py (checked against coq/Targets/AVX.v);
+this module only says which C each becomes, and which memory holds vector
+registers (AVX2_REG: `__m256`, 8 float lanes).  Masks are `__m256i` lane masks
+(sign bit set = lane on), built by the helpers below for "the first k lanes".
+Code without instructions lowers exactly as for `c` / `openmp`.
+"""
+
+from __future__ import annotations
+
+from verisched.codegen.vector import VectorISA
+from verisched.targets.base import Target
+
+HELPERS = r"""#ifndef VS_AVX2_HELPERS
+#define VS_AVX2_HELPERS
+/* Mask of the lanes l < k of an 8-lane vector (none for k <= 0, all for k >= 8). */
+static inline __m256i vs_mask8(int k) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+/* Mask of the lanes lo <= l < hi. */
+static inline __m256i vs_mask8r(int lo, int hi) {
+  return _mm256_andnot_si256(vs_mask8(lo), vs_mask8(hi));
+}
+#endif
+"""
+
+AVX2 = VectorISA(
+    name="avx2",
+    family="avx2",
+    memory="AVX2_REG",
+    lanes=8,
+    vtype="__m256",
+    mask_type="__m256i",
+    setzero="_mm256_setzero_ps()",
+    set1="_mm256_set1_ps({x})",
+    loadu="_mm256_loadu_ps({p})",
+    maskload="_mm256_maskload_ps({p}, {m})",
+    storeu="_mm256_storeu_ps({p}, {v})",
+    maskstore="_mm256_maskstore_ps({p}, {m}, {v})",
+    add="_mm256_add_ps({a}, {b})",
+    mul="_mm256_mul_ps({a}, {b})",
+    fmadd="_mm256_fmadd_ps({a}, {b}, {c})",
+    mask_first="vs_mask8({k})",
+    mask_range="vs_mask8r({lo}, {hi})",
+    keep="_mm256_and_ps({v}, _mm256_castsi256_ps({m}))",
+    blend="_mm256_blendv_ps({a}, {b}, _mm256_castsi256_ps({m}))",
+    cflags=("-mavx2", "-mfma"),
+    cpu_flags=("avx2", "fma"),
+    helpers=HELPERS,
+)
+
+TARGET = Target(name="avx2", parallel=False, extra_flags=AVX2.cflags, isa=AVX2)
+TARGET_OPENMP = Target(name="avx2-openmp", parallel=True,
+                       extra_flags=(*AVX2.cflags, "-fopenmp"), isa=AVX2)

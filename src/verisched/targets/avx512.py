@@ -1,0 +1,54 @@
+"""The `avx512` and `avx512-openmp` targets: C11 with AVX-512F intrinsics.
+
+As targets/avx2.py, with 16 float lanes (`__m512`, memory AVX512_REG) and
+AVX-512's native lane masks (`__mmask16`: bit l = lane l), so masked loads and
+stores need no mask vector.  Kernels for it compile anywhere gcc does; they
+run only on a CPU with avx512f (checked before every call, targets/base.py).
+"""
+
+from __future__ import annotations
+
+from verisched.codegen.vector import VectorISA
+from verisched.targets.base import Target
+
+HELPERS = r"""#ifndef VS_AVX512_HELPERS
+#define VS_AVX512_HELPERS
+/* Mask of the lanes l < k of a 16-lane vector (none for k <= 0, all for k >= 16). */
+static inline __mmask16 vs_mask16(int k) {
+  return k <= 0 ? (__mmask16)0 : k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << k) - 1u);
+}
+/* Mask of the lanes lo <= l < hi. */
+static inline __mmask16 vs_mask16r(int lo, int hi) {
+  return (__mmask16)(vs_mask16(hi) & (__mmask16)~vs_mask16(lo));
+}
+#endif
+"""
+
+AVX512 = VectorISA(
+    name="avx512",
+    family="avx512",
+    memory="AVX512_REG",
+    lanes=16,
+    vtype="__m512",
+    mask_type="__mmask16",
+    setzero="_mm512_setzero_ps()",
+    set1="_mm512_set1_ps({x})",
+    loadu="_mm512_loadu_ps({p})",
+    maskload="_mm512_maskz_loadu_ps({m}, {p})",
+    storeu="_mm512_storeu_ps({p}, {v})",
+    maskstore="_mm512_mask_storeu_ps({p}, {m}, {v})",
+    add="_mm512_add_ps({a}, {b})",
+    mul="_mm512_mul_ps({a}, {b})",
+    fmadd="_mm512_fmadd_ps({a}, {b}, {c})",
+    mask_first="vs_mask16({k})",
+    mask_range="vs_mask16r({lo}, {hi})",
+    keep="_mm512_maskz_mov_ps({m}, {v})",
+    blend="_mm512_mask_blend_ps({m}, {a}, {b})",
+    cflags=("-mavx512f",),
+    cpu_flags=("avx512f",),
+    helpers=HELPERS,
+)
+
+TARGET = Target(name="avx512", parallel=False, extra_flags=AVX512.cflags, isa=AVX512)
+TARGET_OPENMP = Target(name="avx512-openmp", parallel=True,
+                       extra_flags=(*AVX512.cflags, "-fopenmp"), isa=AVX512)
