@@ -1,0 +1,384 @@
+(** * Gemmini instructions as specifications (issue 6).
+
+    The Exo thesis's scheme (Sec. 2.3-2.4, Sec. 3.2, App. D): each
+    instruction of the accelerator is a definition whose body is its
+    meaning as an ATL term, so a derivation replaces a subterm by an
+    instruction with [use_instr] (Targets/Instr.v: a rewrite with the
+    definition right to left, i.e. Coq checks that the subterm IS the
+    specification) and the lowering emits the instruction's C.
+
+    The specifications describe what our simulator
+    ([src/verisched/targets/gemmini/include/gemmini.h], "the simulator"
+    below) does, in the default configuration DIM = 16, int8 scratchpad,
+    int32 accumulator.
+
+    ** Data
+
+    Gemmini data are integers: int8 in DRAM operands and the scratchpad,
+    int32 in the accumulator and the bias.  They are modelled by [Z] under
+    the name [gint] (a transparent alias with the [Z] scalar instance).
+    Why an alias: the derivation tactics (Rewrites/Tactics.v,
+    [atl_is_index]) treat every term of type [Z] as an index and never
+    descend into it, so with scalars of type [Z] itself no rewrite (nor
+    [check_safe]) could enter a scalar expression such as the argument of
+    the output function; a term of type [gint] is not an index. Indices stay [Z].
+
+    Ranges: the specifications are exact for the values the lowering can
+    feed them: DRAM operands of the scratchpad moves are int8 (the C
+    kernel's arguments are [int8_t] arrays), the bias is int32, and every
+    accumulator value stays in the int32 range (the simulator wraps
+    around; ATL's [Z] does not): with int8 operands this holds when
+    [K * 2^14 + |bias| < 2^31], e.g. [K <= 65536] with int16-range biases.
+
+    ** Instructions (all tiles are DIM x DIM = 16 x 16; [r], [c] the origin
+    of the tile in the DRAM matrix, [R], [C] the extents of the matrix):
+
+    - [gemmini_mvin v r c R C]: DRAM [v] -> scratchpad, the window
+      [v[r .. r+16)[c .. c+16)] clipped at [R x C].  C: [mvin] of
+      [min(16, C - c)] columns and [min(16, R - r)] rows from [&v[r][c]].
+    - [gemmini_mvin_acc v r c R C]: the same window of int32 data into the
+      accumulator (overwrite), e.g. the bias.  C: [mvin] with a load
+      configuration with [shrunk = 0] to an accumulator address.
+    - [gemmini_matmul a b]: the 16 x 16 x 16 product of two scratchpad
+      tiles, [GEN i GEN j SUM k a[i][k] * b[k][j]]; accumulated into an
+      accumulator tile by the enclosing [<+>]/[SUM] (store mode [+=]).
+      C: [preload] + [compute_preloaded] (weight-stationary).
+    - [gemmini_mvout sm se act c r cc R C]: accumulator tile [c] -> DRAM
+      through the output path [gemmini_acc_out sm se act] (scale by the
+      float [sm * 2^se], round half to even, saturate to int8, optional
+      ReLU), clipped at [R x C].  C: [config_st] + [mvout].
+
+    ** Partial blocks (the simulator's semantics, and the contract with
+    the lowering).  A move carries only the [rows x cols] of its window;
+    the rest of the 16 x 16 local tile keeps whatever it held before.
+    The specifications say "zero" there instead, and this is exact because
+    no instruction ever observes it: [compute] reads its operands with the
+    rows and columns of the moves that filled them (the simulator pads
+    every operand with zeros outside [A_rows x A_cols] and
+    [BD_rows x BD_cols]), writes only [a_rows x b_cols] of the accumulator,
+    and [mvout] reads only its own window.  So the lowering MUST pass to
+    [preload]/[compute] the rows/columns of the [gemmini_mvin] that filled
+    each operand ([min(16, R - r)] x [min(16, C - c)]), and to [mvout]
+    those of its own window.
+
+    ** Configuration state (Exo thesis Sec. 2.4, 3.2.3).  Every piece of
+    configuration an instruction's VALUE depends on is an argument of its
+    definition (the output scale [sm], [se] and the ReLU flag [act] of
+    [gemmini_mvout]); every other piece is determined by the operands and
+    fixed by the lowering: load/store strides are the row strides of the
+    DRAM tensors, the mvin scale is the identity ([MVIN_SCALE_IDENTITY],
+    exact on int8 data), the dataflow is weight-stationary with
+    [sys_shift = 0], no transposes, [A_stride = 1] (the result goes to the
+    accumulator, where the simulator neither shifts nor activates).  So
+    the lowering knows, at each call, the full configuration the call
+    needs, and emits a [config_*] only where it differs from the one in
+    force, hoisting invariant ones out of loops (see [docs/decisions.md]).
+    Table: [gemmini_mvin] needs [config_ld(stride(v), 1.0, shrunk=0, id)],
+    one [id] per DRAM source so they can all stay configured;
+    [gemmini_mvin_acc] needs [config_ld(4 * row extent of v, 1.0,
+    shrunk=0, id)]; [gemmini_matmul] needs [config_ex(WS, NO_ACTIVATION,
+    0, A_stride=1, 0, 0)]; [gemmini_mvout] needs [config_st(stride(out),
+    act ? RELU : NO_ACTIVATION, sm * 2^se)]. *)
+
+From Coq Require Import ZArith Bool List Lia.
+Import ListNotations.
+From Verisched Require Import ATL.
+Open Scope Z_scope.
+
+(** ** Data *)
+
+(** Gemmini data values (int8 and int32), as integers. *)
+Definition gint := Z.
+
+#[global] Instance Scalar_gint : Scalar gint := Scalar_Z.
+#[global] Instance ScalarLaws_gint : ScalarLaws gint := ScalarLaws_Z.
+
+(** ** The output path, over [Z]
+
+    The simulator converts an accumulator value [x] (int32) to int8 by
+    [sat8(round_half_even(double((float)x * scale)))] with [scale] a
+    float, then applies ReLU if configured ([gemmini_sim_scale_to_elem]
+    and [gemmini_sim_mvout]).  We model the float exactly: a finite
+    single-precision [scale] is [sm * 2^se] with [|sm| < 2^24], and the
+    two roundings of single-precision arithmetic ([(float)x] and the
+    product) are round-to-nearest-even to 24 significant bits of an
+    integer, [gemmini_round24] (scaling by a power of two commutes with
+    it).  The model agrees with the simulator bit for bit for every int32
+    [x] and every float32 [sm * 2^se]: products below the normal range
+    (where floats round to a fixed grid instead) have magnitude below
+    2^-126 and round to the integer 0 either way, and products beyond the
+    float range (infinity in C) saturate to 127 or -128 either way. *)
+
+(** [x / 2^s] rounded half to even ([s > 0]), [x * 2^-s] for [s <= 0]:
+    the simulator's [gemmini_sim_rounding_shift] (for [0 <= s < 63]). *)
+Definition gemmini_rshift_rne (x s : Z) : Z :=
+  if s <=? 0 then x * 2 ^ (- s)
+  else
+    let q := x / 2 ^ s in
+    let r := x mod 2 ^ s in
+    let half := 2 ^ (s - 1) in
+    if (half <? r) || ((r =? half) && Z.odd q) then q + 1 else q.
+
+(** An integer rounded to the nearest float32 significand (24 bits),
+    ties to even: [(float)n] for the integers a float can reach. *)
+Definition gemmini_round24 (n : Z) : Z :=
+  let b := Z.log2 (Z.abs n) + 1 in
+  if b <=? 24 then n else gemmini_rshift_rne n (b - 24) * 2 ^ (b - 24).
+
+(** [round_half_even((float)x * (sm * 2^se))] as single-precision C
+    computes it. *)
+Definition gemmini_scale (sm se x : Z) : Z :=
+  gemmini_rshift_rne (gemmini_round24 (gemmini_round24 x * sm)) (- se).
+
+(** Saturation to int8 ([elem_t_min], [elem_t_max]). *)
+Definition gemmini_sat8 (x : Z) : Z := Z.max (-128) (Z.min 127 x).
+
+(** The optional activation: [act = true] is [RELU], [false] is
+    [NO_ACTIVATION] (the only two the simulator accepts). *)
+Definition gemmini_act (act : bool) (x : Z) : Z := if act then Z.max 0 x else x.
+
+(** The output path of [mvout] from the accumulator: scale, round,
+    saturate, activation, in the simulator's order.  A scalar primitive of
+    the ATL programs (like Exo's [acc_scale], [clamp] and [relu]): the
+    algorithm of a quantized layer applies it to each output element. *)
+Definition gemmini_acc_out (sm se : Z) (act : bool) (x : gint) : gint :=
+  gemmini_act act (gemmini_sat8 (gemmini_scale sm se x)).
+
+(** The identity scale is [sm = 1], [se = 0]. *)
+Definition gemmini_scale_identity : Z * Z := (1, 0).
+
+(** [sm * 2^se] is a finite float32 (the lowering emits it as
+    [ldexpf(sm, se)], exact under this condition). *)
+Definition gemmini_scale_ok (sm se : Z) : Prop :=
+  Z.abs sm < 2 ^ 24 /\ -149 <= se /\ se + Z.log2 (Z.abs sm) <= 127.
+
+(** Sanity checks of the model against hand-computed float results. *)
+Example gemmini_scale_ex1 : gemmini_acc_out 1 (-1) false 3 = 2.       (* 1.5 -> 2 *)
+Proof. vm_compute; reflexivity. Qed.
+Example gemmini_scale_ex2 : gemmini_acc_out 1 (-1) false 5 = 2.       (* 2.5 -> 2 *)
+Proof. vm_compute; reflexivity. Qed.
+Example gemmini_scale_ex3 : gemmini_acc_out 1 (-1) false (-5) = -2.   (* -2.5 -> -2 *)
+Proof. vm_compute; reflexivity. Qed.
+Example gemmini_scale_ex4 : gemmini_acc_out 1 (-1) false (-7) = -4.   (* -3.5 -> -4 *)
+Proof. vm_compute; reflexivity. Qed.
+Example gemmini_scale_ex5 : gemmini_acc_out 1 0 true (-7) = 0.        (* ReLU *)
+Proof. vm_compute; reflexivity. Qed.
+Example gemmini_scale_ex6 : gemmini_acc_out 1 0 false 1000 = 127.     (* saturation *)
+Proof. vm_compute; reflexivity. Qed.
+(** (float)(2^25 + 3) = 2^25 + 4 (24-bit significand, tie to even), then
+    times 2^-18 = 128.0000153 -> 128 -> saturates; with 2^-19: 64.0000076
+    -> 64. *)
+Example gemmini_scale_ex7 : gemmini_scale 1 (-19) (2 ^ 25 + 3) = 64.
+Proof. vm_compute; reflexivity. Qed.
+(** 0.1f = 13421773 * 2^-27; the exact product 25 * 0.1f = 2.5000000372...
+    rounds to the float 2.5, which rounds (half to even) to 2, not 3. *)
+Example gemmini_scale_ex8 : gemmini_scale 13421773 (-27) 25 = 2.
+Proof. vm_compute; reflexivity. Qed.
+
+Open Scope atl_scope.
+
+(** ** Instructions *)
+
+(** DRAM -> scratchpad: the 16 x 16 window of [v] at [(r, c)], clipped at
+    [R x C] (zero beyond, see "Partial blocks" above).  C:
+    [gemmini_extended_mvin(&v[r][c], spad_addr, min(16, C - c),
+    min(16, R - r))] under [config_ld(row stride of v, 1.0, 0, id)]. *)
+Definition gemmini_mvin (v : Z -> Z -> gint) (r c R C : Z) : Z -> Z -> gint :=
+  GEN [ i < 16 ] GEN [ j < 16 ]
+    |[ (r + i <? R) && (c + j <? C) ]| v _[ r + i ] _[ c + j ].
+
+(** DRAM -> accumulator, int32 (a bias), overwriting the tile.  The same
+    value as [gemmini_mvin]; the lowering emits an [mvin] with an
+    accumulator destination and a load configuration with [shrunk = 0]. *)
+Definition gemmini_mvin_acc (v : Z -> Z -> gint) (r c R C : Z) : Z -> Z -> gint :=
+  GEN [ i < 16 ] GEN [ j < 16 ]
+    |[ (r + i <? R) && (c + j <? C) ]| v _[ r + i ] _[ c + j ].
+
+(** The DIM x DIM x DIM multiply of two scratchpad tiles (Exo's
+    [matmul_acc_i8]).  Where its value is added to an accumulator tile
+    ([acc <+> ...], or a term of a [SUM] stored into one), the lowering
+    emits [preload(b, acc | ACCUMULATE, b_cols, b_rows, b_cols, a_rows)]
+    and [compute_preloaded(a, GARBAGE_ADDR, a_cols, a_rows, 16, 16)]. *)
+Definition gemmini_matmul (a b : Z -> Z -> gint) : Z -> Z -> gint :=
+  GEN [ i < 16 ] GEN [ j < 16 ] SUM [ k < 16 ] a _[ i ] _[ k ] * b _[ k ] _[ j ].
+
+(** Accumulator -> DRAM through the output path, the window of the
+    output at [(r, cc)] clipped at [R x C]:
+    [config_st(row stride of the output, act ? RELU : NO_ACTIVATION,
+    ldexpf(sm, se))] and [gemmini_extended_mvout(&out[r][cc], acc_addr,
+    min(16, C - cc), min(16, R - r))]. *)
+Definition gemmini_mvout (sm se : Z) (act : bool) (c : Z -> Z -> gint) (r cc R C : Z)
+  : Z -> Z -> gint :=
+  GEN [ i < 16 ] GEN [ j < 16 ]
+    |[ (r + i <? R) && (cc + j <? C) ]| gemmini_acc_out sm se act (c _[ i ] _[ j ]).
+
+(** ** Rewrites used by the Gemmini derivations *)
+
+Section GuardMul.
+  Context {S : Type} `{ScalarLaws S}.
+
+  (** A guard on a product, split between the operands: the row and
+      column guards [p], [q] go to the operand they concern, the reduction
+      guard [r] to both.  Used to give each staged tile its own edge guard
+      (the clipping of its [mvin]), leaving the product unguarded as the
+      specification of [gemmini_matmul] has it. *)
+  Lemma guard_mul_split p q r (a b : S) :
+    iverson ((p && q) && r) (a * b) = (iverson (p && r) a) * (iverson (r && q) b).
+  Proof.
+    destruct p, q, r; cbn [iverson andb tzero TensorElem_scalar];
+      rewrite ?smul_0_l, ?smul_0_r; reflexivity.
+  Qed.
+End GuardMul.
+
+(** [rename_buffer x into y]: rename the binder of the first let named
+    [x] (pre-order) to [y]; the program is unchanged up to alpha.  The
+    let-lifting lemmas name the lifted buffer after their own binder, so
+    without it a derivation ends with several buffers called [a]; the
+    names are what the printed program, [set_memory] and the lowering see.
+    (A general tactic: it belongs in Rewrites/Tactics.v.) *)
+Ltac gemmini_rename_root x y :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- atl_let ?e (fun z => @?F z) = _ =>
+      atl_same_name x z;
+      let T := type of e in
+      exact (@eq_refl _ (atl_let e (fun y : T => F y)))
+  end.
+
+Tactic Notation "rename_buffer" ident(x) "into" ident(y) :=
+  atl_check_goal;
+  tryif atl_step ltac:(gemmini_rename_root x y) then idtac
+  else fail 0 "rename_buffer: the program has no let named" x.
+
+(** ** Registration (Targets/Instr.v): [same_program] holds the
+    instructions abstract and [check_safe] checks the accesses of their
+    specifications.  The scalar primitive [gemmini_acc_out] is not an
+    instruction (it is part of the algorithm, and unfolding it would hide
+    its argument from [check_safe] behind functions of type [Z -> Z]). *)
+#[global] Instance AtlInstr_gemmini_mvin : AtlInstr (@gemmini_mvin) := {}.
+#[global] Instance AtlInstr_gemmini_mvin_acc : AtlInstr (@gemmini_mvin_acc) := {}.
+#[global] Instance AtlInstr_gemmini_matmul : AtlInstr (@gemmini_matmul) := {}.
+#[global] Instance AtlInstr_gemmini_mvout : AtlInstr (@gemmini_mvout) := {}.
+
+(** ** Memories and their capacities
+
+    A buffer placed in [GEMMINI_SPAD] or [GEMMINI_ACC] ([in_mem],
+    Targets/Instr.v) is stored as rows of [gemmini_dim] elements: its
+    innermost extent must be exactly 16 (as Exo's [GEMM_SCRATCH] and
+    [GEMM_ACCUM] require, thesis App. D.1-D.2), and it occupies the
+    product of its other extents in rows. *)
+Definition gemmini_dim : Z := 16.
+Definition gemmini_spad_banks : Z := 4.
+Definition gemmini_spad_bank_rows : Z := 4096.
+(** 4 banks x 4096 rows of 16 int8 = 256 KiB. *)
+Definition gemmini_spad_rows : Z := gemmini_spad_banks * gemmini_spad_bank_rows.
+(** 1024 rows of 16 int32 = 64 KiB. *)
+Definition gemmini_acc_rows : Z := 1024.
+
+(** Rows taken by a buffer of extents [dims] (outermost first). *)
+Definition gemmini_buffer_rows (dims : list Z) : Z := fold_right Z.mul 1 (removelast dims).
+
+(** [gemmini_check_fit]: every buffer the current program places in the
+    scratchpad or the accumulator has rows of 16 elements, and together
+    they fit: the sum of their rows (as if all were live at once, which
+    over-approximates a lowering that allocates each let once) is proved
+    at most [gemmini_spad_rows] resp. [gemmini_acc_rows], from the
+    hypotheses in context (so a buffer whose size depends on a parameter
+    needs a hypothesis bounding it).  A buffer whose size depends on an
+    enclosing loop variable is rejected.  Like [check_safe], it does not
+    change the program. *)
+Ltac gemmini_buf_rows v :=
+  let v' := atl_unfold_instrs v in
+  let d := atl_dims v' in
+  let last := eval cbv [last] in (last d 0%Z) in
+  let ok := match constr:(tt) with
+            | _ => let _ := constr:(ltac:(unfold gemmini_dim; lia) : last = gemmini_dim) in
+                   constr:(true)
+            | _ => constr:(false)
+            end in
+  lazymatch ok with
+  | true => constr:(gemmini_buffer_rows d)
+  | false => fail 100 "gemmini_check_fit: the buffer" v "has extents" d
+               "; a Gemmini buffer's innermost extent must be 16"
+  end.
+
+Ltac gemmini_zadd a b :=
+  lazymatch a with
+  | 0%Z => b
+  | _ => lazymatch b with 0%Z => a | _ => constr:((a + b)%Z) end
+  end.
+
+(** A closed size evaluates to a numeral; a symbolic one is kept. *)
+Ltac gemmini_zsimpl t :=
+  let t' := eval cbv [gemmini_buffer_rows fold_right removelast] in t in
+  match constr:(tt) with
+  | _ => let v := eval vm_compute in t' in
+         lazymatch v with
+         | Zpos _ => v
+         | Z0 => v
+         end
+  | _ => t'
+  end.
+
+Ltac gemmini_rows_under mem f :=
+  lazymatch type of f with
+  | ?T -> _ =>
+      let x := fresh "x" in
+      let g := constr:(fun x : T => ltac:(
+                 let b := eval cbv beta in (f x) in
+                 let r := gemmini_rows_in mem b in exact r)) in
+      lazymatch g with
+      | fun _ => ?r => r
+      | _ => fail 100 "gemmini_check_fit: a buffer's size depends on a loop variable:" g
+      end
+  end
+with gemmini_rows_arg mem a :=
+  lazymatch type of a with
+  | Z => constr:(0%Z)
+  | bool => constr:(0%Z)
+  | nat => constr:(0%Z)
+  | _ => gemmini_rows_in mem a
+  end
+with gemmini_rows_in mem t :=
+  lazymatch t with
+  | atl_let ?e ?f =>
+      let here :=
+        match constr:((e, mem)) with
+        | (in_mem ?m ?v, ?m) => gemmini_buf_rows v
+        | _ => constr:(0%Z)
+        end in
+      let re := gemmini_rows_in mem e in
+      let rf := gemmini_rows_under mem f in
+      let s1 := gemmini_zadd here re in gemmini_zadd s1 rf
+  | genr _ _ ?f => gemmini_rows_under mem f
+  | sumr _ _ ?f => gemmini_rows_under mem f
+  | iverson _ ?e => gemmini_rows_in mem e
+  | ?F ?a ?b =>
+      let ra := gemmini_rows_arg mem a in
+      let rb := gemmini_rows_arg mem b in
+      gemmini_zadd ra rb
+  | ?F ?a => gemmini_rows_arg mem a
+  | _ => constr:(0%Z)
+  end.
+
+Ltac gemmini_check_fit :=
+  idtac;
+  lazymatch goal with
+  | |- ?P = _ =>
+      let s := gemmini_rows_in GEMMINI_SPAD P in
+      let a := gemmini_rows_in GEMMINI_ACC P in
+      let s' := gemmini_zsimpl s in
+      let a' := gemmini_zsimpl a in
+      tryif assert_succeeds (assert (s' <= gemmini_spad_rows)%Z
+                               by (unfold gemmini_spad_rows, gemmini_spad_banks,
+                                   gemmini_spad_bank_rows; nia))
+      then idtac "gemmini_check_fit: scratchpad rows" s' "<= 16384"
+      else fail 0 "gemmini_check_fit: the scratchpad buffers need" s'
+             "rows, not proved <= 16384 (4 banks x 4096)";
+      tryif assert_succeeds (assert (a' <= gemmini_acc_rows)%Z
+                               by (unfold gemmini_acc_rows; nia))
+      then idtac "gemmini_check_fit: accumulator rows" a' "<= 1024"
+      else fail 0 "gemmini_check_fit: the accumulator buffers need" a'
+             "rows, not proved <= 1024"
+  | _ => fail 0 "gemmini_check_fit: expected a goal  program = ?derived"
+  end.
