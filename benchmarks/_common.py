@@ -248,7 +248,10 @@ def lower_with_target(expr, env, target, **kw):
     library such as AVX2 needs it to emit intrinsics)."""
     from verisched.codegen import lower
 
-    if "target" in inspect.signature(lower).parameters:
+    params = inspect.signature(lower).parameters
+    if "isa" in params:
+        kw["isa"] = getattr(target, "isa", None)
+    elif "target" in params:
         kw["target"] = target.name
     return lower(expr, env, **kw)
 

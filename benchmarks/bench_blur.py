@@ -13,17 +13,25 @@ each serial (our `c` target / Halide without parallel and vectorize) and
 parallel (our `openmp` target with all cores / Halide parallel(y) +
 vectorize(x, 8), GuardWithIf tails as in the paper).
 
-Our programs: by default HAND-BUILT ASTs that mirror Figs. 8-9 (labelled
-"ast" in the output); `--from-coq` replays the derivations of
+Vectorized rows (issue 5): every derivation of coq/Examples/BlurVec.v
+(AVX2 instructions placed by `use_instr`), lowered with the `avx2` target
+(1 thread) and `avx2-openmp` (all cores), against Halide's tile(64, 64) +
+compute_at + vectorize(8) schedule without parallel (1 thread) and with
+parallel(yo) (HL_NUM_THREADS threads).  When BlurVec.v is missing or does
+not lower, the report says so and shows Halide alone in row tile+vec.
+
+Our scalar programs: by default HAND-BUILT ASTs that mirror Figs. 8-9
+(labelled "ast" in the output); `--from-coq` replays the derivations of
 coq/Examples/Blur.v through the bridge instead (labelled "coq"; slow: the
 file takes minutes to replay) and lowers their final programs, with the
 derivations' hypotheses (2 <= n, 2 <= m, 0 < kn, ...) as assumptions.  Every
 kernel is first checked against a numpy blur (zero outside the image) at
 the benchmark size and at a small odd size.  Times are medians over
-`--repeat` runs after warm-up, all variants timed round-robin; the ratio is
-ours / Halide (< 1: ours faster).  Parallel times need idle cores: the
-report gives the load average and warns when it exceeds the CPU count.
-Writes a table, results JSON and a PNG bar chart (matplotlib).
+`--repeat` runs after warm-up, all variants timed round-robin
+(benchmarks/_common.py); speed = Halide time / our time (> 1: ours
+faster).  Parallel times need idle cores: the report gives the load
+average and warns when it exceeds the CPU count.  Writes blur.md,
+blur.json and a PNG bar chart (matplotlib) atomically.
 """
 
 from __future__ import annotations
@@ -31,7 +39,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -58,6 +65,9 @@ from verisched.pybridge.terms import (
 )
 from verisched.targets import get_target
 from verisched.targets.base import atomic_write, build
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as cm  # noqa: E402
 
 N, M = IVar("n"), IVar("m")
 ONE = IConst(1)
@@ -176,10 +186,16 @@ def numpy_blur(img: np.ndarray) -> np.ndarray:
 # Halide
 
 
-def halide_blur(schedule: str, parallel: bool):
-    """The paper's Halide schedules; the input is an ImageParam indexed [x, y]."""
+def halide_blur(schedule: str, parallel: bool, vectorize: bool | None = None):
+    """The paper's Halide schedules; the input is an ImageParam indexed [x, y].
+
+    `vectorize` defaults to `parallel` (the paper's pairing); the vectorized rows
+    use the tile schedule vectorized without parallel as Halide's 1-thread variant:
+    the same loop nest a parallel(yo) loop runs on one thread, without the
+    task-queue dispatch (the JIT runtime's thread count is fixed at its start)."""
     import halide as hl
 
+    vectorize = parallel if vectorize is None else vectorize
     x, y = hl.Var("x"), hl.Var("y")
     inp = hl.ImageParam(hl.Float(32), 2, "inp")
     clamped = hl.BoundaryConditions.constant_exterior(inp, 0.0)
@@ -189,26 +205,34 @@ def halide_blur(schedule: str, parallel: bool):
     if schedule == "two-stage":
         bx.compute_root()
         if parallel:
-            bx.parallel(y).vectorize(x, 8)
-            by.parallel(y).vectorize(x, 8)
+            bx.parallel(y)
+            by.parallel(y)
+        if vectorize:
+            bx.vectorize(x, 8)
+            by.vectorize(x, 8)
     elif schedule == "fused":
         if parallel:
-            by.parallel(y).vectorize(x, 8)
+            by.parallel(y)
+        if vectorize:
+            by.vectorize(x, 8)
     else:
         xo, yo, xi, yi = hl.Var("xo"), hl.Var("yo"), hl.Var("xi"), hl.Var("yi")
         by.tile(x, y, xo, yo, xi, yi, 64, 64, hl.TailStrategy.GuardWithIf)
         bx.compute_at(by, xo)
         if parallel:
-            by.parallel(yo).vectorize(xi, 8)
+            by.parallel(yo)
+        if vectorize:
+            by.vectorize(xi, 8)
             bx.vectorize(x, 8)
     by.compile_jit(hl.get_jit_target_from_environment())
     return inp, by
 
 
-def halide_runner(schedule: str, parallel: bool, img: np.ndarray, out: np.ndarray):
+def halide_runner(schedule: str, parallel: bool, img: np.ndarray, out: np.ndarray,
+                  vectorize: bool | None = None):
     import halide as hl
 
-    inp, by = halide_blur(schedule, parallel)
+    inp, by = halide_blur(schedule, parallel, vectorize)
     ib, ob = hl.Buffer(img), hl.Buffer(out)  # numpy [y][x] -> Halide (x, y)
     inp.set(ib)
 
@@ -226,24 +250,6 @@ def sizes_for(kernel, n: int, m: int, tile: tuple[int, int]) -> dict[str, int]:
     (Blur.v's tiled derivation takes them as section variables)."""
     known = {"n": n, "m": m, "kn": tile[0], "km": tile[1]}
     return {a: known[a] for a, _ in kernel.lowered.sizes}
-
-
-def median_ms(runners: dict[tuple[str, str], object], repeat: int, warmup: int = 3
-              ) -> dict[tuple[str, str], float]:
-    """Median time of each runner, timed round-robin: on a shared machine the load
-    changes over a run (other engineers' builds and tests), and timing one variant
-    after another charges those changes to whichever variant ran then; interleaved,
-    every variant sees the same conditions, so the ratios compare like with like."""
-    for fn in runners.values():
-        for _ in range(warmup):
-            fn()
-    times: dict[tuple[str, str], list[float]] = {key: [] for key in runners}
-    for _ in range(repeat):
-        for key, fn in runners.items():
-            t0 = time.perf_counter()
-            fn()
-            times[key].append((time.perf_counter() - t0) * 1000)
-    return {key: statistics.median(ts) for key, ts in times.items()}
 
 
 def load_programs(from_coq: bool, tile: tuple[int, int] = (64, 64)
@@ -269,6 +275,34 @@ def load_programs(from_coq: bool, tile: tuple[int, int] = (64, 64)
     return progs, "coq"
 
 
+COLS = ("ours-1t", "halide-1t", "ours-par", "halide-par")
+
+
+def load_vectorized(args: argparse.Namespace, fast: bool) -> list[cm.Ours]:
+    """The derivations of BlurVec.v lowered with the AVX2 library, serial and OpenMP;
+    a single entry saying why when there are none."""
+    path = Path(args.vec_file)
+    names = args.vec_derivation or (cm.derivations_in(path) if path.is_file() else [None])
+    fixed = {"kn": args.tile[0], "km": args.tile[1]}
+    out = []
+    for name in names:
+        out.append(cm.load_ours(path, name, fixed,
+                                [("ours-1t", args.vec_target), ("ours-par", args.vec_par_target)],
+                                {"n", "m"}, fast_math=fast, timeout=1200))
+    return out
+
+
+def check_and_bind(k, img, small, want, args, what: str):
+    """Check a kernel against the numpy blur at the benchmark size and at a small
+    odd size, then bind it to the benchmark image."""
+    n, m = img.shape
+    for im, ref in ((small, numpy_blur(small)), (img, want)):
+        got = k.call({"v": im}, sizes_for(k, *im.shape, args.tile))
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4, err_msg=f"ours {what}")
+    out = np.empty((n, m), dtype=np.float32)
+    return k.bind({"v": img}, sizes_for(k, n, m, args.tile), out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="verisched bench blur", description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, nargs=2, default=(2000, 2000), metavar=("N", "M"))
@@ -281,12 +315,23 @@ def main(argv: list[str] | None = None) -> int:
                     help="tile sizes for derivations that keep them symbolic (--from-coq)")
     ap.add_argument("--from-coq", action="store_true",
                     help="use the replayed derivations of coq/Examples/Blur.v")
+    ap.add_argument("--vec-file", default=str(cm.REPO_ROOT / "coq" / "Examples" / "BlurVec.v"),
+                    help="the vectorized derivations (rows vec:NAME)")
+    ap.add_argument("--vec-derivation", action="append", default=[],
+                    help="only these derivations of --vec-file (default: all)")
+    ap.add_argument("--vec-target", default="avx2")
+    ap.add_argument("--vec-par-target", default="avx2-openmp")
+    ap.add_argument("--no-vec", action="store_true", help="skip the vectorized rows")
+    ap.add_argument("--settle", type=float, default=0.02,
+                    help="untimed pause after each multi-threaded call (spinning workers)")
     ap.add_argument("--out-dir", default=str(Path(__file__).resolve().parent / "results"))
     args = ap.parse_args(argv)
     # libgomp reads this when our first OpenMP kernel loads.  Spinning waits at the
     # barriers lose badly on a loaded 2-core machine (measured: 33 ms vs 6 ms for the
     # two-stage blur), so sleep unless the caller chose otherwise.
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    # Halide's JIT runtime reads its thread count once, when its pool starts.
+    os.environ.setdefault("HL_NUM_THREADS", str(args.threads))
     n, m = args.size
     if n < 2 or m < 2:
         print("bench blur: the schedules peel a first and last row and column: need N, M >= 2",
@@ -301,9 +346,10 @@ def main(argv: list[str] | None = None) -> int:
     img = rng.standard_normal((n, m)).astype(np.float32)
     want = numpy_blur(img)
     small = rng.standard_normal((67, 131)).astype(np.float32)
-    runners: dict[tuple[str, str], object] = {}
     fast = not args.no_fast_math
-    for tname in ("c", "openmp"):
+    variants: list[cm.Variant] = []
+    settle = args.settle if args.threads > 1 else 0.0
+    for tname, col in (("c", "ours-1t"), ("openmp", "ours-par")):
         t = get_target(tname)
         lowered = [lower(e, env, name=k.replace("-", "_"), parallel=t.parallel, assume=assume)
                    for k, (e, env, assume) in progs.items()]
@@ -312,85 +358,111 @@ def main(argv: list[str] | None = None) -> int:
             k = kernels[key.replace("-", "_")]
             if t.parallel:
                 k.set_threads(args.threads)
-            for im, ref in ((small, numpy_blur(small)), (img, want)):
-                got = k.call({"v": im}, sizes_for(k, *im.shape, args.tile))
-                np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4,
-                                           err_msg=f"ours {key} [{tname}]")
-            out = np.empty((n, m), dtype=np.float32)
-            runners[(key, f"ours-{tname}")] = k.bind({"v": img}, sizes_for(k, n, m, args.tile),
-                                                     out)
+            run = check_and_bind(k, img, small, want, args, f"{key} [{tname}]")
+            variants.append(cm.Variant((key, col), run, settle=settle if t.parallel else 0.0))
+    vec: list[cm.Ours] = []
+    if not args.no_vec:
+        print(f"replaying and lowering {args.vec_file} ...", flush=True)
+        vec = load_vectorized(args, fast)
+        for ours in vec:
+            if ours.missing:
+                print(f"NO VECTORIZED KERNEL: {ours.missing}")
+                continue
+            row = "vec:" + ours.origin.rsplit(":", 1)[-1]
+            for col, k in ours.kernels.items():
+                if col == "ours-par":
+                    k.set_threads(args.threads)
+                run = check_and_bind(k, img, small, want, args, f"{row} [{col}]")
+                variants.append(cm.Variant((row, col), run,
+                                           settle=settle if col == "ours-par" else 0.0))
+    halide_rows = list(progs) + (["tile+vec"] if not args.no_vec else [])
     if not args.no_halide:
-        for key in progs:
-            for par in (False, True):
+        for key in halide_rows:
+            sched = "tiled" if key == "tile+vec" else key
+            for col, par, vecz in (("halide-1t", False, key == "tile+vec"),
+                                   ("halide-par", True, True)):
                 out = np.empty((n, m), dtype=np.float32)
-                run = halide_runner(key, par, img, out)
+                run = halide_runner(sched, par, img, out, vecz)
                 run()
                 np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4,
-                                           err_msg=f"halide {key}")
-                runners[(key, "halide-par" if par else "halide-serial")] = run
+                                           err_msg=f"halide {key} {col}")
+                variants.append(cm.Variant((key, col), run, settle=settle if par else 0.0))
     load_before = os.getloadavg()
+    cm.time_round_robin(variants, args.repeat, warmup=3)
     results: dict[str, dict[str, float]] = {}
-    for (key, label), ms in median_ms(runners, args.repeat).items():
-        results.setdefault(key, {})[label] = ms
-    report(results, args, origin, fast, load_before)
+    for v in variants:
+        results.setdefault(v.key[0], {})[v.key[1]] = v.median()
+    report(results, args, origin, fast, load_before, vec)
     return 0
 
 
+def _speed(r: dict[str, float], ours: str, peer: str) -> float | None:
+    return r[peer] / r[ours] if ours in r and peer in r else None
+
+
 def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origin: str,
-           fast: bool, load_before: tuple[float, float, float]) -> None:
+           fast: bool, load_before: tuple[float, float, float], vec: list[cm.Ours]) -> None:
     n, m = args.size
-    load_after = os.getloadavg()
-    hdr = (f"blur {n}x{m} float32, median of {args.repeat} interleaved runs (ms); ours from "
-           f"{origin}{', -ffast-math' if fast else ''}; openmp/Halide parallel with "
-           f"{args.threads} thread(s), OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}")
-    print(hdr)
-    cpus = os.cpu_count() or 1
-    print(f"load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} after, "
-          f"on {cpus} CPU(s)")
-    if max(load_before[0], load_after[0]) > cpus:
-        # Parallel kernels need idle cores (this process alone adds about 1 to the
-        # load): with more runnable threads than cores they time-share and wait for
-        # each other at every barrier, and the parallel times say little.
-        print(f"warning: load average above {cpus}: the parallel times and ratios are "
-              "not reliable")
-    cols = ["ours-c", "halide-serial", "ours-openmp", "halide-par"]
-    print(f"{'schedule':<11}" + "".join(f"{c:>15}" for c in cols)
-          + f"{'ratio serial':>14}{'ratio par':>11}")
+    T = args.threads
+    # The vectorized rows have their own Halide counterpart (tile+vec); put it last.
+    vec_rows = [k for k in results if k.startswith("vec:")]
+    if "tile+vec" in results:
+        for k in vec_rows:
+            for col in ("halide-1t", "halide-par"):
+                results[k][col] = results["tile+vec"][col]
+    head = [
+        f"# 3x3 blur {n}x{m} float32 vs Halide "
+        f"({time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC)",
+        "",
+        f"- median of {args.repeat} interleaved runs (ms); scalar rows: ours from {origin} "
+        f"(`c` / `openmp` targets){', -ffast-math' if fast else ''}",
+        f"- parallel columns: {T} thread(s); OMP_WAIT_POLICY="
+        f"{os.environ.get('OMP_WAIT_POLICY')}, HL_NUM_THREADS={os.environ.get('HL_NUM_THREADS')}",
+        "- scalar rows (two-stage, fused, tiled): Halide 1t = the schedule without parallel "
+        "and vectorize; Halide par = parallel + vectorize(8) (the ATL paper's pairing)",
+        "- vectorized rows (vec:NAME, ours from BlurVec.v lowered with "
+        f"`{args.vec_target}` / `{args.vec_par_target}`): Halide tile(64,64) + compute_at + "
+        "vectorize(8), without parallel (1t) and with parallel(yo) (par); row tile+vec is that "
+        "Halide schedule alone",
+        "- speed = Halide time / our time in the same column pair (> 1: ours faster)",
+        *[f"- {x}" for x in cm.load_lines(load_before)],
+    ]
+    for ours in vec:
+        if ours.missing:
+            head += ["", f"**No vectorized blur kernel in this run: {ours.missing}.** "
+                     "The vectorized rows show Halide only."]
+    headers = ["schedule", *COLS, "speed 1t", "speed par"]
+    rows = []
     for key, r in results.items():
-        cells = "".join(f"{r[c]:>15.3f}" if c in r else f"{'-':>15}" for c in cols)
-        rs = r["ours-c"] / r["halide-serial"] if "halide-serial" in r else float("nan")
-        rp = r["ours-openmp"] / r["halide-par"] if "halide-par" in r else float("nan")
-        print(f"{key:<11}{cells}{rs:>14.2f}{rp:>11.2f}")
+        rows.append([key, *(cm.fmt(r.get(c), 3) for c in COLS),
+                     cm.fmt(_speed(r, "ours-1t", "halide-1t")),
+                     cm.fmt(_speed(r, "ours-par", "halide-par"))])
+    md = "\n".join(head) + "\n\n" + cm.md_table(headers, rows) + "\n"
+    print("\n".join(h.removeprefix("# ").removeprefix("- ") for h in head))
+    print(cm.text_table(headers, rows))
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     atomic_write(out_dir / "blur.json", json.dumps(
-        {"header": hdr, "size": [n, m], "repeat": args.repeat, "threads": args.threads,
-         "origin": origin, "fast_math": fast, "load_average_before": load_before,
-         "load_average": load_after,
-         "median_ms": results}, indent=2))
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib missing: no chart (pip install -r benchmarks/requirements-blur.txt)")
-        return
-    fig, ax = plt.subplots(figsize=(8, 4))
-    keys = list(results)
-    width = 0.2
-    for j, c in enumerate(cols):
-        vals = [results[k].get(c, 0.0) for k in keys]
-        ax.bar([i + (j - 1.5) * width for i in range(len(keys))], vals, width, label=c)
-    ax.set_xticks(range(len(keys)), keys)
-    ax.set_ylabel("median time (ms)")
-    ax.set_title(f"3x3 blur {n}x{m}: verisched ({origin}) vs Halide", fontsize=10)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    tmp = out_dir / "blur.png.tmp.png"
-    fig.savefig(tmp, dpi=120)
-    os.replace(tmp, out_dir / "blur.png")
-    print(f"wrote {out_dir / 'blur.json'} and {out_dir / 'blur.png'}")
+        {"size": [n, m], "repeat": args.repeat, "threads": T, "origin": origin,
+         "fast_math": fast, "load_average_before": load_before,
+         "speed_convention": "halide_ms / ours_ms", "median_ms": results,
+         "vectorized": [{"origin": o.origin, "missing": o.missing} for o in vec]}, indent=2))
+    fig = None
+    plt = cm.pyplot()
+    if plt is not None:
+        fig, ax = plt.subplots(figsize=(9, 4))
+        keys = list(results)
+        width = 0.2
+        for j, c in enumerate(COLS):
+            vals = [results[k].get(c, 0.0) for k in keys]
+            ax.bar([i + (j - 1.5) * width for i in range(len(keys))], vals, width, label=c)
+        ax.set_xticks(range(len(keys)), keys, fontsize=8)
+        ax.set_ylabel("median time (ms)")
+        ax.set_title(f"3x3 blur {n}x{m}: verisched vs Halide (par = {T} threads)", fontsize=10)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+    for p in cm.write_outputs(out_dir, "blur", md, fig):
+        print(f"wrote {p}")
 
 
 if __name__ == "__main__":

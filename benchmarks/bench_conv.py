@@ -1,0 +1,265 @@
+"""`verisched bench conv`: 3x3 convolution against PyTorch's CPU conv2d (oneDNN).
+
+The layer of the Exo thesis's x86 CONV experiment (Sec. 7.2, Fig. 7-3, after
+Halide's hand-scheduled one): batch 5, 128 -> 128 channels, 3x3 kernel,
+stride 1, no padding ("valid": the 82x102 input gives the 80x100 output),
+float32; no bias and no ReLU (Exo's version adds a ReLU, which costs one
+pass over the output).  FLOPs = 2·N·Co·Ci·9·Ho·Wo = 11.8 GFLOP.
+
+Contenders, timed round-robin in the same run, 1 and 2 threads:
+  torch   torch.nn.functional.conv2d on NCHW tensors (oneDNN on x86), threads
+          set with torch.set_num_threads before each timed call (untimed).
+          conv2d has no `out=`, so the timed call allocates its 20 MB result,
+          as every torch caller's does; ours writes into a preallocated array.
+  ours    the kernel derived in coq/Examples/Conv.v, replayed, lowered with the
+          AVX2 library (serial) and with OpenMP (2 threads).  Its inputs are
+          laid out as the derivation's shapes say (the benchmark matches
+          numpy's NCHW arrays to them by extents, checking every candidate
+          layout against the reference).
+Times are medians of --repeat interleaved runs; speed = torch time / our
+time (> 1: ours faster); % peak uses the FMA peak measured in the same run.
+Writes conv.md, conv.json and conv.png into --out-dir atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import itertools
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as cm  # noqa: E402
+
+BATCH, CI, CO, HO, WO, KH, KW = 5, 128, 128, 80, 100, 3, 3
+DEFAULT_FIX: dict[str, int] = {}
+
+
+def reference(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Valid 3x3 correlation in float64, NCHW, independent of torch: windows of the
+    input contracted with the weights over (ci, ky, kx)."""
+    win = np.lib.stride_tricks.sliding_window_view(x.astype(np.float64), (KH, KW), axis=(2, 3))
+    out = np.tensordot(win, w.astype(np.float64), axes=([1, 4, 5], [1, 2, 3]))  # n,y,x,co
+    return np.ascontiguousarray(out.transpose(0, 3, 1, 2))
+
+
+def layouts(arr: np.ndarray, want: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Axis permutations of `arr` whose shape is `want`."""
+    return [p for p in itertools.permutations(range(arr.ndim))
+            if tuple(arr.shape[i] for i in p) == tuple(want)]
+
+
+def bind_ours(kernel, x: np.ndarray, w: np.ndarray, want: np.ndarray):
+    """Feed NCHW x and OIHW w to our kernel in its own layout; return (run, out,
+    description) for the first layout whose result matches the reference."""
+    lw = kernel.lowered
+    sizes_needed = {a for a, _ in lw.sizes}
+    known = {"n": BATCH, "ci": CI, "co": CO, "c": CI, "k": CO, "h": HO, "w": WO, "ho": HO,
+             "wo": WO, "y": HO, "x": WO}
+    sizes = {}
+    for a in sizes_needed:
+        if a.lower() not in known:
+            raise ValueError(f"unknown size parameter {a!r} (fix it with --fix)")
+        sizes[a] = known[a.lower()]
+    ins, out_shape = kernel.extents(sizes)
+    if len(ins) != 2:
+        raise ValueError(f"expected two inputs (image, weights), got {sorted(ins)}")
+    names = sorted(ins, key=lambda a: -sum(d == 3 for d in ins[a]))
+    wname, xname = names[0], names[1]
+    cands = []
+    for px in layouts(x, ins[xname]):
+        for pw in layouts(w, ins[wname]):
+            for po in layouts(want, out_shape):
+                cands.append((px, pw, po))
+    if not cands:
+        raise ValueError(f"no layout of x {x.shape}, w {w.shape} fits the kernel's "
+                         f"{xname} {ins[xname]}, {wname} {ins[wname]}, out {out_shape}")
+    for px, pw, po in cands:
+        xs = np.ascontiguousarray(x.transpose(px))
+        ws = np.ascontiguousarray(w.transpose(pw))
+        out = np.empty(out_shape, dtype=np.float32)
+        run = kernel.bind({xname: xs, wname: ws}, sizes, out)
+        if np.allclose(out, want.transpose(po), rtol=1e-3, atol=1e-2):
+            desc = (f"{xname} = x.transpose{px}, {wname} = w.transpose{pw}, "
+                    f"out = NCHW.transpose{po}")
+            return run, desc
+    raise ValueError(f"no layout gives the reference result (tried {len(cands)})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="verisched bench conv",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--settle", type=float, default=0.05,
+                    help="untimed pause after each multi-threaded call (spinning workers)")
+    ap.add_argument("--ours-file", default=str(cm.REPO_ROOT / "coq" / "Examples" / "Conv.v"))
+    ap.add_argument("--derivation", default=None)
+    ap.add_argument("--target", default="avx2")
+    ap.add_argument("--par-target", default="avx2-openmp")
+    ap.add_argument("--fix", action="append", default=[])
+    ap.add_argument("--fast-math", action="store_true")
+    ap.add_argument("--no-ours", action="store_true")
+    ap.add_argument("--out-dir", default=str(cm.RESULTS_DIR))
+    args = ap.parse_args(argv)
+    # Before torch loads its OpenMP runtime: idle workers sleep instead of spinning, so
+    # the interleaved variants do not slow each other (see bench_blur.py).
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    try:
+        import torch
+    except ImportError:
+        print("bench conv: PyTorch is missing (pip install 'verisched[bench]')",
+              file=sys.stderr)
+        return 2
+    started = datetime.datetime.now(datetime.timezone.utc)
+    T = args.threads
+    if args.no_ours:
+        ours = cm.Ours("(not run)", missing="not run (--no-ours)")
+    else:
+        print(f"replaying and lowering {args.ours_file} ...", flush=True)
+        ours = cm.load_ours(Path(args.ours_file), args.derivation,
+                            {**DEFAULT_FIX, **cm.fix_args(args.fix)},
+                            [("1t", args.target), (f"{T}t", args.par_target)],
+                            set(), fast_math=args.fast_math)
+    print("measuring the FMA peak ...", flush=True)
+    peak = {1: cm.fma_peak_gflops(1), T: cm.fma_peak_gflops(T)}
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((BATCH, CI, HO + KH - 1, WO + KW - 1)).astype(np.float32)
+    w = (rng.standard_normal((CO, CI, KH, KW)) / np.sqrt(CI * KH * KW)).astype(np.float32)
+    want = reference(x, w)
+    flops = 2.0 * BATCH * CO * CI * KH * KW * HO * WO
+    tx, tw = torch.from_numpy(x), torch.from_numpy(w)
+    conv = torch.nn.functional.conv2d
+    variants: list[cm.Variant] = []
+    for t in dict.fromkeys((1, T)):
+        def prepare(t=t) -> None:
+            torch.set_num_threads(t)
+        prepare()
+        got = conv(tx, tw).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3,
+                                   err_msg=f"bench conv: torch {t}t gives a wrong result")
+
+        def run() -> None:
+            with torch.no_grad():
+                conv(tx, tw)
+        variants.append(cm.Variant(("torch", f"{t}t"), run, prepare,
+                                   settle=args.settle if t > 1 else 0.0))
+    layout = None
+    if not ours.missing:
+        try:
+            for label, kernel in ours.kernels.items():
+                if label != "1t":
+                    kernel.set_threads(T)
+                run, layout = bind_ours(kernel, x, w, want)
+                variants.append(cm.Variant(("ours", label), run,
+                                           settle=args.settle if label != "1t" else 0.0))
+        except (ValueError, cm.CodegenError) as exc:
+            ours = cm.Ours(ours.origin, missing=f"{ours.origin}: cannot be run on this "
+                           f"layer: {exc}")
+            variants = [v for v in variants if v.key[0] != "ours"]
+    if ours.missing:
+        print(f"NO DERIVED KERNEL: {ours.missing}")
+    load_before = os.getloadavg()
+    cm.time_round_robin(variants, args.repeat)
+    med = {f"{v.key[0]}-{v.key[1]}": v.median() for v in variants}
+    best = {f"{v.key[0]}-{v.key[1]}": min(v.times_ms) for v in variants}
+    report(med, best, flops, peak, ours, layout, args, started, load_before, torch)
+    return 0
+
+
+def report(med, best, flops, peak, ours, layout, args, started, load_before, torch) -> None:
+    T = args.threads
+    headers = ["threads", "torch ms", "GF/s", "% peak"]
+    if not ours.missing:
+        headers += ["ours ms", "GF/s", "% peak", "speed"]
+    rows = []
+    for t in dict.fromkeys((1, T)):
+        b = med[f"torch-{t}t"]
+        gb = flops / b / 1e6
+        row = [str(t), f"{b:.1f}", f"{gb:.1f}", f"{100 * gb / peak[t]:.0f}"]
+        if not ours.missing:
+            o = med[f"ours-{t}t"]
+            go = flops / o / 1e6
+            row += [f"{o:.1f}", f"{go:.1f}", f"{100 * go / peak[t]:.0f}", f"{b / o:.2f}"]
+        rows.append(row)
+    head = [
+        f"# 3x3 conv, N={BATCH}, {CI}->{CO} channels, {HO}x{WO} output, float32 "
+        f"({started:%Y-%m-%d %H:%M} UTC)",
+        "",
+        f"- input {BATCH}x{CI}x{HO + 2}x{WO + 2} (NCHW), valid padding, stride 1, no bias, "
+        f"no ReLU; {flops / 1e9:.1f} GFLOP per call",
+        f"- machine: {cm.cpu_model()}; measured FMA peak {peak[1]:.1f} GFLOP/s on 1 thread"
+        + (f", {peak[T]:.1f} on {T}" if T > 1 else ""),
+        f"- torch {torch.__version__} conv2d (mkldnn/oneDNN available: "
+        f"{torch.backends.mkldnn.is_available()}), torch.set_num_threads before each call",
+        f"- median of {args.repeat} interleaved runs (ms); {args.settle:g} s untimed pause after "
+        "multi-threaded calls; results checked against a float64 numpy convolution first",
+        *[f"- {x}" for x in cm.load_lines(load_before)],
+    ]
+    if ours.missing:
+        head += ["", f"**No derived convolution kernel in this run: {ours.missing}.** "
+                 "Only the peer was measured; there is no `ours` column."]
+    else:
+        head += [f"- ours: {ours.origin}, block sizes {ours.fixed or 'none'}, targets "
+                 f"`{args.target}` / `{args.par_target}`; layout: {layout}",
+                 "- speed = torch time / our time (> 1: ours faster)"]
+    md = "\n".join(head) + "\n\n" + cm.md_table(headers, rows) + "\n"
+    md += "\nBest (minimum) times, ms: " + ", ".join(f"{k} {v:.1f}" for k, v in best.items())
+    md += "\n\n" + "\n".join(analysis(med, flops, peak, ours, T)) + "\n"
+    print()
+    print("\n".join(h.removeprefix("# ").removeprefix("- ") for h in head))
+    print(cm.text_table(headers, rows))
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cm.atomic_write(out_dir / "conv.json", json.dumps(
+        {"started": started.isoformat(), "peak_gflops": peak, "repeat": args.repeat,
+         "median_ms": med, "best_ms": best, "ours": ours.origin,
+         "ours_missing": ours.missing, "layout": layout}, indent=2))
+    fig = plot(med, flops, peak, ours, T)
+    for p in cm.write_outputs(out_dir, "conv", md, fig):
+        print(f"wrote {p}")
+
+
+def analysis(med, flops, peak, ours, T) -> list[str]:
+    out = ["## Where we lose, and why", ""]
+    if ours.missing:
+        out.append("Nothing to compare: no derived kernel.  The bar: torch reaches "
+                   + ", ".join(f"{100 * flops / med[f'torch-{t}t'] / 1e6 / peak[t]:.0f}% "
+                               f"of the {t}-thread peak" for t in dict.fromkeys((1, T))) + ".")
+        return out
+    for t in dict.fromkeys((1, T)):
+        s = med[f"torch-{t}t"] / med[f"ours-{t}t"]
+        out.append(f"- {t} thread(s): ours is {s:.2f}x torch's speed.")
+    return out
+
+
+def plot(med, flops, peak, ours, T):
+    plt = cm.pyplot()
+    if plt is None:
+        return None
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ts = list(dict.fromkeys((1, T)))
+    whos = ["torch"] + ([] if ours.missing else ["ours"])
+    width = 0.35
+    for j, who in enumerate(whos):
+        ax.bar([i + (j - (len(whos) - 1) / 2) * width for i in range(len(ts))],
+               [flops / med[f"{who}-{t}t"] / 1e6 for t in ts], width, label=who)
+    for i, t in enumerate(ts):
+        ax.hlines(peak[t], i - 0.45, i + 0.45, colors="grey", linestyles="dashed")
+    ax.set_xticks(range(len(ts)), [f"{t} thread(s)" for t in ts])
+    ax.set_ylabel("GFLOP/s (dashed: measured FMA peak)")
+    ax.set_title(f"3x3 conv {BATCH}x{CI}->{CO}, {HO}x{WO}: "
+                 + ("NO derived kernel, torch only" if ours.missing else "ours vs torch"),
+                 fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+if __name__ == "__main__":
+    sys.exit(main())
