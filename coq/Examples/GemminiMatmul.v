@@ -1,0 +1,206 @@
+(** * The quantized matrix-multiply layer on Gemmini (issue 6).
+
+    The fixed-point matmul with fused ReLU that the Exo thesis schedules
+    for Gemmini (Sec. 7.1, Fig. 7-4: "a fixed-point matrix multiply neural
+    network layer (with fused ReLU activation)"):
+    [C = act(sat8(round(scale * (D + A B))))], [A : M x K] and [B : K x N]
+    int8, [D : M x N] an int32 bias, the product accumulated in int32, and
+    [gemmini_acc_out sm se act] (Targets/Gemmini.v) the output path of the
+    accelerator: scale by the float [sm * 2^se], round half to even,
+    saturate to int8, ReLU if [act].
+
+    The derivation maps it onto the instructions of Targets/Gemmini.v in
+    the way Exo's schedule does (thesis Sec. 2.2-2.4): the output is tiled
+    in 16 x 16 blocks ([gen_tile], as in Matmul.v), the reduction in
+    blocks of 16 ([sum_tile]); each output block is accumulated in an
+    accumulator tile [c] (initialised with the bias block), each
+    [16 x 16] block of [A] and of [B] is staged in a scratchpad tile [a],
+    [b], and the moves, the 16 x 16 x 16 products and the output path are
+    replaced by [gemmini_mvin_acc], [gemmini_mvin], [gemmini_matmul] and
+    [gemmini_mvout] ([use_instr]: Coq checks each replaced subterm is the
+    instruction's specification).  [M], [N], [K] are arbitrary: the edge
+    blocks carry the guards of the tiling, which are exactly the clipping
+    of the moves' windows ([r + i <? R]); the lowering turns them into the
+    rows and columns of partial moves.
+
+    Reading the derived program ([qmatmul_gemmini_expected]): for each
+    output block [(io, jo)], [c] := the bias block, plus, for each [ko],
+    the product of the staged blocks [a] (rows [io], columns [ko] of [A])
+    and [b] (rows [ko], columns [jo] of [B]); then [c] goes out through
+    the output path.  The two [transpose]s only say where each block is
+    stored in the row-major result (no data movement).
+
+    [qmatmul_nobias] is the same layer without a bias: the accumulator
+    starts from zero (the lowering zero-fills it, e.g. with an [mvin] from
+    DRAM address 0, which the simulator loads as zeros). *)
+
+From Coq Require Import ZArith List.
+Import ListNotations.
+From Coq Require Import derive.Derive.
+From Verisched Require Import ATL Rewrites.Extra Rewrites.Safety Reshape.Defs Reshape.Commute Reshape.Duals.
+From Verisched Require Import Targets.Gemmini.
+Open Scope Z_scope. Open Scope atl_scope.
+
+Section GemminiMatmul.
+  Variables (M N K : Z).
+  Hypotheses (HM : 0 <= M) (HN : 0 <= N) (HK : 0 <= K).
+  (** int8 operands, int32 bias (as integers; Targets/Gemmini.v, "Data"). *)
+  Variables (A B D : Z -> Z -> gint).
+  Hypotheses (HA : shaped [M; K] A) (HB : shaped [K; N] B) (HD : shaped [M; N] D).
+  (** The output scale [sm * 2^se] and the ReLU flag. *)
+  Variables (sm se : Z) (act : bool).
+
+  Definition qmatmul :=
+    GEN [ i < M ] GEN [ j < N ]
+      gemmini_acc_out sm se act
+        (D _[ i ] _[ j ] <+> SUM [ k < K ] A _[ i ] _[ k ] * B _[ k ] _[ j ]).
+
+  Derive qmatmul_gemmini SuchThat (qmatmul = qmatmul_gemmini) As qmatmul_gemmini_correct.
+  Proof.
+    reschedule.
+    (* 16 x 16 output blocks: tile i, move the row guard in, exchange the
+       row-in-block loop with j (a transpose), tile j likewise. *)
+    rw (gen_tile 16 M).
+    rw <- guard_gen at (iverson (_ <? M) _).
+    rw <- transpose_gen at (genr 0 16 _).
+    rw (gen_tile 16 N).
+    rw <- guard_gen at (iverson (_ <? N) _).
+    rw <- transpose_gen at (genr 0 16 _).
+    rw guard_comm at (iverson (_ <? N) _).
+    rw guard_merge.
+    (* The accumulator block: bind what enters the output path, keep the
+       edge guard on it, lift it out of the block's two loops. *)
+    name_buffer (D _[ _ ] _[ _ ] <+> _) as c.
+    rw ll_guard_dup.
+    rw let_gen_lift0 at (genr 0 16 _).
+    rw let_gen_lift0 at (genr 0 16 _).
+    (* Bias block and product block separately. *)
+    rw tadd_guard.
+    rw <- tadd_gen.
+    rw <- tadd_gen.
+    (* Blocks of 16 along k; the k-block loop outside the block's loops. *)
+    rw (sum_tile K 16).
+    rw <- guard_sum at (iverson (_ && _) (sumr 0 (cdiv K 16) _)).
+    rw <- guard_sum at (iverson (_ && _) (sumr 0 16 _)).
+    rw guard_merge.
+    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 (cdiv K 16) _)).
+    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 (cdiv K 16) _)).
+    (* Each operand gets its own edge guards (the clipping of its move). *)
+    rw guard_mul_split.
+    (* Stage the A block: out of kk, past jj, out of ii. *)
+    name_buffer (|[ _ ]| A _[ _ ] _[ _ ]) as a.
+    rw let_sum_lift0.
+    rw ll_gen.
+    rw let_gen_lift0.
+    (* Stage the B block: jj inside kk, out of jj and kk, past ii, and jj
+       back outside kk. *)
+    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 16 _)).
+    name_buffer (|[ _ ]| B _[ _ ] _[ _ ]) as b.
+    rw let_gen_lift0.
+    rw let_sum_lift0 at (sumr 0 16 _).
+    rw ll_gen at (genr 0 16 _).
+    rw sum_gen_swap at (sumr 0 16 _).
+    (* Instructions: the bias move first (its specification is also that
+       of [gemmini_mvin]; the order of the steps picks the right one). *)
+    use_instr gemmini_mvin_acc.
+    use_instr gemmini_mvin.
+    use_instr gemmini_mvin.
+    use_instr gemmini_matmul.
+    use_instr gemmini_mvout.
+    (* Memories. *)
+    rename_buffer a into c.
+    rename_buffer x into b.
+    set_memory c GEMMINI_ACC.
+    set_memory a GEMMINI_SPAD.
+    set_memory b GEMMINI_SPAD.
+    gemmini_check_fit.
+    check_safe.
+    done.
+  Qed.
+
+  Definition qmatmul_gemmini_expected :=
+    trunc_r M (flatten (cdiv M 16) 16 (GEN [ io < cdiv M 16 ]
+      transpose N 16 (trunc_r N (flatten (cdiv N 16) 16 (GEN [ jo < cdiv N 16 ]
+        transpose 16 16
+          (tlet c := in_mem GEMMINI_ACC
+             (gemmini_mvin_acc D (io * 16) (jo * 16) M N <+>
+              SUM [ ko < cdiv K 16 ]
+                tlet a := in_mem GEMMINI_SPAD (gemmini_mvin A (io * 16) (ko * 16) M K) in
+                tlet b := in_mem GEMMINI_SPAD (gemmini_mvin B (ko * 16) (jo * 16) K N) in
+                gemmini_matmul a b) in
+           gemmini_mvout sm se act c (io * 16) (jo * 16) M N)))))).
+
+  Lemma qmatmul_gemmini_is_expected : qmatmul_gemmini = qmatmul_gemmini_expected.
+  Proof. same_program. Qed.
+
+  Lemma qmatmul_gemmini_spec : qmatmul = qmatmul_gemmini_expected.
+  Proof. rewrite qmatmul_gemmini_correct; apply qmatmul_gemmini_is_expected. Qed.
+
+  (** ** Without a bias *)
+
+  Definition qmatmul_nobias :=
+    GEN [ i < M ] GEN [ j < N ]
+      gemmini_acc_out sm se act (SUM [ k < K ] A _[ i ] _[ k ] * B _[ k ] _[ j ]).
+
+  Derive qmatmul_nobias_gemmini SuchThat (qmatmul_nobias = qmatmul_nobias_gemmini)
+    As qmatmul_nobias_gemmini_correct.
+  Proof.
+    reschedule.
+    rw (gen_tile 16 M).
+    rw <- guard_gen at (iverson (_ <? M) _).
+    rw <- transpose_gen at (genr 0 16 _).
+    rw (gen_tile 16 N).
+    rw <- guard_gen at (iverson (_ <? N) _).
+    rw <- transpose_gen at (genr 0 16 _).
+    rw guard_comm at (iverson (_ <? N) _).
+    rw guard_merge.
+    name_buffer (sumr _ _ _) as c.
+    rw ll_guard_dup.
+    rw let_gen_lift0 at (genr 0 16 _).
+    rw let_gen_lift0 at (genr 0 16 _).
+    rw (sum_tile K 16).
+    rw <- guard_sum at (iverson (_ && _) (sumr 0 (cdiv K 16) _)).
+    rw <- guard_sum at (iverson (_ && _) (sumr 0 16 _)).
+    rw guard_merge.
+    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 (cdiv K 16) _)).
+    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 (cdiv K 16) _)).
+    rw guard_mul_split.
+    name_buffer (|[ _ ]| A _[ _ ] _[ _ ]) as a.
+    rw let_sum_lift0.
+    rw ll_gen.
+    rw let_gen_lift0.
+    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 16 _)).
+    name_buffer (|[ _ ]| B _[ _ ] _[ _ ]) as b.
+    rw let_gen_lift0.
+    rw let_sum_lift0 at (sumr 0 16 _).
+    rw ll_gen at (genr 0 16 _).
+    rw sum_gen_swap at (sumr 0 16 _).
+    use_instr gemmini_mvin.
+    use_instr gemmini_mvin.
+    use_instr gemmini_matmul.
+    use_instr gemmini_mvout.
+    rename_buffer a into c.
+    rename_buffer x into b.
+    set_memory c GEMMINI_ACC.
+    set_memory a GEMMINI_SPAD.
+    set_memory b GEMMINI_SPAD.
+    gemmini_check_fit.
+    check_safe.
+    done.
+  Qed.
+
+  Definition qmatmul_nobias_gemmini_expected :=
+    trunc_r M (flatten (cdiv M 16) 16 (GEN [ io < cdiv M 16 ]
+      transpose N 16 (trunc_r N (flatten (cdiv N 16) 16 (GEN [ jo < cdiv N 16 ]
+        transpose 16 16
+          (tlet c := in_mem GEMMINI_ACC
+             (SUM [ ko < cdiv K 16 ]
+                tlet a := in_mem GEMMINI_SPAD (gemmini_mvin A (io * 16) (ko * 16) M K) in
+                tlet b := in_mem GEMMINI_SPAD (gemmini_mvin B (ko * 16) (jo * 16) K N) in
+                gemmini_matmul a b) in
+           gemmini_mvout sm se act c (io * 16) (jo * 16) M N)))))).
+
+  Lemma qmatmul_nobias_gemmini_is_expected :
+    qmatmul_nobias_gemmini = qmatmul_nobias_gemmini_expected.
+  Proof. same_program. Qed.
+End GemminiMatmul.
