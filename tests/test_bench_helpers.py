@@ -1,0 +1,97 @@
+"""The peer benchmarks' own machinery (benchmarks/_common.py, bench_sgemm.py,
+bench_conv.py), without the peers: problem definitions, the numpy convolution
+reference, interleaved timing order, the FMA probe, and the plain "no kernel"
+outcome.  Benchmarks themselves are measurements, not tests: nothing here
+looks at a time."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _load(name: str):
+    sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def cm():
+    return _load("_common")
+
+
+def test_aspect_sweep_keeps_the_workload(cm) -> None:
+    """Exo's Fig. 7-2b: K = 512, M·N = 512², M/N = 2^x."""
+    sg = _load("bench_sgemm")
+    ps = sg.problems([256], [-6, -2, 0, 2, 6], 512)
+    assert [(p.M, p.N, p.K) for p in ps if p.group == "square"] == [(256, 256, 256)]
+    for p, x in zip([p for p in ps if p.group == "aspect"], [-6, -2, 0, 2, 6], strict=True):
+        assert p.M * p.N == 512 * 512 and p.K == 512
+        assert p.M / p.N == pytest.approx(2.0 ** x)
+
+
+def test_conv_reference_matches_direct_loops() -> None:
+    cv = _load("bench_conv")
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 3, 6, 7)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    want = np.zeros((2, 4, 4, 5))
+    for n in range(2):
+        for o in range(4):
+            for y in range(4):
+                for xx in range(5):
+                    want[n, o, y, xx] = np.sum(x[n, :, y:y + 3, xx:xx + 3].astype(np.float64)
+                                               * w[o])
+    np.testing.assert_allclose(cv.reference(x, w), want, rtol=1e-12, atol=1e-12)
+    # Layout candidates are exactly the permutations that give the wanted shape.
+    assert cv.layouts(np.zeros((2, 3, 6, 7)), (2, 6, 7, 3)) == [(0, 2, 3, 1)]
+
+
+def test_round_robin_interleaves_and_prepares(cm) -> None:
+    log: list[str] = []
+    vs = [cm.Variant(("a", "1"), lambda: log.append("a"), lambda: log.append("pa")),
+          cm.Variant(("b", "1"), lambda: log.append("b"))]
+    cm.time_round_robin(vs, repeat=3, warmup=1)
+    # warm-up of each, then a b a b a b, each a preceded by its (untimed) prepare
+    assert log == ["pa", "a", "b"] + ["pa", "a", "b"] * 3
+    assert [len(v.times_ms) for v in vs] == [3, 3]
+
+
+def test_missing_derivation_is_reported_not_raised(cm, tmp_path: Path) -> None:
+    ours = cm.load_ours(tmp_path / "Nope.v", None, {}, [("1t", "c")], {"n"})
+    assert ours.missing and "does not exist" in ours.missing and not ours.kernels
+    empty = tmp_path / "Empty.v"
+    empty.write_text("Definition x := 1.\n")
+    assert "no Derive" in cm.load_ours(empty, None, {}, [("1t", "c")], {"n"}).missing
+
+
+def test_fma_probe_runs(cm) -> None:
+    """The peak probe compiles (-mavx2 -mfma) and reports a plausible positive rate
+    (at least one 8-lane FMA per nanosecond is far below any AVX2 core's peak)."""
+    from verisched.targets.base import cpu_flags
+
+    if not {"avx2", "fma"} <= cpu_flags():
+        pytest.skip("no AVX2/FMA on this CPU")
+    assert cm.fma_peak_gflops(1, seconds=0.02, trials=1) > 16.0
+
+
+def test_bench_help_without_peers(capsys) -> None:
+    """The benchmark modules load through `verisched bench` with only the package
+    installed (peers are imported when a run starts, not at import)."""
+    from verisched.cli import main
+
+    for name in ("sgemm", "conv"):
+        with pytest.raises(SystemExit) as exc:
+            main(["bench", name, "--help"])
+        assert exc.value.code == 0
+        assert "--repeat" in capsys.readouterr().out
