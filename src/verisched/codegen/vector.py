@@ -120,29 +120,25 @@ class RegBuf:
 
 def reg_reads(e: object, var: str, regs: set[str]) -> bool:
     """Does `e` read a register buffer with a leading index mentioning `var` (free)?"""
-    from verisched.pybridge.terms import Sum, free_vars, idx_free_vars
+    from verisched.pybridge.terms import Sum, idx_free_vars
 
+    if not regs or is_idx(e) or not hasattr(e, "__dataclass_fields__"):
+        return False
     if isinstance(e, Get):
         base, idxs = access_base(e)
         if isinstance(base, Var) and base.name in regs:
-            lead = idxs[:-1] if len(idxs) > 1 else idxs
-            # A full access's last index is the lane; a vector operand has no lane index.
-            if any(var in idx_free_vars(i) for i in lead):
+            # A full access's last index is the lane; a vector operand has no lane
+            # index, so every index it has is a leading one (checked both ways).
+            if any(var in idx_free_vars(i) for i in idxs):
                 return True
         return reg_reads(base, var, regs)
-    if isinstance(e, (Gen, Sum)) and e.var == var:
-        return False
+    if isinstance(e, (Gen, Sum)):
+        return e.var != var and reg_reads(e.body, var, regs)
     if isinstance(e, Let):
-        inner = regs - {e.var}
-        return reg_reads(e.value, var, regs) or (
-            e.var != var and reg_reads(e.body, var, inner))
+        return reg_reads(e.value, var, regs) or reg_reads(e.body, var, regs - {e.var})
     if isinstance(e, Instr):
-        return any(not is_idx(a) and reg_reads(a, var, regs) for a in e.args)
-    fields = getattr(e, "__dataclass_fields__", None)
-    if not fields or var not in free_vars(e):  # type: ignore[arg-type]
-        return False
-    return any(reg_reads(getattr(e, f), var, regs) for f in fields
-               if hasattr(getattr(e, f), "__dataclass_fields__"))
+        return any(reg_reads(a, var, regs) for a in e.args)
+    return any(reg_reads(getattr(e, f), var, regs) for f in e.__dataclass_fields__)
 
 
 class VectorLowering:
@@ -479,15 +475,25 @@ class VectorLowering:
                     self.vexpr(e, ctx, out)
                 out.line(isa.storeu.format(p=ptr, v=val) + ";")
                 return
+            # The ragged edge of a tile: the lanes in the window, masked.  Interior
+            # tiles (all lanes in the window) take the unmasked branch: masked stores
+            # are slow on some CPUs (microcoded vmaskmovps on AMD).
             ktxt = self.c(his[0], ctx)  # type: ignore[attr-defined]
             for h in his[1:]:
                 ktxt = f"vs_min({ktxt}, {self.c(h, ctx)})"  # type: ignore[attr-defined]
-            m = self.names.fresh("vm")  # type: ignore[attr-defined]
-            out.line(f"{isa.mask_type} {m} = {isa.mask_first.format(k=ktxt)};")
-            cur = isa.maskload.format(p=ptr, m=m)
-            val = self._accumulate(e, cur, ctx, out) if mode == "+=" else \
-                self.vexpr(e, ctx, out)
-            out.line(isa.maskstore.format(p=ptr, m=m, v=val) + ";")
+            full_cond = " && ".join(f"{self.c(h - W, ctx)} >= 0" for h in his)  # type: ignore[attr-defined]
+            with out.block(f"if ({full_cond})"):
+                cur = isa.loadu.format(p=ptr)
+                val = self._accumulate(e, cur, ctx, out) if mode == "+=" else \
+                    self.vexpr(e, ctx, out)
+                out.line(isa.storeu.format(p=ptr, v=val) + ";")
+            with out.block("else"):
+                m = self.names.fresh("vm")  # type: ignore[attr-defined]
+                out.line(f"{isa.mask_type} {m} = {isa.mask_first.format(k=ktxt)};")
+                cur = isa.maskload.format(p=ptr, m=m)
+                val = self._accumulate(e, cur, ctx, out) if mode == "+=" else \
+                    self.vexpr(e, ctx, out)
+                out.line(isa.maskstore.format(p=ptr, m=m, v=val) + ";")
 
     def _linear(self, bi: list[Poly], buf) -> Poly:
         lin = Poly.const(0)
