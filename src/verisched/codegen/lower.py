@@ -772,6 +772,8 @@ class Lowerer(VectorLowering):
             if op == "/":
                 # Coq's division: Z.div for integers, and x / 0 = 0 for reals (Rinv 0 = 0).
                 return f"vs_{'idiv' if self.dtype == 'int32' else 'sdiv'}({x}, {y})"
+            if op == "max":  # smax (Rmax / Z.max)
+                return f"vs_{'imax' if self.dtype == 'int32' else 'smax'}({x}, {y})"
             return f"({x} {op} {y})"
         if isinstance(e, Guard):
             cond, facts = self.pred(e.pred, ctx)

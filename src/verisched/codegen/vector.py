@@ -77,6 +77,7 @@ class VectorISA:
     maskstore: str
     add: str
     mul: str
+    max: str
     fmadd: str
     mask_first: str           # mask of lanes l < {k}
     mask_range: str           # mask of lanes {lo} <= l < {hi}
@@ -276,7 +277,7 @@ class VectorLowering:
                                   e, ctx, out)
             if op == "broadcast":
                 return isa.set1.format(x=self.scalar(a[0], ctx, out))  # type: ignore[arg-type,attr-defined]
-            if op in ("mul", "add"):
+            if op in ("mul", "add", "max"):
                 x, y = self.vexpr(a[0], ctx, out), self.vexpr(a[1], ctx, out)  # type: ignore[arg-type]
                 return getattr(isa, op).format(a=x, b=y)
             if op == "fmadd":

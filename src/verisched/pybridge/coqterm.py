@@ -29,6 +29,7 @@ from dataclasses import fields
 from .errors import TermParseError
 from .instrs import INDEX, InstrError, check_call, lookup
 from .terms import (
+    SCALAR_FUNS,
     Concat,
     Expr,
     Flatten,
@@ -71,6 +72,7 @@ RESHAPE_SIGS: dict[str, tuple[type, str]] = {
     "trunc_l": (TruncL, "iie"),
 }
 _RESHAPE_NAME = {cls: name for name, (cls, _) in RESHAPE_SIGS.items()}
+_SCALAR_FUN_NAME = {op: name for name, op in SCALAR_FUNS.items()}
 _RESHAPE_QUALIFIERS = ("", "Defs.", "Reshape.Defs.", "Verisched.Reshape.Defs.")
 
 KEYWORDS = {"GEN", "GENR", "SUM", "SUMR", "tlet", "in", "tzero", "true", "false",
@@ -313,6 +315,11 @@ class _Parser:
         if t.kind == "ident" and t.text not in KEYWORDS:
             head = t.text
             base = head.rsplit(".", 1)[-1]
+            if base in SCALAR_FUNS:
+                self.i += 1
+                x = self.expr_arg()
+                y = self.expr_arg()
+                return SBin(SCALAR_FUNS[base], x, y), 10
             if base == "in_mem":
                 self.i += 1
                 mem = self.name().rsplit(".", 1)[-1]
@@ -414,6 +421,8 @@ def to_coq(e: Expr) -> str:
         return f"({to_coq(e.tensor)} _[ {idx_to_coq(e.index)} ])"
     if isinstance(e, TAdd):
         return f"({to_coq(e.left)} <+> {to_coq(e.right)})"
+    if isinstance(e, SBin) and e.op in _SCALAR_FUN_NAME:
+        return f"({_SCALAR_FUN_NAME[e.op]} {to_coq(e.left)} {to_coq(e.right)})"
     if isinstance(e, SBin):
         return f"({to_coq(e.left)} {e.op} {to_coq(e.right)})"
     if isinstance(e, Mem):
@@ -499,6 +508,8 @@ def _flat(e: Expr, level: int) -> tuple[str, int]:
         return f"{_wrap(e.tensor, 2)} _[{idx_str(e.index)}]", 2
     if isinstance(e, TAdd):
         return f"{_wrap(e.left, 50)} <+> {_wrap(e.right, 49)}", 50
+    if isinstance(e, SBin) and e.op in _SCALAR_FUN_NAME:
+        return f"{_SCALAR_FUN_NAME[e.op]} {_wrap(e.left, 9)} {_wrap(e.right, 9)}", 10
     if isinstance(e, SBin):
         lev = 50 if e.op == "+" else 40
         return f"{_wrap(e.left, lev)} {e.op} {_wrap(e.right, lev - 1)}", lev

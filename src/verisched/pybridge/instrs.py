@@ -24,6 +24,7 @@ looked up by importing the module providing them on first use.
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
 
 from verisched.pybridge.terms import (
@@ -318,6 +319,69 @@ def _alpha(a: object, b: object, ma: dict[str, int], mb: dict[str, int]) -> bool
 
 
 # ---------------------------------------------------------------------------
+# Reading a specification back from Coq (`Print name.`), to check the templates
+
+_BINDER_RE = re.compile(r"\(\s*([^():]+?)\s*:\s*([^()]*(?:\([^()]*\)[^()]*)*)\)")
+# Binder types that are the scalar type or its class instances, not parameters.
+_IMPLICIT_TYPE_RE = re.compile(r"^(Type|Set|[A-Z]\w*(\s+\w+)+)$")
+
+
+def _param_of(name: str, typ: str) -> Param:
+    parts = [p.strip() for p in typ.split("->")]
+    if parts == ["Z"]:
+        return Param(name, INDEX)
+    if any(p != "Z" for p in parts[:-1]):
+        raise InstrError(f"parameter {name} : {typ} is not an index, scalar or Z-indexed tensor")
+    return Param(name, TENSOR, len(parts) - 1) if len(parts) > 1 else Param(name, SCALAR)
+
+
+def parse_coq_print(output: str) -> tuple[tuple[Param, ...], Expr]:
+    """Parameters and body of a definition from Coq's `Print name.` output
+    (`name = fun (S : Type) (H : Scalar S) (v : Z -> S) (o : Z) => body : type`),
+    with the bridge's printing settings; implicit type and class arguments skipped."""
+    from verisched.pybridge.coqterm import parse_program
+
+    head, sep, _ = output.partition("\n")
+    text = head
+    rest = output[len(head):]
+    # The body may continue on indented lines before the `: type` line.
+    for line in rest.split("\n")[1:]:
+        if line.lstrip().startswith(":") or not line.strip():
+            break
+        text += " " + line.strip()
+    _, eq, value = text.partition(" = ")
+    if not eq:
+        raise InstrError(f"not a definition printout: {output[:200]!r}")
+    value = value.strip()
+    params: list[Param] = []
+    if value.startswith("fun "):
+        binders, arrow, value = value[4:].partition("=>")
+        if not arrow:
+            raise InstrError(f"cannot read the binders of: {output[:200]!r}")
+        for m in _BINDER_RE.finditer(binders):
+            names, typ = m.group(1).split(), " ".join(m.group(2).split())
+            if _IMPLICIT_TYPE_RE.match(typ):
+                continue  # the scalar type, or a class instance over it
+            params += [_param_of(n, typ) for n in names]
+    return tuple(params), parse_program(value.strip())
+
+
+def same_spec(spec: InstrSpec, params: tuple[Param, ...], body: Expr) -> str | None:
+    """None if `spec` is (params, body) up to renaming, else why not."""
+    if [(p.kind, p.rank) for p in spec.params] != [(p.kind, p.rank) for p in params]:
+        return (f"parameters differ: ours {[(p.name, p.kind, p.rank) for p in spec.params]}, "
+                f"Coq's {[(p.name, p.kind, p.rank) for p in params]}")
+    ts = {p.name: Var(f"#{k}") for k, p in enumerate(params) if p.kind != INDEX}
+    ix = {p.name: IVar(f"#{k}") for k, p in enumerate(params) if p.kind == INDEX}
+    ts2 = {p.name: Var(f"#{k}") for k, p in enumerate(spec.params) if p.kind != INDEX}
+    ix2 = {p.name: IVar(f"#{k}") for k, p in enumerate(spec.params) if p.kind == INDEX}
+    theirs, ours = substitute(body, ts, ix), substitute(spec.body, ts2, ix2)
+    if not alpha_equal(theirs, ours):
+        return f"bodies differ: ours {ours}, Coq's {theirs}"
+    return None
+
+
+# ---------------------------------------------------------------------------
 # The AVX2 / AVX-512 instructions of the shared contract (coq/Targets/AVX.v)
 
 
@@ -348,6 +412,8 @@ def _lane_specs(prefix: str, lanes: int) -> list[InstrSpec]:
         mk("broadcast", [s("x")], vec(Var("x")), "x in every lane"),
         mk("mul", [t("a"), t("b")], vec(SBin("*", at("a"), at("b"))), "lane-wise a * b"),
         mk("add", [t("a"), t("b")], vec(SBin("+", at("a"), at("b"))), "lane-wise a + b"),
+        mk("max", [t("a"), t("b")], vec(SBin("max", at("a"), at("b"))),
+           "lane-wise smax a b (class ScalarMax)"),
         mk("fmadd", [t("a"), t("b"), t("c")],
            vec(SBin("+", SBin("*", at("a"), at("b")), at("c"))), "lane-wise a * b + c"),
         mk("storeu", [t("v")], vec(at("v")), "v, stored with a vector store"),

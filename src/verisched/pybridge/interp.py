@@ -248,6 +248,8 @@ def _sop(op: str, a: np.ndarray, b: np.ndarray, dt: np.dtype) -> np.ndarray:
         return (a + b).astype(dt, copy=False)
     if op == "*":
         return (a * b).astype(dt, copy=False)
+    if op == "max":  # smax: Rmax / Z.max (coq/Targets/AVX.v)
+        return np.maximum(a, b).astype(dt, copy=False)
     if op == "/":
         if np.issubdtype(dt, np.integer):
             return _zdiv(a, b).astype(dt, copy=False)

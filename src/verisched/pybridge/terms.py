@@ -146,7 +146,8 @@ class TAdd:
 
 @dataclass(frozen=True)
 class SBin:
-    """Scalar operation: `op` is one of + * / (Coq's sadd, smul, sdiv)."""
+    """Scalar operation: `op` is one of + * / (Coq's sadd, smul, sdiv), or max
+    (`smax a b`, class ScalarMax of coq/Targets/AVX.v, used by avx2_max)."""
 
     op: str
     left: Expr
@@ -154,6 +155,8 @@ class SBin:
 
 
 SCALAR_OPS = ("+", "*", "/")
+# Scalar operations printed as applications (`smax a b`), not infix.
+SCALAR_FUNS = {"smax": "max"}
 
 # Reshape operators (Fig. 4-5), extents explicit.
 

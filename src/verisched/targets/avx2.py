@@ -41,6 +41,7 @@ AVX2 = VectorISA(
     maskstore="_mm256_maskstore_ps({p}, {m}, {v})",
     add="_mm256_add_ps({a}, {b})",
     mul="_mm256_mul_ps({a}, {b})",
+    max="_mm256_max_ps({a}, {b})",
     fmadd="_mm256_fmadd_ps({a}, {b}, {c})",
     mask_first="vs_mask8({k})",
     mask_range="vs_mask8r({lo}, {hi})",

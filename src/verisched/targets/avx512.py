@@ -39,6 +39,7 @@ AVX512 = VectorISA(
     maskstore="_mm512_mask_storeu_ps({p}, {m}, {v})",
     add="_mm512_add_ps({a}, {b})",
     mul="_mm512_mul_ps({a}, {b})",
+    max="_mm512_max_ps({a}, {b})",
     fmadd="_mm512_fmadd_ps({a}, {b}, {c})",
     mask_first="vs_mask16({k})",
     mask_range="vs_mask16r({lo}, {hi})",

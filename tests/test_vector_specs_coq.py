@@ -1,0 +1,71 @@
+"""Every AVX2 / AVX-512 specification of the registry (pybridge/instrs.py) is
+Coq's own definition (coq/Targets/AVX.v), up to renaming: printed through the
+bridge, parsed, and compared.  The interpreter evaluates calls by these
+templates, so this is what makes the Python meaning of an instruction the
+proved one."""
+
+from __future__ import annotations
+
+import pytest
+
+from verisched.pybridge.coqterm import to_coq
+from verisched.pybridge.instrs import (
+    TENSOR,
+    InstrSpec,
+    Param,
+    parse_coq_print,
+    registered,
+    same_spec,
+)
+from verisched.pybridge.terms import Gen, Get, IConst, IVar, Var
+
+AVX = sorted(n for n, s in registered().items() if s.family in ("avx2", "avx512"))
+
+
+def test_every_contract_instruction_is_registered() -> None:
+    assert len(AVX) == 18
+
+
+def test_templates_are_coqs_definitions(coq) -> None:
+    for name in AVX:
+        r = coq.run_ok(f"Print {name}.")
+        params, body = parse_coq_print(r.output)
+        why = same_spec(registered()[name], params, body)
+        assert why is None, f"{name}: {why}\nCoq printed: {r.output}"
+
+
+def test_templates_elaborate_in_coq(coq) -> None:
+    """Printed back, each template is accepted by Coq as equal to the instruction."""
+    for name in AVX:
+        spec = registered()[name]
+        if "max" in name:
+            continue  # needs the ScalarMax instance of a concrete type; covered above
+        binders = " ".join(
+            f"({p.name} : {'Z' if p.kind == 'index' else 'Z -> R' if p.kind == TENSOR else 'R'})"
+            for p in spec.params)
+        args = " ".join(p.name for p in spec.params)
+        coq.run_ok("From Coq Require Import Reals.")
+        r = coq.run(f"Check (fun {binders} => (eq_refl : @eq (Z -> R) ({name} {args}) "
+                    f"{to_coq(spec.body)})).")
+        assert r.ok, f"{name}: {r.error}"
+
+
+def test_a_wrong_template_is_caught(coq) -> None:
+    r = coq.run_ok("Print avx2_loadu.")
+    params, body = parse_coq_print(r.output)
+    wrong = InstrSpec("avx2_loadu", (Param("v", TENSOR, 1), Param("o", "index")),
+                      Gen("l", IConst(0), IConst(8), Get(Var("v"), IVar("l"))), "avx2", 8)
+    assert "bodies differ" in (same_spec(wrong, params, body) or "")
+    swapped = InstrSpec("avx2_loadu", (Param("o", "index"), Param("v", TENSOR, 1)),
+                        wrong.body, "avx2", 8)
+    assert "parameters differ" in (same_spec(swapped, params, body) or "")
+
+
+@pytest.mark.parametrize("text", [
+    "f = fun (S : Type) (H : Scalar S) (H0 : ScalarMax S) (a b : Z -> S) => "
+    "GEN [ l < 8 ] smax a _[l] b _[l]\n     : forall S : Type, S\n",
+])
+def test_parse_coq_print_offline(text: str) -> None:
+    params, body = parse_coq_print(text)
+    assert [(p.name, p.kind, p.rank) for p in params] == [("a", TENSOR, 1), ("b", TENSOR, 1)]
+    assert same_spec(registered()["avx2_max"], params, body) is None
