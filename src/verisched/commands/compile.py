@@ -1,4 +1,8 @@
-"""`verisched compile FILE.v --derivation NAME --target c|openmp -o OUT.c`.
+"""`verisched compile FILE.v --derivation NAME --target TARGET -o OUT.c`.
+
+Targets: c, openmp, avx2, avx2-openmp, avx512, avx512-openmp (targets/);
+the vector targets lower instruction calls and register memories
+(codegen/vector.py) and compile with their ISA flags.
 
 Replays the derivation through the bridge, checks the derived program is in
 normal form (Sec. 5.1; end the derivation with `normalize`), lowers it
@@ -39,7 +43,7 @@ def fixed_args(items: list[str]) -> dict[str, int]:
     return out
 
 
-def lower_derivation(args: argparse.Namespace, parallel: bool):
+def lower_derivation(args: argparse.Namespace, parallel: bool, isa=None):
     """Replay, then lower; shared with `verisched run`."""
     from verisched.codegen import lower
     from verisched.codegen.fromcoq import assumptions, load_derived
@@ -57,7 +61,7 @@ def lower_derivation(args: argparse.Namespace, parallel: bool):
     # The derivation's integer hypotheses (2 <= n) hold wherever the kernel may run
     # (checked at call time), so the generated code may rely on them.
     lowered = lower(dp.expr, dp.env, name=name, dtype=args.dtype, parallel=parallel,
-                    sizes=sizes, assume=assumptions(dp, set(sizes)))
+                    sizes=sizes, assume=assumptions(dp, set(sizes)), isa=isa)
     if dp.safety_gap is not None:
         why = (f"{args.derivation}: accesses not proved in bounds ({dp.safety_gap}); "
                "the C kernel would read arrays unchecked")
@@ -99,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         target = get_target(args.target)
-        dp, lowered = lower_derivation(args, target.parallel)
+        dp, lowered = lower_derivation(args, target.parallel, target.isa)
         write_kernel(dp, lowered, target.name, Path(args.output))
     except (CodegenError, OSError) as exc:
         print(f"verisched compile: {exc}", file=sys.stderr)
@@ -110,7 +114,10 @@ def run(args: argparse.Namespace) -> int:
 def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="the .v file holding the derivation")
     parser.add_argument("--derivation", required=True, help="name given to Derive")
-    parser.add_argument("--target", default="c", choices=["c", "openmp"])
+    from verisched.targets import TARGET_NAMES
+
+    parser.add_argument("--target", default="c", choices=list(TARGET_NAMES),
+                        help="c, openmp, or a vector target (avx2, avx512; -openmp for both)")
     parser.add_argument("--dtype", default="float32", choices=["float32", "int32"])
     parser.add_argument("--shape", action="append", default=[],
                         help="input shape when no `shaped` hypothesis gives it: NAME=n,m")

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         target = get_target(args.target)
-        dp, lowered = lower_derivation(args, target.parallel)
+        dp, lowered = lower_derivation(args, target.parallel, target.isa)
     except (CodegenError, OSError, ValueError) as exc:
         print(f"verisched run: {exc}", file=sys.stderr)
         return 1
