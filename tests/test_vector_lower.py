@@ -214,3 +214,50 @@ def test_programs_without_instructions_lower_as_before() -> None:
     for isa in (AVX2, AVX512):
         v = lower(e, VEC_ENV, name="k", isa=isa)
         assert v.body == c.body and not v.uses_vectors
+
+
+# Programs exercising the rules' less travelled paths (each against the interpreter):
+EDGE_PROGRAMS = {
+    # Lanes stored along a column (stride != 1): lane-by-lane stores; max; masked loads.
+    "transposed_max": "transpose (cdiv n 8) 8 (GEN [ jv < cdiv n 8 ] "
+                      "avx2_max (avx2_loadu x (8 * jv)) (avx2_loadu y (8 * jv)))",
+    # A register buffer filled by scalar code, read whole and at a lane offset.
+    "reg_offsets": "tlet r := in_mem AVX2_REG (GEN [ t < 2 ] GEN [ l < 8 ] x _[ t + l ] * a) in "
+                   "GEN [ t < 2 ] avx2_add (r _[ t ]) (avx2_loadu (r _[ 1 - t ]) 1)",
+    # maskstore whose window reaches past n: the lanes >= n are stored as zeros.
+    "maskstore_zeros": "GEN [ jv < 2 ] avx2_maskstore 3 (avx2_loadu x (8 * jv))",
+    # Accumulating into memory: add (load-add-store) and mul (fused multiply-add).
+    "sum_add": "SUM [ k < 3 ] avx2_add (avx2_loadu x k) (avx2_broadcast a)",
+    "sum_mul": "SUM [ k < 3 ] avx2_mul (avx2_loadu x k) (avx2_loadu y (2 * k))",
+    # A register accumulator with a guard inside the reduction, written out masked.
+    "guarded_acc": "trunc_r n (flatten (cdiv n 8) 8 (GEN [ jv < cdiv n 8 ] "
+                   "tlet c := in_mem AVX2_REG (SUM [ k < 4 ] |[ k <? 3 ]| "
+                   "avx2_fmadd (avx2_broadcast (y _[ k ])) (avx2_loadu x (8 * jv)) "
+                   "(avx2_broadcast a)) in avx2_storeu c))",
+    # A vector operand read from a rank-1 memory slice (no instruction around it).
+    "slice_operand": "GEN [ t < 2 ] avx2_mul (X _[ t ]) (avx2_loadu y (8 * t))",
+}
+
+
+@pytest.mark.skipif(not {"avx2", "fma"} <= cpu_flags(), reason="this CPU has no AVX2+FMA")
+def test_vector_edge_paths_match_the_interpreter() -> None:
+    t = get_target("avx2")
+    env = {**VEC_ENV, "X": (IVar("n"), IVar("n"))}
+    progs = {k: parse_program(v) for k, v in EDGE_PROGRAMS.items()}
+    lowered = {k: lower(e, env, name=k, isa=t.isa, sizes=["n"]) for k, e in progs.items()}
+    kernels = build(list(lowered.values()), t)
+    exe = build_sanitized(list(lowered.values()), t)
+    rng = np.random.default_rng(11)
+    for n in (1, 5, 8, 13, 17):
+        ins = _inputs(rng, env, {"n": n})
+        for k, e in progs.items():
+            want = evaluate(e, {a: v.astype(np.float64) for a, v in ins.items()}, {"n": n})
+            got = kernels[k].call(ins, {"n": n})
+            want = want[tuple(slice(0, s) for s in got.shape)]  # `want` may be wider
+            what = f"{k} at n={n}:\n" + "\n".join(lowered[k].body)
+            _check(got, np.pad(want, [(0, g - w) for g, w in zip(got.shape, want.shape,
+                                                                  strict=True)]), what)
+            _check(run_sanitized(exe, lowered[k], ins, {"n": n}, got.shape),
+                   got.astype(np.float64), "sanitized " + what)
+    body = "\n".join(lowered["sum_mul"].body)
+    assert "_mm256_fmadd_ps(" in body and "_mm256_loadu_ps(&out[0])" in body
