@@ -74,6 +74,9 @@ def shapes(k: GemminiKernel, sizes: dict[str, int]) -> tuple[dict[str, tuple[int
         raise KernelCallError(f"{k.name}: size parameters must be {sorted(want)}, got "
                               f"{sorted(sizes)}")
     values = {c: int(sizes[a]) for a, c in k.sizes}
+    for a, _ in k.sizes:
+        if a not in k.config_params and not 1 <= int(sizes[a]) < 2**31:
+            raise KernelCallError(f"{k.name}: size {a} = {sizes[a]} must be positive")
     for text, f in k.assumptions:
         if evaluate(f, values) < 0:
             raise KernelCallError(f"{k.name}: sizes {sizes} violate the assumption {text}")

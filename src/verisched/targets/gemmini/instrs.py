@@ -5,23 +5,36 @@ ATL specification over Z (Exo thesis Sec. 2.3 and App. D: `ld_i8`,
 `matmul_acc_i8`, `st_acc_i8` are procedures whose body is their semantics).
 The registry (pybridge/instrs.py) imports this module on the first lookup of
 a `gemmini_` name; the interpreter then evaluates a call by its
-specification, and tests/test_vector_terms.py-style checks compare each
-template with Coq's printed definition.
+specification.  The templates below transcribe Gemmini.v one for one
+(tests/test_gemmini_lower.py compares them with Coq's printed definitions):
 
-The lowering does not read the specification: it reads the instruction's
-*role* (what moves where) and which parameters carry the source, offsets,
-valid extents and output configuration (`ROLES`).  A spec and its role are
-kept side by side so that a change to one is seen next to the other.
+- `gemmini_mvin v r c R C` = `GEN [i < 16] GEN [j < 16]
+  |[ (r + i <? R) && (c + j <? C) ]| v _[ r + i ] _[ c + j ]` (to the scratchpad);
+- `gemmini_mvin_acc v r c R C`: the same value, to the accumulator (int32);
+- `gemmini_matmul a b` = `GEN [i < 16] GEN [j < 16] SUM [k < 16] a _[i] _[k] * b _[k] _[j]`;
+- `gemmini_mvout sm se act c r cc R C` = `GEN [i < 16] GEN [j < 16]
+  |[ (r + i <? R) && (cc + j <? C) ]| gemmini_acc_out sm se act (c _[ i ] _[ j ])`.
 
-Every tile is DIM x DIM (16 x 16), zero outside its valid rows and columns,
-as every ATL generation is zero outside its extent.
+`gemmini_acc_out sm se act x` (scale by the float sm * 2^se, round half to
+even, saturate to int8, ReLU if act) is a scalar primitive of the algorithm,
+not an ATL term: Coq defines it with `if` and `Z.max`.  It is registered so
+that programs using it parse, with the placeholder body `x` (which only gives
+the value's shape); its value is `acc_out` below, float32 arithmetic exactly
+as the accelerator does it (Gemmini.v proves its Z model equal to that), and
+`install_interpreter_hook` makes the reference interpreter use it.
+
+The lowering does not read the specifications: it reads the instruction's
+*role* (what moves where) and which parameters hold the source, the offsets,
+the clipping extents and the output configuration (`ROLES`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from verisched.pybridge.instrs import INDEX, TENSOR, InstrSpec, Param, register
+import numpy as np
+
+from verisched.pybridge.instrs import INDEX, SCALAR, TENSOR, InstrSpec, Param, register
 from verisched.pybridge.terms import (
     Expr,
     Gen,
@@ -29,93 +42,167 @@ from verisched.pybridge.terms import (
     Guard,
     IBin,
     IConst,
+    Instr,
     IVar,
     PAnd,
     PCmp,
     SBin,
     Sum,
     Var,
-    Zero,
 )
 from verisched.targets.gemmini.config import DIM
 
-LOAD, ZERO, COMPUTE, STORE_FULL, STORE_SPAD = "load", "zero", "compute", "store_full", "store_spad"
+LOAD, COMPUTE, STORE = "load", "compute", "store"
+ACC_OUT = "gemmini_acc_out"
 
 
 @dataclass(frozen=True)
 class Role:
     """What an instruction does, for the lowering.
 
-    kind: load (DRAM -> `memory`), zero (-> `memory`), compute (SPAD x SPAD -> ACC,
-    overwrite or accumulate by the store mode), store_full (ACC -> DRAM as raw int32),
-    store_spad (SPAD -> DRAM as int8).  The other fields name the parameters holding
-    the source tensor, the row/column offsets into it and the valid rows/columns
-    (None: the whole tile, clipped to the source's extents)."""
+    kind: load (DRAM -> `memory`, overwriting), compute (SPAD x SPAD -> ACC, overwriting
+    or accumulating by the store mode), store (ACC -> DRAM through the output path).
+    The other fields name the parameters: the source tensor, the tile's origin (row,
+    col) in the DRAM matrix and the extents it is clipped at (rows_at, cols_at: the
+    window is [row, min(row + 16, rows_at)) x [col, min(col + 16, cols_at))), the
+    operands of a compute and the output configuration of a store."""
 
     kind: str
-    memory: str | None = None
+    memory: str
     src: str | None = None
-    a: str | None = None
-    b: str | None = None
     row: str | None = None
     col: str | None = None
-    rows: str | None = None
-    cols: str | None = None
+    rows_at: str | None = None
+    cols_at: str | None = None
+    a: str | None = None
+    b: str | None = None
+    scale_m: str | None = None
+    scale_e: str | None = None
+    act: str | None = None
 
 
-def _tile(body: Expr, rows: str | None = None, cols: str | None = None) -> Expr:
-    """`GEN [ i < 16 ] GEN [ j < 16 ] (|[ i <? rows && j <? cols ]| body)`."""
-    if rows is not None:
-        body = Guard(PAnd(PCmp("<", IVar("i"), IVar(rows)), PCmp("<", IVar("j"), IVar(cols))),
-                     body)
-    return Gen("i", IConst(0), IConst(DIM), Gen("j", IConst(0), IConst(DIM), body))
+def _window(row: str, col: str, rows_at: str, cols_at: str, body: Expr) -> Expr:
+    """`GEN [ i < 16 ] GEN [ j < 16 ] |[ (row + i <? rows_at) && (col + j <? cols_at) ]| body`."""
+    ri, cj = IBin("+", IVar(row), IVar("i")), IBin("+", IVar(col), IVar("j"))
+    guard = PAnd(PCmp("<", ri, IVar(rows_at)), PCmp("<", cj, IVar(cols_at)))
+    return Gen("i", IConst(0), IConst(DIM), Gen("j", IConst(0), IConst(DIM), Guard(guard, body)))
 
 
-def _at(v: str, di: object = None, dj: object = None) -> Expr:
-    ri = IVar("i") if di is None else IBin("+", IVar(di), IVar("i"))  # type: ignore[arg-type]
-    cj = IVar("j") if dj is None else IBin("+", IVar(dj), IVar("j"))  # type: ignore[arg-type]
-    return Get(Get(Var(v), ri), cj)
-
-
-def _t(name: str) -> Param:
+def _tensor(name: str) -> Param:
     return Param(name, TENSOR, 2)
 
 
-def _i(name: str) -> Param:
+def _index(name: str) -> Param:
     return Param(name, INDEX)
 
 
-def _spec(name: str, params: list[Param], body: Expr, doc: str) -> InstrSpec:
-    return InstrSpec(name, tuple(params), body, "gemmini", None, doc)
+def _move_spec(name: str, doc: str) -> InstrSpec:
+    body = _window("r", "c", "R", "C", Get(Get(Var("v"), IBin("+", IVar("r"), IVar("i"))),
+                                           IBin("+", IVar("c"), IVar("j"))))
+    params = (_tensor("v"), _index("r"), _index("c"), _index("R"), _index("C"))
+    return InstrSpec(name, params, body, "gemmini", None, doc)
 
 
-_MATMUL_BODY = Gen("i", IConst(0), IConst(DIM), Gen("j", IConst(0), IConst(DIM), Sum(
+MATMUL_BODY = Gen("i", IConst(0), IConst(DIM), Gen("j", IConst(0), IConst(DIM), Sum(
     "k", IConst(0), IConst(DIM),
-    SBin("*", Get(Get(Var("a"), IVar("i")), IVar("k")), Get(Get(Var("b"), IVar("k")),
-                                                             IVar("j"))))))
+    SBin("*", Get(Get(Var("a"), IVar("i")), IVar("k")),
+         Get(Get(Var("b"), IVar("k")), IVar("j"))))))
 
-SPECS: list[tuple[InstrSpec, Role]] = [
-    (_spec("gemmini_mvin", [_t("v"), _i("r"), _i("c"), _i("rows"), _i("cols")],
-           _tile(_at("v", "r", "c"), "rows", "cols"),
-           "rows x cols of v from (r, c) into a scratchpad tile (mvin, int8)"),
-     Role(LOAD, "GEMMINI_SPAD", src="v", row="r", col="c", rows="rows", cols="cols")),
-    (_spec("gemmini_mvin_acc", [_t("v"), _i("r"), _i("c"), _i("rows"), _i("cols")],
-           _tile(_at("v", "r", "c"), "rows", "cols"),
-           "rows x cols of v from (r, c) into an accumulator tile (mvin, int32)"),
-     Role(LOAD, "GEMMINI_ACC", src="v", row="r", col="c", rows="rows", cols="cols")),
-    (_spec("gemmini_zero_acc", [], _tile(Zero()), "a zero accumulator tile (mvin from 0)"),
-     Role(ZERO, "GEMMINI_ACC")),
-    (_spec("gemmini_matmul", [_t("a"), _t("b")], _MATMUL_BODY,
-           "a 16x16x16 product a @ b (preload b, compute_preloaded a; weight-stationary)"),
+ACC_OUT_SPEC = InstrSpec(
+    ACC_OUT, (_index("sm"), _index("se"), _index("act"), Param("x", SCALAR)), Var("x"),
+    "gemmini", None,
+    "scalar primitive (not an instruction): the output path; the body is a placeholder "
+    "giving the shape, the value is targets/gemmini/instrs.acc_out")
+
+MVOUT_SPEC = InstrSpec(
+    "gemmini_mvout",
+    (_index("sm"), _index("se"), _index("act"), _tensor("c"), _index("r"), _index("cc"),
+     _index("R"), _index("C")),
+    _window("r", "cc", "R", "C", Instr(ACC_OUT, (IVar("sm"), IVar("se"), IVar("act"),
+                                                  Get(Get(Var("c"), IVar("i")), IVar("j"))))),
+    "gemmini", None, "an accumulator tile through the output path to DRAM (config_st + mvout)")
+
+SPECS: list[tuple[InstrSpec, Role | None]] = [
+    (_move_spec("gemmini_mvin", "a clipped 16x16 window of an int8 DRAM matrix to the "
+                "scratchpad (config_ld + mvin)"),
+     Role(LOAD, "GEMMINI_SPAD", src="v", row="r", col="c", rows_at="R", cols_at="C")),
+    (_move_spec("gemmini_mvin_acc", "a clipped 16x16 window of an int32 DRAM matrix to the "
+                "accumulator (config_ld shrunk=0 + mvin)"),
+     Role(LOAD, "GEMMINI_ACC", src="v", row="r", col="c", rows_at="R", cols_at="C")),
+    (InstrSpec("gemmini_matmul", (_tensor("a"), _tensor("b")), MATMUL_BODY, "gemmini", None,
+               "16x16x16 product of two scratchpad tiles (preload + compute_preloaded, WS)"),
      Role(COMPUTE, "GEMMINI_ACC", a="a", b="b")),
-    (_spec("gemmini_mvout_acc", [_t("c"), _i("rows"), _i("cols")],
-           _tile(_at("c"), "rows", "cols"),
-           "rows x cols of an accumulator tile to DRAM, full-width int32 (mvout)"),
-     Role(STORE_FULL, "GEMMINI_ACC", src="c", rows="rows", cols="cols")),
+    (MVOUT_SPEC,
+     Role(STORE, "GEMMINI_ACC", src="c", row="r", col="cc", rows_at="R", cols_at="C",
+          scale_m="sm", scale_e="se", act="act")),
+    (ACC_OUT_SPEC, None),
 ]
 
 ROLES: dict[str, Role] = {}
+for _spec, _role in SPECS:
+    register(_spec)
+    if _role is not None:
+        ROLES[_spec.name] = _role
 
-for _spec_, _role in SPECS:
-    register(_spec_)
-    ROLES[_spec_.name] = _role
+
+def scale_float(sm: np.ndarray | int, se: np.ndarray | int) -> np.ndarray:
+    """The float32 scale sm * 2^se (exact when |sm| < 2^24 and it is in float range)."""
+    return np.ldexp(np.asarray(sm, dtype=np.float64), np.asarray(se, dtype=np.int64)
+                    ).astype(np.float32)
+
+
+def acc_out(x: np.ndarray, sm: np.ndarray | int, se: np.ndarray | int,
+            act: np.ndarray | int | bool) -> np.ndarray:
+    """`gemmini_acc_out sm se act x`: float32(x) * float32 scale in single precision,
+    rounded half to even, saturated to int8, then ReLU where `act` (Gemmini.v)."""
+    xf = np.asarray(x).astype(np.int64).astype(np.int32).astype(np.float32)
+    y = xf * scale_float(sm, se)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.clip(np.rint(y.astype(np.float64)), -128, 127)
+    out = np.where(np.asarray(act) != 0, np.maximum(out, 0), out)
+    return out.astype(np.int64)
+
+
+def split_scale(scale: float) -> tuple[int, int]:
+    """A float32 scale as (sm, se) with scale == sm * 2^se exactly and |sm| < 2^24."""
+    f = np.float32(scale)
+    if not np.isfinite(f):
+        raise ValueError(f"scale {scale} is not a finite float32")
+    if f == 0:
+        return 0, 0
+    m, e = np.frexp(np.float64(f))  # f = m * 2^e, 0.5 <= |m| < 1, exact in float64
+    sm, se = int(m * 2**24), int(e) - 24
+    while sm % 2 == 0:
+        sm, se = sm // 2, se + 1
+    assert np.float32(np.ldexp(np.float64(sm), se)) == f
+    return sm, se
+
+
+def install_interpreter_hook() -> None:
+    """Make the reference interpreter evaluate `gemmini_acc_out` natively.
+
+    The interpreter (pybridge/interp.py) evaluates an instruction by its ATL
+    specification, which `gemmini_acc_out` does not have.  Until the registry grows
+    a hook for native scalar primitives, this wraps the interpreter's evaluation
+    function for this one name; every other term is evaluated as before."""
+    from verisched.pybridge import interp
+
+    if getattr(interp._eval, "_gemmini_hook", False):
+        return
+    inner = interp._eval
+
+    def _eval(e, env):  # type: ignore[no-untyped-def]
+        if isinstance(e, Instr) and e.name == ACC_OUT:
+            sm, se, act, x = e.args
+            xv = inner(x, env)
+            if xv.rank:
+                raise interp.InterpError(f"{ACC_OUT} applied to a tensor")
+            vals = [interp.eval_idx(i, env) for i in (sm, se, act)]  # type: ignore[arg-type]
+            return interp._Val(acc_out(xv.arr, *vals).astype(env.dtype), env.depth)
+        return inner(e, env)
+
+    _eval._gemmini_hook = True  # type: ignore[attr-defined]
+    interp._eval = _eval  # type: ignore[assignment]
+
+
+install_interpreter_hook()

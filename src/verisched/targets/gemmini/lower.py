@@ -57,21 +57,14 @@ from verisched.pybridge.terms import (
     SBin,
     Shape,
     Sum,
+    TAdd,
     Var,
     free_vars,
     idx_free_vars,
     pred_free_vars,
 )
 from verisched.targets.gemmini import config as cfg
-from verisched.targets.gemmini.instrs import (
-    COMPUTE,
-    LOAD,
-    ROLES,
-    STORE_FULL,
-    STORE_SPAD,
-    ZERO,
-    Role,
-)
+from verisched.targets.gemmini.instrs import ACC_OUT, COMPUTE, LOAD, ROLES, STORE, Role
 
 DIM = cfg.DIM
 ONCHIP = {"GEMMINI_SPAD": cfg.SPAD_ROWS, "GEMMINI_ACC": cfg.ACC_ROWS}
@@ -98,15 +91,90 @@ class GemminiKernel:
     acc_rows: int = 0  # peak accumulator rows in use
     configs: cfg.PlacementStats | None = None
     counts_c: dict[str, str] = field(default_factory=dict)  # C name -> element count (C text)
+    config_params: list[str] = field(default_factory=list)  # int parameters that are not sizes
     assumptions_c: list[tuple[str, str]] = field(default_factory=list)  # (text, C condition)
 
 
-@dataclass(frozen=True)
+@dataclass
 class OnChip:
-    """An on-chip buffer: its memory and the C name of its base local address."""
+    """An on-chip buffer: its memory, its rows, and what is known of its tiles' contents.
+
+    `valid`: for a scratchpad buffer filled by one move per tile, the valid rows and
+    columns of the tile at lead indices `lead` (C loop variables, each with an offset:
+    the tile at lead index v + off), as polynomials; None when every tile is zero-padded
+    to the full 16 x 16 in the scratchpad instead.  `written`: for an accumulator tile,
+    the rows and columns its first (overwriting) writer writes, over variables in scope
+    at the let; None if unknown."""
 
     memory: str
     rows: int
+    track: bool = False
+    lead: tuple[tuple[str, int], ...] = ()
+    valid: tuple[Poly, Poly] | None = None
+    written: tuple[Poly, Poly] | None = None
+    scope: frozenset[str] = frozenset()
+
+
+def _single_atom(p: Poly, op: str) -> tuple[Poly, Poly] | None:
+    if len(p.terms) == 1 and p.terms[0][1] == 1 and len(p.terms[0][0]) == 1:
+        a = p.terms[0][0][0]
+        if a.op == op:
+            return a.args  # type: ignore[return-value]
+    return None
+
+
+def _le(a: Poly, b: Poly, ctx: Ctx, depth: int = 6) -> bool:
+    """`a <= b`, by the prover or through min/max (which the linear prover keeps opaque)."""
+    if ctx.facts.le(a, b):
+        return True
+    if depth == 0:
+        return False
+    d = depth - 1
+    if (m := _single_atom(a, "min")) and (_le(m[0], b, ctx, d) or _le(m[1], b, ctx, d)):
+        return True
+    if (m := _single_atom(b, "max")) and (_le(a, m[0], ctx, d) or _le(a, m[1], ctx, d)):
+        return True
+    if (m := _single_atom(b, "min")) and _le(a, m[0], ctx, d) and _le(a, m[1], ctx, d):
+        return True
+    if (m := _single_atom(a, "max")) and _le(m[0], b, ctx, d) and _le(m[1], b, ctx, d):
+        return True
+    return False
+
+
+class _Untrackable(Exception):
+    """A partial scratchpad tile whose valid part cannot be followed to its readers."""
+
+
+def _single_move(value: Expr) -> bool:
+    """Is `value` generations and guards around exactly one move (one mvin per tile)?"""
+    from verisched.pybridge.terms import Gen, Guard
+
+    while isinstance(value, (Gen, Guard)):
+        value = value.body
+    return isinstance(value, Instr) and value.name in ROLES and ROLES[value.name].kind == LOAD
+
+
+def config_names(e: object) -> set[str]:
+    """Variables used as output configuration (scale, ReLU flag) of gemmini_mvout or
+    gemmini_acc_out: integers of any sign, passed to the kernel but not sizes."""
+    out: set[str] = set()
+    if isinstance(e, Instr):
+        role = ROLES.get(e.name)
+        spec = check_call(e)
+        names = {"sm", "se", "act"} if e.name == ACC_OUT else \
+            {role.scale_m, role.scale_e, role.act} if role and role.kind == STORE else set()
+        for p, a in zip(spec.params, e.args, strict=True):
+            if p.name in names:
+                out |= set(idx_free_vars(a))  # type: ignore[arg-type]
+    if hasattr(e, "__dataclass_fields__"):
+        for f in e.__dataclass_fields__:  # type: ignore[attr-defined]
+            v = getattr(e, f)
+            if isinstance(v, tuple):
+                for x in v:
+                    out |= config_names(x)
+            else:
+                out |= config_names(v)
+    return out
 
 
 class GemminiLowerer(Lowerer):
@@ -126,6 +194,8 @@ class GemminiLowerer(Lowerer):
         self.out_cname = ""
         # Accumulator tiles being reduced into: C name -> conditions "first iteration".
         self.first: dict[str, list[str]] = {}
+        # Size-like parameters that configure the output path (scale, ReLU): not sizes.
+        self.config_params: set[str] = set()
 
     # -- shapes of the new nodes ------------------------------------------------
     def shape(self, e: Expr, ctx: Ctx) -> tuple[Poly, ...] | None:
@@ -149,6 +219,11 @@ class GemminiLowerer(Lowerer):
             raise LowerError(f"gemmini: a memory annotation outside a let's value: {show(e)}")
         if isinstance(e, Sum) and dest.buf is not None and dest.buf.cname in self.onchip:
             return self.lower_acc_sum(e, dest, mode, ctx, out)
+        if isinstance(e, TAdd) and dest.buf is not None and dest.buf.cname in self.onchip:
+            # acc := bias <+> SUM ...: the left operand writes, the right accumulates.
+            covered = self.lower(e.left, dest, mode, ctx, out)
+            self.lower(e.right, dest, "+=", ctx, out)
+            return covered
         if isinstance(e, SBin) or (dest.buf is not None and dest.buf.cname in self.onchip
                                    and not dest.windows):
             raise LowerError("gemmini: scalar arithmetic outside gemmini_ instructions is not "
@@ -205,7 +280,8 @@ class GemminiLowerer(Lowerer):
         self.peak[memory] = max(self.peak[memory], self.top[memory])
         addr = base | (cfg.ACC_BIT if memory == "GEMMINI_ACC" else 0)
         buf = Buf(name, tuple(Poly.const(c) for c in consts))  # type: ignore[arg-type]
-        self.onchip[name] = OnChip(memory, rows)
+        self.onchip[name] = OnChip(memory, rows, track=_single_move(value),
+                                   scope=frozenset(ctx.idx_names.values()))
         c2 = ctx.child()
         c2.tensors[e.var] = buf
         try:
@@ -286,13 +362,16 @@ class GemminiLowerer(Lowerer):
         return True
 
     def zero_tile(self, dest: Dest, ctx: Ctx, out: Emitter) -> None:
-        addr, _ = self.onchip_dest(dest, ctx, "zeroing")
+        addr, mem, _ = self.onchip_dest(dest, ctx, "zeroing")
+        if mem == "GEMMINI_ACC":
+            self._record_written(self.onchip[dest.buf.cname], Poly.const(DIM),  # type: ignore
+                                 Poly.const(DIM), ctx, "zeroing")
         macro = self.zero_loader(out)
         out.line(f"{macro}(0, {addr}, {DIM}, {DIM});")
 
     # -- resolving tiles -----------------------------------------------------------
-    def onchip_dest(self, dest: Dest, ctx: Ctx, what: str) -> tuple[str, str]:
-        """Local address of the tile `dest` stands for, and its memory."""
+    def onchip_dest(self, dest: Dest, ctx: Ctx, what: str) -> tuple[str, str, list[Poly]]:
+        """Local address of the tile `dest` stands for, its memory and its lead indices."""
         if dest.buf is None or dest.buf.cname not in self.onchip:
             raise LowerError(f"gemmini: {what} must write an on-chip buffer")
         if len(dest.windows) != 2:
@@ -311,7 +390,8 @@ class GemminiLowerer(Lowerer):
         if (bi[-1] - pj).terms or (row - row0 - pi).terms:
             raise LowerError(f"gemmini: {what} writes a tile that is not {DIM} consecutive "
                              f"whole rows of {dest.buf.cname}")
-        return self._addr(dest.buf.cname, row0, ctx), self.onchip[dest.buf.cname].memory
+        lead = [p.subst("@i", Poly.const(0)).subst("@j", Poly.const(0)) for p in bi[:-2]]
+        return self._addr(dest.buf.cname, row0, ctx), self.onchip[dest.buf.cname].memory, lead
 
     @staticmethod
     def _rows_index(idx: list[Poly], dims: tuple[Poly, ...]) -> Poly:
@@ -379,9 +459,10 @@ class GemminiLowerer(Lowerer):
             raise LowerError(f"gemmini: {exc}") from exc
         role = ROLES.get(e.name)
         if role is None:
-            raise LowerError(f"gemmini: {e.name} is not a Gemmini instruction (the gemmini "
-                             "target emits only gemmini_ instructions): "
-                             f"{show(e)}")
+            what = ("the output path outside gemmini_mvout" if e.name == ACC_OUT
+                    else "not a Gemmini instruction")
+            raise LowerError(f"gemmini: {e.name} is {what}; the gemmini target emits only "
+                             f"gemmini_ moves and products: {show(e)}")
         args = {p.name: a for p, a in zip(spec.params, e.args, strict=True)}
         where = f"{e.name} ({show(e)})"
         if role.kind == COMPUTE:
@@ -391,65 +472,114 @@ class GemminiLowerer(Lowerer):
                              "gemmini_matmul accumulates (in the accumulator)")
         if role.kind == LOAD:
             return self.emit_load(role, args, dest, ctx, out, where)
-        if role.kind == ZERO:
-            addr, mem = self.onchip_dest(dest, ctx, where)
-            self._check_mem(mem, role, where)
-            self.zero_tile(dest, ctx, out)
-            return True
-        if role.kind in (STORE_FULL, STORE_SPAD):
+        if role.kind == STORE:
             return self.emit_store(role, args, dest, ctx, out, where)
         raise LowerError(f"gemmini: {where}: unknown role {role.kind}")
 
     def _check_mem(self, mem: str, role: Role, where: str) -> None:
-        if role.memory is not None and mem != role.memory:
-            raise LowerError(f"gemmini: {where} writes {role.memory}, but its destination is in "
-                             f"{mem}")
-
-    def _extent(self, args: dict, name: str | None, ctx: Ctx) -> Poly:
-        if name is None:
-            return Poly.const(DIM)
-        return self.ix(args[name], ctx)
+        if mem != role.memory:
+            raise LowerError(f"gemmini: {where} writes {role.memory}, but its destination is "
+                             f"in {mem}")
 
     def _clip(self, p: Poly, ctx: Ctx) -> Poly:
         """max(0, min(DIM, p))."""
         return self.smax(self.smin(p, Poly.const(DIM), ctx), Poly.const(0), ctx)
 
+    def _window(self, role: Role, args: dict, ctx: Ctx) -> tuple[Poly, Poly, Poly, Poly]:
+        """Origin (r, c) of the instruction's window and its valid rows and columns,
+        min(16, R - r) x min(16, C - c) clipped at 0 (the specification's guard)."""
+        r, c = self.ix(args[role.row], ctx), self.ix(args[role.col], ctx)
+        rows = self._clip(self.ix(args[role.rows_at], ctx) - r, ctx)
+        cols = self._clip(self.ix(args[role.cols_at], ctx) - c, ctx)
+        return r, c, rows, cols
+
+    def _full(self, p: Poly, ctx: Ctx) -> bool:
+        return ctx.facts.le(Poly.const(DIM), p)
+
     def emit_load(self, role: Role, args: dict, dest: Dest, ctx: Ctx, out: Emitter,
                   where: str) -> bool:
-        addr, mem = self.onchip_dest(dest, ctx, where)
+        addr, mem, lead = self.onchip_dest(dest, ctx, where)
         self._check_mem(mem, role, where)
-        src, lead = self.dram_source(args[role.src], ctx, f"the source of {where}")
-        r = self._extent(args, role.row, ctx) if role.row else Poly.const(0)
-        c = self._extent(args, role.col, ctx) if role.col else Poly.const(0)
-        nrows, ncols = src.dims[-2], src.dims[-1]
-        # Valid part: the instruction's rows/cols, within the source (zero outside, Fig. 2).
-        rows = self._clip(self.smin(self._extent(args, role.rows, ctx), nrows - r, ctx), ctx)
-        cols = self._clip(self.smin(self._extent(args, role.cols, ctx), ncols - c, ctx), ctx)
-        if not (ctx.facts.ge0(r) and ctx.facts.ge0(c)):
-            raise LowerError(f"gemmini: {where} may read before the start of its source "
-                             "(negative offset)")
+        src, lead_src = self.dram_source(args[role.src], ctx, f"the source of {where}")
+        r, c, rows, cols = self._window(role, args, ctx)
+        # Reads beyond the source's extents are zero in ATL (Fig. 2); clip there too.
+        rows = self.smin(rows, self._clip(src.dims[-2] - r, ctx), ctx)
+        cols = self.smin(cols, self._clip(src.dims[-1] - c, ctx), ctx)
         etype = "int8" if mem == "GEMMINI_SPAD" else "int32"
         self._set_input_type(src.cname, etype, where)
         esize = ELEM[etype][1]
         ld = self.ld_id_for(src.cname, mem)
+        ncols = src.dims[-1]
         stride = f"{self.c(ncols, ctx)} * {esize}" if esize != 1 else self.c(ncols, ctx)
         self.require_ld(ld, (stride, "1.0f", "0"), out)
         self.ld_last[ld] = (stride, "1.0f", "0")
-        lin = self._rows_index([*lead, r, c], src.dims)
+        buf = self.onchip[dest.buf.cname]  # type: ignore[union-attr]
+        full = self._full(rows, ctx) and self._full(cols, ctx)
+        # Partial tiles: record the valid part for the products that read the tile (the
+        # contract of Gemmini.v, "Partial blocks"), or zero-fill it where it cannot be
+        # tracked (then the tile equals its specification, zeros included).
+        zero_first = False
+        if not full:
+            if mem == "GEMMINI_SPAD" and buf.track:
+                try:
+                    self._record_valid(buf, lead, rows, cols, where)
+                except _Untrackable:
+                    zero_first = True
+            elif mem == "GEMMINI_ACC":
+                self._record_written(buf, rows, cols, ctx, where)
+            else:
+                zero_first = True
+        elif mem == "GEMMINI_ACC":
+            self._record_written(buf, rows, cols, ctx, where)
+        lin = self._rows_index([*lead_src, r, c], src.dims)
         ptr = f"&{src.cname}[{self.c(lin, ctx)}]"
-        full = ctx.facts.le(Poly.const(DIM), rows) and ctx.facts.le(Poly.const(DIM), cols)
         if full:
             out.line(f"{LD_MACRO[ld]}({ptr}, {addr}, {DIM}, {DIM});")
             return True
         rv, cv = self.names.fresh("rows"), self.names.fresh("cols")
         with out.block(""):
             out.line(f"const int {rv} = {self.c(rows, ctx)}, {cv} = {self.c(cols, ctx)};")
-            # The tile is zero outside its valid part (the specification's guard / Fig. 2).
-            with out.block(f"if ({rv} < {DIM} || {cv} < {DIM})"):
-                out.line(f"{LD_MACRO[ld]}(0, {addr}, {DIM}, {DIM});")
+            if zero_first:
+                with out.block(f"if ({rv} < {DIM} || {cv} < {DIM})"):
+                    out.line(f"{LD_MACRO[ld]}(0, {addr}, {DIM}, {DIM});")
             with out.block(f"if ({rv} > 0 && {cv} > 0)"):
                 out.line(f"{LD_MACRO[ld]}({ptr}, {addr}, {cv}, {rv});")
         return True
+
+    def _record_valid(self, buf: OnChip, lead: list[Poly], rows: Poly, cols: Poly,
+                      where: str) -> None:
+        """Remember the valid part of the tiles of `buf` as a function of the lead indices,
+        which must be loop variables plus constants (one move per tile)."""
+        vars_: list[tuple[str, int]] = []
+        for p in lead:
+            names = [v for v in p.vars() if (p - Poly.var(v)).as_const() is not None]
+            if len(names) != 1:
+                raise _Untrackable(where)
+            v = names[0]
+            vars_.append((v, (p - Poly.var(v)).as_const() or 0))
+        if buf.valid is not None and (buf.lead, buf.valid) != (tuple(vars_), (rows, cols)):
+            raise _Untrackable(where)
+        buf.lead, buf.valid = tuple(vars_), (rows, cols)
+
+    def _record_written(self, buf: OnChip, rows: Poly, cols: Poly, ctx: Ctx, where: str
+                        ) -> None:
+        """The rows/cols the first writer of an accumulator tile writes (for mvout)."""
+        if buf.written is None:
+            ok = (rows.vars() | cols.vars()) <= buf.scope
+            buf.written = (rows, cols) if ok else (Poly.const(-1), Poly.const(-1))
+
+    def tile_extent(self, arg: Expr, ctx: Ctx) -> tuple[Poly, Poly]:
+        """Valid rows and columns of a scratchpad tile operand (16 x 16 when zero-padded)."""
+        base, idxs = access_base(arg)
+        buf = ctx.tensors.get(base.name)  # type: ignore[union-attr]
+        info = self.onchip[buf.cname]  # type: ignore[union-attr]
+        if info.valid is None:
+            return Poly.const(DIM), Poly.const(DIM)
+        rows, cols = info.valid
+        for (v, off), i in zip(info.lead, idxs, strict=True):
+            at = self.ix(i, ctx) - off
+            rows, cols = rows.subst(v, at), cols.subst(v, at)
+        return rows, cols
 
     def _set_input_type(self, cname: str, etype: str, where: str) -> None:
         old = self.input_types.get(cname)
@@ -460,7 +590,7 @@ class GemminiLowerer(Lowerer):
 
     def emit_matmul(self, role: Role, args: dict, dest: Dest, mode: str, ctx: Ctx,
                     out: Emitter, where: str) -> bool:
-        c_addr, mem = self.onchip_dest(dest, ctx, where)
+        c_addr, mem, _ = self.onchip_dest(dest, ctx, where)
         self._check_mem(mem, role, where)
         a_addr, a_mem = self.operand_tile(args[role.a], ctx, f"operand {role.a} of {where}")
         b_addr, b_mem = self.operand_tile(args[role.b], ctx, f"operand {role.b} of {where}")
@@ -468,21 +598,30 @@ class GemminiLowerer(Lowerer):
             if m != "GEMMINI_SPAD":
                 raise LowerError(f"gemmini: operand {which} of {where} is in {m}; the systolic "
                                  "array reads its operands from the scratchpad")
+        a_rows, a_cols = self.tile_extent(args[role.a], ctx)
+        b_rows, b_cols = self.tile_extent(args[role.b], ctx)
+        assert dest.buf is not None
+        acc = self.onchip[dest.buf.cname]
+        firsts = self.first.get(dest.buf.cname)
         if mode == "=":
             target = c_addr
+            self._record_written(acc, a_rows, b_cols, ctx, where)
+        elif firsts:
+            cond = " && ".join(f"({f})" for f in firsts)
+            target = f"({c_addr}) | (({cond}) ? 0u : 0x{cfg.ACCUMULATE_BIT:x}u)"
+            self._record_written(acc, a_rows, b_cols, ctx, where)
         else:
-            assert dest.buf is not None
-            firsts = self.first.get(dest.buf.cname)
-            if firsts:
-                cond = " && ".join(f"({f})" for f in firsts)
-                target = f"({c_addr}) | (({cond}) ? 0u : 0x{cfg.ACCUMULATE_BIT:x}u)"
-            else:
-                target = f"({c_addr}) | 0x{cfg.ACCUMULATE_BIT:x}u"
+            target = f"({c_addr}) | 0x{cfg.ACCUMULATE_BIT:x}u"
+        t = {k: self.c(v, ctx) for k, v in
+             (("ar", a_rows), ("ac", a_cols), ("br", b_rows), ("bc", b_cols))}
         out.line(cfg.marker("ex", EX_WS))
-        # Weight-stationary: preload B (the weights) naming the output C, then stream A.
-        out.line(f"gemmini_extended_preload({b_addr}, {target}, {DIM}, {DIM}, {DIM}, {DIM});")
-        out.line(f"gemmini_extended_compute_preloaded({a_addr}, {cfg.GARBAGE_ADDR}, {DIM}, "
-                 f"{DIM}, {DIM}, {DIM});")
+        # Weight-stationary (Gemmini.v): preload B (the weights) naming the output C with
+        # b_cols x a_rows, then stream A (a_rows x a_cols); every operand is zero outside
+        # the rows and columns given, so partial tiles need no zero padding.
+        out.line(f"gemmini_extended_preload({b_addr}, {target}, {t['bc']}, {t['br']}, "
+                 f"{t['bc']}, {t['ar']});")
+        out.line(f"gemmini_extended_compute_preloaded({a_addr}, {cfg.GARBAGE_ADDR}, {t['ac']}, "
+                 f"{t['ar']}, {DIM}, {DIM});")
         return True
 
     def dram_dest(self, dest: Dest, ctx: Ctx, where: str
@@ -496,9 +635,9 @@ class GemminiLowerer(Lowerer):
             raise LowerError(f"gemmini: {where} stores a rank-{len(dest.windows)} value, "
                              "expected a tile")
         pi, pj = Poly.var("@i"), Poly.var("@j")
+        z = Poly.const(0)
         bi, conds = dest.fn([pi, pj])
         lin = self._rows_index(bi, buf.dims)
-        z = Poly.const(0)
         lin00 = lin.subst("@i", z).subst("@j", z)
         stride = lin.subst("@i", Poly.const(1)).subst("@j", z) - lin00
         if (lin - lin00 - stride * pi - pj).terms or stride.vars() & {"@i", "@j"}:
@@ -508,23 +647,23 @@ class GemminiLowerer(Lowerer):
         row_lo, row_hi = self.smax(a0, z, ctx), self.smin(b0, Poly.const(DIM), ctx)
         col_lo, col_hi = self.smax(a1, z, ctx), self.smin(b1, Poly.const(DIM), ctx)
         for f in conds:
-            ci = f.subst("@j", z) - f.subst("@i", z).subst("@j", z)
-            cj = f.subst("@i", z) - f.subst("@i", z).subst("@j", z)
             k = f.subst("@i", z).subst("@j", z)
+            ci = f.subst("@j", z) - k
+            cj = f.subst("@i", z) - k
             if (f - ci - cj - k).terms:
-                raise LowerError(f"gemmini: {where}: store condition {self.c(f, ctx)} >= 0 mixes "
-                                 "rows and columns")
-            for part, var in ((ci, pi), (cj, pj)):
+                raise LowerError(f"gemmini: {where}: store condition {self.c(f, ctx)} >= 0 "
+                                 "mixes rows and columns")
+            for part, name in ((ci, "@i"), (cj, "@j")):
                 if not part.terms:
                     continue
-                coef = part.subst(var.terms[0][0][0].name, Poly.const(1))
-                if coef.as_const() == -1:  # k - v >= 0: v < k + 1
-                    if var is pi:
+                coef = part.subst(name, Poly.const(1)).as_const()
+                if coef == -1:  # k - v >= 0: v < k + 1
+                    if name == "@i":
                         row_hi = self.smin(row_hi, k + 1, ctx)
                     else:
                         col_hi = self.smin(col_hi, k + 1, ctx)
-                elif coef.as_const() == 1:  # v + k >= 0: v >= -k
-                    if var is pi:
+                elif coef == 1:  # v + k >= 0: v >= -k
+                    if name == "@i":
                         row_lo = self.smax(row_lo, -k, ctx)
                     else:
                         col_lo = self.smax(col_lo, -k, ctx)
@@ -536,26 +675,36 @@ class GemminiLowerer(Lowerer):
                              "mvout always starts at a row's first column")
         return buf.cname, lin00, stride, row_lo, row_hi, col_hi
 
+    def _config_arg(self, args: dict, name: str | None, ctx: Ctx) -> str:
+        """C text of an output-configuration argument (scale mantissa/exponent, ReLU flag)."""
+        a = args[name]
+        for v in idx_free_vars(a):
+            self.config_params.add(v)
+        return self.c(self.ix(a, ctx), ctx)
+
     def emit_store(self, role: Role, args: dict, dest: Dest, ctx: Ctx, out: Emitter,
                    where: str) -> bool:
         src_addr, mem = self.operand_tile(args[role.src], ctx, f"the source of {where}")
-        self._check_mem(mem, role, where)
+        if mem != "GEMMINI_ACC":
+            raise LowerError(f"gemmini: the source of {where} is in {mem}; the output path "
+                             "reads the accumulator")
         cname, lin00, stride, row_lo, row_hi, col_hi = self.dram_dest(dest, ctx, where)
-        rows = self.smin(row_hi, self._extent(args, role.rows, ctx), ctx) - row_lo
-        cols = self.smin(col_hi, self._extent(args, role.cols, ctx), ctx)
-        etype = "int32" if role.kind == STORE_FULL else "int8"
+        _, _, rows_w, cols_w = self._window(role, args, ctx)
+        rows = self.smin(row_hi, rows_w, ctx) - row_lo
+        cols = self.smin(col_hi, cols_w, ctx)
+        self._check_written(args[role.src], rows + row_lo, cols, ctx, where)
         if cname == self.out_cname:
-            if self.out_type not in (None, etype):
-                raise LowerError(f"gemmini: {where} stores {etype}, other stores to the output "
-                                 f"are {self.out_type}")
-            self.out_type = etype
-        esize = ELEM[etype][1]
-        st = f"{self.c(stride, ctx)} * {esize}" if esize != 1 else self.c(stride, ctx)
-        out.line(cfg.marker("st", (st, "NO_ACTIVATION", "ACC_SCALE_IDENTITY")))
+            self.out_type = "int8"
+        else:
+            raise LowerError(f"gemmini: {where} stores into the DRAM buffer {cname}; the output "
+                             "path writes the kernel's output")
+        sm = self._config_arg(args, role.scale_m, ctx)
+        se = self._config_arg(args, role.scale_e, ctx)
+        act = self._config_arg(args, role.act, ctx)
+        st = (self.c(stride, ctx), f"({act}) ? RELU : NO_ACTIVATION", f"vs_scale({sm}, {se})")
+        out.line(cfg.marker("st", st))
         local = src_addr if row_lo.as_const() == 0 else \
             f"{src_addr} + (uint32_t)({self.c(row_lo, ctx)})"
-        if role.kind == STORE_FULL:
-            local = f"({local}) | 0x{cfg.FULL_WIDTH_BIT:x}u"
         ptr = f"&{cname}[{self.c(lin00 + stride * row_lo, ctx)}]"
         call = f"gemmini_extended_mvout({ptr}, {local}, {self.c(cols, ctx)}, {self.c(rows, ctx)});"
         if ctx.facts.ge0(rows - 1) and ctx.facts.ge0(cols - 1):
@@ -564,8 +713,25 @@ class GemminiLowerer(Lowerer):
             with out.block(f"if ({self.c(rows, ctx)} > 0 && {self.c(cols, ctx)} > 0)"):
                 out.line(call)
         (a0, b0), (a1, b1) = dest.windows
+        # Outside the instruction's own window the specification is zero: covered only if
+        # the window reaches the destination's.
         return (ctx.facts.le(row_lo, a0) and ctx.facts.le(b0, rows + row_lo)
                 and ctx.facts.le(a1, Poly.const(0)) and ctx.facts.le(b1, cols))
+
+    def _check_written(self, arg: Expr, rows: Poly, cols: Poly, ctx: Ctx, where: str) -> None:
+        """mvout reads accumulator rows x cols: they must have been written (an accumulator
+        tile is only written where its first writer's operands were valid)."""
+        base, _ = access_base(arg)
+        buf = ctx.tensors.get(base.name)  # type: ignore[union-attr]
+        info = self.onchip[buf.cname]  # type: ignore[union-attr]
+        w = info.written
+        if w is None:
+            raise LowerError(f"gemmini: {where} reads an accumulator tile that nothing "
+                             "overwrote first (no gemmini_mvin_acc or first product)")
+        if not (_le(rows, w[0], ctx) and _le(cols, w[1], ctx)):
+            raise LowerError(f"gemmini: {where} reads {self.c(rows, ctx)} x {self.c(cols, ctx)} "
+                             f"of its accumulator tile, which is only known to be written "
+                             f"{self.c(w[0], ctx)} x {self.c(w[1], ctx)}")
 
     # -- loops: track nothing extra, but keep loop variables readable ---------------
     @contextmanager
@@ -639,9 +805,11 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
         c = lw.names.fresh(s)
         ctx.idx_names[s] = c
         size_list.append((s, c))
-    ctx.facts.sizes = frozenset(c for _, c in size_list)
-    for _, c in size_list:
-        ctx.facts.add(Poly.var(c) - 1)
+    configs = config_names(expr)
+    ctx.facts.sizes = frozenset(c for a, c in size_list if a not in configs)
+    for a, c in size_list:
+        if a not in configs:
+            ctx.facts.add(Poly.var(c) - 1)
     assumptions: list[tuple[str, Poly]] = []
     for p in assume:
         if pred_free_vars(p) - set(sizes):
@@ -699,4 +867,4 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
         out_ctype=ELEM[out_type][0], out_extents_c=[lw.c(d, ctx) for d in cdims],
         body=body.lines, assumptions=assumptions, spad_rows=lw.peak["GEMMINI_SPAD"],
         acc_rows=lw.peak["GEMMINI_ACC"], configs=stats, counts_c=counts,
-        assumptions_c=assumptions_c)
+        assumptions_c=assumptions_c, config_params=sorted(configs & set(sizes)))
