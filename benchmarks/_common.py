@@ -27,43 +27,64 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 @dataclass
 class Variant:
-    """One timed contender: `run` is timed; `prepare` (untimed) runs before every timed
-    call, e.g. to set the thread count of a library shared with another variant;
-    `settle` seconds of sleep (untimed) follow every call, for runtimes whose idle
-    workers keep spinning after a call and would slow the next variant."""
+    """One timed contender, key = (pool, label): variants of one pool share a runtime
+    (a library and its worker threads).  `run` is timed; `prepare` (untimed) runs
+    before every timed call, e.g. to set the pool's thread count.  `threads` is how
+    many cores a call wants; `spins_for` how long the pool's idle workers may keep
+    spinning after a call (OpenBLAS's busy-wait: about 2^28 cycles)."""
 
     key: tuple[str, str]
     run: Callable[[], None]
     prepare: Callable[[], None] | None = None
-    settle: float = 0.0
+    threads: int = 1
+    spins_for: float = 0.0
     times_ms: list[float] = field(default_factory=list)
 
     def median(self) -> float:
         return statistics.median(self.times_ms)
 
 
-def time_round_robin(variants: list[Variant], repeat: int, warmup: int = 2) -> None:
-    """Median-ready samples for every variant, timed round-robin.
+def time_round_robin(variants: list[Variant], repeat: int, warmup: int = 2) -> float:
+    """Median-ready samples for every variant, timed round-robin; returns the seconds
+    spent waiting for other pools' spinning workers.
 
     On a shared 2-core machine the load changes during a run (other
     engineers' builds and tests); timing one variant after another would
     charge those changes to whichever ran then.  Interleaved, every variant
     sees the same conditions, so ratios of medians compare like with like.
+    Interleaving has one trap: a pool whose workers busy-wait after a call
+    (measured: a 2-thread FMA loop right after a 2-thread OpenBLAS call runs at
+    half speed) would slow the next multi-threaded variant of another pool.
+    So a multi-threaded call first waits (untimed) until every other pool's
+    workers are past their spinning time.
     """
+    spin_end: dict[str, float] = {}
+    waited = 0.0
+
+    def call(v: Variant) -> float:
+        nonlocal waited
+        if v.prepare:
+            v.prepare()
+        if v.threads > 1:
+            until = max((t for pool, t in spin_end.items() if pool != v.key[0]), default=0.0)
+            delay = until - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+                waited += delay
+        t0 = time.perf_counter()
+        v.run()
+        t1 = time.perf_counter()
+        if v.spins_for:
+            spin_end[v.key[0]] = t1 + v.spins_for
+        return (t1 - t0) * 1000
+
     for v in variants:
         for _ in range(warmup):
-            if v.prepare:
-                v.prepare()
-            v.run()
+            call(v)
     for _ in range(repeat):
         for v in variants:
-            if v.prepare:
-                v.prepare()
-            t0 = time.perf_counter()
-            v.run()
-            v.times_ms.append((time.perf_counter() - t0) * 1000)
-            if v.settle:
-                time.sleep(v.settle)
+            v.times_ms.append(call(v))
+    return waited
 
 
 def load_lines(before: tuple[float, float, float]) -> list[str]:

@@ -322,8 +322,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vec-target", default="avx2")
     ap.add_argument("--vec-par-target", default="avx2-openmp")
     ap.add_argument("--no-vec", action="store_true", help="skip the vectorized rows")
-    ap.add_argument("--settle", type=float, default=0.02,
-                    help="untimed pause after each multi-threaded call (spinning workers)")
     ap.add_argument("--out-dir", default=str(Path(__file__).resolve().parent / "results"))
     args = ap.parse_args(argv)
     # libgomp reads this when our first OpenMP kernel loads.  Spinning waits at the
@@ -348,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     small = rng.standard_normal((67, 131)).astype(np.float32)
     fast = not args.no_fast_math
     variants: list[cm.Variant] = []
-    settle = args.settle if args.threads > 1 else 0.0
+    T = args.threads
     for tname, col in (("c", "ours-1t"), ("openmp", "ours-par")):
         t = get_target(tname)
         lowered = [lower(e, env, name=k.replace("-", "_"), parallel=t.parallel, assume=assume)
@@ -359,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
             if t.parallel:
                 k.set_threads(args.threads)
             run = check_and_bind(k, img, small, want, args, f"{key} [{tname}]")
-            variants.append(cm.Variant((key, col), run, settle=settle if t.parallel else 0.0))
+            variants.append(cm.Variant((key, col), run, threads=T if t.parallel else 1))
     vec: list[cm.Ours] = []
     if not args.no_vec:
         print(f"replaying and lowering {args.vec_file} ...", flush=True)
@@ -374,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
                     k.set_threads(args.threads)
                 run = check_and_bind(k, img, small, want, args, f"{row} [{col}]")
                 variants.append(cm.Variant((row, col), run,
-                                           settle=settle if col == "ours-par" else 0.0))
+                                           threads=T if col == "ours-par" else 1))
     halide_rows = list(progs) + (["tile+vec"] if not args.no_vec else [])
     if not args.no_halide:
         for key in halide_rows:
@@ -386,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
                 run()
                 np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4,
                                            err_msg=f"halide {key} {col}")
-                variants.append(cm.Variant((key, col), run, settle=settle if par else 0.0))
+                variants.append(cm.Variant((key, col), run, threads=T if par else 1))
     load_before = os.getloadavg()
     cm.time_round_robin(variants, args.repeat, warmup=3)
     results: dict[str, dict[str, float]] = {}

@@ -96,8 +96,6 @@ def main(argv: list[str] | None = None) -> int:
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--settle", type=float, default=0.05,
-                    help="untimed pause after each multi-threaded call (spinning workers)")
     ap.add_argument("--ours-file", default=str(cm.REPO_ROOT / "coq" / "Examples" / "Conv.v"))
     ap.add_argument("--derivation", default=None)
     ap.add_argument("--target", default="avx2")
@@ -147,8 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         def run() -> None:
             with torch.no_grad():
                 conv(tx, tw)
-        variants.append(cm.Variant(("torch", f"{t}t"), run, prepare,
-                                   settle=args.settle if t > 1 else 0.0))
+        variants.append(cm.Variant(("torch", f"{t}t"), run, prepare, threads=t))
     layout = None
     if not ours.missing:
         try:
@@ -157,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
                     kernel.set_threads(T)
                 run, layout = bind_ours(kernel, x, w, want)
                 variants.append(cm.Variant(("ours", label), run,
-                                           settle=args.settle if label != "1t" else 0.0))
+                                           threads=1 if label == "1t" else T))
         except (ValueError, cm.CodegenError) as exc:
             ours = cm.Ours(ours.origin, missing=f"{ours.origin}: cannot be run on this "
                            f"layer: {exc}")
@@ -197,8 +194,10 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
         + (f", {peak[T]:.1f} on {T}" if T > 1 else ""),
         f"- torch {torch.__version__} conv2d (mkldnn/oneDNN available: "
         f"{torch.backends.mkldnn.is_available()}), torch.set_num_threads before each call",
-        f"- median of {args.repeat} interleaved runs (ms); {args.settle:g} s untimed pause after "
-        "multi-threaded calls; results checked against a float64 numpy convolution first",
+        f"- median of {args.repeat} interleaved runs (ms), OMP_WAIT_POLICY="
+        f"{os.environ.get('OMP_WAIT_POLICY')} for torch's and our OpenMP (idle workers sleep, "
+        "so interleaved variants do not slow each other); results checked against a float64 "
+        "numpy convolution first",
         *[f"- {x}" for x in cm.load_lines(load_before)],
     ]
     if ours.missing:

@@ -95,3 +95,24 @@ def test_bench_help_without_peers(capsys) -> None:
             main(["bench", name, "--help"])
         assert exc.value.code == 0
         assert "--repeat" in capsys.readouterr().out
+
+
+def test_multithreaded_call_waits_for_other_pools_spinning_workers(cm) -> None:
+    """A 2-thread call never starts while another pool's workers may still spin;
+    a variant of the same pool, or a 1-thread one, does not wait."""
+    import time
+
+    stamps: list[tuple[str, float]] = []
+    a = cm.Variant(("blas", "2t"), lambda: stamps.append(("a", time.perf_counter())),
+                   threads=2, spins_for=0.03)
+    b = cm.Variant(("ours", "2t"), lambda: stamps.append(("b", time.perf_counter())),
+                   threads=2)
+    c = cm.Variant(("ours", "1t"), lambda: stamps.append(("c", time.perf_counter())))
+    waited = cm.time_round_robin([a, c, b], repeat=2, warmup=0)
+    assert waited > 0
+    for k, (who, t) in enumerate(stamps):
+        if who == "b":
+            last_a = max(s for x, s in stamps[:k] if x == "a")
+            assert t >= last_a + 0.03
+    # c (one thread) ran right after a, without waiting for its workers.
+    assert [w for w, _ in stamps][:2] == ["a", "c"]
