@@ -204,10 +204,11 @@ double vs_fma_probe(long iters, int threads, float *sink) {
 FLOPS_PER_ITER = 12 * 8 * 2
 
 
-def fma_peak_gflops(threads: int, seconds: float = 0.25, trials: int = 5) -> float:
+def fma_peak_gflops(threads: int, seconds: float = 0.05, trials: int = 15) -> float:
     """Best of `trials` runs of the FMA probe on `threads` threads, in GFLOP/s.
 
-    The best (not the median) is the peak: every disturbance only slows it.
+    The best (not the median) is the peak: every disturbance only slows it; many
+    short trials give a loaded machine more chances of one undisturbed trial.
     Compiled -O3 -mavx2 -mfma (no -march=native, so it measures AVX2 even on
     an AVX-512 machine).
     """

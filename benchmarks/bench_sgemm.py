@@ -304,6 +304,11 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
         "OpenBLAS call, whose idle workers busy-wait that long",
         *[f"- {x}" for x in load],
     ]
+    over = [f"{p.label} {t}t" for p, med in results for t in thread_counts
+            if p.flops / med[f"openblas-{t}t"] / 1e6 > peak[t]]
+    if over:
+        head.append(f"- warning: OpenBLAS exceeds the measured peak on {', '.join(over)}: the "
+                    "probe was slowed by other load, so the % peak figures are overstated")
     if ours.missing:
         head += ["", f"**No derived SGEMM kernel in this run: {ours.missing}.** "
                  "Only the peers were measured; there is no `ours` column."]
@@ -404,6 +409,14 @@ def analysis(results, peak, ours: cm.Ours, T: int) -> list[str]:
     if T > 1 and big:
         sc_o = [mb["ours-1t"] / mb[f"ours-{T}t"] for _, mb in big]
         sc_b = [mb["openblas-1t"] / mb[f"openblas-{T}t"] for _, mb in big]
+        if code_facts(ours.kernels[f"{T}t"])["omp"] == 0:
+            out.append(f"- the {T}-thread kernel has no parallel loop: the lowering found no "
+                       "generation it may run in parallel (the OpenMP rule forbids parallel "
+                       "loops under a SUM, and the derivation's SUM over k blocks encloses "
+                       "every row/column loop), so its times are the serial kernel's.  A "
+                       "derivation with a row-block GEN outside the k-block SUM, or a lowering "
+                       "rule that parallelises a GEN nested in a SUM when its iterations write "
+                       "disjoint storage, would give the second core work.")
         out.append(f"- {T}-thread scaling over the square sizes: ours "
                    f"{min(sc_o):.2f}-{max(sc_o):.2f}x, OpenBLAS {min(sc_b):.2f}-{max(sc_b):.2f}x "
                    f"({code_facts(ours.kernels[f'{T}t'])['omp']} OpenMP pragma(s) in our "
