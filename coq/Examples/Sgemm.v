@@ -1,0 +1,495 @@
+(** * SGEMM for AVX2 and AVX-512: BLIS/Exo-style blocking, packing, a
+    register-blocked micro-kernel in instruction form, masked edges, and a
+    parallel loop over row blocks.
+
+    The algorithm is [C + A B] (BLAS SGEMM with alpha = beta = 1):
+    [sgemm[i][j] = C[i][j] + SUM k A[i][k] * B[k][j]], [A : M x K],
+    [B : K x N], [C : M x N], row-major, over any scalar class (over [R]
+    it is single-precision SGEMM up to rounding).  [M], [N], [K] are
+    arbitrary.
+
+    The schedule is the Exo thesis's x86 SGEMM (Sec. 7.2: "a
+    register-blocked micro-kernel accumulates the inner dimension into a
+    6x64 panel of C ... the variable tail on the right edge is handled by
+    masked loads ... one level above this handles staging memory and
+    blocking"), which is BLIS's (Van Zee and van de Geijn) at AVX2 width
+    6x16, with one change so that it can run on several cores without
+    barriers (below).  Derived program, outside in
+    ([sgemm_avx2_expected]):
+    - [tlet Bp]: all of [B] packed once, as [Bp[ko][jm][kk][jv][l]]: for
+      each depth block [ko] (of [kc]) and 16-column strip [jm], a
+      contiguous [kc x 16] micro-panel (two 8-lane vectors per row),
+      zero-padded past [K] and [N] by the guards it carries.
+    - [GEN io]: row blocks of [mc = 6 mcr] rows.  A generation, so the
+      OpenMP target runs it in parallel: each [io] writes its own rows of
+      the result.  (Matmul.v's [SUM ko] outermost accumulates into all of
+      [C] and cannot be parallelised.)  Because [B] is packed once, up
+      front, nothing is packed twice, whatever [mc].
+    - Per row block: [C]'s rows copied [<+>] the sum over depth blocks
+      [SUM ko]; per [(io, ko)], [tlet Ap]: the [mc x kc] block of [A]
+      packed as [Ap[im][kk][ir]], 6-row micro-panels, zero-padded.
+    - [GEN jm] (16-column strips) outside [GEN im] (6-row micro-panels):
+      BLIS's order, the [kc x 16] B micro-panel stays in L1 across the
+      [mcr] micro-kernel calls while the A block streams from L2.  The
+      two [transpose]s and [flatten]s only say where each tile goes in
+      the row-major result (index functions, no data movement).
+    - [|[ io mc + 6 im <? M ]|]: micro-tiles wholly below the last row are
+      skipped (the last row block may hold fewer than [mcr] of them).
+    - The micro-kernel: [tlet t := in_mem AVX2_REG (SUM kk GEN ir < 6
+      GEN jv < 2 avx2_mul (avx2_broadcast Ap[im][kk][ir]) (avx2_loadu
+      Bp[ko][jm][kk][jv] 0))]: 12 accumulators ([6 x 2] vectors of 8)
+      held in registers, the depth sum outside the register tile, no
+      guard (the packs are zero-padded), 6 broadcasts + 2 loads + 12
+      multiply-adds per [kk].
+    - The store: [GEN ir |[ row <? M ]| flatten 2 8 (GEN jv avx2_maskstore
+      (N - (16 jm + 8 jv)) t[ir][jv])]: rows past [M] are skipped, and
+      each 8-lane vector is stored with a lane count, so the partial last
+      strip writes only columns [< N] (a full store when the count is at
+      least 8).  Under [SUM ko] the store adds into the result ([+=]).
+
+    [sgemm_avx512] is the same derivation at width 16: a 6 x 64 register
+    block of 24 accumulators, the Exo thesis's own AVX-512 kernel shape.
+    The two share every structural step (the Ltac phases below); only the
+    register-tile width and the instruction names differ.
+
+    Tile sizes: [mr = 6], [nr = 16] (resp. 64) and the vector width are
+    concrete, because the kernel's register tile must be unrolled into
+    named vector registers; [mcr] (micro-panels per row block, [mc = 6
+    mcr]) and [kc] are section parameters, fixed at lowering ([--fix]).
+    There is no [nc] (column block) level: in BLIS it bounds the [kc x nc]
+    B panel kept in L3 across row blocks; here the whole of [B] is packed
+    once and each row block streams its [kc x N] panel, which fits L3 for
+    [N] up to several thousand (an [nc] level would re-pack [A] per
+    column block for no gain at these sizes).
+
+    What the lowering must do (codegen/vector.py): [in_mem AVX2_REG] makes
+    [t] 12 [__m256] variables (loops over [ir], [jv] unrolled); the
+    [avx2_mul] accumulated under [SUM kk] becomes [_mm256_fmadd_ps];
+    [avx2_broadcast] [_mm256_broadcast_ss]/[set1]; [avx2_loadu] a
+    [_mm256_loadu_ps]; [avx2_maskstore n v] accumulated into the result
+    a (masked) load-add-store, unmasked when [n >= 8]; the [<+>] of [C]'s
+    rows and [SUM ko] is "store the left operand, then accumulate the
+    right one"; [GEN io] is the parallel loop.
+
+    Steps that build their result from the node's own binder names
+    ([hoist], [swap_sum], [swap_gen], [guard_in], [guard_out],
+    [split_tadd], [merge_tadd]) are defined below: each applies one
+    library lemma at one node. *)
+
+From Coq Require Import ZArith List Lia Bool.
+Import ListNotations.
+From Coq Require Import derive.Derive.
+From Verisched Require Import ATL Rewrites.Extra Rewrites.Safety.
+From Verisched Require Import Reshape.Defs Reshape.Access Reshape.Commute Reshape.Duals Reshape.Store.
+Open Scope Z_scope.
+
+Section TensorHelpers.
+  Context {X : Type} `{TensorLaws X}.
+
+  Lemma gen_tile_cols k n (f : Z -> X) :
+    0 < k ->
+    genr 0 n f =
+    trunc_r n (flatten (cdiv n k) k (genr 0 (cdiv n k) (fun jm => genr 0 k (fun jr =>
+      iverson (jm * k + jr <? n) (f (jm * k + jr)))))).
+  Proof. apply gen_tile. Qed.
+
+  Lemma sum_tile_k n k (f : Z -> X) :
+    0 < k -> 0 <= n ->
+    sumr 0 n f =
+    sumr 0 (cdiv n k) (fun ko => sumr 0 k (fun kk =>
+      iverson (ko * k + kk <? n) (f (ko * k + kk)))).
+  Proof. apply sum_tile. Qed.
+
+  Lemma gen_tile_exact q k (f : Z -> X) :
+    0 < k -> 0 <= q ->
+    genr 0 (q * k) f = flatten q k (genr 0 q (fun im => genr 0 k (fun ir => f (im * k + ir)))).
+  Proof.
+    intros Hk Hq; rewrite flatten_gen by lia; apply genr_ext_ctx; intros x Hx.
+    cbv beta; f_equal; rewrite Z.mul_comm; apply Z.div_mod; lia.
+  Qed.
+
+  Lemma gen_split_lanes n q k (f : Z -> X) :
+    n = q * k -> 0 < k -> 0 <= q ->
+    genr 0 n f = flatten q k (genr 0 q (fun jv => genr 0 k (fun l => f (jv * k + l)))).
+  Proof. intros -> Hk Hq; apply gen_tile_exact; lia. Qed.
+
+  Lemma guard_weaken_lt a b n (e : X) :
+    (b < n -> a < n) -> iverson (b <? n) e = iverson (a <? n) (iverson (b <? n) e).
+  Proof.
+    intros Hab; destruct (Z.ltb_spec b n), (Z.ltb_spec a n); cbn [iverson]; try reflexivity; lia.
+  Qed.
+
+  (** [gen_sum_swap] and [transpose_gen] (right to left) with the binder
+      names of the derived program, which a rewrite takes from the lemma. *)
+  Lemma gen_sum_swap_ko lo hi a b (f : Z -> Z -> X) :
+    genr a b (fun i => sumr lo hi (fun ko => f i ko)) =
+    sumr lo hi (fun ko => genr a b (fun i => f i ko)).
+  Proof. apply gen_sum_swap. Qed.
+
+  Lemma gen_swap_cols n m (f : Z -> Z -> X) :
+    genr 0 m (fun ii => genr 0 n (fun j => f ii j)) =
+    transpose n m (genr 0 n (fun j => genr 0 m (fun ii => f ii j))).
+  Proof. symmetry; apply transpose_gen. Qed.
+
+  Lemma gen_swap_rows n m (f : Z -> Z -> X) :
+    genr 0 m (fun jr => genr 0 n (fun ii => f jr ii)) =
+    transpose n m (genr 0 n (fun ii => genr 0 m (fun jr => f jr ii))).
+  Proof. symmetry; apply transpose_gen. Qed.
+
+  (** A micro-tile whose first row is past the end is skipped whole:
+      the row guard [a + (b k + c) < n] implies the tile guard
+      [a + b k < n]. *)
+  Lemma guard_tile_skip a b k c n (e : X) :
+    0 <= c ->
+    iverson (a + (b * k + c) <? n) e = iverson (a + b * k <? n) (iverson (a + (b * k + c) <? n) e).
+  Proof.
+    intros Hc; destruct (Z.ltb_spec (a + (b * k + c)) n), (Z.ltb_spec (a + b * k) n);
+      cbn [iverson]; try reflexivity; lia.
+  Qed.
+
+  (** A column guard on lane [l] of vector [b] as a lane count: the form
+      of a masked store. *)
+  Lemma guard_lanes a b k l n (e : X) :
+    iverson (a + (b * k + l) <? n) e = iverson (l <? n - (a + b * k)) e.
+  Proof.
+    destruct (Z.ltb_spec (a + (b * k + l)) n), (Z.ltb_spec l (n - (a + b * k)));
+      cbn [iverson]; try reflexivity; lia.
+  Qed.
+
+  Lemma ll_let_value {Y W} (e1 : Y) (f : Y -> W) (g : W -> X) :
+    atl_let (atl_let e1 f) g = atl_let e1 (fun x => atl_let (f x) g).
+  Proof. reflexivity. Qed.
+End TensorHelpers.
+
+Section ScalarHelpers.
+  Context {S : Type} `{ScalarLaws S}.
+
+  Lemma sadd_tadd (a b : S) : sadd a b = tadd a b.
+  Proof. reflexivity. Qed.
+
+  Lemma guard2_sum_prod q p lo hi (r : Z -> bool) (a b : Z -> S) :
+    iverson q (iverson p (sumr lo hi (fun kk => iverson (r kk) (smul (a kk) (b kk))))) =
+    iverson q (iverson p (sumr lo hi (fun kk =>
+      smul (iverson (p && r kk) (a kk)) (iverson (q && r kk) (b kk))))).
+  Proof.
+    destruct q, p; cbn [iverson andb]; try reflexivity.
+    apply sumr_ext_ctx; intros k _; destruct (r k); cbn [iverson]; [reflexivity|].
+    symmetry; apply smul_zero_l.
+  Qed.
+End ScalarHelpers.
+
+(** ** Helper lemmas for AVX2 (candidates for Targets/AVX.v)
+
+    A lane of a product, written as a lane of an instruction's result, so
+    that [use_instr avx2_mul] finds [GEN [ l < 8 ] a _[ l ] * b _[ l ]]. *)
+Section AVXHelpers.
+  Context {S : Type} `{ScalarLaws S}.
+
+  Lemma avx2_loadu_lane (v : Z -> S) l : 0 <= l < 8 -> get v l = get (avx2_loadu v 0) l.
+  Proof. intros; unfold avx2_loadu; rewrite get_gen by lia; reflexivity. Qed.
+
+  Lemma avx2_broadcast_lane (x : S) (v : Z -> S) l :
+    0 <= l < 8 -> smul x (get v l) = smul (get (avx2_broadcast x) l) (get v l).
+  Proof. intros; unfold avx2_broadcast; rewrite get_gen by lia; reflexivity. Qed.
+
+  Lemma avx512_loadu_lane (v : Z -> S) l : 0 <= l < 16 -> get v l = get (avx512_loadu v 0) l.
+  Proof. intros; unfold avx512_loadu; rewrite get_gen by lia; reflexivity. Qed.
+
+  Lemma avx512_broadcast_lane (x : S) (v : Z -> S) l :
+    0 <= l < 16 -> smul x (get v l) = smul (get (avx512_broadcast x) l) (get v l).
+  Proof. intros; unfold avx512_broadcast; rewrite get_gen by lia; reflexivity. Qed.
+End AVXHelpers.
+
+(** ** Name-preserving steps
+
+    A rewrite names the binders it creates after its lemma ([rw
+    let_gen_lift0] turns a buffer [Bp] into [a] and its loop into [i]).
+    The steps below do what [ll_*]/[let_*_lift0], [gen_sum_swap],
+    [guard_gen]/[guard_sum], [transpose_gen] and [tadd_gen] do, but build
+    the result from the node's own binder names, so that the derived
+    program keeps the names of the schedule ([io], [ko], [jm], [im], [ir],
+    [jv], [l], [kk]; buffers [Bp], [Ap], [t]) and [set_memory] can find a
+    buffer by its name.  Each is one library lemma applied at one node
+    ([exact (L args : _ = t)] checks that [t] is the lemma's right-hand
+    side up to renaming); they are candidates for Rewrites/Tactics.v. *)
+
+(** Move the let named [x] out of the node that contains it. *)
+Ltac sg_hoist_node x :=
+  idtac;
+  lazymatch goal with
+  | |- genr 0 ?n (fun i => atl_let (@?e1 i) (fun y => @?f i y)) = _ =>
+      atl_same_name x y;
+      first
+        [ lazymatch e1 with
+          | fun _ => ?v =>
+              let t := eval cbv beta in (atl_let v (fun y => genr 0 n (fun i => f i y))) in
+              exact (ll_gen 0 n v f : _ = t)
+          end
+        | let t := eval cbv beta in
+            (atl_let (genr 0 n (fun i => e1 i)) (fun y => genr 0 n (fun i => f i (get y i)))) in
+          exact (let_gen_lift0 n e1 f : _ = t) ]
+  | |- sumr 0 ?n (fun i => atl_let (@?e1 i) (fun y => @?f i y)) = _ =>
+      atl_same_name x y;
+      first
+        [ lazymatch e1 with
+          | fun _ => ?v =>
+              let t := eval cbv beta in (atl_let v (fun y => sumr 0 n (fun i => f i y))) in
+              exact (ll_sum 0 n v f : _ = t)
+          end
+        | let t := eval cbv beta in
+            (atl_let (genr 0 n (fun i => e1 i)) (fun y => sumr 0 n (fun i => f i (get y i)))) in
+          exact (let_sum_lift0 n e1 f : _ = t) ]
+  | |- iverson ?p (atl_let ?e1 (fun y => @?f y)) = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => iverson p (f y))) in
+      exact (ll_guard p e1 f : _ = t)
+  | |- flatten ?n ?m (atl_let ?e1 (fun y => @?f y)) = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => flatten n m (f y))) in
+      exact (ll_flatten n m e1 f : _ = t)
+  | |- transpose ?n ?m (atl_let ?e1 (fun y => @?f y)) = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => transpose n m (f y))) in
+      exact (ll_transpose n m e1 f : _ = t)
+  | |- trunc_r ?k (atl_let ?e1 (fun y => @?f y)) = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => trunc_r k (f y))) in
+      exact (ll_trunc_r k e1 f : _ = t)
+  | |- tadd ?a (atl_let ?e1 (fun y => @?f y)) = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => tadd a (f y))) in
+      exact (ll_tadd_r e1 a f : _ = t)
+  | |- tadd (atl_let ?e1 (fun y => @?f y)) ?b = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => tadd (f y) b)) in
+      exact (ll_tadd_l e1 f b : _ = t)
+  | |- smul ?a (atl_let ?e1 (fun y => @?f y)) = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => smul a (f y))) in
+      exact (ll_smul_r e1 a f : _ = t)
+  | |- smul (atl_let ?e1 (fun y => @?f y)) ?b = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => smul (f y) b)) in
+      exact (ll_smul_l e1 f b : _ = t)
+  | |- atl_let (atl_let ?e1 (fun y => @?f y)) ?g = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => atl_let (f y) g)) in
+      exact (ll_let_value e1 f g : _ = t)
+  end.
+
+(** [hoist x past pat]: move the let named [x] outward, one node at a
+    time, until it has left the first node matching [pat]. *)
+Ltac sg_hoist_past x pat :=
+  first
+    [ atl_step ltac:(atl_match pat; sg_hoist_node x)
+    | atl_step ltac:(sg_hoist_node x); sg_hoist_past x pat
+    | fail 1 "hoist: the let" x "cannot move further out before leaving" pat ].
+
+Tactic Notation "hoist" ident(x) "past" uconstr(pat) :=
+  atl_check_goal; sg_hoist_past x pat.
+
+(** The other steps, each at the first node matching [pat]. *)
+Ltac sg_swap_sum_node :=
+  idtac;
+  lazymatch goal with
+  | |- genr ?a ?b (fun i => sumr ?lo ?hi (fun k => @?f i k)) = _ =>
+      let t := eval cbv beta in (sumr lo hi (fun k => genr a b (fun i => f i k))) in
+      exact (gen_sum_swap lo hi a b f : _ = t)
+  end.
+
+Ltac sg_guard_in_node :=
+  idtac;
+  lazymatch goal with
+  | |- iverson ?p (genr ?lo ?hi (fun i => @?f i)) = _ =>
+      let t := eval cbv beta in (genr lo hi (fun i => iverson p (f i))) in
+      exact (eq_sym (guard_gen lo hi p f) : _ = t)
+  | |- iverson ?p (sumr ?lo ?hi (fun i => @?f i)) = _ =>
+      let t := eval cbv beta in (sumr lo hi (fun i => iverson p (f i))) in
+      exact (eq_sym (guard_sum lo hi p f) : _ = t)
+  end.
+
+Ltac sg_guard_out_node :=
+  idtac;
+  lazymatch goal with
+  | |- genr ?lo ?hi (fun i => iverson ?p (@?f i)) = _ =>
+      let t := eval cbv beta in (iverson p (genr lo hi (fun i => f i))) in
+      exact (guard_gen lo hi p f : _ = t)
+  | |- atl_let ?e (fun y => iverson ?p (@?f y)) = _ =>
+      let t := eval cbv beta in (iverson p (atl_let e (fun y => f y))) in
+      exact (eq_sym (ll_guard p e f) : _ = t)
+  end.
+
+Ltac sg_swap_gen_node :=
+  idtac;
+  lazymatch goal with
+  | |- genr 0 ?m (fun i => genr 0 ?n (fun j => @?f i j)) = _ =>
+      let t := eval cbv beta in (transpose n m (genr 0 n (fun j => genr 0 m (fun i => f i j)))) in
+      exact (eq_sym (transpose_gen n m (fun j i => f i j)) : _ = t)
+  end.
+
+Ltac sg_split_tadd_node :=
+  idtac;
+  lazymatch goal with
+  | |- genr ?lo ?hi (fun i => tadd (@?f i) (@?g i)) = _ =>
+      let t := eval cbv beta in (tadd (genr lo hi (fun i => f i)) (genr lo hi (fun i => g i))) in
+      exact (eq_sym (tadd_gen lo hi f g) : _ = t)
+  end.
+
+Ltac sg_merge_tadd_node :=
+  idtac;
+  lazymatch goal with
+  | |- tadd (genr ?lo ?hi (fun i => @?f i)) (genr ?lo ?hi (fun j => @?g j)) = _ =>
+      let t := eval cbv beta in (genr lo hi (fun i => tadd (f i) (g i))) in
+      exact (tadd_gen lo hi f g : _ = t)
+  end.
+
+Tactic Notation "merge_tadd" "at" uconstr(pat) :=
+  atl_check_goal; atl_step ltac:(atl_match pat; sg_merge_tadd_node).
+Tactic Notation "swap_sum" "at" uconstr(pat) :=
+  atl_check_goal; atl_step ltac:(atl_match pat; sg_swap_sum_node).
+Tactic Notation "guard_in" "at" uconstr(pat) :=
+  atl_check_goal; atl_step ltac:(atl_match pat; sg_guard_in_node).
+Tactic Notation "guard_out" "at" uconstr(pat) :=
+  atl_check_goal; atl_step ltac:(atl_match pat; sg_guard_out_node).
+Tactic Notation "swap_gen" "at" uconstr(pat) :=
+  atl_check_goal; atl_step ltac:(atl_match pat; sg_swap_gen_node).
+Tactic Notation "split_tadd" "at" uconstr(pat) :=
+  atl_check_goal; atl_step ltac:(atl_match pat; sg_split_tadd_node).
+
+Open Scope atl_scope.
+
+Section Sgemm.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (M N K : Z).
+  (** [mcr]: 6-row micro-panels per row block ([mc = 6 mcr] rows);
+      [kc]: depth of a block of [k]. *)
+  Variables (mcr kc : Z).
+  Hypotheses (Hmcr : 0 < mcr) (Hkc : 0 < kc) (HK : 0 <= K).
+  Variables (A B C : Z -> Z -> S).
+  Hypotheses (HA : shaped [M; K] A) (HB : shaped [K; N] B) (HC : shaped [M; N] C).
+
+  Definition sgemm :=
+    GEN [ i < M ] GEN [ j < N ] C _[ i ] _[ j ] + SUM [ k < K ] A _[ i ] _[ k ] * B _[ k ] _[ j ].
+
+  (** ** The shared schedule, in phases ([nr] columns per register tile,
+      [nv] vectors of [w] lanes each, [nr = nv w]). *)
+
+  (** Phase 1: [C]'s copy split off; rows in blocks of [mc = 6 mcr]; the
+      depth in blocks of [kc]; the depth blocks [SUM ko] just inside the
+      row blocks [GEN io], with the row guard carried inside. *)
+  Ltac sgemm_blocks :=
+    rw sadd_tadd;
+    split_tadd at (genr 0 N _);
+    split_tadd at (genr 0 M _);
+    rw (gen_tile (mcr * 6)%Z M) at (genr 0 M (fun i => genr 0 N (fun j => sumr _ _ _)));
+    rw (sum_tile_k K kc);
+    guard_in at (iverson (_ <? M) _);
+    guard_in at (iverson (_ <? M) _);
+    swap_sum at (genr 0 N _);
+    swap_sum at (genr 0 (mcr * 6) _).
+
+  (** Phase 2: in a row block, columns outside rows (a transpose), then
+      columns in strips of [nr] and rows in micro-panels of 6 (exact,
+      since [mc = 6 mcr]), strips outside micro-panels (a transpose). *)
+  Ltac sgemm_tiles nr :=
+    swap_gen at (genr 0 (mcr * 6) _);
+    rw (gen_tile_cols nr N) at (genr 0 N (fun _ => genr 0 _ _));
+    guard_in at (iverson (_ <? N) _);
+    swap_gen at (genr 0 nr _);
+    rw (gen_tile_exact mcr 6) at (genr 0 (mcr * 6) _).
+
+  (** Phase 3: the register tile.  The row and column guards are copied
+      onto the operands (so the packs below are zero-padded and the
+      product needs none) and kept outside for the store; the [nr]
+      columns become [nv] vectors of [w] lanes; the tile's value is bound
+      as [t], lifted out of the tile loops, and its depth sum moved
+      outermost (the sum outside the register tile). *)
+  Ltac sgemm_register_tile nr nv w :=
+    rw guard2_sum_prod;
+    rw guard_comm at (iverson (_ <? N) (iverson _ _));
+    guard_out at (genr 0 nr _);
+    rw (gen_split_lanes nr nv w) at (genr 0 nr _);
+    name_buffer (sumr 0 kc _) as t;
+    hoist t past (genr 0 6 _);
+    swap_sum at (genr 0 w _);
+    swap_sum at (genr 0 nv _);
+    swap_sum at (genr 0 6 _).
+
+  (** Phase 4: packing.  The guarded read of [B] is bound as [Bp] and
+      hoisted out of every loop (each loop it depends on becomes a
+      dimension: [Bp[ko][jm][kk][jv][l]]), out of the row blocks too; the
+      guarded read of [A] as [Ap], hoisted up to the depth block. *)
+  Ltac sgemm_pack :=
+    name_buffer (|[ _ ]| B _[ _ ] _[ _ ]) as Bp;
+    hoist Bp past (tadd _ _);
+    name_buffer (|[ _ ]| A _[ _ ] _[ _ ]) as Ap;
+    hoist Ap past (transpose N (mcr * 6) _).
+
+  (** Phase 5: edges.  A micro-tile whose first row is past [M] is skipped
+      whole (the guard moves out of the store and the tile's let); the
+      column guard of a lane becomes a lane count, the form of a masked
+      store. *)
+  Ltac sgemm_edges :=
+    rw guard_tile_skip at (iverson (_ <? M) _);
+    guard_out at (genr 0 6 _);
+    guard_out at (atl_let _ _);
+    rw guard_lanes at (iverson (_ <? N) _).
+
+  (** Phase 6 (after the instruction steps): [C]'s copy tiled like the
+      result and merged into each row block, so that a row block's thread
+      copies its rows of [C] and then accumulates into them. *)
+  Ltac sgemm_merge_c :=
+    rw (gen_tile (mcr * 6)%Z M) at (genr 0 M _);
+    rw <- trunc_r_tadd;
+    rw <- flatten_tadd;
+    merge_tadd at (tadd _ _).
+
+  (** ** AVX2: a 6 x 16 register tile of 2 x 8-lane vectors *)
+  Derive sgemm_avx2 SuchThat (sgemm = sgemm_avx2) As sgemm_avx2_correct.
+  Proof.
+    reschedule.
+    sgemm_blocks.
+    sgemm_tiles 16.
+    sgemm_register_tile 16 2 8.
+    sgemm_pack.
+    sgemm_edges.
+    use_instr avx2_maskstore.
+    rw avx2_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_]).
+    rw avx2_broadcast_lane.
+    use_instr avx2_mul.
+    set_memory t AVX2_REG.
+    sgemm_merge_c.
+    check_safe.
+    done.
+  Qed.
+
+  Definition sgemm_avx2_expected :=
+    tlet Bp :=
+      GEN [ ko < cdiv K kc ] GEN [ jm < cdiv N 16 ] GEN [ kk < kc ] GEN [ jv < 2 ] GEN [ l < 8 ]
+        |[ (jm * 16 + (jv * 8 + l) <? N) && (ko * kc + kk <? K) ]|
+          B _[ ko * kc + kk ] _[ jm * 16 + (jv * 8 + l) ] in
+    trunc_r M (flatten (cdiv M (mcr * 6)) (mcr * 6) (GEN [ io < cdiv M (mcr * 6) ]
+      (GEN [ ii < mcr * 6 ] |[ io * (mcr * 6) + ii <? M ]|
+         (GEN [ j < N ] C _[ io * (mcr * 6) + ii ] _[ j ])) <+>
+      (SUM [ ko < cdiv K kc ]
+        tlet Ap :=
+          GEN [ im < mcr ] GEN [ kk < kc ] GEN [ ir < 6 ]
+            |[ (io * (mcr * 6) + (im * 6 + ir) <? M) && (ko * kc + kk <? K) ]|
+              A _[ io * (mcr * 6) + (im * 6 + ir) ] _[ ko * kc + kk ] in
+        transpose N (mcr * 6) (trunc_r N (flatten (cdiv N 16) 16 (GEN [ jm < cdiv N 16 ]
+          transpose (mcr * 6) 16 (flatten mcr 6 (GEN [ im < mcr ]
+            |[ io * (mcr * 6) + im * 6 <? M ]|
+            (tlet t := in_mem AVX2_REG
+              (SUM [ kk < kc ] GEN [ ir < 6 ] GEN [ jv < 2 ]
+                 avx2_mul (avx2_broadcast (Ap _[ im ] _[ kk ] _[ ir ]))
+                          (avx2_loadu (Bp _[ ko ] _[ jm ] _[ kk ] _[ jv ]) 0)) in
+            GEN [ ir < 6 ] |[ io * (mcr * 6) + (im * 6 + ir) <? M ]|
+              flatten 2 8 (GEN [ jv < 2 ]
+                avx2_maskstore (N - (jm * 16 + jv * 8))%Z (t _[ ir ] _[ jv ]))))))))))).
+
+  Lemma sgemm_avx2_is_expected : sgemm_avx2 = sgemm_avx2_expected.
+  Proof. same_program. Qed.
+
+  Lemma sgemm_avx2_spec : sgemm = sgemm_avx2_expected.
+  Proof. rewrite sgemm_avx2_correct; apply sgemm_avx2_is_expected. Qed.
+End Sgemm.
