@@ -28,9 +28,9 @@
     [smax] comes from the class [ScalarMax] below (instances for [R] and
     [Z]); docs/decisions.md says why max is a separate class. *)
 
-From Coq Require Import ZArith Reals.
-From Verisched Require Import Tensor.Scalar Tensor.Core.
-From Verisched Require Import Targets.Instr.
+From Coq Require Import ZArith Reals Lia.
+From Verisched Require Import Tensor.Scalar Tensor.Core Tensor.Sum Tensor.Arith.
+From Verisched Require Import Rewrites.Gen Targets.Instr.
 Open Scope Z_scope. Open Scope atl_scope.
 
 (** ** An ordered scalar: the maximum *)
@@ -135,6 +135,179 @@ Section AVX.
     (GEN [ l < 16 ] smax (a _[ l ]) (b _[ l ])) = avx512_max a b.
   Proof. reflexivity. Qed.
 End AVX.
+
+(** ** Lane-wise lemmas, for any width
+
+    A lane-wise operation on generations of one width is the generation
+    of the operation: reading a generation at a lane inside it gives the
+    body back ([get_gen]). *)
+
+Section Lanes.
+  Context {S : Type} `{ScalarLaws S}.
+
+  Lemma lanes_map2 w (op : S -> S -> S) (f g : Z -> S) :
+    genr 0 w (fun l => op (f l) (g l)) =
+    genr 0 w (fun l => op ((genr 0 w f) _[ l ]) ((genr 0 w g) _[ l ])).
+  Proof. apply genr_ext_ctx; intros l Hl; rewrite !get_gen by lia; reflexivity. Qed.
+
+  Lemma lanes_map3 w (op : S -> S -> S -> S) (f g h : Z -> S) :
+    genr 0 w (fun l => op (f l) (g l) (h l)) =
+    genr 0 w (fun l => op ((genr 0 w f) _[ l ]) ((genr 0 w g) _[ l ]) ((genr 0 w h) _[ l ])).
+  Proof. apply genr_ext_ctx; intros l Hl; rewrite !get_gen by lia; reflexivity. Qed.
+
+  Lemma lanes_tadd w (f g : Z -> S) :
+    genr 0 w f <+> genr 0 w g = genr 0 w (fun l => f l <+> g l).
+  Proof. apply tadd_gen. Qed.
+
+  Lemma lanes_guard_shift w o N (f : Z -> S) :
+    genr 0 w (fun l => |[ o + l <? N ]| f l) = genr 0 w (fun l => |[ l <? N - o ]| f l).
+  Proof.
+    apply genr_ext_ctx; intros l Hl; f_equal.
+    destruct (Z.ltb_spec (o + l) N), (Z.ltb_spec l (N - o)); lia.
+  Qed.
+End Lanes.
+
+(** ** Bringing code into the form of the avx2 instructions (width 8) *)
+
+Section avx2Helpers.
+  Context {S : Type} `{ScalarLaws S}.
+
+  (** Lane-wise [+], [<+>] (on scalars, the same), [*], [a * b + c], max. *)
+  Lemma avx2_add_gen (f g : Z -> S) :
+    (GEN [ l < 8 ] f l + g l) = avx2_add (GEN [ l < 8 ] f l) (GEN [ l < 8 ] g l).
+  Proof. apply (lanes_map2 8 sadd). Qed.
+
+  Lemma avx2_add_gen_tadd (f g : Z -> S) :
+    (GEN [ l < 8 ] f l <+> g l) = avx2_add (GEN [ l < 8 ] f l) (GEN [ l < 8 ] g l).
+  Proof. apply (lanes_map2 8 sadd). Qed.
+
+  (** Two vectors added with [<+>] (zero outside their lanes). *)
+  Lemma avx2_add_tadd (f g : Z -> S) :
+    (GEN [ l < 8 ] f l) <+> (GEN [ l < 8 ] g l) = avx2_add (GEN [ l < 8 ] f l) (GEN [ l < 8 ] g l).
+  Proof. rewrite lanes_tadd; apply (lanes_map2 8 sadd). Qed.
+
+  Lemma avx2_mul_gen (f g : Z -> S) :
+    (GEN [ l < 8 ] f l * g l) = avx2_mul (GEN [ l < 8 ] f l) (GEN [ l < 8 ] g l).
+  Proof. apply (lanes_map2 8 smul). Qed.
+
+  Lemma avx2_fmadd_gen (f g h : Z -> S) :
+    (GEN [ l < 8 ] f l * g l + h l) =
+    avx2_fmadd (GEN [ l < 8 ] f l) (GEN [ l < 8 ] g l) (GEN [ l < 8 ] h l).
+  Proof. apply (lanes_map3 8 (fun a b c => a * b + c)). Qed.
+
+  Lemma avx2_max_gen `{ScalarMax S} (f g : Z -> S) :
+    (GEN [ l < 8 ] smax (f l) (g l)) = avx2_max (GEN [ l < 8 ] f l) (GEN [ l < 8 ] g l).
+  Proof. apply (lanes_map2 8 smax). Qed.
+
+  (** A lane-free scalar times a contiguous load. *)
+  Lemma avx2_mul_broadcast_loadu (x : S) (v : Z -> S) (o : Z) :
+    (GEN [ l < 8 ] x * v _[ o + l ]) = avx2_mul (avx2_broadcast x) (avx2_loadu v o).
+  Proof. apply (lanes_map2 8 smul (fun _ => x) (fun l => v _[ o + l ])). Qed.
+
+  Lemma avx2_mul_loadu_broadcast (x : S) (v : Z -> S) (o : Z) :
+    (GEN [ l < 8 ] v _[ o + l ] * x) = avx2_mul (avx2_loadu v o) (avx2_broadcast x).
+  Proof. apply (lanes_map2 8 smul (fun l => v _[ o + l ]) (fun _ => x)). Qed.
+
+  (** A multiply whose result is added is a fused multiply-add (exact in
+      the ATL semantics; in floats [fmadd] rounds once instead of twice). *)
+  Lemma avx2_add_mul_fmadd (a b c : Z -> S) : avx2_add (avx2_mul a b) c = avx2_fmadd a b c.
+  Proof.
+    unfold avx2_add, avx2_mul, avx2_fmadd; apply genr_ext_ctx; intros l Hl.
+    rewrite get_gen by lia; reflexivity.
+  Qed.
+
+  Lemma avx2_add_comm (a b : Z -> S) : avx2_add a b = avx2_add b a.
+  Proof. unfold avx2_add; apply genr_ext_ctx; intros; apply sadd_comm. Qed.
+
+  (** Tails: a bounds guard [o + l < N] on a contiguous load is its mask of
+      [N - o] lanes; a lane guard [l < n] on a whole vector is a masked store. *)
+  Lemma avx2_maskload_guard (v : Z -> S) (o N : Z) :
+    (GEN [ l < 8 ] |[ o + l <? N ]| v _[ o + l ]) = avx2_maskload v o (N - o).
+  Proof. apply (lanes_guard_shift 8 o N (fun l => v _[ o + l ])). Qed.
+
+  Lemma avx2_maskstore_gen (n : Z) (f : Z -> S) :
+    (GEN [ l < 8 ] |[ l <? n ]| f l) = avx2_maskstore n (GEN [ l < 8 ] f l).
+  Proof.
+    unfold avx2_maskstore; apply genr_ext_ctx; intros l Hl; rewrite get_gen by lia; reflexivity.
+  Qed.
+
+  (** Mark a vector as stored (apply once, with a pattern). *)
+  Lemma avx2_storeu_gen (f : Z -> S) : (GEN [ l < 8 ] f l) = avx2_storeu (GEN [ l < 8 ] f l).
+  Proof.
+    unfold avx2_storeu; apply genr_ext_ctx; intros l Hl; rewrite get_gen by lia; reflexivity.
+  Qed.
+End avx2Helpers.
+
+(** ** Bringing code into the form of the avx512 instructions (width 16) *)
+
+Section avx512Helpers.
+  Context {S : Type} `{ScalarLaws S}.
+
+  (** Lane-wise [+], [<+>] (on scalars, the same), [*], [a * b + c], max. *)
+  Lemma avx512_add_gen (f g : Z -> S) :
+    (GEN [ l < 16 ] f l + g l) = avx512_add (GEN [ l < 16 ] f l) (GEN [ l < 16 ] g l).
+  Proof. apply (lanes_map2 16 sadd). Qed.
+
+  Lemma avx512_add_gen_tadd (f g : Z -> S) :
+    (GEN [ l < 16 ] f l <+> g l) = avx512_add (GEN [ l < 16 ] f l) (GEN [ l < 16 ] g l).
+  Proof. apply (lanes_map2 16 sadd). Qed.
+
+  (** Two vectors added with [<+>] (zero outside their lanes). *)
+  Lemma avx512_add_tadd (f g : Z -> S) :
+    (GEN [ l < 16 ] f l) <+> (GEN [ l < 16 ] g l) = avx512_add (GEN [ l < 16 ] f l) (GEN [ l < 16 ] g l).
+  Proof. rewrite lanes_tadd; apply (lanes_map2 16 sadd). Qed.
+
+  Lemma avx512_mul_gen (f g : Z -> S) :
+    (GEN [ l < 16 ] f l * g l) = avx512_mul (GEN [ l < 16 ] f l) (GEN [ l < 16 ] g l).
+  Proof. apply (lanes_map2 16 smul). Qed.
+
+  Lemma avx512_fmadd_gen (f g h : Z -> S) :
+    (GEN [ l < 16 ] f l * g l + h l) =
+    avx512_fmadd (GEN [ l < 16 ] f l) (GEN [ l < 16 ] g l) (GEN [ l < 16 ] h l).
+  Proof. apply (lanes_map3 16 (fun a b c => a * b + c)). Qed.
+
+  Lemma avx512_max_gen `{ScalarMax S} (f g : Z -> S) :
+    (GEN [ l < 16 ] smax (f l) (g l)) = avx512_max (GEN [ l < 16 ] f l) (GEN [ l < 16 ] g l).
+  Proof. apply (lanes_map2 16 smax). Qed.
+
+  (** A lane-free scalar times a contiguous load. *)
+  Lemma avx512_mul_broadcast_loadu (x : S) (v : Z -> S) (o : Z) :
+    (GEN [ l < 16 ] x * v _[ o + l ]) = avx512_mul (avx512_broadcast x) (avx512_loadu v o).
+  Proof. apply (lanes_map2 16 smul (fun _ => x) (fun l => v _[ o + l ])). Qed.
+
+  Lemma avx512_mul_loadu_broadcast (x : S) (v : Z -> S) (o : Z) :
+    (GEN [ l < 16 ] v _[ o + l ] * x) = avx512_mul (avx512_loadu v o) (avx512_broadcast x).
+  Proof. apply (lanes_map2 16 smul (fun l => v _[ o + l ]) (fun _ => x)). Qed.
+
+  (** A multiply whose result is added is a fused multiply-add (exact in
+      the ATL semantics; in floats [fmadd] rounds once instead of twice). *)
+  Lemma avx512_add_mul_fmadd (a b c : Z -> S) : avx512_add (avx512_mul a b) c = avx512_fmadd a b c.
+  Proof.
+    unfold avx512_add, avx512_mul, avx512_fmadd; apply genr_ext_ctx; intros l Hl.
+    rewrite get_gen by lia; reflexivity.
+  Qed.
+
+  Lemma avx512_add_comm (a b : Z -> S) : avx512_add a b = avx512_add b a.
+  Proof. unfold avx512_add; apply genr_ext_ctx; intros; apply sadd_comm. Qed.
+
+  (** Tails: a bounds guard [o + l < N] on a contiguous load is its mask of
+      [N - o] lanes; a lane guard [l < n] on a whole vector is a masked store. *)
+  Lemma avx512_maskload_guard (v : Z -> S) (o N : Z) :
+    (GEN [ l < 16 ] |[ o + l <? N ]| v _[ o + l ]) = avx512_maskload v o (N - o).
+  Proof. apply (lanes_guard_shift 16 o N (fun l => v _[ o + l ])). Qed.
+
+  Lemma avx512_maskstore_gen (n : Z) (f : Z -> S) :
+    (GEN [ l < 16 ] |[ l <? n ]| f l) = avx512_maskstore n (GEN [ l < 16 ] f l).
+  Proof.
+    unfold avx512_maskstore; apply genr_ext_ctx; intros l Hl; rewrite get_gen by lia; reflexivity.
+  Qed.
+
+  (** Mark a vector as stored (apply once, with a pattern). *)
+  Lemma avx512_storeu_gen (f : Z -> S) : (GEN [ l < 16 ] f l) = avx512_storeu (GEN [ l < 16 ] f l).
+  Proof.
+    unfold avx512_storeu; apply genr_ext_ctx; intros l Hl; rewrite get_gen by lia; reflexivity.
+  Qed.
+End avx512Helpers.
 
 (** ** Registration: held abstract by [same_program], unfolded by [check_safe] *)
 

@@ -30,7 +30,7 @@
     only a derived program with the call) and [check_safe] unfolds it to
     check the accesses of its specification. *)
 
-From Coq Require Import ZArith.
+From Coq Require Import ZArith Lia.
 From Verisched Require Import Tensor.Core Rewrites.Context Rewrites.Tactics.
 
 (** ** Memories *)
@@ -111,7 +111,7 @@ Tactic Notation "set_memory" ident(x) constr(M) :=
 Ltac atl_instr_apply b app k :=
   lazymatch b with
   | fun x : ?A => _ =>
-      let e := open_constr:(_ : A) in
+      let e := open_constr:(?[?x] : A) in
       let b' := eval cbv beta in (b e) in
       atl_instr_apply b' open_constr:(app e) k
   | _ => k b app
@@ -134,18 +134,285 @@ Ltac atl_instr_root I :=
         atl_skel body t; unify t body; exact (@eq_refl _ call))
   end.
 
-Ltac atl_instr_fail I :=
+(** ** Diagnostics: why no subterm is the specification
+
+    [atl_idiff pr l t] compares the specification [l] (parameters as
+    evars) with a subterm [t] in pre-order, as unification would, and
+    returns [(k, stop)]: [k] nodes agree before the first difference, and
+    [stop] says whether there is one.  With [pr = true] it prints that
+    difference.  Binders of both are instantiated with one variable named
+    after the subterm's own binder, so the messages use its names; index
+    and predicate positions are compared by unification as a whole (the
+    unit a user fixes with an index rewrite). *)
+
+Ltac atl_test tac := let r := constr:(ltac:(tryif tac then exact true else exact false) : bool) in
+  eval cbv in r.
+
+Ltac atl_unifiable a b := atl_test ltac:(idtac; assert_succeeds (unify a b)).
+
+Inductive atl_diff_reason := diff_range | diff_index | diff_lane | diff_type | diff_term.
+
+Ltac atl_isay pr why a b :=
+  lazymatch pr with
+  | false => idtac
+  | true =>
+      lazymatch why with
+      | diff_range =>
+          idtac "    its loop range (lo, hi) differs: the instruction needs" a;
+          idtac "      found" b
+      | diff_index =>
+          idtac "    an index or predicate differs: the instruction needs" a;
+          idtac "      found" b;
+          idtac "      (equal by arithmetic? rewrite it to the instruction's form first,";
+          idtac "       e.g. rw (get_index (i := <instruction's index>)))"
+      | diff_lane =>
+          idtac "    the instruction has a lane-free parameter" a "here, but found" b;
+          idtac "      which depends on a lane variable of the instruction's loop"
+      | diff_type =>
+          idtac "    a subterm's type differs: the instruction needs a" a;
+          idtac "      found" b
+      | diff_term =>
+          idtac "    expected" a;
+          idtac "      found" b
+      end
+  end.
+
+Ltac atl_say pr why a b res :=
+  let _ := constr:(ltac:(atl_isay pr why a b; exact I) : True) in res.
+
+Ltac atl_iadd k r :=
+  lazymatch r with (?j, ?s) => let n := eval cbv in (k + j)%nat in constr:((n, s)) end.
+
+Ltac atl_iseq pr l1 t1 l2 t2 :=
+  let r1 := atl_idiff pr l1 t1 in
+  lazymatch r1 with
+  | (_, true) => r1
+  | (?k, false) => let r2 := atl_idiff pr l2 t2 in atl_iadd k r2
+  end
+
+with atl_ibinder pr l t :=
+  (* [l], [t]: [fun x => _] / [fun y => _], bodies compared at one [y]. *)
+  lazymatch t with
+  | fun y : ?A => _ =>
+      let r := constr:(fun y : A => ltac:(
+                 let lb := eval cbv beta in (l y) in
+                 let tb := eval cbv beta in (t y) in
+                 let res := atl_idiff pr lb tb in exact res)) in
+      lazymatch r with fun _ => ?res => res end
+  end
+
+with atl_idiff pr l t :=
+  let isev := atl_test ltac:(idtac; is_evar l) in
+  let Tl := type of l in
+  let Tt := type of t in
+  let tyok := atl_unifiable Tl Tt in
+  lazymatch tyok with
+  | false => atl_say pr diff_type Tl t constr:((0%nat, true))
+  | true =>
+  lazymatch isev with
+  | true =>
+      let u := atl_unifiable l t in
+      lazymatch u with
+      | true => constr:((1%nat, false))
+      | false => atl_say pr diff_lane l t constr:((0%nat, true))
+      end
+  | false =>
+      let idx := atl_test ltac:(idtac; atl_is_index l) in
+      lazymatch idx with
+      | true =>
+          let u := atl_unifiable l t in
+          lazymatch u with
+          | true => constr:((1%nat, false))
+          | false => atl_say pr diff_index l t constr:((0%nat, true))
+          end
+      | false =>
+          lazymatch l with
+          | genr ?lo ?hi ?f =>
+              lazymatch t with
+              | genr ?lo' ?hi' ?g =>
+                  let u := atl_unifiable (lo, hi) (lo', hi') in
+                  lazymatch u with
+                  | false => atl_say pr diff_range (lo, hi) (lo', hi') constr:((1%nat, true))
+                  | true =>
+                      lazymatch g with
+                      | fun _ => _ => let r := atl_ibinder pr f g in atl_iadd 2%nat r
+                      | _ => atl_say pr diff_term l t constr:((1%nat, true))
+                      end
+                  end
+              | _ => atl_say pr diff_term l t constr:((0%nat, true))
+              end
+          | sumr ?lo ?hi ?f =>
+              lazymatch t with
+              | sumr ?lo' ?hi' ?g =>
+                  let u := atl_unifiable (lo, hi) (lo', hi') in
+                  lazymatch u with
+                  | false => atl_say pr diff_range (lo, hi) (lo', hi') constr:((1%nat, true))
+                  | true =>
+                      lazymatch g with
+                      | fun _ => _ => let r := atl_ibinder pr f g in atl_iadd 2%nat r
+                      | _ => atl_say pr diff_term l t constr:((1%nat, true))
+                      end
+                  end
+              | _ => atl_say pr diff_term l t constr:((0%nat, true))
+              end
+          | ?lf ?la =>
+              let hl := atl_head l in
+              let ht := atl_head t in
+              let same := atl_test ltac:(idtac; constr_eq hl ht) in
+              lazymatch same with
+              | false => atl_say pr diff_term l t constr:((0%nat, true))
+              | true =>
+                  lazymatch t with
+                  | ?tf ?ta => let r := atl_iseq pr lf tf la ta in atl_iadd 1%nat r
+                  | _ => atl_say pr diff_term l t constr:((0%nat, true))
+                  end
+              end
+          | _ =>
+              let u := atl_unifiable l t in
+              lazymatch u with
+              | true => constr:((1%nat, false))
+              | false => atl_say pr diff_term l t constr:((0%nat, true))
+              end
+          end
+      end
+  end
+  end.
+
+(** The size of a specification, the largest possible agreement. *)
+Ltac atl_isize l :=
+  let r := atl_idiff false l l in lazymatch r with (?k, _) => k end.
+
+(** At a node: does it agree with the specification on at least [K]
+    nodes (and differ somewhere)?  With [pr], print it and its difference. *)
+Ltac atl_idiag_root I K pr :=
+  idtac;
+  lazymatch goal with
+  | |- ?t = _ =>
+      atl_instr_inst I ltac:(fun body call =>
+        let r := atl_idiff false body t in
+        lazymatch r with
+        | (?k, _) =>
+            let ok := eval cbv in (Nat.leb K k) in
+            lazymatch ok with
+            | true =>
+                lazymatch pr with
+                | true =>
+                    idtac "  candidate:" t;
+                    let _ := atl_idiff true body t in idtac
+                | false => idtac
+                end
+            | false => fail
+            end
+        end)
+  end.
+
+Ltac atl_idiag_at I K sel :=
+  idtac;
+  lazymatch K with
+  | O => idtac "  (no subterm has the instruction's outermost construct)"
+  | S ?K' =>
+      tryif assert_succeeds (etransitivity; [ atl_descend ltac:(sel; atl_idiag_root I K false) | ])
+      then
+        (idtac "  closest subterms, in program order, and where each differs:";
+         tryif (etransitivity; [ atl_descend ltac:(sel; atl_idiag_root I K true; fail) | ])
+         then idtac else idtac)
+      else atl_idiag_at I K' sel
+  end.
+
+Ltac atl_instr_fail I sel :=
   let h := atl_head I in
   let b := eval unfold h in h in
-  idtac "use_instr" h ": its specification is" b;
-  fail 0 "use_instr" h ": no subterm of the program is its specification".
+  idtac "use_instr" h ": no subterm of the program is its specification";
+  idtac "  " b;
+  idtac "  (in the differences below, ?x stands for the instruction's parameter x)";
+  atl_instr_inst I ltac:(fun body call => let k := atl_isize body in atl_idiag_at I k sel);
+  fail 0 "use_instr" h ": no subterm of the program is its specification (the closest subterms and how they differ are listed above)".
 
 Tactic Notation "use_instr" open_constr(I) :=
   atl_check_goal;
   tryif atl_step ltac:(atl_instr_root I) then idtac
-  else atl_instr_fail I.
+  else atl_instr_fail I idtac.
 
 Tactic Notation "use_instr" open_constr(I) "at" uconstr(pat) :=
   atl_check_goal;
   tryif atl_step ltac:(atl_match pat; atl_instr_root I) then idtac
-  else atl_instr_fail I.
+  else atl_instr_fail I ltac:(atl_match pat).
+
+(** [use_instr_all I]: replace every subterm that is the specification of
+    [I] (bottom-up, so nested specifications become nested calls); fails
+    if there is none. *)
+Ltac atl_instr_root_any I :=
+  idtac;
+  lazymatch goal with
+  | |- ?t = _ =>
+      let I' := open_constr:(I) in
+      atl_instr_inst I' ltac:(fun body call =>
+        atl_skel body t; unify t body; exact (@eq_refl _ call))
+  end.
+
+Tactic Notation "use_instr_all" uconstr(I) :=
+  atl_check_goal;
+  let Ichk := open_constr:(I) in
+  tryif atl_step ltac:(atl_instr_root Ichk)
+  then atl_step ltac:(atl_everywhere ltac:(atl_instr_root_any I))
+  else atl_instr_fail Ichk idtac.
+
+(** ** [vector_index]: accesses and guards in lane form
+
+    An instruction's specification reads [v _[ o + l ]] and guards lanes
+    with [l <? n], where [l] is its lane variable.  After tiling, indices
+    come out as [1 + (xo * 8 + xi) - 1] and guards as [xo * 8 + xi <? N].
+    [vector_index] rewrites, under every innermost loop [GEN [ l < w ]]
+    with a numeral extent [w] (the lane loop), each access index [i] that
+    mentions [l] into [o + l] with [o] the [ring_simplify] normal form of
+    [i - l], and each guard [a <? b] with [l] in [a] into [l <? c], with
+    [c] the normal form of [b - (a - l)] (proved by [ring]).  Indices
+    already of that form, and those where [l] does not occur with
+    coefficient 1, are left alone. *)
+
+Lemma get_index {X} (v : Z -> X) (i j : Z) : i = j -> get v i = get v j.
+Proof. intros ->; reflexivity. Qed.
+
+Lemma guard_lane_shift {X} `{TensorElem X} (a b x c : Z) (e : X) :
+  (a - x = b - c)%Z -> iverson (a <? b)%Z e = iverson (x <? c)%Z e.
+Proof.
+  intros Hs; f_equal; destruct (Z.ltb_spec a b), (Z.ltb_spec x c); auto; exfalso; lia.
+Qed.
+
+(** The innermost lane variable: the latest hypothesis [0 <= l < w], [w] a
+    positive numeral. *)
+Ltac atl_lane_var :=
+  match goal with
+  | H : (0 <= ?x < ?w)%Z |- _ => lazymatch w with Zpos _ => x end
+  end.
+
+(** [atl_simplify_Z t k]: run [k] on the [ring_simplify] normal form of [t]. *)
+Ltac atl_simplify_Z t k :=
+  let E := fresh "E" in
+  assert (E : t = t) by reflexivity; ring_simplify in E;
+  lazymatch type of E with ?u = _ => clear E; k u end.
+
+Ltac atl_lane_root :=
+  idtac;
+  let x := atl_lane_var in
+  lazymatch goal with
+  | |- get ?v ?i = _ =>
+      lazymatch i with context [x] => idtac | _ => fail end;
+      lazymatch i with
+      | x => fail
+      | (?o + x)%Z => lazymatch o with context [x] => idtac | _ => fail end
+      | _ => idtac
+      end;
+      atl_simplify_Z constr:((i - x)%Z) ltac:(fun o =>
+        lazymatch o with context [x] => fail | _ => idtac end;
+        transitivity (get v (o + x)%Z); [ apply get_index; ring | reflexivity ])
+  | |- iverson (?a <? ?b)%Z ?e = _ =>
+      lazymatch a with context [x] => idtac | _ => fail end;
+      lazymatch a with x => fail | _ => idtac end;
+      atl_simplify_Z constr:((a - x)%Z) ltac:(fun d =>
+        lazymatch d with context [x] => fail | _ => idtac end;
+        atl_simplify_Z constr:((b - d)%Z) ltac:(fun c =>
+          transitivity (iverson (x <? c)%Z e); [ apply guard_lane_shift; ring | reflexivity ]))
+  end.
+
+Tactic Notation "vector_index" := atl_step ltac:(atl_everywhere atl_lane_root).
