@@ -551,17 +551,26 @@ class Lowerer(VectorLowering):
         tiny = ctx.facts.le(end - start, Poly.const(1))
         parallel = self.parallel and not ctx.in_parallel and not ctx.in_sum and not tiny
         facts = [Poly.var("@") - lo - a, lo + b - 1 - Poly.var("@")]
-        mark = len(out.lines)
         unroll = self.needs_unroll(e.var, e.body, dest, ctx)
         parallel = parallel and not unroll
+        ranges = [(lo + start, lo + end, [], parallel)]
+        if not unroll:
+            # Vector code: iterations whose lanes are all in bounds first, unmasked; the
+            # ragged tail after them (codegen/vector.py, mask_split).
+            split = self.mask_split(e, dest, mode, ctx, out, lo, lo + start, lo + end, facts)
+            if split is not None:
+                mid, extra = split
+                ranges = [(lo + start, mid, extra, parallel), (mid, lo + end, [], False)]
         cov = True
-        for c2, pv in self.iterate(e.var, lo + start, lo + end, ctx, out, facts, parallel, unroll,
-                                   (lo, hi)):
-            if not unroll:
-                self.gen_loops.add(c2.idx_names[e.var])
-            cov = self.lower(e.body, dest.peel(pv - lo), mode, c2, out) and cov
-        if parallel:
-            self.collapse_tiles(out, mark)
+        for rlo, rhi, extra, par in ranges:
+            mark = len(out.lines)
+            for c2, pv in self.iterate(e.var, rlo, rhi, ctx, out, facts + extra, par, unroll,
+                                       (lo, hi)):
+                if not unroll:
+                    self.gen_loops.add(c2.idx_names[e.var])
+                cov = self.lower(e.body, dest.peel(pv - lo), mode, c2, out) and cov
+            if par:
+                self.collapse_tiles(out, mark)
         if mode == "=":
             # Indices of the window outside the generation's extent are zero (Fig. 2).
             if not ctx.facts.ge0(a):

@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING
 
 from verisched.codegen.errors import LowerError
 from verisched.codegen.normal import access_base, show
-from verisched.codegen.poly import Poly
-from verisched.pybridge.instrs import INDEX, SCALAR, InstrSpec, instantiate, spec_of
+from verisched.codegen.poly import Atom, Poly, binop
+from verisched.pybridge.instrs import InstrSpec, instantiate, spec_of
 from verisched.pybridge.terms import Expr, Gen, Get, IConst, Instr, Let, Mem, Var, Zero, is_idx
 
 if TYPE_CHECKING:
@@ -147,6 +147,71 @@ class VectorLowering:
     ix, c, pred, ge_text, loop, lower, scalar, store, zero_fill, names, ...)."""
 
     isa: VectorISA | None
+    # While probing a loop body for its mask bounds (mask_split): the bounds seen.
+    _mask_log: list[Poly] | None = None
+
+    # -- splitting loops into unmasked iterations and a masked tail --------------
+    def mask_split(self, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitter, lo: Poly,
+                   first: Poly, last: Poly, facts: list[Poly]
+                   ) -> tuple[Poly, list[Poly]] | None:
+        """Where a generation's vector masks (and the guards of unrolled register
+        copies) depend on its variable v as `r - a*v >= 0` (a > 0; the lanes still in
+        bounds at the end of a row, the rows left in a register block), the
+        iterations with v <= r / a need no mask: split the loop there, as a person
+        writes a main loop and a tail.  Returns the split point and the facts that hold before
+        it, or None.  The body is lowered once more for this (nested loops are not
+        probed again), into a scratch emitter."""
+        if self.isa is None or self._mask_log is not None or not has_instr(e.body):
+            return None
+        # The probe's output is discarded: so are its names, loops and counters.
+        saved = (self.parallel_loops, set(self.gen_loops),  # type: ignore[attr-defined]
+                 set(self.names.used))  # type: ignore[attr-defined]
+        self._mask_log = []
+        try:
+            probe = type(out)()
+            with self.loop(e.var, first, last, ctx, probe, facts, False) as (c2, pv):  # type: ignore[attr-defined]
+                vname = c2.idx_names[e.var]
+                self.lower(e.body, dest.peel(pv - lo), mode, c2, probe)  # type: ignore[attr-defined]
+            log = self._mask_log
+        finally:
+            self._mask_log = None
+            self.parallel_loops, self.gen_loops = saved[0], saved[1]  # type: ignore[attr-defined]
+            self.names.used = saved[2]  # type: ignore[attr-defined]
+        scope = set(ctx.idx_names.values()) | set(ctx.facts.sizes)
+        # need = r - a v >= 0  iff  v <= r / a.  Of the needs with the same a and the
+        # same r up to a constant only the smallest constant matters (floor division
+        # is monotone; the prover does not know that).
+        tightest: dict[tuple[int, str], Poly] = {}
+        for need in log:
+            coeff = _var_coeff(need, vname)
+            if coeff is None or coeff >= 0:
+                continue
+            r = need - Poly.var(vname).scale(coeff)
+            if not r.vars() <= scope:
+                continue
+            key = (-coeff, (r - r.constant()).key())
+            if key not in tightest or need.constant() < tightest[key].constant():
+                tightest[key] = need
+        points: dict[str, Poly] = {}
+        extra: dict[str, Poly] = {}
+        for (a, _), need in tightest.items():
+            r = need + Poly.var(vname).scale(a)
+            points[need.key()] = binop("/", r, Poly.const(a)) + 1
+            extra[need.key()] = need.subst(vname, Poly.var("@"))
+        if not points:
+            return None
+        ps = list(points.values())
+        mid = ps[0]
+        for p in ps[1:]:
+            mid = self.smin(mid, p, ctx)  # type: ignore[attr-defined]
+        mid = self.smax(self.smin(mid, last, ctx), first, ctx)  # type: ignore[attr-defined]
+        return mid, list(extra.values())
+
+    def _log_needs(self, needs: list[Poly]) -> None:
+        """While probing: conditions `f >= 0` under which the fast path (no mask, no
+        guard) is taken."""
+        if self._mask_log is not None:
+            self._mask_log.extend(needs)
 
     # -- instruction families ------------------------------------------------
     def _check_supported(self, e: Instr) -> InstrSpec:
@@ -197,6 +262,8 @@ class VectorLowering:
             for f in facts:
                 c2.facts.add(f.subst("@", kp))
             cond = self.ge_text(conds, ctx)  # type: ignore[attr-defined]
+            if cond:
+                self._log_needs([f for f in conds if not ctx.facts.ge0(f)])
             with ExitStack() as stack:
                 if cond:
                     stack.enter_context(out.block(f"if ({cond})"))
@@ -358,6 +425,7 @@ class VectorLowering:
             load = isa.loadu.format(p=ptr)
         else:
             ks = [b for b in bounds if not ctx.facts.ge0(b - W)]
+            self._log_needs([k - W for k in ks])
             ktxt = self.c(ks[0], ctx)  # type: ignore[attr-defined]
             for b in ks[1:]:
                 ktxt = f"vs_min({ktxt}, {self.c(b, ctx)})"  # type: ignore[attr-defined]
@@ -465,6 +533,7 @@ class VectorLowering:
             self._store_lanes(e, dest, mode, lo, hi, ctx, out)
             return
         his = [h for h in his if not ctx.facts.ge0(h - W)]
+        self._log_needs([h - W for h in his] + [c for c in fixed if not ctx.facts.ge0(c)])
         ptr = f"&{dest.buf.cname}[{self.c(lin_0, ctx)}]"  # type: ignore[attr-defined]
         cond = self.ge_text(fixed, ctx)  # type: ignore[attr-defined]
         with ExitStack() as stack:
@@ -513,8 +582,27 @@ class VectorLowering:
             self.store(dest.peel(pv), mode, f"{t}[{self.c(pv, c2)}]", c2, out)  # type: ignore[attr-defined]
 
 
-def _kinds_ok(spec: InstrSpec) -> bool:
-    return all(p.kind in (INDEX, SCALAR) or p.rank == 1 for p in spec.params)
+def _var_coeff(p: Poly, name: str) -> int | None:
+    """Coefficient of variable `name` in `p` if it occurs only linearly (else None)."""
+    coeff = 0
+    for m, c in p.terms:
+        if m == (Atom("var", name),):
+            coeff += c
+        elif any(name in Poly.atom(a).vars() for a in m):
+            return None
+    return coeff
+
+
+def has_instr(e: object) -> bool:
+    """Does the term contain an instruction call?"""
+    if isinstance(e, Instr):
+        return True
+    if isinstance(e, tuple):
+        return any(has_instr(x) for x in e)
+    if is_idx(e):
+        return False
+    fields = getattr(e, "__dataclass_fields__", None)
+    return bool(fields) and any(has_instr(getattr(e, f)) for f in fields)
 
 
 __all__ = ["VectorISA", "RegBuf", "VectorLowering", "MAX_REGISTER_VECTORS", "MAX_UNROLL",
