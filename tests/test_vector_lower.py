@@ -241,6 +241,12 @@ EDGE_PROGRAMS = {
                    "tlet c := in_mem AVX2_REG (SUM [ k < 4 ] |[ k <? 3 ]| "
                    "avx2_fmadd (avx2_broadcast (y _[ k ])) (avx2_loadu x (8 * jv)) "
                    "(avx2_broadcast a)) in avx2_storeu c))",
+    # A register block written out lane by lane in the program (the storeu spec itself).
+    "reg_lanes_out": "trunc_r n (flatten (cdiv n 8) 8 (GEN [ jv < cdiv n 8 ] "
+                     "tlet c := in_mem AVX2_REG (GEN [ t < 2 ] avx2_loadu x (8 * jv + t)) in "
+                     "GEN [ l < 8 ] c _[ 1 ] _[ l ] + c _[ 0 ] _[ l ]))",
+    "reg_copy": "GEN [ jv < 2 ] tlet c := in_mem AVX2_REG (avx2_loadu x (8 * jv)) in "
+                "GEN [ l < 8 ] c _[ l ]",
     # A vector operand read from a rank-1 memory slice (no instruction around it).
     "slice_operand": "GEN [ t < 2 ] avx2_mul (X _[ t ]) (avx2_loadu y (8 * t))",
 }
@@ -268,3 +274,4 @@ def test_vector_edge_paths_match_the_interpreter() -> None:
                    got.astype(np.float64), "sanitized " + what)
     body = "\n".join(lowered["sum_mul"].body)
     assert "_mm256_fmadd_ps(" in body and "_mm256_loadu_ps(&out[0])" in body
+    assert "_mm256_storeu_ps(&out[8*jv], c);" in "\n".join(lowered["reg_copy"].body)

@@ -541,6 +541,9 @@ class Lowerer(VectorLowering):
         return e.body
 
     def lower_gen(self, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitter) -> bool:
+        vec = self.register_vector_copy(e, ctx)
+        if vec is not None:
+            return self.lower_instr(vec, dest, mode, ctx, out)
         lo, hi = self.ix(e.lo, ctx), self.ix(e.hi, ctx)
         extent = hi - lo
         a, b = dest.windows[0]

@@ -44,7 +44,19 @@ from verisched.codegen.errors import LowerError
 from verisched.codegen.normal import access_base, show
 from verisched.codegen.poly import Atom, Poly, binop
 from verisched.pybridge.instrs import InstrSpec, instantiate, spec_of
-from verisched.pybridge.terms import Expr, Gen, Get, IConst, Instr, Let, Mem, Var, Zero, is_idx
+from verisched.pybridge.terms import (
+    Expr,
+    Gen,
+    Get,
+    IConst,
+    Instr,
+    IVar,
+    Let,
+    Mem,
+    Var,
+    Zero,
+    is_idx,
+)
 
 if TYPE_CHECKING:
     from verisched.codegen.lower import Ctx, Dest, Emitter
@@ -270,6 +282,23 @@ class VectorLowering:
                     for f in conds:
                         c2.facts.add(f)
                 yield c2, kp
+
+    def register_vector_copy(self, e: Gen, ctx: Ctx) -> Instr | None:
+        """`GEN [ l < W ] R _[ i ] _[ l ]` with R a register buffer is the storeu
+        specification itself: store the vector whole instead of lane by lane."""
+        from verisched.pybridge.terms import free_vars
+
+        isa = self.isa
+        if (isa is None or e.lo != IConst(0) or e.hi != IConst(isa.lanes)
+                or not isinstance(e.body, Get) or e.body.index != IVar(e.var)):
+            return None
+        vec = e.body.tensor
+        base, idxs = access_base(vec)
+        buf = ctx.tensors.get(base.name) if isinstance(base, Var) else None
+        if (not isinstance(buf, RegBuf) or len(idxs) + 1 != len(buf.dims)
+                or e.var in free_vars(vec)):
+            return None
+        return Instr(f"{isa.family}_storeu", (vec,))
 
     # -- register lets -----------------------------------------------------------
     def reg_let(self, e: Let, ctx: Ctx, out: Emitter, body) -> bool:
