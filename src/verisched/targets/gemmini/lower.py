@@ -222,7 +222,15 @@ class GemminiLowerer(Lowerer):
         if isinstance(e, TAdd) and dest.buf is not None and dest.buf.cname in self.onchip:
             # acc := bias <+> SUM ...: the left operand writes, the right accumulates.
             covered = self.lower(e.left, dest, mode, ctx, out)
-            self.lower(e.right, dest, "+=", ctx, out)
+            # The right operand adds to what the left wrote: it never overwrites, even in
+            # the first iteration of an enclosing reduction.
+            name = dest.buf.cname
+            saved = self.first.pop(name, None)
+            try:
+                self.lower(e.right, dest, "+=", ctx, out)
+            finally:
+                if saved is not None:
+                    self.first[name] = saved
             return covered
         if isinstance(e, SBin) or (dest.buf is not None and dest.buf.cname in self.onchip
                                    and not dest.windows):

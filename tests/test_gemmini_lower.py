@@ -1,0 +1,319 @@
+"""The Gemmini lowering (src/verisched/targets/gemmini/lower.py) on the simulator.
+
+Every kernel runs on random int8 inputs at sizes that are and are not
+multiples of 16 and is compared exactly with the reference interpreter, which
+evaluates the gemmini_ calls by their specifications (Gemmini.v, through the
+registry) and the output path natively; the interpreter's own answer is
+checked against numpy once more.  The derivations of
+coq/Examples/GemminiMatmul.v are replayed through the bridge; hand-written
+programs in the same form cover what they do not (zero-padded tiles,
+configuration placement, bad input).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from verisched.codegen.errors import LowerError
+from verisched.pybridge.coqterm import parse_program
+from verisched.pybridge.instrs import alpha_equal, instantiate, spec_of
+from verisched.pybridge.interp import evaluate
+from verisched.pybridge.terms import IConst, Instr, IVar, Var
+from verisched.targets.gemmini import build
+from verisched.targets.gemmini.config import place_configs
+from verisched.targets.gemmini.instrs import acc_out, split_scale
+from verisched.targets.gemmini.lower import lower_gemmini
+from verisched.targets.gemmini.reference import matmul_acc, min_computes, quantize
+
+REPO = Path(__file__).resolve().parents[1]
+M, N, K = IVar("M"), IVar("N"), IVar("K")
+
+# The shape of GemminiMatmul.v's derived programs, with a hole for the accumulator's value.
+TILED = """trunc_r M (flatten (cdiv M 16) 16 (GEN [ io < cdiv M 16 ]
+  transpose N 16 (trunc_r N (flatten (cdiv N 16) 16 (GEN [ jo < cdiv N 16 ]
+    transpose 16 16 (tlet c := in_mem GEMMINI_ACC ({acc}) in
+      gemmini_mvout sm se act c (io * 16) (jo * 16) M N))))))"""
+PRODUCTS = """SUM [ ko < cdiv K 16 ]
+  tlet a := in_mem GEMMINI_SPAD (gemmini_mvin A (io * 16) (ko * 16) M K) in
+  tlet b := in_mem GEMMINI_SPAD (gemmini_mvin B (ko * 16) (jo * 16) K N) in
+  gemmini_matmul a b"""
+BIAS = "gemmini_mvin_acc D (io * 16) (jo * 16) M N <+> " + PRODUCTS
+# Two K-tiles per let, filled by a concatenation: their partial parts cannot be
+# followed to the products, so the lowering zero-fills them instead.
+PAIRS = """SUM [ kp < cdiv K 32 ]
+  tlet a := in_mem GEMMINI_SPAD (concat 1 1
+      (GEN [ t < 1 ] gemmini_mvin A (io * 16) (kp * 32) M K)
+      (GEN [ t < 1 ] gemmini_mvin A (io * 16) (kp * 32 + 16) M K)) in
+  tlet b := in_mem GEMMINI_SPAD (concat 1 1
+      (GEN [ t < 1 ] gemmini_mvin B (kp * 32) (jo * 16) K N)
+      (GEN [ t < 1 ] gemmini_mvin B (kp * 32 + 16) (jo * 16) K N)) in
+  gemmini_matmul (a _[ 0 ]) (b _[ 0 ]) <+> gemmini_matmul (a _[ 1 ]) (b _[ 1 ])"""
+ORIGINAL = ("GEN [ i < M ] GEN [ j < N ] gemmini_acc_out sm se act "
+            "({bias}SUM [ k < K ] A _[ i ] _[ k ] * B _[ k ] _[ j ])")
+
+SHAPES = [(16, 16, 16), (5, 7, 3), (33, 20, 50), (48, 64, 32), (17, 31, 47)]
+
+
+def inputs(m: int, n: int, k: int, bias: bool, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    out = {"A": rng.integers(-128, 128, (m, k), dtype=np.int8),
+           "B": rng.integers(-128, 128, (k, n), dtype=np.int8)}
+    if bias:
+        out["D"] = rng.integers(-2**20, 2**20, (m, n), dtype=np.int32)
+    return out
+
+
+def check_kernel(kernel, programs, m: int, n: int, k: int, scale: float, relu: bool,
+                 seed: int) -> dict[str, int]:
+    """Run `kernel` on the simulator and compare with the interpreter on `programs`
+    (and the interpreter with numpy).  Returns the simulator's counters."""
+    bias = any(a == "D" for a, _, _, _ in kernel.inputs)
+    ins = inputs(m, n, k, bias, seed)
+    sm, se = split_scale(scale)
+    sizes = {"M": m, "N": n, "K": k, "sm": sm, "se": se, "act": int(relu)}
+    res = build.run(kernel, ins, sizes)
+    want = quantize(matmul_acc(ins["A"], ins["B"]) + (ins["D"] if bias else 0), scale, relu)
+    for prog in programs:
+        ref = evaluate(prog, {a: v.astype(np.int64) for a, v in ins.items()}, sizes, np.int64)
+        np.testing.assert_array_equal(ref, want)
+        np.testing.assert_array_equal(res.out, ref)
+    return res.counters
+
+
+def env_for(bias: bool) -> dict:
+    env = {"A": (M, K), "B": (K, N)}
+    if bias:
+        env["D"] = (M, N)
+    return env
+
+
+# ---- the specifications ------------------------------------------------------------
+
+
+def test_output_path_matches_numpy_float32() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.integers(-2**31, 2**31, 5000, dtype=np.int64)
+    for scale in (1 / 300, 0.1, 2.5, 1e-6, -1 / 7):
+        sm, se = split_scale(scale)
+        assert np.float32(np.ldexp(float(sm), se)) == np.float32(scale)
+        for relu in (False, True):
+            np.testing.assert_array_equal(acc_out(x, sm, se, relu), quantize(x, scale, relu))
+
+
+def test_gemmini_specs_agree_with_coq(coq) -> None:
+    """The registry's templates are Gemmini.v's definitions (printed by Coq, parsed back)."""
+    start = coq.state
+    try:
+        coq.run_ok("From Verisched Require Import Targets.Gemmini.")
+        coq.run_ok("Section VS_gemmini_specs.")
+        coq.run_ok("Variables (v0 a0 b0 c0 : Z -> Z -> gint) (r0 c1 R0 C0 sm0 se0 : Z) "
+                   "(act0 : bool).")
+        coq.run_ok("Goal True.")
+        calls = {
+            "gemmini_mvin": "v0 r0 c1 R0 C0", "gemmini_mvin_acc": "v0 r0 c1 R0 C0",
+            "gemmini_matmul": "a0 b0", "gemmini_mvout": "sm0 se0 act0 c0 r0 c1 R0 C0",
+        }
+        for name, args in calls.items():
+            r = coq.run(f"let t := eval unfold {name} in ({name} {args}) in "
+                        "bridge_print_term t.", timeout=60)
+            assert r.ok, r.error
+            text = re.search(r"<VS-TERM>(.*?)</VS-TERM>", r.output, re.S).group(1)
+            spec = spec_of(name)
+            call = Instr(name, tuple(
+                IVar(a) if p.kind == "index" else Var(a)
+                for p, a in zip(spec.params, args.split(), strict=True)))
+            assert alpha_equal(parse_program(text), instantiate(call)), (name, text)
+    finally:
+        coq.back_to(start)
+
+
+# ---- the replayed derivations -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def derived(coq):
+    """GemminiMatmul.v's derivations, replayed once and lowered."""
+    from verisched.targets.gemmini.derived import load_derivations, lower_derivation
+
+    names = ["qmatmul_gemmini", "qmatmul_nobias_gemmini"]
+    dps = load_derivations(REPO / "coq/Examples/GemminiMatmul.v", names)
+    return {n: (dp, lower_derivation(dp)) for n, dp in dps.items()}
+
+
+@pytest.mark.parametrize("name", ["qmatmul_gemmini", "qmatmul_nobias_gemmini"])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_derived_kernel_matches_interpreter(derived, name: str, shape) -> None:
+    dp, kernel = derived[name]
+    m, n, k = shape
+    counters = check_kernel(kernel, [dp.expr, dp.original], m, n, k, 1 / 500 if
+                            name == "qmatmul_gemmini" else 1 / 97, sum(shape) % 2 == 0,
+                            seed=m * n + k)
+    # One product per (row tile, column tile, reduction tile): the utilization bound.
+    assert counters["compute_preloaded"] == min_computes(m, n, k)
+    # Every configuration is set once, before the loops.
+    assert counters["config_ex"] == 1 and counters["config_st"] == 1
+    assert counters["config_ld"] == (3 if name == "qmatmul_gemmini" else 2)
+
+
+def test_derived_kernel_refuses_unproved_safety(derived) -> None:
+    from verisched.codegen.errors import CodegenError
+    from verisched.targets.gemmini.derived import lower_derivation
+
+    dp, _ = derived["qmatmul_nobias_gemmini"]
+    gap = type(dp)(dp.name, dp.expr, dp.env, dp.sizes, safety_gap="never ran check_safe")
+    with pytest.raises(CodegenError, match="not proved in bounds"):
+        lower_derivation(gap)
+
+
+# ---- hand-written programs ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("acc", "bias"), [(PRODUCTS, False), (BIAS, True), (PAIRS, False)])
+def test_hand_written_programs(acc: str, bias: bool) -> None:
+    prog = parse_program(TILED.format(acc=acc))
+    orig = parse_program(ORIGINAL.format(bias="D _[ i ] _[ j ] <+> " if bias else ""))
+    kernel = lower_gemmini(prog, env_for(bias), name="hand")
+    for shape in [(20, 33, 40), (32, 16, 64), (3, 50, 17)]:
+        check_kernel(kernel, [prog, orig], *shape, scale=1 / 211, relu=True, seed=sum(shape))
+
+
+def test_zero_padding_when_partial_tiles_cannot_be_tracked() -> None:
+    prog = parse_program(TILED.format(acc=PAIRS))
+    text = "\n".join(lower_gemmini(prog, env_for(False), name="pairs").body)
+    zero_fill = re.compile(r"gemmini_extended_mvin\d?\(0, ")
+    assert zero_fill.search(text)  # zero-fill before a partial move
+    tracked = "\n".join(lower_gemmini(parse_program(TILED.format(acc=PRODUCTS)), env_for(False),
+                                      name="tracked").body)
+    assert not zero_fill.search(tracked)  # the products get the valid extents instead
+
+
+# ---- configuration placement ------------------------------------------------------------
+
+
+def _configs(lines: list[str]) -> list[str]:
+    return [s.strip() for s in lines if "config" in s]
+
+
+def test_config_hoisted_out_of_loops_and_not_repeated() -> None:
+    m = "/*@gemmini-config {} {}@*/"
+    body = [
+        "for (int i = 0; i < n; ++i) {",
+        "  " + m.format("ld0", "k|1.0f|0"), "  mvin();",
+        "  for (int j = 0; j < 4; ++j) {",
+        "    " + m.format("ld1", "16*j|1.0f|0"), "    mvin2();",
+        "    " + m.format("ld0", "k|1.0f|0"), "    mvin();",
+        "  }",
+        "}",
+        m.format("ld0", "k|1.0f|0"), "mvin();",
+        m.format("ld0", "m|1.0f|0"), "mvin();",
+    ]
+    out, stats = place_configs(body)
+    assert out[0].strip() == "gemmini_extended3_config_ld(k, 1.0f, 0, 0);"  # hoisted to the top
+    # ld1 depends on j: configured inside the j loop, every iteration.
+    j_loop = out.index("  for (int j = 0; j < 4; ++j) {")
+    assert out[j_loop + 1].strip() == "gemmini_extended3_config_ld(16*j, 1.0f, 0, 1);"
+    assert _configs(out) == ["gemmini_extended3_config_ld(k, 1.0f, 0, 0);",
+                             "gemmini_extended3_config_ld(16*j, 1.0f, 0, 1);",
+                             "gemmini_extended3_config_ld(m, 1.0f, 0, 0);"]
+    assert stats.requirements == 5 and stats.emitted == 3
+
+
+def test_config_after_branches_and_scopes() -> None:
+    m = "/*@gemmini-config {} {}@*/"
+    body = [
+        "if (c) {", "  " + m.format("st", "n|NO_ACTIVATION|1.0f"), "  mvout();", "}",
+        m.format("st", "n|NO_ACTIVATION|1.0f"), "mvout();",  # unknown after a one-armed if
+        "{", "  const int s = 3;", "  " + m.format("ld2", "s|1.0f|0"), "  mvin3();", "}",
+        "{", "  const int s = 4;", "  " + m.format("ld2", "s|1.0f|0"), "  mvin3();", "}",
+    ]
+    out, stats = place_configs(body)
+    assert len([s for s in out if "config_st" in s]) == 2
+    assert len([s for s in out if "config_ld" in s]) == 2  # same text, another `s`
+    assert stats.emitted == 4
+
+
+def test_each_configuration_is_emitted_once_per_kernel() -> None:
+    prog = parse_program(TILED.format(acc=BIAS))
+    kernel = lower_gemmini(prog, env_for(True), name="cfg")
+    configs = _configs(kernel.body)
+    assert len(configs) == 5, configs  # ex, three loads (D, A, B), st
+    loops = [k for k, s in enumerate(kernel.body) if s.strip().startswith("for (")]
+    first_loop = min(loops)
+    assert all(kernel.body.index(s) < first_loop for s in kernel.body if "config" in s)
+
+
+# ---- bad input ----------------------------------------------------------------------------
+
+
+def test_float_is_refused() -> None:
+    with pytest.raises(LowerError, match="float32 is not supported by Gemmini"):
+        lower_gemmini(parse_program(TILED.format(acc=PRODUCTS)), env_for(False), dtype="float32")
+
+
+def test_buffer_larger_than_the_scratchpad_is_refused() -> None:
+    # A whole 2048 x K panel of A staged at once: 128 * 16 rows per K tile.
+    big = """SUM [ ko < cdiv K 16 ]
+      tlet a := in_mem GEMMINI_SPAD (GEN [ t < 1100 ] gemmini_mvin A (t * 16) (ko * 16) M K) in
+      tlet b := in_mem GEMMINI_SPAD (gemmini_mvin B (ko * 16) (jo * 16) K N) in
+      gemmini_matmul (a _[ io ]) b"""
+    with pytest.raises(LowerError, match=r"let a in GEMMINI_SPAD needs 17600 rows.*16384"):
+        lower_gemmini(parse_program(TILED.format(acc=big)), env_for(False))
+
+
+def test_symbolic_buffer_extent_is_refused() -> None:
+    sym = """SUM [ ko < cdiv K 16 ]
+      tlet a := in_mem GEMMINI_SPAD (GEN [ t < cdiv M 16 ] gemmini_mvin A (t * 16) (ko * 16) M K) in
+      tlet b := in_mem GEMMINI_SPAD (gemmini_mvin B (ko * 16) (jo * 16) K N) in
+      gemmini_matmul (a _[ io ]) b"""
+    with pytest.raises(LowerError, match="let a in GEMMINI_SPAD has symbolic extents"):
+        lower_gemmini(parse_program(TILED.format(acc=sym)), env_for(False))
+
+
+def test_product_into_the_scratchpad_is_refused() -> None:
+    wrong = TILED.format(acc=PRODUCTS).replace("in_mem GEMMINI_ACC", "in_mem GEMMINI_SPAD")
+    with pytest.raises(LowerError, match=r"gemmini_matmul .* GEMMINI_ACC, but its destination "
+                                         r"is in GEMMINI_SPAD|sum is stored into a scratchpad"):
+        lower_gemmini(parse_program(wrong), env_for(False))
+
+
+def test_operand_in_dram_is_refused() -> None:
+    dram = PRODUCTS.replace("gemmini_matmul a b", "gemmini_matmul A b")
+    with pytest.raises(LowerError, match="operand a of gemmini_matmul .* is not in the "
+                                         "scratchpad or accumulator"):
+        lower_gemmini(parse_program(TILED.format(acc=dram)), env_for(False))
+    unstaged = PRODUCTS.replace("tlet a := in_mem GEMMINI_SPAD (", "tlet a := (")
+    with pytest.raises(LowerError, match="gemmini_mvin .* must write an on-chip buffer"):
+        lower_gemmini(parse_program(TILED.format(acc=unstaged)), env_for(False))
+
+
+def test_row_of_other_width_is_refused() -> None:
+    prog = parse_program("tlet a := in_mem GEMMINI_SPAD (GEN [ i < 16 ] GEN [ j < 8 ] "
+                         "A _[ i ] _[ j ]) in A")
+    with pytest.raises(LowerError, match="last extent 8; a scratchpad or accumulator row holds "
+                                         "exactly 16"):
+        lower_gemmini(prog, {"A": (IConst(16), IConst(16))})
+
+
+def test_scalar_code_in_an_onchip_buffer_is_refused() -> None:
+    scalar = "GEN [ i < 16 ] GEN [ j < 16 ] A _[ i ] _[ j ] * B _[ i ] _[ j ]"
+    prog = parse_program(TILED.format(acc=scalar))
+    with pytest.raises(LowerError, match="scalar arithmetic outside gemmini_ instructions"):
+        lower_gemmini(prog, env_for(False))
+
+
+def test_unwritten_accumulator_rows_are_refused() -> None:
+    # The products cover only the first 8 rows of each block; mvout reads 16.
+    half = PRODUCTS.replace("gemmini_mvin A (io * 16) (ko * 16) M K",
+                            "gemmini_mvin A (io * 16) (ko * 16) (io * 16 + 8) K")
+    with pytest.raises(LowerError, match="which is only known to be written"):
+        lower_gemmini(parse_program(TILED.format(acc=half)), env_for(False))
+
+
+def test_wrong_arguments_name_the_instruction() -> None:
+    bad = TILED.format(acc=PRODUCTS).replace("gemmini_matmul a b", "gemmini_matmul a")
+    with pytest.raises(Exception, match="gemmini_matmul"):
+        lower_gemmini(parse_program(bad), env_for(False))
