@@ -100,16 +100,18 @@ Section GemminiMatmul.
     rw let_sum_lift0 at (sumr 0 16 _).
     rw ll_gen at (genr 0 16 _).
     rw sum_gen_swap at (sumr 0 16 _).
-    (* Instructions: the bias move first (its specification is also that
-       of [gemmini_mvin]; the order of the steps picks the right one). *)
-    use_instr gemmini_mvin_acc.
-    use_instr gemmini_mvin.
-    use_instr gemmini_mvin.
+    (* Instructions (the bias move's specification is also [gemmini_mvin]'s:
+       the DRAM argument given picks the site). *)
+    use_instr (gemmini_mvin_acc D).
+    use_instr (gemmini_mvin A).
+    use_instr (gemmini_mvin B).
     use_instr gemmini_matmul.
     use_instr gemmini_mvout.
     (* Memories. *)
     rename_buffer a into c.
     rename_buffer x into b.
+    rename_loop io0 into jo.
+    rename_loop j into ko.
     set_memory c GEMMINI_ACC.
     set_memory a GEMMINI_SPAD.
     set_memory b GEMMINI_SPAD.
@@ -175,12 +177,14 @@ Section GemminiMatmul.
     rw let_sum_lift0 at (sumr 0 16 _).
     rw ll_gen at (genr 0 16 _).
     rw sum_gen_swap at (sumr 0 16 _).
-    use_instr gemmini_mvin.
-    use_instr gemmini_mvin.
+    use_instr (gemmini_mvin A).
+    use_instr (gemmini_mvin B).
     use_instr gemmini_matmul.
     use_instr gemmini_mvout.
     rename_buffer a into c.
     rename_buffer x into b.
+    rename_loop io0 into jo.
+    rename_loop j into ko.
     set_memory c GEMMINI_ACC.
     set_memory a GEMMINI_SPAD.
     set_memory b GEMMINI_SPAD.
@@ -204,3 +208,112 @@ Section GemminiMatmul.
     qmatmul_nobias_gemmini = qmatmul_nobias_gemmini_expected.
   Proof. same_program. Qed.
 End GemminiMatmul.
+
+(** ** Reusing the A row panel
+
+    The schedule above moves every [A] block into the scratchpad once per
+    output block, i.e. [cdiv N 16] times.  Here the [A] blocks of a row of
+    output blocks ([cdiv K 16] of them, the row panel) are staged once per
+    [io] and read by every column block [jo]: the panel's let is lifted
+    out of the [ko] reduction, out of the accumulator's value
+    ([let_let]), and out of the [jo] loop and its reshapes (it does not
+    depend on [jo]).  Scratchpad use grows to [cdiv K 16 * 16 + 16] rows,
+    so the derivation assumes [K <= 8192] and [gemmini_check_fit] proves
+    the fit from it.  The [mvin]s of [A] drop from
+    [cdiv M 16 * cdiv N 16 * cdiv K 16] to [cdiv M 16 * cdiv K 16]. *)
+
+Lemma let_let {X Y W} (e1 : X) (f : X -> Y) (g : Y -> W) :
+  atl_let (atl_let e1 f) g = atl_let e1 (fun x => atl_let (f x) g).
+Proof. reflexivity. Qed.
+
+Section GemminiMatmulPanel.
+  Variables (M N K : Z).
+  Hypotheses (HM : 0 <= M) (HN : 0 <= N) (HK : 0 <= K).
+  Hypothesis (HKcap : K <= 8192).
+  Variables (A B D : Z -> Z -> gint).
+  Hypotheses (HA : shaped [M; K] A) (HB : shaped [K; N] B) (HD : shaped [M; N] D).
+  Variables (sm se : Z) (act : bool).
+
+  Derive qmatmul_gemmini_panel SuchThat (qmatmul M N K A B D sm se act = qmatmul_gemmini_panel)
+    As qmatmul_gemmini_panel_correct.
+  Proof.
+    reschedule.
+    (* As in [qmatmul_gemmini] up to the staging of the blocks. *)
+    rw (gen_tile 16 M).
+    rw <- guard_gen at (iverson (_ <? M) _).
+    rw <- transpose_gen at (genr 0 16 _).
+    rw (gen_tile 16 N).
+    rw <- guard_gen at (iverson (_ <? N) _).
+    rw <- transpose_gen at (genr 0 16 _).
+    rw guard_comm at (iverson (_ <? N) _).
+    rw guard_merge.
+    name_buffer (D _[ _ ] _[ _ ] <+> _) as c.
+    rw ll_guard_dup.
+    rw let_gen_lift0 at (genr 0 16 _).
+    rw let_gen_lift0 at (genr 0 16 _).
+    rw tadd_guard.
+    rw <- tadd_gen.
+    rw <- tadd_gen.
+    rw (sum_tile K 16).
+    rw <- guard_sum at (iverson (_ && _) (sumr 0 (cdiv K 16) _)).
+    rw <- guard_sum at (iverson (_ && _) (sumr 0 16 _)).
+    rw guard_merge.
+    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 (cdiv K 16) _)).
+    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 (cdiv K 16) _)).
+    rw guard_mul_split.
+    name_buffer (|[ _ ]| A _[ _ ] _[ _ ]) as a.
+    rw let_sum_lift0.
+    rw ll_gen.
+    rw let_gen_lift0.
+    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 16 _)).
+    name_buffer (|[ _ ]| B _[ _ ] _[ _ ]) as b.
+    rw let_gen_lift0.
+    rw let_sum_lift0 at (sumr 0 16 _).
+    rw ll_gen at (genr 0 16 _).
+    rw sum_gen_swap at (sumr 0 16 _).
+    (* The A row panel: out of ko, out of the accumulator's value, out of
+       the column-block loop and its reshapes. *)
+    rw let_sum_lift0 at (sumr 0 (cdiv K 16) _).
+    rw ll_tadd_r.
+    rw let_let.
+    rw ll_transpose at (transpose 16 16 _).
+    rw ll_gen at (genr 0 (cdiv N 16) _).
+    rw ll_flatten at (flatten (cdiv N 16) 16 _).
+    rw ll_trunc_r at (trunc_r N _).
+    rw ll_transpose at (transpose N 16 _).
+    use_instr (gemmini_mvin_acc D).
+    use_instr (gemmini_mvin A).
+    use_instr (gemmini_mvin B).
+    use_instr gemmini_matmul.
+    use_instr gemmini_mvout.
+    rename_buffer a into c.
+    rename_buffer x into a.
+    rename_buffer x into b.
+    rename_loop i into ko.
+    rename_loop i into jo.
+    rename_loop i0 into ko.
+    set_memory a GEMMINI_SPAD.
+    set_memory c GEMMINI_ACC.
+    set_memory b GEMMINI_SPAD.
+    gemmini_check_fit.
+    check_safe.
+    done.
+  Qed.
+
+  Definition qmatmul_gemmini_panel_expected :=
+    trunc_r M (flatten (cdiv M 16) 16 (GEN [ io < cdiv M 16 ]
+      tlet a := in_mem GEMMINI_SPAD
+        (GEN [ ko < cdiv K 16 ] gemmini_mvin A (io * 16) (ko * 16) M K) in
+      transpose N 16 (trunc_r N (flatten (cdiv N 16) 16 (GEN [ jo < cdiv N 16 ]
+        transpose 16 16
+          (tlet c := in_mem GEMMINI_ACC
+             (gemmini_mvin_acc D (io * 16) (jo * 16) M N <+>
+              SUM [ ko < cdiv K 16 ]
+                tlet b := in_mem GEMMINI_SPAD (gemmini_mvin B (ko * 16) (jo * 16) K N) in
+                gemmini_matmul (a _[ ko ]) b) in
+           gemmini_mvout sm se act c (io * 16) (jo * 16) M N)))))).
+
+  Lemma qmatmul_gemmini_panel_is_expected :
+    qmatmul_gemmini_panel = qmatmul_gemmini_panel_expected.
+  Proof. same_program. Qed.
+End GemminiMatmulPanel.

@@ -308,6 +308,23 @@ Ltac gemmini_zadd a b :=
   | _ => lazymatch b with 0%Z => a | _ => constr:((a + b)%Z) end
   end.
 
+(** [x - 0], [x * 1], [1 * x] dropped from a size, for display. *)
+Ltac gemmini_zclean t :=
+  lazymatch t with
+  | (?a - 0)%Z => gemmini_zclean a
+  | (?a * 1)%Z => gemmini_zclean a
+  | (1 * ?a)%Z => gemmini_zclean a
+  | (?a + ?b)%Z =>
+      let a' := gemmini_zclean a in let b' := gemmini_zclean b in constr:((a' + b')%Z)
+  | (?a * ?b)%Z =>
+      let a' := gemmini_zclean a in let b' := gemmini_zclean b in
+      lazymatch b' with
+      | 1%Z => a'
+      | _ => lazymatch a' with 1%Z => b' | _ => constr:((a' * b')%Z) end
+      end
+  | _ => t
+  end.
+
 (** A closed size evaluates to a numeral; a symbolic one is kept. *)
 Ltac gemmini_zsimpl t :=
   let t' := eval cbv [gemmini_buffer_rows fold_right removelast] in t in
@@ -317,8 +334,12 @@ Ltac gemmini_zsimpl t :=
          | Zpos _ => v
          | Z0 => v
          end
-  | _ => t'
+  | _ => gemmini_zclean t'
   end.
+
+(** The capacity goals: linear, or with [cdiv] of the sizes. *)
+Ltac gemmini_fit_arith :=
+  first [ lia | nia | (unfold cdiv in *; Z.div_mod_to_equations; nia) ].
 
 Ltac gemmini_rows_under mem f :=
   lazymatch type of f with
@@ -371,14 +392,33 @@ Ltac gemmini_check_fit :=
       let a' := gemmini_zsimpl a in
       tryif assert_succeeds (assert (s' <= gemmini_spad_rows)%Z
                                by (unfold gemmini_spad_rows, gemmini_spad_banks,
-                                   gemmini_spad_bank_rows; nia))
+                                   gemmini_spad_bank_rows; gemmini_fit_arith))
       then idtac "gemmini_check_fit: scratchpad rows" s' "<= 16384"
       else fail 0 "gemmini_check_fit: the scratchpad buffers need" s'
              "rows, not proved <= 16384 (4 banks x 4096)";
       tryif assert_succeeds (assert (a' <= gemmini_acc_rows)%Z
-                               by (unfold gemmini_acc_rows; nia))
+                               by (unfold gemmini_acc_rows; gemmini_fit_arith))
       then idtac "gemmini_check_fit: accumulator rows" a' "<= 1024"
       else fail 0 "gemmini_check_fit: the accumulator buffers need" a'
              "rows, not proved <= 1024"
   | _ => fail 0 "gemmini_check_fit: expected a goal  program = ?derived"
   end.
+
+(** [rename_loop x into y]: rename the first generation or summation
+    (pre-order) whose index is named [x]; the program is unchanged up to
+    alpha.  Lifting lemmas name loops after their own binders ([i], [j],
+    ...), and loop names are what the printed program and the generated C
+    show.  (A general tactic: it belongs in Rewrites/Tactics.v.) *)
+Ltac gemmini_rename_loop_root x y :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- @genr ?X ?E ?lo ?hi (fun z => @?F z) = _ =>
+      atl_same_name x z; exact (@eq_refl _ (@genr X E lo hi (fun y : Z => F y)))
+  | |- @sumr ?X ?E ?lo ?hi (fun z => @?F z) = _ =>
+      atl_same_name x z; exact (@eq_refl _ (@sumr X E lo hi (fun y : Z => F y)))
+  end.
+
+Tactic Notation "rename_loop" ident(x) "into" ident(y) :=
+  atl_check_goal;
+  tryif atl_step ltac:(gemmini_rename_loop_root x y) then idtac
+  else fail 0 "rename_loop: the program has no loop named" x.
