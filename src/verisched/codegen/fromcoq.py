@@ -149,7 +149,7 @@ def load_derived(path: str | Path, name: str, shapes: dict[str, Shape] | None = 
         why = rd.semantics[-1] if rd.semantics else "no program recorded"
         raise DerivationError(f"derivation {name}: the derived program is outside the AST's "
                               f"grammar: {why}")
-    expr = progs[-1]
+    expr = _instruction_form(rd, progs[-1])
     sig = rd.signature
     env: dict[str, Shape] = {}
     dp = DerivedProgram(name, expr, env, tuple(sig.sizes),
@@ -178,6 +178,40 @@ def load_derived(path: str | Path, name: str, shapes: dict[str, Shape] | None = 
             raise DerivationError(f"derivation {name}: shape {len(env[t])}-d given for input "
                                   f"{t} of rank {rank}")
     return dp
+
+
+def _instruction_form(rd, semantic: Expr) -> Expr:
+    """The derived program as Coq printed it, if it uses instructions or memories.
+
+    The bridge records each state with every non-ATL definition unfolded (so the
+    interpreter can run programs naming user stages), which also unfolds the
+    instruction calls and `in_mem` markers the lowering needs (they are
+    definitions too, coq/Targets/Instr.v).  The final state's own printing keeps
+    them; it is used when it parses and names nothing the unfolded program does
+    not (no user definition left folded)."""
+    from verisched.codegen.vector import has_instr
+    from verisched.pybridge.terms import Mem, free_vars
+
+    steps = [s for s in rd.derivation.steps if getattr(s, "after", None) is not None]
+    for s in reversed(steps):
+        raw = s.after.program
+        if raw is None:
+            if s.after.program_text is None:
+                continue  # the finished state
+            return semantic
+        if (has_instr(raw) or _has_mem(raw, Mem)) and free_vars(raw) <= free_vars(semantic):
+            return raw
+        return semantic
+    return semantic
+
+
+def _has_mem(e: object, mem_cls: type) -> bool:
+    if isinstance(e, mem_cls):
+        return True
+    fields = getattr(e, "__dataclass_fields__", None)
+    if isinstance(e, tuple):
+        return any(_has_mem(x, mem_cls) for x in e)
+    return bool(fields) and any(_has_mem(getattr(e, f), mem_cls) for f in fields)
 
 
 def idx_names(shape: Shape) -> set[str]:

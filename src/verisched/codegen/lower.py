@@ -379,7 +379,11 @@ class Lowerer(VectorLowering):
             return None if s is None else s[1:]
         if isinstance(e, TAdd):
             s = self.shape(e.left, ctx)
-            return s if s is not None else self.shape(e.right, ctx)
+            r = self.shape(e.right, ctx)
+            if s is None or r is None or len(s) != len(r):
+                return s if s is not None else r
+            # Extents may differ: the sum is the longer one, zero-padded (Core.v).
+            return tuple(self.smax(a, b, ctx) for a, b in zip(s, r, strict=True))
         if isinstance(e, SBin):
             return ()
         if isinstance(e, Concat):
@@ -513,6 +517,7 @@ class Lowerer(VectorLowering):
                 if mode == "=":
                     self.zero_fill(dest, ctx, out)
                 return True
+            self._log_needs(facts)  # a loop may be split where the guard holds (vector.py)
             c2 = ctx.child()
             for f in facts:
                 c2.facts.add(f)
@@ -528,9 +533,31 @@ class Lowerer(VectorLowering):
             if mode == "=":
                 self.zero_fill(dest, ctx, out)
             return True
-        if isinstance(e, (Var, Get, TAdd, SBin)):
+        if isinstance(e, TAdd):
+            return self.lower_tadd(e, dest, mode, ctx, out)
+        if isinstance(e, (Var, Get, SBin)):
             raise NotNormalError(f"lowering: tensor-valued leaf: {show(e)}")
         return self.lower_reshape(e, dest, mode, ctx, out)
+
+    def lower_tadd(self, e: TAdd, dest: Dest, mode: str, ctx: Ctx, out: Emitter) -> bool:
+        """Tensor `<+>` (Fig. 2's ⊕ at tensor rank): store the left operand, then
+        accumulate the right one into the same destination (e.g. C's rows, then a
+        sum of products into them).  If the left operand does not write its whole
+        window, the window is zeroed first and both accumulate."""
+        if mode == "+=":
+            self.lower(e.left, dest, "+=", ctx, out)
+            self.lower(e.right, dest, "+=", ctx, out)
+            return True
+        sub = Emitter()
+        saved = (self.parallel_loops, set(self.gen_loops))
+        if self.lower(e.left, dest, "=", ctx, sub):
+            out.extend(sub)
+        else:
+            self.parallel_loops, self.gen_loops = saved
+            self.zero_fill(dest, ctx, out)
+            self.lower(e.left, dest, "+=", ctx, out)
+        self.lower(e.right, dest, "+=", ctx, out)
+        return True
 
     def strip_mem(self, e: Mem) -> Expr:
         """A memory marker away from a let's value: only DRAM (the default) means nothing

@@ -159,6 +159,13 @@ def _instr_rank(e: Instr) -> int:
         raise NotNormalError(f"normal-form check: {exc}") from exc
 
 
+def _accumulates(e: Expr) -> bool:
+    """Is `e` a reduction (a SUM, possibly under lets and guards)?"""
+    while isinstance(e, (Let, Guard)):
+        e = e.body
+    return isinstance(e, Sum)
+
+
 def check_normal(e: Expr, ranks: dict[str, int], rank: int) -> None:
     """Raise NotNormalError naming the first subterm outside the normal form.
 
@@ -218,10 +225,13 @@ def _check(e: Expr, ranks: dict[str, int], rank: int) -> None:
         _check(e.body, inner, rank)
         return
     if isinstance(e, TAdd):
-        if rank:
+        if rank and not _accumulates(e.right):
             _fail(e, "tensor-typed <+> left: expand it (lemma tadd_expand)")
-        _check(e.left, ranks, 0)
-        _check(e.right, ranks, 0)
+        # `x <+> SUM ...` at tensor rank (a copy, then a reduction into it, as in
+        # Sgemm.v's C + A B) is lowered as "store the left, accumulate the right"
+        # (lower.py, lower_tadd); other tensor sums are expanded by the derivation.
+        _check(e.left, ranks, rank)
+        _check(e.right, ranks, rank)
         return
     if isinstance(e, SBin):
         if rank:
