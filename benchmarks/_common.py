@@ -101,6 +101,54 @@ def load_lines(before: tuple[float, float, float]) -> list[str]:
     return lines
 
 
+def _cpu_jiffies() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine since boot (/proc/stat)."""
+    with open("/proc/stat") as f:
+        vals = [int(x) for x in f.readline().split()[1:]]
+    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)  # idle + iowait
+    return sum(vals) - idle, sum(vals)
+
+
+class OtherLoad:
+    """Cores kept busy by OTHER processes over an interval: the machine's busy time
+    (/proc/stat) minus this process's own CPU time, over the wall time.  Unlike the
+    load average (a 1-minute mean of runnable threads, ours included), it says what
+    the timed runs competed with."""
+
+    def __init__(self) -> None:
+        self.hz = os.sysconf("SC_CLK_TCK")
+        self.start()
+
+    def start(self) -> None:
+        self.t0 = time.perf_counter()
+        self.busy0, _ = _cpu_jiffies()
+        t = os.times()
+        self.self0 = t.user + t.system
+
+    def cores(self) -> float:
+        busy, _ = _cpu_jiffies()
+        t = os.times()
+        own = t.user + t.system - self.self0
+        wall = max(time.perf_counter() - self.t0, 1e-6)
+        return max(0.0, ((busy - self.busy0) / self.hz - own) / wall)
+
+
+def wait_for_quiet(max_wait: float, threshold: float = 0.25, window: float = 0.5) -> float:
+    """Wait (up to `max_wait` s) until other processes use less than `threshold` cores
+    over two consecutive `window`s; return the other load of the last window.  On a
+    shared machine this starts each timing in a quiet moment when there is one, and
+    wastes at most `max_wait` when there is none."""
+    deadline = time.perf_counter() + max_wait
+    quiet = 0
+    while True:
+        probe = OtherLoad()
+        time.sleep(window)
+        other = probe.cores()
+        quiet = quiet + 1 if other < threshold else 0
+        if quiet >= 2 or time.perf_counter() >= deadline:
+            return other
+
+
 def md_table(headers: list[str], rows: list[list[str]]) -> str:
     """A GitHub markdown table."""
     out = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]
