@@ -176,6 +176,13 @@ Section GemminiConv.
     rename_buffer x0 into col.
     rename_buffer y into wm.
     rename_buffer x1 into dm.
+    (* Loop names (outer before inner, so no name is shadowed when matched). *)
+    rename_loop i into m.
+    rename_loop j into k.
+    rename_loop i into j.
+    rename_loop i into j.
+    rename_loop i into m.     (* dm's row loop: its index is unused *)
+    rename_loop i into k.
     gemmini_check_fit.
     check_safe.
     done.
