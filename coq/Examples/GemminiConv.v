@@ -181,7 +181,6 @@ Section GemminiConv.
     rename_loop j into k.
     rename_loop i into j.
     rename_loop i into j.
-    rename_loop i into m.     (* dm's row loop: its index is unused *)
     rename_loop i into k.
     gemmini_check_fit.
     check_safe.

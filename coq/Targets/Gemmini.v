@@ -236,11 +236,15 @@ End GuardMul.
     without it a derivation ends with several buffers called [a]; the
     names are what the printed program, [set_memory] and the lowering see.
     (A general tactic: it belongs in Rewrites/Tactics.v.) *)
+(** A binder whose variable is unused has no name to match (Coq prints
+    it [_]); such binders are skipped. *)
+Ltac gemmini_used F := lazymatch F with fun _ => ?b => fail | _ => idtac end.
+
 Ltac gemmini_rename_root x y :=
   atl_eta_binder;
   lazymatch goal with
   | |- atl_let ?e (fun z => @?F z) = _ =>
-      atl_same_name x z;
+      gemmini_used F; atl_same_name x z;
       let T := type of e in
       exact (@eq_refl _ (atl_let e (fun y : T => F y)))
   end.
@@ -408,14 +412,18 @@ Ltac gemmini_check_fit :=
     (pre-order) whose index is named [x]; the program is unchanged up to
     alpha.  Lifting lemmas name loops after their own binders ([i], [j],
     ...), and loop names are what the printed program and the generated C
-    show.  (A general tactic: it belongs in Rewrites/Tactics.v.) *)
+    show.  A name is matched as Ltac sees it: where a binder has the name
+    of an enclosing one (Coq prints it [i0]), rename the enclosing one
+    first.  (A general tactic: it belongs in Rewrites/Tactics.v.) *)
 Ltac gemmini_rename_loop_root x y :=
   atl_eta_binder;
   lazymatch goal with
   | |- @genr ?X ?E ?lo ?hi (fun z => @?F z) = _ =>
-      atl_same_name x z; exact (@eq_refl _ (@genr X E lo hi (fun y : Z => F y)))
+      gemmini_used F; atl_same_name x z;
+      exact (@eq_refl _ (@genr X E lo hi (fun y : Z => F y)))
   | |- @sumr ?X ?E ?lo ?hi (fun z => @?F z) = _ =>
-      atl_same_name x z; exact (@eq_refl _ (@sumr X E lo hi (fun y : Z => F y)))
+      gemmini_used F; atl_same_name x z;
+      exact (@eq_refl _ (@sumr X E lo hi (fun y : Z => F y)))
   end.
 
 Tactic Notation "rename_loop" ident(x) "into" ident(y) :=
