@@ -30,7 +30,8 @@
 
 From Coq Require Import ZArith Reals Lia.
 From Verisched Require Import Tensor.Scalar Tensor.Core Tensor.Sum Tensor.Arith.
-From Verisched Require Import Rewrites.Gen Targets.Instr.
+From Verisched Require Import Rewrites.Gen Rewrites.Guard Targets.Instr.
+From Verisched Require Import Reshape.Defs Reshape.Duals.
 Open Scope Z_scope. Open Scope atl_scope.
 
 (** ** An ordered scalar: the maximum *)
@@ -136,6 +137,51 @@ Section AVX.
   Proof. reflexivity. Qed.
 End AVX.
 
+(** ** Splitting a loop into vectors
+
+    Exo's [divide_loop] with a cut tail (Exo thesis Sec. 3.3), as one
+    rewrite: [GENR [ lo <= x < hi ] f x], of extent [N = hi - lo], is [q =
+    N / w] full vectors of [w] lanes, with no guard, and the remaining
+    [cdiv N w - q] (0 or 1) vectors, whose lanes past [N] are guarded
+    off; flattened and truncated back to [N].  The lane [l] of vector [io]
+    is element [w * io + l]. *)
+Section Vectorize.
+  Context {X : Type} `{TensorLaws X}.
+
+  Lemma gen_vectorize w lo hi N q (f : Z -> X) :
+    (N = hi - lo)%Z -> (q = N / w)%Z -> (0 < w)%Z -> (0 <= N)%Z ->
+    genr lo hi f =
+    trunc_r N (flatten (cdiv N w) w
+      (concat q (cdiv N w - q)
+         (GEN [ io < q ] GEN [ l < w ] f (lo + (w * io + l))%Z)
+         (GENR [ q <= io < cdiv N w ] GEN [ l < w ]
+            |[ (w * io + l <? N)%Z ]| f (lo + (w * io + l))%Z))).
+  Proof.
+    intros HN Hq Hw HN0.
+    rewrite (gen_shift lo hi f), <- HN, (gen_tile w N) by lia.
+    assert (Hq0 : 0 <= q <= cdiv N w).
+    { subst q; split; [apply Z.div_pos; lia|]; unfold cdiv.
+      apply Z.div_le_mono; lia. }
+    rewrite (gen_concat q (cdiv N w)) by lia.
+    f_equal; f_equal; f_equal.
+    - apply genr_ext_ctx; intros io Hio; apply genr_ext_ctx; intros l Hl.
+      replace (io * w + l)%Z with (w * io + l)%Z by ring.
+      rewrite guard_elim; [reflexivity|].
+      apply Z.ltb_lt; subst q.
+      assert (w * (N / w) <= N)%Z by (apply Z.mul_div_le; lia).
+      assert (w * (io + 1) <= w * (N / w))%Z by (apply Z.mul_le_mono_nonneg_l; lia). nia.
+    - apply genr_ext_ctx; intros io Hio; apply genr_ext_ctx; intros l Hl.
+      replace (io * w + l)%Z with (w * io + l)%Z by ring; reflexivity.
+  Qed.
+End Vectorize.
+
+Arguments gen_vectorize {X _ _} (w lo hi N q)%Z f%atl_scope.
+
+(** [|[ p ]| e] as [|[ p ]| |[ p ]| e]: keep a lane guard inside a masked
+    store (its loads must stay in bounds too). *)
+Lemma guard_dup {X} `{TensorElem X} p (e : X) : |[ p ]| e = |[ p ]| (|[ p ]| e).
+Proof. destruct p; reflexivity. Qed.
+
 (** ** Lane-wise lemmas, for any width
 
     A lane-wise operation on generations of one width is the generation
@@ -231,6 +277,10 @@ Section avx2Helpers.
     unfold avx2_maskstore; apply genr_ext_ctx; intros l Hl; rewrite get_gen by lia; reflexivity.
   Qed.
 
+  Lemma avx2_maskstore_guard (n : Z) (f : Z -> S) :
+    (GEN [ l < 8 ] |[ l <? n ]| f l) = avx2_maskstore n (GEN [ l < 8 ] |[ l <? n ]| f l).
+  Proof. rewrite <- avx2_maskstore_gen; apply genr_ext_ctx; intros; apply guard_dup. Qed.
+
   (** Mark a vector as stored (apply once, with a pattern). *)
   Lemma avx2_storeu_gen (f : Z -> S) : (GEN [ l < 8 ] f l) = avx2_storeu (GEN [ l < 8 ] f l).
   Proof.
@@ -301,6 +351,10 @@ Section avx512Helpers.
   Proof.
     unfold avx512_maskstore; apply genr_ext_ctx; intros l Hl; rewrite get_gen by lia; reflexivity.
   Qed.
+
+  Lemma avx512_maskstore_guard (n : Z) (f : Z -> S) :
+    (GEN [ l < 16 ] |[ l <? n ]| f l) = avx512_maskstore n (GEN [ l < 16 ] |[ l <? n ]| f l).
+  Proof. rewrite <- avx512_maskstore_gen; apply genr_ext_ctx; intros; apply guard_dup. Qed.
 
   (** Mark a vector as stored (apply once, with a pattern). *)
   Lemma avx512_storeu_gen (f : Z -> S) : (GEN [ l < 16 ] f l) = avx512_storeu (GEN [ l < 16 ] f l).

@@ -416,3 +416,21 @@ Ltac atl_lane_root :=
   end.
 
 Tactic Notation "vector_index" := atl_step ltac:(atl_everywhere atl_lane_root).
+
+(** [rw_all L]: one top-down pass rewriting with [L] at every node where it
+    applies (side conditions proved by [atl_side]), including inside what
+    a rewrite produced: [tadd_guard] pushes a guard through a whole sum,
+    [avx2_add_gen_tadd] splits a whole lane-wise sum into a tree of
+    [avx2_add].  Fails, with [rw]'s diagnostics, when [L] applies nowhere.
+    Only for lemmas whose right side is smaller in the sense that the pass
+    ends (not, e.g., [avx2_storeu_gen]). *)
+Ltac atl_topdown tac :=
+  etransitivity;
+  [ first [ tac | reflexivity ]
+  | atl_beta_lhs; atl_fresh_rhs ltac:(atl_children ltac:(atl_topdown tac)) ].
+
+Tactic Notation "rw_all" uconstr(L) :=
+  atl_check_goal;
+  tryif atl_step ltac:(atl_root_l L) then
+    atl_step ltac:(atl_topdown ltac:(atl_root_l L))
+  else rw L.
