@@ -115,6 +115,96 @@ class OnChip:
     scope: frozenset[str] = frozenset()
 
 
+def _split_atom(p: Poly, atom: object) -> tuple[Poly, Poly] | None:
+    """`p` as `coef * atom + rest` with neither part mentioning `atom` (None if `p` is
+    not linear in it)."""
+    coef: dict = {}
+    rest: dict = {}
+    for mono, c in p.terms:
+        n = mono.count(atom)
+        if n > 1:
+            return None
+        if n == 1:
+            m = list(mono)
+            m.remove(atom)
+            coef[tuple(m)] = coef.get(tuple(m), 0) + c
+        else:
+            rest[mono] = rest.get(mono, 0) + c
+    return Poly._make(coef), Poly._make(rest)
+
+
+def _fold_divmod(p: Poly) -> Poly:
+    """Fold `P * k * (y / k) + P * (y mod k)` into `P * y` (Z.div_mod: y = k (y / k) +
+    y mod k for k <> 0), repeatedly.  A split (Fig. 6) linearises an index through its
+    quotient and remainder; folding them back shows a tile's rows contiguous in memory."""
+    from verisched.codegen.poly import Atom
+
+    for _ in range(16):
+        mods = {a for mono, _ in p.terms for a in mono if a.op == "%"}
+        for mod in sorted(mods, key=Atom.key):
+            y, k = mod.args
+            if k.as_const() == 0:
+                continue
+            div = Atom("/", args=(y, k))
+            sm = _split_atom(p, mod)
+            if sm is None:
+                continue
+            cm, rest = sm
+            sd = _split_atom(rest, div)
+            if sd is None:
+                continue
+            cd, rest2 = sd
+            if not (cd - cm * k).terms:
+                p = rest2 + cm * y
+                break
+        else:
+            return p
+    return p
+
+
+def _prove_divmod(f: Poly, ctx: Ctx, depth: int = 4) -> bool:
+    """`f >= 0` where `f` is `c + s * (x / k)` or `c + s * (x mod k)` (s = +-1, k >= 1
+    provable), by the floor-division laws: x / k >= t iff x >= t k, x / k <= t iff
+    x <= t k + k - 1, 0 <= x mod k <= k - 1; `x` may itself hold such atoms."""
+    if ctx.facts.ge0(f):
+        return True
+    if depth == 0:
+        return False
+    atoms = [a for mono, _ in f.terms for a in mono if a.op in ("/", "%", "max")]
+    for atom in atoms:
+        sp = _split_atom(f, atom)
+        if sp is None:
+            continue
+        coef, c = sp
+        if atom.op == "max":
+            # coef * max(x, y) >= coef * x for coef >= 0: prove the smaller goal.
+            if ctx.facts.ge0(coef) and any(_prove_divmod(c + coef * arg, ctx, depth - 1)
+                                           for arg in atom.args):
+                return True
+            continue
+        if atom.op == "/" and not (coef - atom.args[1]).terms \
+                and ctx.facts.ge0(atom.args[1] - 1):
+            # k * (y / k) >= y - k + 1 for k >= 1.
+            y, k = atom.args
+            if _prove_divmod(c + y - k + 1, ctx, depth - 1):
+                return True
+        s_ = coef.as_const()
+        if s_ not in (1, -1):
+            continue
+        x, k = atom.args
+        if not (ctx.facts.ge0(k - 1) or _prove_divmod(k - 1, ctx, depth - 1)):
+            continue
+        if atom.op == "/":
+            goal = x + c * k if s_ == 1 else c * k + k - 1 - x
+            if _prove_divmod(goal, ctx, depth - 1):
+                return True
+        else:
+            goal = c if s_ == 1 else c - (k - 1)
+            if _prove_divmod(goal, ctx, depth - 1):
+                return True
+    return False
+
+
 def _single_atom(p: Poly, op: str) -> tuple[Poly, Poly] | None:
     if len(p.terms) == 1 and p.terms[0][1] == 1 and len(p.terms[0][0]) == 1:
         a = p.terms[0][0][0]
@@ -125,7 +215,7 @@ def _single_atom(p: Poly, op: str) -> tuple[Poly, Poly] | None:
 
 def _le(a: Poly, b: Poly, ctx: Ctx, depth: int = 6) -> bool:
     """`a <= b`, by the prover or through min/max (which the linear prover keeps opaque)."""
-    if ctx.facts.le(a, b):
+    if _prove_divmod(b - a, ctx, 2):
         return True
     if depth == 0:
         return False
@@ -152,6 +242,40 @@ def _single_move(value: Expr) -> bool:
     while isinstance(value, (Gen, Guard)):
         value = value.body
     return isinstance(value, Instr) and value.name in ROLES and ROLES[value.name].kind == LOAD
+
+
+def wide_tensors(e: Expr) -> set[str]:
+    """Names of DRAM tensors holding int32 data: sources of gemmini_mvin_acc, and what the
+    values of such lets read (a bias broadcast into a matrix reads an int32 bias)."""
+    from verisched.pybridge.terms import Let as LetT
+
+    wide: set[str] = set()
+    lets: dict[str, Expr] = {}
+
+    def walk(x: object) -> None:
+        if isinstance(x, Instr) and x.name in ROLES and ROLES[x.name].kind == LOAD \
+                and ROLES[x.name].memory == "GEMMINI_ACC":
+            base, _ = access_base(x.args[0])  # type: ignore[arg-type]
+            if isinstance(base, Var):
+                wide.add(base.name)
+        if isinstance(x, LetT):
+            lets[x.var] = x.value
+        if hasattr(x, "__dataclass_fields__"):
+            for f in x.__dataclass_fields__:  # type: ignore[attr-defined]
+                v = getattr(x, f)
+                for y in (v if isinstance(v, tuple) else (v,)):
+                    walk(y)
+
+    walk(e)
+    todo = list(wide)
+    while todo:
+        n = todo.pop()
+        if n in lets:
+            for v in free_vars(lets[n]):
+                if v not in wide:
+                    wide.add(v)
+                    todo.append(v)
+    return wide
 
 
 def config_names(e: object) -> set[str]:
@@ -196,6 +320,8 @@ class GemminiLowerer(Lowerer):
         self.first: dict[str, list[str]] = {}
         # Size-like parameters that configure the output path (scale, ReLU): not sizes.
         self.config_params: set[str] = set()
+        # ATL names of DRAM tensors (inputs, lets) holding int32 data (the rest is int8).
+        self.wide: set[str] = set()
 
     # -- shapes of the new nodes ------------------------------------------------
     def shape(self, e: Expr, ctx: Ctx) -> tuple[Poly, ...] | None:
@@ -250,13 +376,19 @@ class GemminiLowerer(Lowerer):
                  body: Callable[[Ctx, Emitter], bool]) -> bool:
         if isinstance(e.value, Mem):
             if e.value.memory == "DRAM":
-                return super().with_let(Let(e.var, e.value.body, e.body), ctx, out, body)
+                return self.with_let(Let(e.var, e.value.body, e.body), ctx, out, body)
             if e.value.memory not in ONCHIP:
                 raise LowerError(f"gemmini: let {e.var} is placed in {e.value.memory}, which "
                                  "the gemmini target does not have (GEMMINI_SPAD, GEMMINI_ACC, "
                                  "DRAM)")
             return self.onchip_let(e, e.value.memory, e.value.body, ctx, out, body)
-        return super().with_let(e, ctx, out, body)
+        # A DRAM buffer (im2col, packing): scalar copies, of the type its readers need.
+        saved = self.T
+        self.T = "int32_t" if e.var in self.wide else "int8_t"
+        try:
+            return super().with_let(e, ctx, out, body)
+        finally:
+            self.T = saved
 
     # -- on-chip buffers --------------------------------------------------------
     def onchip_let(self, e: Let, memory: str, value: Expr, ctx: Ctx, out: Emitter,
@@ -645,7 +777,7 @@ class GemminiLowerer(Lowerer):
         pi, pj = Poly.var("@i"), Poly.var("@j")
         z = Poly.const(0)
         bi, conds = dest.fn([pi, pj])
-        lin = self._rows_index(bi, buf.dims)
+        lin = _fold_divmod(self._rows_index(bi, buf.dims))
         lin00 = lin.subst("@i", z).subst("@j", z)
         stride = lin.subst("@i", Poly.const(1)).subst("@j", z) - lin00
         if (lin - lin00 - stride * pi - pj).terms or stride.vars() & {"@i", "@j"}:
@@ -654,17 +786,23 @@ class GemminiLowerer(Lowerer):
         (a0, b0), (a1, b1) = dest.windows
         row_lo, row_hi = self.smax(a0, z, ctx), self.smin(b0, Poly.const(DIM), ctx)
         col_lo, col_hi = self.smax(a1, z, ctx), self.smin(b1, Poly.const(DIM), ctx)
+        nonlinear = []
+        linear = []
         for f in conds:
             k = f.subst("@i", z).subst("@j", z)
             ci = f.subst("@j", z) - k
             cj = f.subst("@i", z) - k
-            if (f - ci - cj - k).terms:
-                raise LowerError(f"gemmini: {where}: store condition {self.c(f, ctx)} >= 0 "
-                                 "mixes rows and columns")
-            for part, name in ((ci, "@i"), (cj, "@j")):
-                if not part.terms:
+            coefs = [part.subst(name, Poly.const(1)).as_const() if part.terms else 0
+                     for part, name in ((ci, "@i"), (cj, "@j"))]
+            if (f - ci - cj - k).terms or any(c is None or (c and part.vars() != {name})
+                                              for c, part, name in zip(
+                                                  coefs, (ci, cj), ("@i", "@j"), strict=True)):
+                nonlinear.append(f)
+                continue
+            linear.append(f)
+            for coef, name in zip(coefs, ("@i", "@j"), strict=True):
+                if coef == 0:
                     continue
-                coef = part.subst(name, Poly.const(1)).as_const()
                 if coef == -1:  # k - v >= 0: v < k + 1
                     if name == "@i":
                         row_hi = self.smin(row_hi, k + 1, ctx)
@@ -676,6 +814,20 @@ class GemminiLowerer(Lowerer):
                     else:
                         col_lo = self.smax(col_lo, -k, ctx)
                 else:
+                    raise LowerError(f"gemmini: {where}: cannot turn the store condition "
+                                     f"{self.c(f, ctx)} >= 0 into a row/column count")
+        if nonlinear:
+            # Conditions through a split's quotient and remainder: they must follow from
+            # the row/column bounds (e.g. q < NB from the truncation to NB * OH * OW rows).
+            c2 = ctx.child()
+            for v in ("@i", "@j"):
+                c2.facts.bind(v)
+                c2.facts.add(Poly.var(v))
+                c2.facts.add(Poly.const(DIM - 1) - Poly.var(v))
+            for f in linear:
+                c2.facts.add(f)
+            for f in nonlinear:
+                if not _prove_divmod(f, c2):
                     raise LowerError(f"gemmini: {where}: cannot turn the store condition "
                                      f"{self.c(f, ctx)} >= 0 into a row/column count")
         if not ctx.facts.le(col_lo, z):
@@ -805,6 +957,7 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
         raise LowerError(f"gemmini: size parameters {sorted(size_names)} differ from the "
                          f"given order {sizes}")
     lw = GemminiLowerer()
+    lw.wide = wide_tensors(expr)
     lw.names.used.add(name)
     lw.error_flag = f"{name}_error"
     ctx = Ctx(Facts(sizes=frozenset()), {}, {})
@@ -862,6 +1015,9 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     placed, stats = cfg.place_configs(fill.lines)
     body.lines.extend(placed)
     body.line("gemmini_fence();")
+    for k, c, _ in inputs:
+        if k in lw.wide:
+            lw._set_input_type(c, "int32", f"input {k}")
     typed_inputs = [(k, c, d, ELEM[lw.input_types.get(c, "int8")][0]) for k, c, d in inputs]
     counts = {}
     for _, c, d in [*inputs, ("", out_name, cdims)]:
