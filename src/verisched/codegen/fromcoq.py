@@ -40,6 +40,9 @@ class DerivedProgram:
     safety_gap: str | None = None
     # The program the derivation started from (user definitions unfolded), when parsed.
     original: Expr | None = None
+    # The derived program with every definition unfolded, instructions included (the
+    # bridge's view); `expr` keeps instruction calls and memories for the lowering.
+    unfolded: Expr | None = None
 
 
 def safety_gap(steps: list) -> str | None:
@@ -114,19 +117,16 @@ def check_conditions(dp: DerivedProgram, sizes: dict[str, int]) -> None:
                                       "proved equal to the program under it")
 
 
-def load_derived(path: str | Path, name: str, shapes: dict[str, Shape] | None = None,
-                 timeout: float = 300.0) -> DerivedProgram:
-    """Replay derivation `name` of `path` and return its final program."""
+def _replay(path: Path, only: str | None, timeout: float):
     from verisched.pybridge.errors import BridgeError
     from verisched.pybridge.replay import replay_file
     from verisched.pybridge.session import CoqSession
 
-    path = Path(path)
     if not path.is_file():
         raise DerivationError(f"derivation: no such file: {path}")
     try:
         with CoqSession(timeout=timeout) as session:
-            result = replay_file(session, path, only=name, semantics=True)
+            result = replay_file(session, path, only=only, semantics=True)
     except BridgeError as exc:
         raise DerivationError(f"derivation: replaying {path}: {type(exc).__name__}: {exc}"
                               ) from exc
@@ -134,10 +134,30 @@ def load_derived(path: str | Path, name: str, shapes: dict[str, Shape] | None = 
         f = result.failure
         raise DerivationError(f"derivation: {path}:{f.line}: Coq rejected {f.sentence!r}: "
                               f"{f.message}")
+    return result
+
+
+def load_derived(path: str | Path, name: str, shapes: dict[str, Shape] | None = None,
+                 timeout: float = 300.0) -> DerivedProgram:
+    """Replay derivation `name` of `path` and return its final program."""
+    path = Path(path)
+    result = _replay(path, name, timeout)
     rds = [rd for rd in result.derivations if rd.derivation.name == name]
     if not rds:
         raise DerivationError(f"derivation: {path} has no derivation named {name!r}")
-    rd = rds[0]
+    return _derived_program(rds[0], name, shapes)
+
+
+def load_all_derived(path: str | Path, shapes: dict[str, Shape] | None = None,
+                     timeout: float = 300.0) -> dict[str, DerivedProgram]:
+    """Replay every derivation of `path` once (one Coq session) and return each
+    final program by name (a file deriving several kernels costs one replay)."""
+    result = _replay(Path(path), None, timeout)
+    return {rd.derivation.name: _derived_program(rd, rd.derivation.name, shapes)
+            for rd in result.derivations}
+
+
+def _derived_program(rd, name: str, shapes: dict[str, Shape] | None) -> DerivedProgram:
     if rd.error is not None:
         raise DerivationError(f"derivation {name}: {rd.error.describe()}")
     if not rd.ok:
@@ -154,7 +174,8 @@ def load_derived(path: str | Path, name: str, shapes: dict[str, Shape] | None = 
     env: dict[str, Shape] = {}
     dp = DerivedProgram(name, expr, env, tuple(sig.sizes),
                         safety_gap=safety_gap(rd.derivation.steps),
-                        original=progs[0] if progs and progs[0] is not rd.semantics[-1] else None)
+                        original=progs[0] if progs and progs[0] is not rd.semantics[-1] else None,
+                        unfolded=progs[-1])
     for hname, text in sig.hypotheses:
         text = " ".join(text.split())
         m = _SHAPED_RE.match(text)
@@ -223,5 +244,5 @@ def idx_names(shape: Shape) -> set[str]:
     return out
 
 
-__all__ = ["DerivedProgram", "DerivationError", "load_derived", "check_conditions", "assumptions",
-           "parse_shape", "Idx"]
+__all__ = ["DerivedProgram", "DerivationError", "load_derived", "load_all_derived",
+           "check_conditions", "assumptions", "parse_shape", "Idx"]
