@@ -93,6 +93,13 @@ Section TensorHelpers.
       iverson (jm * k + jr <? n) (f (jm * k + jr)))))).
   Proof. apply gen_tile. Qed.
 
+  Lemma gen_tile_rows k n (f : Z -> X) :
+    0 < k ->
+    genr 0 n f =
+    trunc_r n (flatten (cdiv n k) k (genr 0 (cdiv n k) (fun xo => genr 0 k (fun ir =>
+      iverson (xo * k + ir <? n) (f (xo * k + ir)))))).
+  Proof. apply gen_tile. Qed.
+
   Lemma sum_tile_k n k (f : Z -> X) :
     0 < k -> 0 <= n ->
     sumr 0 n f =
@@ -166,6 +173,16 @@ Section ScalarHelpers.
 
   Lemma sadd_tadd (a b : S) : sadd a b = tadd a b.
   Proof. reflexivity. Qed.
+
+  (** The same for a triple reduction without a depth guard, the outer
+      guard going to the left operand (Conv.v: the pixel guard to the
+      input, the channel guard to the weights). *)
+  Lemma guard2_sum3_prod_l q p n1 n2 n3 (a b : Z -> Z -> Z -> S) :
+    iverson q (iverson p (sumr 0 n1 (fun r => sumr 0 n2 (fun s => sumr 0 n3 (fun c =>
+      smul (a r s c) (b r s c)))))) =
+    iverson q (iverson p (sumr 0 n1 (fun r => sumr 0 n2 (fun s => sumr 0 n3 (fun c =>
+      smul (iverson q (a r s c)) (iverson p (b r s c))))))).
+  Proof. destruct q, p; cbn [iverson]; reflexivity. Qed.
 
   Lemma guard2_sum_prod q p lo hi (r : Z -> bool) (a b : Z -> S) :
     iverson q (iverson p (sumr lo hi (fun kk => iverson (r kk) (smul (a kk) (b kk))))) =

@@ -1,0 +1,130 @@
+(** * A 3x3 convolution layer for AVX2: the SGEMM micro-kernel over an
+    im2col panel of each output row.
+
+    The layer of the Exo thesis's x86 CONV benchmark (Sec. 7.2, Fig. 7-3,
+    the shape of Halide's hand-scheduled convolution: batch 5, 128 input
+    and 128 output channels, 3x3 kernel, 80 x 100 output, stride 1, no
+    padding), with every size a section variable:
+    [out[n][y][x][k] = SUM r < 3 SUM s < 3 SUM c < CI
+                         I[n][y + r][x + s][c] * w[r][s][c][k]].
+
+    Layout: NHWC ([I : NB x (H+2) x (W+2) x CI], [out : NB x H x W x
+    KO]) and HWIO weights ([w : 3 x 3 x CI x KO]), so that output channels
+    are contiguous: they are the vector dimension, 16 at a time (two
+    8-lane vectors), and 6 neighbouring output pixels of a row are the
+    register rows, as in the SGEMM micro-kernel (Sgemm.v) with
+    [M = W], [N = KO], [K = 9 CI].
+
+    Why this and not im2col + the whole SGEMM schedule (Im2col.v): the
+    full im2col buffer has [NB H W 9 CI] elements (184 MB at the
+    benchmark's size, as much memory traffic as the arithmetic can hide);
+    here the im2col panel [Ap] is built per output row [(n, y)], zero
+    padded to a multiple of 6 pixels ([cdiv W 6 x 9 CI x 6], 470 KB), used
+    at once while it is in L2, and thrown away.  The three reductions are
+    flattened into one, [j < 3 (3 CI)] ([sum_flatten3], as Im2col.v), so
+    the kernel is exactly the SGEMM one and the [/] and [mod] of the
+    flattened index appear only in the two packing loops.  The weights
+    are packed once ([Wp[jm][j][jv][l]], contiguous [9 CI x 16] panels);
+    the strips of 16 channels [jm] are outside the pixel tiles [xo], so a
+    weight panel (72 KB) stays in L2 while the row's tiles use it.
+
+    Derived program ([conv_avx2_expected]), outside in: [tlet Wp]; [GEN n
+    GEN y] (the parallel loops: each writes one output row); [tlet Ap];
+    [GEN jm]; [GEN xo]; the register tile [tlet t := in_mem AVX2_REG (SUM
+    j GEN ir < 6 GEN jv < 2 avx2_mul (avx2_broadcast Ap[xo][j][ir])
+    (avx2_loadu Wp[jm][j][jv] 0))]; the store [GEN ir |[ 6 xo + ir <? W
+    ]| flatten 2 8 (GEN jv avx2_maskstore (KO - (16 jm + 8 jv))
+    t[ir][jv])]: pixels past the row's end are not stored and channel
+    vectors past [KO] are masked (neither happens in the interior).
+
+    Not done: depth blocking ([9 CI = 1152] accumulations per tile with
+    the panels in L2, not L1); the ReLU of Exo's benchmark (it would be
+    one more instruction on the stored vector, [avx2_max] with zero). *)
+
+From Coq Require Import ZArith List Lia Bool.
+Import ListNotations.
+From Coq Require Import derive.Derive.
+From Verisched Require Import ATL Rewrites.Extra Rewrites.Safety.
+From Verisched Require Import Reshape.Defs Reshape.Access Reshape.Commute Reshape.Duals Reshape.Store.
+From Verisched Require Import Examples.Sgemm.
+Open Scope Z_scope. Open Scope atl_scope.
+
+Section Conv.
+  (* Instances named so that [H] is free for the image height. *)
+  Context {S : Type} {Sc : Scalar S} {ScL : ScalarLaws S}.
+  (** [NB] images, [H x W] output pixels, [CI] input and [KO] output
+      channels. *)
+  Variables (NB H W CI KO : Z).
+  Hypothesis (HCI : 0 < CI).
+  Variables (I w : Z -> Z -> Z -> Z -> S).
+  Hypotheses (HI : shaped [NB; (H + 2)%Z; (W + 2)%Z; CI] I) (Hw : shaped [3; 3; CI; KO] w).
+
+  Definition conv :=
+    GEN [ n < NB ] GEN [ y < H ] GEN [ x < W ] GEN [ k < KO ]
+      SUM [ r < 3 ] SUM [ s < 3 ] SUM [ c < CI ]
+        I _[ n ] _[ y + r ] _[ x + s ] _[ c ] * w _[ r ] _[ s ] _[ c ] _[ k ].
+
+  Derive conv_avx2 SuchThat (conv = conv_avx2) As conv_avx2_correct.
+  Proof.
+    reschedule.
+    (* An output row [x, k] as a matrix product: channel strips [jm] of
+       16 outside pixel tiles [xo] of 6, a 6 x 16 tile inside. *)
+    swap_gen at (genr 0 W _).
+    rw (gen_tile_cols 16 KO) at (genr 0 KO _).
+    guard_in at (iverson (_ <? KO) _).
+    swap_gen at (genr 0 16 _).
+    rw (gen_tile_rows 6 W) at (genr 0 W _).
+    guard_in at (iverson (_ <? W) _).
+    (* The register tile, as in Sgemm.v: guards copied onto the operands,
+       16 channels as 2 vectors, the tile's value bound as [t] with its
+       depth sum outermost. *)
+    rw guard2_sum3_prod_l.
+    guard_out at (genr 0 16 _).
+    rw (gen_split_lanes 16 2 8) at (genr 0 16 _).
+    (* The store's channel guard as a lane count (before the weights' read
+       is packed, whose guard has the same form). *)
+    rw guard_lanes at (iverson (_ <? KO) _).
+    name_buffer (sumr 0 3 (fun _ => sumr 0 3 _)) as t.
+    hoist t past (genr 0 6 _).
+    do 3 swap_sum at (genr 0 8 _).
+    do 3 swap_sum at (genr 0 2 _).
+    do 3 swap_sum at (genr 0 6 _).
+    (* Packing: the weights once, the im2col panel per output row. *)
+    name_buffer (|[ _ ]| w _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as Wp.
+    hoist Wp past (genr 0 NB _).
+    name_buffer (|[ _ ]| I _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as Ap.
+    hoist Ap past (transpose KO W _).
+    (* Instruction form. *)
+    use_instr avx2_maskstore.
+    rw avx2_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_] _[_]).
+    rw avx2_broadcast_lane.
+    use_instr avx2_mul.
+    set_memory t AVX2_REG.
+    check_safe.
+    done.
+  Qed.
+
+  Definition conv_avx2_expected :=
+    tlet Wp :=
+      GEN [ jm < cdiv KO 16 ] GEN [ r < 3 ] GEN [ s < 3 ] GEN [ c < CI ] GEN [ jv < 2 ] GEN [ l < 8 ]
+        |[ jm * 16 + (jv * 8 + l) <? KO ]| w _[ r ] _[ s ] _[ c ] _[ jm * 16 + (jv * 8 + l) ] in
+    GEN [ n < NB ] GEN [ y < H ]
+      tlet Ap :=
+        GEN [ xo < cdiv W 6 ] GEN [ r < 3 ] GEN [ s < 3 ] GEN [ c < CI ] GEN [ ir < 6 ]
+          |[ xo * 6 + ir <? W ]| I _[ n ] _[ y + r ] _[ xo * 6 + ir + s ] _[ c ] in
+      transpose KO W (trunc_r KO (flatten (cdiv KO 16) 16 (GEN [ jm < cdiv KO 16 ]
+        transpose W 16 (trunc_r W (flatten (cdiv W 6) 6 (GEN [ xo < cdiv W 6 ]
+          tlet t := in_mem AVX2_REG
+            (SUM [ r < 3 ] SUM [ s < 3 ] SUM [ c < CI ] GEN [ ir < 6 ] GEN [ jv < 2 ]
+               avx2_mul (avx2_broadcast (Ap _[ xo ] _[ r ] _[ s ] _[ c ] _[ ir ]))
+                        (avx2_loadu (Wp _[ jm ] _[ r ] _[ s ] _[ c ] _[ jv ]) 0)) in
+          GEN [ ir < 6 ] |[ xo * 6 + ir <? W ]|
+            flatten 2 8 (GEN [ jv < 2 ]
+              avx2_maskstore (KO - (jm * 16 + jv * 8))%Z (t _[ ir ] _[ jv ])))))))).
+
+  Lemma conv_avx2_is_expected : conv_avx2 = conv_avx2_expected.
+  Proof. same_program. Qed.
+
+  Lemma conv_avx2_spec : conv = conv_avx2_expected.
+  Proof. rewrite conv_avx2_correct; apply conv_avx2_is_expected. Qed.
+End Conv.
