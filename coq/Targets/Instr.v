@@ -163,8 +163,8 @@ Ltac atl_isay pr why a b :=
       | diff_index =>
           idtac "    an index or predicate differs: the instruction needs" a;
           idtac "      found" b;
-          idtac "      (equal by arithmetic? rewrite it to the instruction's form first,";
-          idtac "       e.g. rw (get_index (i := <instruction's index>)))"
+          idtac "      (if equal by arithmetic, first rewrite it to the instruction's form:";
+          idtac "       vector_index, or rw (get_index _ _ (<the index in that form>)))"
       | diff_lane =>
           idtac "    the instruction has a lane-free parameter" a "here, but found" b;
           idtac "      which depends on a lane variable of the instruction's loop"
