@@ -20,19 +20,21 @@
     benchmark's size, as much memory traffic as the arithmetic can hide);
     here the im2col panel [Ap] is built per output row [(n, y)], zero
     padded to a multiple of 6 pixels ([cdiv W 6 x 9 CI x 6], 470 KB), used
-    at once while it is in L2, and thrown away.  The three reductions are
-    flattened into one, [j < 3 (3 CI)] ([sum_flatten3], as Im2col.v), so
-    the kernel is exactly the SGEMM one and the [/] and [mod] of the
-    flattened index appear only in the two packing loops.  The weights
-    are packed once ([Wp[jm][j][jv][l]], contiguous [9 CI x 16] panels);
-    the strips of 16 channels [jm] are outside the pixel tiles [xo], so a
-    weight panel (72 KB) stays in L2 while the row's tiles use it.
+    at once while it is in L2, and thrown away.  The reductions stay
+    nested ([SUM r SUM s SUM c], the inner one [CI] long): flattened into
+    one ([sum_flatten3], as Im2col.v does) the kernel would be literally
+    the SGEMM one, but the bounds of the packed reads ([y + j / (3 CI) <
+    H + 2]) are then nonlinear and [check_safe] cannot prove them
+    quickly; nested, every index is linear.  The weights are packed once
+    ([Wp[jm][r][s][c][jv][l]], contiguous [9 CI x 16] panels); the strips
+    of 16 channels [jm] are outside the pixel tiles [xo], so a weight
+    panel (72 KB) stays in L2 while the row's tiles use it.
 
     Derived program ([conv_avx2_expected]), outside in: [tlet Wp]; [GEN n
     GEN y] (the parallel loops: each writes one output row); [tlet Ap];
     [GEN jm]; [GEN xo]; the register tile [tlet t := in_mem AVX2_REG (SUM
-    j GEN ir < 6 GEN jv < 2 avx2_mul (avx2_broadcast Ap[xo][j][ir])
-    (avx2_loadu Wp[jm][j][jv] 0))]; the store [GEN ir |[ 6 xo + ir <? W
+    r SUM s SUM c GEN ir < 6 GEN jv < 2 avx2_mul (avx2_broadcast
+    Ap[xo][r][s][c][ir]) (avx2_loadu Wp[jm][r][s][c][jv] 0))]; the store [GEN ir |[ 6 xo + ir <? W
     ]| flatten 2 8 (GEN jv avx2_maskstore (KO - (16 jm + 8 jv))
     t[ir][jv])]: pixels past the row's end are not stored and channel
     vectors past [KO] are masked (neither happens in the interior).
@@ -57,6 +59,7 @@ Section Conv.
   Variables (NB H W CI KO : Z).
   Hypothesis (HCI : 0 < CI).
   Variables (I w : Z -> Z -> Z -> Z -> S).
+  (* [%Z]: in atl_scope [+] is the scalar sum, which [lia] does not read. *)
   Hypotheses (HI : shaped [NB; (H + 2)%Z; (W + 2)%Z; CI] I) (Hw : shaped [3; 3; CI; KO] w).
 
   Definition conv :=
