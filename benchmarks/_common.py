@@ -391,3 +391,66 @@ def fix_args(items: list[str]) -> dict[str, int]:
         except ValueError as exc:
             raise SystemExit(f"--fix {it!r}: expected NAME=INT") from exc
     return out
+
+
+# ---------------------------------------------------------------------------
+# Where the time goes inside one of our kernels (perf, software clock samples).
+
+_INSN = re.compile(r"^\s*([\d.]+)\s*:\s*([0-9a-f]+):\s*(\S+)\s*(.*)$")
+_BRANCH_TARGET = re.compile(r"^([0-9a-f]+)\b")
+
+
+def perf_split(run: Callable[[], None], symbol: str, seconds: float = 2.0) -> dict | None:
+    """Profile this process with `perf record -e cpu-clock` while calling `run` for
+    about `seconds`, and split the samples inside `symbol` into its innermost loops
+    that hold FMAs (the micro-kernels) and everything else (packing, copies, the
+    load-add-store of the result tile, edges).  None when perf is unavailable."""
+    import shutil
+    import signal
+    import subprocess
+
+    if not shutil.which("perf"):
+        return None
+    with tempfile.TemporaryDirectory(prefix="vs_perf_") as d:
+        data = os.path.join(d, "perf.data")
+        proc = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-p",
+                                 str(os.getpid()), "-o", data],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(0.3)  # perf attaches
+        t_end = time.perf_counter() + seconds
+        while time.perf_counter() < t_end:
+            run()
+        proc.send_signal(signal.SIGINT)
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return None
+        if proc.returncode not in (0, -signal.SIGINT, 130) or not os.path.exists(data):
+            return None
+        ann = subprocess.run(["perf", "annotate", "-i", data, "--stdio", "-s", symbol],
+                             capture_output=True, text=True, timeout=120)
+    rows = []
+    for line in ann.stdout.splitlines():
+        m = _INSN.match(line)
+        if m:
+            rows.append((float(m.group(1)), int(m.group(2), 16), m.group(3), m.group(4)))
+    if not rows:
+        return None
+    # Innermost loops: a backward conditional branch and its target; keep those that
+    # hold FMAs and no other backward branch.
+    loops = []
+    for _, addr, op, arg in rows:
+        t = _BRANCH_TARGET.match(arg.strip())
+        if op.startswith("j") and op != "jmp" and t and int(t.group(1), 16) < addr:
+            loops.append((int(t.group(1), 16), addr))
+    fma_loops = []
+    for lo, hi in loops:
+        inside = [r for r in rows if lo <= r[1] <= hi]
+        nested = any(lo <= a < b <= hi and (a, b) != (lo, hi) for a, b in loops)
+        if not nested and any(r[2].startswith("vfmadd") for r in inside):
+            fma_loops.append((lo, hi))
+    total = sum(r[0] for r in rows)
+    in_loops = sum(r[0] for r in rows if any(lo <= r[1] <= hi for lo, hi in fma_loops))
+    return {"samples_pct_in_fma_loops": 100 * in_loops / total if total else 0.0,
+            "fma_loops": len(fma_loops)}

@@ -38,6 +38,9 @@ import _common as cm  # noqa: E402
 
 BATCH, CI, CO, HO, WO, KH, KW = 5, 128, 128, 80, 100, 3, 3
 DEFAULT_FIX: dict[str, int] = {}
+# Layer sizes by the names a derivation may give them (Conv.v: NB, H, W, CI, KO), lower case.
+SIZE_NAMES = {"n": BATCH, "nb": BATCH, "b": BATCH, "ci": CI, "c": CI, "co": CO, "ko": CO,
+              "k": CO, "h": HO, "ho": HO, "y": HO, "w": WO, "wo": WO, "x": WO}
 
 
 def reference(x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -59,8 +62,7 @@ def bind_ours(kernel, x: np.ndarray, w: np.ndarray, want: np.ndarray):
     description) for the first layout whose result matches the reference."""
     lw = kernel.lowered
     sizes_needed = {a for a, _ in lw.sizes}
-    known = {"n": BATCH, "ci": CI, "co": CO, "c": CI, "k": CO, "h": HO, "w": WO, "ho": HO,
-             "wo": WO, "y": HO, "x": WO}
+    known = SIZE_NAMES
     sizes = {}
     for a in sizes_needed:
         if a.lower() not in known:
@@ -123,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
         ours = cm.load_ours(Path(args.ours_file), args.derivation,
                             {**DEFAULT_FIX, **cm.fix_args(args.fix)},
                             [("1t", args.target), (f"{T}t", args.par_target)],
-                            set(), fast_math=args.fast_math)
+                            {c for k in SIZE_NAMES for c in (k, k.upper())},
+                            fast_math=args.fast_math)
     print("measuring the FMA peak ...", flush=True)
     peak = {1: cm.fma_peak_gflops(1), T: cm.fma_peak_gflops(T)}
     rng = np.random.default_rng(0)

@@ -231,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="before each problem, wait up to this many seconds for other "
                          "processes to leave the CPUs idle")
     ap.add_argument("--no-ours", action="store_true", help="peers only")
+    ap.add_argument("--no-profile", action="store_true",
+                    help="skip the perf profile of our kernel (needs `perf`)")
     ap.add_argument("--no-in-cache", action="store_true",
                     help=f"skip the L2-resident {'x'.join(map(str, IN_CACHE))} diagnostic problem")
     ap.add_argument("--out-dir", default=str(cm.RESULTS_DIR))
@@ -264,16 +266,30 @@ def main(argv: list[str] | None = None) -> int:
                           args.quiet_wait, rng)
         results.append((p, med))
         print(f"  {p.group} {p.label} ({p.M}x{p.N}x{p.K}): "
-              + ", ".join(f"{k} {v:.3f} ms" for k, v in med.items() if k.endswith("t"))
+              + ", ".join(f"{k} {v:.3f} ms" for k, v in med.items() if "-" in k)
               + f"; others used {med['other_cores']:.1f} core(s)"
               + f"  [{time.perf_counter() - t0:.1f} s]", flush=True)
+    profile = {}
+    if not ours.missing and not args.no_profile:
+        # Where our serial kernel's time goes, at the in-cache and the largest square size.
+        for p, _ in results:
+            if p.group == "in-cache" or (p.group == "square" and p.M == max(args.square)):
+                A = rng.standard_normal((p.M, p.K)).astype(np.float32)
+                B = rng.standard_normal((p.K, p.N)).astype(np.float32)
+                C = rng.standard_normal((p.M, p.N)).astype(np.float32)
+                out = np.empty((p.M, p.N), dtype=np.float32)
+                k = ours.kernels["1t"]
+                split = cm.perf_split(bind_ours(k, A, B, C, out), k.name)
+                if split:
+                    profile[p.label] = split
     peak_after = {t: cm.fma_peak_gflops(t) for t in peak}
     peak = {t: max(peak[t], peak_after[t]) for t in peak}
-    report(results, peak, blas, ours, args, started, load_before)
+    report(results, peak, blas, ours, args, started, load_before, profile)
     return 0
 
 
-def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_before) -> None:
+def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_before,
+           profile: dict) -> None:
     T = args.threads
     thread_counts = [1] if T == 1 else [1, T]
     headers = ["problem", "M x N x K"]
@@ -346,7 +362,7 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
             *[f"- note: {n}" for n in ours.notes],
         ]
     md = "\n".join(head) + "\n\n" + cm.md_table(headers, rows) + "\n"
-    md += "\n" + "\n".join(analysis(results, peak, ours, T)) + "\n"
+    md += "\n" + "\n".join(analysis(results, peak, ours, T, profile)) + "\n"
     print()
     print("\n".join(h.removeprefix("# ").removeprefix("- ") for h in head))
     print(cm.text_table(headers, rows))
@@ -355,7 +371,7 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
     cm.atomic_write(out_dir / "sgemm.json", json.dumps(
         {"started": started.isoformat(), "peak_gflops": peak, "repeat": args.repeat,
          "openblas": blas.version, "ours": ours.origin, "ours_missing": ours.missing,
-         "fixed": ours.fixed, "problems": data}, indent=2))
+         "fixed": ours.fixed, "perf_split": profile, "problems": data}, indent=2))
     fig = plot(results, peak, ours, T)
     for p in cm.write_outputs(out_dir, "sgemm", md, fig):
         print(f"wrote {p}")
@@ -371,7 +387,7 @@ def code_facts(kernel) -> dict[str, int]:
     return {k: text.count(v) for k, v in keys.items()}
 
 
-def analysis(results, peak, ours: cm.Ours, T: int) -> list[str]:
+def analysis(results, peak, ours: cm.Ours, T: int, profile: dict) -> list[str]:
     """Where we lose and why: statements computed from this run's numbers and from the
     generated code, so they stay true when the benchmark is rerun."""
     out = ["## Where we lose, and why", ""]
@@ -451,6 +467,25 @@ def analysis(results, peak, ours: cm.Ours, T: int) -> list[str]:
         if code_facts(ours.kernels[f"{T}t"])["omp"] == 0:
             out.append(f"- The {T}-thread kernel has no parallel loop at all: its times are "
                        "the serial kernel's.")
+    for label, split in profile.items():
+        pm = next(((p, med) for p, med in results if p.label == label), None)
+        if pm is None:
+            continue
+        p, med = pm
+        frac = split["samples_pct_in_fma_loops"] / 100
+        loop_gf = gf(p, med, "ours-1t") / max(frac, 1e-9)
+        out.append(f"- perf (cpu-clock samples in our serial kernel) at {label}: "
+                   f"{100 * frac:.0f}% in its {split['fma_loops']} innermost FMA loops (the "
+                   f"register-tile micro-kernels), {100 - 100 * frac:.0f}% elsewhere: the "
+                   "load-add-store of each C tile after its depth block, packing (lane by "
+                   "lane), the copy of C into the output, edge tiles.  The FMA loops "
+                   f"themselves run at about {loop_gf:.0f} GFLOP/s "
+                   f"({100 * loop_gf / peak[1]:.0f}% of peak); removing everything else would "
+                   f"give {med['ours-1t'] * frac:.2f} ms instead of {med['ours-1t']:.2f}.  "
+                   "BLIS/OpenBLAS hide the C-tile latency by prefetching the tile during the "
+                   "depth loop and amortise it with a deeper kc; here that would be a "
+                   "prefetch instruction (a specification-free no-op, as Exo models "
+                   "configuration) and --fix kc=512.")
     asp = [(p, med) for p, med in results if p.group == "aspect"]
     if asp:
         sp = ", ".join(f"{p.label}: {med['openblas-1t'] / med['ours-1t']:.2f}"
