@@ -19,7 +19,7 @@ import numpy as np
 
 from verisched.codegen.errors import KernelCallError
 from verisched.codegen.poly import evaluate
-from verisched.targets.base import cache_dir
+from verisched.targets.base import atomic_write, cache_dir
 from verisched.targets.gemmini.lower import GemminiKernel
 from verisched.targets.gemmini.sim import GemminiSimError, compile_program, run_program
 
@@ -56,8 +56,8 @@ def build(k: GemminiKernel) -> Path:
     if exe.exists():
         return exe
     c_file = d / f"vs_{key}.c"
-    c_file.write_text(src)
-    return compile_program([c_file], exe, cflags=["-O2"])
+    atomic_write(c_file, src)
+    return compile_program([c_file], exe, cflags=["-O2", "-DVERISCHED_GEMMINI_DRIVER"])
 
 
 @dataclass
