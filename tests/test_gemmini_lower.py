@@ -317,3 +317,63 @@ def test_wrong_arguments_name_the_instruction() -> None:
     bad = TILED.format(acc=PRODUCTS).replace("gemmini_matmul a b", "gemmini_matmul a")
     with pytest.raises(Exception, match="gemmini_matmul"):
         lower_gemmini(parse_program(bad), env_for(False))
+
+
+# ---- the convolution (GemminiConv.v: im2col in DRAM, then the matmul schedule) ----------
+
+
+@pytest.fixture(scope="module")
+def conv(coq):
+    from verisched.targets.gemmini.derived import load_derivations, lower_derivation
+
+    dp = load_derivations(REPO / "coq/Examples/GemminiConv.v", ["qconv_gemmini"])["qconv_gemmini"]
+    return dp, lower_derivation(dp)
+
+
+@pytest.mark.parametrize("dims", [(2, 7, 6, 5, 20, 3, 3), (1, 6, 6, 16, 16, 3, 3),
+                                  (3, 5, 9, 3, 7, 2, 4)])
+def test_derived_conv_matches_interpreter(conv, dims) -> None:
+    dp, kernel = conv
+    nb, h, w, c, ko, kh, kw = dims
+    rng = np.random.default_rng(sum(dims))
+    ins = {"x": rng.integers(-128, 128, (nb, h, w, c), dtype=np.int8),
+           "w": rng.integers(-128, 128, (kh, kw, c, ko), dtype=np.int8),
+           "bias": rng.integers(-2**16, 2**16, (ko,), dtype=np.int32)}
+    sm, se = split_scale(1 / 613)
+    sizes = dict(NB=nb, H=h, W=w, C=c, KO=ko, KH=kh, KW=kw, sm=sm, se=se, act=1)
+    res = build.run(kernel, ins, sizes)
+    assert res.out.shape == (nb, h - kh + 1, w - kw + 1, ko)
+    for prog in (dp.expr, dp.original):
+        ref = evaluate(prog, {a: v.astype(np.int64) for a, v in ins.items()}, sizes, np.int64)
+        np.testing.assert_array_equal(res.out, ref)
+    m, k = nb * (h - kh + 1) * (w - kw + 1), kh * kw * c
+    assert res.counters["compute_preloaded"] == min_computes(m, ko, k)
+
+
+# ---- the command-line entry points (what `--target gemmini` dispatches to) ----------------
+
+
+def test_cli_compile_and_run(derived, tmp_path: Path, monkeypatch, capsys) -> None:
+    import argparse
+
+    from verisched.targets.gemmini import cli
+    from verisched.targets.gemmini import derived as derived_mod
+
+    dp, _ = derived["qmatmul_gemmini"]
+    monkeypatch.setattr(derived_mod, "load_derivation", lambda *a, **k: dp)
+    ns = argparse.Namespace(file="GemminiMatmul.v", derivation="qmatmul_gemmini", timeout=60,
+                            fix=[], kernel_name="qmm", allow_unproved_safety=False,
+                            output=str(tmp_path / "qmm.c"), size=[], input=[], seed=1,
+                            check=True)
+    assert cli.compile_command(ns) == 0
+    assert (tmp_path / "qmm.h").read_text().count("void qmm(") == 1
+    src = (tmp_path / "qmm.c").read_text()
+    assert "gemmini_extended_preload" in src and "#ifdef VERISCHED_GEMMINI_DRIVER" in src
+    ns.output = None
+    ns.size = ["M=17", "N=40", "K=33", "sm=3", "se=-12", "act=0"]
+    assert cli.run_command(ns) == 0
+    out = capsys.readouterr().out
+    assert "derived program: OK" in out and "original algorithm: OK" in out
+    ns.size = ["M=0", "N=40", "K=33", "sm=3", "se=-12", "act=0"]
+    assert cli.run_command(ns) == 1
+    assert "must be positive" in capsys.readouterr().err
