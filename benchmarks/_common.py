@@ -274,6 +274,24 @@ def fma_peak_gflops(threads: int, seconds: float = 0.05, trials: int = 15) -> fl
     return FLOPS_PER_ITER * iters * threads / best / 1e9
 
 
+def source_revision() -> str:
+    """The commit the measured code comes from ($VERISCHED_COMMIT for an exported tree),
+    marked when the working tree differs from it."""
+    import subprocess
+
+    if os.environ.get("VERISCHED_COMMIT"):
+        return os.environ["VERISCHED_COMMIT"]
+    try:
+        head = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=30).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO_ROOT), "status", "--porcelain",
+                                "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (head or "unknown") + (" + uncommitted changes" if dirty else "")
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():

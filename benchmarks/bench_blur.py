@@ -431,6 +431,7 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origi
         f"# 3x3 blur {n}x{m} float32 vs Halide "
         f"({time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC)",
         "",
+        f"- code: commit {cm.source_revision()}; {cm.cpu_model()}",
         f"- median of {args.repeat} interleaved runs (ms); scalar rows: ours from {origin} "
         f"(`c` / `openmp` targets){', -ffast-math' if fast else ''}",
         f"- parallel columns: {T} thread(s); OMP_WAIT_POLICY="

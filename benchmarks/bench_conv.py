@@ -193,6 +193,7 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
         "",
         f"- input {BATCH}x{CI}x{HO + 2}x{WO + 2} (NCHW), valid padding, stride 1, no bias, "
         f"no ReLU; {flops / 1e9:.1f} GFLOP per call",
+        f"- code: commit {cm.source_revision()}",
         f"- machine: {cm.cpu_model()}; measured FMA peak {peak[1]:.1f} GFLOP/s on 1 thread"
         + (f", {peak[T]:.1f} on {T}" if T > 1 else ""),
         f"- torch {torch.__version__} conv2d (mkldnn/oneDNN available: "
