@@ -208,7 +208,8 @@ class VectorLowering:
         extra: dict[str, Poly] = {}
         for (a, _), need in tightest.items():
             r = need + Poly.var(vname).scale(a)
-            points[need.key()] = binop("/", r, Poly.const(a)) + 1
+            # floor(r / a) + 1, written so that equal points print (and compare) equal
+            points[need.key()] = binop("/", r + a, Poly.const(a))
             extra[need.key()] = need.subst(vname, Poly.var("@"))
         if not points:
             return None
@@ -217,6 +218,8 @@ class VectorLowering:
         for p in ps[1:]:
             mid = self.smin(mid, p, ctx)  # type: ignore[attr-defined]
         mid = self.smax(self.smin(mid, last, ctx), first, ctx)  # type: ignore[attr-defined]
+        if ctx.facts.le(mid, first) or ctx.facts.le(last, mid):
+            return None  # one of the two parts is provably empty
         return mid, list(extra.values())
 
     def _log_needs(self, needs: list[Poly]) -> None:
@@ -455,9 +458,10 @@ class VectorLowering:
         else:
             ks = [b for b in bounds if not ctx.facts.ge0(b - W)]
             self._log_needs([k - W for k in ks])
-            ktxt = self.c(ks[0], ctx)  # type: ignore[attr-defined]
+            kp = ks[0]
             for b in ks[1:]:
-                ktxt = f"vs_min({ktxt}, {self.c(b, ctx)})"  # type: ignore[attr-defined]
+                kp = self.smin(kp, b, ctx)  # type: ignore[attr-defined]
+            ktxt = self.c(kp, ctx)  # type: ignore[attr-defined]
             load = isa.maskload.format(p=ptr, m=isa.mask_first.format(k=ktxt))
         cond = self.ge_text(checks, ctx)  # type: ignore[attr-defined]
         return f"(({cond}) ? {load} : {isa.setzero})" if cond else load
@@ -483,7 +487,7 @@ class VectorLowering:
                 # Lanes >= n are zero: only lanes below n need the vector; the others
                 # are zero-filled below if the window reaches them.
                 n = self.ix(e.args[0], ctx)  # type: ignore[arg-type,attr-defined]
-                if ctx.facts.le(hi, n):
+                if ctx.facts.le(hi, n) or ctx.facts.le(b, n):
                     e = Instr(e.name.replace("maskstore", "storeu"), (e.args[1],))
             self.vstore(e, dest, mode, lo, hi, ctx, out)
         if mode == "=":
@@ -561,6 +565,12 @@ class VectorLowering:
         if not ok or not all(ctx.facts.ge0(-x) for x in los):
             self._store_lanes(e, dest, mode, lo, hi, ctx, out)
             return
+        if spec_of(e.name).name.endswith("_maskstore"):
+            # Lanes >= n are zero in the value; if the destination ends at or before
+            # lane n they are not stored, so the zeroing is not needed either.
+            n = self.ix(e.args[0], ctx)  # type: ignore[arg-type,attr-defined]
+            if any(ctx.facts.le(h, n) for h in his):
+                e = Instr(e.name.replace("maskstore", "storeu"), (e.args[1],))
         his = [h for h in his if not ctx.facts.ge0(h - W)]
         self._log_needs([h - W for h in his] + [c for c in fixed if not ctx.facts.ge0(c)])
         ptr = f"&{dest.buf.cname}[{self.c(lin_0, ctx)}]"  # type: ignore[attr-defined]
@@ -577,9 +587,10 @@ class VectorLowering:
             # The ragged edge of a tile: the lanes in the window, masked.  Interior
             # tiles (all lanes in the window) take the unmasked branch: masked stores
             # are slow on some CPUs (microcoded vmaskmovps on AMD).
-            ktxt = self.c(his[0], ctx)  # type: ignore[attr-defined]
+            kp = his[0]
             for h in his[1:]:
-                ktxt = f"vs_min({ktxt}, {self.c(h, ctx)})"  # type: ignore[attr-defined]
+                kp = self.smin(kp, h, ctx)  # type: ignore[attr-defined]
+            ktxt = self.c(kp, ctx)  # type: ignore[attr-defined]
             full_cond = " && ".join(f"{self.c(h - W, ctx)} >= 0" for h in his)  # type: ignore[attr-defined]
             with out.block(f"if ({full_cond})"):
                 cur = isa.loadu.format(p=ptr)
