@@ -48,6 +48,19 @@
       float [sm * 2^se], round half to even, saturate to int8, optional
       ReLU), clipped at [R x C].  C: [config_st] + [mvout].
 
+    ** Overwrite or accumulate (bit 30 of an accumulator address).  An
+    instruction's value is either stored into its destination buffer or
+    added to it, which the program says by its structure (the store modes
+    of the paper's Fig. 3): the left operand of [<+>] in an accumulator
+    buffer's value, or the first contribution, overwrites (no accumulate
+    bit; e.g. [gemmini_mvin_acc] of the bias); a right operand of [<+>] or
+    the body of a [SUM] stored into the buffer is added (accumulate bit on
+    the [preload]'s C address, so the simulator adds with int32
+    wrap-around, exact under the range condition above).  A [SUM] with no
+    left operand starts from zero: the lowering zero-fills the tile (an
+    [mvin] from DRAM address 0 loads zeros in the simulator) or lets the
+    first product overwrite.
+
     ** Partial blocks (the simulator's semantics, and the contract with
     the lowering).  A move carries only the [rows x cols] of its window;
     the rest of the 16 x 16 local tile keeps whatever it held before.
@@ -143,6 +156,13 @@ Definition gemmini_act (act : bool) (x : Z) : Z := if act then Z.max 0 x else x.
     algorithm of a quantized layer applies it to each output element. *)
 Definition gemmini_acc_out (sm se : Z) (act : bool) (x : gint) : gint :=
   gemmini_act act (gemmini_sat8 (gemmini_scale sm se x)).
+
+(** The output is an int8 value, non-negative under ReLU. *)
+Lemma gemmini_acc_out_range sm se act x : -128 <= gemmini_acc_out sm se act x <= 127.
+Proof. unfold gemmini_acc_out, gemmini_act, gemmini_sat8; destruct act; lia. Qed.
+
+Lemma gemmini_acc_out_relu sm se x : 0 <= gemmini_acc_out sm se true x.
+Proof. unfold gemmini_acc_out, gemmini_act; lia. Qed.
 
 (** The identity scale is [sm = 1], [se = 0]. *)
 Definition gemmini_scale_identity : Z * Z := (1, 0).
