@@ -377,3 +377,37 @@ def test_cli_compile_and_run(derived, tmp_path: Path, monkeypatch, capsys) -> No
     ns.size = ["M=0", "N=40", "K=33", "sm=3", "se=-12", "act=0"]
     assert cli.run_command(ns) == 1
     assert "must be positive" in capsys.readouterr().err
+
+
+# ---- block moves ---------------------------------------------------------------------------
+
+# A row panel of A (every K tile) staged once per row block and reused across the column
+# blocks: its moves go 4 tiles (64 int8 columns) at a time.
+PANEL = """trunc_r M (flatten (cdiv M 16) 16 (GEN [ io < cdiv M 16 ]
+  tlet a := in_mem GEMMINI_SPAD (GEN [ ko < cdiv K 16 ] gemmini_mvin A (io * 16) (ko * 16) M K) in
+  transpose N 16 (trunc_r N (flatten (cdiv N 16) 16 (GEN [ jo < cdiv N 16 ]
+    transpose 16 16 (tlet c := in_mem GEMMINI_ACC (SUM [ ko < cdiv K 16 ]
+        tlet b := in_mem GEMMINI_SPAD (gemmini_mvin B (ko * 16) (jo * 16) K N) in
+        gemmini_matmul (a _[ ko ]) b) in
+      gemmini_mvout sm se act c (io * 16) (jo * 16) M N))))))"""
+
+
+@pytest.mark.parametrize("shape", [(20, 33, 100), (64, 48, 128), (3, 17, 16)])
+def test_block_moves_of_a_staged_panel(shape) -> None:
+    from verisched.codegen.specialize import specialize
+
+    m, n, k = shape
+    # The panel's extent depends on K: fixed, as `--fix K=..` does (on-chip extents are static).
+    prog = specialize(parse_program(PANEL), {"K": k})
+    kernel = lower_gemmini(prog, {"A": (M, IConst(k)), "B": (IConst(k), N)}, name="panel")
+    orig = specialize(parse_program(ORIGINAL.format(bias="")), {"K": k})
+    ins = inputs(m, n, k, False, seed=k)
+    sm, se = split_scale(1 / 400)
+    sizes = {"M": m, "N": n, "sm": sm, "se": se, "act": 1}
+    res = build.run(kernel, ins, sizes)
+    for prog_ in (prog, orig):
+        ref = evaluate(prog_, {a: v.astype(np.int64) for a, v in ins.items()}, sizes, np.int64)
+        np.testing.assert_array_equal(res.out, ref)
+    tiles_m, tiles_k = -(-m // 16), -(-k // 16)
+    assert res.counters["mvin"] == tiles_m * -(-tiles_k // 4)  # A: 4 tiles per move
+    assert res.counters["dram_to_spad_bytes"] == m * k + k * n * tiles_m  # A read once

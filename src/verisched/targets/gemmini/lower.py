@@ -893,6 +893,94 @@ class GemminiLowerer(Lowerer):
                              f"of its accumulator tile, which is only known to be written "
                              f"{self.c(w[0], ctx)} x {self.c(w[1], ctx)}")
 
+    # -- block moves ------------------------------------------------------------------
+    def lower_gen(self, e, dest: Dest, mode: str, ctx: Ctx, out: Emitter) -> bool:
+        if mode == "=" and isinstance(e.body, Instr) and dest.buf is not None \
+                and dest.buf.cname in self.onchip and len(dest.windows) == 3:
+            done = self.block_load(e, dest, ctx, out)
+            if done:
+                return True
+        return super().lower_gen(e, dest, mode, ctx, out)
+
+    def block_load(self, e, dest: Dest, ctx: Ctx, out: Emitter) -> bool:
+        """`GEN [ t ] gemmini_mvin v r (16 t + c0) R C` into consecutive scratchpad tiles:
+        one mvin of up to 4 blocks (64 int8 columns, MAX_BYTES) per 4 tiles, the blocks
+        DIM rows apart (config_ld's block stride).  Same data as one move per tile; the
+        valid part of each tile is recorded as for single moves.  False when the pattern
+        does not apply (the caller then lowers tile by tile)."""
+        call: Instr = e.body
+        role = ROLES.get(call.name)
+        if role is None or role.kind != LOAD or role.memory != "GEMMINI_SPAD":
+            return False
+        spec = check_call(call)
+        args = {p.name: a for p, a in zip(spec.params, call.args, strict=True)}
+        buf = self.onchip[dest.buf.cname]  # type: ignore[union-attr]
+        if not buf.track or buf.valid is not None:
+            return False
+        lo, hi = self.ix(e.lo, ctx), self.ix(e.hi, ctx)
+        a, b = dest.windows[0]
+        if not (ctx.facts.le(a, Poly.const(0)) and ctx.facts.le(hi - lo, b)):
+            return False
+        t = self.names.fresh(e.var)
+        inner = ctx.child()
+        inner.idx_names[e.var] = t
+        inner.facts.bind(t)
+        pt = Poly.var(t)
+        inner.facts.add(pt - lo)
+        inner.facts.add(hi - 1 - pt)
+        if any(t in self.ix(args[n], inner).vars() for n in (role.row, role.rows_at,
+                                                             role.cols_at)):
+            return False
+        base, _ = access_base(args[role.src])
+        if base is not None and hasattr(base, "name") and base.name == e.var:
+            return False
+        col = self.ix(args[role.col], inner)
+        c0 = col.subst(t, Poly.const(0))
+        if (col - c0 - pt.scale(DIM)).terms:
+            return False
+        tile = dest.peel(pt - lo)
+        try:
+            addr_t, mem, lead = self.onchip_dest(tile, inner, "block move")
+        except LowerError:
+            return False
+        # Tile t + 1 must start DIM rows after tile t.
+        z = Poly.const(0)
+        dims = dest.buf.dims[:-1]  # type: ignore[union-attr]
+        row_t = self._rows_index(tile.fn([z, z])[0][:-1], dims)
+        row_n = self._rows_index(dest.peel(pt - lo + 1).fn([z, z])[0][:-1], dims)
+        if (row_n - row_t - Poly.const(DIM)).terms:
+            return False
+        where = f"{call.name} ({show(call)})"
+        src, lead_src = self.dram_source(args[role.src], inner, f"the source of {where}")
+        r, c, rows, cols = self._window(role, args, inner)
+        rows = self.smin(rows, self._clip(src.dims[-2] - r, inner), inner)
+        cols = self.smin(cols, self._clip(src.dims[-1] - c, inner), inner)
+        try:
+            self._record_valid(buf, lead, rows, cols, where)
+        except _Untrackable:
+            return False
+        self._set_input_type(src.cname, "int8", where)
+        ld = self.ld_id_for(src.cname, mem)
+        stride = self.c(src.dims[-1], ctx)
+        self.require_ld(ld, (stride, "1.0f", "0"), out)
+        self.ld_last[ld] = (stride, "1.0f", "0")
+        blocks = cfg.MAX_BYTES // DIM
+        # Columns of up to `blocks` tiles from column c(t): clipped at C, the source, and
+        # the generation's last tile.
+        span = self.smin(self.ix(args[role.cols_at], inner) - c, src.dims[-1] - c, inner)
+        span = self.smin(span, (hi - pt).scale(DIM), inner)
+        span = self.smax(self.smin(span, Poly.const(blocks * DIM), inner), Poly.const(0),
+                         inner)
+        lin = self._rows_index([*lead_src, r, c], src.dims)
+        rv, cv = self.names.fresh("rows"), self.names.fresh("cols")
+        with out.block(f"for (int {t} = {self.c(lo, ctx)}; {t} < {self.c(hi, ctx)}; "
+                       f"{t} += {blocks})"):
+            out.line(f"const int {rv} = {self.c(rows, inner)}, {cv} = {self.c(span, inner)};")
+            with out.block(f"if ({rv} > 0 && {cv} > 0)"):
+                out.line(f"{LD_MACRO[ld]}(&{src.cname}[{self.c(lin, inner)}], {addr_t}, "
+                         f"{cv}, {rv});")
+        return True
+
     # -- loops: track nothing extra, but keep loop variables readable ---------------
     @contextmanager
     def loop(self, atl_var: str, lo: Poly, hi: Poly, ctx: Ctx, out: Emitter,
