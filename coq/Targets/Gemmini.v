@@ -105,6 +105,9 @@ Definition gint := Z.
 
 #[global] Instance Scalar_gint : Scalar gint := Scalar_Z.
 #[global] Instance ScalarLaws_gint : ScalarLaws gint := ScalarLaws_Z.
+(** Instance search keeps [gint] and [Z] apart, so a [Z] program in a file
+    that imports this one still elaborates with [Scalar_Z]. *)
+#[global] Typeclasses Opaque gint.
 
 (** ** The output path, over [Z]
 
