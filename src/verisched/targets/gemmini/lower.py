@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 from verisched.codegen.errors import LowerError
@@ -757,11 +757,16 @@ class GemminiLowerer(Lowerer):
         out.line(cfg.marker("ex", EX_WS))
         # Weight-stationary (Gemmini.v): preload B (the weights) naming the output C with
         # b_cols x a_rows, then stream A (a_rows x a_cols); every operand is zero outside
-        # the rows and columns given, so partial tiles need no zero padding.
-        out.line(f"gemmini_extended_preload({b_addr}, {target}, {t['bc']}, {t['br']}, "
-                 f"{t['bc']}, {t['ar']});")
-        out.line(f"gemmini_extended_compute_preloaded({a_addr}, {cfg.GARBAGE_ADDR}, {t['ac']}, "
-                 f"{t['ar']}, {DIM}, {DIM});")
+        # the rows and columns given, so partial tiles need no zero padding.  A product
+        # whose output block is empty (no valid row of A or column of B: a tile past the
+        # matrix's edge) writes nothing, so it is skipped.
+        empty = [f"{t[x]} > 0" for x, p in (("ar", a_rows), ("bc", b_cols))
+                 if not ctx.facts.ge0(p - 1)]
+        with out.block(f"if ({' && '.join(empty)})") if empty else nullcontext():
+            out.line(f"gemmini_extended_preload({b_addr}, {target}, {t['bc']}, {t['br']}, "
+                     f"{t['bc']}, {t['ar']});")
+            out.line(f"gemmini_extended_compute_preloaded({a_addr}, {cfg.GARBAGE_ADDR}, "
+                     f"{t['ac']}, {t['ar']}, {DIM}, {DIM});")
         return True
 
     def dram_dest(self, dest: Dest, ctx: Ctx, where: str
