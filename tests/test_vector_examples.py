@@ -127,6 +127,10 @@ def test_vector_examples_run_and_match(coq, path: Path) -> None:
             continue
         kernel = build([lw], t)[name]
         exe = build_sanitized([lw], t)
+        tp = get_target(f"{isa}-openmp")
+        lwp = lower(expr, env, name=name, isa=tp.isa, sizes=sizes, assume=assume, parallel=True)
+        par = build([lwp], tp)[name]
+        par.set_threads(2)
         rng = np.random.default_rng(3)
         for case in _size_cases(dp, sizes, fixed):
             shapes, out_shape = kernel.extents(case)
@@ -143,6 +147,8 @@ def test_vector_examples_run_and_match(coq, path: Path) -> None:
             scale = max(1.0, float(np.abs(want).max(initial=0.0)))
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * scale,
                                        err_msg=f"{name} at {case}")
+            np.testing.assert_allclose(par.call(ins, case), want, rtol=1e-4, atol=1e-5 * scale,
+                                       err_msg=f"{name} [{tp.name}] at {case}")
             san = run_sanitized(exe, lw, ins, case, out_shape)
             np.testing.assert_allclose(san, want, rtol=1e-4, atol=1e-5 * scale,
                                        err_msg=f"sanitized {name} at {case}")
