@@ -266,8 +266,9 @@ def analysis(med, flops, peak, ours, T, others, profile) -> list[str]:
         out.append(f"- {T}-thread scaling: ours {med['ours-1t'] / med[f'ours-{T}t']:.2f}x, "
                    f"torch {med['torch-1t'] / med[f'torch-{T}t']:.2f}x.  Our parallel loops are "
                    f"the {BATCH} x {HO} output rows (GEN n, GEN y): {BATCH * HO} equal rows, so "
-                   "the split is even; what limits scaling is the shared L3 and the other "
-                   "processes on the machine.")
+                   "the split is even"
+                   + ("; with other processes busy, the second thread had no free core."
+                      if others > 0.3 else "."))
     if profile:
         frac = profile["samples_pct_in_fma_loops"] / 100
         loop_gf = flops / med["ours-1t"] / 1e6 / max(frac, 1e-9)
