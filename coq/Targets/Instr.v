@@ -19,8 +19,14 @@
     Tactics:
     - [use_instr I] / [use_instr I at (pat)]: replace the first subterm
       (pre-order, as [rw]) that is the body of instruction [I], for some
-      arguments, by the call.  On failure it prints the specification and,
-      for the nearest candidate subterms, where they differ from it.
+      arguments, by the call.  If no subterm is, a second pass accepts a
+      loop of the instruction's range once its indices are in lane form
+      ([o + l], [l <? n]; proved by [ring]).  On failure it prints the
+      specification and, for the nearest candidate subterms, where they
+      differ from it.
+    - [use_instr_all I]: every such subterm, bottom-up.
+    - [vector_index]: accesses and lane guards in lane form, everywhere.
+    - [rw_all L]: one top-down pass of [rw L] at every node.
     - [set_memory x M]: wrap the value of the let whose binder is named [x]
       in [in_mem M].
 
@@ -101,6 +107,66 @@ Tactic Notation "set_memory" ident(x) constr(M) :=
   tryif atl_step ltac:(atl_mem_root x M) then idtac
   else fail 0 "set_memory: the program has no let named" x.
 
+(** ** [vector_index]: accesses and guards in lane form
+
+    An instruction's specification reads [v _[ o + l ]] and guards lanes
+    with [l <? n], where [l] is its lane variable.  After tiling, indices
+    come out as [1 + (xo * 8 + xi) - 1] and guards as [xo * 8 + xi <? N].
+    [vector_index] rewrites, under every innermost loop [GEN [ l < w ]]
+    with a numeral extent [w] (the lane loop), each access index [i] that
+    mentions [l] into [o + l] with [o] the [ring_simplify] normal form of
+    [i - l], and each guard [a <? b] with [l] in [a] into [l <? c], with
+    [c] the normal form of [b - (a - l)] (proved by [ring]).  Indices
+    already of that form, and those where [l] does not occur with
+    coefficient 1, are left alone. *)
+
+Lemma get_index {X} (v : Z -> X) (i j : Z) : i = j -> get v i = get v j.
+Proof. intros ->; reflexivity. Qed.
+
+Lemma guard_lane_shift {X} `{TensorElem X} (a b x c : Z) (e : X) :
+  (a - x = b - c)%Z -> iverson (a <? b)%Z e = iverson (x <? c)%Z e.
+Proof.
+  intros Hs; f_equal; destruct (Z.ltb_spec a b), (Z.ltb_spec x c); auto; exfalso; lia.
+Qed.
+
+(** The innermost lane variable: the latest hypothesis [0 <= l < w], [w] a
+    positive numeral. *)
+Ltac atl_lane_var :=
+  match goal with
+  | H : (0 <= ?x < ?w)%Z |- _ => lazymatch w with Zpos _ => x end
+  end.
+
+(** [atl_simplify_Z t k]: run [k] on the [ring_simplify] normal form of [t]. *)
+Ltac atl_simplify_Z t k :=
+  let E := fresh "E" in
+  assert (E : t = t) by reflexivity; ring_simplify in E;
+  lazymatch type of E with ?u = _ => clear E; k u end.
+
+Ltac atl_lane_root :=
+  idtac;
+  let x := atl_lane_var in
+  lazymatch goal with
+  | |- get ?v ?i = _ =>
+      lazymatch i with context [x] => idtac | _ => fail end;
+      lazymatch i with
+      | x => fail
+      | (?o + x)%Z => lazymatch o with context [x] => idtac | _ => fail end
+      | _ => idtac
+      end;
+      atl_simplify_Z constr:((i - x)%Z) ltac:(fun o =>
+        lazymatch o with context [x] => fail | _ => idtac end;
+        transitivity (get v (o + x)%Z); [ apply get_index; ring | reflexivity ])
+  | |- iverson (?a <? ?b)%Z ?e = _ =>
+      lazymatch a with context [x] => idtac | _ => fail end;
+      lazymatch a with x => fail | _ => idtac end;
+      atl_simplify_Z constr:((a - x)%Z) ltac:(fun d =>
+        lazymatch d with context [x] => fail | _ => idtac end;
+        atl_simplify_Z constr:((b - d)%Z) ltac:(fun c =>
+          transitivity (iverson (x <? c)%Z e); [ apply guard_lane_shift; ring | reflexivity ]))
+  end.
+
+Tactic Notation "vector_index" := atl_step ltac:(atl_everywhere atl_lane_root).
+
 (** ** [use_instr I] *)
 
 (** [atl_instr_inst I k]: the body of instruction [I] and its call, with a
@@ -163,8 +229,9 @@ Ltac atl_isay pr why a b :=
       | diff_index =>
           idtac "    an index or predicate differs: the instruction needs" a;
           idtac "      found" b;
-          idtac "      (if equal by arithmetic, first rewrite it to the instruction's form:";
-          idtac "       vector_index, or rw (get_index _ _ (<the index in that form>)))"
+          idtac "      (use_instr also tried every index in the lane form o + l, by ring;";
+          idtac "       this one has none, or another part differs; rw (get_index _ _ (i'))";
+          idtac "       rewrites an access index to an equal one i')"
       | diff_lane =>
           idtac "    the instruction has a lane-free parameter" a "here, but found" b;
           idtac "      which depends on a lane variable of the instruction's loop"
@@ -328,94 +395,56 @@ Ltac atl_instr_fail I sel :=
   atl_instr_inst I ltac:(fun body call => let k := atl_isize body in atl_idiag_at I k sel);
   fail 0 "use_instr" h ": no subterm of the program is its specification (the closest subterms and how they differ are listed above)".
 
+(** Unification modulo index arithmetic (the Exo thesis, Sec. 3.4, unifies
+    "modulo linear equalities"): at a node that is a loop of the
+    instruction's range, put the accesses and guards in lane form first
+    ([vector_index] on that node only), then match exactly. *)
+Ltac atl_instr_root_arith I :=
+  idtac;
+  lazymatch goal with
+  | |- ?t = _ =>
+      assert_succeeds (atl_instr_inst I ltac:(fun body call =>
+        let r := atl_idiff false body t in
+        lazymatch r with (S (S _), _) => idtac | _ => fail end));
+      etransitivity;
+      [ atl_everywhere atl_lane_root | atl_beta_lhs; atl_instr_root I ]
+  end.
+
 Tactic Notation "use_instr" open_constr(I) :=
   atl_check_goal;
   tryif atl_step ltac:(atl_instr_root I) then idtac
+  else tryif atl_step ltac:(atl_instr_root_arith I) then idtac
   else atl_instr_fail I idtac.
 
 Tactic Notation "use_instr" open_constr(I) "at" uconstr(pat) :=
   atl_check_goal;
   tryif atl_step ltac:(atl_match pat; atl_instr_root I) then idtac
+  else tryif atl_step ltac:(atl_match pat; atl_instr_root_arith I) then idtac
   else atl_instr_fail I ltac:(atl_match pat).
 
 (** [use_instr_all I]: replace every subterm that is the specification of
     [I] (bottom-up, so nested specifications become nested calls); fails
-    if there is none. *)
-Ltac atl_instr_root_any I :=
+    if there is none.  If some subterm matches exactly, only exact matches
+    are taken; otherwise every loop of the instruction's range that
+    matches once its indices are in lane form. *)
+Ltac atl_instr_root_any exact_only I :=
   idtac;
   lazymatch goal with
   | |- ?t = _ =>
       let I' := open_constr:(I) in
-      atl_instr_inst I' ltac:(fun body call =>
-        atl_skel body t; unify t body; exact (@eq_refl _ call))
+      first [ atl_instr_inst I' ltac:(fun body call =>
+                atl_skel body t; unify t body; exact (@eq_refl _ call))
+            | lazymatch exact_only with false => atl_instr_root_arith I' end ]
   end.
 
 Tactic Notation "use_instr_all" uconstr(I) :=
   atl_check_goal;
   let Ichk := open_constr:(I) in
   tryif atl_step ltac:(atl_instr_root Ichk)
-  then atl_step ltac:(atl_everywhere ltac:(atl_instr_root_any I))
+  then atl_step ltac:(atl_everywhere ltac:(atl_instr_root_any true I))
+  else tryif atl_step ltac:(atl_instr_root_arith Ichk)
+  then atl_step ltac:(atl_everywhere ltac:(atl_instr_root_any false I))
   else atl_instr_fail Ichk idtac.
-
-(** ** [vector_index]: accesses and guards in lane form
-
-    An instruction's specification reads [v _[ o + l ]] and guards lanes
-    with [l <? n], where [l] is its lane variable.  After tiling, indices
-    come out as [1 + (xo * 8 + xi) - 1] and guards as [xo * 8 + xi <? N].
-    [vector_index] rewrites, under every innermost loop [GEN [ l < w ]]
-    with a numeral extent [w] (the lane loop), each access index [i] that
-    mentions [l] into [o + l] with [o] the [ring_simplify] normal form of
-    [i - l], and each guard [a <? b] with [l] in [a] into [l <? c], with
-    [c] the normal form of [b - (a - l)] (proved by [ring]).  Indices
-    already of that form, and those where [l] does not occur with
-    coefficient 1, are left alone. *)
-
-Lemma get_index {X} (v : Z -> X) (i j : Z) : i = j -> get v i = get v j.
-Proof. intros ->; reflexivity. Qed.
-
-Lemma guard_lane_shift {X} `{TensorElem X} (a b x c : Z) (e : X) :
-  (a - x = b - c)%Z -> iverson (a <? b)%Z e = iverson (x <? c)%Z e.
-Proof.
-  intros Hs; f_equal; destruct (Z.ltb_spec a b), (Z.ltb_spec x c); auto; exfalso; lia.
-Qed.
-
-(** The innermost lane variable: the latest hypothesis [0 <= l < w], [w] a
-    positive numeral. *)
-Ltac atl_lane_var :=
-  match goal with
-  | H : (0 <= ?x < ?w)%Z |- _ => lazymatch w with Zpos _ => x end
-  end.
-
-(** [atl_simplify_Z t k]: run [k] on the [ring_simplify] normal form of [t]. *)
-Ltac atl_simplify_Z t k :=
-  let E := fresh "E" in
-  assert (E : t = t) by reflexivity; ring_simplify in E;
-  lazymatch type of E with ?u = _ => clear E; k u end.
-
-Ltac atl_lane_root :=
-  idtac;
-  let x := atl_lane_var in
-  lazymatch goal with
-  | |- get ?v ?i = _ =>
-      lazymatch i with context [x] => idtac | _ => fail end;
-      lazymatch i with
-      | x => fail
-      | (?o + x)%Z => lazymatch o with context [x] => idtac | _ => fail end
-      | _ => idtac
-      end;
-      atl_simplify_Z constr:((i - x)%Z) ltac:(fun o =>
-        lazymatch o with context [x] => fail | _ => idtac end;
-        transitivity (get v (o + x)%Z); [ apply get_index; ring | reflexivity ])
-  | |- iverson (?a <? ?b)%Z ?e = _ =>
-      lazymatch a with context [x] => idtac | _ => fail end;
-      lazymatch a with x => fail | _ => idtac end;
-      atl_simplify_Z constr:((a - x)%Z) ltac:(fun d =>
-        lazymatch d with context [x] => fail | _ => idtac end;
-        atl_simplify_Z constr:((b - d)%Z) ltac:(fun c =>
-          transitivity (iverson (x <? c)%Z e); [ apply guard_lane_shift; ring | reflexivity ]))
-  end.
-
-Tactic Notation "vector_index" := atl_step ltac:(atl_everywhere atl_lane_root).
 
 (** [rw_all L]: one top-down pass rewriting with [L] at every node where it
     applies (side conditions proved by [atl_side]), including inside what

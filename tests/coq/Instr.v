@@ -36,23 +36,23 @@ Section Instr.
   Qed.
   Print q1.
 
-  (* Mismatches: the index is l + o, not o + l; the extent is 16, not 8; a
-     lane-dependent term where broadcast has a lane-free scalar.  The
-     message lists the closest subterms and where each differs. *)
-  Definition p2 :=
-    GEN [ j < 4 ]
-      (GEN [ l < 8 ] f _[ l + 8 * j ]) <+> (GEN [ l < 16 ] f _[ 8 * j + l ]).
+  (* Matching is modulo index arithmetic: l + 8 * j is read as 8 * j + l. *)
+  Definition p2a := GEN [ j < 4 ] GEN [ l < 8 ] |[ 8 * j + l <? n ]| f _[ 1 + (l + 8 * j) ].
+  Derive q2a SuchThat (p2a = q2a) As q2a_ok.
+  Proof. reschedule. use_instr avx2_maskload. done. Qed.
+  Print q2a.
+
+  (* Mismatches: a stride-2 index is no o + l; a lane-dependent term where
+     broadcast has a lane-free scalar.  The message lists the closest
+     subterms and where each differs. *)
+  Definition p2 := GEN [ j < 4 ] GEN [ l < 8 ] f _[ 2 * l + 8 * j ].
   Derive q2 SuchThat (p2 = q2) As q2_ok.
   Proof.
     reschedule.
     Fail use_instr avx2_loadu.
     Fail use_instr avx2_broadcast.
-    (* vector_index puts the index in lane form, then it matches *)
-    vector_index.
-    use_instr avx2_loadu.
     done.
   Qed.
-  Print q2.
 
   (* The only vector has 16 lanes: the loop range differs. *)
   Definition p2b := GEN [ l < 16 ] f _[ l ].
