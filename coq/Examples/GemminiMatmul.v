@@ -317,3 +317,128 @@ Section GemminiMatmulPanel.
     qmatmul_gemmini_panel = qmatmul_gemmini_panel_expected.
   Proof. same_program. Qed.
 End GemminiMatmulPanel.
+
+(** ** Staging all of B and the A row panel
+
+    With [K] and [N] small enough, all of [B] fits in the scratchpad next
+    to one [A] row panel: [B] is staged once for the whole kernel (its
+    let lifted out of every loop; [let_swap] moves it past the [A]
+    block's), the [A] panel once per row of output blocks, so every
+    block of [A] and of [B] is moved in exactly once:
+    [cdiv M 16 * cdiv K 16 + cdiv K 16 * cdiv N 16] moves instead of
+    [2 * cdiv M 16 * cdiv N 16 * cdiv K 16].  The capacity is
+    [16 * cdiv K 16 * (cdiv N 16 + 1)] rows; the hypotheses bound the
+    block counts ([K <= 256], [N <= 1008]) and [gemmini_check_fit] proves
+    the fit. *)
+
+Lemma let_swap {X Y W} (e1 : X) (e2 : Y) (F : X -> Y -> W) :
+  atl_let e1 (fun x => atl_let e2 (fun y => F x y)) =
+  atl_let e2 (fun y => atl_let e1 (fun x => F x y)).
+Proof. reflexivity. Qed.
+
+Section GemminiMatmulStaged.
+  Variables (M N K : Z).
+  Hypotheses (HM : 0 <= M) (HN : 0 <= N) (HK : 0 <= K).
+  Hypotheses (HKt : cdiv K 16 <= 16) (HNt : cdiv N 16 <= 63).
+  Variables (A B D : Z -> Z -> gint).
+  Hypotheses (HA : shaped [M; K] A) (HB : shaped [K; N] B) (HD : shaped [M; N] D).
+  Variables (sm se : Z) (act : bool).
+
+  Derive qmatmul_gemmini_staged SuchThat (qmatmul M N K A B D sm se act = qmatmul_gemmini_staged)
+    As qmatmul_gemmini_staged_correct.
+  Proof.
+    reschedule.
+    rw (gen_tile 16 M).
+    rw <- guard_gen at (iverson (_ <? M) _).
+    rw <- transpose_gen at (genr 0 16 _).
+    rw (gen_tile 16 N).
+    rw <- guard_gen at (iverson (_ <? N) _).
+    rw <- transpose_gen at (genr 0 16 _).
+    rw guard_comm at (iverson (_ <? N) _).
+    rw guard_merge.
+    name_buffer (D _[ _ ] _[ _ ] <+> _) as c.
+    rw ll_guard_dup.
+    rw let_gen_lift0 at (genr 0 16 _).
+    rw let_gen_lift0 at (genr 0 16 _).
+    rw tadd_guard.
+    rw <- tadd_gen.
+    rw <- tadd_gen.
+    rw (sum_tile K 16).
+    rw <- guard_sum at (iverson (_ && _) (sumr 0 (cdiv K 16) _)).
+    rw <- guard_sum at (iverson (_ && _) (sumr 0 16 _)).
+    rw guard_merge.
+    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 (cdiv K 16) _)).
+    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 (cdiv K 16) _)).
+    rw guard_mul_split.
+    name_buffer (|[ _ ]| A _[ _ ] _[ _ ]) as a.
+    rw let_sum_lift0.
+    rw ll_gen.
+    rw let_gen_lift0.
+    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 16 _)).
+    name_buffer (|[ _ ]| B _[ _ ] _[ _ ]) as b.
+    rw let_gen_lift0.
+    rw let_sum_lift0 at (sumr 0 16 _).
+    rw ll_gen at (genr 0 16 _).
+    rw sum_gen_swap at (sumr 0 16 _).
+    (* All of B: past the A block's let, out of ko, out of the accumulator's
+       value, out of jo (a dimension of the buffer) and io (independent). *)
+    rw let_swap.
+    rw let_sum_lift0 at (sumr 0 (cdiv K 16) _).
+    rw ll_tadd_r.
+    rw let_let.
+    rw ll_transpose at (transpose 16 16 _).
+    rw let_gen_lift0 at (genr 0 (cdiv N 16) _).
+    rw ll_flatten at (flatten (cdiv N 16) 16 _).
+    rw ll_trunc_r at (trunc_r N _).
+    rw ll_transpose at (transpose N 16 _).
+    rw ll_gen at (genr 0 (cdiv M 16) _).
+    rw ll_flatten at (flatten (cdiv M 16) 16 _).
+    rw ll_trunc_r at (trunc_r M _).
+    (* The A row panel, as in [qmatmul_gemmini_panel]. *)
+    rw let_sum_lift0 at (sumr 0 (cdiv K 16) _).
+    rw ll_tadd_r.
+    rw let_let.
+    rw ll_transpose at (transpose 16 16 _).
+    rw ll_gen at (genr 0 (cdiv N 16) _).
+    rw ll_flatten at (flatten (cdiv N 16) 16 _).
+    rw ll_trunc_r at (trunc_r N _).
+    rw ll_transpose at (transpose N 16 _).
+    use_instr (gemmini_mvin_acc D).
+    use_instr (gemmini_mvin A).
+    use_instr (gemmini_mvin B).
+    use_instr gemmini_matmul.
+    use_instr gemmini_mvout.
+    rename_buffer a into c.
+    rename_buffer x into b.
+    rename_buffer x0 into a.    (* printed x0: its binder is also named x *)
+    rename_loop i into jo.
+    rename_loop i0 into ko.
+    rename_loop i into io.
+    rename_loop i0 into ko.
+    rename_loop i0 into jo.
+    rename_loop i1 into ko.
+    set_memory b GEMMINI_SPAD.
+    set_memory a GEMMINI_SPAD.
+    set_memory c GEMMINI_ACC.
+    gemmini_check_fit.
+    check_safe.
+    done.
+  Qed.
+
+  Definition qmatmul_gemmini_staged_expected :=
+    tlet b := in_mem GEMMINI_SPAD
+      (GEN [ jo < cdiv N 16 ] GEN [ ko < cdiv K 16 ] gemmini_mvin B (ko * 16) (jo * 16) K N) in
+    trunc_r M (flatten (cdiv M 16) 16 (GEN [ io < cdiv M 16 ]
+      tlet a := in_mem GEMMINI_SPAD
+        (GEN [ ko < cdiv K 16 ] gemmini_mvin A (io * 16) (ko * 16) M K) in
+      transpose N 16 (trunc_r N (flatten (cdiv N 16) 16 (GEN [ jo < cdiv N 16 ]
+        transpose 16 16
+          (tlet c := in_mem GEMMINI_ACC
+             (gemmini_mvin_acc D (io * 16) (jo * 16) M N <+>
+              SUM [ ko < cdiv K 16 ] gemmini_matmul (a _[ ko ]) (b _[ jo ] _[ ko ])) in
+           gemmini_mvout sm se act c (io * 16) (jo * 16) M N)))))).
+
+  Lemma qmatmul_gemmini_staged_is_expected :
+    qmatmul_gemmini_staged = qmatmul_gemmini_staged_expected.
+  Proof. same_program. Qed.
+End GemminiMatmulStaged.

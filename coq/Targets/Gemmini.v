@@ -364,9 +364,21 @@ Ltac gemmini_zsimpl t :=
   | _ => gemmini_zclean t'
   end.
 
-(** The capacity goals: linear, or with [cdiv] of the sizes. *)
+(** The capacity goals: linear, or with [cdiv] of the sizes; each
+    [cdiv a b] becomes a variable [c] with [a <= b c < a + b]. *)
+Ltac gemmini_cdiv_vars :=
+  repeat match goal with
+    | |- context [cdiv ?a ?b] =>
+        let c := fresh "cd" in
+        let Hc := fresh "Hcd" in
+        assert (Hc : a <= b * cdiv a b < a + b)
+          by (unfold cdiv; Z.div_mod_to_equations; lia);
+        set (c := cdiv a b) in *; clearbody c;
+        try (assert (0 <= c) by lia)
+    end.
+
 Ltac gemmini_fit_arith :=
-  first [ lia | nia | (unfold cdiv in *; Z.div_mod_to_equations; nia) ].
+  first [ lia | (gemmini_cdiv_vars; nia) ].
 
 Ltac gemmini_rows_under mem f :=
   lazymatch type of f with
