@@ -34,7 +34,15 @@ def _lower(args: argparse.Namespace):
     dp = load_derivation(args.file, args.derivation, timeout=args.timeout)
     fixed = fixed_args(args.fix)
     if fixed:
+        from verisched.codegen.fromcoq import check_conditions
+        from verisched.codegen.poly import from_idx
         from verisched.codegen.specialize import specialize
+
+        # A fixed size must satisfy the derivation's hypotheses on it now: after
+        # specialisation they no longer mention it and are not checked at run time.
+        only_fixed = [c for c in dp.conditions
+                      if all(from_idx(x).vars() <= set(fixed) for x in c[2][::2])]
+        check_conditions(type(dp)(dp.name, dp.expr, dp.env, dp.sizes, only_fixed), fixed)
 
         # Proved for every value, so valid for these (on-chip buffers need constant extents).
         dp.expr = specialize(dp.expr, fixed)
