@@ -32,7 +32,17 @@
 
     [qmatmul_nobias] is the same layer without a bias: the accumulator
     starts from zero (the lowering zero-fills it, e.g. with an [mvin] from
-    DRAM address 0, which the simulator loads as zeros). *)
+    DRAM address 0, which the simulator loads as zeros).
+
+    Two more schedules of [qmatmul] reuse staged blocks (Exo's Gemmini
+    schedules do the same, thesis Sec. 7.1): [qmatmul_gemmini_panel] stages
+    a row panel of [A] once per row of output blocks ([K <= 8192]);
+    [qmatmul_gemmini_staged] also stages all of [B] once ([K <= 256],
+    [N <= 1008]), so every block of [A] and [B] is moved in exactly once.
+    [gemmini_check_fit] proves from these hypotheses that the buffers fit
+    in the scratchpad.
+
+    Compile time: about 16 s of CPU for the four derivations. *)
 
 From Coq Require Import ZArith List.
 Import ListNotations.
