@@ -446,13 +446,11 @@ def analysis(results, peak, ours: cm.Ours, T: int, profile: dict) -> list[str]:
         out.append(f"- Largest 1-thread gap on square sizes: {pb.label} "
                    f"(speed {mb['openblas-1t'] / mb['ours-1t']:.2f}: ours "
                    f"{gf(pb, mb, 'ours-1t'):.0f}, OpenBLAS {gf(pb, mb, 'openblas-1t'):.0f} "
-                   "GFLOP/s).  Besides the multiply, our kernel makes two passes OpenBLAS does "
-                   f"not: it copies C into the output ({8 * mn / 2**20:.0f} MiB moved at this "
-                   f"size) and packs all of B up front ({8 * pb.K * pb.N / 2**20:.0f} MiB); "
-                   f"at {pb.flops / 1e9:.1f} GFLOP per call these weigh "
-                   + ("little" if pb.K >= 1024 else "noticeably")
-                   + " (each is O(1/K) of the work).  Writing C + A·B in place (an in-place "
-                   "`+=` kernel ABI) would remove the copy.")
+                   "GFLOP/s).  Besides the multiply, our kernel makes one pass OpenBLAS does "
+                   f"not: it copies C into the output ({8 * mn / 2**20:.0f} MiB read and "
+                   f"written at this size, against {pb.flops / 1e9:.1f} GFLOP), because the "
+                   "program is C <+> SUM ...: a kernel ABI that accumulates into C in place "
+                   "would remove it.  Both pack B (ours all of it up front, once).")
     if T > 1 and square:
         mc6 = 6 * ours.fixed.get("mcr", 0) or None
         parts = []
@@ -492,12 +490,14 @@ def analysis(results, peak, ours: cm.Ours, T: int, profile: dict) -> list[str]:
     if asp:
         sp = ", ".join(f"{p.label}: {med['openblas-1t'] / med['ours-1t']:.2f}"
                        for p, med in asp)
-        out.append(f"- Aspect sweep, 1-thread speed by M/N: {sp}.  At M/N = 1/64 (M = 64) "
-                   "there is a single row block, so the 2-thread kernel runs on one thread; "
-                   "at M/N = 64 (N = 64) B is 4 strips wide and each 6x16 tile does 1/4 of "
-                   "its row's work, so per-tile overheads (loading and storing C, the edge "
-                   "tests) weigh more.  Exo's answer is the same as BLIS's: specialised "
-                   "micro-kernels and a parallel loop over whichever dimension is large.")
+        out.append(f"- Aspect sweep, 1-thread speed by M/N: {sp}.  Packing A costs M·K element "
+                   "copies against M·N·K/8 vector FMAs, 8/N copies per FMA, and packing B 8/M; "
+                   "at N = 64 (or M = 64) that is one copy per 8 FMAs, and our packing loops "
+                   "copy lane by lane (scalar moves; the packing GENs carry edge guards that "
+                   "keep gcc from vectorizing them), so packing weighs there.  Packing with "
+                   "avx2_loadu / avx2_maskload in the derivation would cut it about 8x.  At "
+                   "M = 64 there is a single row block, so the 2-thread kernel runs on one "
+                   "thread: a parallel loop over column strips would be needed there.")
     return out
 
 
