@@ -139,9 +139,11 @@ def derived(coq):
     """GemminiMatmul.v's derivations, replayed once and lowered."""
     from verisched.targets.gemmini.derived import load_derivations, lower_derivation
 
-    names = ["qmatmul_gemmini", "qmatmul_nobias_gemmini"]
+    names = ["qmatmul_gemmini", "qmatmul_nobias_gemmini", "qmatmul_gemmini_panel"]
     dps = load_derivations(REPO / "coq/Examples/GemminiMatmul.v", names)
-    return {n: (dp, lower_derivation(dp)) for n, dp in dps.items()}
+    # The panel's rows depend on K: lowered per K (test_derived_panel), not here.
+    return {n: (dp, lower_derivation(dp) if "panel" not in n else None)
+            for n, dp in dps.items()}
 
 
 @pytest.mark.parametrize("name", ["qmatmul_gemmini", "qmatmul_nobias_gemmini"])
@@ -157,6 +159,33 @@ def test_derived_kernel_matches_interpreter(derived, name: str, shape) -> None:
     # Every configuration is set once, before the loops.
     assert counters["config_ex"] == 1 and counters["config_st"] == 1
     assert counters["config_ld"] == (3 if name == "qmatmul_gemmini" else 2)
+
+
+@pytest.mark.parametrize("shape", [(20, 33, 40), (32, 48, 128), (5, 17, 70)])
+def test_derived_panel_with_k_fixed(derived, shape) -> None:
+    from verisched.codegen.specialize import specialize
+    from verisched.targets.gemmini.derived import lower_derivation
+
+    dp, _ = derived["qmatmul_gemmini_panel"]
+    m, n, k = shape
+    with pytest.raises(LowerError, match="let a in GEMMINI_SPAD has symbolic extents"):
+        lower_derivation(dp)
+    fixed = type(dp)(dp.name, specialize(dp.expr, {"K": k}),
+                     {t: tuple(specialize(i, {"K": k}) for i in sh) for t, sh in dp.env.items()},
+                     dp.sizes, [], [], dp.safety_gap)
+    kernel = lower_derivation(fixed)
+    orig = specialize(dp.original, {"K": k})
+    ins = inputs(m, n, k, True, seed=m + k)
+    sm, se = split_scale(1 / 450)
+    sizes = {"M": m, "N": n, "sm": sm, "se": se, "act": 0}
+    res = build.run(kernel, ins, sizes)
+    for prog in (fixed.expr, orig):
+        ref = evaluate(prog, {a: v.astype(np.int64) for a, v in ins.items()}, sizes, np.int64)
+        np.testing.assert_array_equal(res.out, ref)
+    c = res.counters
+    assert c["compute_preloaded"] == min_computes(m, n, k)
+    # A is read once (its panel, in moves of up to 64 columns); B once per row block.
+    assert c["dram_to_spad_bytes"] == m * k + k * n * -(-m // 16)
 
 
 def test_derived_kernel_refuses_unproved_safety(derived) -> None:
