@@ -523,12 +523,14 @@ def plot(results, peak, ours: cm.Ours, T: int):
                 ax.plot(x, [p.flops / med[key] / 1e6 for p, med in rs], style,
                         marker=marker, label=f"{'OpenBLAS' if who == 'openblas' else 'ours'} {t}t")
             ax.axhline(peak[t], color="grey", linestyle=style, linewidth=0.8)
-            ax.text(len(rs) - 1, peak[t], f"FMA peak {t}t", fontsize=7, ha="right",
-                    va="bottom", color="grey")
+            ax.text(0 if t == 1 else len(rs) - 1, peak[t], f"FMA peak {t}t", fontsize=7,
+                    ha="left" if t == 1 else "right", va="bottom", color="grey")
         ax.set_xticks(x, [p.label for p, _ in rs])
         ax.set_xlabel("M = N = K" if group == "square" else "M / N  (K = 512, M·N = 512²)")
         ax.set_ylabel("GFLOP/s")
-        ax.set_ylim(0, max(peak.values()) * 1.1)
+        top = max([*peak.values(), *(p.flops / v / 1e6 for p, med in rs
+                                     for k, v in med.items() if "-" in k)])
+        ax.set_ylim(0, top * 1.1)
         ax.legend(fontsize=7)
     title = "SGEMM float32: " + ("ours (" + ours.origin + ")" if not ours.missing
                                  else "NO derived kernel, peers only") + " vs OpenBLAS"
