@@ -28,7 +28,8 @@
     - [vector_index]: accesses and lane guards in lane form, everywhere.
     - [rw_all L]: one top-down pass of [rw L] at every node.
     - [set_memory x M]: wrap the value of the let whose binder is named [x]
-      in [in_mem M].
+      in [in_mem M]; [set_memory at (pat) M]: of the first let whose value
+      matches [pat].
 
     Registration: a target library declares each instruction constant with
     [#[global] Instance : AtlInstr (@name) := {}.]  [same_program] then
@@ -97,7 +98,7 @@ Ltac atl_mem_root x M :=
   | |- atl_let ?e (fun y => _) = _ =>
       atl_same_name x y;
       lazymatch e with
-      | in_mem _ ?e0 => exact (let_in_mem_change M e0 _)
+      | in_mem _ ?e0 => exact (let_in_mem_change M _ e0 _)
       | _ => exact (let_in_mem M e _)
       end
   end.
@@ -106,6 +107,24 @@ Tactic Notation "set_memory" ident(x) constr(M) :=
   atl_check_goal;
   tryif atl_step ltac:(atl_mem_root x M) then idtac
   else fail 0 "set_memory: the program has no let named" x.
+
+(** [set_memory at (pat) M]: the first let whose value (inside its memory
+    marker, if any) matches the pattern [pat], whatever its binder name. *)
+Ltac atl_mem_root_pat pat M :=
+  idtac;
+  lazymatch goal with
+  | |- atl_let ?e _ = _ =>
+      let p := open_constr:(pat) in
+      lazymatch e with
+      | in_mem _ ?e0 => atl_skel p e0; unify e0 p; exact (let_in_mem_change M _ e0 _)
+      | _ => atl_skel p e; unify e p; exact (let_in_mem M e _)
+      end
+  end.
+
+Tactic Notation "set_memory" "at" uconstr(pat) constr(M) :=
+  atl_check_goal;
+  tryif atl_step ltac:(atl_mem_root_pat pat M) then idtac
+  else fail 0 "set_memory: no let of the program has a value matching" pat.
 
 (** ** [vector_index]: accesses and guards in lane form
 

@@ -72,12 +72,25 @@ Section Instr.
   Proof.
     reschedule.
     use_instr avx2_loadu.
+    set_memory b DRAM.
     set_memory b AVX2_REG.
     Fail set_memory c AVX2_REG.
     rw avx2_mul_gen. use_instr avx2_broadcast. use_instr avx2_storeu.
     done.
   Qed.
   Print q4.
+
+  (* set_memory at a pattern of the let's value, whatever its name; it also
+     moves a let already placed. *)
+  Derive q4b SuchThat (p4 = q4b) As q4b_ok.
+  Proof.
+    reschedule.
+    set_memory at (GEN [ _ < 8 ] f _[ _ ]) AVX2_REG.
+    set_memory at (GEN [ _ < 8 ] f _[ _ ]) DRAM.
+    Fail set_memory at (GEN [ _ < 8 ] g _[ _ ]) DRAM.
+    done.
+  Qed.
+  Print q4b.
 
   (* same_program holds instructions and in_mem abstract: the stated call is
      accepted, its unfolding or a missing memory marker is not. *)
