@@ -273,7 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     from verisched.targets.gemmini.derived import load_derivations, lower_derivation
 
     print("replaying coq/Examples/GemminiMatmul.v and GemminiConv.v ...", flush=True)
-    ex = cm.REPO_ROOT / "coq" / "Examples"
+    from verisched.pybridge.session import REPO_ROOT as COQ_REPO  # VERISCHED_REPO, if set
+
+    ex = COQ_REPO / "coq" / "Examples"
     mm = load_derivations(ex / "GemminiMatmul.v",
                           ["qmatmul_nobias_gemmini", "qmatmul_gemmini_panel"])
     cv = load_derivations(ex / "GemminiConv.v", ["qconv_gemmini"])
