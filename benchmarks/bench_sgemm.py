@@ -297,7 +297,7 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
     for t in thread_counts:
         headers += [f"OpenBLAS {t}t ms", "GF/s"]
         if not ours.missing:
-            headers += [f"ours {t}t ms", "GF/s", "speed", "% peak"]
+            headers += [f"ours {t}t ms", "GF/s", "speed", "speed (best)", "% peak"]
         else:
             headers += ["% peak"]
     headers.append("others")
@@ -314,7 +314,9 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
             if not ours.missing:
                 o = med[f"ours-{t}t"]
                 go = p.flops / o / 1e6
+                best = med["best"]
                 row += [f"{o:.3f}", f"{go:.1f}", f"{b / o:.2f}",
+                        f"{best[f'openblas-{t}t'] / best[f'ours-{t}t']:.2f}",
                         f"{100 * go / peak[t]:.0f} ({100 * gb / peak[t]:.0f})"]
             else:
                 row += [f"{100 * gb / peak[t]:.0f}"]
@@ -358,7 +360,9 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
             + ("computes out = C + A·B into a separate array" if takes_c else
                "computes out = A·B into a separate array (no read of C: slightly less "
                "memory traffic than OpenBLAS's C += A·B)"),
-            "- speed = OpenBLAS time / our time at the same thread count (> 1: ours faster); "
+            "- speed = OpenBLAS time / our time at the same thread count (> 1: ours faster), "
+            "from medians; speed (best) from each side's fastest run, which a loaded machine "
+            "disturbs least; "
             "% peak = our GFLOP/s over the measured peak (OpenBLAS's in parentheses); "
             "others = cores used by other processes while the problem was timed",
             *[f"- note: {n}" for n in ours.notes],
