@@ -69,3 +69,18 @@ Section Names.
   Qed.
   Print tiles_d.
 End Names.
+
+Section Safety.
+  Variables (n : Z) (A : Z -> gint).
+  Hypothesis HA : shaped [n] A.
+
+  (* check_safe enters gint scalar expressions (an index is a term of type Z;
+     gint is not Z for the traversal): the out-of-bounds A[i + 1] is caught. *)
+  Definition shifted := GEN [ i < n ] A _[ i + 1 ] * A _[ i ].
+  Derive shifted_d SuchThat (shifted = shifted_d) As shifted_ok.
+  Proof. reschedule. Fail check_safe. done. Qed.
+
+  Definition guarded := GEN [ i < n ] |[ i + 1 <? n ]| A _[ i + 1 ] * A _[ i ].
+  Derive guarded_d SuchThat (guarded = guarded_d) As guarded_ok.
+  Proof. reschedule. check_safe. done. Qed.
+End Safety.
