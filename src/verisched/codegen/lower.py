@@ -38,6 +38,7 @@ from verisched.codegen.errors import LowerError, NotNormalError
 from verisched.codegen.normal import access_base, check_normal, rank_of, show, show_pred
 from verisched.codegen.poly import Poly, binop, from_idx
 from verisched.codegen.prover import Facts
+from verisched.codegen.support import SupportAnalysis
 from verisched.codegen.vector import RegBuf, VectorISA, VectorLowering
 from verisched.pybridge.terms import (
     Concat,
@@ -132,10 +133,13 @@ class Names:
 
 @dataclass(frozen=True)
 class Buf:
-    """A row-major buffer; `dims` are C-evaluable extents."""
+    """A row-major buffer; `dims` are C-evaluable extents.  `support`: conditions
+    `f >= 0` over `#0, #1, ...` (its indices) outside which it holds zeros
+    (support.py), or () if unknown."""
 
     cname: str
     dims: tuple[Poly, ...]
+    support: tuple[Poly, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -229,7 +233,7 @@ class LoweredKernel:
 # The lowering
 
 
-class Lowerer(VectorLowering):
+class Lowerer(VectorLowering, SupportAnalysis):
     def __init__(self, dtype: str, parallel: bool, isa: VectorISA | None = None) -> None:
         if dtype not in CTYPES:
             raise LowerError(f"lowering: unsupported element type {dtype!r} (float32, int32)")
@@ -243,6 +247,8 @@ class Lowerer(VectorLowering):
         # C names of the loops that come from generations (openmp.py, rules 1 and 5).
         self.gen_loops: set[str] = set()
         self.isa = isa
+        # Set by lower(): the program uses instructions or register memories.
+        self.vector_program = False
         if isa is not None and dtype != "float32":
             raise LowerError(f"lowering: target {isa.name} supports float32 only, not {dtype}")
 
@@ -501,10 +507,11 @@ class Lowerer(VectorLowering):
         if isinstance(e, Sum):
             sub = Emitter()
             lo, hi = self.ix(e.lo, ctx), self.ix(e.hi, ctx)
+            hi, clip_facts = self.clipped_hi(e, hi, ctx)
             if mode == "=":
                 self.zero_fill(dest, ctx, out)
             unroll = self.needs_unroll(e.var, e.body, None, ctx)
-            for c2, _ in self.iterate(e.var, lo, hi, ctx, sub, [], False, unroll):
+            for c2, _ in self.iterate(e.var, lo, hi, ctx, sub, clip_facts, False, unroll):
                 c2.in_sum = True
                 self.lower(e.body, dest, "+=", c2, sub)
             out.extend(sub)
@@ -738,7 +745,7 @@ class Lowerer(VectorLowering):
             c2.tensors[e.var] = ScalarVar(name)
             return body(c2, out)
         cdims = tuple(self.smax(d, Poly.const(0), ctx) for d in dims)
-        buf = Buf(name, cdims)
+        buf = Buf(name, cdims, self.support_of(e.value, ctx) if self.vector_program else ())
         fill = Emitter()
         dest = Dest(buf, "", lambda i: (i, []), tuple((Poly.const(0), d) for d in cdims))
         covered = self.lower(e.value, dest, "=", ctx, fill)
@@ -837,8 +844,9 @@ class Lowerer(VectorLowering):
             acc = self.names.fresh("acc")
             out.line(f"{self.T} {acc} = {self.zero};")
             unroll = self.needs_unroll(e.var, e.body, None, ctx)
-            for c2, _ in self.iterate(e.var, self.ix(e.lo, ctx), self.ix(e.hi, ctx), ctx, out,
-                                      [], False, unroll):
+            hi, clip_facts = self.clipped_hi(e, self.ix(e.hi, ctx), ctx)
+            for c2, _ in self.iterate(e.var, self.ix(e.lo, ctx), hi, ctx, out, clip_facts, False,
+                                      unroll):
                 c2.in_sum = True
                 val = self.scalar(e.body, c2, out)
                 out.line(f"{acc} += {val};")
@@ -914,6 +922,7 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
         raise LowerError(f"lowering: size parameters {sorted(size_names)} differ from "
                          f"the given order {sizes}")
     lw = Lowerer(dtype, parallel, isa)
+    lw.vector_program = _has_vector_code(expr)
     lw.names.used.add(name)
     lw.error_flag = f"{name}_error"
     facts = Facts(sizes=frozenset())
