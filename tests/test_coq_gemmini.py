@@ -12,7 +12,6 @@ numpy version (targets/gemmini/instrs.acc_out) is compared as well.
 
 from __future__ import annotations
 
-import copy
 import math
 import re
 import subprocess
@@ -127,75 +126,3 @@ def test_coq_output_path_matches_simulator(tmp_path: Path, seed: int) -> None:
     x, sm, se, act = (np.array(c, dtype=np.int64) for c in zip(*inputs, strict=True))
     numpy_out = acc_out(x, sm, se, act).tolist()
     assert numpy_out == want
-
-
-# ---- GemminiConv.v replayed, lowered and run on the simulator ------------------------
-
-
-@pytest.fixture(scope="module")
-def replayed() -> dict[str, object]:
-    """GemminiConv.v's derivation, replayed once for the module (the slow part).
-    (GemminiMatmul.v's derivations are replayed and run by test_gemmini_lower.py.)"""
-    from verisched.targets.gemmini.derived import load_derivation
-
-    return {"conv": load_derivation(REPO / "coq/Examples/GemminiConv.v", "qconv_gemmini")}
-
-
-def _fixed(dp, values: dict[str, int]):
-    """The derived program with sizes fixed (proved for all sizes, so valid for these;
-    on-chip buffers need constant extents), as `verisched run --fix` does."""
-    from verisched.codegen.specialize import specialize
-
-    dp = copy.deepcopy(dp)
-    dp.expr = specialize(dp.expr, values)
-    dp.env = {t: tuple(specialize(i, values) for i in s) for t, s in dp.env.items()}
-    if dp.original is not None:
-        dp.original = specialize(dp.original, values)
-    return dp
-
-
-def _conv_reference(x: np.ndarray, w: np.ndarray, bias: np.ndarray, scale: float,
-                    relu: bool) -> np.ndarray:
-    """NHWC valid convolution, int64 accumulation, then the output path (numpy)."""
-    from verisched.targets.gemmini.reference import quantize
-
-    kh, kw = w.shape[:2]
-    oh, ow = x.shape[1] - kh + 1, x.shape[2] - kw + 1
-    acc = np.zeros((x.shape[0], oh, ow, w.shape[3]), np.int64)
-    for s in range(kh):
-        for r in range(kw):
-            acc += np.einsum("nqpc,ck->nqpk", x[:, s:s + oh, r:r + ow, :].astype(np.int64),
-                             w[s, r].astype(np.int64))
-    return quantize(acc + bias.astype(np.int64), scale, relu)
-
-
-CONV_SHAPES = [  # (NB, H, W, C, KO, KH, KW): rows NB*OH*OW, K = KH*KW*C, N = KO
-    (2, 7, 9, 5, 20, 3, 2),   # M = 80, K = 30, N = 20
-    (1, 6, 8, 17, 3, 3, 3),   # M = 24, K = 153, N = 3
-]
-
-
-@pytest.mark.parametrize("shape", CONV_SHAPES)
-def test_conv_derivation_runs_on_simulator(replayed, shape: tuple[int, ...]) -> None:
-    from verisched.pybridge.interp import evaluate
-    from verisched.targets.gemmini import build
-    from verisched.targets.gemmini.derived import lower_derivation
-    from verisched.targets.gemmini.instrs import split_scale
-
-    nb, h, w_, c, ko, kh, kw = shape
-    sizes = dict(NB=nb, H=h, W=w_, C=c, KO=ko, KH=kh, KW=kw)
-    dp = _fixed(replayed["conv"], sizes)
-    kernel = lower_derivation(dp)
-    rng = np.random.default_rng(sum(shape))
-    ins = {"x": rng.integers(-128, 128, (nb, h, w_, c), dtype=np.int8),
-           "w": rng.integers(-128, 128, (kh, kw, c, ko), dtype=np.int8),
-           "bias": rng.integers(-2**16, 2**16, (ko,), dtype=np.int32)}
-    scale, relu = 1 / 700, nb % 2 == 0
-    sm, se = split_scale(scale)
-    params = {"sm": sm, "se": se, "act": int(relu)}
-    want = _conv_reference(ins["x"], ins["w"], ins["bias"], scale, relu)
-    res = build.run(kernel, ins, params)
-    np.testing.assert_array_equal(res.out, want)
-    orig = evaluate(dp.original, {k: v.astype(np.int64) for k, v in ins.items()}, params,
-                    np.int64)
-    np.testing.assert_array_equal(orig, want)
