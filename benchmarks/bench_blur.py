@@ -481,6 +481,8 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origi
         for j, c in enumerate(COLS):
             vals = [results[k].get(c, 0.0) for k in keys]
             ax.bar([i + (j - 1.5) * width for i in range(len(keys))], vals, width, label=c)
+        ax.axhline(copy_ms, color="grey", linestyle="--", linewidth=0.8,
+                   label="image copy (memory floor, 1t)")
         ax.set_xticks(range(len(keys)), keys, fontsize=8)
         ax.set_ylabel("median time (ms)")
         ax.set_title(f"3x3 blur {n}x{m}: verisched vs Halide (par = {T} threads)", fontsize=10)
