@@ -936,8 +936,7 @@ class GemminiLowerer(Lowerer):
         if any(t in self.ix(args[n], inner).vars() for n in (role.row, role.rows_at,
                                                              role.cols_at)):
             return False
-        base, _ = access_base(args[role.src])
-        if base is not None and hasattr(base, "name") and base.name == e.var:
+        if e.var in free_vars(args[role.src]):  # the source must not move with the tile
             return False
         col = self.ix(args[role.col], inner)
         c0 = col.subst(t, Poly.const(0))
