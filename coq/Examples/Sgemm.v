@@ -168,6 +168,12 @@ Section TensorHelpers.
       cbn [iverson]; try reflexivity; lia.
   Qed.
 
+  (** A let out of the body of another let whose value it does not use. *)
+  Lemma ll_let_body {Y W} (e1 : Y) (e2 : W) (f : Y -> W -> X) :
+    atl_let e1 (fun x => atl_let e2 (fun y => f x y)) =
+    atl_let e2 (fun y => atl_let e1 (fun x => f x y)).
+  Proof. reflexivity. Qed.
+
   Lemma ll_let_value {Y W} (e1 : Y) (f : Y -> W) (g : W -> X) :
     atl_let (atl_let e1 f) g = atl_let e1 (fun x => atl_let (f x) g).
   Proof. reflexivity. Qed.
@@ -293,6 +299,13 @@ Ltac sg_hoist_node x :=
       atl_same_name x y;
       let t := eval cbv beta in (atl_let e1 (fun y => smul (f y) b)) in
       exact (ll_smul_l e1 f b : _ = t)
+  | |- atl_let ?e (fun z => atl_let (@?e2 z) (fun y => @?f z y)) = _ =>
+      atl_same_name x y;
+      lazymatch e2 with
+      | fun _ => ?v =>
+          let t := eval cbv beta in (atl_let v (fun y => atl_let e (fun z => f z y))) in
+          exact (ll_let_body e v f : _ = t)
+      end
   | |- atl_let (atl_let ?e1 (fun y => @?f y)) ?g = _ =>
       atl_same_name x y;
       let t := eval cbv beta in (atl_let e1 (fun y => atl_let (f y) g)) in
