@@ -825,6 +825,8 @@ class Lowerer(VectorLowering, SupportAnalysis):
             cond, facts = self.pred(e.pred, ctx)
             if cond == "0":
                 return self.zero
+            if cond is not None:
+                self._log_needs(facts)  # a loop may be split where it holds (vector.py)
             c2 = ctx.child()
             for f in facts:
                 c2.facts.add(f)

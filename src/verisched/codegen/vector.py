@@ -173,7 +173,9 @@ class VectorLowering:
         writes a main loop and a tail.  Returns the split point and the facts that hold before
         it, or None.  The body is lowered once more for this (nested loops are not
         probed again), into a scratch emitter."""
-        if self.isa is None or self._mask_log is not None or not has_instr(e.body):
+        if (self.isa is None or self._mask_log is not None
+                or not getattr(self, "vector_program", False)
+                or not (has_instr(e.body) or _has_guard(e.body))):
             return None
         # The probe's output is discarded: so are its names, loops and counters.
         saved = (self.parallel_loops, set(self.gen_loops),  # type: ignore[attr-defined]
@@ -631,6 +633,17 @@ def _var_coeff(p: Poly, name: str) -> int | None:
         elif any(name in Poly.atom(a).vars() for a in m):
             return None
     return coeff
+
+
+def _has_guard(e: object) -> bool:
+    from verisched.pybridge.terms import Guard
+
+    if isinstance(e, Guard):
+        return True
+    if is_idx(e) or isinstance(e, tuple):
+        return False
+    fields = getattr(e, "__dataclass_fields__", None)
+    return bool(fields) and any(_has_guard(getattr(e, f)) for f in fields)
 
 
 def has_instr(e: object) -> bool:
