@@ -76,6 +76,11 @@
     rows and [SUM ko] is "store the left operand, then accumulate the
     right one"; [GEN io] is the parallel loop.
 
+    Measured (one core, square n, [--fix mcr=24], [kc = 256], gcc -O3
+    -march=native, a shared machine, best of 7, OpenBLAS through numpy
+    timed alternately): 72 / 78-82 / 80 GFLOP/s at n = 512 / 1024 / 2048,
+    0.82-0.93x OpenBLAS's 88 / 89 / 91.
+
     Steps that build their result from the node's own binder names
     ([hoist], [swap_sum], [swap_gen], [guard_in], [guard_out],
     [split_tadd], [merge_tadd]) are defined below: each applies one
