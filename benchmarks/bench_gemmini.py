@@ -337,8 +337,8 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"Run {started:%Y-%m-%d %H:%M} UTC, {elapsed:.0f} s, on the functional simulator "
         "(instruction and byte counters; no timing model).  Command: "
-        "`verisched bench gemmini`" + (" --no-exo" if not use_exo else "")
-        + (" --headroom" if args.headroom else "") + ".",
+        "`verisched bench gemmini" + (" --no-exo" if not use_exo else "")
+        + (" --headroom" if args.headroom else "") + "`.",
         "",
         "Ours: coq/Examples/GemminiMatmul.v `qmatmul_nobias_gemmini` (matmuls) and "
         "GemminiConv.v `qconv_gemmini` (3x3 convolutions via im2col in DRAM, with an int32 "
@@ -380,11 +380,11 @@ def plot(summary: list[tuple[Layer, list[Result]]]):
     if not rows:
         return None
     names = [layer.name for layer, _ in rows]
-    impls = [i for i in ("ours", "panel*") if any(i in rs for _, rs in rows)]
+    impls = [i for i in ("ours", "ours panel", "panel*") if any(i in rs for _, rs in rows)]
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
     x = np.arange(len(names))
     width = 0.8 / len(impls)
-    colors = {"ours": "tab:blue", "panel*": "tab:gray"}
+    colors = {"ours": "tab:blue", "ours panel": "tab:green", "panel*": "tab:gray"}
     for ax, key, title in ((axes[0], None, "instructions / Exo's"),
                            (axes[1], "dram_to_spad_bytes", "DRAM->scratchpad bytes / Exo's")):
         for n_i, impl in enumerate(impls):
@@ -398,7 +398,9 @@ def plot(summary: list[tuple[Layer, list[Result]]]):
                 else:
                     vals.append(r.get(key) / max(e.get(key), 1))
             xs = x + (n_i - (len(impls) - 1) / 2) * width
-            label = impl if impl == "ours" else "panel* (hand-written, not derived)"
+            label = {"ours": "ours (derived, per-tile)",
+                     "ours panel": "ours panel (derived, with bias)",
+                     "panel*": "panel* (hand-written, not derived)"}[impl]
             ax.bar(xs, vals, width, color=colors[impl], label=label)
             for xi, v in zip(xs, vals, strict=True):
                 if np.isfinite(v):
@@ -406,10 +408,12 @@ def plot(summary: list[tuple[Layer, list[Result]]]):
         ax.axhline(1.0, color="k", lw=0.8)
         ax.set_xticks(x, names, rotation=35, ha="right")
         ax.set_title(title)
-        ax.legend(fontsize=8)
+        ax.set_ylim(0, 2.0)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(impls), fontsize=9)
     fig.suptitle("Gemmini, ResNet-50 batch 4, simulator counters relative to Exo "
                  "(below 1: fewer than Exo)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
 
 
