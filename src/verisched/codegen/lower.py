@@ -76,6 +76,8 @@ from verisched.pybridge.terms import (
 
 CTYPES = {"float32": "float", "int32": "int32_t"}
 STACK_LIMIT_BYTES = 64 * 1024
+# Unroll factor for a reduction accumulating into register vectors (codegen/vector.py).
+REDUCTION_UNROLL = 4
 C_RESERVED = {
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
     "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
@@ -511,6 +513,9 @@ class Lowerer(VectorLowering, SupportAnalysis):
             if mode == "=":
                 self.zero_fill(dest, ctx, out)
             unroll = self.needs_unroll(e.var, e.body, None, ctx)
+            if isinstance(dest.buf, RegBuf) and not unroll:
+                # The micro-kernel's reduction: a few iterations per loop branch.
+                sub.line(f"#pragma GCC unroll {REDUCTION_UNROLL}")
             for c2, _ in self.iterate(e.var, lo, hi, ctx, sub, clip_facts, False, unroll):
                 c2.in_sum = True
                 self.lower(e.body, dest, "+=", c2, sub)
