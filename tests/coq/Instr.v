@@ -111,6 +111,18 @@ Section Instr.
   Proof. reschedule. vector_index. use_instr avx2_maskload. check_safe. done. Qed.
   Print q5.
 
+  (* check_safe reads a buffer's extent through its memory marker and the
+     instructions in its value. *)
+  Hypothesis Hg : shaped [8] g.
+  Definition p7 := tlet b := GEN [ l < 8 ] g _[ l ] in GEN [ l < 8 ] x * b _[ l ].
+  Derive q7 SuchThat (p7 = q7) As q7_ok.
+  Proof.
+    reschedule. use_instr avx2_storeu. set_memory b AVX2_REG.
+    rw avx2_mul_gen. use_instr avx2_broadcast. use_instr avx2_storeu.
+    check_safe. done.
+  Qed.
+  Print q7.
+
   Definition p6 := GEN [ j < cdiv n 8 ] GEN [ l < 8 ] f _[ 8 * j + l ].
   Derive q6 SuchThat (p6 = q6) As q6_ok.
   Proof. reschedule. use_instr avx2_loadu. Fail check_safe. done. Qed.
