@@ -137,7 +137,8 @@ def test_sgemm_micro_kernel_is_register_blocked() -> None:
     e = specialize(program(SGEMM, "avx2"), {"kc": 256})
     body = lower(e, MM_ENV, name="mm", isa=AVX2).body
     start = next(k for k, s in enumerate(body) if "for (int kk" in s and "256" in s
-                 and "Cr_11 = _mm256_setzero_ps();" in body[k - 1])
+                 and "Cr_11 = _mm256_setzero_ps();" in body[k - 2])
+    assert body[start - 1].strip() == "#pragma GCC unroll 4"
     # The depth loop stops at K in the last block: the packs are zero past it
     # (codegen/support.py), so no work is spent on padding.
     assert "< vs_min(K - 256*ko, 256); ++kk" in body[start], body[start]
