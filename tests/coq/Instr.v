@@ -66,6 +66,12 @@ Section Instr.
   Proof. reschedule. use_instr avx2_loadu at (GEN [ _ < _ ] g _[ _ ]). use_instr_all avx2_loadu. done. Qed.
   Print q3.
 
+  (* rw_all: one top-down pass splits a whole lane-wise sum into adds. *)
+  Definition p3b := GEN [ j < 4 ] GEN [ l < 8 ] f _[ 8 * j + l ] <+> g _[ 8 * j + l ] <+> h _[ 8 * j + l ].
+  Derive q3b SuchThat (p3b = q3b) As q3b_ok.
+  Proof. reschedule. rw_all avx2_add_gen_tadd. use_instr_all avx2_loadu. done. Qed.
+  Print q3b.
+
   (* set_memory: the let named b goes to the AVX2 registers; an unknown name is refused. *)
   Definition p4 := GEN [ j < 4 ] tlet b := GEN [ l < 8 ] f _[ 8 * j + l ] in GEN [ l < 8 ] x * b _[ l ].
   Derive q4 SuchThat (p4 = q4) As q4_ok.
