@@ -481,8 +481,8 @@ def analysis(results, peak, ours: cm.Ours, T: int, profile: dict) -> list[str]:
         out.append(f"- perf (cpu-clock samples in our serial kernel) at {label}: "
                    f"{100 * frac:.0f}% in its {split['fma_loops']} innermost FMA loops (the "
                    f"register-tile micro-kernels), {100 - 100 * frac:.0f}% elsewhere: the "
-                   "load-add-store of each C tile after its depth block, packing (lane by "
-                   "lane), the copy of C into the output, edge tiles.  The FMA loops "
+                   "load-add-store of each C tile after its depth block, packing, the copy of "
+                   "C into the output, edge tiles.  The FMA loops "
                    f"themselves run at about {loop_gf:.0f} GFLOP/s "
                    f"({100 * loop_gf / peak[1]:.0f}% of peak); removing everything else would "
                    f"give {med['ours-1t'] * frac:.2f} ms instead of {med['ours-1t']:.2f}.  "
@@ -496,10 +496,10 @@ def analysis(results, peak, ours: cm.Ours, T: int, profile: dict) -> list[str]:
                        for p, med in asp)
         out.append(f"- Aspect sweep, 1-thread speed by M/N: {sp}.  Packing A costs M·K element "
                    "copies against M·N·K/8 vector FMAs, 8/N copies per FMA, and packing B 8/M; "
-                   "at N = 64 (or M = 64) that is one copy per 8 FMAs, and our packing loops "
-                   "copy lane by lane (scalar moves; the packing GENs carry edge guards that "
-                   "keep gcc from vectorizing them), so packing weighs there.  Packing with "
-                   "avx2_loadu / avx2_maskload in the derivation would cut it about 8x.  At "
+                   "at N = 64 (or M = 64) that is one copy per 8 FMAs, against one per 256 "
+                   "at the square 2048, so packing (and the C tile's load-add-store per depth "
+                   "block) weighs far more there.  Exo and MKL use kernels specialised for "
+                   "such shapes (Exo thesis Sec. 7.2, Fig. 7-2b).  At "
                    "M = 64 there is a single row block, so the 2-thread kernel runs on one "
                    "thread: a parallel loop over column strips would be needed there.")
     return out
