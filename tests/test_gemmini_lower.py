@@ -139,10 +139,11 @@ def derived(coq):
     """GemminiMatmul.v's derivations, replayed once and lowered."""
     from verisched.targets.gemmini.derived import load_derivations, lower_derivation
 
-    names = ["qmatmul_gemmini", "qmatmul_nobias_gemmini", "qmatmul_gemmini_panel"]
+    names = ["qmatmul_gemmini", "qmatmul_nobias_gemmini", "qmatmul_gemmini_panel",
+             "qmatmul_gemmini_staged"]
     dps = load_derivations(REPO / "coq/Examples/GemminiMatmul.v", names)
     # The panel's rows depend on K: lowered per K (test_derived_panel), not here.
-    return {n: (dp, lower_derivation(dp) if "panel" not in n else None)
+    return {n: (dp, lower_derivation(dp) if "panel" not in n and "staged" not in n else None)
             for n, dp in dps.items()}
 
 
@@ -186,6 +187,31 @@ def test_derived_panel_with_k_fixed(derived, shape) -> None:
     assert c["compute_preloaded"] == min_computes(m, n, k)
     # A is read once (its panel, in moves of up to 64 columns); B once per row block.
     assert c["dram_to_spad_bytes"] == m * k + k * n * -(-m // 16)
+
+
+@pytest.mark.parametrize("shape", [(20, 33, 40), (48, 32, 64), (7, 100, 250)])
+def test_derived_staged_with_k_and_n_fixed(derived, shape) -> None:
+    from verisched.codegen.specialize import specialize
+    from verisched.targets.gemmini.derived import lower_derivation
+
+    dp, _ = derived["qmatmul_gemmini_staged"]
+    m, n, k = shape
+    fix = {"K": k, "N": n}
+    fixed = type(dp)(dp.name, specialize(dp.expr, fix),
+                     {t: tuple(specialize(i, fix) for i in sh) for t, sh in dp.env.items()},
+                     dp.sizes, [], [], dp.safety_gap)
+    kernel = lower_derivation(fixed)
+    orig = specialize(dp.original, fix)
+    ins = inputs(m, n, k, True, seed=m * k)
+    sm, se = split_scale(1 / 300)
+    sizes = {"M": m, "sm": sm, "se": se, "act": 1}
+    res = build.run(kernel, ins, sizes)
+    for prog in (fixed.expr, orig):
+        ref = evaluate(prog, {a: v.astype(np.int64) for a, v in ins.items()}, sizes, np.int64)
+        np.testing.assert_array_equal(res.out, ref)
+    c = res.counters
+    assert c["compute_preloaded"] == min_computes(m, n, k)
+    assert c["dram_to_spad_bytes"] == m * k + k * n  # every block of A and B moved once
 
 
 def test_derived_kernel_refuses_unproved_safety(derived) -> None:
