@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from verisched.codegen.errors import LowerError
@@ -98,9 +98,9 @@ class VectorISA:
     cflags: tuple[str, ...]
     cpu_flags: tuple[str, ...]  # /proc/cpuinfo flags the code needs
     helpers: str              # C helper functions (masks), emitted once per file
-    emitters: dict[str, str] = field(default_factory=dict)
 
     def supports(self, name: str) -> bool:
+        """Does this library emit instruction `name`?"""
         spec = spec_of(name)
         return spec.family == self.family
 
@@ -659,4 +659,4 @@ def has_instr(e: object) -> bool:
 
 
 __all__ = ["VectorISA", "RegBuf", "VectorLowering", "MAX_REGISTER_VECTORS", "MAX_UNROLL",
-           "IConst"]
+           "has_instr"]
