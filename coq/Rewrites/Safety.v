@@ -61,6 +61,12 @@ Ltac atl_safe_walk report :=
   idtac;
   lazymatch goal with
   | |- get ?v ?i = _ => atl_check_access v i report
+  | |- iverson ?p _ = _ =>
+      (* A guard that reads data ([|[ A _[ i ] =? 0 ]|]) reads it in C too;
+         the traversal enters only the guarded body, so walk [p] here. *)
+      tryif atl_is_index p then idtac
+      else (let Hp := fresh "Hsafe_p" in
+            assert (Hp : exists y, p = y) by (eexists; atl_safe_walk report); clear Hp)
   | _ => idtac
   end;
   atl_fresh_rhs ltac:(atl_children ltac:(atl_safe_walk report)).

@@ -31,13 +31,51 @@ Import ListNotations.
 Ltac atl_side :=
   solve [ reflexivity | assumption | solve_shape | solve_idx ].
 
-(** Is [t] an index or a predicate, which the traversal never enters? *)
+(** Is [t] an index or a predicate, which the traversal never enters?
+
+    Not decided by type alone: with scalars of type [Z] (the [Z] instance,
+    Gemmini's integers) a scalar expression such as [A _[ i + 1 ] * A _[ i ]]
+    has the type of an index, and skipping it would hide its accesses from
+    [check_safe] (which would then accept an out-of-bounds read) and its
+    subterms from [rw].  A term of type [Z], [bool] or [nat] is an index
+    (or predicate, or configuration argument) unless it mentions an ATL
+    construct: an access, a scalar or tensor operation, a sum, generation,
+    guard or let.  Anything else is entered.
+
+    Why this and not a table of index positions per construct (get's
+    index, loop bounds, reshape extents, instruction offsets, ...): that
+    table would have to grow with every reshape operator and instruction a
+    library defines, and a position missing from it would again silently
+    skip accesses; the rule below needs no registration, and where it errs
+    it errs towards entering, which costs a few nodes of traversal but
+    never soundness.  A [Z] term with an access in it is entered even in
+    an index position (indirect indexing [v _[ idx _[ i ] ]]): [check_safe]
+    then proves the inner access in bounds as well.  The only [Z] terms
+    with ATL meaning it does not enter are those with no access and no
+    ATL operation at all (a let-bound scalar variable, a numeral), where
+    there is nothing to check and no ATL rewrite can apply inside. *)
+Ltac atl_mentions_atl t :=
+  match t with
+  | context [@get _ _ _] => idtac
+  | context [@sadd _ _ _ _] => idtac
+  | context [@smul _ _ _ _] => idtac
+  | context [@sdiv _ _ _ _] => idtac
+  | context [@szero _ _] => idtac
+  | context [@sone _ _] => idtac
+  | context [@tadd _ _ _ _] => idtac
+  | context [@tzero _ _] => idtac
+  | context [@sumr _ _ _ _ _] => idtac
+  | context [@genr _ _ _ _ _] => idtac
+  | context [@iverson _ _ _ _] => idtac
+  | context [@atl_let _ _ _ _] => idtac
+  end.
+
 Ltac atl_is_index t :=
   let T := type of t in
   lazymatch T with
-  | Z => idtac
-  | bool => idtac
-  | nat => idtac
+  | Z => tryif atl_mentions_atl t then fail else idtac
+  | bool => tryif atl_mentions_atl t then fail else idtac
+  | nat => tryif atl_mentions_atl t then fail else idtac
   | _ => fail
   end.
 

@@ -17,11 +17,13 @@
     Gemmini data are integers: int8 in DRAM operands and the scratchpad,
     int32 in the accumulator and the bias.  They are modelled by [Z] under
     the name [gint] (a transparent alias with the [Z] scalar instance).
-    Why an alias: the derivation tactics (Rewrites/Tactics.v,
-    [atl_is_index]) treat every term of type [Z] as an index and never
-    descend into it, so with scalars of type [Z] itself no rewrite (nor
-    [check_safe]) could enter a scalar expression such as the argument of
-    the output function; a term of type [gint] is not an index. Indices stay [Z].
+    The alias was introduced when the derivation tactics treated every
+    term of type [Z] as an index and never entered it; they now enter any
+    [Z] term that mentions an access or an ATL operation
+    (Rewrites/Tactics.v, [atl_is_index]), so plain [Z] scalars would work
+    as well.  [gint] stays because the examples, the pinned tests and the
+    Python side (which states Gemmini operands as [Z -> Z -> gint]) use
+    it; it also documents which [Z]s are data.  Indices stay [Z].
 
     Ranges: the specifications are exact for the values the lowering can
     feed them: DRAM operands of the scratchpad moves are int8 (the C

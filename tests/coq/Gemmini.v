@@ -74,8 +74,8 @@ Section Safety.
   Variables (n : Z) (A : Z -> gint).
   Hypothesis HA : shaped [n] A.
 
-  (* check_safe enters gint scalar expressions (an index is a term of type Z;
-     gint is not Z for the traversal): the out-of-bounds A[i + 1] is caught. *)
+  (* check_safe enters gint scalar expressions (they mention accesses; see
+     atl_is_index in Rewrites/Tactics.v): the out-of-bounds A[i + 1] is caught. *)
   Definition shifted := GEN [ i < n ] A _[ i + 1 ] * A _[ i ].
   Derive shifted_d SuchThat (shifted = shifted_d) As shifted_ok.
   Proof. reschedule. Fail check_safe. done. Qed.

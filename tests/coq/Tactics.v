@@ -72,3 +72,31 @@ Section Tactics.
   Derive q9 SuchThat (shaped [n; m] v -> p9 = q9) As q9_ok.
   Proof. reschedule. Fail check_safe. done. Qed.
 End Tactics.
+
+(* Scalars of type Z: a scalar expression has the type of an index, yet the
+   traversal enters it (it mentions accesses), so check_safe sees A[i + 1]
+   and rw rewrites inside the product. *)
+Section ZScalars.
+  Variables (n : Z) (A B : Z -> Z).
+  Hypotheses (HA : shaped [n] A) (HB : shaped [n] B).
+
+  Definition z1 := GEN [ i < n ] A _[ i + 1 ] * A _[ i ].
+  Derive z1_d SuchThat (z1 = z1_d) As z1_ok.
+  Proof. reschedule. Fail check_safe. done. Qed.
+
+  Definition z2 := GEN [ i < n ] |[ i + 1 <? n ]| A _[ i + 1 ] * A _[ i ].
+  Derive z2_d SuchThat (z2 = z2_d) As z2_ok.
+  Proof. reschedule. check_safe. done. Qed.
+
+  (* A guard that reads data is checked too. *)
+  Definition z3 := GEN [ i < n ] |[ A _[ i + 1 ] =? 0 ]| B _[ i ].
+  Derive z3_d SuchThat (z3 = z3_d) As z3_ok.
+  Proof. reschedule. Fail check_safe. done. Qed.
+
+  (* rw inside a Z scalar expression: the access into a generation. *)
+  Definition z4 := GEN [ i < n ] A _[ i ] * (GEN [ j < n ] B _[ j ] + A _[ j ]) _[ i ].
+  Derive z4_d SuchThat (z4 = z4_d) As z4_ok.
+  Proof. reschedule. rw get_gen. rw smul_comm. check_safe. done. Qed.
+  Print z4_d.
+End ZScalars.
+
