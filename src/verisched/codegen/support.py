@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from verisched.codegen.normal import access_base
 from verisched.codegen.poly import Poly, binop
+from verisched.codegen.vector import LowererHooks
 from verisched.pybridge.instrs import spec_of
 from verisched.pybridge.terms import (
     Expr,
@@ -50,7 +51,7 @@ def _conjuncts(p: Pred) -> list[PCmp]:
     return [p] if isinstance(p, PCmp) and p.op in ("<", "<=") else []
 
 
-class SupportAnalysis:
+class SupportAnalysis(LowererHooks):
     """Mixed into lower.Lowerer (uses ix, smin, smax, and ctx.tensors)."""
 
     def support_of(self, value: Expr, ctx: Ctx) -> tuple[Poly, ...]:
@@ -71,7 +72,7 @@ class SupportAnalysis:
         out = []
         for cmp in _conjuncts(e.pred):
             try:
-                left, right = self.ix(cmp.left, c2), self.ix(cmp.right, c2)  # type: ignore[attr-defined]
+                left, right = self.ix(cmp.left, c2), self.ix(cmp.right, c2)
             except Exception:  # noqa: BLE001 - an index we cannot translate: no support
                 continue
             out.append(right - left - (1 if cmp.op == "<" else 0))
@@ -90,7 +91,7 @@ class SupportAnalysis:
         if u is None or ctx.facts.le(hi, u):
             return hi, []
         at = Poly.var("@")
-        return self.smin(hi, u, ctx), [hi - 1 - at, u - 1 - at]  # type: ignore[attr-defined]
+        return self.smin(hi, u, ctx), [hi - 1 - at, u - 1 - at]
 
     def sum_clip(self, e: Sum, ctx: Ctx, c2: Ctx, sv: str) -> Poly | None:
         """An exclusive upper bound on the SUM's variable (C name `sv` in `c2`) past
@@ -158,7 +159,7 @@ class SupportAnalysis:
         if not support:
             return None
         try:
-            polys = [self.ix(i, c2) for i in idxs]  # type: ignore[attr-defined]
+            polys = [self.ix(i, c2) for i in idxs]
         except Exception:  # noqa: BLE001
             return None
         cands = []
@@ -183,7 +184,7 @@ class SupportAnalysis:
         cands = []
         for cmp in _conjuncts(p):
             try:
-                left, right = self.ix(cmp.left, c2), self.ix(cmp.right, c2)  # type: ignore[attr-defined]
+                left, right = self.ix(cmp.left, c2), self.ix(cmp.right, c2)
             except Exception:  # noqa: BLE001
                 continue
             b = self._linear_bound(right - left - (1 if cmp.op == "<" else 0), sv, outer)
@@ -209,5 +210,5 @@ class SupportAnalysis:
             return None
         best = cands[0]
         for c in cands[1:]:
-            best = self.smin(best, c, outer)  # type: ignore[attr-defined]
+            best = self.smin(best, c, outer)
         return best

@@ -36,7 +36,7 @@ Rules (the mixin below; `Lowerer` in lower.py inherits them):
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -49,6 +49,7 @@ from verisched.pybridge.terms import (
     Gen,
     Get,
     IConst,
+    Idx,
     Instr,
     IVar,
     Let,
@@ -59,7 +60,7 @@ from verisched.pybridge.terms import (
 )
 
 if TYPE_CHECKING:
-    from verisched.codegen.lower import Ctx, Dest, Emitter
+    from verisched.codegen.lower import Ctx, Dest, Emitter, Names
 
 # Register buffers are unrolled into this many vector variables at most: more
 # than the register file (16 ymm / 32 zmm) spills, far more is certainly a mistake.
@@ -154,7 +155,52 @@ def reg_reads(e: object, var: str, regs: set[str]) -> bool:
     return any(reg_reads(getattr(e, f), var, regs) for f in e.__dataclass_fields__)
 
 
-class VectorLowering:
+class LowererHooks:
+    """What the vector and support mixins use of lower.Lowerer (which defines them
+    all; these stubs only document the interface and satisfy type checkers)."""
+
+    names: Names
+    parallel_loops: int
+    gen_loops: set[str]
+    zero: str
+
+    def ix(self, i: Idx, ctx: Ctx) -> Poly:
+        raise NotImplementedError
+
+    def c(self, p: Poly, ctx: Ctx) -> str:
+        raise NotImplementedError
+
+    def smin(self, a: Poly, b: Poly, ctx: Ctx) -> Poly:
+        raise NotImplementedError
+
+    def smax(self, a: Poly, b: Poly, ctx: Ctx) -> Poly:
+        raise NotImplementedError
+
+    def ge_text(self, facts: list[Poly], ctx: Ctx) -> str:
+        raise NotImplementedError
+
+    def loop(self, atl_var: str, lo: Poly, hi: Poly, ctx: Ctx, out: Emitter,
+             facts: list[Poly], parallel: bool = False
+             ) -> AbstractContextManager[tuple[Ctx, Poly]]:
+        raise NotImplementedError
+
+    def lower(self, e: Expr, dest: Dest, mode: str, ctx: Ctx, out: Emitter) -> bool:
+        raise NotImplementedError
+
+    def scalar(self, e: Expr, ctx: Ctx, out: Emitter) -> str:
+        raise NotImplementedError
+
+    def store(self, dest: Dest, mode: str, value: str, ctx: Ctx, out: Emitter) -> None:
+        raise NotImplementedError
+
+    def zero_fill(self, dest: Dest, ctx: Ctx, out: Emitter) -> None:
+        raise NotImplementedError
+
+    def shape(self, e: Expr, ctx: Ctx) -> tuple[Poly, ...] | None:
+        raise NotImplementedError
+
+
+class VectorLowering(LowererHooks):
     """The vector half of the lowering; mixed into lower.Lowerer (which provides
     ix, c, pred, ge_text, loop, lower, scalar, store, zero_fill, names, ...)."""
 
@@ -178,19 +224,19 @@ class VectorLowering:
                 or not (has_instr(e.body) or _has_guard(e.body))):
             return None
         # The probe's output is discarded: so are its names, loops and counters.
-        saved = (self.parallel_loops, set(self.gen_loops),  # type: ignore[attr-defined]
-                 set(self.names.used))  # type: ignore[attr-defined]
+        saved = (self.parallel_loops, set(self.gen_loops),
+                 set(self.names.used))
         self._mask_log = []
         try:
             probe = type(out)()
-            with self.loop(e.var, first, last, ctx, probe, facts, False) as (c2, pv):  # type: ignore[attr-defined]
+            with self.loop(e.var, first, last, ctx, probe, facts, False) as (c2, pv):
                 vname = c2.idx_names[e.var]
-                self.lower(e.body, dest.peel(pv - lo), mode, c2, probe)  # type: ignore[attr-defined]
+                self.lower(e.body, dest.peel(pv - lo), mode, c2, probe)
             log = self._mask_log
         finally:
             self._mask_log = None
-            self.parallel_loops, self.gen_loops = saved[0], saved[1]  # type: ignore[attr-defined]
-            self.names.used = saved[2]  # type: ignore[attr-defined]
+            self.parallel_loops, self.gen_loops = saved[0], saved[1]
+            self.names.used = saved[2]
         scope = set(ctx.idx_names.values()) | set(ctx.facts.sizes)
         # need = r - a v >= 0  iff  v <= r / a.  Of the needs with the same a and the
         # same r up to a constant only the smallest constant matters (floor division
@@ -218,8 +264,8 @@ class VectorLowering:
         ps = list(points.values())
         mid = ps[0]
         for p in ps[1:]:
-            mid = self.smin(mid, p, ctx)  # type: ignore[attr-defined]
-        mid = self.smax(self.smin(mid, last, ctx), first, ctx)  # type: ignore[attr-defined]
+            mid = self.smin(mid, p, ctx)
+        mid = self.smax(self.smin(mid, last, ctx), first, ctx)
         if ctx.facts.le(mid, first) or ctx.facts.le(last, mid):
             return None  # one of the two parts is provably empty
         return mid, list(extra.values())
@@ -255,7 +301,7 @@ class VectorLowering:
         `unroll`, one copy per value of `bounds` (constant; default [lo, hi)), each
         with `var` a constant and guarded by `lo <= k < hi` where not provable."""
         if not unroll:
-            with self.loop(var, lo, hi, ctx, out, facts, parallel) as (c2, pv):  # type: ignore[attr-defined]
+            with self.loop(var, lo, hi, ctx, out, facts, parallel) as (c2, pv):
                 yield c2, pv
             return
         blo, bhi = bounds or (lo, hi)
@@ -263,7 +309,7 @@ class VectorLowering:
         if a is None or b is None:
             raise LowerError(f"lowering: the loop over {var} indexes a register buffer, so it "
                              "is unrolled, but its extent "
-                             f"[{self.c(blo, ctx)}, {self.c(bhi, ctx)}) is not a constant")  # type: ignore[attr-defined]
+                             f"[{self.c(blo, ctx)}, {self.c(bhi, ctx)}) is not a constant")
         if b - a > MAX_UNROLL:
             raise LowerError(f"lowering: the loop over {var} indexes a register buffer and "
                              f"would be unrolled {b - a} times (at most {MAX_UNROLL})")
@@ -272,13 +318,13 @@ class VectorLowering:
             conds = [kp - lo, hi - 1 - kp]
             if any(ctx.facts.ge0(-f - 1) for f in conds):
                 continue
-            cname = self.names.fresh(f"{var}_u")  # type: ignore[attr-defined]
+            cname = self.names.fresh(f"{var}_u")
             c2 = ctx.child()
             c2.idx_names[var] = cname
             c2.consts[cname] = k
             for f in facts:
                 c2.facts.add(f.subst("@", kp))
-            cond = self.ge_text(conds, ctx)  # type: ignore[attr-defined]
+            cond = self.ge_text(conds, ctx)
             if cond:
                 self._log_needs([f for f in conds if not ctx.facts.ge0(f)])
             with ExitStack() as stack:
@@ -314,12 +360,12 @@ class VectorLowering:
         if isa is None or mem != isa.memory:
             raise LowerError(f"lowering: let {e.var} is placed in memory {mem}, which target "
                              f"{target} does not have")
-        dims = self.shape(e.value.body, ctx)  # type: ignore[attr-defined]
+        dims = self.shape(e.value.body, ctx)
         if dims is None:
             raise LowerError(f"lowering: let {e.var} in {mem} binds a bare zero")
         consts = [d.as_const() for d in dims]
         if not dims or consts[-1] != isa.lanes or any(c is None or c < 1 for c in consts):
-            shown = " x ".join(self.c(d, ctx) for d in dims) or "a scalar"  # type: ignore[attr-defined]
+            shown = " x ".join(self.c(d, ctx) for d in dims) or "a scalar"
             raise LowerError(f"lowering: let {e.var} in {mem}: a register buffer needs constant "
                              f"extents ending with the {isa.lanes} lanes, got {shown}")
         count = 1
@@ -328,15 +374,15 @@ class VectorLowering:
         if count > MAX_REGISTER_VECTORS:
             raise LowerError(f"lowering: let {e.var} in {mem} needs {count} vector registers "
                              f"(at most {MAX_REGISTER_VECTORS})")
-        base = self.names.fresh(e.var)  # type: ignore[attr-defined]
-        elems = tuple(self.names.fresh(f"{base}_{k}") if count > 1 else base  # type: ignore[attr-defined]
+        base = self.names.fresh(e.var)
+        elems = tuple(self.names.fresh(f"{base}_{k}") if count > 1 else base
                       for k in range(count))
         buf = RegBuf(base, tuple(dims), elems, mem)
         from verisched.codegen.lower import Dest
 
         fill = type(out)()
         dest = Dest(buf, "", lambda i: (i, []), tuple((Poly.const(0), d) for d in dims))
-        covered = self.lower(e.value.body, dest, "=", ctx, fill)  # type: ignore[attr-defined]
+        covered = self.lower(e.value.body, dest, "=", ctx, fill)
         c2 = ctx.child()
         c2.tensors[e.var] = buf
         with out.block(""):
@@ -348,16 +394,16 @@ class VectorLowering:
 
     def reg_access(self, e: Get, buf: RegBuf, idxs: list, ctx: Ctx) -> str:
         """One lane of a register buffer read as a scalar (GCC's vector subscript)."""
-        var = buf.elem([self.ix(i, ctx) for i in idxs[:-1]], show(e))  # type: ignore[attr-defined]
-        zero = self.zero  # type: ignore[attr-defined]
+        var = buf.elem([self.ix(i, ctx) for i in idxs[:-1]], show(e))
+        zero = self.zero
         if var is None:
             return zero
-        p = self.ix(idxs[-1], ctx)  # type: ignore[attr-defined]
+        p = self.ix(idxs[-1], ctx)
         checks = [p, buf.dims[-1] - 1 - p]
         if any(ctx.facts.ge0(-f - 1) for f in checks):
             return zero
-        cond = self.ge_text(checks, ctx)  # type: ignore[attr-defined]
-        ref = f"{var}[{self.c(p, ctx)}]"  # type: ignore[attr-defined]
+        cond = self.ge_text(checks, ctx)
+        ref = f"{var}[{self.c(p, ctx)}]"
         return f"(({cond}) ? {ref} : {zero})" if cond else ref
 
     # -- vector values -------------------------------------------------------------
@@ -372,12 +418,12 @@ class VectorLowering:
             op = spec.name[len(spec.family) + 1:]
             a = e.args
             if op == "loadu":
-                return self.vload(a[0], self.ix(a[1], ctx), None, e, ctx, out)  # type: ignore[arg-type,attr-defined]
+                return self.vload(a[0], self.ix(a[1], ctx), None, e, ctx, out)  # type: ignore[arg-type]
             if op == "maskload":
-                return self.vload(a[0], self.ix(a[1], ctx), self.ix(a[2], ctx),  # type: ignore[arg-type,attr-defined]
+                return self.vload(a[0], self.ix(a[1], ctx), self.ix(a[2], ctx),  # type: ignore[arg-type]
                                   e, ctx, out)
             if op == "broadcast":
-                return isa.set1.format(x=self.scalar(a[0], ctx, out))  # type: ignore[arg-type,attr-defined]
+                return isa.set1.format(x=self.scalar(a[0], ctx, out))  # type: ignore[arg-type]
             if op in ("mul", "add", "max"):
                 x, y = self.vexpr(a[0], ctx, out), self.vexpr(a[1], ctx, out)  # type: ignore[arg-type]
                 return getattr(isa, op).format(a=x, b=y)
@@ -387,11 +433,11 @@ class VectorLowering:
             if op == "storeu":
                 return self.vexpr(a[0], ctx, out)  # type: ignore[arg-type]
             if op == "maskstore":
-                n = self.ix(a[0], ctx)  # type: ignore[arg-type,attr-defined]
+                n = self.ix(a[0], ctx)  # type: ignore[arg-type]
                 v = self.vexpr(a[1], ctx, out)  # type: ignore[arg-type]
                 if ctx.facts.ge0(n - isa.lanes):
                     return v
-                return isa.keep.format(v=v, m=isa.mask_first.format(k=self.c(n, ctx)))  # type: ignore[attr-defined]
+                return isa.keep.format(v=v, m=isa.mask_first.format(k=self.c(n, ctx)))
             return self.vlanes(e, ctx, out)
         base, idxs = access_base(e)
         if isinstance(base, Var) and isinstance(ctx.tensors.get(base.name), RegBuf):
@@ -399,7 +445,7 @@ class VectorLowering:
             assert isinstance(buf, RegBuf)
             if len(idxs) != len(buf.dims) - 1:
                 raise LowerError(f"lowering: vector operand of the wrong rank: {show(e)}")
-            v = buf.elem([self.ix(i, ctx) for i in idxs], show(e))  # type: ignore[attr-defined]
+            v = buf.elem([self.ix(i, ctx) for i in idxs], show(e))
             return isa.setzero if v is None else v
         return self.vload(e, Poly.const(0), None, None, ctx, out)
 
@@ -408,11 +454,11 @@ class VectorLowering:
         assert self.isa is not None
         from verisched.codegen.lower import Dest
 
-        t = self.names.fresh("vt")  # type: ignore[attr-defined]
+        t = self.names.fresh("vt")
         buf = RegBuf(t, (Poly.const(self.isa.lanes),), (t,), self.isa.memory)
         out.line(f"{self.isa.vtype} {t} = {self.isa.setzero};")
         dest = Dest(buf, "", lambda i: (i, []), ((Poly.const(0), Poly.const(self.isa.lanes)),))
-        self.lower(instantiate(e), dest, "=", ctx, out)  # type: ignore[attr-defined]
+        self.lower(instantiate(e), dest, "=", ctx, out)
         return t
 
     def vload(self, t: Expr, o: Poly, n: Poly | None, call: Instr | None, ctx: Ctx,
@@ -439,14 +485,14 @@ class VectorLowering:
         lin = Poly.const(0)
         checks: list[Poly] = []
         for i, d in zip(idxs, buf.dims[:-1], strict=True):
-            p = self.ix(i, ctx)  # type: ignore[attr-defined]
+            p = self.ix(i, ctx)
             checks += [p, d - 1 - p]
             lin = lin * d + p
         last = buf.dims[-1]
         lin = lin * last + o
         if any(ctx.facts.ge0(-f - 1) for f in checks):
             return isa.setzero  # provably out of bounds: zero (Fig. 2)
-        ptr = f"&{buf.cname}[{self.c(lin, ctx)}]"  # type: ignore[attr-defined]
+        ptr = f"&{buf.cname}[{self.c(lin, ctx)}]"
         if not ctx.facts.ge0(o):
             # Lanes before the start of the row: build the vector lane by lane.
             if call is not None:
@@ -462,10 +508,10 @@ class VectorLowering:
             self._log_needs([k - W for k in ks])
             kp = ks[0]
             for b in ks[1:]:
-                kp = self.smin(kp, b, ctx)  # type: ignore[attr-defined]
-            ktxt = self.c(kp, ctx)  # type: ignore[attr-defined]
+                kp = self.smin(kp, b, ctx)
+            ktxt = self.c(kp, ctx)
             load = isa.maskload.format(p=ptr, m=isa.mask_first.format(k=ktxt))
-        cond = self.ge_text(checks, ctx)  # type: ignore[attr-defined]
+        cond = self.ge_text(checks, ctx)
         return f"(({cond}) ? {load} : {isa.setzero})" if cond else load
 
     # -- stores of vectors -------------------------------------------------------------
@@ -480,7 +526,7 @@ class VectorLowering:
         W = Poly.const(isa.lanes)
         zero = Poly.const(0)
         a, b = dest.windows[0]
-        lo, hi = self.smax(a, zero, ctx), self.smin(b, W, ctx)  # type: ignore[attr-defined]
+        lo, hi = self.smax(a, zero, ctx), self.smin(b, W, ctx)
         if ctx.facts.le(hi, lo):
             pass
         else:
@@ -488,17 +534,17 @@ class VectorLowering:
             if op == "maskstore":
                 # Lanes >= n are zero: only lanes below n need the vector; the others
                 # are zero-filled below if the window reaches them.
-                n = self.ix(e.args[0], ctx)  # type: ignore[arg-type,attr-defined]
+                n = self.ix(e.args[0], ctx)  # type: ignore[arg-type]
                 if ctx.facts.le(hi, n) or ctx.facts.le(b, n):
                     e = Instr(e.name.replace("maskstore", "storeu"), (e.args[1],))
             self.vstore(e, dest, mode, lo, hi, ctx, out)
         if mode == "=":
             # Window indices outside the vector's lanes are zero (Fig. 2).
             if not ctx.facts.ge0(a):
-                self.zero_fill(replace(dest, windows=((a, self.smin(b, zero, ctx)),)),  # type: ignore[attr-defined]
+                self.zero_fill(replace(dest, windows=((a, self.smin(b, zero, ctx)),)),
                                ctx, out)
             if not ctx.facts.le(b, W):
-                self.zero_fill(replace(dest, windows=((self.smax(a, W, ctx), b),)), ctx, out)  # type: ignore[attr-defined]
+                self.zero_fill(replace(dest, windows=((self.smax(a, W, ctx), b),)), ctx, out)
         return True
 
     def _accumulate(self, e: Instr, acc: str, ctx: Ctx, out: Emitter) -> str:
@@ -535,7 +581,7 @@ class VectorLowering:
                 val = self._accumulate(e, var, ctx, out) if mode == "+=" else \
                     self.vexpr(e, ctx, out)
                 if not full:
-                    mask = isa.mask_range.format(lo=self.c(lo, ctx), hi=self.c(hi, ctx))  # type: ignore[attr-defined]
+                    mask = isa.mask_range.format(lo=self.c(lo, ctx), hi=self.c(hi, ctx))
                     val = isa.blend.format(a=var, b=val, m=mask)
                 out.line(f"{var} = {val};")
                 return
@@ -570,13 +616,13 @@ class VectorLowering:
         if spec_of(e.name).name.endswith("_maskstore"):
             # Lanes >= n are zero in the value; if the destination ends at or before
             # lane n they are not stored, so the zeroing is not needed either.
-            n = self.ix(e.args[0], ctx)  # type: ignore[arg-type,attr-defined]
+            n = self.ix(e.args[0], ctx)  # type: ignore[arg-type]
             if any(ctx.facts.le(h, n) for h in his):
                 e = Instr(e.name.replace("maskstore", "storeu"), (e.args[1],))
         his = [h for h in his if not ctx.facts.ge0(h - W)]
         self._log_needs([h - W for h in his] + [c for c in fixed if not ctx.facts.ge0(c)])
-        ptr = f"&{dest.buf.cname}[{self.c(lin_0, ctx)}]"  # type: ignore[attr-defined]
-        cond = self.ge_text(fixed, ctx)  # type: ignore[attr-defined]
+        ptr = f"&{dest.buf.cname}[{self.c(lin_0, ctx)}]"
+        cond = self.ge_text(fixed, ctx)
         with ExitStack() as stack:
             if cond:
                 stack.enter_context(out.block(f"if ({cond})"))
@@ -591,16 +637,16 @@ class VectorLowering:
             # are slow on some CPUs (microcoded vmaskmovps on AMD).
             kp = his[0]
             for h in his[1:]:
-                kp = self.smin(kp, h, ctx)  # type: ignore[attr-defined]
-            ktxt = self.c(kp, ctx)  # type: ignore[attr-defined]
-            full_cond = " && ".join(f"{self.c(h - W, ctx)} >= 0" for h in his)  # type: ignore[attr-defined]
+                kp = self.smin(kp, h, ctx)
+            ktxt = self.c(kp, ctx)
+            full_cond = " && ".join(f"{self.c(h - W, ctx)} >= 0" for h in his)
             with out.block(f"if ({full_cond})"):
                 cur = isa.loadu.format(p=ptr)
                 val = self._accumulate(e, cur, ctx, out) if mode == "+=" else \
                     self.vexpr(e, ctx, out)
                 out.line(isa.storeu.format(p=ptr, v=val) + ";")
             with out.block("else"):
-                m = self.names.fresh("vm")  # type: ignore[attr-defined]
+                m = self.names.fresh("vm")
                 out.line(f"{isa.mask_type} {m} = {isa.mask_first.format(k=ktxt)};")
                 cur = isa.maskload.format(p=ptr, m=m)
                 val = self._accumulate(e, cur, ctx, out) if mode == "+=" else \
@@ -618,10 +664,10 @@ class VectorLowering:
         """Fallback: compute the vector, then store lanes [lo, hi) one by one."""
         isa = self.isa
         assert isa is not None
-        t = self.names.fresh("vt")  # type: ignore[attr-defined]
+        t = self.names.fresh("vt")
         out.line(f"{isa.vtype} {t} = {self.vexpr(e, ctx, out)};")
-        with self.loop("lane", lo, hi, ctx, out, []) as (c2, pv):  # type: ignore[attr-defined]
-            self.store(dest.peel(pv), mode, f"{t}[{self.c(pv, c2)}]", c2, out)  # type: ignore[attr-defined]
+        with self.loop("lane", lo, hi, ctx, out, []) as (c2, pv):
+            self.store(dest.peel(pv), mode, f"{t}[{self.c(pv, c2)}]", c2, out)
 
 
 def _var_coeff(p: Poly, name: str) -> int | None:
