@@ -56,7 +56,6 @@ Import ListNotations.
 From Coq Require Import derive.Derive.
 From Verisched Require Import ATL Rewrites.Extra Rewrites.Safety.
 From Verisched Require Import Reshape.Defs Reshape.Access Reshape.Commute Reshape.Duals Reshape.Store.
-From Verisched Require Import Examples.Sgemm.
 Open Scope Z_scope. Open Scope atl_scope.
 
 Section Conv.

@@ -7,7 +7,8 @@
 
 From Coq Require Import ZArith Bool Lia FunctionalExtensionality.
 From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape Rewrites.Gen Rewrites.Let.
-From Verisched Require Import Rewrites.Tactics.
+From Verisched Require Import Rewrites.Tactics Rewrites.Guard.
+From Verisched Require Import Reshape.Defs Reshape.Access Reshape.Commute Reshape.Duals.
 Open Scope Z_scope.
 
 Section Guards.
@@ -136,3 +137,129 @@ Section BoundGuard.
   Qed.
 End BoundGuard.
 
+(** ** Tiling for register blocks (written for the SGEMM and convolution
+    derivations, Examples/Sgemm.v and Conv.v)
+
+    [gen_tile] and [sum_tile] under the binder names of the derived
+    program (a rewrite takes the names of the binders it creates from its
+    lemma); exact tiling when the extent is a multiple of the tile; the
+    guard rewrites of micro-tiles and masked stores; let reordering. *)
+Section TensorHelpers.
+  Context {X : Type} `{TensorLaws X}.
+
+  Lemma gen_tile_cols k n (f : Z -> X) :
+    0 < k ->
+    genr 0 n f =
+    trunc_r n (flatten (cdiv n k) k (genr 0 (cdiv n k) (fun jm => genr 0 k (fun jr =>
+      iverson (jm * k + jr <? n) (f (jm * k + jr)))))).
+  Proof. apply gen_tile. Qed.
+
+  Lemma gen_tile_rows k n (f : Z -> X) :
+    0 < k ->
+    genr 0 n f =
+    trunc_r n (flatten (cdiv n k) k (genr 0 (cdiv n k) (fun xo => genr 0 k (fun ir =>
+      iverson (xo * k + ir <? n) (f (xo * k + ir)))))).
+  Proof. apply gen_tile. Qed.
+
+  Lemma sum_tile_k n k (f : Z -> X) :
+    0 < k -> 0 <= n ->
+    sumr 0 n f =
+    sumr 0 (cdiv n k) (fun ko => sumr 0 k (fun kk =>
+      iverson (ko * k + kk <? n) (f (ko * k + kk)))).
+  Proof. apply sum_tile. Qed.
+
+  Lemma gen_tile_exact q k (f : Z -> X) :
+    0 < k -> 0 <= q ->
+    genr 0 (q * k) f = flatten q k (genr 0 q (fun im => genr 0 k (fun ir => f (im * k + ir)))).
+  Proof.
+    intros Hk Hq; rewrite flatten_gen by lia; apply genr_ext_ctx; intros x Hx.
+    cbv beta; f_equal; rewrite Z.mul_comm; apply Z.div_mod; lia.
+  Qed.
+
+  Lemma gen_split_lanes n q k (f : Z -> X) :
+    n = q * k -> 0 < k -> 0 <= q ->
+    genr 0 n f = flatten q k (genr 0 q (fun jv => genr 0 k (fun l => f (jv * k + l)))).
+  Proof. intros -> Hk Hq; apply gen_tile_exact; lia. Qed.
+
+  Lemma guard_weaken_lt a b n (e : X) :
+    (b < n -> a < n) -> iverson (b <? n) e = iverson (a <? n) (iverson (b <? n) e).
+  Proof.
+    intros Hab; destruct (Z.ltb_spec b n), (Z.ltb_spec a n); cbn [iverson]; try reflexivity; lia.
+  Qed.
+
+  (** [gen_sum_swap] and [transpose_gen] (right to left) with the binder
+      names of the derived program, which a rewrite takes from the lemma. *)
+  Lemma gen_sum_swap_ko lo hi a b (f : Z -> Z -> X) :
+    genr a b (fun i => sumr lo hi (fun ko => f i ko)) =
+    sumr lo hi (fun ko => genr a b (fun i => f i ko)).
+  Proof. apply gen_sum_swap. Qed.
+
+  Lemma gen_swap_cols n m (f : Z -> Z -> X) :
+    genr 0 m (fun ii => genr 0 n (fun j => f ii j)) =
+    transpose n m (genr 0 n (fun j => genr 0 m (fun ii => f ii j))).
+  Proof. symmetry; apply transpose_gen. Qed.
+
+  Lemma gen_swap_rows n m (f : Z -> Z -> X) :
+    genr 0 m (fun jr => genr 0 n (fun ii => f jr ii)) =
+    transpose n m (genr 0 n (fun ii => genr 0 m (fun jr => f jr ii))).
+  Proof. symmetry; apply transpose_gen. Qed.
+
+  (** A micro-tile whose first row is past the end is skipped whole:
+      the row guard [a + (b k + c) < n] implies the tile guard
+      [a + b k < n]. *)
+  Lemma guard_tile_skip a b k c n (e : X) :
+    0 <= c ->
+    iverson (a + (b * k + c) <? n) e = iverson (a + b * k <? n) (iverson (a + (b * k + c) <? n) e).
+  Proof.
+    intros Hc; destruct (Z.ltb_spec (a + (b * k + c)) n), (Z.ltb_spec (a + b * k) n);
+      cbn [iverson]; try reflexivity; lia.
+  Qed.
+
+  (** A column guard on lane [l] of vector [b] as a lane count: the form
+      of a masked store. *)
+  Lemma guard_lanes a b k l n (e : X) :
+    iverson (a + (b * k + l) <? n) e = iverson (l <? n - (a + b * k)) e.
+  Proof.
+    destruct (Z.ltb_spec (a + (b * k + l)) n), (Z.ltb_spec l (n - (a + b * k)));
+      cbn [iverson]; try reflexivity; lia.
+  Qed.
+
+  (** A let out of the body of another let whose value it does not use. *)
+  Lemma ll_let_body {Y W} (e1 : Y) (e2 : W) (f : Y -> W -> X) :
+    atl_let e1 (fun x => atl_let e2 (fun y => f x y)) =
+    atl_let e2 (fun y => atl_let e1 (fun x => f x y)).
+  Proof. reflexivity. Qed.
+
+  Lemma ll_let_value {Y W} (e1 : Y) (f : Y -> W) (g : W -> X) :
+    atl_let (atl_let e1 f) g = atl_let e1 (fun x => atl_let (f x) g).
+  Proof. reflexivity. Qed.
+End TensorHelpers.
+
+(** ** Guards copied onto the operands of a reduction's product (so that
+    packed operands are zero-padded and the product needs no guard). *)
+Section ScalarHelpers.
+  Context {S : Type} `{ScalarLaws S}.
+
+  Lemma sadd_tadd (a b : S) : sadd a b = tadd a b.
+  Proof. reflexivity. Qed.
+
+  (** The same for a triple reduction without a depth guard, the outer
+      guard going to the left operand (Conv.v: the pixel guard to the
+      input, the channel guard to the weights). *)
+  Lemma guard2_sum3_prod_l q p n1 n2 n3 (a b : Z -> Z -> Z -> S) :
+    iverson q (iverson p (sumr 0 n1 (fun r => sumr 0 n2 (fun s => sumr 0 n3 (fun c =>
+      smul (a r s c) (b r s c)))))) =
+    iverson q (iverson p (sumr 0 n1 (fun r => sumr 0 n2 (fun s => sumr 0 n3 (fun c =>
+      smul (iverson q (a r s c)) (iverson p (b r s c))))))).
+  Proof. destruct q, p; cbn [iverson]; reflexivity. Qed.
+
+  Lemma guard2_sum_prod q p lo hi (r : Z -> bool) (a b : Z -> S) :
+    iverson q (iverson p (sumr lo hi (fun kk => iverson (r kk) (smul (a kk) (b kk))))) =
+    iverson q (iverson p (sumr lo hi (fun kk =>
+      smul (iverson (p && r kk) (a kk)) (iverson (q && r kk) (b kk))))).
+  Proof.
+    destruct q, p; cbn [iverson andb]; try reflexivity.
+    apply sumr_ext_ctx; intros k _; destruct (r k); cbn [iverson]; [reflexivity|].
+    symmetry; apply smul_zero_l.
+  Qed.
+End ScalarHelpers.

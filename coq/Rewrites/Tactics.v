@@ -16,6 +16,9 @@
     - [simpl_guard]: everywhere, drop guards whose predicate is provable in
       context, zero those provably false, then clean up zeros.
     - [check_safe]: prove every access in bounds, or list those it cannot.
+    - [rename_buffer x into y], [rename_loop x into y]: rename a binder.
+    - Name-preserving steps ([hoist x past pat], [swap_sum], [swap_gen],
+      [guard_in], [guard_out], [split_tadd], [merge_tadd]): Rewrites/Steps.v.
 
     Descending into a binder applies the context lemma of Rewrites/Context.v
     and introduces the bound variable under its own name with its bounds,
@@ -418,3 +421,59 @@ Ltac done :=
       else fail 0 "done: not at the end of a derivation"
   | _ => fail 0 "done: side goals remain"
   end.
+
+(** ** Names of binders *)
+
+(** Do the identifiers [a] and [b] name the same binder?  Inside
+    [fun a : atl_name_probe => _], the name [b] denotes a term of the probe
+    type exactly when it is [a] (nothing else has that type). *)
+Inductive atl_name_probe := atl_name_probe_i.
+
+Ltac atl_same_name a b :=
+  let r := constr:(fun a : atl_name_probe => ltac:(exact b)) in idtac.
+
+(** A binder whose variable is unused has no name to match (Coq prints
+    it [_]); such binders are skipped. *)
+Ltac atl_used F := lazymatch F with fun _ => ?b => fail | _ => idtac end.
+
+(** [rename_buffer x into y]: rename the binder of the first let named
+    [x] (pre-order) to [y]; the program is unchanged up to alpha.  The
+    let-lifting lemmas name the lifted buffer after their own binder, so
+    without it a derivation ends with several buffers called [a]; the
+    names are what the printed program, [set_memory] and the lowering see. *)
+Ltac atl_rename_root x y :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- atl_let ?e (fun z => @?F z) = _ =>
+      atl_used F; atl_same_name x z;
+      let T := type of e in
+      exact (@eq_refl _ (atl_let e (fun y : T => F y)))
+  end.
+
+Tactic Notation "rename_buffer" ident(x) "into" ident(y) :=
+  atl_check_goal;
+  tryif atl_step ltac:(atl_rename_root x y) then idtac
+  else fail 0 "rename_buffer: the program has no let named" x.
+
+(** [rename_loop x into y]: rename the first generation or summation
+    (pre-order) whose index is named [x]; the program is unchanged up to
+    alpha.  Lifting lemmas name loops after their own binders ([i], [j],
+    ...), and loop names are what the printed program and the generated C
+    show.  A name is matched as Ltac sees it: where a binder has the name
+    of an enclosing one (Coq prints it [i0]), rename the enclosing one
+    first. *)
+Ltac atl_rename_loop_root x y :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- @genr ?X ?E ?lo ?hi (fun z => @?F z) = _ =>
+      atl_used F; atl_same_name x z;
+      exact (@eq_refl _ (@genr X E lo hi (fun y : Z => F y)))
+  | |- @sumr ?X ?E ?lo ?hi (fun z => @?F z) = _ =>
+      atl_used F; atl_same_name x z;
+      exact (@eq_refl _ (@sumr X E lo hi (fun y : Z => F y)))
+  end.
+
+Tactic Notation "rename_loop" ident(x) "into" ident(y) :=
+  atl_check_goal;
+  tryif atl_step ltac:(atl_rename_loop_root x y) then idtac
+  else fail 0 "rename_loop: the program has no loop named" x.

@@ -363,6 +363,28 @@ Section avx512Helpers.
   Qed.
 End avx512Helpers.
 
+(** ** One lane of a load or broadcast (written for Examples/Sgemm.v)
+
+    A lane of a product, written as a lane of an instruction's result, so
+    that [use_instr avx2_mul] finds [GEN [ l < 8 ] a _[ l ] * b _[ l ]]. *)
+Section AVXHelpers.
+  Context {S : Type} `{ScalarLaws S}.
+
+  Lemma avx2_loadu_lane (v : Z -> S) l : 0 <= l < 8 -> get v l = get (avx2_loadu v 0) l.
+  Proof. intros; unfold avx2_loadu; rewrite get_gen by lia; reflexivity. Qed.
+
+  Lemma avx2_broadcast_lane (x : S) (v : Z -> S) l :
+    0 <= l < 8 -> smul x (get v l) = smul (get (avx2_broadcast x) l) (get v l).
+  Proof. intros; unfold avx2_broadcast; rewrite get_gen by lia; reflexivity. Qed.
+
+  Lemma avx512_loadu_lane (v : Z -> S) l : 0 <= l < 16 -> get v l = get (avx512_loadu v 0) l.
+  Proof. intros; unfold avx512_loadu; rewrite get_gen by lia; reflexivity. Qed.
+
+  Lemma avx512_broadcast_lane (x : S) (v : Z -> S) l :
+    0 <= l < 16 -> smul x (get v l) = smul (get (avx512_broadcast x) l) (get v l).
+  Proof. intros; unfold avx512_broadcast; rewrite get_gen by lia; reflexivity. Qed.
+End AVXHelpers.
+
 (** ** Registration: held abstract by [same_program], unfolded by [check_safe] *)
 
 #[global] Instance AtlInstr_avx2_loadu : AtlInstr (@avx2_loadu) := {}.

@@ -255,29 +255,8 @@ Section GuardMul.
   Qed.
 End GuardMul.
 
-(** [rename_buffer x into y]: rename the binder of the first let named
-    [x] (pre-order) to [y]; the program is unchanged up to alpha.  The
-    let-lifting lemmas name the lifted buffer after their own binder, so
-    without it a derivation ends with several buffers called [a]; the
-    names are what the printed program, [set_memory] and the lowering see.
-    (A general tactic: it belongs in Rewrites/Tactics.v.) *)
-(** A binder whose variable is unused has no name to match (Coq prints
-    it [_]); such binders are skipped. *)
-Ltac gemmini_used F := lazymatch F with fun _ => ?b => fail | _ => idtac end.
-
-Ltac gemmini_rename_root x y :=
-  atl_eta_binder;
-  lazymatch goal with
-  | |- atl_let ?e (fun z => @?F z) = _ =>
-      gemmini_used F; atl_same_name x z;
-      let T := type of e in
-      exact (@eq_refl _ (atl_let e (fun y : T => F y)))
-  end.
-
-Tactic Notation "rename_buffer" ident(x) "into" ident(y) :=
-  atl_check_goal;
-  tryif atl_step ltac:(gemmini_rename_root x y) then idtac
-  else fail 0 "rename_buffer: the program has no let named" x.
+(* [rename_buffer] and [rename_loop], which the Gemmini derivations use to
+   keep buffer and loop names, are general tactics: Rewrites/Tactics.v. *)
 
 (** ** Registration (Targets/Instr.v): [same_program] holds the
     instructions abstract and [check_safe] checks the accesses of their
@@ -444,26 +423,3 @@ Ltac gemmini_check_fit :=
              "rows, not proved <= 1024"
   | _ => fail 0 "gemmini_check_fit: expected a goal  program = ?derived"
   end.
-
-(** [rename_loop x into y]: rename the first generation or summation
-    (pre-order) whose index is named [x]; the program is unchanged up to
-    alpha.  Lifting lemmas name loops after their own binders ([i], [j],
-    ...), and loop names are what the printed program and the generated C
-    show.  A name is matched as Ltac sees it: where a binder has the name
-    of an enclosing one (Coq prints it [i0]), rename the enclosing one
-    first.  (A general tactic: it belongs in Rewrites/Tactics.v.) *)
-Ltac gemmini_rename_loop_root x y :=
-  atl_eta_binder;
-  lazymatch goal with
-  | |- @genr ?X ?E ?lo ?hi (fun z => @?F z) = _ =>
-      gemmini_used F; atl_same_name x z;
-      exact (@eq_refl _ (@genr X E lo hi (fun y : Z => F y)))
-  | |- @sumr ?X ?E ?lo ?hi (fun z => @?F z) = _ =>
-      gemmini_used F; atl_same_name x z;
-      exact (@eq_refl _ (@sumr X E lo hi (fun y : Z => F y)))
-  end.
-
-Tactic Notation "rename_loop" ident(x) "into" ident(y) :=
-  atl_check_goal;
-  tryif atl_step ltac:(gemmini_rename_loop_root x y) then idtac
-  else fail 0 "rename_loop: the program has no loop named" x.

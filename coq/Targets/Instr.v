@@ -84,13 +84,8 @@ Lemma let_in_mem_change {X Y} (m m' : memory) (e : X) (f : X -> Y) :
   atl_let (in_mem m' e) f = atl_let (in_mem m e) f.
 Proof. reflexivity. Qed.
 
-(** Do the identifiers [a] and [b] name the same binder?  Inside
-    [fun a : atl_name_probe => _], the name [b] denotes a term of the probe
-    type exactly when it is [a] (nothing else has that type). *)
-Inductive atl_name_probe := atl_name_probe_i.
-
-Ltac atl_same_name a b :=
-  let r := constr:(fun a : atl_name_probe => ltac:(exact b)) in idtac.
+(* [atl_same_name] (is an identifier the name of a binder?) is in
+   Rewrites/Tactics.v. *)
 
 Ltac atl_mem_root x M :=
   idtac;

@@ -1,0 +1,171 @@
+(** * Name-preserving steps (written for the SGEMM derivation, Examples/Sgemm.v)
+
+    A rewrite names the binders it creates after its lemma ([rw
+    let_gen_lift0] turns a buffer [Bp] into [a] and its loop into [i]).
+    The steps below do what [ll_*]/[let_*_lift0], [gen_sum_swap],
+    [guard_gen]/[guard_sum], [transpose_gen] and [tadd_gen] do, but build
+    the result from the node's own binder names, so that the derived
+    program keeps the names of the schedule ([io], [ko], [jm], [im], [ir],
+    [jv], [l], [kk]; buffers [Bp], [Ap], [t]) and [set_memory] can find a
+    buffer by its name.  Each is one library lemma applied at one node
+    ([exact (L args : _ = t)] checks that [t] is the lemma's right-hand
+    side up to renaming). *)
+
+From Coq Require Import ZArith.
+From Verisched Require Import Tensor.Core Rewrites.Context Rewrites.Let Rewrites.Gen Rewrites.Guard.
+From Verisched Require Import Rewrites.Tactics Rewrites.Extra.
+From Verisched Require Import Reshape.Defs Reshape.Access Reshape.Commute Reshape.Duals.
+Open Scope Z_scope.
+
+(** Move the let named [x] out of the node that contains it. *)
+Ltac step_hoist_node x :=
+  idtac;
+  lazymatch goal with
+  | |- genr 0 ?n (fun i => atl_let (@?e1 i) (fun y => @?f i y)) = _ =>
+      atl_same_name x y;
+      first
+        [ lazymatch e1 with
+          | fun _ => ?v =>
+              let t := eval cbv beta in (atl_let v (fun y => genr 0 n (fun i => f i y))) in
+              exact (ll_gen 0 n v f : _ = t)
+          end
+        | let t := eval cbv beta in
+            (atl_let (genr 0 n (fun i => e1 i)) (fun y => genr 0 n (fun i => f i (get y i)))) in
+          exact (let_gen_lift0 n e1 f : _ = t) ]
+  | |- sumr 0 ?n (fun i => atl_let (@?e1 i) (fun y => @?f i y)) = _ =>
+      atl_same_name x y;
+      first
+        [ lazymatch e1 with
+          | fun _ => ?v =>
+              let t := eval cbv beta in (atl_let v (fun y => sumr 0 n (fun i => f i y))) in
+              exact (ll_sum 0 n v f : _ = t)
+          end
+        | let t := eval cbv beta in
+            (atl_let (genr 0 n (fun i => e1 i)) (fun y => sumr 0 n (fun i => f i (get y i)))) in
+          exact (let_sum_lift0 n e1 f : _ = t) ]
+  | |- iverson ?p (atl_let ?e1 (fun y => @?f y)) = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => iverson p (f y))) in
+      exact (ll_guard p e1 f : _ = t)
+  | |- flatten ?n ?m (atl_let ?e1 (fun y => @?f y)) = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => flatten n m (f y))) in
+      exact (ll_flatten n m e1 f : _ = t)
+  | |- transpose ?n ?m (atl_let ?e1 (fun y => @?f y)) = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => transpose n m (f y))) in
+      exact (ll_transpose n m e1 f : _ = t)
+  | |- trunc_r ?k (atl_let ?e1 (fun y => @?f y)) = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => trunc_r k (f y))) in
+      exact (ll_trunc_r k e1 f : _ = t)
+  | |- tadd ?a (atl_let ?e1 (fun y => @?f y)) = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => tadd a (f y))) in
+      exact (ll_tadd_r e1 a f : _ = t)
+  | |- tadd (atl_let ?e1 (fun y => @?f y)) ?b = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => tadd (f y) b)) in
+      exact (ll_tadd_l e1 f b : _ = t)
+  | |- smul ?a (atl_let ?e1 (fun y => @?f y)) = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => smul a (f y))) in
+      exact (ll_smul_r e1 a f : _ = t)
+  | |- smul (atl_let ?e1 (fun y => @?f y)) ?b = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => smul (f y) b)) in
+      exact (ll_smul_l e1 f b : _ = t)
+  | |- atl_let ?e (fun z => atl_let (@?e2 z) (fun y => @?f z y)) = _ =>
+      atl_same_name x y;
+      lazymatch e2 with
+      | fun _ => ?v =>
+          let t := eval cbv beta in (atl_let v (fun y => atl_let e (fun z => f z y))) in
+          exact (ll_let_body e v f : _ = t)
+      end
+  | |- atl_let (atl_let ?e1 (fun y => @?f y)) ?g = _ =>
+      atl_same_name x y;
+      let t := eval cbv beta in (atl_let e1 (fun y => atl_let (f y) g)) in
+      exact (ll_let_value e1 f g : _ = t)
+  end.
+
+(** [hoist x past pat]: move the let named [x] outward, one node at a
+    time, until it has left the first node matching [pat].  One traversal
+    per step: the step that moves the let out of a node matching [pat]
+    records it by instantiating the flag [s]. *)
+Ltac step_hoist_past x pat :=
+  let s := open_constr:(_ : bool) in
+  tryif atl_step ltac:(first [ atl_match pat; unify s true | idtac ]; step_hoist_node x)
+  then (let v := eval hnf in s in
+        lazymatch v with true => idtac | _ => try unify s false; step_hoist_past x pat end)
+  else fail 0 "hoist: the let" x "cannot move further out before leaving" pat.
+
+Tactic Notation "hoist" ident(x) "past" uconstr(pat) :=
+  atl_check_goal; step_hoist_past x pat.
+
+(** The other steps, each at the first node matching [pat]. *)
+Ltac step_swap_sum_node :=
+  idtac;
+  lazymatch goal with
+  | |- genr ?a ?b (fun i => sumr ?lo ?hi (fun k => @?f i k)) = _ =>
+      let t := eval cbv beta in (sumr lo hi (fun k => genr a b (fun i => f i k))) in
+      exact (gen_sum_swap lo hi a b f : _ = t)
+  end.
+
+Ltac step_guard_in_node :=
+  idtac;
+  lazymatch goal with
+  | |- iverson ?p (genr ?lo ?hi (fun i => @?f i)) = _ =>
+      let t := eval cbv beta in (genr lo hi (fun i => iverson p (f i))) in
+      exact (eq_sym (guard_gen lo hi p f) : _ = t)
+  | |- iverson ?p (sumr ?lo ?hi (fun i => @?f i)) = _ =>
+      let t := eval cbv beta in (sumr lo hi (fun i => iverson p (f i))) in
+      exact (eq_sym (guard_sum lo hi p f) : _ = t)
+  end.
+
+Ltac step_guard_out_node :=
+  idtac;
+  lazymatch goal with
+  | |- genr ?lo ?hi (fun i => iverson ?p (@?f i)) = _ =>
+      let t := eval cbv beta in (iverson p (genr lo hi (fun i => f i))) in
+      exact (guard_gen lo hi p f : _ = t)
+  | |- atl_let ?e (fun y => iverson ?p (@?f y)) = _ =>
+      let t := eval cbv beta in (iverson p (atl_let e (fun y => f y))) in
+      exact (eq_sym (ll_guard p e f) : _ = t)
+  end.
+
+Ltac step_swap_gen_node :=
+  idtac;
+  lazymatch goal with
+  | |- genr 0 ?m (fun i => genr 0 ?n (fun j => @?f i j)) = _ =>
+      let t := eval cbv beta in (transpose n m (genr 0 n (fun j => genr 0 m (fun i => f i j)))) in
+      exact (eq_sym (transpose_gen n m (fun j i => f i j)) : _ = t)
+  end.
+
+Ltac step_split_tadd_node :=
+  idtac;
+  lazymatch goal with
+  | |- genr ?lo ?hi (fun i => tadd (@?f i) (@?g i)) = _ =>
+      let t := eval cbv beta in (tadd (genr lo hi (fun i => f i)) (genr lo hi (fun i => g i))) in
+      exact (eq_sym (tadd_gen lo hi f g) : _ = t)
+  end.
+
+Ltac step_merge_tadd_node :=
+  idtac;
+  lazymatch goal with
+  | |- tadd (genr ?lo ?hi (fun i => @?f i)) (genr ?lo ?hi (fun j => @?g j)) = _ =>
+      let t := eval cbv beta in (genr lo hi (fun i => tadd (f i) (g i))) in
+      exact (tadd_gen lo hi f g : _ = t)
+  end.
+
+Tactic Notation "merge_tadd" "at" uconstr(pat) :=
+  atl_check_goal; atl_step ltac:(atl_match pat; step_merge_tadd_node).
+Tactic Notation "swap_sum" "at" uconstr(pat) :=
+  atl_check_goal; atl_step ltac:(atl_match pat; step_swap_sum_node).
+Tactic Notation "guard_in" "at" uconstr(pat) :=
+  atl_check_goal; atl_step ltac:(atl_match pat; step_guard_in_node).
+Tactic Notation "guard_out" "at" uconstr(pat) :=
+  atl_check_goal; atl_step ltac:(atl_match pat; step_guard_out_node).
+Tactic Notation "swap_gen" "at" uconstr(pat) :=
+  atl_check_goal; atl_step ltac:(atl_match pat; step_swap_gen_node).
+Tactic Notation "split_tadd" "at" uconstr(pat) :=
+  atl_check_goal; atl_step ltac:(atl_match pat; step_split_tadd_node).
