@@ -529,7 +529,7 @@ class Lowerer(VectorLowering, SupportAnalysis):
                 if mode == "=":
                     self.zero_fill(dest, ctx, out)
                 return True
-            self._log_needs(facts)  # a loop may be split where the guard holds (vector.py)
+            self._log_needs(facts, ctx)  # a loop may be split where the guard holds (vector.py)
             c2 = ctx.child()
             for f in facts:
                 c2.facts.add(f)
@@ -831,7 +831,7 @@ class Lowerer(VectorLowering, SupportAnalysis):
             if cond == "0":
                 return self.zero
             if cond is not None:
-                self._log_needs(facts)  # a loop may be split where it holds (vector.py)
+                self._log_needs(facts, ctx)  # a loop may be split where it holds (vector.py)
             c2 = ctx.child()
             for f in facts:
                 c2.facts.add(f)

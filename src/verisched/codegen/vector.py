@@ -207,6 +207,7 @@ class VectorLowering(LowererHooks):
     isa: VectorISA | None
     # While probing a loop body for its mask bounds (mask_split): the bounds seen.
     _mask_log: list[Poly] | None = None
+    _probe_depth: int = 0
 
     # -- splitting loops into unmasked iterations and a masked tail --------------
     def mask_split(self, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitter, lo: Poly,
@@ -231,6 +232,7 @@ class VectorLowering(LowererHooks):
             probe = type(out)()
             with self.loop(e.var, first, last, ctx, probe, facts, False) as (c2, pv):
                 vname = c2.idx_names[e.var]
+                self._probe_depth = c2.facts.depth[vname]
                 self.lower(e.body, dest.peel(pv - lo), mode, c2, probe)
             log = self._mask_log
         finally:
@@ -270,11 +272,28 @@ class VectorLowering(LowererHooks):
             return None  # one of the two parts is provably empty
         return mid, list(extra.values())
 
-    def _log_needs(self, needs: list[Poly]) -> None:
+    def _log_needs(self, needs: list[Poly], ctx: Ctx) -> None:
         """While probing: conditions `f >= 0` under which the fast path (no mask, no
-        guard) is taken."""
-        if self._mask_log is not None:
-            self._mask_log.extend(needs)
+        guard) is taken.  A condition on a loop nested inside the probed one is also
+        logged for its worst iteration (the loop variable at its constant bound), so
+        the probed loop can be split where the whole inner loop is guard-free (an
+        interior micro-panel packs 6 rows, not `min(6, M - ...)`)."""
+        if self._mask_log is None:
+            return
+        for need in needs:
+            self._mask_log.append(need)
+            worst = need
+            for v in need.vars():
+                if ctx.facts.depth.get(v, 0) <= self._probe_depth:
+                    continue
+                coeff = _var_coeff(worst, v)
+                bound = _const_bound(ctx, v, upper=coeff is not None and coeff < 0)
+                if coeff is None or bound is None:
+                    worst = None
+                    break
+                worst = worst.subst(v, Poly.const(bound))
+            if worst is not None and worst != need:
+                self._mask_log.append(worst)
 
     # -- instruction families ------------------------------------------------
     def _check_supported(self, e: Instr) -> InstrSpec:
@@ -326,7 +345,7 @@ class VectorLowering(LowererHooks):
                 c2.facts.add(f.subst("@", kp))
             cond = self.ge_text(conds, ctx)
             if cond:
-                self._log_needs([f for f in conds if not ctx.facts.ge0(f)])
+                self._log_needs([f for f in conds if not ctx.facts.ge0(f)], ctx)
             with ExitStack() as stack:
                 if cond:
                     stack.enter_context(out.block(f"if ({cond})"))
@@ -505,7 +524,7 @@ class VectorLowering(LowererHooks):
             load = isa.loadu.format(p=ptr)
         else:
             ks = [b for b in bounds if not ctx.facts.ge0(b - W)]
-            self._log_needs([k - W for k in ks])
+            self._log_needs([k - W for k in ks], ctx)
             kp = ks[0]
             for b in ks[1:]:
                 kp = self.smin(kp, b, ctx)
@@ -620,7 +639,7 @@ class VectorLowering(LowererHooks):
             if any(ctx.facts.le(h, n) for h in his):
                 e = Instr(e.name.replace("maskstore", "storeu"), (e.args[1],))
         his = [h for h in his if not ctx.facts.ge0(h - W)]
-        self._log_needs([h - W for h in his] + [c for c in fixed if not ctx.facts.ge0(c)])
+        self._log_needs([h - W for h in his] + [c for c in fixed if not ctx.facts.ge0(c)], ctx)
         ptr = f"&{dest.buf.cname}[{self.c(lin_0, ctx)}]"
         cond = self.ge_text(fixed, ctx)
         with ExitStack() as stack:
@@ -668,6 +687,24 @@ class VectorLowering(LowererHooks):
         out.line(f"{isa.vtype} {t} = {self.vexpr(e, ctx, out)};")
         with self.loop("lane", lo, hi, ctx, out, []) as (c2, pv):
             self.store(dest.peel(pv), mode, f"{t}[{self.c(pv, c2)}]", c2, out)
+
+
+def _const_bound(ctx: Ctx, v: str, upper: bool) -> int | None:
+    """A constant bound on loop variable `v` among the facts (`c - v >= 0` for an
+    upper bound, `v - c >= 0` for a lower one)."""
+    best = None
+    for f in ctx.facts.facts:
+        coeff = _var_coeff(f, v)
+        if coeff not in (1, -1) or (coeff < 0) != upper:
+            continue
+        rest = f - Poly.var(v).scale(coeff)
+        k = rest.as_const()
+        if k is None:
+            continue
+        b = k if upper else -k
+        if best is None or (b < best if upper else b > best):
+            best = b
+    return best
 
 
 def _var_coeff(p: Poly, name: str) -> int | None:
