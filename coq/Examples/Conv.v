@@ -66,7 +66,9 @@ Section Conv.
   Variables (NB H W CI KO : Z).
   Hypothesis (HCI : 0 < CI).
   Variables (I w : Z -> Z -> Z -> Z -> S).
-  (* [%Z]: in atl_scope [+] is the scalar sum, which [lia] does not read. *)
+  (* [%Z] is not needed (Tensor/Arith.v lets [lia] read the scalar sum of
+     the [Z] instance, which [+] in a shape list is); it only makes the
+     statement print as indices. *)
   Hypotheses (HI : shaped [NB; (H + 2)%Z; (W + 2)%Z; CI] I) (Hw : shaped [3; 3; CI; KO] w).
 
   Definition conv :=

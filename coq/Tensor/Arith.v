@@ -7,8 +7,33 @@
     modulo by its Euclidean equations, which is enough for the
     "Euclidean factorisation" forms that tiling produces. *)
 
-From Coq Require Import ZArith Bool Lia.
-From Verisched Require Import Tensor.Core.
+From Coq Require Import ZArith Bool Lia ZifyClasses.
+From Verisched Require Import Tensor.Scalar Tensor.Core.
+
+(** ** [lia] reads the scalar operations of the [Z] instance
+
+    In [atl_scope], [+], [*] and [/] are the scalar operations [sadd],
+    [smul], [sdiv] of the [Scalar] class, and [Z] has an instance.  So
+    where the expected type does not force [Z_scope] (an equation [x + 1 =
+    y] between [Z]s, the elements of a shape list [shaped [H + 2; W] v]),
+    [H + 2] elaborates to [@sadd Z Scalar_Z H 2]: the same number
+    ([Scalar_Z] is [Z.add], [Z.mul], [Z.div]), but a term [lia] would take
+    as an opaque atom, so a true side condition failed.  Index positions of
+    the language (accesses, loop bounds, guards, reshape extents,
+    instruction offsets) are already read in [Z_scope] by their
+    [Arguments] declarations, and a shape list cannot be (a list notation
+    interprets its elements in the surrounding scopes).  Instead of asking
+    every statement to say [%Z], we declare the instance's operations to
+    [zify], [lia]'s preprocessing, as [Z.add] and [Z.mul]: then [lia] and
+    [nia] read them wherever they occur.  ([sdiv] stays an atom: the
+    division facts come from [Z.div_mod_to_equations], which looks for
+    [Z.div] itself; write [/] in an index position or with [%Z].) *)
+#[global] Instance Op_sadd_Z : BinOp (@sadd Z Scalar_Z) :=
+  { TBOp := Z.add; TBOpInj := fun _ _ => eq_refl }.
+Add Zify BinOp Op_sadd_Z.
+#[global] Instance Op_smul_Z : BinOp (@smul Z Scalar_Z) :=
+  { TBOp := Z.mul; TBOpInj := fun _ _ => eq_refl }.
+Add Zify BinOp Op_smul_Z.
 
 (** Turn boolean comparisons in hypotheses into propositions. *)
 Ltac bool_hyps :=

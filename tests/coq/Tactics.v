@@ -1,6 +1,6 @@
 (* Pinned behaviour of the derivation tactics (output compared with Tactics.ref).
    Each block shows a tactic working, or refusing with its message. *)
-From Coq Require Import ZArith List derive.Derive.
+From Coq Require Import ZArith List Lia derive.Derive.
 From Verisched Require Import ATL.
 Import ListNotations.
 Open Scope Z_scope. Open Scope atl_scope.
@@ -99,4 +99,24 @@ Section ZScalars.
   Proof. reschedule. rw get_gen. rw smul_comm. check_safe. done. Qed.
   Print z4_d.
 End ZScalars.
+
+(* In atl_scope, + and * between Z terms outside index positions are the
+   scalar operations of the Z instance (a shape list, an equation); lia
+   reads them (Tensor/Arith.v declares them to zify). *)
+Section ScopePitfall.
+  Context {S : Type} {Sc : Scalar S} {ScL : ScalarLaws S}.
+  Variables (H W : Z) (I : Z -> Z -> S).
+  Hypothesis HI : shaped [H + 2; W] I.
+
+  Goal forall x : Z, x + 1 = 1 + x /\ 2 * x = x + x.
+  Proof. intros; split; lia. Qed.
+
+  Definition sc1 := GEN [ y < H ] GEN [ x < W ] I _[ y + 2 ] _[ x ] + I _[ y ] _[ x ].
+  Derive sc1_d SuchThat (sc1 = sc1_d) As sc1_ok.
+  Proof. reschedule. check_safe. done. Qed.
+
+  Definition sc2 := GEN [ y < H ] GEN [ x < W ] I _[ y + 3 ] _[ x ].
+  Derive sc2_d SuchThat (sc2 = sc2_d) As sc2_ok.
+  Proof. reschedule. Fail check_safe. done. Qed.
+End ScopePitfall.
 
