@@ -171,7 +171,7 @@ def check(got: np.ndarray, want: np.ndarray, k: int, what: str) -> None:
 
 
 def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat: int,
-                spin: float, quiet_wait: float, rng) -> dict:
+                spin: float, quiet_wait: float, rng, passive: bool = False) -> dict:
     """Median ms per variant (plus best times and the other processes' load)."""
     A = rng.standard_normal((p.M, p.K)).astype(np.float32)
     B = rng.standard_normal((p.K, p.N)).astype(np.float32)
@@ -196,7 +196,9 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
         run = bind_ours(kernel, A, B, C, out)
         takes_c = any(a == "C" for a, _, _ in kernel.lowered.inputs)
         check(out, (C + prod) if takes_c else prod, p.K, f"ours {label}")
-        variants.append(cm.Variant(("ours", label), run, threads=t))
+        # libgomp's default policy spins a little (well under 5 ms) after a region.
+        variants.append(cm.Variant(("ours", label), run, threads=t,
+                                   spins_for=0.005 if t > 1 and not passive else 0.0))
     # The in-cache problem needs more samples for a stable median (a call is ~0.2 ms).
     cm.wait_for_quiet(quiet_wait)
     other = cm.OtherLoad()
@@ -228,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fix", action="append", default=[],
                     help=f"block size NAME=INT (defaults {DEFAULT_FIX})")
     ap.add_argument("--fast-math", action="store_true", help="compile ours with -ffast-math")
+    ap.add_argument("--passive", action="store_true",
+                    help="OMP_WAIT_POLICY=passive for our OpenMP kernel (better on a loaded "
+                         "machine, slower per parallel region)")
     ap.add_argument("--quiet-wait", type=float, default=10.0,
                     help="before each problem, wait up to this many seconds for other "
                          "processes to leave the CPUs idle")
@@ -238,7 +243,12 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"skip the L2-resident {'x'.join(map(str, IN_CACHE))} diagnostic problem")
     ap.add_argument("--out-dir", default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
-    os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # see bench_blur.py
+    if args.passive:
+        os.environ["OMP_WAIT_POLICY"] = "passive"
+    # Otherwise libgomp's default (spin briefly, then sleep), as OpenBLAS's workers also
+    # spin: a passive policy puts a futex wake-up at each of the kernel's two parallel
+    # regions and barriers (measured at n = 512: 3.1 ms passive vs 2.3 ms active, best of
+    # 15), a cost OpenBLAS does not pay.
     started = datetime.datetime.now(datetime.timezone.utc)
     blas = OpenBLAS()
     fixed = {**DEFAULT_FIX, **cm.fix_args(args.fix)}
@@ -264,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     for p in problems(args.square, args.aspect, ASPECT_K, not args.no_in_cache):
         t0 = time.perf_counter()
         med = run_problem(p, blas, ours, args.threads, args.repeat, args.spin,
-                          args.quiet_wait, rng)
+                          args.quiet_wait, rng, args.passive)
         results.append((p, med))
         print(f"  {p.group} {p.label} ({p.M}x{p.N}x{p.K}): "
               + ", ".join(f"{k} {v:.3f} ms" for k, v in med.items() if "-" in k)
@@ -356,7 +366,7 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
         head += [
             f"- ours: {ours.origin}, block sizes {ours.fixed or 'none'}; serial target "
             f"`{args.target}`, parallel target `{args.par_target}` ({T} threads, "
-            f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}); "
+            f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset: libgomp default')}); "
             + ("computes out = C + A·B into a separate array" if takes_c else
                "computes out = A·B into a separate array (no read of C: slightly less "
                "memory traffic than OpenBLAS's C += A·B)"),
