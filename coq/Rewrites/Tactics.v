@@ -366,18 +366,28 @@ Tactic Notation "name_buffer" uconstr(pat) "as" ident(x) :=
   else fail 0 "name_buffer: no subterm of the program matches" pat.
 
 (** [simpl_guard]: one top-down pass; see the header. *)
+(** Each lemma is tried only at nodes with the head of its left side (the
+    same sites as trying all of them everywhere, since a site must have
+    the lemma's skeleton, but without elaborating eleven lemmas at every
+    node of the program). *)
 Ltac atl_guard_root :=
-  first [ atl_root_l uconstr:(guard_elim)
-        | atl_root_l uconstr:(guard_zero)
-        | atl_root_l uconstr:(guard_and_l)
-        | atl_root_l uconstr:(guard_and_r)
-        | atl_root_l uconstr:(tadd_0_l')
-        | atl_root_l uconstr:(tadd_0_r')
-        | atl_root_l uconstr:(guard_of_zero)
-        | atl_root_l uconstr:(smul_zero_l)
-        | atl_root_l uconstr:(smul_zero_r)
-        | atl_root_l uconstr:(sum_zero)
-        | atl_root_l uconstr:(gen_zero) ].
+  idtac;
+  lazymatch goal with
+  | |- iverson _ _ = _ =>
+      first [ atl_root_l uconstr:(guard_elim)
+            | atl_root_l uconstr:(guard_zero)
+            | atl_root_l uconstr:(guard_and_l)
+            | atl_root_l uconstr:(guard_and_r)
+            | atl_root_l uconstr:(guard_of_zero) ]
+  | |- tadd _ _ = _ =>
+      first [ atl_root_l uconstr:(tadd_0_l')
+            | atl_root_l uconstr:(tadd_0_r') ]
+  | |- smul _ _ = _ =>
+      first [ atl_root_l uconstr:(smul_zero_l)
+            | atl_root_l uconstr:(smul_zero_r) ]
+  | |- sumr _ _ _ = _ => atl_root_l uconstr:(sum_zero)
+  | |- genr _ _ _ = _ => atl_root_l uconstr:(gen_zero)
+  end.
 
 Ltac simpl_guard :=
   atl_step ltac:(atl_everywhere atl_guard_root).
