@@ -74,7 +74,7 @@ def test_every_step_preserves_meaning(coq: CoqSession, path: Path) -> None:
         hyps = [h for _, h in sig.hypotheses]
         rng = np.random.default_rng(abs(hash(rd.derivation.name)) % 2**32)
         for trial in range(4):
-            sizes, inputs = sample(sig.sizes, sig.tensors, hyps, rng)
+            sizes, inputs = sample(sig.sizes, sig.tensors, hyps, rng, bools=sig.bools)
             want = evaluate(original, inputs, sizes)
             for k, prog in enumerate(programs[1:], start=1):
                 got = evaluate(prog, inputs, sizes, rank=want.ndim)
@@ -92,7 +92,7 @@ def test_interpreter_agrees_with_coq_on_examples(coq: CoqSession, path: Path) ->
         rng = np.random.default_rng(11)
         # Coq evaluates tensors as functions, recomputing on every access, so
         # reshaped (tiled) programs cost a lot there: keep the sizes small.
-        sizes, inputs = sample(sig.sizes, sig.tensors, hyps, rng, max_size=3)
+        sizes, inputs = sample(sig.sizes, sig.tensors, hyps, rng, max_size=3, bools=sig.bools)
         ints = {k: v.astype(np.int64) for k, v in inputs.items()}
         # The original always; the derived program too unless it uses reshape
         # operators, whose Fig. 5 definitions (sums over guards, evaluated
@@ -103,7 +103,8 @@ def test_interpreter_agrees_with_coq_on_examples(coq: CoqSession, path: Path) ->
         for prog in [rd.semantics[0], *finals]:
             ours = evaluate(prog, ints, sizes, dtype=np.int64)
             box = tuple(d + 1 for d in ours.shape)
-            theirs = coq_evaluate(coq, prog, ours.ndim, box, ints, sizes, timeout=120)
+            theirs = coq_evaluate(coq, prog, ours.ndim, box, ints, sizes, timeout=120,
+                                  bools=sig.bools)
             padded = np.pad(ours, [(0, 1)] * ours.ndim) if ours.ndim else ours
             np.testing.assert_array_equal(padded, theirs, err_msg=rd.derivation.name)
 

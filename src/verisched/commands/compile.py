@@ -101,6 +101,10 @@ def write_kernel(dp, lowered, target_name: str, out: Path) -> None:
 def run(args: argparse.Namespace) -> int:
     from verisched.targets import get_target
 
+    if args.target == "gemmini":  # its own lowering and driver (targets/gemmini/cli.py)
+        from verisched.targets.gemmini.cli import compile_command
+
+        return compile_command(args)
     try:
         target = get_target(args.target)
         dp, lowered = lower_derivation(args, target.parallel, target.isa)
@@ -116,8 +120,9 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--derivation", required=True, help="name given to Derive")
     from verisched.targets import TARGET_NAMES
 
-    parser.add_argument("--target", default="c", choices=list(TARGET_NAMES),
-                        help="c, openmp, or a vector target (avx2, avx512; -openmp for both)")
+    parser.add_argument("--target", default="c", choices=[*TARGET_NAMES, "gemmini"],
+                        help="c, openmp, a vector target (avx2, avx512; -openmp for both), "
+                             "or gemmini (gemmini.h calls, run on the functional simulator)")
     parser.add_argument("--dtype", default="float32", choices=["float32", "int32"])
     parser.add_argument("--shape", action="append", default=[],
                         help="input shape when no `shaped` hypothesis gives it: NAME=n,m")

@@ -32,6 +32,10 @@ def _kv(items: list[str], what: str) -> dict[str, str]:
 def run(args: argparse.Namespace) -> int:
     from verisched.targets import get_target
 
+    if args.target == "gemmini":  # built and run on the simulator (targets/gemmini/cli.py)
+        from verisched.targets.gemmini.cli import run_command
+
+        return run_command(args)
     try:
         target = get_target(args.target)
         dp, lowered = lower_derivation(args, target.parallel, target.isa)

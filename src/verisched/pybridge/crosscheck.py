@@ -9,7 +9,7 @@ program computable in Coq (`vm_compute`).  Inputs go in as lists through
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import numpy as np
 
@@ -45,10 +45,12 @@ def _of_list(a: np.ndarray) -> str:
 
 def coq_eval_text(
     program: Expr, rank: int, box: tuple[int, ...],
-    inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int],
+    inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int], bools: Collection[str] = (),
 ) -> str:
-    """The `Eval vm_compute` sentence computing `program` on the box [0, box)."""
-    binds = [f"let {k} := {v if v >= 0 else f'({v})'} in" for k, v in sizes.items()]
+    """The `Eval vm_compute` sentence computing `program` on the box [0, box);
+    the sizes named in `bools` are Coq booleans (nonzero is true)."""
+    binds = [f"let {k} := {'true' if v else 'false'} in" if k in bools
+             else f"let {k} := {v if v >= 0 else f'({v})'} in" for k, v in sizes.items()]
     for name, arr in inputs.items():
         a = np.asarray(arr)
         binds.append(f"let {name} := ({_of_list(a)} : {_tensor_type(a.ndim)}) in")
@@ -69,9 +71,10 @@ def coq_eval_text(
 def coq_evaluate(
     session: CoqSession, program: Expr, rank: int, box: tuple[int, ...],
     inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int], timeout: float | None = None,
+    bools: Collection[str] = (),
 ) -> np.ndarray:
     """The values of `program` (scalars := Z) on [0, box), computed by Coq."""
-    sentence = coq_eval_text(program, rank, box, inputs, sizes)
+    sentence = coq_eval_text(program, rank, box, inputs, sizes, bools)
     r = session.run(sentence, timeout=timeout)
     if not r.ok:
         raise CoqCommandError(f"Coq could not evaluate the program: {r.error}", sentence,

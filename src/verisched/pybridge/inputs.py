@@ -96,8 +96,10 @@ def _chain(text: str) -> Callable[[dict[str, int]], bool]:
 def sample(
     sizes: tuple[str, ...] | list[str], tensors: dict[str, int], hypotheses: list[str],
     rng: np.random.Generator, max_size: int = 9, tries: int = 2000,
+    bools: tuple[str, ...] | list[str] = (),
 ) -> tuple[dict[str, int], dict[str, np.ndarray]]:
-    """Sizes meeting the integer hypotheses, and small-integer float inputs.
+    """Sizes meeting the integer hypotheses (the `bools` among them 0 or 1), and
+    small-integer float inputs.
 
     Inputs hold small integers (as float64) so sums are exact whatever order
     a rewrite puts them in.
@@ -106,7 +108,7 @@ def sample(
     for attempt in range(tries):
         # Small sizes first; widen slowly when the hypotheses demand more.
         hi = max_size + attempt // 100
-        env = {s: int(rng.integers(0, hi + 1)) for s in sizes}
+        env = {s: int(rng.integers(0, 2 if s in bools else hi + 1)) for s in sizes}
         if all(chk(env) for chk in c.checks):
             break
     else:

@@ -25,7 +25,10 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+
+import numpy as np
 
 from verisched.pybridge.terms import (
     Concat,
@@ -100,6 +103,11 @@ class InstrSpec:
     family: str
     lanes: int | None = None
     doc: str = ""
+    # A scalar primitive whose Coq definition is not an ATL term (Gemmini's float
+    # output path) is evaluated by this numpy function instead of `body`, which then
+    # only gives the shape.  Arguments in Coq's order: index parameters as integers
+    # (or arrays of them), tensor and scalar parameters as evaluated arrays.
+    native: Callable[..., np.ndarray] | None = None
 
     @property
     def kinds(self) -> tuple[str, ...]:

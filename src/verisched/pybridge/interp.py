@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .instrs import InstrError, instantiate
+from .instrs import INDEX, InstrError, instantiate, lookup
 from .terms import (
     Concat,
     Expr,
@@ -234,6 +234,9 @@ def _eval(e: Expr, env: _Env) -> _Val:
         # A memory annotation changes where a buffer lives, not its value (Instr.v).
         return _eval(e.body, env)
     if isinstance(e, Instr):
+        spec = lookup(e.name)
+        if spec is not None and spec.native is not None:
+            return _native(spec, e, env)
         # An instruction means its specification (Exo thesis Sec. 3.2.2).
         try:
             spec_body = instantiate(e)
@@ -241,6 +244,20 @@ def _eval(e: Expr, env: _Env) -> _Val:
             raise InterpError(str(exc)) from exc
         return _eval(spec_body, env)
     return _eval_reshape(e, env)
+
+
+def _native(spec, e: Instr, env: _Env) -> _Val:
+    """A scalar primitive evaluated by its registered numpy function."""
+    vals = []
+    for p, a in zip(spec.params, e.args, strict=True):
+        if p.kind == INDEX:
+            vals.append(eval_idx(a, env))
+            continue
+        v = _eval(a, env)
+        if v.rank:
+            raise InterpError(f"{e.name}: parameter {p.name} must be a scalar, got a tensor")
+        vals.append(v.arr)
+    return _Val(np.asarray(spec.native(*vals)).astype(env.dtype), env.depth)
 
 
 def _sop(op: str, a: np.ndarray, b: np.ndarray, dt: np.dtype) -> np.ndarray:

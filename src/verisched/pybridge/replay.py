@@ -38,6 +38,9 @@ class Signature:
     sizes: tuple[str, ...]
     tensors: dict[str, int]                       # name -> rank (0: scalar)
     hypotheses: tuple[tuple[str, str], ...]       # (name, proposition)
+    # The sizes that are Coq booleans (flags such as Gemmini's ReLU); sampled
+    # as 0/1 and bound as false/true when Coq evaluates a program.
+    bools: tuple[str, ...] = ()
 
 
 @dataclass
@@ -94,9 +97,14 @@ def parse_binders(text: str) -> list[tuple[str, str]]:
     return out
 
 
+# Element types of a section's tensors: the generic scalar, and the integer data
+# of the accelerator's kernels (Targets/Gemmini.v's `gint`, an alias of Z).
+_ELEMENT_TYPES = ("S", "gint")
+
+
 def _rank(ty: str) -> int | None:
     parts = [p.strip() for p in ty.split("->")]
-    if parts[-1] != "S" or any(p != "Z" for p in parts[:-1]):
+    if parts[-1] not in _ELEMENT_TYPES or any(p != "Z" for p in parts[:-1]):
         return None
     return len(parts) - 1
 
@@ -104,6 +112,7 @@ def _rank(ty: str) -> int | None:
 class _Sig:
     def __init__(self) -> None:
         self.sizes: list[str] = []
+        self.bools: list[str] = []
         self.tensors: dict[str, int] = {}
         self.hyps: list[tuple[str, str]] = []
 
@@ -111,8 +120,10 @@ class _Sig:
         m = _VARS_RE.match(s)
         if m:
             for nm, ty in parse_binders(m.group(1)):
-                if ty == "Z":
+                if ty in ("Z", "bool"):
                     self.sizes.append(nm)
+                    if ty == "bool":
+                        self.bools.append(nm)
                 elif (r := _rank(ty)) is not None:
                     self.tensors[nm] = r
             return
@@ -121,7 +132,8 @@ class _Sig:
             self.hyps.extend(parse_binders(m.group(1)))
 
     def freeze(self) -> Signature:
-        return Signature(tuple(self.sizes), dict(self.tensors), tuple(self.hyps))
+        return Signature(tuple(self.sizes), dict(self.tensors), tuple(self.hyps),
+                         tuple(self.bools))
 
 
 def replay_file(

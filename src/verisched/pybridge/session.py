@@ -63,6 +63,8 @@ PRELUDE = (
     "From Coq Require Import derive.Derive.",
     "From Verisched Require Import ATL.",
     "From Verisched Require Import Bridge.Print.",
+    # Names of the Gemmini library (gemmini_acc_out) for programs Coq evaluates.
+    "From Verisched Require Import Targets.Gemmini.",
     "Open Scope Z_scope.",
     "Open Scope atl_scope.",
     "Set Printing Parentheses.",
