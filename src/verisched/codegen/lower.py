@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import keyword
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -942,14 +942,7 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     ctx.facts.sizes = frozenset(c for _, c in size_list)
     for _, c in size_list:
         ctx.facts.add(Poly.var(c) - 1)
-    assumptions: list[tuple[str, Poly]] = []
-    for p in assume:
-        if pred_vars(p) - set(sizes):
-            raise LowerError(f"lowering: assumption {show_pred(p)} mentions a non-size variable")
-        _, facts = lw.pred(p, ctx)
-        for f in facts:
-            ctx.facts.add(f)
-            assumptions.append((show_pred(p), f))
+    assumptions = add_assumptions(lw, ctx, assume, sizes, "lowering")
     inputs = []
     for k, shp in env.items():
         c = lw.names.fresh(k)
@@ -981,6 +974,22 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
                          parallel_loops=lw.parallel_loops, assumptions=assumptions,
                          uses_openmp=lw.parallel_loops > 0, isa=isa,
                          uses_vectors=_has_vector_code(expr))
+
+
+def add_assumptions(lw: Lowerer, ctx: Ctx, assume: Iterable[Pred], sizes: Iterable[str],
+                    who: str) -> list[tuple[str, Poly]]:
+    """Add the hypotheses on sizes to the prover's facts (shared by every target's
+    kernel prologue); returns them, shown and as polynomials, for the kernel's checks."""
+    size_set = set(sizes)
+    assumptions: list[tuple[str, Poly]] = []
+    for p in assume:
+        if pred_vars(p) - size_set:
+            raise LowerError(f"{who}: assumption {show_pred(p)} mentions a non-size variable")
+        _, facts = lw.pred(p, ctx)
+        for f in facts:
+            ctx.facts.add(f)
+            assumptions.append((show_pred(p), f))
+    return assumptions
 
 
 def _has_vector_code(e: object) -> bool:

@@ -43,8 +43,8 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 from verisched.codegen.errors import LowerError
-from verisched.codegen.lower import Buf, Ctx, Dest, Emitter, Lowerer
-from verisched.codegen.normal import access_base, show, show_pred
+from verisched.codegen.lower import Buf, Ctx, Dest, Emitter, Lowerer, add_assumptions
+from verisched.codegen.normal import access_base, show
 from verisched.codegen.poly import Poly
 from verisched.codegen.prover import Facts
 from verisched.pybridge.instrs import InstrError, check_call, instantiate
@@ -61,7 +61,6 @@ from verisched.pybridge.terms import (
     Var,
     free_vars,
     idx_free_vars,
-    pred_free_vars,
 )
 from verisched.targets.gemmini import config as cfg
 from verisched.targets.gemmini.instrs import ACC_OUT, COMPUTE, LOAD, ROLES, STORE, Role
@@ -1063,14 +1062,7 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     for a, c in size_list:
         if a not in configs:
             ctx.facts.add(Poly.var(c) - 1)
-    assumptions: list[tuple[str, Poly]] = []
-    for p in assume:
-        if pred_free_vars(p) - set(sizes):
-            raise LowerError(f"gemmini: assumption {show_pred(p)} mentions a non-size variable")
-        _, facts = lw.pred(p, ctx)
-        for f in facts:
-            ctx.facts.add(f)
-            assumptions.append((show_pred(p), f))
+    assumptions = add_assumptions(lw, ctx, assume, sizes, "gemmini")
     inputs = []
     for k, shp in env.items():
         c = lw.names.fresh(k)
