@@ -51,6 +51,54 @@ From Verisched Require Import ATL Rewrites.Extra Rewrites.Safety Reshape.Defs Re
 From Verisched Require Import Targets.Gemmini.
 Open Scope Z_scope. Open Scope atl_scope.
 
+(** The blocking and staging shared by the matmul-layer schedules (per-tile,
+    panel, staged): 16 x 16 output blocks, the accumulator block bound as
+    [c], 16-deep k blocks, and the A and B blocks staged as [a] and [b].
+    The panel and staged schedules continue from here. *)
+Ltac qmatmul_blocks M N K A B D :=
+  (* 16 x 16 output blocks: tile i, move the row guard in, exchange the
+     row-in-block loop with j (a transpose), tile j likewise. *)
+  rw (gen_tile 16 M);
+  rw <- guard_gen at (iverson (_ <? M) _);
+  rw <- transpose_gen at (genr 0 16 _);
+  rw (gen_tile 16 N);
+  rw <- guard_gen at (iverson (_ <? N) _);
+  rw <- transpose_gen at (genr 0 16 _);
+  rw guard_comm at (iverson (_ <? N) _);
+  rw guard_merge;
+  (* The accumulator block: bind what enters the output path, keep the
+     edge guard on it, lift it out of the block's two loops. *)
+  name_buffer (D _[ _ ] _[ _ ] <+> _) as c;
+  rw ll_guard_dup;
+  rw let_gen_lift0 at (genr 0 16 _);
+  rw let_gen_lift0 at (genr 0 16 _);
+  (* Bias block and product block separately. *)
+  rw tadd_guard;
+  rw <- tadd_gen;
+  rw <- tadd_gen;
+  (* Blocks of 16 along k; the k-block loop outside the block's loops. *)
+  rw (sum_tile K 16);
+  rw <- guard_sum at (iverson (_ && _) (sumr 0 (cdiv K 16) _));
+  rw <- guard_sum at (iverson (_ && _) (sumr 0 16 _));
+  rw guard_merge;
+  rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 (cdiv K 16) _));
+  rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 (cdiv K 16) _));
+  (* Each operand gets its own edge guards (the clipping of its move). *)
+  rw guard_mul_split;
+  (* Stage the A block: out of kk, past jj, out of ii. *)
+  name_buffer (|[ _ ]| A _[ _ ] _[ _ ]) as a;
+  rw let_sum_lift0;
+  rw ll_gen;
+  rw let_gen_lift0;
+  (* Stage the B block: jj inside kk, out of jj and kk, past ii, and jj
+     back outside kk. *)
+  rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 16 _));
+  name_buffer (|[ _ ]| B _[ _ ] _[ _ ]) as b;
+  rw let_gen_lift0;
+  rw let_sum_lift0 at (sumr 0 16 _);
+  rw ll_gen at (genr 0 16 _);
+  rw sum_gen_swap at (sumr 0 16 _).
+
 Section GemminiMatmul.
   Variables (M N K : Z).
   Hypotheses (HM : 0 <= M) (HN : 0 <= N) (HK : 0 <= K).
@@ -68,48 +116,7 @@ Section GemminiMatmul.
   Derive qmatmul_gemmini SuchThat (qmatmul = qmatmul_gemmini) As qmatmul_gemmini_correct.
   Proof.
     reschedule.
-    (* 16 x 16 output blocks: tile i, move the row guard in, exchange the
-       row-in-block loop with j (a transpose), tile j likewise. *)
-    rw (gen_tile 16 M).
-    rw <- guard_gen at (iverson (_ <? M) _).
-    rw <- transpose_gen at (genr 0 16 _).
-    rw (gen_tile 16 N).
-    rw <- guard_gen at (iverson (_ <? N) _).
-    rw <- transpose_gen at (genr 0 16 _).
-    rw guard_comm at (iverson (_ <? N) _).
-    rw guard_merge.
-    (* The accumulator block: bind what enters the output path, keep the
-       edge guard on it, lift it out of the block's two loops. *)
-    name_buffer (D _[ _ ] _[ _ ] <+> _) as c.
-    rw ll_guard_dup.
-    rw let_gen_lift0 at (genr 0 16 _).
-    rw let_gen_lift0 at (genr 0 16 _).
-    (* Bias block and product block separately. *)
-    rw tadd_guard.
-    rw <- tadd_gen.
-    rw <- tadd_gen.
-    (* Blocks of 16 along k; the k-block loop outside the block's loops. *)
-    rw (sum_tile K 16).
-    rw <- guard_sum at (iverson (_ && _) (sumr 0 (cdiv K 16) _)).
-    rw <- guard_sum at (iverson (_ && _) (sumr 0 16 _)).
-    rw guard_merge.
-    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 (cdiv K 16) _)).
-    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 (cdiv K 16) _)).
-    (* Each operand gets its own edge guards (the clipping of its move). *)
-    rw guard_mul_split.
-    (* Stage the A block: out of kk, past jj, out of ii. *)
-    name_buffer (|[ _ ]| A _[ _ ] _[ _ ]) as a.
-    rw let_sum_lift0.
-    rw ll_gen.
-    rw let_gen_lift0.
-    (* Stage the B block: jj inside kk, out of jj and kk, past ii, and jj
-       back outside kk. *)
-    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 16 _)).
-    name_buffer (|[ _ ]| B _[ _ ] _[ _ ]) as b.
-    rw let_gen_lift0.
-    rw let_sum_lift0 at (sumr 0 16 _).
-    rw ll_gen at (genr 0 16 _).
-    rw sum_gen_swap at (sumr 0 16 _).
+    qmatmul_blocks M N K A B D.
     (* Instructions (the bias move's specification is also [gemmini_mvin]'s:
        the DRAM argument given picks the site). *)
     use_instr (gemmini_mvin_acc D).
@@ -249,38 +256,7 @@ Section GemminiMatmulPanel.
   Proof.
     reschedule.
     (* As in [qmatmul_gemmini] up to the staging of the blocks. *)
-    rw (gen_tile 16 M).
-    rw <- guard_gen at (iverson (_ <? M) _).
-    rw <- transpose_gen at (genr 0 16 _).
-    rw (gen_tile 16 N).
-    rw <- guard_gen at (iverson (_ <? N) _).
-    rw <- transpose_gen at (genr 0 16 _).
-    rw guard_comm at (iverson (_ <? N) _).
-    rw guard_merge.
-    name_buffer (D _[ _ ] _[ _ ] <+> _) as c.
-    rw ll_guard_dup.
-    rw let_gen_lift0 at (genr 0 16 _).
-    rw let_gen_lift0 at (genr 0 16 _).
-    rw tadd_guard.
-    rw <- tadd_gen.
-    rw <- tadd_gen.
-    rw (sum_tile K 16).
-    rw <- guard_sum at (iverson (_ && _) (sumr 0 (cdiv K 16) _)).
-    rw <- guard_sum at (iverson (_ && _) (sumr 0 16 _)).
-    rw guard_merge.
-    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 (cdiv K 16) _)).
-    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 (cdiv K 16) _)).
-    rw guard_mul_split.
-    name_buffer (|[ _ ]| A _[ _ ] _[ _ ]) as a.
-    rw let_sum_lift0.
-    rw ll_gen.
-    rw let_gen_lift0.
-    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 16 _)).
-    name_buffer (|[ _ ]| B _[ _ ] _[ _ ]) as b.
-    rw let_gen_lift0.
-    rw let_sum_lift0 at (sumr 0 16 _).
-    rw ll_gen at (genr 0 16 _).
-    rw sum_gen_swap at (sumr 0 16 _).
+    qmatmul_blocks M N K A B D.
     (* The A row panel: out of ko, out of the accumulator's value, out of
        the column-block loop and its reshapes. *)
     rw let_sum_lift0 at (sumr 0 (cdiv K 16) _).
@@ -358,38 +334,7 @@ Section GemminiMatmulStaged.
     As qmatmul_gemmini_staged_correct.
   Proof.
     reschedule.
-    rw (gen_tile 16 M).
-    rw <- guard_gen at (iverson (_ <? M) _).
-    rw <- transpose_gen at (genr 0 16 _).
-    rw (gen_tile 16 N).
-    rw <- guard_gen at (iverson (_ <? N) _).
-    rw <- transpose_gen at (genr 0 16 _).
-    rw guard_comm at (iverson (_ <? N) _).
-    rw guard_merge.
-    name_buffer (D _[ _ ] _[ _ ] <+> _) as c.
-    rw ll_guard_dup.
-    rw let_gen_lift0 at (genr 0 16 _).
-    rw let_gen_lift0 at (genr 0 16 _).
-    rw tadd_guard.
-    rw <- tadd_gen.
-    rw <- tadd_gen.
-    rw (sum_tile K 16).
-    rw <- guard_sum at (iverson (_ && _) (sumr 0 (cdiv K 16) _)).
-    rw <- guard_sum at (iverson (_ && _) (sumr 0 16 _)).
-    rw guard_merge.
-    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 (cdiv K 16) _)).
-    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 (cdiv K 16) _)).
-    rw guard_mul_split.
-    name_buffer (|[ _ ]| A _[ _ ] _[ _ ]) as a.
-    rw let_sum_lift0.
-    rw ll_gen.
-    rw let_gen_lift0.
-    rw gen_sum_swap at (genr 0 16 (fun _ => sumr 0 16 _)).
-    name_buffer (|[ _ ]| B _[ _ ] _[ _ ]) as b.
-    rw let_gen_lift0.
-    rw let_sum_lift0 at (sumr 0 16 _).
-    rw ll_gen at (genr 0 16 _).
-    rw sum_gen_swap at (sumr 0 16 _).
+    qmatmul_blocks M N K A B D.
     (* All of B: past the A block's let, out of ko, out of the accumulator's
        value, out of jo (a dimension of the buffer) and io (independent). *)
     rw let_swap.
