@@ -38,6 +38,9 @@ class Variant:
     prepare: Callable[[], None] | None = None
     threads: int = 1
     spins_for: float = 0.0
+    # Untimed calls right before each timed one (after any wait for other pools):
+    # steady-state timing, as a caller's loop of calls sees it (decisions #29).
+    warm: int = 0
     times_ms: list[float] = field(default_factory=list)
 
     def median(self) -> float:
@@ -71,6 +74,8 @@ def time_round_robin(variants: list[Variant], repeat: int, warmup: int = 2) -> f
             if delay > 0:
                 time.sleep(delay)
                 waited += delay
+        for _ in range(v.warm):
+            v.run()
         t0 = time.perf_counter()
         v.run()
         t1 = time.perf_counter()
@@ -346,10 +351,12 @@ def lower_with_target(expr, env, target, **kw):
 
 def load_ours(path: Path, derivation: str | None, fixed: dict[str, int],
               variants: list[tuple[str, str]], problem_sizes: set[str],
-              fast_math: bool = False, timeout: float = 900.0) -> Ours:
+              fast_math: bool = False, timeout: float = 900.0,
+              runtime: set[str] = frozenset()) -> Ours:
     """Replay `derivation` of `path` (default: its last Derive), fix every size that is
     not a problem size (block sizes, from `fixed`; proved for all values, so valid for
-    these), and build one kernel per (label, target name) in `variants`."""
+    these) nor left to run time (`runtime`: block sizes the benchmark passes per call),
+    and build one kernel per (label, target name) in `variants`."""
     rel = path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path
     if not path.is_file():
         return Ours(str(rel), missing=f"{rel} does not exist (no derivation written yet)")
@@ -377,7 +384,7 @@ def load_ours(path: Path, derivation: str | None, fixed: dict[str, int],
         for shape in env.values():
             for i in shape:
                 free |= set(idx_free_vars(i))
-        unset = sorted(set(blocks) & free - set(used))
+        unset = sorted(set(blocks) & free - set(used) - set(runtime))
         if unset:
             return Ours(origin, missing=f"{origin}: block size(s) {unset} are symbolic: "
                         "pass --fix NAME=INT")

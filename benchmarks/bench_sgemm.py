@@ -45,11 +45,35 @@ import _common as cm  # noqa: E402
 SQUARE = (256, 512, 768, 1024, 1536, 2048)
 ASPECT_LOG2 = (-6, -4, -2, 0, 2, 4, 6)  # M/N = 2^x
 ASPECT_K = 512
-# Block sizes of Sgemm.v's derivation, which keeps them symbolic (overridable with
-# --fix): row blocks of mc = 6·mcr rows and depth blocks of kc.  kc = 256: a kc x 16
-# packed B micro-panel (16 KiB) stays in the 32 KiB L1 across the micro-kernel calls of a
-# strip; mcr = 16 (mc = 96): the 96 x 256 packed A block (96 KiB) stays in L2.
-DEFAULT_FIX = {"mcr": 16, "kc": 256}
+# Block sizes of Sgemm.v's derivation, which keeps them symbolic: row blocks of
+# mc = 6·mcr rows and depth blocks of kc.  By default both stay kernel arguments and
+# are chosen per call (block_sizes); --fix NAME=INT compiles one in instead.
+DEFAULT_FIX: dict[str, int] = {}
+# kc at most 256: a kc x 16 packed B micro-panel (16 KiB) stays in the 32 KiB L1 across
+# the micro-kernel calls of a strip.  mcr at most 32 (mc = 192): the 192 x 256 packed A
+# block (192 KiB) stays in the 512 KiB L2.
+KC_MAX, MCR_MAX = 256, 32
+# Each timed call follows one untimed call of the same variant (decisions #29): a
+# multi-threaded call that follows the wait for the other pool's spinning workers
+# otherwise starts with sleeping workers and, on this VM, descheduled vCPUs (measured at
+# 768: OpenBLAS 2t 7.0 ms cold vs 5.0 ms warm, ours 5.6 vs 5.3).
+WARM = 1
+
+
+def block_sizes(M: int, K: int, threads: int) -> dict[str, int]:
+    """Run-time block sizes, as BLIS picks its partitioning per call.
+
+    kc: ceil(K / ceil(K / 256)), depth blocks of nearly equal size, so the
+    zero-padded last block wastes at most ceil(K / 256) - 1 steps per tile.
+    mcr: the row blocks are the parallel loop's iterations, so their count is
+    made a multiple of the thread count and their sizes nearly equal: with mcr
+    fixed at 16, M = 1024 gives 10 full 96-row blocks and a 64-row one, 6 of
+    them on one thread and 4 2/3 on the other (measured: 0.82x OpenBLAS at 2
+    threads against 0.88x balanced)."""
+    kc = -(-K // -(-K // KC_MAX))
+    panels = -(-M // 6)
+    nblocks = threads * -(-panels // (threads * MCR_MAX))
+    return {"kc": kc, "mcr": -(-panels // nblocks)}
 
 
 @dataclass
@@ -142,22 +166,29 @@ class OpenBLAS:
 # Ours
 
 
-def bind_ours(kernel, A: np.ndarray, B: np.ndarray, C: np.ndarray, out: np.ndarray):
-    """Map the kernel's inputs and sizes by name (A, B, optional C; M, N, K)."""
+def bind_ours(kernel, A: np.ndarray, B: np.ndarray, C: np.ndarray, out: np.ndarray,
+              threads: int = 1):
+    """Map the kernel's inputs and sizes by name (A, B, optional C; M, N, K, and the
+    block sizes left to run time, from block_sizes)."""
     arrays = {"A": A, "B": B, "C": C}
     inputs = {a: arrays[a] for a, _, _ in kernel.lowered.inputs}
-    dims = {"M": A.shape[0], "N": B.shape[1], "K": A.shape[1]}
-    sizes = {a: dims[a.upper()] for a, _ in kernel.lowered.sizes}
+    M, K = A.shape
+    dims = {"M": M, "N": B.shape[1], "K": K, **block_sizes(M, K, threads)}
+    sizes = {a: dims[a if a in RUNTIME_BLOCKS else a.upper()] for a, _ in kernel.lowered.sizes}
     return kernel.bind(inputs, sizes, out)
+
+
+RUNTIME_BLOCKS = ("kc", "mcr")
 
 
 def ours_shape_ok(kernel) -> str | None:
     names = {a for a, _, _ in kernel.lowered.inputs}
     if not names <= {"A", "B", "C"} or not {"A", "B"} <= names:
         return f"kernel inputs {sorted(names)}: expected A, B and optionally C"
-    bad = [a for a, _ in kernel.lowered.sizes if a.upper() not in "MNK"]
+    bad = [a for a, _ in kernel.lowered.sizes
+           if a not in RUNTIME_BLOCKS and a.upper() not in "MNK"]
     if bad:
-        return f"kernel size parameters {bad} besides M, N, K (fix them with --fix)"
+        return f"kernel size parameters {bad} besides M, N, K, kc, mcr (fix them with --fix)"
     return None
 
 
@@ -185,7 +216,7 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
         run()
         check(c0, C + prod, p.K, f"OpenBLAS {t}t")
         variants.append(cm.Variant(("openblas", f"{t}t"), run, blas.threads(t), threads=t,
-                                   spins_for=spin if t > 1 else 0.0))
+                                   spins_for=spin if t > 1 else 0.0, warm=WARM))
         if t == threads and threads == 1:
             break
     for label, kernel in ours.kernels.items():
@@ -193,12 +224,13 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
         t = 1 if label == "1t" else threads
         if t > 1:
             kernel.set_threads(t)
-        run = bind_ours(kernel, A, B, C, out)
+        run = bind_ours(kernel, A, B, C, out, t)
         takes_c = any(a == "C" for a, _, _ in kernel.lowered.inputs)
         check(out, (C + prod) if takes_c else prod, p.K, f"ours {label}")
         # libgomp's default policy spins a little (well under 5 ms) after a region.
         variants.append(cm.Variant(("ours", label), run, threads=t,
-                                   spins_for=0.005 if t > 1 and not passive else 0.0))
+                                   spins_for=0.005 if t > 1 and not passive else 0.0,
+                                   warm=WARM))
     # The in-cache problem needs more samples for a stable median (a call is ~0.2 ms).
     cm.wait_for_quiet(quiet_wait)
     other = cm.OtherLoad()
@@ -258,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"replaying and lowering {args.ours_file} ...", flush=True)
         ours = cm.load_ours(Path(args.ours_file), args.derivation, fixed,
                             [("1t", args.target), (f"{args.threads}t", args.par_target)],
-                            {"M", "N", "K", "m", "n", "k"}, fast_math=args.fast_math)
+                            {"M", "N", "K", "m", "n", "k"}, fast_math=args.fast_math,
+                            runtime=set(RUNTIME_BLOCKS))
         for k in ours.kernels.values():
             why = ours_shape_ok(k)
             if why:
@@ -346,7 +379,9 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
         f"- median of {args.repeat} interleaved runs per problem; only the multiply is timed "
         "(arrays preallocated, results checked against float64 numpy first); "
         f"a multi-threaded call of ours waits (untimed) until {args.spin:g} s after the last "
-        "OpenBLAS call, whose idle workers busy-wait that long",
+        "OpenBLAS call, whose idle workers busy-wait that long; every timed call (both "
+        f"sides) follows {WARM} untimed call(s) of the same variant, so it starts with "
+        "running worker threads and warm caches (steady state, as in a loop of calls)",
         *[f"- {x}" for x in load],
         "- others = cores other processes kept busy while that problem was timed (each "
         f"problem first waited up to {args.quiet_wait:g} s for idle CPUs); with others > 0 the "
@@ -364,7 +399,10 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
         k = next(iter(ours.kernels.values()))
         takes_c = any(a == "C" for a, _, _ in k.lowered.inputs)
         head += [
-            f"- ours: {ours.origin}, block sizes {ours.fixed or 'none'}; serial target "
+            f"- ours: {ours.origin}, block sizes {ours.fixed or 'chosen per call'} "
+            f"(unless fixed: kc = ceil(K / ceil(K / {KC_MAX})), mcr for at most {MCR_MAX} "
+            "micro-panels per row block and a row-block count that is a multiple of the "
+            "thread count); serial target "
             f"`{args.target}`, parallel target `{args.par_target}` ({T} threads, "
             f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset: libgomp default')}); "
             + ("computes out = C + A·B into a separate array" if takes_c else
@@ -466,18 +504,18 @@ def analysis(results, peak, ours: cm.Ours, T: int, profile: dict) -> list[str]:
                    "program is C <+> SUM ...: a kernel ABI that accumulates into C in place "
                    "would remove it.  Both pack B (ours all of it up front, once).")
     if T > 1 and square:
-        mc6 = 6 * ours.fixed.get("mcr", 0) or None
         parts = []
         for p, med in square:
-            blocks = -(-p.M // mc6) if mc6 else None
+            mcr = ours.fixed.get("mcr") or block_sizes(p.M, p.K, T)["mcr"]
+            blocks = -(-p.M // (6 * mcr))
             parts.append(f"{p.label}: {med['ours-1t'] / med[f'ours-{T}t']:.2f}x"
-                         + (f" ({blocks} row blocks)" if blocks else ""))
+                         f" ({blocks} row blocks of {6 * mcr})")
         ob = [med["openblas-1t"] / med[f"openblas-{T}t"] for _, med in square]
         out.append(f"- {T}-thread scaling of ours (1t time / {T}t time): " + ", ".join(parts)
                    + f"; OpenBLAS {min(ob):.2f}-{max(ob):.2f}x.  Our parallel loop is the "
-                   f"row-block generation (blocks of mc = {mc6} rows): with few blocks the "
-                   "threads get unequal shares (3 blocks on 2 threads: 2 vs 1); a smaller mcr "
-                   "(--fix mcr=...) gives more, smaller blocks.")
+                   "row-block generation; unless --fix mcr=... is given, the block count is a "
+                   f"multiple of {T} and the blocks nearly equal (block_sizes), so the threads' "
+                   "shares differ by at most the last block's shortfall.")
         if code_facts(ours.kernels[f"{T}t"])["omp"] == 0:
             out.append(f"- The {T}-thread kernel has no parallel loop at all: its times are "
                        "the serial kernel's.")

@@ -162,3 +162,38 @@ def test_vector_examples_are_refused_by_scalar_targets(coq, path: Path) -> None:
         expr, env, sizes, _, _ = _prepare(dp)
         with pytest.raises(LowerError, match="(is not supported by|which) target c "):
             lower(expr, env, name=name, sizes=sizes)
+
+
+def test_sgemm_runtime_block_sizes(coq) -> None:
+    """Sgemm.v's AVX2 kernel with its block sizes left as kernel arguments, as `verisched
+    bench sgemm` calls it (kc and mcr chosen per call): serial, 2-thread (the parallel row
+    blocks, the ragged last one included) and sanitized, against the interpreter, with
+    block sizes that divide nothing."""
+    if not {"avx2", "fma"} <= cpu_flags():
+        pytest.skip("this CPU has no AVX2+FMA")
+    path = REPO_ROOT / "coq" / "Examples" / "Sgemm.v"
+    dp = derived(coq, path)["sgemm_avx2"]
+    sizes = list(dp.sizes)
+    assert {"mcr", "kc"} <= set(sizes), sizes
+    assume = assumptions(dp, set(sizes))
+    t, tp = get_target("avx2"), get_target("avx2-openmp")
+    lw = lower(dp.expr, dp.env, name="sgemm_rt", isa=t.isa, sizes=sizes, assume=assume)
+    lwp = lower(dp.expr, dp.env, name="sgemm_rt", isa=tp.isa, sizes=sizes, assume=assume,
+                parallel=True)
+    kernel, par = build([lw], t)["sgemm_rt"], build([lwp], tp)["sgemm_rt"]
+    exe = build_sanitized([lw], t)
+    par.set_threads(2)
+    rng = np.random.default_rng(5)
+    for M, N, K, mcr, kc in [(50, 33, 29, 2, 5), (13, 17, 7, 1, 3), (61, 40, 16, 3, 16),
+                             (7, 5, 40, 5, 7)]:
+        case = {"M": M, "N": N, "K": K, "mcr": mcr, "kc": kc}
+        check_conditions(dp, case)
+        shapes, out_shape = kernel.extents(case)
+        ins = {a: rng.uniform(-1, 1, size=s).astype(np.float32) for a, s in shapes.items()}
+        want = evaluate(dp.original, {a: v.astype(np.float64) for a, v in ins.items()},
+                        case, np.float64)
+        for what, k in (("serial", kernel), ("2 threads", par)):
+            np.testing.assert_allclose(k.call(ins, case), want, rtol=1e-4, atol=1e-4,
+                                       err_msg=f"sgemm_avx2 [{what}] at {case}")
+        np.testing.assert_allclose(run_sanitized(exe, lw, ins, case, out_shape), want,
+                                   rtol=1e-4, atol=1e-4, err_msg=f"sanitized at {case}")
