@@ -181,6 +181,19 @@ Section Sgemm.
     rw <- flatten_tadd;
     merge_tadd at (tadd _ _).
 
+  (** Phase 4, strip variant: [B]'s guarded read is bound as [Bp] only
+      outside the micro-panels of one strip ([GEN im]), so each [(io, ko,
+      jm)] packs its [kc x 16] micro-panel right before the [mcr]
+      micro-kernel calls that read it from L1; its lanes are brought into
+      load form at once, while [Bp] is the only three-index access (the
+      packed [A] is another). *)
+  Ltac sgemm_pack_strip_avx2 :=
+    name_buffer (|[ _ ]| B _[ _ ] _[ _ ]) as Bp;
+    hoist Bp past (genr 0 mcr _);
+    rw avx2_loadu_lane at (_ _[_] _[_] _[_]);
+    name_buffer (|[ _ ]| A _[ _ ] _[ _ ]) as Ap;
+    hoist Ap past (transpose N (mcr * 6) _).
+
   (** ** AVX-512: a 6 x 64 register tile of 4 x 16-lane vectors (24
       accumulators), the Exo thesis's kernel shape.  The machine this
       project runs on has no AVX-512; the lowering compiles it but the
@@ -282,5 +295,56 @@ Section Sgemm.
 
   Lemma sgemm_avx2_spec : sgemm = sgemm_avx2_expected.
   Proof. rewrite sgemm_avx2_correct; apply sgemm_avx2_is_expected. Qed.
+
+  (** ** AVX2, [B] packed per strip: for few row blocks (wide, short
+      problems such as M = 64, N = 4096), where packing all of [B] up front
+      writes and re-reads a copy that each row block reads once.  OpenBLAS
+      does the same for its first row block (it packs a strip of [B] and
+      runs the kernel on it at once).  Each row block repacks [B], so for
+      many row blocks [sgemm_avx2] is the one to call. *)
+  Derive sgemm_avx2_strip SuchThat (sgemm = sgemm_avx2_strip) As sgemm_avx2_strip_correct.
+  Proof.
+    reschedule.
+    sgemm_blocks.
+    sgemm_tiles 16.
+    sgemm_register_tile 16 2 8.
+    sgemm_pack_strip_avx2.
+    sgemm_edges.
+    use_instr avx2_maskstore.
+    rw avx2_broadcast_lane.
+    use_instr avx2_mul.
+    set_memory t AVX2_REG.
+    sgemm_merge_c.
+    check_safe.
+    done.
+  Qed.
+
+  Definition sgemm_avx2_strip_expected :=
+    trunc_r M (flatten (cdiv M (mcr * 6)) (mcr * 6) (GEN [ io < cdiv M (mcr * 6) ]
+      (GEN [ ii < mcr * 6 ] |[ io * (mcr * 6) + ii <? M ]|
+         (GEN [ j < N ] C _[ io * (mcr * 6) + ii ] _[ j ])) <+>
+      (SUM [ ko < cdiv K kc ]
+        tlet Ap :=
+          GEN [ im < mcr ] GEN [ kk < kc ] GEN [ ir < 6 ]
+            |[ (io * (mcr * 6) + (im * 6 + ir) <? M) && (ko * kc + kk <? K) ]|
+              A _[ io * (mcr * 6) + (im * 6 + ir) ] _[ ko * kc + kk ] in
+        transpose N (mcr * 6) (trunc_r N (flatten (cdiv N 16) 16 (GEN [ jm < cdiv N 16 ]
+          transpose (mcr * 6) 16 (flatten mcr 6
+            (tlet Bp :=
+              GEN [ kk < kc ] GEN [ jv < 2 ] GEN [ l < 8 ]
+                |[ (jm * 16 + (jv * 8 + l) <? N) && (ko * kc + kk <? K) ]|
+                  B _[ ko * kc + kk ] _[ jm * 16 + (jv * 8 + l) ] in
+            GEN [ im < mcr ]
+            |[ io * (mcr * 6) + im * 6 <? M ]|
+            (tlet t := in_mem AVX2_REG
+              (SUM [ kk < kc ] GEN [ ir < 6 ] GEN [ jv < 2 ]
+                 avx2_mul (avx2_broadcast (Ap _[ im ] _[ kk ] _[ ir ]))
+                          (avx2_loadu (Bp _[ kk ] _[ jv ]) 0)) in
+            GEN [ ir < 6 ] |[ io * (mcr * 6) + (im * 6 + ir) <? M ]|
+              flatten 2 8 (GEN [ jv < 2 ]
+                avx2_maskstore (N - (jm * 16 + jv * 8))%Z (t _[ ir ] _[ jv ]))))))))))).
+
+  Lemma sgemm_avx2_strip_is_expected : sgemm_avx2_strip = sgemm_avx2_strip_expected.
+  Proof. same_program. Qed.
 
 End Sgemm.
