@@ -151,6 +151,15 @@ def test_sgemm_micro_kernel_is_register_blocked() -> None:
     assert any("_mm256_storeu_ps" in s for s in body)
     # Loads of the packed panel are proved in bounds: never masked.
     assert not any("maskload_ps(&Bp" in s for s in body)
+    # Each address the interior tile is added into after the loop is prefetched before
+    # it (no other line between the tile's declarations and its zeroing).
+    decl = max(k for k in range(start) if body[k].strip().startswith("__m256 Cr_6"))
+    pre = [s.strip() for s in body[decl + 1:start - 13]]
+    stored = {s.strip().split(",")[0].removeprefix("_mm256_storeu_ps(")
+              for s in body[start + 14:start + 26]}
+    assert len(stored) == 12 and all(p.startswith("&") for p in stored), stored
+    assert len(pre) == 12 and {p.removeprefix("_mm_prefetch((const char *)(")
+                               .removesuffix("), _MM_HINT_T0);") for p in pre} == stored, pre
 
 
 def test_unproved_load_is_masked_not_plain() -> None:

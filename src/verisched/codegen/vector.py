@@ -99,6 +99,8 @@ class VectorISA:
     cflags: tuple[str, ...]
     cpu_flags: tuple[str, ...]  # /proc/cpuinfo flags the code needs
     helpers: str              # C helper functions (masks), emitted once per file
+    # A hint that the line at {p} will be read soon (no effect on the result).
+    prefetch: str = "_mm_prefetch((const char *)({p}), _MM_HINT_T0)"
 
     def supports(self, name: str) -> bool:
         """Does this library emit instruction `name`?"""
@@ -408,8 +410,38 @@ class VectorLowering(LowererHooks):
             init = "" if covered else f" = {isa.setzero}"
             for k in range(0, count, 6):
                 out.line(f"{isa.vtype} " + ", ".join(f"{v}{init}" for v in elems[k:k + 6]) + ";")
+            after = type(out)()
+            res = body(c2, after)
+            if any(s.lstrip().startswith("for (") for s in fill.lines):
+                for p in self.accumulated_addresses(after.lines):
+                    out.line(isa.prefetch.format(p=p) + ";")
             out.extend(fill)
-            return body(c2, out)
+            out.extend(after)
+            return res
+
+    def accumulated_addresses(self, lines: list[str]) -> list[str]:
+        """Addresses a register tile is added into right after it is computed: the
+        pointers of the unconditional (top-level) read-modify-write stores in `lines`.
+
+        They are prefetched before the loop that computes the tile (BLIS's
+        micro-kernels do the same with the C tile), so the tile's destination
+        arrives during that loop instead of stalling the stores after it.  A
+        prefetch has no effect on the result and never faults."""
+        isa = self.isa
+        assert isa is not None
+        heads = [t.split("{p}")[0] for t in (isa.storeu, isa.maskstore)]
+        found: list[str] = []
+        for s in lines:
+            if s.startswith(" "):
+                continue  # inside a conditional or loop of the store code
+            for head in heads:
+                if not s.startswith(head):
+                    continue
+                ptr = _first_arg(s[len(head):])
+                loads = [t.split("{p}")[0] + ptr for t in (isa.loadu, isa.maskload)]
+                if ptr and any(x in s for x in loads) and ptr not in found:
+                    found.append(ptr)
+        return found
 
     def reg_access(self, e: Get, buf: RegBuf, idxs: list, ctx: Ctx) -> str:
         """One lane of a register buffer read as a scalar (GCC's vector subscript)."""
@@ -743,3 +775,18 @@ def has_instr(e: object) -> bool:
 
 __all__ = ["VectorISA", "RegBuf", "VectorLowering", "MAX_REGISTER_VECTORS", "MAX_UNROLL",
            "has_instr"]
+
+
+def _first_arg(s: str) -> str | None:
+    """The text of a call's first argument, up to its top-level comma."""
+    depth = 0
+    for k, ch in enumerate(s):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif ch == "," and depth == 0:
+            return s[:k].strip()
+    return None
