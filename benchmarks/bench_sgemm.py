@@ -241,11 +241,17 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
         if alt is not None and use_strip(p.M, p.N, p.K, t):
             kernel = alt
         chosen[label] = kernel.name
-        out = np.empty((p.M, p.N), dtype=np.float32)
         if t > 1:
             kernel.set_threads(t)
-        run = bind_ours(kernel, A, B, C, out, t)
         takes_c = any(a == "C" for a, _, _ in kernel.lowered.inputs)
+        if takes_c and "C" in kernel.lowered.inplace:
+            # In place, as OpenBLAS with beta = 1: the output is C's own buffer, which
+            # bind's validating call has already updated once.
+            out = C.copy()
+            run = bind_ours(kernel, A, B, out, out, t)
+        else:
+            out = np.empty((p.M, p.N), dtype=np.float32)
+            run = bind_ours(kernel, A, B, C, out, t)
         check(out, (C + prod) if takes_c else prod, p.K, f"ours {label}")
         # libgomp's default policy spins a little (well under 5 ms) after a region.
         variants.append(cm.Variant(("ours", label), run, threads=t,
@@ -440,7 +446,9 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
             "thread count); serial target "
             f"`{args.target}`, parallel target `{args.par_target}` ({T} threads, "
             f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset: libgomp default')}); "
-            + ("computes out = C + A·B into a separate array" if takes_c else
+            + ("computes C += A·B in place (the output is C's buffer: codegen/inplace.py), "
+               "as OpenBLAS does" if takes_c and "C" in k.lowered.inplace else
+               "computes out = C + A·B into a separate array" if takes_c else
                "computes out = A·B into a separate array (no read of C: slightly less "
                "memory traffic than OpenBLAS's C += A·B)"),
             "- speed = OpenBLAS time / our time at the same thread count (> 1: ours faster), "
@@ -539,11 +547,16 @@ def analysis(results, peak, ours: cm.Ours, T: int, profile: dict) -> list[str]:
         out.append(f"- Largest 1-thread gap on square sizes: {pb.label} "
                    f"(speed {mb['openblas-1t'] / mb['ours-1t']:.2f}: ours "
                    f"{gf(pb, mb, 'ours-1t'):.0f}, OpenBLAS {gf(pb, mb, 'openblas-1t'):.0f} "
-                   "GFLOP/s).  Besides the multiply, our kernel makes one pass OpenBLAS does "
-                   f"not: it copies C into the output ({8 * mn / 2**20:.0f} MiB read and "
-                   f"written at this size, against {pb.flops / 1e9:.1f} GFLOP), because the "
-                   "program is C <+> SUM ...: a kernel ABI that accumulates into C in place "
-                   "would remove it.  Both pack B (ours all of it up front, once).")
+                   "GFLOP/s).  "
+                   + ("Both update C in place and pack B (ours all of it up front, once, "
+                      "unless use_strip picks the strip kernel); what remains is the "
+                      "micro-kernel's code (gcc's register allocation and scheduling of the "
+                      "derived loop, against OpenBLAS's hand-written assembly) and the C "
+                      "tile's load-add-store after each depth block."
+                      if "C" in ours.kernels["1t"].lowered.inplace else
+                      "Besides the multiply, our kernel makes one pass OpenBLAS does "
+                      f"not: it copies C into the output ({8 * mn / 2**20:.0f} MiB read and "
+                      f"written at this size, against {pb.flops / 1e9:.1f} GFLOP)."))
     if T > 1 and square:
         parts = []
         for p, med in square:
@@ -571,15 +584,11 @@ def analysis(results, peak, ours: cm.Ours, T: int, profile: dict) -> list[str]:
         out.append(f"- perf (cpu-clock samples in our serial kernel) at {label}: "
                    f"{100 * frac:.0f}% in its {split['fma_loops']} innermost FMA loops (the "
                    f"register-tile micro-kernels), {100 - 100 * frac:.0f}% elsewhere: the "
-                   "load-add-store of each C tile after its depth block, packing, the copy of "
-                   "C into the output, edge tiles.  The FMA loops "
+                   "load-add-store of each C tile after its depth block (its lines "
+                   "prefetched during the depth loop), packing, edge tiles.  The FMA loops "
                    f"themselves run at about {loop_gf:.0f} GFLOP/s (fastest run) "
                    f"({100 * loop_gf / peak[1]:.0f}% of peak); removing everything else would "
-                   f"give {med['ours-1t'] * frac:.2f} ms instead of {med['ours-1t']:.2f}.  "
-                   "BLIS/OpenBLAS hide the C-tile latency by prefetching the tile during the "
-                   "depth loop and amortise it with a deeper kc; here that would be a "
-                   "prefetch instruction (a specification-free no-op, as Exo models "
-                   "configuration) and --fix kc=512.")
+                   f"give {med['ours-1t'] * frac:.2f} ms instead of {med['ours-1t']:.2f}.")
     asp = [(p, med) for p, med in results if p.group == "aspect"]
     if asp:
         sp = ", ".join(f"{p.label}: {med['openblas-1t'] / med['ours-1t']:.2f}"

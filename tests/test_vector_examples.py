@@ -192,8 +192,13 @@ def test_sgemm_runtime_block_sizes(coq) -> None:
         ins = {a: rng.uniform(-1, 1, size=s).astype(np.float32) for a, s in shapes.items()}
         want = evaluate(dp.original, {a: v.astype(np.float64) for a, v in ins.items()},
                         case, np.float64)
+        assert kernel.lowered.inplace == par.lowered.inplace == ("C",)
         for what, k in (("serial", kernel), ("2 threads", par)):
             np.testing.assert_allclose(k.call(ins, case), want, rtol=1e-4, atol=1e-4,
                                        err_msg=f"sgemm_avx2 [{what}] at {case}")
+            c = ins["C"].copy()  # in place: C += A B, as BLAS with beta = 1
+            k.call({**ins, "C": c}, case, out=c)
+            np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4,
+                                       err_msg=f"sgemm_avx2 [{what}, in place] at {case}")
         np.testing.assert_allclose(run_sanitized(exe, lw, ins, case, out_shape), want,
                                    rtol=1e-4, atol=1e-4, err_msg=f"sanitized at {case}")

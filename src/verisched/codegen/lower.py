@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from verisched.codegen.errors import LowerError, NotNormalError
+from verisched.codegen.inplace import allow_inplace
 from verisched.codegen.normal import access_base, check_normal, rank_of, show, show_pred
 from verisched.codegen.poly import Poly, binop, from_idx
 from verisched.codegen.prover import Facts
@@ -225,6 +226,8 @@ class LoweredKernel:
     # kernel needs its CPU features to run.
     isa: VectorISA | None = None
     uses_vectors: bool = False
+    # Inputs (ATL names) the output may be passed as, computing in place (inplace.py).
+    inplace: tuple[str, ...] = ()
 
     @property
     def ctype(self) -> str:
@@ -1003,8 +1006,10 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
             total = total * d
         body.line(f"memset({out_name}, 0, (size_t)({lw.c(total, ctx)}) * sizeof({lw.T}));")
     body.extend(fill)
+    inplace = allow_inplace(body.lines, out_name,
+                            [(k, c) for k, c, d in inputs if d == cdims], lw.names.fresh)
     return LoweredKernel(name=name, dtype=dtype, inputs=inputs, sizes=size_list,
-                         out_dims=cdims, out_cname=out_name,
+                         out_dims=cdims, out_cname=out_name, inplace=inplace,
                          out_extents_c=[lw.c(d, ctx) for d in cdims], body=body.lines,
                          parallel_loops=lw.parallel_loops, assumptions=assumptions,
                          uses_openmp=lw.parallel_loops > 0, isa=isa,

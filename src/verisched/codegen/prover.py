@@ -91,6 +91,12 @@ def _div_facts(p: Poly, ctx: Facts, depth: int) -> list[Poly]:
                 out += [x - q.scale(k), q.scale(k) + (k - 1) - x]
                 if depth > 0 and _prove(x, ctx, depth - 1):
                     out.append(q)
+            elif a.op == "/" and _sizes_only_bound(a.args[1] - 1, ctx.sizes):
+                # By a run-time block size (a product of sizes, so at least 1): the same
+                # facts, nonlinear; a goal equal to one of them up to a constant is then
+                # proved directly (cdiv(M, 6 mcr) * 6 mcr >= M: row blocks cover M).
+                x, y, q = a.args[0], a.args[1], Poly.atom(a)
+                out += [x - y * q, y * q + y - 1 - x]
     return out
 
 
@@ -159,6 +165,10 @@ def _prove(p: Poly, ctx: Facts, depth: int) -> bool:
     if rest is not None and _prove(rest, ctx, depth - 1):
         return True
     facts = ctx.facts + _div_facts(p, ctx, depth - 1)
+    for f in facts:
+        c = (p - f).as_const()
+        if c is not None and c >= 0:
+            return True
     candidates = sorted((a for a in _atoms(p) if _linear_coeff(p, a)),
                         key=lambda a: -_rank(a, ctx))
     for a in candidates:

@@ -254,6 +254,23 @@ class Kernel:
                  ) -> np.ndarray:
         return self.call(inputs or {}, sizes)
 
+    def _check_overlap(self, inputs: dict[str, np.ndarray], passed: list[np.ndarray],
+                       out: np.ndarray) -> None:
+        """The output may be an input's own buffer only where the lowering allows it
+        (codegen/inplace.py: the kernel then updates it in place); any other overlap
+        would let the kernel read values it already overwrote."""
+        if out.size == 0:
+            return
+        for (a, _, _), arr in zip(self.lowered.inputs, passed, strict=False):
+            if arr.size == 0 or not np.may_share_memory(arr, out):
+                continue
+            if a in self.lowered.inplace and _same_buffer(arr, out):
+                continue
+            how = ("may be the output only as the whole buffer" if a in self.lowered.inplace
+                   else "cannot share memory with the output (this kernel is not in place "
+                   "for it)")
+            raise KernelCallError(f"{self.name}: input {a} {how}")
+
     def call(self, inputs: dict[str, np.ndarray], sizes: dict[str, int],
              out: np.ndarray | None = None) -> np.ndarray:
         """Run the kernel; every array is checked before entering C."""
@@ -284,6 +301,7 @@ class Kernel:
               or out.shape != out_shape or not out.flags.c_contiguous):
             raise KernelCallError(f"{self.name}: out must be a C-contiguous "
                                   f"{np.dtype(self.dtype)} array of shape {out_shape}")
+        self._check_overlap(inputs, keep, out)
         # Never hand C a null pointer, even for empty arrays.
         buf = out if out.size else np.empty(1, dtype=self.dtype)
         args += [int(sizes[a]) for a, _ in lw.sizes]
@@ -297,6 +315,10 @@ class Kernel:
         if self._err.value:
             raise KernelCallError(f"{self.name}: the kernel could not allocate a buffer")
         return out
+
+
+def _same_buffer(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.ctypes.data == b.ctypes.data and a.nbytes == b.nbytes
 
 
 def build(kernels: list[LoweredKernel], target: Target, *, fast_math: bool = False
