@@ -184,8 +184,12 @@ def test_sgemm_runtime_block_sizes(coq) -> None:
     exe = build_sanitized([lw], t)
     par.set_threads(2)
     rng = np.random.default_rng(5)
+    # One row block (M <= 6 mcr) takes the serial copy of the row-block loop, whose
+    # column strips are then the parallel loop (openmp.py, rule 6).
+    body = "\n".join(par.lowered.body)
+    assert "if(!omp_in_parallel())" not in body and "6*mcr) > 1) {" in body
     for M, N, K, mcr, kc in [(50, 33, 29, 2, 5), (13, 17, 7, 1, 3), (61, 40, 16, 3, 16),
-                             (7, 5, 40, 5, 7)]:
+                             (7, 5, 40, 5, 7), (30, 70, 20, 5, 8)]:
         case = {"M": M, "N": N, "K": K, "mcr": mcr, "kc": kc}
         check_conditions(dp, case)
         shapes, out_shape = kernel.extents(case)

@@ -76,6 +76,8 @@ from verisched.pybridge.terms import (
 )
 
 CTYPES = {"float32": "float", "int32": "int32_t"}
+FALLBACK = "fallback"  # a loop's parallel mode: only if the enclosing parallel loop is not
+FALLBACK_PRAGMA = "#pragma omp parallel for schedule(static) if(!omp_in_parallel())"
 STACK_LIMIT_BYTES = 64 * 1024
 # Unroll factor for a reduction accumulating into register vectors (codegen/vector.py).
 REDUCTION_UNROLL = 4
@@ -190,6 +192,8 @@ class Ctx:
     parallel_ok: bool = False
     in_parallel: bool = False
     in_sum: bool = False
+    # Inside a parallel loop, no fallback loop yet on this path (openmp.py, rule 6).
+    fallback_ok: bool = False
     # C names of unrolled loop variables and their value in this copy (vector.py).
     consts: dict[str, int] = field(default_factory=dict)
 
@@ -248,6 +252,7 @@ class Lowerer(VectorLowering, SupportAnalysis):
         self.parallel = parallel
         self.names = Names()
         self.parallel_loops = 0
+        self.fallback_loops = 0
         self.error_flag = ""
         # C names of the loops that come from generations (openmp.py, rules 1 and 5).
         self.gen_loops: set[str] = set()
@@ -427,7 +432,7 @@ class Lowerer(VectorLowering, SupportAnalysis):
     # -- loops ----------------------------------------------------------------
     @contextmanager
     def loop(self, atl_var: str, lo: Poly, hi: Poly, ctx: Ctx, out: Emitter,
-             facts: list[Poly], parallel: bool = False) -> Iterator[tuple[Ctx, Poly]]:
+             facts: list[Poly], parallel: bool | str = False) -> Iterator[tuple[Ctx, Poly]]:
         v = self.names.fresh(atl_var)
         child = ctx.child()
         child.idx_names[atl_var] = v
@@ -435,10 +440,17 @@ class Lowerer(VectorLowering, SupportAnalysis):
         pv = Poly.var(v)
         for f in [pv - lo, hi - 1 - pv, *facts]:
             child.facts.add(f.subst("@", pv))
-        if parallel:
+        if parallel == FALLBACK:
+            # Runs in parallel only when the enclosing parallel loop did not (rule 6).
+            out.line(FALLBACK_PRAGMA)
+            self.parallel_loops += 1
+            self.fallback_loops += 1
+            child.fallback_ok = False
+        elif parallel:
             out.line("#pragma omp parallel for schedule(static)")
             self.parallel_loops += 1
             child.in_parallel = True
+            child.fallback_ok = True
         with out.block(f"for (int {v} = {self.c(lo, ctx)}; {v} < {self.c(hi, ctx)}; ++{v})"):
             yield child, pv
 
@@ -564,11 +576,11 @@ class Lowerer(VectorLowering, SupportAnalysis):
             self.lower(e.right, dest, "+=", ctx, out)
             return True
         sub = Emitter()
-        saved = (self.parallel_loops, set(self.gen_loops))
+        saved = (self.parallel_loops, set(self.gen_loops), self.fallback_loops)
         if self.lower(e.left, dest, "=", ctx, sub):
             out.extend(sub)
         else:
-            self.parallel_loops, self.gen_loops = saved
+            self.parallel_loops, self.gen_loops, self.fallback_loops = saved
             self.zero_fill(dest, ctx, out)
             self.lower(e.left, dest, "+=", ctx, out)
         self.lower(e.right, dest, "+=", ctx, out)
@@ -594,10 +606,14 @@ class Lowerer(VectorLowering, SupportAnalysis):
         # A loop of at most one iteration is not worth a parallel region; the next
         # generation inside it may take the role (openmp.py, rule 2).
         tiny = ctx.facts.le(end - start, Poly.const(1))
-        parallel = self.parallel and not ctx.in_parallel and not ctx.in_sum and not tiny
+        parallel: bool | str = (self.parallel and not ctx.in_parallel and not ctx.in_sum
+                                and not tiny)
         facts = [Poly.var("@") - lo - a, lo + b - 1 - Poly.var("@")]
         unroll = self.needs_unroll(e.var, e.body, dest, ctx)
         parallel = parallel and not unroll
+        if (self.parallel and ctx.in_parallel and ctx.in_sum and ctx.fallback_ok
+                and not tiny and not unroll):
+            parallel = FALLBACK
         ranges = [(lo + start, lo + end, [], parallel)]
         if not unroll:
             # Vector code: iterations whose lanes are all in bounds first, unmasked; the
@@ -606,19 +622,22 @@ class Lowerer(VectorLowering, SupportAnalysis):
             if split is not None:
                 mid, extra = split
                 ranges = [(lo + start, mid, extra, parallel), (mid, lo + end, [], False)]
-        if parallel and len(ranges) == 2:
+        if parallel is True and len(ranges) == 2:
             cov = self.parallel_split(e, dest, mode, ctx, out, lo, ranges, facts)
             return self.gen_zero_edges(e, dest, mode, ctx, out, extent) and cov
         cov = True
         for rlo, rhi, extra, par in ranges:
-            mark = len(out.lines)
+            mark, inner = len(out.lines), self.fallback_loops
             for c2, pv in self.iterate(e.var, rlo, rhi, ctx, out, facts + extra, par, unroll,
                                        (lo, hi)):
                 if not unroll:
                     self.gen_loops.add(c2.idx_names[e.var])
+                if par is not True:
+                    c2.fallback_ok = False  # the first generation on this path had its turn
                 cov = self.lower(e.body, dest.peel(pv - lo), mode, c2, out) and cov
-            if par:
+            if par is True:
                 self.collapse_tiles(out, mark)
+                self.only_if_several(out, mark, rhi - rlo, ctx, inner)
         return self.gen_zero_edges(e, dest, mode, ctx, out, extent) and cov
 
     def gen_zero_edges(self, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitter,
@@ -648,6 +667,7 @@ class Lowerer(VectorLowering, SupportAnalysis):
         tenth of its time)."""
         (first, mid, extra, _), (_, last, _, _) = ranges
         cov = True
+        mark, inner = len(out.lines), self.fallback_loops
         with self.loop(e.var, first, last, ctx, out, facts, True) as (c2, pv):
             self.gen_loops.add(c2.idx_names[e.var])
             with out.block(f"if ({c2.idx_names[e.var]} < {self.c(mid, c2)})"):
@@ -659,7 +679,30 @@ class Lowerer(VectorLowering, SupportAnalysis):
                 c3 = c2.child()
                 c3.facts.add(pv - mid)
                 cov = self.lower(e.body, dest.peel(pv - lo), mode, c3, out) and cov
+        self.only_if_several(out, mark, last - first, ctx, inner)
         return cov
+
+    def only_if_several(self, out: Emitter, mark: int, trips: Poly, ctx: Ctx,
+                        fallbacks_before: int) -> None:
+        """A parallel loop with fallback loops inside runs its region only with at
+        least two iterations; with one (a single row block of a wide GEMM), the
+        fallbacks, say its column strips, take the threads instead (rule 6).
+
+        Two copies of the loop, not an `if` clause: a region disabled by `if`
+        still opens a (one-thread) team, so the fallbacks' regions would be
+        nested, and libgomp starts fresh threads for every nested team (measured:
+        a 2-thread 64x4096x512 SGEMM took 5x its best time at the median)."""
+        if self.fallback_loops == fallbacks_before or "collapse(" in out.lines[mark]:
+            return
+        loop = out.lines[mark:]
+        pad = loop[0][:len(loop[0]) - len(loop[0].lstrip())]
+        # The parallel copy runs its fallbacks serially; the serial copy runs them as
+        # (top-level) parallel loops.
+        par = [x for x in loop if not x.rstrip().endswith(FALLBACK_PRAGMA)]
+        ser = [x.replace(FALLBACK_PRAGMA, "#pragma omp parallel for schedule(static)")
+               for x in loop[1:]]
+        out.lines[mark:] = [f"{pad}if ({self.c(trips, ctx)} > 1) {{", *("  " + x for x in par),
+                            f"{pad}}}", f"{pad}else {{", *("  " + x for x in ser), f"{pad}}}"]
 
     FOR_HEADER = re.compile(r"for \(int (\w+) = (.*); \1 < (.*); \+\+\1\) \{")
 

@@ -91,7 +91,8 @@ def _div_facts(p: Poly, ctx: Facts, depth: int) -> list[Poly]:
                 out += [x - q.scale(k), q.scale(k) + (k - 1) - x]
                 if depth > 0 and _prove(x, ctx, depth - 1):
                     out.append(q)
-            elif a.op == "/" and _sizes_only_bound(a.args[1] - 1, ctx.sizes):
+            elif (a.op == "/" and any(len(m2) >= 2 for m2, _ in p.terms)
+                  and _sizes_only_bound(a.args[1] - 1, ctx.sizes)):
                 # By a run-time block size (a product of sizes, so at least 1): the same
                 # facts, nonlinear; a goal equal to one of them up to a constant is then
                 # proved directly (cdiv(M, 6 mcr) * 6 mcr >= M: row blocks cover M).
@@ -165,10 +166,13 @@ def _prove(p: Poly, ctx: Facts, depth: int) -> bool:
     if rest is not None and _prove(rest, ctx, depth - 1):
         return True
     facts = ctx.facts + _div_facts(p, ctx, depth - 1)
-    for f in facts:
-        c = (p - f).as_const()
-        if c is not None and c >= 0:
-            return True
+    if any(len(m) >= 2 for m, _ in p.terms):
+        # Elimination cannot use a product; a fact equal to the goal up to a constant
+        # still proves it.
+        for f in facts:
+            c = (p - f).as_const()
+            if c is not None and c >= 0:
+                return True
     candidates = sorted((a for a in _atoms(p) if _linear_coeff(p, a)),
                         key=lambda a: -_rank(a, ctx))
     for a in candidates:

@@ -163,6 +163,7 @@ class LowererHooks:
 
     names: Names
     parallel_loops: int
+    fallback_loops: int
     gen_loops: set[str]
     zero: str
 
@@ -228,7 +229,7 @@ class VectorLowering(LowererHooks):
             return None
         # The probe's output is discarded: so are its names, loops and counters.
         saved = (self.parallel_loops, set(self.gen_loops),
-                 set(self.names.used))
+                 set(self.names.used), self.fallback_loops)
         self._mask_log = []
         try:
             probe = type(out)()
@@ -240,7 +241,7 @@ class VectorLowering(LowererHooks):
         finally:
             self._mask_log = None
             self.parallel_loops, self.gen_loops = saved[0], saved[1]
-            self.names.used = saved[2]
+            self.names.used, self.fallback_loops = saved[2], saved[3]
         scope = set(ctx.idx_names.values()) | set(ctx.facts.sizes)
         # need = r - a v >= 0  iff  v <= r / a.  Of the needs with the same a and the
         # same r up to a constant only the smallest constant matters (floor division

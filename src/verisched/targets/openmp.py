@@ -5,7 +5,7 @@ parallel only if
 1. it comes from a generation (GEN), never from a summation: iterations of
    a SUM accumulate into the same storage;
 2. it is not nested in another parallel loop nor in any SUM loop (no nested
-   parallel regions, no fork/join inside a serial reduction), and it is the
+   parallel regions, no fork/join inside a serial reduction; but see 6), and it is the
    outermost generation of its nest that may run more than one iteration (a
    peeled border row is a one-iteration loop: its inner loop is parallel);
 3. its iterations write disjoint storage.  This holds for every GEN loop by
@@ -26,7 +26,17 @@ parallel only if
    one's), and by 4 each pair's temporaries are private.  It spreads a
    row of tiles, even a single partial one, over the threads; the
    innermost loops are never collapsed, so they stay vectorisable.
-Anything else (zero-fill loops, loops under a SUM, inner loops) stays serial.
+6. a fallback: inside a parallel loop and under a SUM, the first generation on
+   each path is parallel too, but runs so only when the parallel loop does not
+   (`Lowerer.only_if_several`): that loop is emitted twice, a parallel copy
+   taken with two or more iterations, in which the fallbacks are serial, and
+   a serial copy, in which they are parallel.  A one-iteration parallel loop
+   (a wide GEMM's single row block, whose size is known only at run time)
+   thus hands the threads to its column strips.  Safe by 3 and 4 for the
+   fallback loop itself (its iterations write disjoint slices of what the
+   SUM accumulates into, and lets inside it are per iteration); the SUM's
+   steps stay in order, each a fork/join.
+Anything else (zero-fill loops, other loops under a SUM, inner loops) stays serial.
 """
 
 from __future__ import annotations
