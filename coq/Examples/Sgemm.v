@@ -194,6 +194,19 @@ Section Sgemm.
     name_buffer (|[ _ ]| A _[ _ ] _[ _ ]) as Ap;
     hoist Ap past (transpose N (mcr * 6) _).
 
+  (** The AVX2 derivations' shared steps: phases 1-3 at width 16 (2 vectors
+      of 8), and the register tile in instruction form (broadcast times
+      load, accumulated in [AVX2_REG]) once its [B] lanes are loads. *)
+  Ltac sgemm_avx2_tile :=
+    sgemm_blocks;
+    sgemm_tiles 16;
+    sgemm_register_tile 16 2 8.
+
+  Ltac sgemm_avx2_kernel :=
+    rw avx2_broadcast_lane;
+    use_instr avx2_mul;
+    set_memory t AVX2_REG.
+
   (** ** AVX-512: a 6 x 64 register tile of 4 x 16-lane vectors (24
       accumulators), the Exo thesis's kernel shape.  The machine this
       project runs on has no AVX-512; the lowering compiles it but the
@@ -251,16 +264,12 @@ Section Sgemm.
   Derive sgemm_avx2 SuchThat (sgemm = sgemm_avx2) As sgemm_avx2_correct.
   Proof.
     reschedule.
-    sgemm_blocks.
-    sgemm_tiles 16.
-    sgemm_register_tile 16 2 8.
+    sgemm_avx2_tile.
     sgemm_pack.
     sgemm_edges.
     use_instr avx2_maskstore.
     rw avx2_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_]).
-    rw avx2_broadcast_lane.
-    use_instr avx2_mul.
-    set_memory t AVX2_REG.
+    sgemm_avx2_kernel.
     sgemm_merge_c.
     check_safe.
     done.
@@ -305,15 +314,11 @@ Section Sgemm.
   Derive sgemm_avx2_strip SuchThat (sgemm = sgemm_avx2_strip) As sgemm_avx2_strip_correct.
   Proof.
     reschedule.
-    sgemm_blocks.
-    sgemm_tiles 16.
-    sgemm_register_tile 16 2 8.
+    sgemm_avx2_tile.
     sgemm_pack_strip_avx2.
     sgemm_edges.
     use_instr avx2_maskstore.
-    rw avx2_broadcast_lane.
-    use_instr avx2_mul.
-    set_memory t AVX2_REG.
+    sgemm_avx2_kernel.
     sgemm_merge_c.
     check_safe.
     done.
