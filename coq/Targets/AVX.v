@@ -26,7 +26,14 @@
       ([_mm256_maskstore_ps] of the first [n] lanes).
 
     [smax] comes from the class [ScalarMax] below (instances for [R] and
-    [Z]); docs/decisions.md says why max is a separate class. *)
+    [Z]); docs/decisions.md says why max is a separate class.
+
+    The instruction set is written once, for any width: [vec_loadu w] ...
+    [vec_max w] are the specifications above, and the lemmas are stated
+    once over constants that are the width-[w] instructions (class
+    [LaneISA]).  AVX2 and AVX-512F are its two instances: [avx2_loadu] is
+    [vec_loadu 8] unfolded (so its printed body names the literal width),
+    [avx2_add_gen] is [vec_add_gen] at width 8, stated with [avx2_add]. *)
 
 From Coq Require Import ZArith Reals Lia.
 From Verisched Require Import Tensor.Scalar Tensor.Core Tensor.Sum Tensor.Arith.
@@ -43,99 +50,158 @@ Arguments smax {S _} (a b)%atl_scope.
 #[global] Instance ScalarMax_R : ScalarMax R := { smax := Rmax }.
 #[global] Instance ScalarMax_Z : ScalarMax Z := { smax := Z.max }.
 
-Section AVX.
-  Context {S : Type} `{Scalar S}.
+(** ** The instructions of one width, once
 
-  (** ** AVX2: 8 lanes *)
+    Each instruction is written once, for a width [w]; AVX2 and AVX-512F
+    are its instances at 8 and 16 lanes below. *)
 
-  Definition avx2_loadu (v : Z -> S) (o : Z) : Z -> S :=
-    GEN [ l < 8 ] v _[ o + l ].
-  Definition avx2_maskload (v : Z -> S) (o n : Z) : Z -> S :=
-    GEN [ l < 8 ] |[ l <? n ]| v _[ o + l ].
-  Definition avx2_broadcast (x : S) : Z -> S :=
-    GEN [ l < 8 ] x.
-  Definition avx2_mul (a b : Z -> S) : Z -> S :=
-    GEN [ l < 8 ] a _[ l ] * b _[ l ].
-  Definition avx2_add (a b : Z -> S) : Z -> S :=
-    GEN [ l < 8 ] a _[ l ] + b _[ l ].
-  Definition avx2_fmadd (a b c : Z -> S) : Z -> S :=
-    GEN [ l < 8 ] a _[ l ] * b _[ l ] + c _[ l ].
-  Definition avx2_storeu (v : Z -> S) : Z -> S :=
-    GEN [ l < 8 ] v _[ l ].
-  Definition avx2_maskstore (n : Z) (v : Z -> S) : Z -> S :=
-    GEN [ l < 8 ] |[ l <? n ]| v _[ l ].
-  Definition avx2_max `{ScalarMax S} (a b : Z -> S) : Z -> S :=
-    GEN [ l < 8 ] smax (a _[ l ]) (b _[ l ]).
+Section Specs.
+  Context {S : Type} `{Scalar S} (w : Z).
 
-  (** ** AVX-512F: 16 lanes *)
+  Definition vec_loadu (v : Z -> S) (o : Z) : Z -> S :=
+    GEN [ l < w ] v _[ o + l ].
+  Definition vec_maskload (v : Z -> S) (o n : Z) : Z -> S :=
+    GEN [ l < w ] |[ l <? n ]| v _[ o + l ].
+  Definition vec_broadcast (x : S) : Z -> S :=
+    GEN [ l < w ] x.
+  Definition vec_mul (a b : Z -> S) : Z -> S :=
+    GEN [ l < w ] a _[ l ] * b _[ l ].
+  Definition vec_add (a b : Z -> S) : Z -> S :=
+    GEN [ l < w ] a _[ l ] + b _[ l ].
+  Definition vec_fmadd (a b c : Z -> S) : Z -> S :=
+    GEN [ l < w ] a _[ l ] * b _[ l ] + c _[ l ].
+  Definition vec_storeu (v : Z -> S) : Z -> S :=
+    GEN [ l < w ] v _[ l ].
+  Definition vec_maskstore (n : Z) (v : Z -> S) : Z -> S :=
+    GEN [ l < w ] |[ l <? n ]| v _[ l ].
+  Definition vec_max `{ScalarMax S} (a b : Z -> S) : Z -> S :=
+    GEN [ l < w ] smax (a _[ l ]) (b _[ l ]).
+End Specs.
 
-  Definition avx512_loadu (v : Z -> S) (o : Z) : Z -> S :=
-    GEN [ l < 16 ] v _[ o + l ].
-  Definition avx512_maskload (v : Z -> S) (o n : Z) : Z -> S :=
-    GEN [ l < 16 ] |[ l <? n ]| v _[ o + l ].
-  Definition avx512_broadcast (x : S) : Z -> S :=
-    GEN [ l < 16 ] x.
-  Definition avx512_mul (a b : Z -> S) : Z -> S :=
-    GEN [ l < 16 ] a _[ l ] * b _[ l ].
-  Definition avx512_add (a b : Z -> S) : Z -> S :=
-    GEN [ l < 16 ] a _[ l ] + b _[ l ].
-  Definition avx512_fmadd (a b c : Z -> S) : Z -> S :=
-    GEN [ l < 16 ] a _[ l ] * b _[ l ] + c _[ l ].
-  Definition avx512_storeu (v : Z -> S) : Z -> S :=
-    GEN [ l < 16 ] v _[ l ].
-  Definition avx512_maskstore (n : Z) (v : Z -> S) : Z -> S :=
-    GEN [ l < 16 ] |[ l <? n ]| v _[ l ].
-  Definition avx512_max `{ScalarMax S} (a b : Z -> S) : Z -> S :=
-    GEN [ l < 16 ] smax (a _[ l ]) (b _[ l ]).
+(** ** AVX2 (8 lanes) and AVX-512F (16 lanes)
 
-  (** ** Defining equations, usable by [rw] (specification to call) *)
+    The width-[w] definitions with [w] fixed and unfolded ([Eval]), so
+    each instruction's body is its specification with the literal width:
+    [Print avx2_loadu] shows [GEN [ l < 8 ] v _[ o + l ]] (what the Python
+    registry is checked against, tests/test_vector_specs_coq.py), and
+    [use_instr], which unfolds the instruction once, sees the ATL term. *)
 
-  Lemma avx2_loadu_spec v o : (GEN [ l < 8 ] v _[ o + l ]) = avx2_loadu v o.
-  Proof. reflexivity. Qed.
-  Lemma avx2_maskload_spec v o n :
-    (GEN [ l < 8 ] |[ l <? n ]| v _[ o + l ]) = avx2_maskload v o n.
-  Proof. reflexivity. Qed.
-  Lemma avx2_broadcast_spec (x : S) : (GEN [ l < 8 ] x) = avx2_broadcast x.
-  Proof. reflexivity. Qed.
-  Lemma avx2_mul_spec a b : (GEN [ l < 8 ] a _[ l ] * b _[ l ]) = avx2_mul a b.
-  Proof. reflexivity. Qed.
-  Lemma avx2_add_spec a b : (GEN [ l < 8 ] a _[ l ] + b _[ l ]) = avx2_add a b.
-  Proof. reflexivity. Qed.
-  Lemma avx2_fmadd_spec a b c :
-    (GEN [ l < 8 ] a _[ l ] * b _[ l ] + c _[ l ]) = avx2_fmadd a b c.
-  Proof. reflexivity. Qed.
-  Lemma avx2_storeu_spec v : (GEN [ l < 8 ] v _[ l ]) = avx2_storeu v.
-  Proof. reflexivity. Qed.
-  Lemma avx2_maskstore_spec n v :
-    (GEN [ l < 8 ] |[ l <? n ]| v _[ l ]) = avx2_maskstore n v.
-  Proof. reflexivity. Qed.
-  Lemma avx2_max_spec `{ScalarMax S} a b :
-    (GEN [ l < 8 ] smax (a _[ l ]) (b _[ l ])) = avx2_max a b.
-  Proof. reflexivity. Qed.
+Definition avx2_loadu {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_loadu] in @vec_loadu S _ 8.
+Definition avx2_maskload {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload] in @vec_maskload S _ 8.
+Definition avx2_broadcast {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_broadcast] in @vec_broadcast S _ 8.
+Definition avx2_mul {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_mul] in @vec_mul S _ 8.
+Definition avx2_add {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_add] in @vec_add S _ 8.
+Definition avx2_fmadd {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_fmadd] in @vec_fmadd S _ 8.
+Definition avx2_storeu {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_storeu] in @vec_storeu S _ 8.
+Definition avx2_maskstore {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskstore] in @vec_maskstore S _ 8.
+Definition avx2_max {S : Type} `{Scalar S} `{ScalarMax S} :=
+  Eval cbv beta delta [vec_max] in @vec_max S _ 8 _.
 
-  Lemma avx512_loadu_spec v o : (GEN [ l < 16 ] v _[ o + l ]) = avx512_loadu v o.
-  Proof. reflexivity. Qed.
-  Lemma avx512_maskload_spec v o n :
-    (GEN [ l < 16 ] |[ l <? n ]| v _[ o + l ]) = avx512_maskload v o n.
-  Proof. reflexivity. Qed.
-  Lemma avx512_broadcast_spec (x : S) : (GEN [ l < 16 ] x) = avx512_broadcast x.
-  Proof. reflexivity. Qed.
-  Lemma avx512_mul_spec a b : (GEN [ l < 16 ] a _[ l ] * b _[ l ]) = avx512_mul a b.
-  Proof. reflexivity. Qed.
-  Lemma avx512_add_spec a b : (GEN [ l < 16 ] a _[ l ] + b _[ l ]) = avx512_add a b.
-  Proof. reflexivity. Qed.
-  Lemma avx512_fmadd_spec a b c :
-    (GEN [ l < 16 ] a _[ l ] * b _[ l ] + c _[ l ]) = avx512_fmadd a b c.
-  Proof. reflexivity. Qed.
-  Lemma avx512_storeu_spec v : (GEN [ l < 16 ] v _[ l ]) = avx512_storeu v.
-  Proof. reflexivity. Qed.
-  Lemma avx512_maskstore_spec n v :
-    (GEN [ l < 16 ] |[ l <? n ]| v _[ l ]) = avx512_maskstore n v.
-  Proof. reflexivity. Qed.
-  Lemma avx512_max_spec `{ScalarMax S} a b :
-    (GEN [ l < 16 ] smax (a _[ l ]) (b _[ l ])) = avx512_max a b.
-  Proof. reflexivity. Qed.
-End AVX.
+Definition avx512_loadu {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_loadu] in @vec_loadu S _ 16.
+Definition avx512_maskload {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload] in @vec_maskload S _ 16.
+Definition avx512_broadcast {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_broadcast] in @vec_broadcast S _ 16.
+Definition avx512_mul {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_mul] in @vec_mul S _ 16.
+Definition avx512_add {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_add] in @vec_add S _ 16.
+Definition avx512_fmadd {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_fmadd] in @vec_fmadd S _ 16.
+Definition avx512_storeu {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_storeu] in @vec_storeu S _ 16.
+Definition avx512_maskstore {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskstore] in @vec_maskstore S _ 16.
+Definition avx512_max {S : Type} `{Scalar S} `{ScalarMax S} :=
+  Eval cbv beta delta [vec_max] in @vec_max S _ 16 _.
+
+(** ** Which constants are the instructions of a width
+
+    [LaneISA w loadu ... maskstore]: the eight constants are the width-[w]
+    instructions ([LaneMax w max] for the maximum).  The lemmas below are
+    stated once over such constants; instantiated at width 8 or 16, type
+    class resolution picks the [avx2_] or [avx512_] constants, so each
+    instance lemma's statement names the target's own instructions (what
+    [rw] puts into the program). *)
+
+Class LaneISA {S : Type} `{Scalar S} (w : Z)
+    (loadu : (Z -> S) -> Z -> Z -> S) (maskload : (Z -> S) -> Z -> Z -> Z -> S)
+    (broadcast : S -> Z -> S) (mul add : (Z -> S) -> (Z -> S) -> Z -> S)
+    (fmadd : (Z -> S) -> (Z -> S) -> (Z -> S) -> Z -> S)
+    (storeu : (Z -> S) -> Z -> S) (maskstore : Z -> (Z -> S) -> Z -> S) : Prop := {
+  lane_loadu : loadu = vec_loadu w;
+  lane_maskload : maskload = vec_maskload w;
+  lane_broadcast : broadcast = vec_broadcast w;
+  lane_mul : mul = vec_mul w;
+  lane_add : add = vec_add w;
+  lane_fmadd : fmadd = vec_fmadd w;
+  lane_storeu : storeu = vec_storeu w;
+  lane_maskstore : maskstore = vec_maskstore w
+}.
+#[global] Hint Mode LaneISA ! - ! - - - - - - - - : typeclass_instances.
+
+Class LaneMax {S : Type} `{Scalar S} `{ScalarMax S} (w : Z)
+    (max : (Z -> S) -> (Z -> S) -> Z -> S) : Prop :=
+  lane_max : max = vec_max w.
+#[global] Hint Mode LaneMax ! - - ! - : typeclass_instances.
+
+#[global] Instance LaneISA_avx2 {S : Type} `{Scalar S} :
+  LaneISA (S := S) 8 avx2_loadu avx2_maskload avx2_broadcast avx2_mul avx2_add avx2_fmadd
+    avx2_storeu avx2_maskstore.
+Proof. split; reflexivity. Qed.
+#[global] Instance LaneMax_avx2 {S : Type} `{Scalar S} `{ScalarMax S} : LaneMax (S := S) 8 avx2_max.
+Proof. reflexivity. Qed.
+#[global] Instance LaneISA_avx512 {S : Type} `{Scalar S} :
+  LaneISA (S := S) 16 avx512_loadu avx512_maskload avx512_broadcast avx512_mul avx512_add
+    avx512_fmadd avx512_storeu avx512_maskstore.
+Proof. split; reflexivity. Qed.
+#[global] Instance LaneMax_avx512 {S : Type} `{Scalar S} `{ScalarMax S} : LaneMax (S := S) 16 avx512_max.
+Proof. reflexivity. Qed.
+
+(** ** Defining equations, usable by [rw] (specification to call) *)
+
+Section LaneSpecs.
+  Context {S : Type} `{Scalar S} {w : Z}
+    {loadu : (Z -> S) -> Z -> Z -> S} {maskload : (Z -> S) -> Z -> Z -> Z -> S}
+    {broadcast : S -> Z -> S} {mul add : (Z -> S) -> (Z -> S) -> Z -> S}
+    {fmadd : (Z -> S) -> (Z -> S) -> (Z -> S) -> Z -> S}
+    {storeu : (Z -> S) -> Z -> S} {maskstore : Z -> (Z -> S) -> Z -> S}
+    {LI : LaneISA w loadu maskload broadcast mul add fmadd storeu maskstore}.
+
+  Lemma vec_loadu_spec v o : (GEN [ l < w ] v _[ o + l ]) = loadu v o.
+  Proof. destruct LI; subst; reflexivity. Qed.
+  Lemma vec_maskload_spec v o n :
+    (GEN [ l < w ] |[ l <? n ]| v _[ o + l ]) = maskload v o n.
+  Proof. destruct LI; subst; reflexivity. Qed.
+  Lemma vec_broadcast_spec (x : S) : (GEN [ l < w ] x) = broadcast x.
+  Proof. destruct LI; subst; reflexivity. Qed.
+  Lemma vec_mul_spec a b : (GEN [ l < w ] a _[ l ] * b _[ l ]) = mul a b.
+  Proof. destruct LI; subst; reflexivity. Qed.
+  Lemma vec_add_spec a b : (GEN [ l < w ] a _[ l ] + b _[ l ]) = add a b.
+  Proof. destruct LI; subst; reflexivity. Qed.
+  Lemma vec_fmadd_spec a b c :
+    (GEN [ l < w ] a _[ l ] * b _[ l ] + c _[ l ]) = fmadd a b c.
+  Proof. destruct LI; subst; reflexivity. Qed.
+  Lemma vec_storeu_spec v : (GEN [ l < w ] v _[ l ]) = storeu v.
+  Proof. destruct LI; subst; reflexivity. Qed.
+  Lemma vec_maskstore_spec n v :
+    (GEN [ l < w ] |[ l <? n ]| v _[ l ]) = maskstore n v.
+  Proof. destruct LI; subst; reflexivity. Qed.
+
+  Context `{ScalarMax S} {max : (Z -> S) -> (Z -> S) -> Z -> S} {LM : LaneMax w max}.
+
+  Lemma vec_max_spec a b : (GEN [ l < w ] smax (a _[ l ]) (b _[ l ])) = max a b.
+  Proof. rewrite LM; reflexivity. Qed.
+End LaneSpecs.
 
 (** ** Splitting a loop into vectors
 
@@ -213,177 +279,163 @@ Section Lanes.
   Qed.
 End Lanes.
 
-(** ** Bringing code into the form of the avx2 instructions (width 8) *)
+(** ** Bringing code into the form of the instructions *)
 
-Section avx2Helpers.
-  Context {S : Type} `{ScalarLaws S}.
+Section LaneForms.
+  Context {S : Type} `{ScalarLaws S} {w : Z}
+    {loadu : (Z -> S) -> Z -> Z -> S} {maskload : (Z -> S) -> Z -> Z -> Z -> S}
+    {broadcast : S -> Z -> S} {mul add : (Z -> S) -> (Z -> S) -> Z -> S}
+    {fmadd : (Z -> S) -> (Z -> S) -> (Z -> S) -> Z -> S}
+    {storeu : (Z -> S) -> Z -> S} {maskstore : Z -> (Z -> S) -> Z -> S}
+    {LI : LaneISA w loadu maskload broadcast mul add fmadd storeu maskstore}.
 
-  (** Lane-wise [+], [<+>] (on scalars, the same), [*], [a * b + c], max. *)
-  Lemma avx2_add_gen (f g : Z -> S) :
-    (GEN [ l < 8 ] f l + g l) = avx2_add (GEN [ l < 8 ] f l) (GEN [ l < 8 ] g l).
-  Proof. apply (lanes_map2 8 sadd). Qed.
+  (** Lane-wise [+], [<+>] (on scalars, the same), [*], [a * b + c]. *)
+  Lemma vec_add_gen (f g : Z -> S) :
+    (GEN [ l < w ] f l + g l) = add (GEN [ l < w ] f l) (GEN [ l < w ] g l).
+  Proof. destruct LI; subst; apply (lanes_map2 w sadd). Qed.
 
-  Lemma avx2_add_gen_tadd (f g : Z -> S) :
-    (GEN [ l < 8 ] f l <+> g l) = avx2_add (GEN [ l < 8 ] f l) (GEN [ l < 8 ] g l).
-  Proof. apply (lanes_map2 8 sadd). Qed.
+  Lemma vec_add_gen_tadd (f g : Z -> S) :
+    (GEN [ l < w ] f l <+> g l) = add (GEN [ l < w ] f l) (GEN [ l < w ] g l).
+  Proof. destruct LI; subst; apply (lanes_map2 w sadd). Qed.
 
   (** Two vectors added with [<+>] (zero outside their lanes). *)
-  Lemma avx2_add_tadd (f g : Z -> S) :
-    (GEN [ l < 8 ] f l) <+> (GEN [ l < 8 ] g l) = avx2_add (GEN [ l < 8 ] f l) (GEN [ l < 8 ] g l).
-  Proof. rewrite lanes_tadd; apply (lanes_map2 8 sadd). Qed.
+  Lemma vec_add_tadd (f g : Z -> S) :
+    (GEN [ l < w ] f l) <+> (GEN [ l < w ] g l) = add (GEN [ l < w ] f l) (GEN [ l < w ] g l).
+  Proof. destruct LI; subst; rewrite lanes_tadd; apply (lanes_map2 w sadd). Qed.
 
-  Lemma avx2_mul_gen (f g : Z -> S) :
-    (GEN [ l < 8 ] f l * g l) = avx2_mul (GEN [ l < 8 ] f l) (GEN [ l < 8 ] g l).
-  Proof. apply (lanes_map2 8 smul). Qed.
+  Lemma vec_mul_gen (f g : Z -> S) :
+    (GEN [ l < w ] f l * g l) = mul (GEN [ l < w ] f l) (GEN [ l < w ] g l).
+  Proof. destruct LI; subst; apply (lanes_map2 w smul). Qed.
 
-  Lemma avx2_fmadd_gen (f g h : Z -> S) :
-    (GEN [ l < 8 ] f l * g l + h l) =
-    avx2_fmadd (GEN [ l < 8 ] f l) (GEN [ l < 8 ] g l) (GEN [ l < 8 ] h l).
-  Proof. apply (lanes_map3 8 (fun a b c => a * b + c)). Qed.
-
-  Lemma avx2_max_gen `{ScalarMax S} (f g : Z -> S) :
-    (GEN [ l < 8 ] smax (f l) (g l)) = avx2_max (GEN [ l < 8 ] f l) (GEN [ l < 8 ] g l).
-  Proof. apply (lanes_map2 8 smax). Qed.
+  Lemma vec_fmadd_gen (f g h : Z -> S) :
+    (GEN [ l < w ] f l * g l + h l) =
+    fmadd (GEN [ l < w ] f l) (GEN [ l < w ] g l) (GEN [ l < w ] h l).
+  Proof. destruct LI; subst; apply (lanes_map3 w (fun a b c => a * b + c)). Qed.
 
   (** A lane-free scalar times a contiguous load. *)
-  Lemma avx2_mul_broadcast_loadu (x : S) (v : Z -> S) (o : Z) :
-    (GEN [ l < 8 ] x * v _[ o + l ]) = avx2_mul (avx2_broadcast x) (avx2_loadu v o).
-  Proof. apply (lanes_map2 8 smul (fun _ => x) (fun l => v _[ o + l ])). Qed.
+  Lemma vec_mul_broadcast_loadu (x : S) (v : Z -> S) (o : Z) :
+    (GEN [ l < w ] x * v _[ o + l ]) = mul (broadcast x) (loadu v o).
+  Proof. destruct LI; subst; apply (lanes_map2 w smul (fun _ => x) (fun l => v _[ o + l ])). Qed.
 
-  Lemma avx2_mul_loadu_broadcast (x : S) (v : Z -> S) (o : Z) :
-    (GEN [ l < 8 ] v _[ o + l ] * x) = avx2_mul (avx2_loadu v o) (avx2_broadcast x).
-  Proof. apply (lanes_map2 8 smul (fun l => v _[ o + l ]) (fun _ => x)). Qed.
+  Lemma vec_mul_loadu_broadcast (x : S) (v : Z -> S) (o : Z) :
+    (GEN [ l < w ] v _[ o + l ] * x) = mul (loadu v o) (broadcast x).
+  Proof. destruct LI; subst; apply (lanes_map2 w smul (fun l => v _[ o + l ]) (fun _ => x)). Qed.
 
   (** A multiply whose result is added is a fused multiply-add (exact in
       the ATL semantics; in floats [fmadd] rounds once instead of twice). *)
-  Lemma avx2_add_mul_fmadd (a b c : Z -> S) : avx2_add (avx2_mul a b) c = avx2_fmadd a b c.
+  Lemma vec_add_mul_fmadd (a b c : Z -> S) : add (mul a b) c = fmadd a b c.
   Proof.
-    unfold avx2_add, avx2_mul, avx2_fmadd; apply genr_ext_ctx; intros l Hl.
+    destruct LI; subst; unfold vec_add, vec_mul, vec_fmadd; apply genr_ext_ctx; intros l Hl.
     rewrite get_gen by lia; reflexivity.
   Qed.
 
-  Lemma avx2_add_comm (a b : Z -> S) : avx2_add a b = avx2_add b a.
-  Proof. unfold avx2_add; apply genr_ext_ctx; intros; apply sadd_comm. Qed.
+  Lemma vec_add_comm (a b : Z -> S) : add a b = add b a.
+  Proof. destruct LI; subst; unfold vec_add; apply genr_ext_ctx; intros; apply sadd_comm. Qed.
 
   (** Tails: a bounds guard [o + l < N] on a contiguous load is its mask of
       [N - o] lanes; a lane guard [l < n] on a whole vector is a masked store. *)
-  Lemma avx2_maskload_guard (v : Z -> S) (o N : Z) :
-    (GEN [ l < 8 ] |[ o + l <? N ]| v _[ o + l ]) = avx2_maskload v o (N - o).
-  Proof. apply (lanes_guard_shift 8 o N (fun l => v _[ o + l ])). Qed.
+  Lemma vec_maskload_guard (v : Z -> S) (o N : Z) :
+    (GEN [ l < w ] |[ o + l <? N ]| v _[ o + l ]) = maskload v o (N - o).
+  Proof. destruct LI; subst; apply (lanes_guard_shift w o N (fun l => v _[ o + l ])). Qed.
 
-  Lemma avx2_maskstore_gen (n : Z) (f : Z -> S) :
-    (GEN [ l < 8 ] |[ l <? n ]| f l) = avx2_maskstore n (GEN [ l < 8 ] f l).
+  Lemma vec_maskstore_gen (n : Z) (f : Z -> S) :
+    (GEN [ l < w ] |[ l <? n ]| f l) = maskstore n (GEN [ l < w ] f l).
   Proof.
-    unfold avx2_maskstore; apply genr_ext_ctx; intros l Hl; rewrite get_gen by lia; reflexivity.
-  Qed.
-
-  Lemma avx2_maskstore_guard (n : Z) (f : Z -> S) :
-    (GEN [ l < 8 ] |[ l <? n ]| f l) = avx2_maskstore n (GEN [ l < 8 ] |[ l <? n ]| f l).
-  Proof. rewrite <- avx2_maskstore_gen; apply genr_ext_ctx; intros; apply guard_dup. Qed.
-
-  (** Mark a vector as stored (apply once, with a pattern). *)
-  Lemma avx2_storeu_gen (f : Z -> S) : (GEN [ l < 8 ] f l) = avx2_storeu (GEN [ l < 8 ] f l).
-  Proof.
-    unfold avx2_storeu; apply genr_ext_ctx; intros l Hl; rewrite get_gen by lia; reflexivity.
-  Qed.
-End avx2Helpers.
-
-(** ** Bringing code into the form of the avx512 instructions (width 16) *)
-
-Section avx512Helpers.
-  Context {S : Type} `{ScalarLaws S}.
-
-  (** Lane-wise [+], [<+>] (on scalars, the same), [*], [a * b + c], max. *)
-  Lemma avx512_add_gen (f g : Z -> S) :
-    (GEN [ l < 16 ] f l + g l) = avx512_add (GEN [ l < 16 ] f l) (GEN [ l < 16 ] g l).
-  Proof. apply (lanes_map2 16 sadd). Qed.
-
-  Lemma avx512_add_gen_tadd (f g : Z -> S) :
-    (GEN [ l < 16 ] f l <+> g l) = avx512_add (GEN [ l < 16 ] f l) (GEN [ l < 16 ] g l).
-  Proof. apply (lanes_map2 16 sadd). Qed.
-
-  (** Two vectors added with [<+>] (zero outside their lanes). *)
-  Lemma avx512_add_tadd (f g : Z -> S) :
-    (GEN [ l < 16 ] f l) <+> (GEN [ l < 16 ] g l) = avx512_add (GEN [ l < 16 ] f l) (GEN [ l < 16 ] g l).
-  Proof. rewrite lanes_tadd; apply (lanes_map2 16 sadd). Qed.
-
-  Lemma avx512_mul_gen (f g : Z -> S) :
-    (GEN [ l < 16 ] f l * g l) = avx512_mul (GEN [ l < 16 ] f l) (GEN [ l < 16 ] g l).
-  Proof. apply (lanes_map2 16 smul). Qed.
-
-  Lemma avx512_fmadd_gen (f g h : Z -> S) :
-    (GEN [ l < 16 ] f l * g l + h l) =
-    avx512_fmadd (GEN [ l < 16 ] f l) (GEN [ l < 16 ] g l) (GEN [ l < 16 ] h l).
-  Proof. apply (lanes_map3 16 (fun a b c => a * b + c)). Qed.
-
-  Lemma avx512_max_gen `{ScalarMax S} (f g : Z -> S) :
-    (GEN [ l < 16 ] smax (f l) (g l)) = avx512_max (GEN [ l < 16 ] f l) (GEN [ l < 16 ] g l).
-  Proof. apply (lanes_map2 16 smax). Qed.
-
-  (** A lane-free scalar times a contiguous load. *)
-  Lemma avx512_mul_broadcast_loadu (x : S) (v : Z -> S) (o : Z) :
-    (GEN [ l < 16 ] x * v _[ o + l ]) = avx512_mul (avx512_broadcast x) (avx512_loadu v o).
-  Proof. apply (lanes_map2 16 smul (fun _ => x) (fun l => v _[ o + l ])). Qed.
-
-  Lemma avx512_mul_loadu_broadcast (x : S) (v : Z -> S) (o : Z) :
-    (GEN [ l < 16 ] v _[ o + l ] * x) = avx512_mul (avx512_loadu v o) (avx512_broadcast x).
-  Proof. apply (lanes_map2 16 smul (fun l => v _[ o + l ]) (fun _ => x)). Qed.
-
-  (** A multiply whose result is added is a fused multiply-add (exact in
-      the ATL semantics; in floats [fmadd] rounds once instead of twice). *)
-  Lemma avx512_add_mul_fmadd (a b c : Z -> S) : avx512_add (avx512_mul a b) c = avx512_fmadd a b c.
-  Proof.
-    unfold avx512_add, avx512_mul, avx512_fmadd; apply genr_ext_ctx; intros l Hl.
+    destruct LI; subst; unfold vec_maskstore; apply genr_ext_ctx; intros l Hl.
     rewrite get_gen by lia; reflexivity.
   Qed.
 
-  Lemma avx512_add_comm (a b : Z -> S) : avx512_add a b = avx512_add b a.
-  Proof. unfold avx512_add; apply genr_ext_ctx; intros; apply sadd_comm. Qed.
-
-  (** Tails: a bounds guard [o + l < N] on a contiguous load is its mask of
-      [N - o] lanes; a lane guard [l < n] on a whole vector is a masked store. *)
-  Lemma avx512_maskload_guard (v : Z -> S) (o N : Z) :
-    (GEN [ l < 16 ] |[ o + l <? N ]| v _[ o + l ]) = avx512_maskload v o (N - o).
-  Proof. apply (lanes_guard_shift 16 o N (fun l => v _[ o + l ])). Qed.
-
-  Lemma avx512_maskstore_gen (n : Z) (f : Z -> S) :
-    (GEN [ l < 16 ] |[ l <? n ]| f l) = avx512_maskstore n (GEN [ l < 16 ] f l).
-  Proof.
-    unfold avx512_maskstore; apply genr_ext_ctx; intros l Hl; rewrite get_gen by lia; reflexivity.
-  Qed.
-
-  Lemma avx512_maskstore_guard (n : Z) (f : Z -> S) :
-    (GEN [ l < 16 ] |[ l <? n ]| f l) = avx512_maskstore n (GEN [ l < 16 ] |[ l <? n ]| f l).
-  Proof. rewrite <- avx512_maskstore_gen; apply genr_ext_ctx; intros; apply guard_dup. Qed.
+  Lemma vec_maskstore_guard (n : Z) (f : Z -> S) :
+    (GEN [ l < w ] |[ l <? n ]| f l) = maskstore n (GEN [ l < w ] |[ l <? n ]| f l).
+  Proof. rewrite <- vec_maskstore_gen; apply genr_ext_ctx; intros; apply guard_dup. Qed.
 
   (** Mark a vector as stored (apply once, with a pattern). *)
-  Lemma avx512_storeu_gen (f : Z -> S) : (GEN [ l < 16 ] f l) = avx512_storeu (GEN [ l < 16 ] f l).
+  Lemma vec_storeu_gen (f : Z -> S) : (GEN [ l < w ] f l) = storeu (GEN [ l < w ] f l).
   Proof.
-    unfold avx512_storeu; apply genr_ext_ctx; intros l Hl; rewrite get_gen by lia; reflexivity.
+    destruct LI; subst; unfold vec_storeu; apply genr_ext_ctx; intros l Hl.
+    rewrite get_gen by lia; reflexivity.
   Qed.
-End avx512Helpers.
 
-(** ** One lane of a load or broadcast (written for Examples/Sgemm.v)
+  (** One lane of a load or broadcast (written for Examples/Sgemm.v): a
+      lane of a product, written as a lane of an instruction's result, so
+      that [use_instr avx2_mul] finds [GEN [ l < 8 ] a _[ l ] * b _[ l ]]. *)
+  Lemma vec_loadu_lane (v : Z -> S) l : 0 <= l < w -> get v l = get (loadu v 0) l.
+  Proof. destruct LI; subst; intros; unfold vec_loadu; rewrite get_gen by lia; reflexivity. Qed.
 
-    A lane of a product, written as a lane of an instruction's result, so
-    that [use_instr avx2_mul] finds [GEN [ l < 8 ] a _[ l ] * b _[ l ]]. *)
-Section AVXHelpers.
-  Context {S : Type} `{ScalarLaws S}.
+  Lemma vec_broadcast_lane (x : S) (v : Z -> S) l :
+    0 <= l < w -> smul x (get v l) = smul (get (broadcast x) l) (get v l).
+  Proof. destruct LI; subst; intros; unfold vec_broadcast; rewrite get_gen by lia; reflexivity. Qed.
 
-  Lemma avx2_loadu_lane (v : Z -> S) l : 0 <= l < 8 -> get v l = get (avx2_loadu v 0) l.
-  Proof. intros; unfold avx2_loadu; rewrite get_gen by lia; reflexivity. Qed.
+  Context `{ScalarMax S} {max : (Z -> S) -> (Z -> S) -> Z -> S} {LM : LaneMax w max}.
 
-  Lemma avx2_broadcast_lane (x : S) (v : Z -> S) l :
-    0 <= l < 8 -> smul x (get v l) = smul (get (avx2_broadcast x) l) (get v l).
-  Proof. intros; unfold avx2_broadcast; rewrite get_gen by lia; reflexivity. Qed.
+  Lemma vec_max_gen (f g : Z -> S) :
+    (GEN [ l < w ] smax (f l) (g l)) = max (GEN [ l < w ] f l) (GEN [ l < w ] g l).
+  Proof. rewrite LM; apply (lanes_map2 w smax). Qed.
+End LaneForms.
 
-  Lemma avx512_loadu_lane (v : Z -> S) l : 0 <= l < 16 -> get v l = get (avx512_loadu v 0) l.
-  Proof. intros; unfold avx512_loadu; rewrite get_gen by lia; reflexivity. Qed.
+(** ** The lemmas at each width, under their instruction names *)
 
-  Lemma avx512_broadcast_lane (x : S) (v : Z -> S) l :
-    0 <= l < 16 -> smul x (get v l) = smul (get (avx512_broadcast x) l) (get v l).
-  Proof. intros; unfold avx512_broadcast; rewrite get_gen by lia; reflexivity. Qed.
-End AVXHelpers.
+Section WidthSpecs.
+  Context {S : Type} `{Scalar S} `{ScalarMax S}.
+
+  Definition avx2_loadu_spec := vec_loadu_spec (S := S) (w := 8).
+  Definition avx2_maskload_spec := vec_maskload_spec (S := S) (w := 8).
+  Definition avx2_broadcast_spec := vec_broadcast_spec (S := S) (w := 8).
+  Definition avx2_mul_spec := vec_mul_spec (S := S) (w := 8).
+  Definition avx2_add_spec := vec_add_spec (S := S) (w := 8).
+  Definition avx2_fmadd_spec := vec_fmadd_spec (S := S) (w := 8).
+  Definition avx2_storeu_spec := vec_storeu_spec (S := S) (w := 8).
+  Definition avx2_maskstore_spec := vec_maskstore_spec (S := S) (w := 8).
+  Definition avx2_max_spec := vec_max_spec (S := S) (w := 8).
+
+  Definition avx512_loadu_spec := vec_loadu_spec (S := S) (w := 16).
+  Definition avx512_maskload_spec := vec_maskload_spec (S := S) (w := 16).
+  Definition avx512_broadcast_spec := vec_broadcast_spec (S := S) (w := 16).
+  Definition avx512_mul_spec := vec_mul_spec (S := S) (w := 16).
+  Definition avx512_add_spec := vec_add_spec (S := S) (w := 16).
+  Definition avx512_fmadd_spec := vec_fmadd_spec (S := S) (w := 16).
+  Definition avx512_storeu_spec := vec_storeu_spec (S := S) (w := 16).
+  Definition avx512_maskstore_spec := vec_maskstore_spec (S := S) (w := 16).
+  Definition avx512_max_spec := vec_max_spec (S := S) (w := 16).
+End WidthSpecs.
+
+Section WidthForms.
+  Context {S : Type} `{ScalarLaws S} `{ScalarMax S}.
+
+  Definition avx2_add_gen := vec_add_gen (S := S) (w := 8).
+  Definition avx2_add_gen_tadd := vec_add_gen_tadd (S := S) (w := 8).
+  Definition avx2_add_tadd := vec_add_tadd (S := S) (w := 8).
+  Definition avx2_mul_gen := vec_mul_gen (S := S) (w := 8).
+  Definition avx2_fmadd_gen := vec_fmadd_gen (S := S) (w := 8).
+  Definition avx2_max_gen := vec_max_gen (S := S) (w := 8).
+  Definition avx2_mul_broadcast_loadu := vec_mul_broadcast_loadu (S := S) (w := 8).
+  Definition avx2_mul_loadu_broadcast := vec_mul_loadu_broadcast (S := S) (w := 8).
+  Definition avx2_add_mul_fmadd := vec_add_mul_fmadd (S := S) (w := 8).
+  Definition avx2_add_comm := vec_add_comm (S := S) (w := 8).
+  Definition avx2_maskload_guard := vec_maskload_guard (S := S) (w := 8).
+  Definition avx2_maskstore_gen := vec_maskstore_gen (S := S) (w := 8).
+  Definition avx2_maskstore_guard := vec_maskstore_guard (S := S) (w := 8).
+  Definition avx2_storeu_gen := vec_storeu_gen (S := S) (w := 8).
+  Definition avx2_loadu_lane := vec_loadu_lane (S := S) (w := 8).
+  Definition avx2_broadcast_lane := vec_broadcast_lane (S := S) (w := 8).
+
+  Definition avx512_add_gen := vec_add_gen (S := S) (w := 16).
+  Definition avx512_add_gen_tadd := vec_add_gen_tadd (S := S) (w := 16).
+  Definition avx512_add_tadd := vec_add_tadd (S := S) (w := 16).
+  Definition avx512_mul_gen := vec_mul_gen (S := S) (w := 16).
+  Definition avx512_fmadd_gen := vec_fmadd_gen (S := S) (w := 16).
+  Definition avx512_max_gen := vec_max_gen (S := S) (w := 16).
+  Definition avx512_mul_broadcast_loadu := vec_mul_broadcast_loadu (S := S) (w := 16).
+  Definition avx512_mul_loadu_broadcast := vec_mul_loadu_broadcast (S := S) (w := 16).
+  Definition avx512_add_mul_fmadd := vec_add_mul_fmadd (S := S) (w := 16).
+  Definition avx512_add_comm := vec_add_comm (S := S) (w := 16).
+  Definition avx512_maskload_guard := vec_maskload_guard (S := S) (w := 16).
+  Definition avx512_maskstore_gen := vec_maskstore_gen (S := S) (w := 16).
+  Definition avx512_maskstore_guard := vec_maskstore_guard (S := S) (w := 16).
+  Definition avx512_storeu_gen := vec_storeu_gen (S := S) (w := 16).
+  Definition avx512_loadu_lane := vec_loadu_lane (S := S) (w := 16).
+  Definition avx512_broadcast_lane := vec_broadcast_lane (S := S) (w := 16).
+End WidthForms.
 
 (** ** Registration: held abstract by [same_program], unfolded by [check_safe] *)
 
