@@ -38,7 +38,7 @@
 From Coq Require Import ZArith List Lia.
 Import ListNotations.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Rewrites.Extra Rewrites.Safety Reshape.Defs Reshape.Commute
+From Verisched Require Import ATL Rewrites.Safety Reshape.Defs Reshape.Commute
   Reshape.Duals Reshape.Access.
 From Verisched Require Import Targets.Gemmini Examples.GemminiMatmul.
 Open Scope Z_scope. Open Scope atl_scope.

@@ -83,13 +83,15 @@
 
     The steps that build their result from the node's own binder names
     ([hoist], [swap_sum], [swap_gen], [guard_in], [guard_out],
-    [split_tadd], [merge_tadd]) are in Rewrites/Steps.v; the tiling and
-    guard lemmas in Rewrites/Extra.v; the lane lemmas in Targets/AVX.v. *)
+    [split_tadd], [merge_tadd]) are in Rewrites/Steps.v; the tiling
+    lemmas under the derived program's binder names in Reshape/Duals.v,
+    Commute.v and Rewrites/Gen.v, the guard lemmas in Rewrites/Guard.v; the
+    lane lemmas in Targets/AVX.v. *)
 
 From Coq Require Import ZArith List Lia Bool.
 Import ListNotations.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Rewrites.Extra Rewrites.Safety.
+From Verisched Require Import ATL Rewrites.Safety.
 From Verisched Require Import Reshape.Defs Reshape.Access Reshape.Commute Reshape.Duals Reshape.Store.
 Open Scope Z_scope.
 

@@ -263,6 +263,18 @@ Section Commute.
     replace (n - (n - k)) with k by lia.
     apply genr_ext_ctx; intros; f_equal; lia.
   Qed.
+
+  (** [transpose_gen] (right to left) with the binder names of the derived
+      program, which a rewrite takes from the lemma (Examples/Sgemm.v). *)
+  Lemma gen_swap_cols n m (f : Z -> Z -> X) :
+    genr 0 m (fun ii => genr 0 n (fun j => f ii j)) =
+    transpose n m (genr 0 n (fun j => genr 0 m (fun ii => f ii j))).
+  Proof. symmetry; apply transpose_gen. Qed.
+
+  Lemma gen_swap_rows n m (f : Z -> Z -> X) :
+    genr 0 m (fun jr => genr 0 n (fun ii => f jr ii)) =
+    transpose n m (genr 0 n (fun ii => genr 0 m (fun jr => f jr ii))).
+  Proof. symmetry; apply transpose_gen. Qed.
 End Commute.
 
 (** ** Lets move out (no laws needed: [atl_let] is application) *)

@@ -144,4 +144,35 @@ Section Split.
     intros i Hi; unfold genr; destruct (_ && _) eqn:E; [|reflexivity].
     bool_hyps; lia.
   Qed.
+
+  (** [gen_tile] under the binder names of the derived program (a rewrite
+      takes the names of the binders it creates from its lemma), and exact
+      tiling when the extent is a multiple of the tile (written for
+      Examples/Sgemm.v and Conv.v). *)
+  Lemma gen_tile_cols k n (f : Z -> X) :
+    0 < k ->
+    genr 0 n f =
+    trunc_r n (flatten (cdiv n k) k (genr 0 (cdiv n k) (fun jm => genr 0 k (fun jr =>
+      iverson (jm * k + jr <? n) (f (jm * k + jr)))))).
+  Proof. apply gen_tile. Qed.
+
+  Lemma gen_tile_rows k n (f : Z -> X) :
+    0 < k ->
+    genr 0 n f =
+    trunc_r n (flatten (cdiv n k) k (genr 0 (cdiv n k) (fun xo => genr 0 k (fun ir =>
+      iverson (xo * k + ir <? n) (f (xo * k + ir)))))).
+  Proof. apply gen_tile. Qed.
+
+  Lemma gen_tile_exact q k (f : Z -> X) :
+    0 < k -> 0 <= q ->
+    genr 0 (q * k) f = flatten q k (genr 0 q (fun im => genr 0 k (fun ir => f (im * k + ir)))).
+  Proof.
+    intros Hk Hq; rewrite flatten_gen by lia; apply genr_ext_ctx; intros x Hx.
+    cbv beta; f_equal; rewrite Z.mul_comm; apply Z.div_mod; lia.
+  Qed.
+
+  Lemma gen_split_lanes n q k (f : Z -> X) :
+    n = q * k -> 0 < k -> 0 <= q ->
+    genr 0 n f = flatten q k (genr 0 q (fun jv => genr 0 k (fun l => f (jv * k + l)))).
+  Proof. intros -> Hk Hq; apply gen_tile_exact; lia. Qed.
 End Split.

@@ -44,6 +44,9 @@ Section Distrib.
   Lemma sum_smul_r lo hi (a : S) (f : Z -> S) :
     sumr lo hi (fun i => smul (f i) a) = smul (sumr lo hi f) a.
   Proof. symmetry; apply smul_sum_r. Qed.
+
+  Lemma sadd_tadd (a b : S) : sadd a b = tadd a b.
+  Proof. reflexivity. Qed.
 End Distrib.
 
 Section Tensor.

@@ -107,6 +107,71 @@ Section GenRewrites.
     get (sumr lo hi f) k = sumr lo hi (fun i => get (f i) k).
   Proof. apply sumr_apply. Qed.
 
+
+  (** Indicator introduction at an access (Fig. 11, third line read right to
+      left): a guarded access at a computed index [k] equals a sum over the
+      guard's range of accesses at a fresh index [r] guarded by [r = k].
+      Stated for an access, so [rw] finds [v] and [k] by first-order
+      unification; the general form [sum_indicator] would need [f] to be
+      found by higher-order unification. *)
+  Lemma sum_indicator_get lo hi k (v : Z -> X) :
+    iverson ((lo <=? k) && (k <? hi)) (get v k) =
+    sumr lo hi (fun r => iverson (r =? k) (get v r)).
+  Proof. symmetry; apply (sumr_indicator lo hi k (fun r => get v r)). Qed.
+
+  (** [sum_tile] under the binder names of the derived program (a rewrite
+      takes the names of the binders it creates from its lemma; written
+      for Examples/Sgemm.v and Conv.v). *)
+  Lemma sum_tile_k n k (f : Z -> X) :
+    0 < k -> 0 <= n ->
+    sumr 0 n f =
+    sumr 0 (cdiv n k) (fun ko => sumr 0 k (fun kk =>
+      iverson (ko * k + kk <? n) (f (ko * k + kk)))).
+  Proof. apply sum_tile. Qed.
+
+  (** [gen_sum_swap] with the binder names of the derived program, which
+      a rewrite takes from the lemma. *)
+  Lemma gen_sum_swap_ko lo hi a b (f : Z -> Z -> X) :
+    genr a b (fun i => sumr lo hi (fun ko => f i ko)) =
+    sumr lo hi (fun ko => genr a b (fun i => f i ko)).
+  Proof. apply gen_sum_swap. Qed.
+
+  (** Flattening nested reductions into one, row-major (the reduction dual
+      of [flatten], Fig. 5; [sumr_blocks] read right to left): used to turn
+      a convolution's [(c, s, r)] reduction into the single inner dimension
+      of a matrix multiply. *)
+  Lemma sum_flatten n m (f : Z -> Z -> X) :
+    0 < m ->
+    sumr 0 n (fun a => sumr 0 m (fun b => f a b)) =
+    sumr 0 (n * m) (fun j => f (j / m) (j mod m)).
+  Proof.
+    intros Hm; destruct (Z.le_gt_cases n 0) as [Hn|Hn].
+    - rewrite !sumr_empty by nia; reflexivity.
+    - rewrite (sumr_blocks n m (fun j => f (j / m) (j mod m))) by lia.
+      apply sumr_ext_ctx; intros a Ha; apply sumr_ext_ctx; intros b Hb.
+      cbv beta.
+      rewrite Z.div_add_l, Z.div_small, Z.add_0_r by lia.
+      rewrite Z.add_comm, Z.mod_add, Z.mod_small by lia; reflexivity.
+  Qed.
+
+  Lemma sum_flatten3 n m l (f : Z -> Z -> Z -> X) :
+    0 < m -> 0 < l ->
+    sumr 0 n (fun a => sumr 0 m (fun b => sumr 0 l (fun c => f a b c))) =
+    sumr 0 (n * (m * l)) (fun j => f (j / (m * l)) ((j / l) mod m) (j mod l)).
+  Proof.
+    intros Hm Hl.
+    rewrite (sumr_ext_ctx 0 n _ (fun a => sumr 0 (m * l) (fun t => f a (t / l) (t mod l))))
+      by (intros; apply sum_flatten; lia).
+    rewrite (sum_flatten n (m * l) (fun a t => f a (t / l) (t mod l))) by nia.
+    apply sumr_ext_ctx; intros j _.
+    assert (E : j mod (m * l) = j mod l + l * ((j / l) mod m))
+      by (rewrite (Z.mul_comm m l); apply Z.rem_mul_r; lia).
+    assert (Bl : 0 <= j mod l < l) by (apply Z.mod_pos_bound; lia).
+    rewrite E; f_equal.
+    - rewrite Z.add_comm, (Z.mul_comm l), Z.div_add_l, (Z.div_small (j mod l)) by lia.
+      apply Z.add_0_r.
+    - rewrite (Z.mul_comm l), Z.mod_add, Z.mod_mod by lia; reflexivity.
+  Qed.
 End GenRewrites.
 
 Section Normalize.

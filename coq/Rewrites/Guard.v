@@ -1,7 +1,7 @@
 (** * Guard rewrites: merging, lifting and elimination (Sec. 4.2, 6.1). *)
 
 From Coq Require Import ZArith Bool Lia.
-From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum.
+From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape.
 Open Scope Z_scope.
 
 Section Guards.
@@ -64,7 +64,66 @@ Section Guards.
 
   Lemma guard_of_zero p : iverson p (@tzero X _) = tzero.
   Proof. destruct p; reflexivity. Qed.
+
+  (** Conjunction in a guard commutes. *)
+  Lemma guard_andb_comm p q (e : X) : iverson (p && q) e = iverson (q && p) e.
+  Proof. rewrite andb_comm; reflexivity. Qed.
+
+  (** Solving an index equation for the other variable:
+      [[r = i - p]] becomes [[i = p + r]] (Fig. 11, second-to-last lines). *)
+  Lemma guard_eqb_sub a b c (e : X) : iverson (a =? b - c) e = iverson (b =? c + a) e.
+  Proof.
+    destruct (Z.eqb_spec a (b - c)), (Z.eqb_spec b (c + a)); try reflexivity; lia.
+  Qed.
+
+  (** Tiles and vector lanes (written for the SGEMM and convolution
+      derivations, Examples/Sgemm.v and Conv.v): a guard implied by another
+      one added outside it, and the guard rewrites of micro-tiles and
+      masked stores. *)
+  Lemma guard_weaken_lt a b n (e : X) :
+    (b < n -> a < n) -> iverson (b <? n) e = iverson (a <? n) (iverson (b <? n) e).
+  Proof.
+    intros Hab; destruct (Z.ltb_spec b n), (Z.ltb_spec a n); cbn [iverson]; try reflexivity; lia.
+  Qed.
+
+  (** A micro-tile whose first row is past the end is skipped whole:
+      the row guard [a + (b k + c) < n] implies the tile guard
+      [a + b k < n]. *)
+  Lemma guard_tile_skip a b k c n (e : X) :
+    0 <= c ->
+    iverson (a + (b * k + c) <? n) e = iverson (a + b * k <? n) (iverson (a + (b * k + c) <? n) e).
+  Proof.
+    intros Hc; destruct (Z.ltb_spec (a + (b * k + c)) n), (Z.ltb_spec (a + b * k) n);
+      cbn [iverson]; try reflexivity; lia.
+  Qed.
+
+  (** A column guard on lane [l] of vector [b] as a lane count: the form
+      of a masked store. *)
+  Lemma guard_lanes a b k l n (e : X) :
+    iverson (a + (b * k + l) <? n) e = iverson (l <? n - (a + b * k)) e.
+  Proof.
+    destruct (Z.ltb_spec (a + (b * k + l)) n), (Z.ltb_spec l (n - (a + b * k)));
+      cbn [iverson]; try reflexivity; lia.
+  Qed.
 End Guards.
+
+Section BoundGuard.
+  Context {X : Type} `{TensorLaws X} `{!Shaped X}.
+
+  (** An access guarded by its own bounds: the guard is free in ATL (out
+      of range the access is zero anyway) but lets the lowering, and
+      [check_safe] (Sec. 7.2), see that the read stays in the array.  Used
+      when a program relies on zero reads past an input's end, as the
+      paper's 1-D convolution does. *)
+  Lemma get_bound_guard n s (v : Z -> X) i :
+    shaped (n :: s) v -> get v i = iverson ((0 <=? i) && (i <? n)) (get v i).
+  Proof.
+    intros Hv; destruct ((0 <=? i) && (i <? n)) eqn:E; [reflexivity|]; cbn [iverson].
+    unfold get; eapply shaped_out; [exact Hv|].
+    intros Hi; destruct Hi as [Hi1 Hi2]; apply Z.leb_le in Hi1; apply Z.ltb_lt in Hi2.
+    rewrite Hi1, Hi2 in E; discriminate.
+  Qed.
+End BoundGuard.
 
 Section ScalarGuards.
   Context {S : Type} `{ScalarLaws S}.
@@ -84,4 +143,26 @@ Section ScalarGuards.
 
   Lemma smul_zero_r (a : S) : smul a (@tzero S _) = tzero.
   Proof. apply smul_0_r. Qed.
+
+  (** Guards copied onto the operands of a reduction's product (so that
+      packed operands are zero-padded and the product needs no guard). *)
+  Lemma guard2_sum_prod q p lo hi (r : Z -> bool) (a b : Z -> S) :
+    iverson q (iverson p (sumr lo hi (fun kk => iverson (r kk) (smul (a kk) (b kk))))) =
+    iverson q (iverson p (sumr lo hi (fun kk =>
+      smul (iverson (p && r kk) (a kk)) (iverson (q && r kk) (b kk))))).
+  Proof.
+    destruct q, p; cbn [iverson andb]; try reflexivity.
+    apply sumr_ext_ctx; intros k _; destruct (r k); cbn [iverson]; [reflexivity|].
+    symmetry; apply smul_zero_l.
+  Qed.
+
+  (** The same for a triple reduction without a depth guard, the outer
+      guard going to the left operand (Conv.v: the pixel guard to the
+      input, the channel guard to the weights). *)
+  Lemma guard2_sum3_prod_l q p n1 n2 n3 (a b : Z -> Z -> Z -> S) :
+    iverson q (iverson p (sumr 0 n1 (fun r => sumr 0 n2 (fun s => sumr 0 n3 (fun c =>
+      smul (a r s c) (b r s c)))))) =
+    iverson q (iverson p (sumr 0 n1 (fun r => sumr 0 n2 (fun s => sumr 0 n3 (fun c =>
+      smul (iverson q (a r s c)) (iverson p (b r s c))))))).
+  Proof. destruct q, p; cbn [iverson]; reflexivity. Qed.
 End ScalarGuards.

@@ -61,7 +61,54 @@ Section LetLift.
     unfold atl_let; apply sumr_ext_ctx; intros i Hi.
     rewrite get_genr by lia; f_equal; f_equal; lia.
   Qed.
+
+  (** [let_gen_lift] and [let_sum_lift] (Rewrites/Let.v) for loops from 0:
+      the use becomes [a[i]] rather than [a[i - 0]] (Fig. 12's [a[r]],
+      [a[c; r]], ...), which keeps the printed buffer accesses as in the
+      paper and spares the lowering an index simplification. *)
+  Lemma let_gen_lift0 n (e1 : Z -> Y) (f : Z -> Y -> X) :
+    genr 0 n (fun i => atl_let (e1 i) (fun x => f i x)) =
+    atl_let (genr 0 n e1) (fun a => genr 0 n (fun i => f i (get a i))).
+  Proof.
+    rewrite let_gen_lift; unfold atl_let; apply genr_ext_ctx; intros.
+    rewrite Z.sub_0_r; reflexivity.
+  Qed.
+
+  Lemma let_sum_lift0 n (e1 : Z -> Y) (f : Z -> Y -> X) :
+    sumr 0 n (fun i => atl_let (e1 i) (fun x => f i x)) =
+    atl_let (genr 0 n e1) (fun a => sumr 0 n (fun i => f i (get a i))).
+  Proof.
+    rewrite let_sum_lift; unfold atl_let; apply sumr_ext_ctx; intros.
+    rewrite Z.sub_0_r; reflexivity.
+  Qed.
 End LetLift.
+
+Section LetGuard.
+  Context {X Y : Type} `{TensorLaws X} `{TensorElem Y}.
+
+  (** Lifting a let out of a guard while keeping the guard on the bound
+      value too.  [ll_guard] alone would compute the value unguarded, so a
+      packing buffer lifted out of an edge guard would read its operand
+      out of bounds in C (zero in ATL, but [check_safe] rejects it); with
+      the guard copied the buffer is zero exactly where it is never used. *)
+  Lemma ll_guard_dup p (e1 : Y) (f : Y -> X) :
+    iverson p (atl_let e1 f) = atl_let (iverson p e1) (fun x => iverson p (f x)).
+  Proof. destruct p; reflexivity. Qed.
+End LetGuard.
+
+Section LetLet.
+  Context {X : Type} `{TensorLaws X}.
+
+  (** A let out of the body of another let whose value it does not use. *)
+  Lemma ll_let_body {Y W} (e1 : Y) (e2 : W) (f : Y -> W -> X) :
+    atl_let e1 (fun x => atl_let e2 (fun y => f x y)) =
+    atl_let e2 (fun y => atl_let e1 (fun x => f x y)).
+  Proof. reflexivity. Qed.
+
+  Lemma ll_let_value {Y W} (e1 : Y) (f : Y -> W) (g : W -> X) :
+    atl_let (atl_let e1 f) g = atl_let e1 (fun x => atl_let (f x) g).
+  Proof. reflexivity. Qed.
+End LetLet.
 
 Section LetScalar.
   Context {S Y : Type} `{ScalarLaws S}.

@@ -13,7 +13,7 @@
 
 From Coq Require Import ZArith.
 From Verisched Require Import Tensor.Core Rewrites.Context Rewrites.Let Rewrites.Gen Rewrites.Guard.
-From Verisched Require Import Rewrites.Tactics Rewrites.Extra.
+From Verisched Require Import Rewrites.Tactics.
 From Verisched Require Import Reshape.Defs Reshape.Access Reshape.Commute Reshape.Duals.
 Open Scope Z_scope.
 
