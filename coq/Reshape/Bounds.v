@@ -2,8 +2,8 @@
 
     [check_safe] (Rewrites/Safety.v) proves every access [v _[ i ]] in
     bounds, reading the extents of [v] from its syntax.  It leaves an
-    extension point, [atl_dims_ext], for operators defined after it; this
-    file redefines it for the reshape operators of Reshape/Defs.v, using
+    extension point, the hint database [atl_dims], for operators defined
+    after it; this file adds the reshape operators of Reshape/Defs.v, with
     the extents of Fig. 5:
     [concat n1 n2]: n1 + n2; [transpose n m]: m, n; [flatten n m]: n * m;
     [split k n]: cdiv n k, k; [pad_r k n], [pad_l k n]: n + k;
@@ -28,14 +28,19 @@ Ltac reshape_dims_after2 e :=
   | _ => constr:(@nil Z)
   end.
 
-Ltac atl_dims_ext v ::=
-  lazymatch v with
-  | concat ?n1 ?n2 ?a _ => let t := reshape_dims_after1 a in constr:((n1 + n2)%Z :: t)
-  | transpose ?n ?m ?e => let t := reshape_dims_after2 e in constr:(m :: n :: t)
-  | flatten ?n ?m ?e => let t := reshape_dims_after2 e in constr:((n * m)%Z :: t)
-  | split ?k ?n ?e => let t := reshape_dims_after1 e in constr:(cdiv n k :: k :: t)
-  | pad_r ?k ?n ?e => let t := reshape_dims_after1 e in constr:((n + k)%Z :: t)
-  | pad_l ?k ?n ?e => let t := reshape_dims_after1 e in constr:((n + k)%Z :: t)
-  | trunc_r ?k ?e => let t := reshape_dims_after1 e in constr:(k :: t)
-  | trunc_l ?k _ ?e => let t := reshape_dims_after1 e in constr:(k :: t)
-  end.
+#[global] Hint Extern 1 (atl_dims_of (concat ?n1 ?n2 ?a _)) =>
+  let t := reshape_dims_after1 a in exact ((n1 + n2)%Z :: t) : atl_dims.
+#[global] Hint Extern 1 (atl_dims_of (transpose ?n ?m ?e)) =>
+  let t := reshape_dims_after2 e in exact (m :: n :: t) : atl_dims.
+#[global] Hint Extern 1 (atl_dims_of (flatten ?n ?m ?e)) =>
+  let t := reshape_dims_after2 e in exact ((n * m)%Z :: t) : atl_dims.
+#[global] Hint Extern 1 (atl_dims_of (split ?k ?n ?e)) =>
+  let t := reshape_dims_after1 e in exact (cdiv n k :: k :: t) : atl_dims.
+#[global] Hint Extern 1 (atl_dims_of (pad_r ?k ?n ?e)) =>
+  let t := reshape_dims_after1 e in exact ((n + k)%Z :: t) : atl_dims.
+#[global] Hint Extern 1 (atl_dims_of (pad_l ?k ?n ?e)) =>
+  let t := reshape_dims_after1 e in exact ((n + k)%Z :: t) : atl_dims.
+#[global] Hint Extern 1 (atl_dims_of (trunc_r ?k ?e)) =>
+  let t := reshape_dims_after1 e in exact (k :: t) : atl_dims.
+#[global] Hint Extern 1 (atl_dims_of (trunc_l ?k _ ?e)) =>
+  let t := reshape_dims_after1 e in exact (k :: t) : atl_dims.

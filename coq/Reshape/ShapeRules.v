@@ -9,17 +9,15 @@
       lemmas, plus accesses into non-variable tensors and generations with
       extents still to be determined.
 
-    How it is hooked in.  [rw] proves side conditions with [atl_side]
-    (Rewrites/Tactics.v), which calls [solve_shape]; neither has an
-    extension point, and their files are not ours to edit.  So this file
-    redefines [atl_side] (Ltac [::=]) to the same alternatives with
-    [solve_shape_reshape] in place of [solve_shape]; the redefinition takes
-    effect wherever this module is imported, which [ATL] does.  If
-    [atl_side] changes in Rewrites/Tactics.v, change it here as well. *)
+    [atl_side] (Rewrites/Tactics.v), which proves [rw]'s side conditions,
+    calls [solve_shape_reshape] for shape goals.  (It used to be an Ltac
+    hook redefined here with [Ltac atl_side ::= ...]; Coq 8.16 undoes
+    such a redefinition whenever the file defining the tactic is imported
+    again, coq/coq#10556, so a second [Require Import Rewrites.Tactics]
+    silently dropped these lemmas from every side condition.) *)
 
 From Coq Require Import ZArith Bool List Lia.
 From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape.
-From Verisched Require Import Rewrites.Tactics.
 From Verisched Require Import Reshape.Defs.
 Import ListNotations.
 Open Scope Z_scope.
@@ -157,7 +155,3 @@ Ltac solve_shape_reshape :=
   | _ => fail "not a shape goal"
   end;
   repeat first [ reshape_shape_step | progress solve_shape | progress cbv beta ].
-
-(** The hook: [atl_side] of Rewrites/Tactics.v with the extended solver. *)
-Ltac atl_side ::=
-  solve [ reflexivity | assumption | solve_shape_reshape | solve_idx ].

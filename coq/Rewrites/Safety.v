@@ -18,8 +18,23 @@ From Verisched Require Import Targets.Instr.
 Import ListNotations.
 
 (** Extension point: extents of terms built with operators defined later
-    (the reshape library redefines it with [Ltac atl_dims_ext ::= ...]). *)
-Ltac atl_dims_ext v := fail.
+    (Reshape/Bounds.v gives those of the reshape operators).  A library
+    adds a hint to the database [atl_dims] that proves [atl_dims_of v],
+    for its operator at the head of [v], by [exact d], [d] the extents of
+    [v] outermost first:
+    [#[global] Hint Extern 1 (atl_dims_of (op ..)) => exact (..) : atl_dims.]
+    Hints of several libraries accumulate, and no later import undoes
+    them.  (The hook used to be an Ltac redefined with [Ltac atl_dims_ext
+    ::= ...]; Coq 8.16 undoes a redefinition whenever the file that
+    defines the tactic is imported again, coq/coq#10556, so a second
+    [Require Import Rewrites.Safety] silently dropped the reshape extents.) *)
+Definition atl_dims_of {T : Type} (v : T) : Type := list Z.
+Create HintDb atl_dims discriminated.
+
+Ltac atl_dims_ext v :=
+  let d := constr:(ltac:(solve [ auto 1 with atl_dims nocore ]) : atl_dims_of v) in
+  (* [cbv beta] drops the cast *)
+  let d := eval cbv beta in d in d.
 
 (** [atl_dims v]: the extents of [v], outermost first, as a list of Z. *)
 Ltac atl_dims v :=

@@ -28,11 +28,13 @@
 From Coq Require Import ZArith List.
 From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape.
 From Verisched Require Import Rewrites.Context Rewrites.Let Rewrites.Guard Rewrites.Gen.
+From Verisched Require Import Reshape.ShapeRules.
 Import ListNotations.
 
-(** Side conditions: shapes, then index arithmetic. *)
+(** Side conditions: shapes (through the reshape operators too,
+    Reshape/ShapeRules.v), then index arithmetic. *)
 Ltac atl_side :=
-  solve [ reflexivity | assumption | solve_shape | solve_idx ].
+  solve [ reflexivity | assumption | solve_shape_reshape | solve_idx ].
 
 (** Is [t] an index or a predicate, which the traversal never enters?
 

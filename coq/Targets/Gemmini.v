@@ -97,7 +97,9 @@
 
 From Coq Require Import ZArith Bool List Lia.
 Import ListNotations.
-From Verisched Require Import ATL.
+From Verisched Require Import Tensor.Scalar Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape.
+From Verisched Require Import Rewrites.Gen Rewrites.Guard Rewrites.Tactics Rewrites.Safety.
+From Verisched Require Import Reshape.Reshape Targets.Instr.
 Open Scope Z_scope.
 
 (** ** Data *)
