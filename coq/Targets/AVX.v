@@ -50,6 +50,14 @@ Arguments smax {S _} (a b)%atl_scope.
 #[global] Instance ScalarMax_R : ScalarMax R := { smax := Rmax }.
 #[global] Instance ScalarMax_Z : ScalarMax Z := { smax := Z.max }.
 
+(** ** Memories: the vector registers
+
+    A let placed in [AVX2_REG] ([AVX512_REG]) becomes [__m256] ([__m512])
+    variables, one per vector (docs/decisions.md #14). *)
+
+Inductive avx_memory := AVX2_REG | AVX512_REG.
+#[global] Instance Memory_avx_memory : Memory avx_memory := {}.
+
 (** ** The instructions of one width, once
 
     Each instruction is written once, for a width [w]; AVX2 and AVX-512F

@@ -277,6 +277,9 @@ End GuardMul.
     innermost extent must be exactly 16 (as Exo's [GEMM_SCRATCH] and
     [GEMM_ACCUM] require, thesis App. D.1-D.2), and it occupies the
     product of its other extents in rows. *)
+Inductive gemmini_memory := GEMMINI_SPAD | GEMMINI_ACC.
+#[global] Instance Memory_gemmini_memory : Memory gemmini_memory := {}.
+
 Definition gemmini_dim : Z := 16.
 Definition gemmini_spad_banks : Z := 4.
 Definition gemmini_spad_bank_rows : Z := 4096.

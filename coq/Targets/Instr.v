@@ -14,7 +14,8 @@
       so replacing the body by the call is a proof by conversion, and Coq
       itself checks that the fragment is exactly the specification;
     - a memory marker [in_mem M e] is the identity; wrapping a let's value
-      places that buffer in memory [M] for the lowering.
+      places that buffer in memory [M] for the lowering (memories are
+      declared by each target, see below).
 
     Tactics:
     - [use_instr I] / [use_instr I at (pat)]: replace the first subterm
@@ -40,12 +41,23 @@
 From Coq Require Import ZArith Lia.
 From Verisched Require Import Tensor.Core Rewrites.Context Rewrites.Tactics.
 
-(** ** Memories *)
+(** ** Memories
 
-Inductive memory := DRAM | AVX2_REG | AVX512_REG | GEMMINI_SPAD | GEMMINI_ACC.
+    A memory is a constant of a type with a [Memory] instance.  Each
+    target declares its own memories beside its instructions
+    (Targets/AVX.v: [AVX2_REG], [AVX512_REG]; Targets/Gemmini.v:
+    [GEMMINI_SPAD], [GEMMINI_ACC]), so adding a target does not touch this
+    file; here is only the default, [DRAM].  [in_mem] takes the memory's
+    type as an implicit argument, so it prints as [in_mem AVX2_REG e]. *)
 
-Definition in_mem {X : Type} (m : memory) (e : X) : X := e.
-Arguments in_mem {X} m e%atl_scope.
+Class Memory (M : Type) : Prop := {}.
+#[global] Hint Mode Memory ! : typeclass_instances.
+
+Inductive memory := DRAM.
+#[global] Instance Memory_memory : Memory memory := {}.
+
+Definition in_mem {M : Type} `{Memory M} {X : Type} (m : M) (e : X) : X := e.
+Arguments in_mem {M _ X} m e%atl_scope.
 
 (** ** The registry of instruction constants *)
 
@@ -76,11 +88,13 @@ Ltac atl_generalize_instrs :=
 
 (** ** [set_memory x M] *)
 
-Lemma let_in_mem {X Y} (m : memory) (e : X) (f : X -> Y) :
+Lemma let_in_mem {X Y M} `{Memory M} (m : M) (e : X) (f : X -> Y) :
   atl_let e f = atl_let (in_mem m e) f.
 Proof. reflexivity. Qed.
 
-Lemma let_in_mem_change {X Y} (m m' : memory) (e : X) (f : X -> Y) :
+(** Moving a buffer, possibly to another target's memory. *)
+Lemma let_in_mem_change {X Y M M'} `{Memory M} `{Memory M'} (m : M) (m' : M') (e : X)
+    (f : X -> Y) :
   atl_let (in_mem m' e) f = atl_let (in_mem m e) f.
 Proof. reflexivity. Qed.
 
@@ -98,8 +112,16 @@ Ltac atl_mem_root x M :=
       end
   end.
 
+(** [M] must be a memory some target declared (a [Memory] instance for its
+    type); said before the search, whose failure would only name the let. *)
+Ltac atl_check_memory M :=
+  let T := type of M in
+  tryif (let _ := constr:(_ : Memory T) in idtac) then idtac
+  else fail 0 "set_memory:" M "is not a memory: its type" T
+         "has no Memory instance (a target declares its memories, Targets/Instr.v)".
+
 Tactic Notation "set_memory" ident(x) constr(M) :=
-  atl_check_goal;
+  atl_check_goal; atl_check_memory M;
   tryif atl_step ltac:(atl_mem_root x M) then idtac
   else fail 0 "set_memory: the program has no let named" x.
 
@@ -117,7 +139,7 @@ Ltac atl_mem_root_pat pat M :=
   end.
 
 Tactic Notation "set_memory" "at" uconstr(pat) constr(M) :=
-  atl_check_goal;
+  atl_check_goal; atl_check_memory M;
   tryif atl_step ltac:(atl_mem_root_pat pat M) then idtac
   else fail 0 "set_memory: no let of the program has a value matching" pat.
 

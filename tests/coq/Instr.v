@@ -81,6 +81,8 @@ Section Instr.
     set_memory b DRAM.
     set_memory b AVX2_REG.
     Fail set_memory c AVX2_REG.
+    (* a memory is a constant of a type a target declared with [Memory] *)
+    Fail set_memory b true.
     rw avx2_mul_gen. use_instr avx2_broadcast. use_instr avx2_storeu.
     done.
   Qed.
