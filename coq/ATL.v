@@ -1,5 +1,5 @@
 (** The library in one import: language, shapes, rewrites and tactics. *)
-From Verisched Require Export Tensor.Scalar Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape.
+From Verisched Require Export Tensor.Scalar Tensor.ScalarR Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape.
 From Verisched Require Export Rewrites.Context Rewrites.Let Rewrites.Gen Rewrites.Guard.
 From Verisched Require Export Rewrites.Distrib Rewrites.Tactics.
 From Verisched Require Export Rewrites.Safety.

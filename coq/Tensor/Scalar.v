@@ -11,7 +11,7 @@
     class [FieldLaws] so a rewrite that needs them says so in its type.
     docs/decisions.md lists which rewrites need which class. *)
 
-From Coq Require Import ZArith Reals Lra.
+From Coq Require Import ZArith.
 
 Class Scalar (S : Type) := {
   szero : S;
@@ -60,18 +60,7 @@ Section Derived.
   Proof. rewrite !(smul_comm a); apply smul_add_distr_r. Qed.
 End Derived.
 
-(** ** Instances *)
-
-#[global] Instance Scalar_R : Scalar R :=
-  { szero := 0%R; sone := 1%R; sadd := Rplus; smul := Rmult; sdiv := Rdiv }.
-
-#[global] Instance ScalarLaws_R : ScalarLaws R.
-Proof.
-  split; intros; cbv [sadd smul sdiv szero sone Scalar_R]; unfold Rdiv; ring.
-Qed.
-
-#[global] Instance FieldLaws_R : FieldLaws R.
-Proof. split; intros; cbv [sadd smul sdiv szero sone Scalar_R]; unfold Rdiv; ring. Qed.
+(** ** Instances (those for [R] are in Tensor/ScalarR.v) *)
 
 #[global] Instance Scalar_Z : Scalar Z :=
   { szero := 0%Z; sone := 1%Z; sadd := Z.add; smul := Z.mul; sdiv := Z.div }.
