@@ -17,7 +17,7 @@ from pathlib import Path
 from verisched.pybridge.derivation import ALLOWED_AXIOM_PREFIXES, parse_axioms
 from verisched.pybridge.errors import BridgeError
 from verisched.pybridge.replay import DERIVE_RE
-from verisched.pybridge.sentences import split_sentences
+from verisched.pybridge.sentences import split_file
 from verisched.pybridge.session import REPO_ROOT, CoqSession
 
 
@@ -26,7 +26,7 @@ def derived_programs(repo: Path) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for path in sorted((repo / "coq" / "Examples").glob("*.v")):
         module = "Verisched.Examples." + path.stem
-        for s in split_sentences(path.read_text()):
+        for s in split_file(path):
             m = DERIVE_RE.match(s.text)
             if m:
                 out.append((module, m.group(3)))
@@ -42,7 +42,11 @@ def run(args: argparse.Namespace) -> int:
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
             print(f"{tail}\nFAILED: make proofs exited with {proc.returncode}", file=sys.stderr)
             return 1
-    programs = derived_programs(repo)
+    try:
+        programs = derived_programs(repo)
+    except BridgeError as exc:  # an unreadable or malformed example file
+        print(f"verisched check: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
     if not programs:
         print("FAILED: no derivation found in coq/Examples/", file=sys.stderr)
         return 1

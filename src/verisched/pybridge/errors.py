@@ -64,5 +64,23 @@ class ScriptSyntaxError(BridgeError):
     """A proof script or .v file that cannot be split into sentences."""
 
 
+class SourceFileError(BridgeError):
+    """A .v file that cannot be read as text: unreadable, or not UTF-8.
+
+    Raised where the bridge reads the file (sentences.read_source), so every
+    caller -- replay, the loaders behind compile/run, check -- reports the
+    file and the place instead of a UnicodeDecodeError traceback.  `offset`
+    and `line` locate the first bad byte (None when the file could not be
+    read at all).
+    """
+
+    def __init__(self, message: str, path: str, offset: int | None = None,
+                 line: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.offset = offset
+        self.line = line
+
+
 class TermParseError(BridgeError):
     """Text that is not an ATL term in the bridge's grammar."""

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .derivation import Derivation, FinishResult, StepError, StepOk
 from .errors import BridgeError, ScriptSyntaxError, TermParseError
-from .sentences import Sentence, split_sentences
+from .sentences import Sentence, split_file
 from .session import CoqSession
 from .terms import Expr
 
@@ -161,7 +161,7 @@ def replay_file(
         raise BridgeError(f"cannot replay {path}: the session is inside proof "
                           f"{session.proof_name!r}; finish or abort it first")
     path = Path(path)
-    sentences = split_sentences(path.read_text())
+    sentences = split_file(path)
     start = session.state
     try:
         result = _replay(session, path, sentences, only, on_step, semantics, stop_after)
