@@ -68,3 +68,55 @@ def test_loader_of_non_utf8_file(latin1: Path) -> None:
 
     with pytest.raises(DerivationError, match="line 3"):
         load_derived(latin1, "anything")
+
+
+# Two derivations that are not even valid Coq: the name check must not run
+# anything, so it cannot notice.
+TWO_DERIVATIONS = """Derive first_one SuchThat (p = first_one) As first_ok.
+Proof. done. Qed.
+Derive second SuchThat (p = second) As second_ok.
+Proof. done. Qed.
+"""
+
+
+class _NoCoq:
+    """Stands in for CoqSession where a test proves no Coq is started."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise AssertionError("a Coq session was started")
+
+
+def test_unknown_derivation_is_refused_before_running_anything(coq: CoqSession,
+                                                               tmp_path: Path) -> None:
+    from verisched.pybridge.errors import UnknownDerivationError
+
+    src = tmp_path / "Two.v"
+    src.write_text(TWO_DERIVATIONS)
+    state = coq.state
+    with pytest.raises(UnknownDerivationError) as info:
+        replay_file(coq, src, only="nope")
+    assert info.value.available == ("first_one", "second")
+    assert "no derivation named 'nope' (available: first_one, second)" in str(info.value)
+    assert coq.state == state  # not one sentence was sent
+
+
+def test_replay_cli_unknown_derivation_lists_names_without_coq(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "Two.v"
+    src.write_text(TWO_DERIVATIONS)
+    monkeypatch.setattr("verisched.commands.replay.CoqSession", _NoCoq)
+    rc = main(["replay", str(src), "--derivation", "nope"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "no derivation named 'nope' (available: first_one, second)" in err
+
+
+def test_unknown_derivation_in_a_file_without_any(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "None.v"
+    src.write_text("Definition x := 1.\n")
+    monkeypatch.setattr("verisched.commands.replay.CoqSession", _NoCoq)
+    assert main(["replay", str(src), "--derivation", "x"]) == 2
+    assert "available: none" in capsys.readouterr().err

@@ -16,7 +16,7 @@ from pathlib import Path
 from verisched.pybridge.coqterm import pretty
 from verisched.pybridge.derivation import Derivation, StepError, StepOk, write_json_atomic
 from verisched.pybridge.errors import BridgeError
-from verisched.pybridge.replay import replay_file
+from verisched.pybridge.replay import check_derivation_name, replay_file
 from verisched.pybridge.session import CoqSession
 
 
@@ -41,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"verisched replay: no such file: {path}", file=sys.stderr)
         return 2
     try:
+        if args.derivation is not None:  # a mistyped name costs no Coq session
+            check_derivation_name(path, args.derivation)
         with CoqSession(timeout=args.timeout) as session:
             result = replay_file(session, path, only=args.derivation, on_step=_print_step)
     except BridgeError as exc:

@@ -82,5 +82,22 @@ class SourceFileError(BridgeError):
         self.line = line
 
 
+class UnknownDerivationError(BridgeError):
+    """A derivation was asked for by a name the .v file does not derive.
+
+    Found from the file's `Derive NAME SuchThat ... As ...` sentences before
+    anything runs, so a typo costs no replay; `available` lists the names
+    the file does derive, in file order, for the message and for callers.
+    """
+
+    def __init__(self, path: str, name: str, available: tuple[str, ...]) -> None:
+        listed = ", ".join(available) if available else \
+            "none (the file has no `Derive NAME SuchThat ... As ...`)"
+        super().__init__(f"{path}: no derivation named {name!r} (available: {listed})")
+        self.path = path
+        self.name = name
+        self.available = available
+
+
 class TermParseError(BridgeError):
     """Text that is not an ATL term in the bridge's grammar."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .derivation import Derivation, FinishResult, StepError, StepOk
-from .errors import BridgeError, ScriptSyntaxError, TermParseError
+from .errors import BridgeError, TermParseError, UnknownDerivationError
 from .sentences import Sentence, split_file
 from .session import CoqSession
 from .terms import Expr
@@ -136,6 +136,27 @@ class _Sig:
                          tuple(self.bools))
 
 
+def derivation_names(sentences: list[Sentence]) -> tuple[str, ...]:
+    """The names the sentences derive, in order.
+
+    Exact, not a guess: the replay records a derivation only for a sentence
+    DERIVE_RE matches, so no other name can ever appear in its result.
+    """
+    return tuple(m.group(1) for s in sentences if (m := DERIVE_RE.match(s.text)))
+
+
+def check_derivation_name(path: str | Path, name: str) -> tuple[str, ...]:
+    """Raise UnknownDerivationError unless `path` derives `name`; returns all names.
+
+    Reads the file only (no Coq), so a command can refuse a mistyped name
+    before paying for a session.
+    """
+    names = derivation_names(split_file(path))
+    if name not in names:
+        raise UnknownDerivationError(str(path), name, names)
+    return names
+
+
 def replay_file(
     session: CoqSession,
     path: str | Path,
@@ -162,6 +183,8 @@ def replay_file(
                           f"{session.proof_name!r}; finish or abort it first")
     path = Path(path)
     sentences = split_file(path)
+    if only is not None and only not in (names := derivation_names(sentences)):
+        raise UnknownDerivationError(str(path), only, names)
     start = session.state
     try:
         result = _replay(session, path, sentences, only, on_step, semantics, stop_after)
@@ -178,7 +201,6 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
     result = ReplayResult(path)
     sig = _Sig()
     i = 0
-    seen = False
     while i < len(sentences):
         s = sentences[i]
         m = DERIVE_RE.match(s.text)
@@ -198,7 +220,6 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
             continue
         name, _, proof_name = m.groups()
         record = only is None or only == name
-        seen = seen or record
         d = Derivation.begin(session, s.text, name, proof_name, source=str(path))
         rd = ReplayedDerivation(d, sig.freeze(), s.line)
         stop_at = stop_after[1] if stop_after and stop_after[0] == name else None
@@ -210,8 +231,6 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
             return result
         if rd.error is not None or (d.finish_result and not d.finish_result.accepted):
             return result
-    if only is not None and not seen:
-        raise ScriptSyntaxError(f"{path}: no derivation named {only!r}")
     return result
 
 
