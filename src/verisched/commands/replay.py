@@ -14,9 +14,15 @@ import textwrap
 from pathlib import Path
 
 from verisched.pybridge.coqterm import pretty
-from verisched.pybridge.derivation import Derivation, StepError, StepOk, write_json_atomic
-from verisched.pybridge.errors import BridgeError
-from verisched.pybridge.replay import check_derivation_name, replay_file
+from verisched.pybridge.derivation import (
+    Derivation,
+    StepError,
+    StepOk,
+    check_writable,
+    write_json_atomic,
+)
+from verisched.pybridge.errors import BridgeError, OutputPathError
+from verisched.pybridge.replay import ReplayResult, check_derivation_name, replay_file
 from verisched.pybridge.session import CoqSession
 
 
@@ -36,7 +42,15 @@ def _print_step(d: Derivation, res: StepOk | StepError) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Replay, report, then write the JSON trace if asked (the report comes first,
+    so a trace that cannot be written never hides what the replay found)."""
     path = Path(args.file)
+    if args.json:  # before Coq: a bad output path must not cost a whole replay
+        try:
+            check_writable(args.json)
+        except OutputPathError as exc:
+            print(f"verisched replay: --json {args.json}: {exc}", file=sys.stderr)
+            return 2
     if not path.is_file():
         print(f"verisched replay: no such file: {path}", file=sys.stderr)
         return 2
@@ -48,13 +62,24 @@ def run(args: argparse.Namespace) -> int:
     except BridgeError as exc:
         print(f"verisched replay: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
+    status = _report(path, result)
     if args.json:
-        write_json_atomic(args.json, {
-            "file": str(path),
-            "ok": result.ok,
-            "failure": vars(result.failure) if result.failure else None,
-            "derivations": [rd.derivation.trace() for rd in result.derivations],
-        })
+        try:
+            write_json_atomic(args.json, {
+                "file": str(path),
+                "ok": result.ok,
+                "failure": vars(result.failure) if result.failure else None,
+                "derivations": [rd.derivation.trace() for rd in result.derivations],
+            })
+        except OSError as exc:  # the directory went away, the disk filled up, ...
+            print(f"verisched replay: --json {args.json}: cannot write the trace: "
+                  f"{exc.strerror or exc}", file=sys.stderr)
+            return 2
+    return status
+
+
+def _report(path: Path, result: ReplayResult) -> int:
+    """Print every derivation's outcome; the exit status (1 if anything failed)."""
     if result.failure:
         f = result.failure
         print(f"FAILED: {path}:{f.line}: Coq rejected {f.sentence!r}: {f.message}",

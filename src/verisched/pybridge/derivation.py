@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .coqterm import parse_program, pretty, to_coq
-from .errors import CoqCommandError, TermParseError
+from .errors import CoqCommandError, OutputPathError, TermParseError
 from .session import CoqSession
 from .terms import Expr
 
@@ -325,6 +325,35 @@ def write_json_atomic(path: str | Path, data: object) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def check_writable(path: str | Path) -> None:
+    """Raise OutputPathError unless `write_json_atomic(path, ...)` can succeed.
+
+    Called before a long run, so a typo in an output path is reported at
+    once rather than after the work it was meant to keep.  It does what the
+    write will do -- create a temporary file next to `path` -- instead of
+    trusting permission bits (root ignores them, read-only mounts do not).
+    An existing read-only file is refused too: the atomic rename would
+    silently replace it, which its owner presumably did not want.
+    """
+    path = Path(path)
+    parent = path.parent
+    if path.is_dir():
+        raise OutputPathError(f"{path} is a directory")
+    if not parent.exists():
+        raise OutputPathError(f"directory {parent} does not exist")
+    if not parent.is_dir():
+        raise OutputPathError(f"{parent} is not a directory")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise OutputPathError(f"{path} is not writable")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(parent))
+    except OSError as exc:
+        raise OutputPathError(f"cannot create a file in {parent}: "
+                              f"{exc.strerror or exc}") from None
+    os.close(fd)
+    Path(tmp).unlink(missing_ok=True)
 
 
 def _rank_of(e: Expr, tensors: dict[str, int]) -> int:

@@ -99,5 +99,13 @@ class UnknownDerivationError(BridgeError):
         self.available = available
 
 
+class OutputPathError(BridgeError):
+    """A path the bridge was asked to write (a JSON trace) cannot be written.
+
+    Checked before a replay starts (derivation.check_writable), because
+    finding it out after minutes of Coq would throw the whole run away.
+    """
+
+
 class TermParseError(BridgeError):
     """Text that is not an ATL term in the bridge's grammar."""
