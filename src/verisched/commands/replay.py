@@ -22,7 +22,12 @@ from verisched.pybridge.derivation import (
     write_json_atomic,
 )
 from verisched.pybridge.errors import BridgeError, OutputPathError
-from verisched.pybridge.replay import ReplayResult, check_derivation_name, replay_file
+from verisched.pybridge.replay import (
+    ReplayFailure,
+    ReplayResult,
+    precheck_file,
+    replay_file,
+)
 from verisched.pybridge.session import CoqSession
 
 
@@ -42,35 +47,41 @@ def _print_step(d: Derivation, res: StepOk | StepError) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Replay, report, then write the JSON trace if asked (the report comes first,
-    so a trace that cannot be written never hides what the replay found)."""
+    """Replay, report, then write the JSON trace if asked.
+
+    Everything a user can get wrong (the output path, the file, its
+    encoding and syntax, the derivation's name) is checked before Coq
+    starts.  Once it has, the trace is written however the replay ends --
+    a failing step, a timeout, a dead coqtop -- with every completed step
+    and the failure, so nothing done is lost and an old OUT is never left
+    looking like this run's result.  The report comes before the write, so
+    a trace that cannot be written never hides what the replay found.
+    """
     path = Path(args.file)
-    if args.json:  # before Coq: a bad output path must not cost a whole replay
+    if args.json:
         try:
             check_writable(args.json)
         except OutputPathError as exc:
             print(f"verisched replay: --json {args.json}: {exc}", file=sys.stderr)
             return 2
-    if not path.is_file():
-        print(f"verisched replay: no such file: {path}", file=sys.stderr)
-        return 2
+    result = ReplayResult(path)
     try:
-        if args.derivation is not None:  # a mistyped name costs no Coq session
-            check_derivation_name(path, args.derivation)
+        precheck_file(path, args.derivation)
         with CoqSession(timeout=args.timeout) as session:
             result = replay_file(session, path, only=args.derivation, on_step=_print_step)
     except BridgeError as exc:
         print(f"verisched replay: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
-    status = _report(path, result)
+        if isinstance(exc.partial, ReplayResult):
+            result = exc.partial
+        else:
+            result.failure = ReplayFailure(None, "", f"{type(exc).__name__}: {exc}",
+                                           kind="error")
+        status = 2
+    else:
+        status = _report(path, result)
     if args.json:
         try:
-            write_json_atomic(args.json, {
-                "file": str(path),
-                "ok": result.ok,
-                "failure": vars(result.failure) if result.failure else None,
-                "derivations": [rd.derivation.trace() for rd in result.derivations],
-            })
+            write_json_atomic(args.json, result.trace())
         except OSError as exc:  # the directory went away, the disk filled up, ...
             print(f"verisched replay: --json {args.json}: cannot write the trace: "
                   f"{exc.strerror or exc}", file=sys.stderr)
@@ -81,9 +92,11 @@ def run(args: argparse.Namespace) -> int:
 def _report(path: Path, result: ReplayResult) -> int:
     """Print every derivation's outcome; the exit status (1 if anything failed)."""
     if result.failure:
-        f = result.failure
-        print(f"FAILED: {path}:{f.line}: Coq rejected {f.sentence!r}: {f.message}",
-              file=sys.stderr)
+        f = result.failure  # outside the derivations replayed (or one not asked for)
+        where = f"{path}:{f.line}"
+        if f.derivation is not None:
+            where += f": derivation {f.derivation}" + (f", step {f.step}" if f.step else "")
+        print(f"FAILED: {where}: Coq rejected {f.sentence!r}: {f.message}", file=sys.stderr)
         return 1
     if not result.derivations:
         print(f"verisched replay: {path} has no derivation (Derive ... SuchThat ...)",

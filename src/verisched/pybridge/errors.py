@@ -11,7 +11,24 @@ from __future__ import annotations
 
 
 class BridgeError(Exception):
-    """Base class of every exception the bridge raises."""
+    """Base class of every exception the bridge raises.
+
+    A replay that is interrupted (a timeout, a dead coqtop, a bridge command
+    that fails) re-raises the exception with two additions, so that no
+    caller loses the place or the work done:
+
+    - `where`: the file, line, derivation and step being run
+      ("Bad.v:12: derivation q, step 2"), shown first by `str`;
+    - `partial`: the `replay.ReplayResult` of everything completed, its
+      `failure` describing the interruption (for a JSON trace).
+    """
+
+    where: str | None = None
+    partial: object | None = None
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return f"{self.where}: {text}" if self.where else text
 
 
 class CoqNotFoundError(BridgeError):
