@@ -284,21 +284,27 @@ def replay_file(
     cursor = _Cursor()
     try:
         _replay(session, path, sentences, only, on_step, semantics, stop_after, result, cursor)
-        return result
-    except BridgeError as exc:
-        # Keep the work done and say where: the caller may write the partial
-        # trace, and the message names the line and step, not just a sentence.
-        if exc.partial is None:
+    except BaseException as exc:
+        if isinstance(exc, BridgeError) and exc.partial is None:
+            # Keep the work done and say where: the caller may write the
+            # partial trace, and the message names the line and step.
             kind = ("timeout" if isinstance(exc, CoqTimeoutError) else
                     "crash" if isinstance(exc, CoqCrashedError) else "error")
             result.failure = ReplayFailure(cursor.line, cursor.sentence, str(exc),
                                            cursor.derivation, cursor.step, kind)
             exc.where = cursor.where(path)
             exc.partial = result
-        raise
-    finally:
         if not keep_state and session.alive:
-            session.back_to(start)
+            try:
+                session.back_to(start)
+            except BridgeError:
+                # Coq is in no known state: a session left so would mislead
+                # its next user, and this error must not hide the first one.
+                session.close()
+        raise
+    if not keep_state and session.alive:
+        session.back_to(start)
+    return result
 
 
 def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: str | None,
