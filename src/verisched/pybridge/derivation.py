@@ -314,10 +314,22 @@ def parse_axioms(output: str) -> tuple[str, ...]:
 
 
 def write_json_atomic(path: str | Path, data: object) -> None:
-    """Write JSON so a reader sees the old file or the new one, never half."""
+    """Write JSON so a reader sees the old file or the new one, never half.
+
+    The file gets the mode a plain `open(path, "w")` would give it (the old
+    file's, or 0666 less the umask): mkstemp's private 0600 would otherwise
+    make every trace unreadable to the rest of a team sharing the tree.
+    """
     path = Path(path)
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        mode = 0o666 & ~mask
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent or "."))
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=2)
             f.write("\n")
