@@ -3,7 +3,10 @@
 Every tactic is shown with the program it produces, in the paper-like
 notation, and the run ends with Coq's verdict (Qed accepted, axioms used).
 A failed step exits non-zero naming the step, the tactic and Coq's message,
-so a broken derivation is diagnosed without opening an IDE.
+so a broken derivation is diagnosed without opening an IDE.  `--json OUT`
+is written however the run ends: every completed step, and in `failure`
+the derivation, step, tactic, line and message of what went wrong (a
+rejected tactic, a timeout, a coqtop that died), `null` only when `ok`.
 """
 
 from __future__ import annotations
