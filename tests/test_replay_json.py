@@ -152,6 +152,14 @@ def test_failure_of_a_derivation_not_asked_for_is_reported(tmp_path: Path) -> No
     assert (f["kind"], f["derivation"], f["step"], f["line"]) == ("step", "q", 2, 12)
 
 
+def test_file_without_derivation_is_not_ok(tmp_path: Path) -> None:
+    src = tmp_path / "D.v"
+    src.write_text("Definition x := 1.\n")
+    rc, data = _replay_json(tmp_path, src)
+    assert rc == 1 and data["ok"] is False
+    assert data["failure"]["kind"] == "error" and "has no derivation" in data["failure"]["message"]
+
+
 def test_ok_replay_has_no_failure(repo: Path, tmp_path: Path) -> None:
     rc, data = _replay_json(tmp_path, repo / "coq" / "Examples" / "Pipeline.v")
     assert rc == 0 and data["ok"] is True and data["failure"] is None

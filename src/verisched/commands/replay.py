@@ -82,6 +82,9 @@ def run(args: argparse.Namespace) -> int:
         status = 2
     else:
         status = _report(path, result)
+        if not result.derivations and result.failure is None:  # so `ok` means exit 0
+            result.failure = ReplayFailure(None, "", f"{path} has no derivation "
+                                           "(Derive ... SuchThat ... As ...)", kind="error")
     if args.json:
         try:
             write_json_atomic(args.json, result.trace())
