@@ -148,3 +148,15 @@ def test_parse_axioms() -> None:
     assert parse_axioms(out) == ("FunctionalExtensionality.functional_extensionality_dep",
                                  "ClassicalDedekindReals.sig_forall_dec")
     assert parse_axioms("Closed under the global context") == ()
+
+
+def test_write_json_atomic_gives_a_plain_files_mode(tmp_path: Path) -> None:
+    # mkstemp's 0600 must not leak into the trace: same mode as open(path, "w").
+    plain = tmp_path / "plain.json"
+    plain.write_text("{}")
+    out = tmp_path / "t.json"
+    write_json_atomic(out, {"a": 1})
+    assert out.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777
+    out.chmod(0o640)  # an existing file keeps its mode
+    write_json_atomic(out, {"a": 2})
+    assert out.stat().st_mode & 0o777 == 0o640 and json.loads(out.read_text()) == {"a": 2}

@@ -226,3 +226,28 @@ def _is_zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
     except OSError:
         return True
+
+
+def test_replay_timeout_leaves_session_usable(repo: Path, tmp_path: Path) -> None:
+    # A step that runs past its limit: the replay stops with the place and
+    # the work done, and the same session replays the next file normally.
+    src = tmp_path / "Slow.v"
+    src.write_text(
+        "From Coq Require Import ZArith.\nFrom Coq Require Import derive.Derive.\n"
+        "From Verisched Require Import ATL.\nOpen Scope Z_scope. Open Scope atl_scope.\n"
+        "Section Slow.\n  Context {S : Type} `{ScalarLaws S}.\n"
+        "  Variables (n : Z) (f : Z -> S).\n"
+        "  Definition p := GEN [ i < n ] f _[ i ].\n"
+        "  Derive q SuchThat (p = q) As q_correct.\n  Proof.\n    reschedule.\n"
+        "    let x := eval cbv in (Pos.iter (fun u : unit => u) tt 1000000000000%positive)"
+        " in idtac.\n    done.\n  Qed.\nEnd Slow.\n")
+    with CoqSession(timeout=4) as s:
+        start = s.state
+        with pytest.raises(CoqTimeoutError) as info:
+            replay_file(s, src)
+        assert info.value.recovered
+        assert str(info.value).startswith(f"{src}:12: derivation q, step 2: timeout after 4 s")
+        (rd,) = info.value.partial.derivations
+        assert [st.tactic for st in rd.derivation.steps] == ["reschedule."]
+        assert s.alive and s.proof_name == "Coq" and s.state == start
+        assert replay_file(s, repo / "coq" / "Examples" / "Pipeline.v").ok

@@ -1,10 +1,12 @@
-"""`verisched check`: build the proofs and report what they rest on.
+"""`verisched check [FILE.v]`: build the proofs and report what they rest on.
 
 Runs `make proofs`, then asks Coq (`Print Assumptions`) for the axioms
-behind every derived program in coq/Examples/.  Only functional
+behind every derived program in coq/Examples/ -- or, given a FILE, behind
+every derivation of that file (a user's own script, which is not part of
+the library, so it is replayed rather than loaded).  Only functional
 extensionality and the standard library's real-number axioms are allowed;
 anything else (an `Axiom`, an `Admitted` lemma) fails the check, so a green
-check means every shipped derivation is fully proved.
+check means every derivation checked is fully proved.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from pathlib import Path
 
 from verisched.pybridge.derivation import ALLOWED_AXIOM_PREFIXES, parse_axioms
 from verisched.pybridge.errors import BridgeError
-from verisched.pybridge.replay import DERIVE_RE
-from verisched.pybridge.sentences import split_sentences
+from verisched.pybridge.replay import DERIVE_RE, precheck_file, replay_file
+from verisched.pybridge.sentences import split_file
 from verisched.pybridge.session import REPO_ROOT, CoqSession
 
 
@@ -26,15 +28,78 @@ def derived_programs(repo: Path) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for path in sorted((repo / "coq" / "Examples").glob("*.v")):
         module = "Verisched.Examples." + path.stem
-        for s in split_sentences(path.read_text()):
+        for s in split_file(path):
             m = DERIVE_RE.match(s.text)
             if m:
                 out.append((module, m.group(3)))
     return out
 
 
+_ALLOWED = "functional extensionality, standard-library real-number axioms"
+
+
+def _assumptions_line(name: str, axioms: tuple[str, ...]) -> tuple[str, bool]:
+    """One report line, and whether it names an axiom that is not allowed."""
+    wrong = [a for a in axioms if not a.startswith(ALLOWED_AXIOM_PREFIXES)]
+    shown = ", ".join(axioms) if axioms else "closed under the global context"
+    return f"{name}: {shown}" + ("  <-- NOT ALLOWED" if wrong else ""), bool(wrong)
+
+
+def check_file(path: Path, repo: Path, timeout: float) -> int:
+    """Replay a user's .v file and report each derivation's assumptions.
+
+    Replaying (not `Require`) because the file is no module of the library;
+    the replay closes every derivation with Print Assumptions already.
+    """
+    try:
+        with CoqSession(repo, timeout=timeout) as session:
+            result = replay_file(session, path)
+    except BridgeError as exc:
+        print(f"verisched check: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    print(f"== assumptions of every derived program in {path}")
+    bad = 0
+    for rd in result.derivations:
+        d, f = rd.derivation, rd.failure
+        v = rd.verdict
+        if v is not None and v.accepted:
+            line, wrong = _assumptions_line(f"{d.name} ({d.proof_name})", v.axioms)
+            print(line)
+            bad += wrong
+        elif f is not None:
+            step = f", step {f.step} ({f.sentence})" if f.step is not None else ""
+            print(f"{d.name}: FAILED at {path}:{f.line}{step}: {f.message}")
+            bad += 1
+        else:
+            print(f"{d.name}: FAILED: not closed")
+            bad += 1
+    if result.failure is not None:
+        f = result.failure
+        print(f"FAILED: {path}:{f.line}: Coq rejected {f.sentence!r}: {f.message}",
+              file=sys.stderr)
+        return 1
+    if not result.derivations:
+        print(f"FAILED: {path} has no derivation (Derive ... SuchThat ... As ...)",
+              file=sys.stderr)
+        return 1
+    if bad:
+        print(f"FAILED: {bad} derivation(s) with a problem (allowed: {_ALLOWED})",
+              file=sys.stderr)
+        return 1
+    print(f"OK: {len(result.derivations)} derived program(s) in {path}; "
+          f"only allowed axioms ({_ALLOWED})")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     repo = Path(args.repo).resolve()
+    path = Path(args.file) if args.file else None
+    if path is not None:
+        try:  # a bad file is reported before minutes of `make proofs`
+            precheck_file(path)
+        except BridgeError as exc:
+            print(f"verisched check: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 2
     if not args.no_build:
         print("== make proofs", flush=True)
         proc = subprocess.run(["make", "proofs"], cwd=repo, capture_output=True, text=True)
@@ -42,7 +107,13 @@ def run(args: argparse.Namespace) -> int:
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
             print(f"{tail}\nFAILED: make proofs exited with {proc.returncode}", file=sys.stderr)
             return 1
-    programs = derived_programs(repo)
+    if path is not None:
+        return check_file(path, repo, args.timeout)
+    try:
+        programs = derived_programs(repo)
+    except BridgeError as exc:  # an unreadable or malformed example file
+        print(f"verisched check: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
     if not programs:
         print("FAILED: no derivation found in coq/Examples/", file=sys.stderr)
         return 1
@@ -69,24 +140,23 @@ def run(args: argparse.Namespace) -> int:
                     print(f"{module}.{proof}: FAILED: {r.error} (derivation not completed?)")
                     bad += 1
                     continue
-                axioms = parse_axioms(r.output)
-                wrong = [a for a in axioms if not a.startswith(ALLOWED_AXIOM_PREFIXES)]
-                shown = ", ".join(axioms) if axioms else "closed under the global context"
-                print(f"{module}.{proof}: {shown}" + ("  <-- NOT ALLOWED" if wrong else ""))
-                bad += bool(wrong)
+                line, wrong = _assumptions_line(f"{module}.{proof}", parse_axioms(r.output))
+                print(line)
+                bad += wrong
     except BridgeError as exc:
         print(f"verisched check: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
-    allowed = "functional extensionality, standard-library real-number axioms"
     if bad:
-        print(f"FAILED: {bad} derived program(s) with a problem (allowed: {allowed})",
+        print(f"FAILED: {bad} derived program(s) with a problem (allowed: {_ALLOWED})",
               file=sys.stderr)
         return 1
-    print(f"OK: {len(programs)} derived programs; only allowed axioms ({allowed})")
+    print(f"OK: {len(programs)} derived programs; only allowed axioms ({_ALLOWED})")
     return 0
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", nargs="?", metavar="FILE.v",
+                        help="check this derivation script instead of coq/Examples/")
     parser.add_argument("--repo", default=str(REPO_ROOT), help="repository root")
     parser.add_argument("--no-build", action="store_true", help="skip `make proofs`")
     parser.add_argument("--timeout", type=float, default=300.0, help="per-command limit, s")

@@ -3,7 +3,10 @@
 Every tactic is shown with the program it produces, in the paper-like
 notation, and the run ends with Coq's verdict (Qed accepted, axioms used).
 A failed step exits non-zero naming the step, the tactic and Coq's message,
-so a broken derivation is diagnosed without opening an IDE.
+so a broken derivation is diagnosed without opening an IDE.  `--json OUT`
+is written however the run ends: every completed step, and in `failure`
+the derivation, step, tactic, line and message of what went wrong (a
+rejected tactic, a timeout, a coqtop that died), `null` only when `ok`.
 """
 
 from __future__ import annotations
@@ -14,9 +17,20 @@ import textwrap
 from pathlib import Path
 
 from verisched.pybridge.coqterm import pretty
-from verisched.pybridge.derivation import Derivation, StepError, StepOk, write_json_atomic
-from verisched.pybridge.errors import BridgeError
-from verisched.pybridge.replay import replay_file
+from verisched.pybridge.derivation import (
+    Derivation,
+    StepError,
+    StepOk,
+    check_writable,
+    write_json_atomic,
+)
+from verisched.pybridge.errors import BridgeError, OutputPathError
+from verisched.pybridge.replay import (
+    ReplayFailure,
+    ReplayResult,
+    precheck_file,
+    replay_file,
+)
 from verisched.pybridge.session import CoqSession
 
 
@@ -36,27 +50,59 @@ def _print_step(d: Derivation, res: StepOk | StepError) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Replay, report, then write the JSON trace if asked.
+
+    Everything a user can get wrong (the output path, the file, its
+    encoding and syntax, the derivation's name) is checked before Coq
+    starts.  Once it has, the trace is written however the replay ends --
+    a failing step, a timeout, a dead coqtop -- with every completed step
+    and the failure, so nothing done is lost and an old OUT is never left
+    looking like this run's result.  The report comes before the write, so
+    a trace that cannot be written never hides what the replay found.
+    """
     path = Path(args.file)
-    if not path.is_file():
-        print(f"verisched replay: no such file: {path}", file=sys.stderr)
-        return 2
+    if args.json:
+        try:
+            check_writable(args.json)
+        except OutputPathError as exc:
+            print(f"verisched replay: --json {args.json}: {exc}", file=sys.stderr)
+            return 2
+    result = ReplayResult(path)
     try:
+        precheck_file(path, args.derivation)
         with CoqSession(timeout=args.timeout) as session:
             result = replay_file(session, path, only=args.derivation, on_step=_print_step)
     except BridgeError as exc:
         print(f"verisched replay: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
+        if isinstance(exc.partial, ReplayResult):
+            result = exc.partial
+        else:
+            result.failure = ReplayFailure(None, "", f"{type(exc).__name__}: {exc}",
+                                           kind="error")
+        status = 2
+    else:
+        status = _report(path, result)
+        if not result.derivations and result.failure is None:  # so `ok` means exit 0
+            result.failure = ReplayFailure(None, "", f"{path} has no derivation "
+                                           "(Derive ... SuchThat ... As ...)", kind="error")
     if args.json:
-        write_json_atomic(args.json, {
-            "file": str(path),
-            "ok": result.ok,
-            "failure": vars(result.failure) if result.failure else None,
-            "derivations": [rd.derivation.trace() for rd in result.derivations],
-        })
+        try:
+            write_json_atomic(args.json, result.trace())
+        except OSError as exc:  # the directory went away, the disk filled up, ...
+            print(f"verisched replay: --json {args.json}: cannot write the trace: "
+                  f"{exc.strerror or exc}", file=sys.stderr)
+            return 2
+    return status
+
+
+def _report(path: Path, result: ReplayResult) -> int:
+    """Print every derivation's outcome; the exit status (1 if anything failed)."""
     if result.failure:
-        f = result.failure
-        print(f"FAILED: {path}:{f.line}: Coq rejected {f.sentence!r}: {f.message}",
-              file=sys.stderr)
+        f = result.failure  # outside the derivations replayed (or one not asked for)
+        where = f"{path}:{f.line}"
+        if f.derivation is not None:
+            where += f": derivation {f.derivation}" + (f", step {f.step}" if f.step else "")
+        print(f"FAILED: {where}: Coq rejected {f.sentence!r}: {f.message}", file=sys.stderr)
         return 1
     if not result.derivations:
         print(f"verisched replay: {path} has no derivation (Derive ... SuchThat ...)",

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .coqterm import parse_program, pretty, to_coq
-from .errors import CoqCommandError, TermParseError
+from .errors import CoqCommandError, OutputPathError, TermParseError
 from .session import CoqSession
 from .terms import Expr
 
@@ -314,10 +314,22 @@ def parse_axioms(output: str) -> tuple[str, ...]:
 
 
 def write_json_atomic(path: str | Path, data: object) -> None:
-    """Write JSON so a reader sees the old file or the new one, never half."""
+    """Write JSON so a reader sees the old file or the new one, never half.
+
+    The file gets the mode a plain `open(path, "w")` would give it (the old
+    file's, or 0666 less the umask): mkstemp's private 0600 would otherwise
+    make every trace unreadable to the rest of a team sharing the tree.
+    """
     path = Path(path)
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        mode = 0o666 & ~mask
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent or "."))
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w") as f:
             json.dump(data, f, indent=2)
             f.write("\n")
@@ -325,6 +337,35 @@ def write_json_atomic(path: str | Path, data: object) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def check_writable(path: str | Path) -> None:
+    """Raise OutputPathError unless `write_json_atomic(path, ...)` can succeed.
+
+    Called before a long run, so a typo in an output path is reported at
+    once rather than after the work it was meant to keep.  It does what the
+    write will do -- create a temporary file next to `path` -- instead of
+    trusting permission bits (root ignores them, read-only mounts do not).
+    An existing read-only file is refused too: the atomic rename would
+    silently replace it, which its owner presumably did not want.
+    """
+    path = Path(path)
+    parent = path.parent
+    if path.is_dir():
+        raise OutputPathError(f"{path} is a directory")
+    if not parent.exists():
+        raise OutputPathError(f"directory {parent} does not exist")
+    if not parent.is_dir():
+        raise OutputPathError(f"{parent} is not a directory")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise OutputPathError(f"{path} is not writable")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(parent))
+    except OSError as exc:
+        raise OutputPathError(f"cannot create a file in {parent}: "
+                              f"{exc.strerror or exc}") from None
+    os.close(fd)
+    Path(tmp).unlink(missing_ok=True)
 
 
 def _rank_of(e: Expr, tensors: dict[str, int]) -> int:

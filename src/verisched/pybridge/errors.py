@@ -11,7 +11,24 @@ from __future__ import annotations
 
 
 class BridgeError(Exception):
-    """Base class of every exception the bridge raises."""
+    """Base class of every exception the bridge raises.
+
+    A replay that is interrupted (a timeout, a dead coqtop, a bridge command
+    that fails) re-raises the exception with two additions, so that no
+    caller loses the place or the work done:
+
+    - `where`: the file, line, derivation and step being run
+      ("Bad.v:12: derivation q, step 2"), shown first by `str`;
+    - `partial`: the `replay.ReplayResult` of everything completed, its
+      `failure` describing the interruption (for a JSON trace).
+    """
+
+    where: str | None = None
+    partial: object | None = None
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return f"{self.where}: {text}" if self.where else text
 
 
 class CoqNotFoundError(BridgeError):
@@ -62,6 +79,49 @@ class CoqCommandError(BridgeError):
 
 class ScriptSyntaxError(BridgeError):
     """A proof script or .v file that cannot be split into sentences."""
+
+
+class SourceFileError(BridgeError):
+    """A .v file that cannot be read as text: unreadable, or not UTF-8.
+
+    Raised where the bridge reads the file (sentences.read_source), so every
+    caller -- replay, the loaders behind compile/run, check -- reports the
+    file and the place instead of a UnicodeDecodeError traceback.  `offset`
+    and `line` locate the first bad byte (None when the file could not be
+    read at all).
+    """
+
+    def __init__(self, message: str, path: str, offset: int | None = None,
+                 line: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.offset = offset
+        self.line = line
+
+
+class UnknownDerivationError(BridgeError):
+    """A derivation was asked for by a name the .v file does not derive.
+
+    Found from the file's `Derive NAME SuchThat ... As ...` sentences before
+    anything runs, so a typo costs no replay; `available` lists the names
+    the file does derive, in file order, for the message and for callers.
+    """
+
+    def __init__(self, path: str, name: str, available: tuple[str, ...]) -> None:
+        listed = ", ".join(available) if available else \
+            "none (the file has no `Derive NAME SuchThat ... As ...`)"
+        super().__init__(f"{path}: no derivation named {name!r} (available: {listed})")
+        self.path = path
+        self.name = name
+        self.available = available
+
+
+class OutputPathError(BridgeError):
+    """A path the bridge was asked to write (a JSON trace) cannot be written.
+
+    Checked before a replay starts (derivation.check_writable), because
+    finding it out after minutes of Coq would throw the whole run away.
+    """
 
 
 class TermParseError(BridgeError):

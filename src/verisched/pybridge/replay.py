@@ -18,8 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .derivation import Derivation, FinishResult, StepError, StepOk
-from .errors import BridgeError, ScriptSyntaxError, TermParseError
-from .sentences import Sentence, split_sentences
+from .errors import (
+    BridgeError,
+    CoqCommandError,
+    CoqCrashedError,
+    CoqTimeoutError,
+    TermParseError,
+    UnknownDerivationError,
+)
+from .sentences import Sentence, split_file
 from .session import CoqSession
 from .terms import Expr
 
@@ -44,6 +51,46 @@ class Signature:
 
 
 @dataclass
+class ReplayFailure:
+    """Why a replay, or one derivation in it, failed, and where.
+
+    kind:
+        "command"  a sentence outside any proof (or a Derive) Coq rejected
+        "step"     a tactic Coq rejected (`step` is its number, from 1)
+        "closing"  Qed/Defined rejected, Admitted, Abort, or no end at all
+        "axioms"   accepted, but resting on an axiom that is not allowed
+        "timeout"  a sentence ran past the time limit (the replay stopped)
+        "crash"    coqtop died (the replay stopped)
+        "error"    any other bridge error (the replay stopped)
+
+    `message` is Coq's own message where Coq gave one (the bridge's
+    otherwise); `details` is what a failing tactic printed first (rw's
+    candidate sites).
+    """
+
+    line: int | None
+    sentence: str
+    message: str
+    derivation: str | None = None
+    step: int | None = None
+    kind: str = "command"
+    details: str = ""
+
+    def to_json(self) -> dict:
+        """The JSON trace's record; `tactic` is set only for a step of a proof."""
+        return {
+            "kind": self.kind,
+            "derivation": self.derivation,
+            "step": self.step,
+            "tactic": self.sentence if self.step is not None else None,
+            "line": self.line,
+            "sentence": self.sentence,
+            "message": self.message,
+            "details": self.details,
+        }
+
+
+@dataclass
 class ReplayedDerivation:
     derivation: Derivation
     signature: Signature
@@ -52,6 +99,9 @@ class ReplayedDerivation:
     # With `semantics=True`: the program of the initial state and after each
     # step with user definitions unfolded (an AST, or why it has none).
     semantics: list[Expr | str] = field(default_factory=list)
+    # Set whenever `ok` is False once the derivation is over: the failing
+    # step, the rejected closing, the disallowed axioms, with its line.
+    failure: ReplayFailure | None = None
 
     @property
     def verdict(self) -> FinishResult | None:
@@ -62,18 +112,23 @@ class ReplayedDerivation:
         v = self.verdict
         return self.error is None and v is not None and v.accepted and not v.disallowed_axioms
 
-
-@dataclass
-class ReplayFailure:
-    """A sentence outside any derivation that Coq rejected."""
-
-    line: int
-    sentence: str
-    message: str
+    def trace(self) -> dict:
+        """The derivation's JSON trace with its failure, if any."""
+        return {**self.derivation.trace(),
+                "failure": self.failure.to_json() if self.failure else None}
 
 
 @dataclass
 class ReplayResult:
+    """What a replay recorded.
+
+    `failure` is set when the replay stopped outside the record of a
+    recorded derivation: a command Coq rejected, a derivation that was run
+    but not recorded (`only`) and failed, or an interruption (then the
+    result is the exception's `partial`).  A recorded derivation's own
+    failure is in its `failure`; `first_failure` gives whichever applies.
+    """
+
     path: Path
     start_state: int = 0
     derivations: list[ReplayedDerivation] = field(default_factory=list)
@@ -82,6 +137,44 @@ class ReplayResult:
     @property
     def ok(self) -> bool:
         return self.failure is None and all(d.ok for d in self.derivations)
+
+    def first_failure(self) -> ReplayFailure | None:
+        """The failure that stopped the replay, else the first derivation's."""
+        if self.failure is not None:
+            return self.failure
+        return next((d.failure for d in self.derivations if d.failure is not None), None)
+
+    def trace(self) -> dict:
+        """The whole replay as JSON-ready data: `ok` is false exactly when
+        `failure` is set, and every completed step is in `derivations`."""
+        failure = self.first_failure()
+        return {
+            "file": str(self.path),
+            "ok": self.ok and failure is None,
+            "failure": failure.to_json() if failure else None,
+            "derivations": [rd.trace() for rd in self.derivations],
+        }
+
+
+@dataclass
+class _Cursor:
+    """The sentence being run, so an interruption can say where it happened."""
+
+    line: int | None = None
+    sentence: str = ""
+    derivation: str | None = None
+    step: int | None = None
+
+    def at(self, s: Sentence, step: int | None = None) -> None:
+        self.line, self.sentence, self.step = s.line, s.text, step
+
+    def where(self, path: Path) -> str:
+        out = f"{path}:{self.line}" if self.line is not None else str(path)
+        if self.derivation is not None:
+            out += f": derivation {self.derivation}"
+            if self.step is not None:
+                out += f", step {self.step}"
+        return out
 
 
 def parse_binders(text: str) -> list[tuple[str, str]]:
@@ -136,6 +229,28 @@ class _Sig:
                          tuple(self.bools))
 
 
+def derivation_names(sentences: list[Sentence]) -> tuple[str, ...]:
+    """The names the sentences derive, in order.
+
+    Exact, not a guess: the replay records a derivation only for a sentence
+    DERIVE_RE matches, so no other name can ever appear in its result.
+    """
+    return tuple(m.group(1) for s in sentences if (m := DERIVE_RE.match(s.text)))
+
+
+def precheck_file(path: str | Path, only: str | None = None) -> tuple[str, ...]:
+    """Read and split `path` without Coq; the names it derives.
+
+    Raises what replay_file would raise on the same input (SourceFileError,
+    ScriptSyntaxError, UnknownDerivationError when `only` is not derived),
+    so a command can refuse bad input before paying for a session.
+    """
+    names = derivation_names(split_file(path))
+    if only is not None and only not in names:
+        raise UnknownDerivationError(str(path), only, names)
+    return names
+
+
 def replay_file(
     session: CoqSession,
     path: str | Path,
@@ -161,26 +276,47 @@ def replay_file(
         raise BridgeError(f"cannot replay {path}: the session is inside proof "
                           f"{session.proof_name!r}; finish or abort it first")
     path = Path(path)
-    sentences = split_sentences(path.read_text())
+    sentences = split_file(path)
+    if only is not None and only not in (names := derivation_names(sentences)):
+        raise UnknownDerivationError(str(path), only, names)
     start = session.state
+    result = ReplayResult(path, start_state=start)
+    cursor = _Cursor()
     try:
-        result = _replay(session, path, sentences, only, on_step, semantics, stop_after)
-        result.start_state = start
-        return result
-    finally:
+        _replay(session, path, sentences, only, on_step, semantics, stop_after, result, cursor)
+    except BaseException as exc:
+        if isinstance(exc, BridgeError) and exc.partial is None:
+            # Keep the work done and say where: the caller may write the
+            # partial trace, and the message names the line and step.
+            kind = ("timeout" if isinstance(exc, CoqTimeoutError) else
+                    "crash" if isinstance(exc, CoqCrashedError) else "error")
+            result.failure = ReplayFailure(cursor.line, cursor.sentence, str(exc),
+                                           cursor.derivation, cursor.step, kind)
+            exc.where = cursor.where(path)
+            exc.partial = result
         if not keep_state and session.alive:
-            session.back_to(start)
+            try:
+                session.back_to(start)
+            except BridgeError:
+                # Coq is in no known state: a session left so would mislead
+                # its next user, and this error must not hide the first one.
+                session.close()
+        raise
+    if not keep_state and session.alive:
+        session.back_to(start)
+    return result
 
 
 def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: str | None,
-            on_step: object, semantics: bool, stop_after: tuple[str, int] | None
-            ) -> ReplayResult:
-    result = ReplayResult(path)
+            on_step: object, semantics: bool, stop_after: tuple[str, int] | None,
+            result: ReplayResult, cursor: _Cursor) -> None:
+    """Run the sentences, filling `result` as it goes (so an exception leaves
+    everything completed in it) and keeping `cursor` on the current one."""
     sig = _Sig()
     i = 0
-    seen = False
     while i < len(sentences):
         s = sentences[i]
+        cursor.at(s)
         m = DERIVE_RE.match(s.text)
         sig_end = s.text.startswith("End ")
         if m is None:
@@ -190,7 +326,7 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
                 if "inconsistent assumptions" in msg or "Cannot find a physical path" in msg:
                     msg += " (the compiled library is stale or being rebuilt: run `make proofs`)"
                 result.failure = ReplayFailure(s.line, s.text, msg)
-                return result
+                return
             sig.declare(s.text)
             if sig_end:
                 sig = _Sig()
@@ -198,21 +334,27 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
             continue
         name, _, proof_name = m.groups()
         record = only is None or only == name
-        seen = seen or record
-        d = Derivation.begin(session, s.text, name, proof_name, source=str(path))
+        cursor.derivation = name
+        try:
+            d = Derivation.begin(session, s.text, name, proof_name, source=str(path))
+        except CoqCommandError as exc:
+            if exc.sentence != s.text:
+                raise  # the Derive went through; a bridge command after it failed
+            result.failure = ReplayFailure(s.line, s.text, exc.coq_message, name)
+            return
         rd = ReplayedDerivation(d, sig.freeze(), s.line)
+        if record:
+            result.derivations.append(rd)  # now, so an interruption keeps its steps
         stop_at = stop_after[1] if stop_after and stop_after[0] == name else None
         i = _run_proof(d, rd, sentences, i + 1, on_step if record else None,
-                       semantics and record, stop_at)
-        if record:
-            result.derivations.append(rd)
+                       semantics and record, cursor, stop_at)
+        cursor.derivation = None
         if stop_at is not None:
-            return result
+            return
         if rd.error is not None or (d.finish_result and not d.finish_result.accepted):
-            return result
-    if only is not None and not seen:
-        raise ScriptSyntaxError(f"{path}: no derivation named {only!r}")
-    return result
+            if not record:  # the file cannot get to the derivation asked for
+                result.failure = rd.failure
+            return
 
 
 def _record_semantics(d: Derivation, rd: ReplayedDerivation) -> None:
@@ -225,12 +367,18 @@ def _record_semantics(d: Derivation, rd: ReplayedDerivation) -> None:
 
 
 def _run_proof(d: Derivation, rd: ReplayedDerivation, sentences: list[Sentence], i: int,
-               on_step: object, semantics: bool, stop_at: int | None = None) -> int:
+               on_step: object, semantics: bool, cursor: _Cursor,
+               stop_at: int | None = None) -> int:
     """Step through the proof script after a Derive; returns the next index."""
     if semantics:
         _record_semantics(d, rd)
+
+    def closing(s: Sentence, message: str, kind: str = "closing") -> None:
+        rd.failure = ReplayFailure(s.line, s.text, message, d.name, None, kind)
+
     while i < len(sentences):
         s = sentences[i]
+        cursor.at(s)
         word = _CONTROL_RE.sub("", s.text).split()[0].rstrip(".")
         if word == "Proof" and s.text in ("Proof.",):
             d.session.run_ok(s.text)
@@ -238,19 +386,28 @@ def _run_proof(d: Derivation, rd: ReplayedDerivation, sentences: list[Sentence],
             i += 1
             continue
         if word in ("Qed", "Defined"):
-            d.finish(s.text)
+            v = d.finish(s.text)
+            if not v.accepted:
+                closing(s, v.message)
+            elif v.disallowed_axioms:
+                closing(s, "depends on disallowed axioms: " + ", ".join(v.disallowed_axioms),
+                        "axioms")
             return i + 1
         if word in ("Admitted", "Abort"):
             d.finish_result = FinishResult(False, f"line {s.line}: derivation ends with {word}")
+            closing(s, f"derivation ends with {word}")
             if word == "Abort":
                 d.session.run(s.text)
             return i + 1
+        cursor.step = len(d.steps) + 1
         res = d.run_tactic(s.text)
         if callable(on_step):
             on_step(d, res)
         if isinstance(res, StepError):
             rd.error = StepError(res.step, res.tactic, f"line {s.line}: {res.message}", res.state,
                                  res.details)
+            rd.failure = ReplayFailure(s.line, res.tactic, res.message, d.name, res.step,
+                                       "step", res.details)
             return i + 1
         assert isinstance(res, StepOk)
         if semantics:
@@ -259,4 +416,6 @@ def _run_proof(d: Derivation, rd: ReplayedDerivation, sentences: list[Sentence],
         if stop_at is not None and res.step >= stop_at:
             return i
     d.finish_result = FinishResult(False, "file ends inside the derivation")
+    last = sentences[i - 1] if sentences else Sentence("", rd.line, 0)
+    closing(last, "file ends inside the derivation (no Qed or Defined)")
     return i

@@ -14,8 +14,9 @@ parenthesis is reported at its line rather than as a confusing Coq error.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
-from .errors import ScriptSyntaxError
+from .errors import ScriptSyntaxError, SourceFileError
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,40 @@ class Sentence:
 
 def _line_of(src: str, pos: int) -> int:
     return src.count("\n", 0, pos) + 1
+
+
+def read_source(path: str | Path) -> str:
+    """The text of a .v file, decoded as UTF-8 the way coqtop reads it.
+
+    Every reader of a .v file in the bridge goes through here so that a file
+    Coq could not read either (bad bytes, a directory, no permission) is one
+    SourceFileError naming the file and, for bad bytes, where the first one
+    is -- a user can fix that in an editor, a UnicodeDecodeError traceback
+    tells them nothing.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SourceFileError(f"{path}: cannot read: {exc.strerror or exc}", str(path)) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise SourceFileError(
+            f"{path}: not valid UTF-8 (Coq reads .v files as UTF-8): byte "
+            f"0x{data[exc.start]:02x} at offset {exc.start} (line {line}, column {column}); "
+            "re-save the file as UTF-8", str(path), exc.start, line) from None
+
+
+def split_file(path: str | Path) -> list[Sentence]:
+    """The sentences of a .v file; errors name the file as well as the line."""
+    src = read_source(path)
+    try:
+        return split_sentences(src)
+    except ScriptSyntaxError as exc:
+        raise ScriptSyntaxError(f"{path}: {exc}") from None
 
 
 def split_sentences(src: str) -> list[Sentence]:
