@@ -27,3 +27,13 @@ class CompileError(CodegenError):
 
 class KernelCallError(CodegenError):
     """Arguments given to a compiled kernel do not fit its signature or its sizes."""
+
+
+class PreconditionError(KernelCallError):
+    """Sizes that break a hypothesis of the derivation: the kernel is not proved equal to
+    the program there, so it refuses them (never a wrong result)."""
+
+
+class UnsafeProgramError(CodegenError):
+    """Coq's `check_safe` did not prove the program's accesses in bounds, and the caller
+    did not ask for an unchecked kernel (`unsafe=True`)."""

@@ -7,6 +7,7 @@ two cores.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import jinja2
@@ -38,7 +39,9 @@ def _check_names(kernels: list[LoweredKernel]) -> None:
         seen.add(k.name)
 
 
-def render_source(kernels: list[LoweredKernel], target: str) -> str:
+def render_source(kernels: list[LoweredKernel], target: str, notes: Sequence[str] = ()) -> str:
+    """The C file for `kernels`; `notes` go in its opening comment (provenance,
+    preconditions, and any kernel built without a bounds proof)."""
     _check_names(kernels)
     openmp = any(k.uses_openmp for k in kernels) or target.endswith("openmp")
     # Vector helpers (masks) of each instruction library used, once per file.
@@ -48,14 +51,15 @@ def render_source(kernels: list[LoweredKernel], target: str) -> str:
             helpers.append(k.isa.helpers)
     return _ENV.get_template("kernel.c.j2").render(
         kernels=kernels, target=target, openmp=openmp, signature=signature,
-        vector_helpers=helpers)
+        vector_helpers=helpers, notes=list(notes))
 
 
-def render_header(kernels: list[LoweredKernel], source_name: str) -> str:
+def render_header(kernels: list[LoweredKernel], source_name: str,
+                  notes: Sequence[str] = ()) -> str:
     guard = "VERISCHED_" + "".join(ch if ch.isalnum() else "_" for ch in source_name).upper()
     return _ENV.get_template("kernel.h.j2").render(
         kernels=kernels, guard=guard, source_name=source_name, signature=signature,
-        extents=lambda k: " x ".join(k.out_extents_c) or "scalar")
+        extents=lambda k: " x ".join(k.out_extents_c) or "scalar", notes=list(notes))
 
 
 def render_harness(kernels: list[LoweredKernel]) -> str:

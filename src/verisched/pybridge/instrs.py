@@ -13,66 +13,49 @@ with the arguments substituted (`instantiate`): the interpreter evaluates
 that, so a program with instructions means exactly what Coq says it means,
 and a test compares every template with Coq's own printed definition.
 
-Target libraries (targets/avx2.py, targets/avx512.py, targets/gemmini/)
-register specifications with `register` and map names to C emitters; this
-module never imports them.  The AVX2 and AVX-512 instructions of the shared
-contract are registered here, at import, because the parser must know their
-arities before any target is chosen.  Names with a prefix in `PLUGINS` are
-looked up by importing the module providing them on first use.
+This module is only the registry; it knows no target.  A target library
+(targets/avx.py, targets/gemmini/instrs.py) registers the specifications of
+its instructions when it is imported, and a test compares each with Coq's
+printed definition.  An instruction nobody registered is read from Coq
+itself: while a session resolves names (`resolving_with(session)`, which the
+replay installs), the parser's lookup of an applied constant asks Coq
+whether it is a registered `AtlInstr` and, if so, reads its definition
+(`learn`).  So a derivation using a new target's instructions replays,
+prints and evaluates before any Python is written for that target.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from verisched.pybridge.errors import TermParseError
 from verisched.pybridge.terms import (
-    Concat,
     Expr,
-    Flatten,
     Gen,
-    Get,
     Guard,
-    IBin,
     IConst,
     Idx,
     Instr,
     IVar,
     Let,
-    Mem,
-    PadL,
-    PadR,
-    PAnd,
-    PBool,
-    PCmp,
-    Pred,
-    SBin,
-    Split,
     Sum,
-    TAdd,
-    Transpose,
-    TruncL,
-    TruncR,
     Var,
-    Zero,
     free_vars,
-    idx_free_vars,
     is_idx,
+    subst,
 )
 
 TENSOR, SCALAR, INDEX = "tensor", "scalar", "index"
 KINDS = (TENSOR, SCALAR, INDEX)
 
-# The memories of coq/Targets/Instr.v (`Inductive memory`).
-MEMORIES = ("DRAM", "AVX2_REG", "AVX512_REG", "GEMMINI_SPAD", "GEMMINI_ACC")
-
-# Instruction-name prefix -> module that registers those instructions when imported
-# (target libraries outside pybridge; imported by name, so no static dependency).
-PLUGINS: dict[str, str] = {"gemmini_": "verisched.targets.gemmini.instrs"}
+if TYPE_CHECKING:
+    from verisched.pybridge.session import CoqSession
 
 
 class InstrError(ValueError):
@@ -133,28 +116,91 @@ def register(spec: InstrSpec, *, replace: bool = False) -> InstrSpec:
     if stray:
         raise InstrError(f"instruction {spec.name}: specification mentions {sorted(stray)}, "
                          "which are not parameters")
-    if spec.name in _REGISTRY and not replace and _REGISTRY[spec.name] != spec:
-        raise InstrError(f"instruction {spec.name} is already registered differently")
+    old = _REGISTRY.get(spec.name)
+    if old is not None and not replace and old != spec:
+        why = same_spec(old, spec.params, spec.body)
+        if why is not None or old.native is not None and spec.native is None:
+            raise InstrError(f"instruction {spec.name} is already registered differently: "
+                             f"{why or 'without its native evaluation'}")
+        if old.doc != LEARNED and spec.doc == LEARNED:
+            return old  # a target's own registration is kept over one read back from Coq
     _REGISTRY[spec.name] = spec
     return spec
 
 
-def _load_plugin(name: str) -> None:
-    for prefix, module in PLUGINS.items():
-        if name.startswith(prefix):
-            try:
-                importlib.import_module(module)
-            except ImportError:
-                pass
+# Resolvers consulted when a name is not registered (a Coq session, `resolving_with`).
+_RESOLVERS: list[Callable[[str], InstrSpec | None]] = []
+LEARNED = "read from Coq's definition"
 
 
-def lookup(name: str) -> InstrSpec | None:
-    """The specification of instruction `name`, or None if it is not one."""
+def lookup(name: str, *, resolve: bool = False) -> InstrSpec | None:
+    """The specification of instruction `name`, or None if it is not one.  With
+    `resolve`, an unregistered name is looked up through the active resolvers (a Coq
+    session: see `learn`); the parser asks so only for applied constants."""
     spec = _REGISTRY.get(name)
-    if spec is None:
-        _load_plugin(name)
-        spec = _REGISTRY.get(name)
+    if spec is None and resolve:
+        for r in reversed(_RESOLVERS):
+            spec = r(name)
+            if spec is not None:
+                break
     return spec
+
+
+_IDENT = re.compile(r"[A-Za-z_][\w']*")
+
+
+def learn(session: CoqSession, name: str) -> InstrSpec | None:
+    """Read instruction `name` from Coq and register it, or None if Coq does not know
+    it as a registered instruction (`AtlInstr`, coq/Targets/Instr.v) whose body is an
+    ATL term.  Family: the name's prefix (`avx2_loadu` -> avx2); lanes: the extent of
+    the body's last generation when it is a constant."""
+    if not _IDENT.fullmatch(name) or name == "in_mem":
+        return None
+    if not session.run(f"Check (ltac:(typeclasses eauto) : AtlInstr (@{name})).").ok:
+        return None
+    printed = session.run(f"Print {name}.")
+    if not printed.ok:
+        return None
+    try:
+        params, body = parse_coq_print(printed.output)
+    except (InstrError, TermParseError):
+        return None  # not an ATL term (a native primitive): its target must register it
+    family = name.split("_", 1)[0]
+    spec = InstrSpec(name, params, body, family, _lanes(body), LEARNED)
+    try:
+        return register(spec)
+    except InstrError:
+        return None
+
+
+def _lanes(body: Expr) -> int | None:
+    while isinstance(body, (Gen, Guard, Let)):
+        if isinstance(body, Gen) and not isinstance(body.body, Gen):
+            n = body.hi
+            return n.value if isinstance(n, IConst) and body.lo == IConst(0) else None
+        body = body.body
+    return None
+
+
+@contextmanager
+def resolving_with(session: CoqSession) -> Iterator[None]:
+    """While active, unregistered instructions are read from `session` (`learn`);
+    names Coq does not know as instructions are remembered, so each costs one query."""
+    misses: set[str] = set()
+
+    def resolve(name: str) -> InstrSpec | None:
+        if name in misses or not session.alive:
+            return None
+        spec = learn(session, name)
+        if spec is None:
+            misses.add(name)
+        return spec
+
+    _RESOLVERS.append(resolve)
+    try:
+        yield
+    finally:
+        _RESOLVERS.remove(resolve)
 
 
 def spec_of(name: str) -> InstrSpec:
@@ -184,94 +230,6 @@ def check_call(e: Instr) -> InstrSpec:
     return spec
 
 
-# ---------------------------------------------------------------------------
-# Capture-avoiding substitution (parameters -> arguments)
-
-
-def _fresh(base: str, avoid: set[str]) -> str:
-    k = 0
-    name = base
-    while name in avoid:
-        k += 1
-        name = f"{base}{k}"
-    return name
-
-
-def subst_idx(i: Idx, ix: dict[str, Idx]) -> Idx:
-    if isinstance(i, IVar):
-        return ix.get(i.name, i)
-    if isinstance(i, IBin):
-        return IBin(i.op, subst_idx(i.left, ix), subst_idx(i.right, ix))
-    return i
-
-
-def subst_pred(p: Pred, ix: dict[str, Idx]) -> Pred:
-    if isinstance(p, PCmp):
-        return PCmp(p.op, subst_idx(p.left, ix), subst_idx(p.right, ix))
-    if isinstance(p, PAnd):
-        return PAnd(subst_pred(p.left, ix), subst_pred(p.right, ix))
-    assert isinstance(p, PBool)
-    return p
-
-
-def substitute(e: Expr, tensors: dict[str, Expr], indices: dict[str, Idx]) -> Expr:
-    """`e` with free tensor variables replaced by `tensors` and free index variables by
-    `indices`; binders of `e` that would capture a free variable of a replacement are
-    renamed (ATL binders are ordinary lambdas in Coq)."""
-    avoid: set[str] = set()
-    for v in tensors.values():
-        avoid |= free_vars(v)
-    for i in indices.values():
-        avoid |= idx_free_vars(i)
-    return _subst(e, tensors, indices, avoid)
-
-
-def _subst(e: Expr, ts: dict[str, Expr], ix: dict[str, Idx], avoid: set[str]) -> Expr:
-    if isinstance(e, Var):
-        return ts.get(e.name, e)
-    if isinstance(e, Zero):
-        return e
-    if isinstance(e, (Gen, Sum)):
-        lo, hi = subst_idx(e.lo, ix), subst_idx(e.hi, ix)
-        var, ts2, ix2 = e.var, dict(ts), dict(ix)
-        ts2.pop(var, None)
-        ix2.pop(var, None)
-        if var in avoid:
-            new = _fresh(var, avoid | free_vars(e.body))
-            ix2[var] = IVar(new)
-            var = new
-        return type(e)(var, lo, hi, _subst(e.body, ts2, ix2, avoid | {var}))
-    if isinstance(e, Let):
-        value = _subst(e.value, ts, ix, avoid)
-        var, ts2, ix2 = e.var, dict(ts), dict(ix)
-        ts2.pop(var, None)
-        ix2.pop(var, None)
-        if var in avoid:
-            new = _fresh(var, avoid | free_vars(e.body))
-            ts2[var] = Var(new)
-            var = new
-        return Let(var, value, _subst(e.body, ts2, ix2, avoid | {var}))
-    if isinstance(e, Guard):
-        return Guard(subst_pred(e.pred, ix), _subst(e.body, ts, ix, avoid))
-    if isinstance(e, Get):
-        return Get(_subst(e.tensor, ts, ix, avoid), subst_idx(e.index, ix))
-    if isinstance(e, (TAdd, SBin)):
-        left, right = _subst(e.left, ts, ix, avoid), _subst(e.right, ts, ix, avoid)
-        return TAdd(left, right) if isinstance(e, TAdd) else SBin(e.op, left, right)
-    if isinstance(e, Mem):
-        return Mem(e.memory, _subst(e.body, ts, ix, avoid))
-    if isinstance(e, Instr):
-        return Instr(e.name, tuple(subst_idx(a, ix) if is_idx(a) else _subst(a, ts, ix, avoid)
-                                   for a in e.args))
-    if isinstance(e, (Concat, Transpose, Flatten, Split, PadR, PadL, TruncR, TruncL)):
-        vals = {}
-        for f in e.__dataclass_fields__:
-            v = getattr(e, f)
-            vals[f] = subst_idx(v, ix) if is_idx(v) else _subst(v, ts, ix, avoid)
-        return type(e)(**vals)
-    raise TypeError(f"not an ATL term: {e!r}")
-
-
 def instantiate(e: Instr) -> Expr:
     """The meaning of a call: the specification with the arguments substituted."""
     spec = check_call(e)
@@ -282,7 +240,7 @@ def instantiate(e: Instr) -> Expr:
             ix[p.name] = a  # type: ignore[assignment]
         else:
             ts[p.name] = a  # type: ignore[assignment]
-    return substitute(spec.body, ts, ix)
+    return subst(spec.body, ts, ix)  # type: ignore[return-value]
 
 
 def result_rank(spec: InstrSpec) -> int:
@@ -383,55 +341,7 @@ def same_spec(spec: InstrSpec, params: tuple[Param, ...], body: Expr) -> str | N
     ix = {p.name: IVar(f"#{k}") for k, p in enumerate(params) if p.kind == INDEX}
     ts2 = {p.name: Var(f"#{k}") for k, p in enumerate(spec.params) if p.kind != INDEX}
     ix2 = {p.name: IVar(f"#{k}") for k, p in enumerate(spec.params) if p.kind == INDEX}
-    theirs, ours = substitute(body, ts, ix), substitute(spec.body, ts2, ix2)
+    theirs, ours = subst(body, ts, ix), subst(spec.body, ts2, ix2)
     if not alpha_equal(theirs, ours):
         return f"bodies differ: ours {ours}, Coq's {theirs}"
     return None
-
-
-# ---------------------------------------------------------------------------
-# The AVX2 / AVX-512 instructions of the shared contract (coq/Targets/AVX.v)
-
-
-def _lane_specs(prefix: str, lanes: int) -> list[InstrSpec]:
-    """Loads, broadcast, arithmetic and stores of width `lanes`, exactly as the
-    contract states them (`GEN [ l < lanes ] ...`)."""
-    L = IConst(lanes)
-    lv = IVar("l")
-
-    def vec(body: Expr) -> Expr:
-        return Gen("l", IConst(0), L, body)
-
-    def at(x: str) -> Expr:
-        return Get(Var(x), lv)
-
-    t = lambda n: Param(n, TENSOR, 1)  # noqa: E731
-    s = lambda n: Param(n, SCALAR)  # noqa: E731
-    i = lambda n: Param(n, INDEX)  # noqa: E731
-    fam = prefix.rstrip("_")
-    mk = lambda name, params, body, doc: InstrSpec(  # noqa: E731
-        prefix + name, tuple(params), body, fam, lanes, doc)
-    return [
-        mk("loadu", [t("v"), i("o")], vec(Get(Var("v"), IBin("+", IVar("o"), lv))),
-           "lanes o .. o+W-1 of v"),
-        mk("maskload", [t("v"), i("o"), i("n")],
-           vec(Guard(PCmp("<", lv, IVar("n")), Get(Var("v"), IBin("+", IVar("o"), lv)))),
-           "the first n lanes of v from o, zero elsewhere"),
-        mk("broadcast", [s("x")], vec(Var("x")), "x in every lane"),
-        mk("mul", [t("a"), t("b")], vec(SBin("*", at("a"), at("b"))), "lane-wise a * b"),
-        mk("add", [t("a"), t("b")], vec(SBin("+", at("a"), at("b"))), "lane-wise a + b"),
-        mk("max", [t("a"), t("b")], vec(SBin("max", at("a"), at("b"))),
-           "lane-wise smax a b (class ScalarMax)"),
-        mk("fmadd", [t("a"), t("b"), t("c")],
-           vec(SBin("+", SBin("*", at("a"), at("b")), at("c"))), "lane-wise a * b + c"),
-        mk("storeu", [t("v")], vec(at("v")), "v, stored with a vector store"),
-        mk("maskstore", [i("n"), t("v")], vec(Guard(PCmp("<", lv, IVar("n")), at("v"))),
-           "the first n lanes of v, stored with a masked store"),
-    ]
-
-
-AVX2_LANES = 8
-AVX512_LANES = 16
-
-for _spec in _lane_specs("avx2_", AVX2_LANES) + _lane_specs("avx512_", AVX512_LANES):
-    register(_spec)

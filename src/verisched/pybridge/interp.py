@@ -36,10 +36,8 @@ from .terms import (
     Gen,
     Get,
     Guard,
-    IConst,
     Idx,
     Instr,
-    IVar,
     Let,
     Mem,
     PadL,
@@ -56,6 +54,8 @@ from .terms import (
     TruncR,
     Var,
     Zero,
+    fold_idx,
+    z_op,
 )
 
 
@@ -128,39 +128,18 @@ def _expand_rank(arr: np.ndarray, extra: int) -> np.ndarray:
 
 
 def eval_idx(i: Idx, env: _Env) -> np.ndarray:
-    if isinstance(i, IConst):
-        return np.full((1,) * env.depth, i.value, dtype=np.int64)
-    if isinstance(i, IVar):
-        if i.name not in env.indices:
-            raise InterpError(f"unbound index variable {i.name!r}")
-        v = env.indices[i.name]
+    """`i` over the loop indices in scope (terms.fold_idx: Z semantics)."""
+
+    def var(name: str) -> np.ndarray:
+        if name not in env.indices:
+            raise InterpError(f"unbound index variable {name!r}")
+        v = env.indices[name]
         return v.reshape(v.shape + (1,) * (env.depth - v.ndim))
-    a = eval_idx(i.left, env)
-    b = eval_idx(i.right, env)
-    return _zop(i.op, a, b)
 
-
-def _zop(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if op == "+":
-        return a + b
-    if op == "-":
-        return a - b
-    if op == "*":
-        return a * b
-    if op == "cdiv":  # cdiv a b = (a + b - 1) / b  (Tensor/Core.v)
-        return _zdiv(a + b - 1, b)
-    if op == "/":
-        return _zdiv(a, b)
-    if op == "%":
-        safe = np.where(b == 0, 1, b)
-        return np.where(b == 0, a, np.mod(a, safe))
-    raise InterpError(f"unknown index operation {op!r}")
-
-
-def _zdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Z.div: floor division, and x / 0 = 0."""
-    safe = np.where(b == 0, 1, b)
-    return np.where(b == 0, 0, np.floor_divide(a, safe))
+    try:
+        return fold_idx(i, var, lambda c: np.full((1,) * env.depth, c, dtype=np.int64))
+    except ValueError as exc:
+        raise InterpError(str(exc)) from exc
 
 
 def eval_pred(p: Pred, env: _Env) -> np.ndarray:
@@ -269,7 +248,7 @@ def _sop(op: str, a: np.ndarray, b: np.ndarray, dt: np.dtype) -> np.ndarray:
         return np.maximum(a, b).astype(dt, copy=False)
     if op == "/":
         if np.issubdtype(dt, np.integer):
-            return _zdiv(a, b).astype(dt, copy=False)
+            return z_op("/", a, b).astype(dt, copy=False)
         safe = np.where(b == 0, 1, b)
         return np.where(b == 0, 0, a / safe).astype(dt, copy=False)
     raise InterpError(f"unknown scalar operation {op!r}")
@@ -394,7 +373,7 @@ def _eval_reshape(e: Expr, env: _Env) -> _Val:
     if isinstance(e, Split):
         k, n = size(e.k, "k"), size(e.n, "n")
         a = body_of(e.body, 1)
-        outer = max(int(_zdiv(np.array(n + k - 1), np.array(k))), 0)
+        outer = max(int(z_op("cdiv", n, k)), 0)
         inner = max(k, 0)
         src = np.arange(outer)[:, None] * k + np.arange(inner)[None, :]
         return _Val(_gather(a, d, np.where(src < n, src, -1)), d)

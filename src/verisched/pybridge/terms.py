@@ -14,7 +14,11 @@ expressions (`Expr`) denote scalars or tensors of any rank.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
 
 # ---------------------------------------------------------------------------
 # Index expressions over Z (Fig. 1: x | i | I+I | I-I | I*I | ceil(I/I) | I/I | I%I)
@@ -365,6 +369,209 @@ def _is_expr(v: object) -> bool:
 def is_idx(v: object) -> bool:
     """Is `v` an index expression (as opposed to a tensor expression)?"""
     return isinstance(v, (IVar, IConst, IBin))
+
+
+# ---------------------------------------------------------------------------
+# One walker and one substitution for every pass over terms.
+#
+# A term is a tree of frozen dataclasses: tensor expressions, index
+# expressions and predicates.  `children` lists a node's sub-terms in field
+# order (an instruction's arguments included); `walk` visits every node;
+# `rebuild` applies a function to the children and rebuilds the node;
+# `subst` replaces free variables without capture.  Binders: `Gen`/`Sum`
+# bind an index variable in their body (not in their bounds), `Let` binds a
+# tensor variable in its body (not in its value).
+
+Node = Expr | Idx | Pred
+_NODE_TYPES = (IVar, IConst, IBin, PBool, PCmp, PAnd, Var, Zero, Gen, Sum, Guard, Let, Get,
+               TAdd, SBin, Concat, Transpose, Flatten, Split, PadR, PadL, TruncR, TruncL, Mem,
+               Instr)
+# The fields of each node type that hold sub-terms (names, operators, memories and
+# literal values are data, not sub-terms).
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {
+    IVar: (), IConst: (), IBin: ("left", "right"), PBool: (), PCmp: ("left", "right"),
+    PAnd: ("left", "right"), Var: (), Zero: (), Gen: ("lo", "hi", "body"),
+    Sum: ("lo", "hi", "body"), Guard: ("pred", "body"), Let: ("value", "body"),
+    Get: ("tensor", "index"), TAdd: ("left", "right"), SBin: ("left", "right"),
+    Concat: ("n1", "n2", "left", "right"), Transpose: ("n", "m", "body"),
+    Flatten: ("n", "m", "body"), Split: ("k", "n", "body"), PadR: ("k", "n", "body"),
+    PadL: ("k", "n", "body"), TruncR: ("k", "body"), TruncL: ("k", "n", "body"),
+    Mem: ("body",),
+}
+
+
+def children(n: Node) -> tuple[Node, ...]:
+    """The immediate sub-terms of `n`, in field order."""
+    if isinstance(n, Instr):
+        return n.args
+    try:
+        names = _CHILD_FIELDS[type(n)]
+    except KeyError:
+        raise TypeError(f"not an ATL term: {n!r}") from None
+    return tuple(getattr(n, f) for f in names)
+
+
+def binder(n: Node) -> str | None:
+    """The variable `n` binds in its body (`Gen`, `Sum`: an index; `Let`: a tensor)."""
+    return n.var if isinstance(n, (Gen, Sum, Let)) else None
+
+
+def walk(n: Node) -> Iterator[Node]:
+    """Every node of `n`, pre-order (the node itself first)."""
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        yield x
+        stack.extend(reversed(children(x)))
+
+
+def walk_scoped(n: Node, bound: frozenset[str] = frozenset()
+                ) -> Iterator[tuple[Node, frozenset[str]]]:
+    """Every node of `n` with the variables bound around it, pre-order."""
+    stack = [(n, bound)]
+    while stack:
+        x, b = stack.pop()
+        yield x, b
+        var = binder(x)
+        kids = children(x)
+        inner = b | {var} if var is not None else b
+        # The binder's scope is its body, the last child; bounds and values are outside.
+        scoped = [(c, inner if var is not None and k == len(kids) - 1 else b)
+                  for k, c in enumerate(kids)]
+        stack.extend(reversed(scoped))
+
+
+def any_node(n: Node, test: Callable[[Node], bool]) -> bool:
+    """Does some node of `n` satisfy `test`?"""
+    return any(test(x) for x in walk(n))
+
+
+def rebuild(n: Node, f: Callable[[Node], Node]) -> Node:
+    """`n` with `f` applied to each immediate sub-term (the node itself if none changed)."""
+    if isinstance(n, Instr):
+        args = tuple(f(a) for a in n.args)
+        return n if args == n.args else Instr(n.name, args)
+    names = _CHILD_FIELDS[type(n)]
+    if not names:
+        return n
+    new = {k: f(getattr(n, k)) for k in names}
+    if all(new[k] is getattr(n, k) for k in names):
+        return n
+    return replace(n, **new)
+
+
+def fresh_name(base: str, avoid: set[str] | frozenset[str]) -> str:
+    """`base`, or `base1`, `base2`, ...: the first not in `avoid`."""
+    k, name = 0, base
+    while name in avoid:
+        k += 1
+        name = f"{base}{k}"
+    return name
+
+
+def subst(n: Node, tensors: Mapping[str, Expr] | None = None,
+          indices: Mapping[str, Idx] | None = None) -> Node:
+    """`n` with free tensor variables replaced by `tensors` and free index variables by
+    `indices`; a binder that would capture a free variable of a replacement is renamed
+    (ATL binders are ordinary lambdas in Coq)."""
+    ts, ix = dict(tensors or {}), dict(indices or {})
+    if not ts and not ix:
+        return n
+    avoid: set[str] = set()
+    for v in ts.values():
+        avoid |= free_vars(v)
+    for i in ix.values():
+        avoid |= idx_free_vars(i)
+    return _subst(n, ts, ix, frozenset(avoid))
+
+
+def _subst(n: Node, ts: dict[str, Expr], ix: dict[str, Idx], avoid: frozenset[str]) -> Node:
+    if isinstance(n, IVar):
+        return ix.get(n.name, n)
+    if isinstance(n, Var):
+        return ts.get(n.name, n)
+    var = binder(n)
+    if var is None:
+        return rebuild(n, lambda c: _subst(c, ts, ix, avoid))
+    ts2 = {k: v for k, v in ts.items() if k != var}
+    ix2 = {k: v for k, v in ix.items() if k != var}
+    new = var
+    if var in avoid:
+        new = fresh_name(var, avoid | free_vars(n.body))  # type: ignore[union-attr]
+        if isinstance(n, Let):
+            ts2[var] = Var(new)
+        else:
+            ix2[var] = IVar(new)
+    body = _subst(n.body, ts2, ix2, avoid | {new})  # type: ignore[union-attr]
+    if isinstance(n, Let):
+        return Let(new, _subst(n.value, ts, ix, avoid), body)  # type: ignore[arg-type]
+    return type(n)(new, _subst(n.lo, ts, ix, avoid), _subst(n.hi, ts, ix, avoid),  # type: ignore
+                   body)
+
+
+def specialize(n: Node, values: Mapping[str, int]) -> Node:
+    """`n` with the size parameters in `values` replaced by constants (binders that
+    shadow a name are respected)."""
+    return subst(n, indices={k: IConst(int(v)) for k, v in values.items()})
+
+
+# ---------------------------------------------------------------------------
+# Z semantics of the index language, on Python ints or numpy arrays alike.
+
+
+def z_op(op: str, a: Any, b: Any) -> Any:
+    """`a op b` in Z (Coq's Z.add ... Z.div, Z.modulo, cdiv): floor division and its
+    modulo, with a / 0 = 0, a mod 0 = a and cdiv a 0 = 0 (Tensor/Core.v)."""
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "cdiv":  # cdiv a b = (a + b - 1) / b
+        return z_op("/", a + b - 1, b)
+    if op not in ("/", "%"):
+        raise ValueError(f"unknown index operation {op!r}")
+    if isinstance(a, int) and isinstance(b, int):
+        if b == 0:
+            return 0 if op == "/" else a
+        return a // b if op == "/" else a % b
+    safe = np.where(b == 0, 1, b)
+    if op == "/":
+        return np.where(b == 0, 0, np.floor_divide(a, safe))
+    return np.where(b == 0, a, np.mod(a, safe))
+
+
+def fold_idx(i: Idx, var: Callable[[str], Any], const: Callable[[int], Any] = int) -> Any:
+    """The value of `i`, with `var(name)` for variables and `const(k)` for literals
+    (ints for sizes, numpy arrays for the interpreter's loop indices)."""
+    if isinstance(i, IConst):
+        return const(i.value)
+    if isinstance(i, IVar):
+        return var(i.name)
+    if isinstance(i, IBin):
+        return z_op(i.op, fold_idx(i.left, var, const), fold_idx(i.right, var, const))
+    raise TypeError(f"not an index expression: {i!r}")
+
+
+def eval_idx(i: Idx, values: Mapping[str, int]) -> int:
+    """The integer value of `i` under `values` (KeyError names a missing variable)."""
+    return fold_idx(i, values.__getitem__)
+
+
+CMP_FUNS: dict[str, Callable[[Any, Any], Any]] = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, "=": lambda a, b: a == b,
+    ">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "<>": lambda a, b: a != b,
+}
+
+
+def eval_pred(p: Pred, values: Mapping[str, int]) -> bool:
+    """The truth of `p` under integer `values`."""
+    if isinstance(p, PBool):
+        return p.value
+    if isinstance(p, PAnd):
+        return eval_pred(p.left, values) and eval_pred(p.right, values)
+    return bool(CMP_FUNS[p.op](eval_idx(p.left, values), eval_idx(p.right, values)))
 
 
 # ---------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The `avx2` and `avx2-openmp` targets: C11 with AVX2 + FMA intrinsics.
 
 The target library of the Exo thesis's Sec. 3.2: the AVX2 instructions'
-specifications live in pybridge/instrs.py (checked against coq/Targets/AVX.v);
+specifications are targets/avx.py's (checked against coq/Targets/AVX.v);
 this module only says which C each becomes, and which memory holds vector
 registers (AVX2_REG: `__m256`, 8 float lanes).  Masks are `__m256i` lane masks
 (sign bit set = lane on), built by the helpers below for "the first k lanes".
@@ -11,7 +11,8 @@ Code without instructions lowers exactly as for `c` / `openmp`.
 from __future__ import annotations
 
 from verisched.codegen.vector import VectorISA
-from verisched.targets.base import Target
+from verisched.targets import avx  # noqa: F401  (registers the instruction specifications)
+from verisched.targets.native import NativeTarget
 
 HELPERS = r"""#ifndef VS_AVX2_HELPERS
 #define VS_AVX2_HELPERS
@@ -52,6 +53,8 @@ AVX2 = VectorISA(
     helpers=HELPERS,
 )
 
-TARGET = Target(name="avx2", parallel=False, extra_flags=AVX2.cflags, isa=AVX2)
-TARGET_OPENMP = Target(name="avx2-openmp", parallel=True,
-                       extra_flags=(*AVX2.cflags, "-fopenmp"), isa=AVX2)
+TARGET = NativeTarget(name="avx2", summary="C11 with AVX2 + FMA intrinsics (8 float lanes)",
+                      extra_flags=AVX2.cflags, isa=AVX2, dtypes=("float32",))
+TARGET_OPENMP = NativeTarget(name="avx2-openmp", summary="avx2 with OpenMP", parallel=True,
+                             dtypes=("float32",),
+                             extra_flags=(*AVX2.cflags, "-fopenmp"), isa=AVX2)

@@ -9,7 +9,8 @@ run only on a CPU with avx512f (checked before every call, targets/base.py).
 from __future__ import annotations
 
 from verisched.codegen.vector import VectorISA
-from verisched.targets.base import Target
+from verisched.targets import avx  # noqa: F401  (registers the instruction specifications)
+from verisched.targets.native import NativeTarget
 
 HELPERS = r"""#ifndef VS_AVX512_HELPERS
 #define VS_AVX512_HELPERS
@@ -50,6 +51,8 @@ AVX512 = VectorISA(
     helpers=HELPERS,
 )
 
-TARGET = Target(name="avx512", parallel=False, extra_flags=AVX512.cflags, isa=AVX512)
-TARGET_OPENMP = Target(name="avx512-openmp", parallel=True,
-                       extra_flags=(*AVX512.cflags, "-fopenmp"), isa=AVX512)
+TARGET = NativeTarget(name="avx512", summary="C11 with AVX-512F intrinsics (16 float lanes)",
+                      extra_flags=AVX512.cflags, isa=AVX512, dtypes=("float32",))
+TARGET_OPENMP = NativeTarget(name="avx512-openmp", summary="avx512 with OpenMP", parallel=True,
+                             dtypes=("float32",),
+                             extra_flags=(*AVX512.cflags, "-fopenmp"), isa=AVX512)

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from verisched.targets.base import Target
+from verisched.targets.native import NativeTarget
 
-TARGET = Target(name="c", parallel=False)
+TARGET = NativeTarget(name="c", summary="portable C11, every loop serial")

@@ -41,6 +41,7 @@ Anything else (zero-fill loops, other loops under a SUM, inner loops) stays seri
 
 from __future__ import annotations
 
-from verisched.targets.base import Target
+from verisched.targets.native import NativeTarget
 
-TARGET = Target(name="openmp", parallel=True, extra_flags=("-fopenmp",))
+TARGET = NativeTarget(name="openmp", summary="C11 with OpenMP parallel loops where provably safe",
+                      parallel=True, extra_flags=("-fopenmp",))

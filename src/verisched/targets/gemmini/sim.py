@@ -17,6 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from verisched.codegen.errors import CodegenError, CompileError
+from verisched.targets import toolchain
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 # The order the simulator prints them in (gemmini_sim_print_counters).
@@ -45,7 +48,7 @@ COUNTER_NAMES: tuple[str, ...] = (
 DEFAULT_CFLAGS: tuple[str, ...] = ("-std=gnu11", "-O1", "-g", "-Wall", "-Wextra")
 
 
-class GemminiSimError(RuntimeError):
+class GemminiSimError(CodegenError, RuntimeError):
     """A step of build-or-run failed; the message names the step and carries the tool output."""
 
 
@@ -87,9 +90,12 @@ def compile_program(
     The executable appears at `output` only if the build succeeded (it is linked
     under a temporary name and renamed).
     """
-    compiler = cc or os.environ.get("CC") or "gcc"
-    if shutil.which(compiler) is None:
-        raise GemminiSimError(f"compile: C compiler {compiler!r} not found on PATH")
+    try:
+        compiler = [cc] if cc else toolchain.compiler()
+    except CompileError as exc:
+        raise GemminiSimError(str(exc)) from exc
+    if shutil.which(compiler[0]) is None:
+        raise GemminiSimError(f"compile: C compiler {compiler[0]!r} not found on PATH")
     srcs = [Path(s) for s in sources]
     if not srcs:
         raise GemminiSimError("compile: no source files given")
@@ -102,7 +108,7 @@ def compile_program(
     os.close(fd)
     tmp = Path(tmp_name)
     cmd = [
-        compiler,
+        *compiler,
         *DEFAULT_CFLAGS,
         *(["-Werror"] if werror else []),
         f"-I{PACKAGE_DIR}",
@@ -118,6 +124,9 @@ def compile_program(
             raise GemminiSimError(
                 f"compile: {' '.join(cmd)} failed (exit {proc.returncode}):\n{proc.stderr}"
             )
+        if not toolchain.valid_artifact(tmp):
+            raise GemminiSimError(f"compile: {' '.join(compiler)} exited 0 but wrote no "
+                                  "executable (is CC a compiler?)")
         tmp.replace(out)
     finally:
         if tmp.exists():

@@ -1,0 +1,96 @@
+"""Stage 1 for a program written in Python: an AST -> a derived program.
+
+A program built with the AST constructors (pybridge/terms.py) has no
+derivation, but it still needs Coq's word that its accesses are in bounds
+before it becomes unchecked C.  `from_ast` asks Coq: it opens a derivation
+of the program under its shape and size hypotheses (pybridge/derivation.py,
+`Derivation.from_program`), runs `check_safe` and closes it.  If Coq
+refuses, or the caller passes `prove=False`, the result carries the reason
+as its safety gap, and the check stage refuses it unless `unsafe=True`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from verisched.pipeline.derive import DerivationError, DerivedProgram
+from verisched.pybridge.coqterm import idx_to_coq
+from verisched.pybridge.derivation import Derivation, StepError
+from verisched.pybridge.errors import BridgeError
+from verisched.pybridge.hypotheses import parse_hypotheses
+from verisched.pybridge.instrs import resolving_with
+from verisched.pybridge.session import CoqSession
+from verisched.pybridge.terms import (
+    Expr,
+    PAnd,
+    PBool,
+    PCmp,
+    Pred,
+    Shape,
+    free_vars,
+    idx_free_vars,
+)
+
+NOT_PROVED = "a Python program built with prove=False: Coq was not asked to check its bounds"
+
+
+def prop_of(p: Pred) -> str:
+    """A size predicate as a Coq proposition over Z (`2 <= n /\\ n < m`)."""
+    if isinstance(p, PBool):
+        return "True" if p.value else "False"
+    if isinstance(p, PAnd):
+        return f"({prop_of(p.left)} /\\ {prop_of(p.right)})"
+    assert isinstance(p, PCmp)
+    return f"({idx_to_coq(p.left)} {p.op} {idx_to_coq(p.right)})"
+
+
+def from_ast(expr: Expr, env: Mapping[str, Shape], *, name: str = "kernel",
+             sizes: Sequence[str] | None = None, assume: Sequence[Pred | str] = (),
+             prove: bool = True, timeout: float = 120.0) -> DerivedProgram:
+    """`expr` over the inputs `env` (name -> extents) as a derived program.
+
+    `sizes` orders the size parameters (default: sorted); `assume` are
+    hypotheses over them (predicates or Coq propositions such as "2 <= n"),
+    which become the kernel's preconditions.  With `prove`, Coq's `check_safe`
+    is run on the program (a Coq session, about a second)."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise DerivationError(f"program name {name!r} is not an identifier")
+    names: set[str] = set(free_vars(expr)) - set(env)
+    for shp in env.values():
+        for i in shp:
+            names |= idx_free_vars(i)
+    order = list(sizes) if sizes is not None else sorted(names)
+    if set(order) != names:
+        raise DerivationError(f"program {name}: size parameters {sorted(names)} differ from "
+                              f"the given order {order}")
+    hyps = [(f"Hshape_{t}", f"shaped [{'; '.join(idx_to_coq(i) for i in shp)}] {t}")
+            for t, shp in env.items() if shp]
+    hyps += [(f"Hsize{k}", a if isinstance(a, str) else prop_of(a))
+             for k, a in enumerate(assume)]
+    gap = _prove_safe(expr, env, name, order, [h for _, h in hyps], timeout) if prove \
+        else NOT_PROVED
+    return DerivedProgram(
+        source=f"Python program {name}", name=name, expr=expr, original=expr,
+        sizes=tuple(order), tensors=tuple((t, len(s)) for t, s in env.items()),
+        hypotheses=parse_hypotheses(hyps), safety_gap=gap)
+
+
+def _prove_safe(expr: Expr, env: Mapping[str, Shape], name: str, sizes: list[str],
+                hypotheses: list[str], timeout: float) -> str | None:
+    """None when Coq's check_safe proves every access of `expr` in bounds; else why not."""
+    try:
+        with CoqSession(timeout=timeout) as session, resolving_with(session):
+            d = Derivation.from_program(session, f"vs_api_{name}", expr,
+                                        {t: len(s) for t, s in env.items()}, sizes,
+                                        hypotheses)
+            for tactic in ("reschedule.", "check_safe.", "done."):
+                res = d.run_tactic(tactic)
+                if isinstance(res, StepError):
+                    return f"Coq's {tactic[:-1]} failed on the program: {res.message}"
+            verdict = d.finish()
+            if not verdict.accepted:
+                return f"Coq did not accept the safety proof: {verdict.message}"
+    except BridgeError as exc:
+        return f"Coq could not be asked ({type(exc).__name__}: {exc})"
+    return None

@@ -1,0 +1,183 @@
+"""Stage 2: a derived program -> the checked program a target lowers.
+
+This is where the two guards of every path live:
+
+- **Bounds safety.**  The C kernel reads arrays unchecked wherever the
+  prover can, so Coq's `check_safe` must have proved every access of the
+  final program in bounds.  Without it the program is refused, unless the
+  caller asks for `unsafe=True`; the kernel then says UNSAFE in its C banner
+  and carries `unsafe = True`.
+- **Preconditions.**  The derivation proves `program = derived` under its
+  section's hypotheses.  Every integer hypothesis over the kernel's sizes
+  becomes a precondition: the lowering may rely on it and the kernel
+  refuses sizes that break it (PreconditionError, never a wrong result).
+
+`fix` means one thing everywhere: partial evaluation of size variables.
+The derivation holds for every value, so for these: each fixed name must be
+a size variable of the derivation, every hypothesis mentioning only fixed
+sizes is checked now, the others are specialised, and the constants fold
+into the program (tile sizes become literals, buffers constant-sized).
+
+The kernel's signature: the inputs the derived program reads and the size
+variables it needs, both in the order of the .v file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from verisched.codegen.errors import CodegenError, PreconditionError, UnsafeProgramError
+from verisched.codegen.program import KernelProgram
+from verisched.pipeline.derive import DerivationError, DerivedProgram
+from verisched.pybridge.hypotheses import Comparison, Condition
+from verisched.pybridge.terms import (
+    Expr,
+    IConst,
+    IVar,
+    Shape,
+    free_vars,
+    idx_free_vars,
+    specialize,
+)
+
+_C_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class CheckedProgram:
+    """Stage 2's output: the program for the targets plus where it came from."""
+
+    program: KernelProgram
+    derived: DerivedProgram
+    fixed: Mapping[str, int] = field(default_factory=dict)
+    # The starting program with the fixed sizes substituted (for reference checks).
+    original: Expr | None = None
+
+    @property
+    def name(self) -> str:
+        return self.program.name
+
+    @property
+    def unsafe(self) -> bool:
+        return self.program.unsafe
+
+
+def check(derived: DerivedProgram, *, fix: Mapping[str, int] | None = None,
+          shapes: Mapping[str, Shape] | None = None, unsafe: bool = False,
+          name: str | None = None, dtype: str | None = None) -> CheckedProgram:
+    """Check `derived` and give it a kernel signature (see the module docstring).
+
+    `shapes` gives input extents the section's `shaped` hypotheses do not;
+    `name` is the kernel's C name (default: the derivation's); `dtype` its
+    element type (default: the target's)."""
+    where = derived.source
+    if derived.safety_gap is not None:
+        if not unsafe:
+            raise UnsafeProgramError(
+                f"refusing to build {where}: its accesses are not proved in bounds "
+                f"({derived.safety_gap}), so the C kernel could read or write out of bounds. "
+                "End the derivation with check_safe before done, or pass unsafe=True "
+                "(--unsafe) to build it anyway, marked UNSAFE")
+        safety = derived.safety_gap
+    else:
+        safety = f"array accesses proved in bounds by check_safe ({where})"
+    fixed = _check_fix(derived, fix or {})
+    expr = specialize(derived.expr, fixed)
+    inputs = _inputs(derived, expr, shapes or {}, fixed)
+    sizes = _sizes(derived, expr, inputs)
+    pre, assumed = _preconditions(derived, fixed, sizes)
+    cname = name or derived.name.replace("'", "_")
+    if not _C_IDENT.fullmatch(cname) or cname.startswith("vs_"):
+        raise CodegenError(f"kernel name {cname!r} is not a usable C identifier (letters, "
+                           "digits, _; not starting with vs_)")
+    prog = KernelProgram(name=cname, expr=expr, inputs=inputs, sizes=sizes,  # type: ignore
+                         preconditions=pre, dtype=dtype, safety=safety, unsafe=unsafe and
+                         derived.safety_gap is not None, assumed=assumed)
+    original = specialize(derived.original, fixed) if derived.original is not None else None
+    return CheckedProgram(prog, derived, fixed, original)  # type: ignore[arg-type]
+
+
+def _check_fix(derived: DerivedProgram, fix: Mapping[str, int]) -> dict[str, int]:
+    unknown = [k for k in fix if k not in derived.sizes]
+    if unknown:
+        raise CodegenError(f"fix: {', '.join(unknown)} is not a size variable of "
+                           f"{derived.name} (its sizes: {', '.join(derived.sizes) or 'none'})")
+    out: dict[str, int] = {}
+    for k, v in fix.items():
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise CodegenError(f"fix: {k} must be an integer, got {v!r}")
+        out[k] = int(v)
+    for c in derived.hypotheses.conditions:
+        fv = c.free_vars()
+        if fv and fv <= set(out) and not c.holds(out):
+            raise PreconditionError(f"fix {out}: violates hypothesis {c.name} : {c.text} of "
+                                    f"{derived.source}; the derivation is proved only under it")
+    return out
+
+
+def _inputs(derived: DerivedProgram, expr: Expr, shapes: Mapping[str, Shape],
+            fixed: Mapping[str, int]) -> tuple[tuple[str, Shape], ...]:
+    ranks = dict(derived.tensors)
+    stray = [t for t in shapes if t not in ranks]
+    if stray:
+        raise DerivationError(f"derivation {derived.name}: shape given for {', '.join(stray)}, "
+                              f"which is not an input (inputs: {', '.join(ranks) or 'none'})")
+    known = {**derived.hypotheses.shapes, **shapes}
+    used = free_vars(expr)
+    out = []
+    for t, rank in derived.tensors:
+        if t not in used:
+            continue  # the derived program does not read it: not a kernel argument
+        shp = known.get(t, () if rank == 0 else None)
+        if shp is None:
+            raise DerivationError(f"derivation {derived.name}: no shape for input {t} (rank "
+                                  f"{rank}): add a hypothesis  shaped [..] {t}  or pass "
+                                  f"--shape {t}=...")
+        if len(shp) != rank:
+            raise DerivationError(f"derivation {derived.name}: shape {len(shp)}-d given for "
+                                  f"input {t} of rank {rank}")
+        out.append((t, tuple(specialize(i, fixed) for i in shp)))
+    return tuple(out)
+
+
+def _sizes(derived: DerivedProgram, expr: Expr, inputs: tuple[tuple[str, Shape], ...]
+           ) -> tuple[str, ...]:
+    names = set(free_vars(expr)) - {t for t, _ in derived.tensors}
+    for _, shp in inputs:
+        for i in shp:
+            names |= idx_free_vars(i)
+    stray = names - set(derived.sizes)
+    if stray:
+        raise DerivationError(f"derivation {derived.name}: the derived program mentions "
+                              f"{', '.join(sorted(stray))}, which is neither an input nor a "
+                              "size variable of its section")
+    return tuple(s for s in derived.sizes if s in names)
+
+
+def _preconditions(derived: DerivedProgram, fixed: Mapping[str, int], sizes: tuple[str, ...]
+                   ) -> tuple[tuple[Condition, ...], tuple[str, ...]]:
+    pre: list[Condition] = []
+    assumed: list[str] = []
+    for c in derived.hypotheses.conditions:
+        fv = c.free_vars()
+        if fv and fv <= set(fixed):
+            continue  # checked when fixed
+        cs = c.specialize(fixed)
+        extra = cs.free_vars() - set(sizes)
+        if not extra:
+            pre.append(cs)
+        elif extra == cs.free_vars():
+            assumed.append(f"{c.name} : {c.text} (only about sizes the kernel does not take)")
+        else:
+            assumed.append(f"{c.name} : {c.text} (mentions {', '.join(sorted(extra))}, which "
+                           "the kernel does not take)")
+    for b in derived.bools:
+        if b in sizes:  # a Coq boolean passed as an int: 0 or 1
+            pre.append(Condition("", f"{b} is a boolean (0 or 1)",
+                                 (Comparison(IConst(0), "<=", IVar(b)),
+                                  Comparison(IVar(b), "<=", IConst(1)))))
+    for hname, text in derived.hypotheses.other:
+        assumed.append(f"{hname} : {text}")
+    return tuple(pre), tuple(assumed)

@@ -1,0 +1,122 @@
+"""Stages 3-5: a checked program -> lowered for a target -> C -> a callable kernel.
+
+Each stage is a thin, typed call into the target (targets/base.py's
+protocol), which the registry finds by name.  Before lowering, the program's
+instructions and memories are compared with what the target provides, so a
+program for another target is refused with the targets that would take it,
+rather than deep inside the lowering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from verisched.codegen.errors import LowerError
+from verisched.pipeline.ast import from_ast
+from verisched.pipeline.check import CheckedProgram, check
+from verisched.pipeline.derive import load
+from verisched.pybridge.instrs import lookup
+from verisched.pybridge.terms import Expr, Instr, Mem, Pred, Shape, walk
+from verisched.targets.base import CSource, Kernel, Lowered, Target
+from verisched.targets.registry import TARGETS, get_target
+
+
+def _needs(expr: Expr) -> tuple[set[str], set[str]]:
+    """The instruction families and the memories (besides DRAM) `expr` uses."""
+    families: set[str] = set()
+    memories: set[str] = set()
+    for x in walk(expr):
+        if isinstance(x, Instr):
+            spec = lookup(x.name)
+            families.add(spec.family if spec else x.name.split("_", 1)[0])
+        elif isinstance(x, Mem) and x.memory != "DRAM":
+            memories.add(x.memory)
+    return families, memories
+
+
+def supports(target: Target, expr: Expr) -> str | None:
+    """None if `target` provides every instruction family and memory `expr` uses, else
+    what is missing."""
+    families, memories = _needs(expr)
+    missing = sorted(families - set(target.families))
+    mems = sorted(memories - set(target.memories))
+    if not missing and not mems:
+        return None
+    what = []
+    if missing:
+        what.append(f"instructions of {', '.join(missing)}")
+    if mems:
+        what.append(f"memories {', '.join(mems)}")
+    return " and ".join(what)
+
+
+def lower(checked: CheckedProgram, target: str | Target) -> Lowered:
+    """Lower for `target` (a name or a Target)."""
+    t = get_target(target)
+    missing = supports(t, checked.program.expr)
+    if missing:
+        able = [x.name for x in TARGETS if supports(x, checked.program.expr) is None]
+        raise LowerError(f"target {t.name}: {checked.name} uses {missing}, which {t.name} "
+                         f"does not provide (targets that do: {', '.join(able) or 'none'})")
+    return t.lower(checked.program)
+
+
+def render(lowered: Lowered | Sequence[Lowered]) -> CSource:
+    """The C file (and header) for one or more kernels lowered for the same target."""
+    items = [lowered] if isinstance(lowered, Lowered) else list(lowered)
+    if not items:
+        raise LowerError("render: no kernels")
+    names = {x.target for x in items}
+    if len(names) != 1:
+        raise LowerError(f"render: kernels for several targets ({', '.join(sorted(names))}) "
+                         "cannot share a C file")
+    return get_target(items[0].target).render(items)
+
+
+def build(source: CSource, *, fast_math: bool = False) -> dict[str, Kernel]:
+    """Compile (cached by content) and load: kernel name -> callable kernel."""
+    return get_target(source.target).build(source, fast_math=fast_math)
+
+
+def compile_checked(checked: CheckedProgram, target: str | Target, *,
+                    fast_math: bool = False) -> Kernel:
+    """Lower, render and build one checked program."""
+    src = render(lower(checked, target))
+    return build(src, fast_math=fast_math)[checked.name]
+
+
+def compile_derivation(path: str | Path, derivation: str, target: str | Target = "c", *,
+                       fix: Mapping[str, int] | None = None,
+                       shapes: Mapping[str, Shape] | None = None, unsafe: bool = False,
+                       name: str | None = None, dtype: str | None = None,
+                       fast_math: bool = False, timeout: float = 300.0) -> Kernel:
+    """The whole path for a derivation in a .v file: replay it in Coq, check it, and
+    build its kernel for `target`.
+
+    >>> k = compile_derivation("coq/Examples/Blur.v", "blur_tiled", "openmp",
+    ...                        fix={"kn": 32, "km": 16})          # doctest: +SKIP
+    >>> y = k({"v": img}, n=203, m=157)                           # doctest: +SKIP
+    """
+    checked = check(load(path, derivation, timeout=timeout), fix=fix, shapes=shapes,
+                    unsafe=unsafe, name=name, dtype=dtype)
+    return compile_checked(checked, target, fast_math=fast_math)
+
+
+def compile_program(expr: Expr, env: Mapping[str, Shape], target: str | Target = "c", *,
+                    name: str = "kernel", sizes: Sequence[str] | None = None,
+                    assume: Sequence[Pred | str] = (), fix: Mapping[str, int] | None = None,
+                    dtype: str | None = None, unsafe: bool = False,
+                    fast_math: bool = False, timeout: float = 120.0) -> Kernel:
+    """The whole path for a program written in Python (pybridge/terms.py): Coq checks
+    its bounds (`check_safe`), then it is built for `target`.  `unsafe=True` skips Coq
+    and builds it marked UNSAFE.
+
+    >>> from verisched.pybridge.terms import IVar, Var, gen, get
+    >>> k = compile_program(gen("i", "n", get(Var("f"), "i")), {"f": (IVar("n"),)})
+    >>> k({"f": np.ones(5, np.float32)}, n=5)                      # doctest: +SKIP
+    """
+    derived = from_ast(expr, env, name=name, sizes=sizes, assume=assume, prove=not unsafe,
+                       timeout=timeout)
+    checked = check(derived, fix=fix, unsafe=unsafe, dtype=dtype)
+    return compile_checked(checked, target, fast_math=fast_math)

@@ -1,0 +1,174 @@
+"""Stage 1: a derivation in a .v file -> its derived program, as Coq checked it.
+
+The bridge (pybridge/replay.py) replays the file in a Coq session and
+records the program after every step, with user definitions unfolded (the
+`semantics` of each state).  The derived program handed on is the last
+state's, in instruction form: where it calls instructions or places buffers
+in memories, Coq's own printing of it (those are definitions too, and
+unfolding them would lose the calls the lowering needs), otherwise the
+unfolded one.  The section around the derivation gives its size variables,
+its input tensors and their ranks (in the order of the .v file) and its
+hypotheses (pybridge/hypotheses.py).
+
+Whether Coq's `check_safe` proved the final program's accesses in bounds is
+recorded here and enforced by the next stage (check.py).  Instructions the
+Python side does not know are read from Coq during the replay
+(pybridge/instrs.py, `resolving_with`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from verisched.codegen.errors import CodegenError
+from verisched.pybridge.errors import BridgeError
+from verisched.pybridge.hypotheses import Hypotheses, parse_hypotheses
+from verisched.pybridge.instrs import resolving_with
+from verisched.pybridge.replay import ReplayedDerivation, precheck_file, replay_file
+from verisched.pybridge.session import CoqSession
+from verisched.pybridge.terms import Expr, Instr, Mem, any_node, free_vars
+
+
+class DerivationError(CodegenError):
+    """The derivation could not be replayed or did not yield a program."""
+
+
+@dataclass(frozen=True)
+class DerivedProgram:
+    """What a replayed derivation yields (stage 1's output)."""
+
+    source: str                            # "FILE.v:NAME", or where a Python program came from
+    name: str
+    expr: Expr                             # the derived program, in instruction form
+    original: Expr | None                  # the program it started from, unfolded
+    sizes: tuple[str, ...]                 # the section's size variables, in file order
+    tensors: tuple[tuple[str, int], ...]   # the section's inputs and their ranks, in order
+    hypotheses: Hypotheses
+    # None when check_safe proved every access of the final program in bounds; else why not.
+    safety_gap: str | None
+    steps: int = 0
+    bools: tuple[str, ...] = ()            # sizes that are Coq booleans (flags)
+    axioms: tuple[str, ...] = ()           # what Coq's Print Assumptions listed
+    trace: Mapping[str, Any] | None = None  # every step, JSON-ready (Derivation.trace)
+
+
+def derivations_in(path: str | Path) -> list[str]:
+    """The names of the derivations of a .v file, in order (read statically)."""
+    try:
+        return list(precheck_file(path))
+    except BridgeError as exc:
+        raise DerivationError(f"derivation: {exc}") from exc
+
+
+def load(path: str | Path, name: str, *, timeout: float = 300.0,
+         progress: Callable[[str], None] | None = None,
+         on_step: Callable[..., None] | None = None) -> DerivedProgram:
+    """Replay derivation `name` of `path` and return what it derived."""
+    return load_many(path, [name], timeout=timeout, progress=progress, on_step=on_step)[name]
+
+
+def load_many(path: str | Path, names: list[str] | None = None, *, timeout: float = 300.0,
+              progress: Callable[[str], None] | None = None,
+              on_step: Callable[..., None] | None = None) -> dict[str, DerivedProgram]:
+    """Replay the derivations `names` of `path` (all of them by default) in one Coq
+    session: a file deriving several kernels costs one replay.  `progress(message)`
+    is told what is being replayed; `on_step(derivation, step)` sees every step."""
+    path = Path(path)
+    if not path.is_file():
+        raise DerivationError(f"derivation: no such file: {path}")
+    available = derivations_in(path)
+    wanted = available if names is None else list(names)
+    missing = [n for n in wanted if n not in available]
+    if missing:
+        raise DerivationError(f"derivation: {path} has no derivation named "
+                              f"{', '.join(map(repr, missing))} (available: "
+                              f"{', '.join(available) or 'none'})")
+    only = wanted[0] if len(wanted) == 1 else None
+    if progress:
+        progress(f"replaying {path}" + (f" :: {only}" if only else "") + " in Coq")
+    try:
+        with CoqSession(timeout=timeout) as session, resolving_with(session):
+            result = replay_file(session, path, only=only, semantics=True, on_step=on_step)
+    except BridgeError as exc:
+        raise DerivationError(f"derivation: replaying {path}: {type(exc).__name__}: {exc}"
+                              ) from exc
+    if result.failure:
+        f = result.failure
+        raise DerivationError(f"derivation: {path}:{f.line}: Coq rejected {f.sentence!r}: "
+                              f"{f.message}")
+    out = {}
+    for rd in result.derivations:
+        n = rd.derivation.name
+        if n in wanted:
+            out[n] = _derived(rd, f"{path}:{n}")
+    for n in wanted:
+        if n not in out:
+            raise DerivationError(f"derivation: {path}: {n} was not replayed (an earlier "
+                                  "derivation of the file failed)")
+    return out
+
+
+def safety_gap(steps: list) -> str | None:
+    """Why the derived program's accesses are not known to be in bounds, or None.
+
+    The C kernel reads arrays without bounds checks, so the lowering needs
+    Coq's `check_safe` to have succeeded on the *final* program: the last
+    `check_safe` step must come after every step that changed the program.
+    """
+    checks = [k for k, s in enumerate(steps) if s.tactic.strip().startswith("check_safe")]
+    if not checks:
+        return "the derivation never runs check_safe"
+    proved = steps[checks[-1]].after.program_text
+    for s in steps[checks[-1] + 1:]:
+        text = s.after.program_text
+        if text is not None and text != proved:
+            return f"step {s.step} ({s.tactic.strip()}) changed the program after check_safe"
+    return None
+
+
+def _derived(rd: ReplayedDerivation, source: str) -> DerivedProgram:
+    name = rd.derivation.name
+    if rd.error is not None:
+        raise DerivationError(f"derivation {name}: {rd.error.describe()}")
+    if not rd.ok:
+        v = rd.verdict
+        raise DerivationError(f"derivation {name}: Coq did not accept it: "
+                              f"{v.message if v else 'not closed'}")
+    progs = [p for p in rd.semantics if not isinstance(p, str)]
+    if not rd.semantics or isinstance(rd.semantics[-1], str):
+        why = rd.semantics[-1] if rd.semantics else "no program recorded"
+        raise DerivationError(f"derivation {name}: the derived program is outside the AST's "
+                              f"grammar: {why}")
+    final = progs[-1]
+    original = progs[0] if progs and progs[0] is not rd.semantics[-1] else None
+    sig = rd.signature
+    return DerivedProgram(
+        source=source, name=name, expr=_instruction_form(rd, final), original=original,
+        sizes=tuple(sig.sizes), tensors=tuple(sig.tensors.items()),
+        hypotheses=parse_hypotheses(sig.hypotheses),
+        safety_gap=safety_gap(rd.derivation.steps), steps=len(rd.derivation.steps),
+        bools=tuple(sig.bools), axioms=tuple(rd.verdict.axioms) if rd.verdict else (),
+        trace=rd.derivation.trace())
+
+
+def _is_target_node(x: object) -> bool:
+    return isinstance(x, (Instr, Mem))
+
+
+def _instruction_form(rd: ReplayedDerivation, semantic: Expr) -> Expr:
+    """The derived program as Coq printed it, if it uses instructions or memories and
+    names nothing the unfolded program does not (no user definition left folded)."""
+    steps = [s for s in rd.derivation.steps if getattr(s, "after", None) is not None]
+    for s in reversed(steps):
+        raw = s.after.program
+        if raw is None:
+            if s.after.program_text is None:
+                continue  # the finished state
+            return semantic
+        if any_node(raw, _is_target_node) and free_vars(raw) <= free_vars(semantic):
+            return raw
+        return semantic
+    return semantic

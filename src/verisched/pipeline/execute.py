@@ -1,0 +1,87 @@
+"""Running a kernel on inputs, and checking it against the reference interpreter.
+
+Shared by `verisched run`, the demo and the Python API: random inputs of the
+kernel's own dtypes and shapes (or the caller's), and a comparison of its
+output with the numpy interpreter (pybridge/interp.py) evaluating the derived
+program (which checks the lowering) and the original program (which checks
+the whole chain, proof, replay, parse and lowering, independently of Coq).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from verisched.pipeline.check import CheckedProgram
+from verisched.pybridge.interp import InterpError, evaluate
+from verisched.pybridge.terms import Expr, free_vars
+from verisched.targets.base import Kernel
+
+
+def random_inputs(kernel: Kernel, sizes: Mapping[str, int], seed: int = 0,
+                  given: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """Inputs for `kernel` at `sizes`: the `given` arrays, the others random (floats from
+    a normal distribution; small integers, or int8's whole range)."""
+    shapes, _ = kernel.extents(sizes)
+    rng = np.random.default_rng(seed)
+    out: dict[str, np.ndarray] = {}
+    for name, dt in kernel.input_dtypes().items():
+        if given and name in given:
+            out[name] = given[name]
+        elif dt == np.int8:
+            out[name] = rng.integers(-128, 128, size=shapes[name], dtype=np.int8)
+        elif np.issubdtype(dt, np.integer):
+            bound = 2**15 if kernel.target == "gemmini" else 6
+            out[name] = rng.integers(-bound, bound, size=shapes[name]).astype(dt)
+        else:
+            out[name] = rng.standard_normal(shapes[name]).astype(dt)
+    return out
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One comparison with the reference interpreter."""
+
+    what: str            # "derived program" / "original program"
+    ok: bool | None      # None: could not be evaluated (see note)
+    note: str = ""
+
+
+def verify(checked: CheckedProgram, inputs: Mapping[str, np.ndarray],
+           sizes: Mapping[str, int], out: np.ndarray) -> list[Verdict]:
+    """Compare `out` with the interpreter on the derived and the original program.
+    Integer kernels must match exactly; float ones to float32 rounding."""
+    exact = np.issubdtype(out.dtype, np.integer)
+    ref_t = np.int64 if exact else np.float64
+    programs: list[tuple[str, Expr]] = [("derived program", checked.program.expr)]
+    if checked.original is not None:
+        programs.append(("original program", checked.original))
+    verdicts = []
+    for what, expr in programs:
+        names = set(free_vars(expr)) - set(inputs)
+        missing = sorted(names - set(sizes) - {t for t, _ in checked.derived.tensors})
+        if missing:
+            verdicts.append(Verdict(what, None, f"needs sizes {missing} the kernel does not "
+                                    "take"))
+            continue
+        try:
+            want = evaluate(expr, {k: v.astype(ref_t) for k, v in inputs.items()},
+                            dict(sizes), ref_t)
+        except InterpError as exc:
+            verdicts.append(Verdict(what, None, f"the interpreter cannot evaluate it: {exc}"))
+            continue
+        # ATL values are zero outside their extent: compare on the common window.
+        full = np.zeros(out.shape, dtype=ref_t)
+        if want.ndim == out.ndim:
+            common = tuple(slice(0, min(a, b)) for a, b in zip(want.shape, out.shape,
+                                                               strict=True))
+            full[common] = want[common]
+        if exact:
+            same = bool(np.array_equal(out, full))
+        else:
+            scale = max(1.0, float(np.abs(full).max(initial=0.0)))
+            same = bool(np.allclose(out, full, rtol=1e-4, atol=1e-5 * scale))
+        verdicts.append(Verdict(what, same))
+    return verdicts

@@ -1,0 +1,154 @@
+"""The `gemmini` target: C for Gemmini's `gemmini.h`, run on the functional simulator.
+
+It implements targets.base.Target like the C family: its instructions
+(`gemmini_` moves, the 16x16x16 multiply-accumulate, the output path;
+instrs.py, checked against coq/Targets/Gemmini.v) and memories (scratchpad,
+accumulator) are its own; it lowers with lower.py, renders one C file per
+kernel with a file-driven `main` (build.py), and runs that program on the
+simulator (sim.py), whose per-process counters are the performance figures.
+A kernel is therefore called through a subprocess, not ctypes, and remembers
+the counters of its last call.
+
+Gemmini computes on int8 data with int32 accumulators: the element type is
+int8 (int32 inputs, such as a bias, are typed by the lowering).  Output-path
+settings (`sm`, `se`, `act`: the scale and the activation) are integer kernel
+arguments that are not sizes (lower.config_names), so they may be zero or
+negative.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from verisched.codegen.errors import CompileError, KernelCallError, LowerError, PreconditionError
+from verisched.codegen.program import KernelProgram
+from verisched.pybridge.instrs import InstrSpec, registered
+from verisched.targets.base import CSource, Kernel, Lowered, TargetUnavailable, banner
+from verisched.targets.gemmini import build as gbuild
+from verisched.targets.gemmini import instrs  # noqa: F401  (registers the specifications)
+from verisched.targets.gemmini.lower import GemminiKernel, config_names, lower_gemmini
+from verisched.targets.gemmini.sim import include_dir
+from verisched.targets.toolchain import compiler
+
+
+@dataclass
+class GemminiRunner:
+    """A Gemmini kernel built against the simulator (implements targets.base.Kernel)."""
+
+    lowered: GemminiKernel
+    exe: Path
+    program: KernelProgram | None = None
+    target: str = "gemmini"
+    # The simulator's counters of the last call (instructions, bytes moved, ...).
+    counters: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.lowered.name
+
+    @property
+    def unsafe(self) -> bool:
+        return bool(self.program and self.program.unsafe)
+
+    def input_dtypes(self) -> dict[str, np.dtype]:
+        return {a: np.dtype(gbuild.NP_TYPES[t]) for a, _, _, t in self.lowered.inputs}
+
+    def extents(self, sizes: Mapping[str, int]
+                ) -> tuple[dict[str, tuple[int, ...]], tuple[int, ...]]:
+        self._check_preconditions(sizes)
+        return gbuild.shapes(self.lowered, dict(sizes))
+
+    def _check_preconditions(self, sizes: Mapping[str, int]) -> None:
+        if self.program is None:
+            return
+        want = set(self.program.sizes)
+        if set(sizes) != want:
+            raise KernelCallError(f"{self.name}: size parameters must be {sorted(want)}, got "
+                                  f"{sorted(sizes)}")
+        bad = self.program.violated(sizes)
+        if bad is not None:
+            raise PreconditionError(f"{self.name}: sizes {dict(sizes)} violate the precondition "
+                                  f"{bad.name + ' : ' if bad.name else ''}{bad.text}; the kernel "
+                                  "is only proved equal to the program where it holds")
+
+    def call(self, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int],
+             out: np.ndarray | None = None) -> np.ndarray:
+        """Run on the simulator; every input is checked first.  `out`, if given, receives
+        the result (the simulator writes a file, so it is a copy either way)."""
+        self._check_preconditions(sizes)
+        res = gbuild.run(self.lowered, dict(inputs), dict(sizes), self.exe)
+        self.counters = dict(res.counters)
+        if out is not None:
+            if out.shape != res.out.shape or out.dtype != res.out.dtype:
+                raise KernelCallError(f"{self.name}: out must be {res.out.dtype} of shape "
+                                      f"{res.out.shape}")
+            out[...] = res.out
+            return out
+        return res.out
+
+    def __call__(self, inputs: Mapping[str, np.ndarray] | None = None, /,
+                 **sizes: int) -> np.ndarray:
+        return self.call(inputs or {}, sizes)
+
+
+@dataclass(frozen=True)
+class GemminiTarget:
+    """Gemmini behind the Target protocol (see the module docstring)."""
+
+    name: str = "gemmini"
+    summary: str = "gemmini.h calls (scratchpad, accumulator, 16x16 systolic array), run on " \
+                   "the functional simulator"
+    dtypes: tuple[str, ...] = ("int8",)
+    memories: tuple[str, ...] = ("GEMMINI_SPAD", "GEMMINI_ACC")
+    families: tuple[str, ...] = ("gemmini",)
+    parallel: bool = False
+    runs_on: str = "simulator"
+
+    def instructions(self) -> tuple[InstrSpec, ...]:
+        return tuple(s for s in registered().values() if s.family in self.families)
+
+    def check_runtime(self) -> None:
+        try:
+            compiler()
+        except CompileError as exc:  # the simulator is C: it cannot be built
+            raise TargetUnavailable(f"target gemmini: the simulator needs a C compiler: "
+                                    f"{exc}") from exc
+        if not (include_dir() / "gemmini.h").is_file():
+            raise TargetUnavailable(f"target gemmini: simulator headers missing in "
+                                    f"{include_dir()}")
+
+    def lower(self, program: KernelProgram) -> Lowered:
+        dtype = program.dtype or self.dtypes[0]
+        configs = config_names(program.expr)
+        # Output-path settings are not sizes: facts about them are not handed to the
+        # prover (they are still checked before every call, GemminiRunner).
+        assume = [p for c in program.preconditions if not c.free_vars() & configs
+                  for p in c.preds()]
+        k = lower_gemmini(program.expr, program.env, name=program.name, dtype=dtype,
+                          sizes=list(program.sizes), assume=assume)
+        st = k.configs
+        summary = (f"{k.spad_rows} scratchpad and {k.acc_rows} accumulator rows, "
+                   f"{st.emitted if st else 0} config instruction(s) for "
+                   f"{st.requirements if st else 0} requirement(s)")
+        return Lowered(self.name, program, k, summary)
+
+    def render(self, lowered: Sequence[Lowered]) -> CSource:
+        if len(lowered) != 1:
+            raise LowerError("target gemmini: one kernel per C file (each is a simulator "
+                             f"program), got {len(lowered)}")
+        lw = lowered[0]
+        notes = banner(lowered)
+        return CSource(self.name, tuple(lowered), gbuild.render(lw.kernel, notes=notes),
+                       gbuild.header(lw.kernel, notes))
+
+    def build(self, source: CSource, *, fast_math: bool = False) -> dict[str, Kernel]:
+        lw = source.lowered[0]
+        exe = gbuild.build(lw.kernel, source.c)
+        return {lw.name: GemminiRunner(lw.kernel, exe, lw.program)}
+
+
+TARGET = GemminiTarget()

@@ -1,0 +1,325 @@
+"""The C family of targets (c, openmp, avx2, avx512 and their OpenMP variants):
+lowering through codegen/, one C file per batch of kernels, compiled with the
+system compiler into a shared object and called through ctypes.
+
+Everything a caller can get wrong (array dtype, shape, contiguity, sizes, the
+derivation's preconditions, the CPU's features) is checked here in Python
+before control enters C, so bad input is an exception and never a crash.
+The members of the family differ only in data: whether loops may be marked
+parallel (openmp.py says when that is sound), extra compiler flags, and the
+vector instruction library (avx2.py, avx512.py).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from verisched.codegen.errors import CompileError, KernelCallError, LowerError, PreconditionError
+from verisched.codegen.lower import LoweredKernel, lower
+from verisched.codegen.poly import evaluate
+from verisched.codegen.program import KernelProgram
+from verisched.codegen.render import render_harness, render_header, render_source
+from verisched.codegen.vector import VectorISA
+from verisched.pybridge.instrs import InstrSpec, registered
+from verisched.targets.base import CSource, Kernel, Lowered, TargetUnavailable, banner
+from verisched.targets.cpu import CpuSupportError, check_cpu
+from verisched.targets.toolchain import compile_c, evict
+
+NP_DTYPES = {"float32": np.float32, "int32": np.int32}
+CT_TYPES = {"float32": ctypes.c_float, "int32": ctypes.c_int32}
+MAX_ELEMENTS = 2**31 - 1  # generated index arithmetic is C int
+
+
+@dataclass(frozen=True)
+class NativeTarget:
+    """A member of the C family (implements targets.base.Target)."""
+
+    name: str
+    summary: str
+    parallel: bool = False
+    extra_flags: tuple[str, ...] = ()
+    # The vector instruction library (avx2.py, avx512.py); None for scalar C.
+    isa: VectorISA | None = None
+    dtypes: tuple[str, ...] = ("float32", "int32")
+    runs_on: str = "native"
+
+    @property
+    def memories(self) -> tuple[str, ...]:
+        return (self.isa.memory,) if self.isa else ()
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        return (self.isa.family,) if self.isa else ()
+
+    def instructions(self) -> tuple[InstrSpec, ...]:
+        return tuple(s for s in registered().values() if s.family in self.families)
+
+    def cflags(self, fast_math: bool = False) -> list[str]:
+        flags = ["-std=c11", "-O3", "-march=native", "-fPIC", *self.extra_flags]
+        if fast_math:
+            flags.append("-ffast-math")
+        return flags
+
+    def check_runtime(self) -> None:
+        if self.isa is not None:
+            try:
+                check_cpu(self.isa.cpu_flags, self.name, f"target {self.name}")
+            except CpuSupportError as exc:
+                raise TargetUnavailable(str(exc)) from exc
+
+    def lower(self, program: KernelProgram) -> Lowered:
+        dtype = program.dtype or self.dtypes[0]
+        if dtype not in self.dtypes:
+            raise LowerError(f"target {self.name}: element type {dtype} is not supported "
+                             f"({', '.join(self.dtypes)})")
+        lw = lower(program.expr, program.env, name=program.name, dtype=dtype,
+                   parallel=self.parallel, sizes=list(program.sizes), assume=program.assume(),
+                   isa=self.isa)
+        loops = f"{lw.parallel_loops} parallel loop(s)" if self.parallel else "serial"
+        return Lowered(self.name, program, lw, loops)
+
+    def render(self, lowered: Sequence[Lowered]) -> CSource:
+        kernels = [x.kernel for x in lowered]
+        notes = banner(lowered)
+        return CSource(self.name, tuple(lowered), render_source(kernels, self.name, notes),
+                       render_header(kernels, f"{lowered[0].name}.c", notes))
+
+    def build(self, source: CSource, *, fast_math: bool = False) -> dict[str, Kernel]:
+        progs = {x.name: x.program for x in source.lowered}
+        built = load(source.c, [x.kernel for x in source.lowered], self, fast_math=fast_math)
+        for name, k in built.items():
+            k.program = progs[name]
+            k.unsafe = progs[name].unsafe
+        return dict(built)
+
+
+def load(c_text: str, kernels: list[LoweredKernel], target: NativeTarget, *,
+         fast_math: bool = False) -> dict[str, NativeKernel]:
+    """Compile C text holding `kernels` into a shared object (cached) and load them.
+    A cached object that does not load (truncated, corrupt) is evicted and rebuilt once."""
+    flags = target.cflags(fast_math)
+    path = compile_c(c_text, flags)
+    try:
+        lib = ctypes.CDLL(str(path))
+    except OSError:
+        evict(path)
+        path = compile_c(c_text, flags)
+        try:
+            lib = ctypes.CDLL(str(path))
+        except OSError as exc:
+            raise CompileError(f"load: cannot load {path}: {exc}") from exc
+    return {k.name: NativeKernel(lib, k, path, target.name) for k in kernels}
+
+
+def build(kernels: list[LoweredKernel], target: NativeTarget, *, fast_math: bool = False
+          ) -> dict[str, NativeKernel]:
+    """Compile a batch of lowered kernels into one shared object and load them (the
+    lower-level path the tests use; verisched.pipeline goes through the Target)."""
+    return load(render_source(kernels, target.name), kernels, target, fast_math=fast_math)
+
+
+class NativeKernel:
+    """A compiled kernel loaded with ctypes: call it with numpy arrays (by input name)
+    and integer sizes.  Implements targets.base.Kernel."""
+
+    def __init__(self, lib: ctypes.CDLL, lowered: LoweredKernel, path: Path,
+                 target: str = "c", program: KernelProgram | None = None) -> None:
+        self.lowered = lowered
+        self.path = path
+        self.target = target
+        self.program = program
+        self.unsafe = bool(program and program.unsafe)
+        self._lib = lib
+        self._fn = getattr(lib, lowered.name)
+        self._fn.restype = None
+        ptr = ctypes.POINTER(CT_TYPES[lowered.dtype])
+        self._fn.argtypes = ([ptr] * len(lowered.inputs) + [ctypes.c_int] * len(lowered.sizes)
+                             + [ptr])
+        self._err = ctypes.c_int.in_dll(lib, f"{lowered.name}_error")
+        self.dtype = NP_DTYPES[lowered.dtype]
+
+    @property
+    def name(self) -> str:
+        return self.lowered.name
+
+    def input_dtypes(self) -> dict[str, np.dtype]:
+        return {a: np.dtype(self.dtype) for a, _, _ in self.lowered.inputs}
+
+    def set_threads(self, n: int) -> None:
+        """Number of OpenMP threads for later calls (OpenMP target only)."""
+        f = getattr(self._lib, "vs_set_num_threads", None)
+        if f is None:
+            raise KernelCallError(f"{self.name}: not an OpenMP kernel")
+        f.argtypes = [ctypes.c_int]
+        f(int(n))
+
+    def extents(self, sizes: Mapping[str, int]
+                ) -> tuple[dict[str, tuple[int, ...]], tuple[int, ...]]:
+        """Input and output extents for `sizes`, after checking them."""
+        lw = self.lowered
+        want = {a for a, _ in lw.sizes}
+        if set(sizes) != want:
+            missing, extra = sorted(want - set(sizes)), sorted(set(sizes) - want)
+            raise KernelCallError(f"{self.name}: size parameters must be {sorted(want)}"
+                                  f" (missing {missing}, unexpected {extra})")
+        values: dict[str, int] = {}
+        for a, c in lw.sizes:
+            v = sizes[a]
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise KernelCallError(f"{self.name}: size {a} must be an int, got {v!r}")
+            if not 1 <= int(v) < 2**31:
+                raise KernelCallError(f"{self.name}: size {a} = {v} must be positive "
+                                      "(and fit in a C int)")
+            values[c] = int(v)
+        bad = self.program.violated(sizes) if self.program is not None else None
+        if bad is not None:
+            raise PreconditionError(f"{self.name}: sizes {dict(sizes)} violate the precondition "
+                                  f"{bad.name + ' : ' if bad.name else ''}{bad.text}; the kernel "
+                                  "is only proved equal to the program where it holds")
+        for text, f in lw.assumptions:
+            if evaluate(f, values) < 0:
+                raise KernelCallError(f"{self.name}: sizes {sizes} violate the assumption "
+                                      f"{text} the kernel was generated under")
+        ins = {}
+        for a, _, dims in lw.inputs:
+            ins[a] = tuple(evaluate(d, values) for d in dims)
+            if any(x < 0 for x in ins[a]):
+                raise KernelCallError(f"{self.name}: input {a} would have negative extents "
+                                      f"{ins[a]} for sizes {sizes}")
+        out = tuple(evaluate(d, values) for d in lw.out_dims)
+        for shape, what in [(out, "output"), *((s, f"input {a}") for a, s in ins.items())]:
+            if int(np.prod(shape, dtype=np.int64)) > MAX_ELEMENTS:
+                raise KernelCallError(f"{self.name}: {what} of shape {shape} is too large")
+        return ins, out
+
+    def bind(self, inputs: dict[str, np.ndarray], sizes: dict[str, int], out: np.ndarray):
+        """A zero-argument callable running the kernel on arrays checked once now, so a
+        benchmark times the C code, not the argument checks.  The arrays must stay alive
+        and unchanged in shape while it is used."""
+        lw = self.lowered
+        self.call(inputs, sizes, out)  # validates everything once (and warms up)
+        ptr = self._fn.argtypes[0]
+        arrays = [np.ascontiguousarray(inputs[a]) for a, _, _ in lw.inputs]
+        args = [a.ctypes.data_as(ptr) for a in arrays]
+        args += [int(sizes[a]) for a, _ in lw.sizes]
+        args.append(out.ctypes.data_as(ptr))
+        fn = self._fn
+
+        def run(keep: list = arrays) -> None:  # `keep` holds any contiguous copies alive
+            fn(*args)
+
+        return run
+
+    def __call__(self, inputs: dict[str, np.ndarray] | None = None, /, **sizes: int
+                 ) -> np.ndarray:
+        return self.call(inputs or {}, sizes)
+
+    def _check_overlap(self, inputs: dict[str, np.ndarray], passed: list[np.ndarray],
+                       out: np.ndarray) -> None:
+        """The output may be an input's own buffer only where the lowering allows it
+        (codegen/inplace.py: the kernel then updates it in place); any other overlap
+        would let the kernel read values it already overwrote."""
+        if out.size == 0:
+            return
+        for (a, _, _), arr in zip(self.lowered.inputs, passed, strict=False):
+            if arr.size == 0 or not np.may_share_memory(arr, out):
+                continue
+            if a in self.lowered.inplace and _same_buffer(arr, out):
+                continue
+            how = ("may be the output only as the whole buffer" if a in self.lowered.inplace
+                   else "cannot share memory with the output (this kernel is not in place "
+                   "for it)")
+            raise KernelCallError(f"{self.name}: input {a} {how}")
+
+    def call(self, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int],
+             out: np.ndarray | None = None) -> np.ndarray:
+        """Run the kernel; every array is checked before entering C."""
+        lw = self.lowered
+        if lw.isa is not None and lw.uses_vectors:
+            check_cpu(lw.isa.cpu_flags, lw.isa.name, self.name)
+        shapes, out_shape = self.extents(sizes)
+        names = [a for a, _, _ in lw.inputs]
+        if set(inputs) != set(names):
+            raise KernelCallError(f"{self.name}: inputs must be {names}, got {sorted(inputs)}")
+        args = []
+        keep = []
+        for a in names:
+            arr = inputs[a]
+            if not isinstance(arr, np.ndarray):
+                raise KernelCallError(f"{self.name}: input {a} must be a numpy array")
+            if arr.dtype != self.dtype:
+                raise KernelCallError(f"{self.name}: input {a} has dtype {arr.dtype}, "
+                                      f"expected {np.dtype(self.dtype)}")
+            if arr.shape != shapes[a]:
+                raise KernelCallError(f"{self.name}: input {a} has shape {arr.shape}, "
+                                      f"expected {shapes[a]} for sizes {sizes}")
+            arr = np.ascontiguousarray(arr)
+            keep.append(arr)
+            args.append(arr.ctypes.data_as(self._fn.argtypes[0]))
+        if out is None:
+            out = np.empty(out_shape, dtype=self.dtype)
+        elif (not isinstance(out, np.ndarray) or out.dtype != self.dtype
+              or out.shape != out_shape or not out.flags.c_contiguous):
+            raise KernelCallError(f"{self.name}: out must be a C-contiguous "
+                                  f"{np.dtype(self.dtype)} array of shape {out_shape}")
+        self._check_overlap(inputs, keep, out)
+        # Never hand C a null pointer, even for empty arrays.
+        buf = out if out.size else np.empty(1, dtype=self.dtype)
+        args += [int(sizes[a]) for a, _ in lw.sizes]
+        args.append(buf.ctypes.data_as(self._fn.argtypes[0]))
+        for k, arr in enumerate(keep):
+            if arr.size == 0:
+                stub = np.empty(1, dtype=self.dtype)
+                keep.append(stub)
+                args[k] = stub.ctypes.data_as(self._fn.argtypes[0])
+        self._fn(*args)
+        if self._err.value:
+            raise KernelCallError(f"{self.name}: the kernel could not allocate a buffer "
+                                  "(the output is invalid)")
+        return out
+
+
+def _same_buffer(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.ctypes.data == b.ctypes.data and a.nbytes == b.nbytes
+
+
+SANITIZE_FLAGS = ["-std=c11", "-O1", "-g", "-fno-omit-frame-pointer",
+                  "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+
+
+def build_sanitized(kernels: list[LoweredKernel], target: NativeTarget) -> Path:
+    """Compile the kernels with a file-driven harness under ASan+UBSan (executable)."""
+    source = render_source(kernels, target.name)
+    flags = SANITIZE_FLAGS + list(target.extra_flags)
+    return compile_c(source, flags, kind="exe", extra_sources=(render_harness(kernels),))
+
+
+def run_sanitized(exe: Path, kernel: LoweredKernel, inputs: dict[str, np.ndarray],
+                  sizes: dict[str, int], out_shape: tuple[int, ...]) -> np.ndarray:
+    """Run one kernel in the sanitized harness; raise with the sanitizer report on error."""
+    dtype = NP_DTYPES[kernel.dtype]
+    if kernel.isa is not None and kernel.uses_vectors:
+        check_cpu(kernel.isa.cpu_flags, kernel.isa.name, kernel.name)
+    with tempfile.TemporaryDirectory(prefix="vs_san_") as d:
+        dp = Path(d)
+        np.array([sizes[a] for a, _ in kernel.sizes], dtype=np.int32).tofile(dp / "sizes.bin")
+        np.array([int(np.prod(out_shape, dtype=np.int64))], dtype=np.int64).tofile(
+            dp / "outcount.bin")
+        for k, (a, _, _) in enumerate(kernel.inputs):
+            np.ascontiguousarray(inputs[a], dtype=dtype).tofile(dp / f"in{k}.bin")
+        env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
+                   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+        res = subprocess.run([str(exe), kernel.name, d], capture_output=True, text=True,
+                             timeout=300, env=env)
+        if res.returncode != 0:
+            raise KernelCallError(f"sanitized run of {kernel.name} failed "
+                                  f"(exit {res.returncode}):\n{res.stderr[-4000:]}")
+        return np.fromfile(dp / "out.bin", dtype=dtype).reshape(out_shape)
