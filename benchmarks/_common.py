@@ -8,7 +8,7 @@ measurements, never tests: nothing here has a threshold.
 from __future__ import annotations
 
 import ctypes
-import inspect
+import dataclasses
 import os
 import re
 import statistics
@@ -18,8 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from verisched import pipeline
 from verisched.codegen.errors import CodegenError
-from verisched.targets.base import atomic_write, compile_c
+from verisched.targets.toolchain import atomic_write, compile_c
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -328,25 +329,9 @@ class Ours:
     inputs: tuple[str, ...] = ()
 
 
-_DERIVE = re.compile(r"^\s*Derive\s+([A-Za-z_][\w']*)\s+SuchThat", re.M)
-
-
 def derivations_in(path: Path) -> list[str]:
     """Names of the derivations in a .v file, in order."""
-    return _DERIVE.findall(path.read_text())
-
-
-def lower_with_target(expr, env, target, **kw):
-    """The lowering, passing the target when the lowering takes one (an instruction
-    library such as AVX2 needs it to emit intrinsics)."""
-    from verisched.codegen import lower
-
-    params = inspect.signature(lower).parameters
-    if "isa" in params:
-        kw["isa"] = getattr(target, "isa", None)
-    elif "target" in params:
-        kw["target"] = target.name
-    return lower(expr, env, **kw)
+    return pipeline.derivations_in(path)
 
 
 def load_ours(path: Path, derivation: str | None, fixed: dict[str, int],
@@ -356,54 +341,40 @@ def load_ours(path: Path, derivation: str | None, fixed: dict[str, int],
     """Replay `derivation` of `path` (default: its last Derive), fix every size that is
     not a problem size (block sizes, from `fixed`; proved for all values, so valid for
     these) nor left to run time (`runtime`: block sizes the benchmark passes per call),
-    and build one kernel per (label, target name) in `variants`."""
+    and build one kernel per (label, target name) in `variants`, through
+    verisched.pipeline (check_safe required, hypotheses as preconditions)."""
     rel = path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path
     if not path.is_file():
         return Ours(str(rel), missing=f"{rel} does not exist (no derivation written yet)")
-    names = derivations_in(path)
-    if not names:
-        return Ours(str(rel), missing=f"{rel} holds no Derive")
-    name = derivation or names[-1]
-    origin = f"{rel}:{name}"
     try:
-        from verisched.codegen.fromcoq import assumptions, load_derived
-        from verisched.codegen.specialize import specialize
-        from verisched.pybridge.terms import free_vars, idx_free_vars
-        from verisched.targets import get_target
-        from verisched.targets.base import build
-
-        dp = load_derived(path, name, timeout=timeout)
-        if dp.safety_gap is not None:
-            return Ours(origin, missing=f"{origin}: accesses not proved in bounds "
-                        f"({dp.safety_gap}); the C kernel would read arrays unchecked")
+        names = derivations_in(path)
+        if not names:
+            return Ours(str(rel), missing=f"{rel} holds no Derive")
+        name = derivation or names[-1]
+        origin = f"{rel}:{name}"
+        dp = pipeline.load(path, name, timeout=timeout)
         blocks = [s for s in dp.sizes if s not in problem_sizes]
         used = {k: v for k, v in fixed.items() if k in blocks}
-        expr = specialize(dp.expr, used)
-        env = {k: tuple(specialize(i, used) for i in s) for k, s in dp.env.items()}
-        free = set(free_vars(expr)) - set(env)
-        for shape in env.values():
-            for i in shape:
-                free |= set(idx_free_vars(i))
-        unset = sorted(set(blocks) & free - set(used) - set(runtime))
+        checked = pipeline.check(dp, fix=used)
+        unset = sorted(set(blocks) & set(checked.program.sizes) - set(runtime))
         if unset:
             return Ours(origin, missing=f"{origin}: block size(s) {unset} are symbolic: "
                         "pass --fix NAME=INT")
-        sizes = [s for s in dp.sizes if s in free]
-        assume = [specialize(p, used) for p in assumptions(dp, set(sizes))]
-        ours = Ours(origin, fixed=used, sizes=tuple(sizes), inputs=tuple(dp.env))
+        ours = Ours(origin, fixed=used, sizes=checked.program.sizes,
+                    inputs=tuple(t for t, _ in checked.program.inputs))
         for label, tname in variants:
-            target = get_target(tname)
             kname = re.sub(r"\W", "_", f"{name}_{tname}")
-            lw = lower_with_target(expr, env, target, name=kname, parallel=target.parallel,
-                                   sizes=sizes, assume=assume)
-            ours.kernels[label] = build([lw], target, fast_math=fast_math)[kname]
-        for hname, text in dp.unchecked:
-            ours.notes.append(f"hypothesis {hname} : {text} assumed, not checked at run time")
+            c = dataclasses.replace(checked, program=dataclasses.replace(checked.program,
+                                                                         name=kname))
+            ours.kernels[label] = pipeline.compile_checked(c, tname, fast_math=fast_math)
+        ours.notes += [f"hypothesis {a} assumed, not checked at run time"
+                       for a in checked.program.assumed]
         return ours
     except (CodegenError, OSError) as exc:
         text = str(exc).strip()
         first = text.splitlines()[0] if text else type(exc).__name__
-        return Ours(origin, missing=f"{origin} did not replay, lower or compile: {first[:400]}")
+        where = f"{rel}:{derivation}" if derivation else str(rel)
+        return Ours(where, missing=f"{where} did not replay, lower or compile: {first[:400]}")
 
 
 def fix_args(items: list[str]) -> dict[str, int]:

@@ -45,7 +45,8 @@ from pathlib import Path
 
 import numpy as np
 
-from verisched.codegen import CodegenError, lower
+from verisched import pipeline
+from verisched.codegen import CodegenError
 from verisched.pybridge.terms import (
     Concat,
     Expr,
@@ -63,8 +64,7 @@ from verisched.pybridge.terms import (
     Var,
     Zero,
 )
-from verisched.targets import get_target
-from verisched.targets.base import atomic_write, build
+from verisched.targets.toolchain import atomic_write
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
@@ -253,25 +253,24 @@ def sizes_for(kernel, n: int, m: int, tile: tuple[int, int]) -> dict[str, int]:
 
 
 def load_programs(from_coq: bool, tile: tuple[int, int] = (64, 64)
-                  ) -> tuple[dict[str, tuple[Expr, dict, tuple]], str]:
-    """(program, input shapes, size assumptions) per schedule."""
+                  ) -> tuple[dict[str, pipeline.CheckedProgram], str]:
+    """The checked program of each schedule: Blur.v's derivations (one replay), or the
+    hand-built programs above, whose bounds Coq's check_safe proves first."""
     if not from_coq:
-        return {k: (f(), ENV, ASSUME) for k, f in SCHEDULES.items()}, "ast"
-    from verisched.codegen.fromcoq import assumptions, load_derived
-    from verisched.codegen.specialize import specialize
-    from verisched.pybridge.terms import free_vars
-
+        return {k: pipeline.check(pipeline.from_ast(f(), ENV, name=k.replace("-", "_"),
+                                                    sizes=["n", "m"], assume=ASSUME))
+                for k, f in SCHEDULES.items()}, "ast"
     root = Path(__file__).resolve().parents[1]
     names = {"two-stage": "blur_two_stage", "fused": "blur_fused", "tiled": "blur_tiled"}
+    derived = pipeline.load_many(root / "coq" / "Examples" / "Blur.v", list(names.values()),
+                                 timeout=1200)
     progs = {}
     for k, d in names.items():
-        dp = load_derived(root / "coq" / "Examples" / "Blur.v", d, timeout=1200)
+        dp = derived[d]
         # The derivation holds for every tile size; fix ours (constant tiles fold into
         # the index arithmetic and give stack buffers).
-        fixed = {"kn": tile[0], "km": tile[1]}
-        expr = specialize(dp.expr, fixed)
-        used = (set(free_vars(expr)) - set(dp.env)) | {"n", "m"}
-        progs[k] = (expr, dp.env, tuple(specialize(p, fixed) for p in assumptions(dp, used)))
+        fixed = {s: v for s, v in (("kn", tile[0]), ("km", tile[1])) if s in dp.sizes}
+        progs[k] = pipeline.check(dp, fix=fixed, name=k.replace("-", "_"))
     return progs, "coq"
 
 
@@ -358,12 +357,11 @@ def main(argv: list[str] | None = None) -> int:
     variants: list[cm.Variant] = []
     T = args.threads
     for tname, col in (("c", "ours-1t"), ("openmp", "ours-par")):
-        t = get_target(tname)
-        lowered = [lower(e, env, name=k.replace("-", "_"), parallel=t.parallel, assume=assume)
-                   for k, (e, env, assume) in progs.items()]
-        kernels = build(lowered, t, fast_math=fast)
-        for key in progs:
-            k = kernels[key.replace("-", "_")]
+        t = pipeline.get_target(tname)
+        src = pipeline.render([pipeline.lower(c, t) for c in progs.values()])
+        kernels = pipeline.build(src, fast_math=fast)
+        for key, checked in progs.items():
+            k = kernels[checked.name]
             if t.parallel:
                 k.set_threads(args.threads)
             run = check_and_bind(k, img, small, want, args, f"{key} [{tname}]")

@@ -231,3 +231,26 @@ def run_reference(e: Expr, inputs: dict[str, np.ndarray], sizes: dict[str, int],
                   out_shape: tuple[int, ...], dtype) -> np.ndarray:
     """Dense reference output of `e` for the kernel tests."""
     return dense(evaluate(e, dict(inputs), dict(sizes), dtype), out_shape, dtype)
+
+
+def compile_kernels(programs: list[tuple[str, Expr, dict]], *, target: str = "c",
+                    dtype: str = "float32", fast_math: bool = False) -> dict:
+    """Lower and build (name, program, input shapes) triples into one shared object,
+    WITHOUT Coq's bounds check: these tests exercise the untrusted lowering itself on
+    programs whose safety the reference comparison and the sanitizers check.  Users go
+    through verisched.pipeline, which requires check_safe."""
+    from verisched.codegen.lower import lower
+    from verisched.targets.native import build
+    from verisched.targets.registry import get_target
+
+    t = get_target(target)
+    lowered = [lower(e, env, name=name, dtype=dtype, parallel=t.parallel, isa=t.isa)
+               for name, e, env in programs]
+    return build(lowered, t, fast_math=fast_math)
+
+
+def compile_kernel(expr: Expr, env: dict, *, name: str = "kernel", target: str = "c",
+                   dtype: str = "float32", fast_math: bool = False):
+    """One kernel of `compile_kernels`."""
+    return compile_kernels([(name, expr, env)], target=target, dtype=dtype,
+                           fast_math=fast_math)[name]

@@ -8,14 +8,19 @@ purpose (kill, timeout) make their own.
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import verisched.targets.registry  # noqa: F401  (every target's instructions, as in a real run)
 from verisched.pybridge.session import REPO_ROOT
 
 REPO = REPO_ROOT  # the source tree, or $VERISCHED_REPO
+# Test-only and benchmark-only helpers live outside the package: the benchmarks' peers and
+# references (benchmarks/) are imported by name like the tests' own helpers (tests/).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 
 def _library_ready() -> str | None:

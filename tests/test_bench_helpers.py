@@ -78,7 +78,7 @@ def test_missing_derivation_is_reported_not_raised(cm, tmp_path: Path) -> None:
 def test_fma_probe_runs(cm) -> None:
     """The peak probe compiles (-mavx2 -mfma) and reports a plausible positive rate
     (at least one 8-lane FMA per nanosecond is far below any AVX2 core's peak)."""
-    from verisched.targets.base import cpu_flags
+    from verisched.targets.cpu import cpu_flags
 
     if not {"avx2", "fma"} <= cpu_flags():
         pytest.skip("no AVX2/FMA on this CPU")

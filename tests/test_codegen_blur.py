@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from verisched.codegen import KernelCallError, lower
-from verisched.targets import get_target
-from verisched.targets.base import build, build_sanitized, run_sanitized
+from verisched.targets.native import build, build_sanitized, run_sanitized
+from verisched.targets.registry import get_target
 
 _spec = importlib.util.spec_from_file_location(
     "bench_blur", Path(__file__).resolve().parents[1] / "benchmarks" / "bench_blur.py")

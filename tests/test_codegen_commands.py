@@ -60,7 +60,12 @@ def test_compile_writes_kernel_and_header(vfile, tmp_path, capsys):
 
 def test_compile_refuses_a_program_that_is_not_normal(vfile, tmp_path, capsys):
     out = tmp_path / "raw.c"
+    # rows_raw has no check_safe either: refused for that first ...
     assert main(["compile", str(vfile), "--derivation", "rows_raw", "-o", str(out)]) == 1
+    assert "not proved in bounds" in capsys.readouterr().err
+    # ... and, built unsafe, the lowering refuses its form.
+    assert main(["compile", str(vfile), "--derivation", "rows_raw", "-o", str(out),
+                 "--unsafe"]) == 1
     err = capsys.readouterr().err
     assert "normal-form check" in err and "tadd_expand" in err and "offending subterm" in err
     assert not out.exists()
@@ -83,10 +88,10 @@ def test_run_checks_against_the_interpreter_and_the_hypotheses(vfile, capsys):
                  "--size", "m=3", "--check"]) == 0
     out = capsys.readouterr().out
     assert "reference interpreter on the derived program: OK" in out
-    assert "reference interpreter on the original algorithm: OK" in out
+    assert "reference interpreter on the original program: OK" in out
     assert main(["run", str(vfile), "--derivation", "rows_fused", "--size", "n=0",
                  "--size", "m=3"]) == 1
-    assert "violate hypothesis Hn" in capsys.readouterr().err
+    assert "violate the precondition Hn : 1 <= n" in capsys.readouterr().err
     assert main(["run", str(vfile), "--derivation", "rows_fused", "--size", "m=3"]) == 1
     assert "no value for size n" in capsys.readouterr().err
 
@@ -94,16 +99,16 @@ def test_run_checks_against_the_interpreter_and_the_hypotheses(vfile, capsys):
 def test_derived_kernel_is_clean_under_asan_and_matches_the_interpreter(vfile):
     import numpy as np
 
-    from verisched.codegen import lower
-    from verisched.codegen.fromcoq import assumptions, load_derived
+    from verisched import pipeline
     from verisched.pybridge.interp import evaluate
-    from verisched.targets import get_target
-    from verisched.targets.base import build_sanitized, run_sanitized
+    from verisched.targets.native import build_sanitized, run_sanitized
+    from verisched.targets.registry import get_target
 
-    dp = load_derived(vfile, "rows_fused")
-    lw = lower(dp.expr, dp.env, name="rows", sizes=["n", "m"],
-               assume=assumptions(dp, {"n", "m"}))
+    checked = pipeline.check(pipeline.load(vfile, "rows_fused"), name="rows")
+    assert checked.program.sizes == ("n", "m")
+    lw = pipeline.lower(checked, "c").kernel
     assert lw.assumptions  # Hn : 1 <= n
+    dp = checked.derived
     exe = build_sanitized([lw], get_target("c"))
     rng = np.random.default_rng(2)
     for n, m in [(1, 1), (6, 3)]:

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from verisched.codegen import lower
 from verisched.pybridge.interp import evaluate
-from verisched.targets import get_target
-from verisched.targets.base import build, build_sanitized, run_sanitized
+from verisched.targets.native import build, build_sanitized, run_sanitized
+from verisched.targets.registry import get_target
 
 BATCH = 8
 MAX_EXAMPLES = 10

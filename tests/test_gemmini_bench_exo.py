@@ -13,13 +13,13 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import gemmini_exo as exo_peer
 import pytest
+from gemmini_reference import cdiv, min_computes
 
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.terms import IVar
-from verisched.targets.gemmini import exo_peer
 from verisched.targets.gemmini.lower import lower_gemmini
-from verisched.targets.gemmini.reference import cdiv, min_computes
 
 pytestmark = pytest.mark.skipif(not exo_peer.available(),
                                 reason="exo-lang is not installed (pip install exo-lang)")

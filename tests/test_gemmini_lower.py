@@ -12,13 +12,16 @@ configuration placement, bad input).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+from gemmini_reference import matmul_acc, min_computes, quantize
 
-from verisched.codegen.errors import LowerError
+from verisched import pipeline
+from verisched.codegen.errors import LowerError, UnsafeProgramError
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.instrs import alpha_equal, instantiate, spec_of
 from verisched.pybridge.interp import evaluate
@@ -27,7 +30,6 @@ from verisched.targets.gemmini import build
 from verisched.targets.gemmini.config import place_configs
 from verisched.targets.gemmini.instrs import acc_out, split_scale
 from verisched.targets.gemmini.lower import lower_gemmini
-from verisched.targets.gemmini.reference import matmul_acc, min_computes, quantize
 
 REPO = Path(__file__).resolve().parents[1]
 M, N, K = IVar("M"), IVar("N"), IVar("K")
@@ -136,15 +138,18 @@ def test_gemmini_specs_agree_with_coq(coq) -> None:
 
 @pytest.fixture(scope="module")
 def derived(coq):
-    """GemminiMatmul.v's derivations, replayed once and lowered."""
-    from verisched.targets.gemmini.derived import load_derivations, lower_derivation
-
+    """GemminiMatmul.v's derivations, replayed once and lowered (verisched.pipeline)."""
     names = ["qmatmul_gemmini", "qmatmul_nobias_gemmini", "qmatmul_gemmini_panel",
              "qmatmul_gemmini_staged"]
-    dps = load_derivations(REPO / "coq/Examples/GemminiMatmul.v", names)
+    dps = pipeline.load_many(REPO / "coq/Examples/GemminiMatmul.v", names)
     # The panel's rows depend on K: lowered per K (test_derived_panel), not here.
-    return {n: (dp, lower_derivation(dp) if "panel" not in n and "staged" not in n else None)
+    return {n: (dp, _lowered(pipeline.check(dp))
+                if "panel" not in n and "staged" not in n else None)
             for n, dp in dps.items()}
+
+
+def _lowered(checked):
+    return pipeline.lower(checked, "gemmini").kernel
 
 
 @pytest.mark.parametrize("name", ["qmatmul_gemmini", "qmatmul_nobias_gemmini"])
@@ -164,23 +169,18 @@ def test_derived_kernel_matches_interpreter(derived, name: str, shape) -> None:
 
 @pytest.mark.parametrize("shape", [(20, 33, 40), (32, 48, 128), (5, 17, 70)])
 def test_derived_panel_with_k_fixed(derived, shape) -> None:
-    from verisched.codegen.specialize import specialize
-    from verisched.targets.gemmini.derived import lower_derivation
-
     dp, _ = derived["qmatmul_gemmini_panel"]
     m, n, k = shape
     with pytest.raises(LowerError, match="let a in GEMMINI_SPAD has symbolic extents"):
-        lower_derivation(dp)
-    fixed = type(dp)(dp.name, specialize(dp.expr, {"K": k}),
-                     {t: tuple(specialize(i, {"K": k}) for i in sh) for t, sh in dp.env.items()},
-                     dp.sizes, [], [], dp.safety_gap)
-    kernel = lower_derivation(fixed)
-    orig = specialize(dp.original, {"K": k})
+        _lowered(pipeline.check(dp))
+    fixed = pipeline.check(dp, fix={"K": k})
+    kernel = _lowered(fixed)
+    orig = fixed.original
     ins = inputs(m, n, k, True, seed=m + k)
     sm, se = split_scale(1 / 450)
     sizes = {"M": m, "N": n, "sm": sm, "se": se, "act": 0}
     res = build.run(kernel, ins, sizes)
-    for prog in (fixed.expr, orig):
+    for prog in (fixed.program.expr, orig):
         ref = evaluate(prog, {a: v.astype(np.int64) for a, v in ins.items()}, sizes, np.int64)
         np.testing.assert_array_equal(res.out, ref)
     c = res.counters
@@ -191,22 +191,16 @@ def test_derived_panel_with_k_fixed(derived, shape) -> None:
 
 @pytest.mark.parametrize("shape", [(20, 33, 40), (48, 32, 64), (7, 100, 250)])
 def test_derived_staged_with_k_and_n_fixed(derived, shape) -> None:
-    from verisched.codegen.specialize import specialize
-    from verisched.targets.gemmini.derived import lower_derivation
-
     dp, _ = derived["qmatmul_gemmini_staged"]
     m, n, k = shape
-    fix = {"K": k, "N": n}
-    fixed = type(dp)(dp.name, specialize(dp.expr, fix),
-                     {t: tuple(specialize(i, fix) for i in sh) for t, sh in dp.env.items()},
-                     dp.sizes, [], [], dp.safety_gap)
-    kernel = lower_derivation(fixed)
-    orig = specialize(dp.original, fix)
+    fixed = pipeline.check(dp, fix={"K": k, "N": n})
+    kernel = _lowered(fixed)
+    orig = fixed.original
     ins = inputs(m, n, k, True, seed=m * k)
     sm, se = split_scale(1 / 300)
     sizes = {"M": m, "sm": sm, "se": se, "act": 1}
     res = build.run(kernel, ins, sizes)
-    for prog in (fixed.expr, orig):
+    for prog in (fixed.program.expr, orig):
         ref = evaluate(prog, {a: v.astype(np.int64) for a, v in ins.items()}, sizes, np.int64)
         np.testing.assert_array_equal(res.out, ref)
     c = res.counters
@@ -215,13 +209,10 @@ def test_derived_staged_with_k_and_n_fixed(derived, shape) -> None:
 
 
 def test_derived_kernel_refuses_unproved_safety(derived) -> None:
-    from verisched.codegen.errors import CodegenError
-    from verisched.targets.gemmini.derived import lower_derivation
-
     dp, _ = derived["qmatmul_nobias_gemmini"]
-    gap = type(dp)(dp.name, dp.expr, dp.env, dp.sizes, safety_gap="never ran check_safe")
-    with pytest.raises(CodegenError, match="not proved in bounds"):
-        lower_derivation(gap)
+    gap = dataclasses.replace(dp, safety_gap="never ran check_safe")
+    with pytest.raises(UnsafeProgramError, match="not proved in bounds"):
+        pipeline.check(gap)
 
 
 # ---- hand-written programs ------------------------------------------------------------
@@ -379,10 +370,8 @@ def test_wrong_arguments_name_the_instruction() -> None:
 
 @pytest.fixture(scope="module")
 def conv(coq):
-    from verisched.targets.gemmini.derived import load_derivations, lower_derivation
-
-    dp = load_derivations(REPO / "coq/Examples/GemminiConv.v", ["qconv_gemmini"])["qconv_gemmini"]
-    return dp, lower_derivation(dp)
+    dp = pipeline.load(REPO / "coq/Examples/GemminiConv.v", "qconv_gemmini")
+    return dp, _lowered(pipeline.check(dp))
 
 
 @pytest.mark.parametrize("dims", [(2, 7, 6, 5, 20, 3, 3), (1, 6, 6, 16, 16, 3, 3),
@@ -409,28 +398,26 @@ def test_derived_conv_matches_interpreter(conv, dims) -> None:
 
 
 def test_cli_compile_and_run(derived, tmp_path: Path, monkeypatch, capsys) -> None:
-    import argparse
-
-    from verisched.targets.gemmini import cli
-    from verisched.targets.gemmini import derived as derived_mod
+    """`verisched compile/run --target gemmini` go the same pipeline as every target."""
+    from verisched.cli import main
 
     dp, _ = derived["qmatmul_gemmini"]
-    monkeypatch.setattr(derived_mod, "load_derivation", lambda *a, **k: dp)
-    ns = argparse.Namespace(file="GemminiMatmul.v", derivation="qmatmul_gemmini", timeout=60,
-                            fix=[], kernel_name="qmm", allow_unproved_safety=False,
-                            output=str(tmp_path / "qmm.c"), size=[], input=[], seed=1,
-                            check=True)
-    assert cli.compile_command(ns) == 0
+    monkeypatch.setattr(pipeline, "load", lambda *a, **k: dp)  # the replay is the fixture's
+    common = ["GemminiMatmul.v", "--derivation", "qmatmul_gemmini", "--target", "gemmini",
+              "--kernel-name", "qmm"]
+    assert main(["compile", *common, "-o", str(tmp_path / "qmm.c")]) == 0
     assert (tmp_path / "qmm.h").read_text().count("void qmm(") == 1
     src = (tmp_path / "qmm.c").read_text()
     assert "gemmini_extended_preload" in src and "#ifdef VERISCHED_GEMMINI_DRIVER" in src
-    ns.output = None
-    ns.size = ["M=17", "N=40", "K=33", "sm=3", "se=-12", "act=0"]
-    assert cli.run_command(ns) == 0
+    assert "proved in bounds by check_safe" in src
+    sizes = ["--size", "M=17", "--size", "N=40", "--size", "K=33", "--size", "sm=3",
+             "--size", "se=-12", "--size", "act=0"]
+    assert main(["run", *common, *sizes, "--seed", "1", "--check"]) == 0
     out = capsys.readouterr().out
-    assert "derived program: OK" in out and "original algorithm: OK" in out
-    ns.size = ["M=0", "N=40", "K=33", "sm=3", "se=-12", "act=0"]
-    assert cli.run_command(ns) == 1
+    assert "derived program: OK" in out and "original program: OK" in out
+    assert "counters: " in out and "preload" in out
+    sizes[1] = "M=0"
+    assert main(["run", *common, *sizes]) == 1
     assert "must be positive" in capsys.readouterr().err
 
 
@@ -449,7 +436,7 @@ PANEL = """trunc_r M (flatten (cdiv M 16) 16 (GEN [ io < cdiv M 16 ]
 
 @pytest.mark.parametrize("shape", [(20, 33, 100), (64, 48, 128), (3, 17, 16)])
 def test_block_moves_of_a_staged_panel(shape) -> None:
-    from verisched.codegen.specialize import specialize
+    from verisched.pybridge.terms import specialize
 
     m, n, k = shape
     # The panel's extent depends on K: fixed, as `--fix K=..` does (on-chip extents are static).

@@ -12,8 +12,8 @@ from verisched.codegen.errors import KernelCallError
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.interp import evaluate
 from verisched.pybridge.terms import IVar
-from verisched.targets import get_target
-from verisched.targets.base import build
+from verisched.targets.native import build
+from verisched.targets.registry import get_target
 
 n, m, p = IVar("n"), IVar("m"), IVar("p")
 ENV = {"C": (n, m), "A": (n, p), "B": (p, m)}

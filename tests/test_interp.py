@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from atl_strategies import programs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -11,7 +12,6 @@ from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.crosscheck import coq_evaluate, parse_coq_value
 from verisched.pybridge.interp import InterpError, evaluate
 from verisched.pybridge.session import CoqSession
-from verisched.pybridge.strategies import programs
 from verisched.pybridge.terms import (
     Concat,
     Expr,

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from codegen_reference import run_reference
+from codegen_reference import compile_kernels, run_reference
 
-from verisched.codegen import NotNormalError, compile_kernels, lower
+from verisched.codegen import NotNormalError, lower
 from verisched.codegen.errors import LowerError
 from verisched.codegen.poly import Poly, evaluate, from_idx
 from verisched.codegen.prover import Facts
@@ -39,8 +39,8 @@ from verisched.pybridge.terms import (
     isub,
     summ,
 )
-from verisched.targets import get_target
-from verisched.targets.base import build_sanitized, run_sanitized
+from verisched.targets.native import build_sanitized, run_sanitized
+from verisched.targets.registry import get_target
 
 n, m = IVar("n"), IVar("m")
 
@@ -265,8 +265,8 @@ def test_assumptions_simplify_code_and_are_enforced():
     x = np.arange(1, 6, dtype=np.float32)
     np.testing.assert_array_equal(ks["a"]({"f": x}, n=5), x)
     from verisched.codegen import KernelCallError
-    from verisched.targets import get_target
-    from verisched.targets.base import build
+    from verisched.targets.native import build
+    from verisched.targets.registry import get_target
 
     k = build([assumed], get_target("c"))["assumed"]
     np.testing.assert_array_equal(k({"f": x}, n=5), x)
@@ -286,7 +286,7 @@ def test_prover_uses_floor_division_facts():
 
 
 def test_specialize_fixes_sizes_but_respects_shadowing():
-    from verisched.codegen.specialize import specialize
+    from verisched.pybridge.terms import specialize
 
     k = IVar("k")
     e = gen("i", IBin("/", n, k), summ("k", IConst(2), get(Var("f"), IBin("*", IVar("i"), k))))

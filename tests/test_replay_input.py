@@ -62,12 +62,12 @@ def test_replay_cli_of_non_utf8_file(latin1: Path, capsys: pytest.CaptureFixture
 
 
 def test_loader_of_non_utf8_file(latin1: Path) -> None:
-    # compile/run load derivations through codegen.fromcoq: they must get the
+    # compile/run load derivations through verisched.pipeline: they must get the
     # bridge's error (wrapped in their own), not a UnicodeDecodeError.
-    from verisched.codegen.fromcoq import DerivationError, load_derived
+    from verisched.pipeline import DerivationError, load
 
     with pytest.raises(DerivationError, match="line 3"):
-        load_derived(latin1, "anything")
+        load(latin1, "anything")
 
 
 # Two derivations that are not even valid Coq: the name check must not run

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from codegen_reference import run_reference
+from codegen_reference import compile_kernel, run_reference
 from test_lower_unit import pipeline_fused, pipeline_two_stage
 
-from verisched.codegen import CompileError, KernelCallError, compile_kernel, lower
+from verisched.codegen import CompileError, KernelCallError, lower
 from verisched.codegen.render import render_header
 from verisched.pybridge.terms import (
     Gen,
@@ -29,8 +29,8 @@ from verisched.pybridge.terms import (
     gen,
     get,
 )
-from verisched.targets import get_target
-from verisched.targets.base import build, build_sanitized, run_sanitized
+from verisched.targets.native import build, build_sanitized, run_sanitized
+from verisched.targets.registry import get_target
 
 n, m = IVar("n"), IVar("m")
 

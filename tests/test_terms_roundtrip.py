@@ -11,12 +11,12 @@ import re
 from collections.abc import Iterator
 
 import pytest
+from atl_strategies import SIZES, TENSORS, programs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verisched.pybridge.coqterm import parse_index, parse_program, pretty, to_coq
 from verisched.pybridge.session import CoqSession
-from verisched.pybridge.strategies import SIZES, TENSORS, programs
 from verisched.pybridge.terms import (
     Expr,
     Flatten,

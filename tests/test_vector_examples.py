@@ -22,28 +22,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verisched.codegen import lower
-from verisched.codegen.errors import KernelCallError
-from verisched.codegen.fromcoq import (
-    DerivedProgram,
-    _derived_program,
-    assumptions,
-    check_conditions,
-)
-from verisched.codegen.specialize import specialize
-from verisched.codegen.vector import has_instr
+from verisched import pipeline
+from verisched.pipeline import CheckedProgram, DerivedProgram
+from verisched.pipeline.derive import from_replayed
 from verisched.pybridge.interp import evaluate
 from verisched.pybridge.replay import replay_file
 from verisched.pybridge.session import REPO_ROOT
-from verisched.pybridge.terms import free_vars, idx_free_vars
-from verisched.targets import get_target
-from verisched.targets.base import (
-    CpuSupportError,
-    build,
-    build_sanitized,
-    cpu_flags,
-    run_sanitized,
-)
+from verisched.pybridge.terms import Instr, any_node, free_vars, idx_free_vars
+from verisched.targets.cpu import CpuSupportError, cpu_flags
+from verisched.targets.native import build_sanitized, run_sanitized
+from verisched.targets.registry import get_target
 
 EXAMPLES = sorted(p for p in (REPO_ROOT / "coq" / "Examples").glob("*.v")
                   if "avx2_" in p.read_text() or "avx512_" in p.read_text())
@@ -63,7 +51,7 @@ def derived(coq, path: Path) -> dict[str, DerivedProgram]:
             res = replay_file(coq, path, semantics=True)
             assert res.failure is None, f"{path.name}:{res.failure.line}: {res.failure.message}"
             rds = res.derivations
-        _CACHE[path] = {rd.derivation.name: _derived_program(rd, rd.derivation.name, None)
+        _CACHE[path] = {rd.derivation.name: from_replayed(rd, f"{path}:{rd.derivation.name}")
                         for rd in rds}
     return _CACHE[path]
 
@@ -73,41 +61,41 @@ def _isa_of(e: object) -> str | None:
     return "avx512" if "avx512_" in text else "avx2" if "avx2_" in text else None
 
 
-def _prepare(dp: DerivedProgram) -> tuple[object, dict, list[str], dict[str, int], list]:
+def _prepare(dp: DerivedProgram) -> CheckedProgram:
+    """The program with every block size (a size no input's shape mentions) fixed."""
+    used = free_vars(dp.expr)
     shape_sizes: set[str] = set()
-    for s in dp.env.values():
-        for i in s:
-            shape_sizes |= idx_free_vars(i)
-    fixed = {s: BLOCK for s in dp.sizes if s not in shape_sizes}
-    expr = specialize(dp.expr, fixed)
-    env = {k: tuple(specialize(i, fixed) for i in s) for k, s in dp.env.items()}
-    used = set(free_vars(expr)) - set(env)
-    for s in env.values():
-        for i in s:
-            used |= idx_free_vars(i)
-    sizes = [s for s in dp.sizes if s in used]
-    assume = [specialize(p, fixed) for p in assumptions(dp, set(sizes))]
-    return expr, env, sizes, fixed, assume
+    for t, shp in dp.hypotheses.shapes.items():
+        if t in used:
+            for i in shp:
+                shape_sizes |= idx_free_vars(i)
+    fixed = {s: BLOCK for s in dp.sizes if s not in shape_sizes and s in used}
+    return pipeline.check(dp, fix=fixed)
 
 
-def _size_cases(dp: DerivedProgram, sizes: list[str], fixed: dict[str, int]) -> list[dict]:
+def _size_cases(checked: CheckedProgram) -> list[dict]:
+    sizes = checked.program.sizes
     rng = np.random.default_rng(len(sizes))
     out = []
     for combo in itertools.product(PROBLEM, repeat=len(sizes)):
         case = dict(zip(sizes, combo, strict=True))
-        try:
-            check_conditions(dp, {**case, **fixed})
-        except KernelCallError:
-            continue
-        out.append(case)
+        if checked.program.violated(case) is None:
+            out.append(case)
     picks = rng.choice(len(out), size=min(CASES, len(out)), replace=False) if out else []
     return [out[int(k)] for k in picks] + ([out[-1]] if out else [])
 
 
 def _programs(coq, path: Path) -> list[tuple[str, DerivedProgram]]:
-    progs = [(n, dp) for n, dp in derived(coq, path).items() if has_instr(dp.expr)]
+    progs = [(n, dp) for n, dp in derived(coq, path).items()
+             if any_node(dp.expr, lambda x: isinstance(x, Instr))]
     assert progs, f"{path.name}: no derivation ends in instruction form"
     return progs
+
+
+def _kernel(checked: CheckedProgram, target: str):
+    """(lowered, kernel) through the pipeline's stages."""
+    lowered = pipeline.lower(checked, target)
+    return lowered.kernel, pipeline.build(pipeline.render(lowered))[checked.name]
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
@@ -117,22 +105,21 @@ def test_vector_examples_run_and_match(coq, path: Path) -> None:
     for name, dp in _programs(coq, path):
         assert dp.safety_gap is None, f"{name}: {dp.safety_gap}"
         isa = _isa_of(dp.expr)
-        expr, env, sizes, fixed, assume = _prepare(dp)
-        t = get_target(isa)
-        lw = lower(expr, env, name=name, isa=t.isa, sizes=sizes, assume=assume)
+        checked = _prepare(dp)
+        fixed, sizes = checked.fixed, checked.program.sizes
+        lw, kernel = _kernel(checked, isa)
         if isa == "avx512" and "avx512f" not in cpu_flags():
-            k = build([lw], t)[name]  # the C compiles; running it is refused
+            # The C compiles; running it is refused.
             with pytest.raises(CpuSupportError):
-                k.call({a: np.zeros(1, np.float32) for a in env}, {s: 1 for s in sizes})
+                kernel.call({a: np.zeros(1, np.float32) for a, _ in checked.program.inputs},
+                            {s: 1 for s in sizes})
             continue
-        kernel = build([lw], t)[name]
+        t = get_target(isa)
         exe = build_sanitized([lw], t)
-        tp = get_target(f"{isa}-openmp")
-        lwp = lower(expr, env, name=name, isa=tp.isa, sizes=sizes, assume=assume, parallel=True)
-        par = build([lwp], tp)[name]
+        _, par = _kernel(checked, f"{isa}-openmp")
         par.set_threads(2)
         rng = np.random.default_rng(3)
-        for case in _size_cases(dp, sizes, fixed):
+        for case in _size_cases(checked):
             shapes, out_shape = kernel.extents(case)
             ins = {a: rng.uniform(-1, 1, size=s).astype(np.float32) for a, s in shapes.items()}
             wide = {a: v.astype(np.float64) for a, v in ins.items()}
@@ -148,7 +135,7 @@ def test_vector_examples_run_and_match(coq, path: Path) -> None:
             np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * scale,
                                        err_msg=f"{name} at {case}")
             np.testing.assert_allclose(par.call(ins, case), want, rtol=1e-4, atol=1e-5 * scale,
-                                       err_msg=f"{name} [{tp.name}] at {case}")
+                                       err_msg=f"{name} [{isa}-openmp] at {case}")
             san = run_sanitized(exe, lw, ins, case, out_shape)
             np.testing.assert_allclose(san, want, rtol=1e-4, atol=1e-5 * scale,
                                        err_msg=f"sanitized {name} at {case}")
@@ -158,10 +145,9 @@ def test_vector_examples_run_and_match(coq, path: Path) -> None:
 def test_vector_examples_are_refused_by_scalar_targets(coq, path: Path) -> None:
     from verisched.codegen import LowerError
 
-    for name, dp in _programs(coq, path):
-        expr, env, sizes, _, _ = _prepare(dp)
+    for _, dp in _programs(coq, path):
         with pytest.raises(LowerError, match="(is not supported by|which) target c "):
-            lower(expr, env, name=name, sizes=sizes)
+            pipeline.lower(_prepare(dp), "c")
 
 
 def test_sgemm_runtime_block_sizes(coq) -> None:
@@ -173,15 +159,11 @@ def test_sgemm_runtime_block_sizes(coq) -> None:
         pytest.skip("this CPU has no AVX2+FMA")
     path = REPO_ROOT / "coq" / "Examples" / "Sgemm.v"
     dp = derived(coq, path)["sgemm_avx2"]
-    sizes = list(dp.sizes)
-    assert {"mcr", "kc"} <= set(sizes), sizes
-    assume = assumptions(dp, set(sizes))
-    t, tp = get_target("avx2"), get_target("avx2-openmp")
-    lw = lower(dp.expr, dp.env, name="sgemm_rt", isa=t.isa, sizes=sizes, assume=assume)
-    lwp = lower(dp.expr, dp.env, name="sgemm_rt", isa=tp.isa, sizes=sizes, assume=assume,
-                parallel=True)
-    kernel, par = build([lw], t)["sgemm_rt"], build([lwp], tp)["sgemm_rt"]
-    exe = build_sanitized([lw], t)
+    checked = pipeline.check(dp, name="sgemm_rt")
+    assert {"mcr", "kc"} <= set(checked.program.sizes), checked.program.sizes
+    lw, kernel = _kernel(checked, "avx2")
+    _, par = _kernel(checked, "avx2-openmp")
+    exe = build_sanitized([lw], get_target("avx2"))
     par.set_threads(2)
     rng = np.random.default_rng(5)
     # One row block (M <= 6 mcr) takes the serial copy of the row-block loop, whose
@@ -191,7 +173,7 @@ def test_sgemm_runtime_block_sizes(coq) -> None:
     for M, N, K, mcr, kc in [(50, 33, 29, 2, 5), (13, 17, 7, 1, 3), (61, 40, 16, 3, 16),
                              (7, 5, 40, 5, 7), (30, 70, 20, 5, 8)]:
         case = {"M": M, "N": N, "K": K, "mcr": mcr, "kc": kc}
-        check_conditions(dp, case)
+        assert checked.program.violated(case) is None
         shapes, out_shape = kernel.extents(case)
         ins = {a: rng.uniform(-1, 1, size=s).astype(np.float32) for a, s in shapes.items()}
         want = evaluate(dp.original, {a: v.astype(np.float64) for a, v in ins.items()},

@@ -17,21 +17,14 @@ import numpy as np
 import pytest
 
 from verisched.codegen import LowerError, lower
-from verisched.codegen.specialize import specialize
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.interp import evaluate
-from verisched.pybridge.terms import IVar
-from verisched.targets import get_target
+from verisched.pybridge.terms import IVar, specialize
 from verisched.targets.avx2 import AVX2
 from verisched.targets.avx512 import AVX512
-from verisched.targets.base import (
-    CpuSupportError,
-    build,
-    build_sanitized,
-    check_cpu,
-    cpu_flags,
-    run_sanitized,
-)
+from verisched.targets.cpu import CpuSupportError, check_cpu, cpu_flags
+from verisched.targets.native import build, build_sanitized, run_sanitized
+from verisched.targets.registry import get_target
 
 N, M, K = IVar("n"), IVar("M"), IVar("K")
 

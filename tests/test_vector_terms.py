@@ -27,7 +27,6 @@ from verisched.pybridge.instrs import (
     lookup,
     register,
     registered,
-    substitute,
 )
 from verisched.pybridge.interp import evaluate
 from verisched.pybridge.terms import (
@@ -43,6 +42,7 @@ from verisched.pybridge.terms import (
     Var,
     free_vars,
     shape_of,
+    subst,
 )
 
 RNG = np.random.default_rng(3)
@@ -113,7 +113,7 @@ def test_instantiate_avoids_capture() -> None:
         np.testing.assert_allclose(got[r], x[r, r:r + 8])
     # Substitution under a let that shadows a parameter leaves the bound one alone.
     e = Let("v", Var("w"), Get(Var("v"), IConst(0)))
-    assert substitute(e, {"v": Var("z")}, {}) == Let("v", Var("w"), Get(Var("v"), IConst(0)))
+    assert subst(e, {"v": Var("z")}, {}) == Let("v", Var("w"), Get(Var("v"), IConst(0)))
 
 
 def test_alpha_equal() -> None:

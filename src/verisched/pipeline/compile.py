@@ -57,8 +57,9 @@ def lower(checked: CheckedProgram, target: str | Target) -> Lowered:
     missing = supports(t, checked.program.expr)
     if missing:
         able = [x.name for x in TARGETS if supports(x, checked.program.expr) is None]
-        raise LowerError(f"target {t.name}: {checked.name} uses {missing}, which {t.name} "
-                         f"does not provide (targets that do: {', '.join(able) or 'none'})")
+        raise LowerError(f"target {t.name}: {checked.name} uses {missing}, which target "
+                         f"{t.name} does not provide (targets that do: "
+                         f"{', '.join(able) or 'none'})")
     return t.lower(checked.program)
 
 

@@ -52,6 +52,9 @@ class DerivedProgram:
     steps: int = 0
     bools: tuple[str, ...] = ()            # sizes that are Coq booleans (flags)
     axioms: tuple[str, ...] = ()           # what Coq's Print Assumptions listed
+    # The derived program with every definition unfolded, instructions included (what
+    # the interpreter checks `expr` against); None when it is `expr` itself.
+    unfolded: Expr | None = None
     trace: Mapping[str, Any] | None = None  # every step, JSON-ready (Derivation.trace)
 
 
@@ -103,7 +106,7 @@ def load_many(path: str | Path, names: list[str] | None = None, *, timeout: floa
     for rd in result.derivations:
         n = rd.derivation.name
         if n in wanted:
-            out[n] = _derived(rd, f"{path}:{n}")
+            out[n] = from_replayed(rd, f"{path}:{n}")
     for n in wanted:
         if n not in out:
             raise DerivationError(f"derivation: {path}: {n} was not replayed (an earlier "
@@ -129,7 +132,9 @@ def safety_gap(steps: list) -> str | None:
     return None
 
 
-def _derived(rd: ReplayedDerivation, source: str) -> DerivedProgram:
+def from_replayed(rd: ReplayedDerivation, source: str) -> DerivedProgram:
+    """The derived program of a derivation replayed with `semantics=True` (for callers
+    that replay themselves, such as the example tests sharing one replay)."""
     name = rd.derivation.name
     if rd.error is not None:
         raise DerivationError(f"derivation {name}: {rd.error.describe()}")
@@ -145,8 +150,10 @@ def _derived(rd: ReplayedDerivation, source: str) -> DerivedProgram:
     final = progs[-1]
     original = progs[0] if progs and progs[0] is not rd.semantics[-1] else None
     sig = rd.signature
+    expr = _instruction_form(rd, final)
     return DerivedProgram(
-        source=source, name=name, expr=_instruction_form(rd, final), original=original,
+        source=source, name=name, expr=expr, original=original,
+        unfolded=final if expr is not final else None,
         sizes=tuple(sig.sizes), tensors=tuple(sig.tensors.items()),
         hypotheses=parse_hypotheses(sig.hypotheses),
         safety_gap=safety_gap(rd.derivation.steps), steps=len(rd.derivation.steps),

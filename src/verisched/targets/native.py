@@ -170,20 +170,24 @@ class NativeKernel:
             missing, extra = sorted(want - set(sizes)), sorted(set(sizes) - want)
             raise KernelCallError(f"{self.name}: size parameters must be {sorted(want)}"
                                   f" (missing {missing}, unexpected {extra})")
-        values: dict[str, int] = {}
-        for a, c in lw.sizes:
+        for a, _ in lw.sizes:
             v = sizes[a]
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise KernelCallError(f"{self.name}: size {a} must be an int, got {v!r}")
+        # The derivation's own hypotheses first: they say why a size is refused.
+        bad = self.program.violated({a: int(v) for a, v in sizes.items()}) \
+            if self.program is not None else None
+        if bad is not None:
+            raise PreconditionError(f"{self.name}: sizes {dict(sizes)} violate the precondition "
+                                    f"{bad.name + ' : ' if bad.name else ''}{bad.text}; the "
+                                    "kernel is only proved equal to the program where it holds")
+        values: dict[str, int] = {}
+        for a, c in lw.sizes:
+            v = sizes[a]
             if not 1 <= int(v) < 2**31:
                 raise KernelCallError(f"{self.name}: size {a} = {v} must be positive "
                                       "(and fit in a C int)")
             values[c] = int(v)
-        bad = self.program.violated(sizes) if self.program is not None else None
-        if bad is not None:
-            raise PreconditionError(f"{self.name}: sizes {dict(sizes)} violate the precondition "
-                                  f"{bad.name + ' : ' if bad.name else ''}{bad.text}; the kernel "
-                                  "is only proved equal to the program where it holds")
         for text, f in lw.assumptions:
             if evaluate(f, values) < 0:
                 raise KernelCallError(f"{self.name}: sizes {sizes} violate the assumption "

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from gemmini_reference import cdiv
 
-from verisched.targets.gemmini.reference import cdiv
 from verisched.targets.gemmini.sim import GemminiSimError, compile_program, run_program
 
 # The algorithm is ours; the scheduling helpers come from Exo's Gemmini platform library.

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
-from .terms import (
+from verisched.pybridge.terms import (
     Concat,
     Expr,
     Flatten,
