@@ -72,7 +72,8 @@ def test_every_example_derivation_is_checked() -> None:
 
 
 def test_print_assumptions_is_strict(capsys) -> None:
-    parser_args = type("Args", (), {"repo": str(REPO), "no_build": True, "timeout": 600})()
+    parser_args = type("Args", (), {"repo": str(REPO), "no_build": True, "timeout": 600,
+                                    "file": None})()
     code = check.run(parser_args)
     out = capsys.readouterr()
     assert code == 0, out.out + out.err

@@ -187,11 +187,13 @@ def test_cpu_check() -> None:
     flags = cpu_flags()
     assert flags, "no CPU flags found"
     if {"avx2", "fma"} <= flags:
-        check_cpu(AVX2, "k")
+        check_cpu(AVX2.cpu_flags, AVX2.name, "k")
     if "avx512f" not in flags:
         with pytest.raises(CpuSupportError, match="missing CPU feature.*avx512f"):
-            check_cpu(AVX512, "k")
-    check_cpu(None, "k")  # scalar code runs anywhere
+            check_cpu(AVX512.cpu_flags, AVX512.name, "k")
+    with pytest.raises(CpuSupportError, match="target imaginary.*missing CPU feature.*nope"):
+        check_cpu(("nope",), "imaginary", "k")
+    check_cpu((), "c", "k")  # scalar code runs anywhere
 
 
 def test_instructions_of_another_target_are_refused() -> None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 
 from verisched.pybridge.coqterm import to_coq
+from verisched.pybridge.instr_coq import parse_coq_print
 from verisched.pybridge.instrs import (
     TENSOR,
     InstrSpec,
     Param,
-    parse_coq_print,
     registered,
     same_spec,
 )

@@ -19,7 +19,7 @@ from verisched.pybridge.coqterm import idx_to_coq
 from verisched.pybridge.derivation import Derivation, StepError
 from verisched.pybridge.errors import BridgeError
 from verisched.pybridge.hypotheses import parse_hypotheses
-from verisched.pybridge.instrs import resolving_with
+from verisched.pybridge.instr_coq import resolving_with
 from verisched.pybridge.session import CoqSession
 from verisched.pybridge.terms import (
     Expr,

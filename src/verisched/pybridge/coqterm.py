@@ -145,6 +145,12 @@ class _Parser:
         self.i += 1
         return t
 
+    def _applied(self) -> bool:
+        """Is the identifier at the cursor followed by an argument?"""
+        nxt = self.toks[self.i + 1] if self.i + 1 < len(self.toks) else None
+        return nxt is not None and (nxt.kind in ("ident", "num") and nxt.text not in KEYWORDS
+                                    or nxt.text == "(")
+
     def at(self, *texts: str) -> bool:
         return self.tok.text in texts
 
@@ -325,6 +331,10 @@ class _Parser:
                 mem = self.name().rsplit(".", 1)[-1]
                 return Mem(mem, self.expr_arg()), 10
             spec = lookup(base)
+            if spec is None and self._applied():
+                # An applied constant we do not know: a session may know it as an
+                # instruction (instr_coq.resolving_with, instr_coq.learn).
+                spec = lookup(base, resolve=True)
             if spec is not None:
                 self.i += 1
                 iargs: list[object] = []

@@ -28,7 +28,7 @@ from pathlib import Path
 from .coqterm import parse_program, pretty, to_coq
 from .errors import CoqCommandError, OutputPathError, TermParseError
 from .session import CoqSession
-from .terms import Expr
+from .terms import Expr, shape_of
 
 _PROG_RE = re.compile(r"<VS-PROGRAM>(.*?)</VS-PROGRAM>", re.S)
 _GOAL_RE = re.compile(r"<VS-GOAL>(.*?)</VS-GOAL>", re.S)
@@ -369,7 +369,5 @@ def check_writable(path: str | Path) -> None:
 
 
 def _rank_of(e: Expr, tensors: dict[str, int]) -> int:
-    from .terms import shape_of
-
     env = {k: tuple([None] * r) for k, r in tensors.items()}
     return len(shape_of(e, env))

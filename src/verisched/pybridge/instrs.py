@@ -17,8 +17,8 @@ This module is only the registry; it knows no target.  A target library
 (targets/avx.py, targets/gemmini/instrs.py) registers the specifications of
 its instructions when it is imported, and a test compares each with Coq's
 printed definition.  An instruction nobody registered is read from Coq
-itself: while a session resolves names (`resolving_with(session)`, which the
-replay installs), the parser's lookup of an applied constant asks Coq
+itself (instr_coq.py): while a session resolves names (`resolving_with`, which
+the pipeline installs around its replays), the parser's lookup of an applied constant asks Coq
 whether it is a registered `AtlInstr` and, if so, reads its definition
 (`learn`).  So a derivation using a new target's instructions replays,
 prints and evaluates before any Python is written for that target.
@@ -26,20 +26,15 @@ prints and evaluates before any Python is written for that target.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from verisched.pybridge.errors import TermParseError
 from verisched.pybridge.terms import (
     Expr,
     Gen,
-    Guard,
-    IConst,
     Idx,
     Instr,
     IVar,
@@ -48,14 +43,13 @@ from verisched.pybridge.terms import (
     Var,
     free_vars,
     is_idx,
+    set_instruction_meaning,
+    shape_of,
     subst,
 )
 
 TENSOR, SCALAR, INDEX = "tensor", "scalar", "index"
 KINDS = (TENSOR, SCALAR, INDEX)
-
-if TYPE_CHECKING:
-    from verisched.pybridge.session import CoqSession
 
 
 class InstrError(ValueError):
@@ -128,8 +122,18 @@ def register(spec: InstrSpec, *, replace: bool = False) -> InstrSpec:
     return spec
 
 
-# Resolvers consulted when a name is not registered (a Coq session, `resolving_with`).
+# Resolvers consulted when a name is not registered (a Coq session: instr_coq.py).
 _RESOLVERS: list[Callable[[str], InstrSpec | None]] = []
+
+
+@contextmanager
+def resolver(fn: Callable[[str], InstrSpec | None]) -> Iterator[None]:
+    """While active, `lookup(name, resolve=True)` asks `fn` for names not registered."""
+    _RESOLVERS.append(fn)
+    try:
+        yield
+    finally:
+        _RESOLVERS.remove(fn)
 LEARNED = "read from Coq's definition"
 
 
@@ -144,63 +148,6 @@ def lookup(name: str, *, resolve: bool = False) -> InstrSpec | None:
             if spec is not None:
                 break
     return spec
-
-
-_IDENT = re.compile(r"[A-Za-z_][\w']*")
-
-
-def learn(session: CoqSession, name: str) -> InstrSpec | None:
-    """Read instruction `name` from Coq and register it, or None if Coq does not know
-    it as a registered instruction (`AtlInstr`, coq/Targets/Instr.v) whose body is an
-    ATL term.  Family: the name's prefix (`avx2_loadu` -> avx2); lanes: the extent of
-    the body's last generation when it is a constant."""
-    if not _IDENT.fullmatch(name) or name == "in_mem":
-        return None
-    if not session.run(f"Check (ltac:(typeclasses eauto) : AtlInstr (@{name})).").ok:
-        return None
-    printed = session.run(f"Print {name}.")
-    if not printed.ok:
-        return None
-    try:
-        params, body = parse_coq_print(printed.output)
-    except (InstrError, TermParseError):
-        return None  # not an ATL term (a native primitive): its target must register it
-    family = name.split("_", 1)[0]
-    spec = InstrSpec(name, params, body, family, _lanes(body), LEARNED)
-    try:
-        return register(spec)
-    except InstrError:
-        return None
-
-
-def _lanes(body: Expr) -> int | None:
-    while isinstance(body, (Gen, Guard, Let)):
-        if isinstance(body, Gen) and not isinstance(body.body, Gen):
-            n = body.hi
-            return n.value if isinstance(n, IConst) and body.lo == IConst(0) else None
-        body = body.body
-    return None
-
-
-@contextmanager
-def resolving_with(session: CoqSession) -> Iterator[None]:
-    """While active, unregistered instructions are read from `session` (`learn`);
-    names Coq does not know as instructions are remembered, so each costs one query."""
-    misses: set[str] = set()
-
-    def resolve(name: str) -> InstrSpec | None:
-        if name in misses or not session.alive:
-            return None
-        spec = learn(session, name)
-        if spec is None:
-            misses.add(name)
-        return spec
-
-    _RESOLVERS.append(resolve)
-    try:
-        yield
-    finally:
-        _RESOLVERS.remove(resolve)
 
 
 def spec_of(name: str) -> InstrSpec:
@@ -246,8 +193,6 @@ def instantiate(e: Instr) -> Expr:
 def result_rank(spec: InstrSpec) -> int:
     """Rank of the value of a call (the number of generations the body starts with,
     seen through guards and lets)."""
-    from verisched.pybridge.terms import shape_of
-
     env = {p.name: (IVar("_"),) * p.rank for p in spec.params if p.kind != INDEX}
     return len(shape_of(spec.body, env))
 
@@ -284,54 +229,6 @@ def _alpha(a: object, b: object, ma: dict[str, int], mb: dict[str, int]) -> bool
     return a == b
 
 
-# ---------------------------------------------------------------------------
-# Reading a specification back from Coq (`Print name.`), to check the templates
-
-_BINDER_RE = re.compile(r"\(\s*([^():]+?)\s*:\s*([^()]*(?:\([^()]*\)[^()]*)*)\)")
-# Binder types that are the scalar type or its class instances, not parameters.
-_IMPLICIT_TYPE_RE = re.compile(r"^(Type|Set|[A-Z]\w*(\s+\w+)+)$")
-
-
-def _param_of(name: str, typ: str) -> Param:
-    parts = [p.strip() for p in typ.split("->")]
-    if parts == ["Z"]:
-        return Param(name, INDEX)
-    if any(p != "Z" for p in parts[:-1]):
-        raise InstrError(f"parameter {name} : {typ} is not an index, scalar or Z-indexed tensor")
-    return Param(name, TENSOR, len(parts) - 1) if len(parts) > 1 else Param(name, SCALAR)
-
-
-def parse_coq_print(output: str) -> tuple[tuple[Param, ...], Expr]:
-    """Parameters and body of a definition from Coq's `Print name.` output
-    (`name = fun (S : Type) (H : Scalar S) (v : Z -> S) (o : Z) => body : type`),
-    with the bridge's printing settings; implicit type and class arguments skipped."""
-    from verisched.pybridge.coqterm import parse_program
-
-    head, sep, _ = output.partition("\n")
-    text = head
-    rest = output[len(head):]
-    # The body may continue on indented lines before the `: type` line.
-    for line in rest.split("\n")[1:]:
-        if line.lstrip().startswith(":") or not line.strip():
-            break
-        text += " " + line.strip()
-    _, eq, value = text.partition(" = ")
-    if not eq:
-        raise InstrError(f"not a definition printout: {output[:200]!r}")
-    value = value.strip()
-    params: list[Param] = []
-    if value.startswith("fun "):
-        binders, arrow, value = value[4:].partition("=>")
-        if not arrow:
-            raise InstrError(f"cannot read the binders of: {output[:200]!r}")
-        for m in _BINDER_RE.finditer(binders):
-            names, typ = m.group(1).split(), " ".join(m.group(2).split())
-            if _IMPLICIT_TYPE_RE.match(typ):
-                continue  # the scalar type, or a class instance over it
-            params += [_param_of(n, typ) for n in names]
-    return tuple(params), parse_program(value.strip())
-
-
 def same_spec(spec: InstrSpec, params: tuple[Param, ...], body: Expr) -> str | None:
     """None if `spec` is (params, body) up to renaming, else why not."""
     if [(p.kind, p.rank) for p in spec.params] != [(p.kind, p.rank) for p in params]:
@@ -345,3 +242,8 @@ def same_spec(spec: InstrSpec, params: tuple[Param, ...], body: Expr) -> str | N
     if not alpha_equal(theirs, ours):
         return f"bodies differ: ours {ours}, Coq's {theirs}"
     return None
+
+
+# terms.shape_of gives a call the shape of its meaning; terms cannot import this module
+# (it builds on terms), so the registry hands it `instantiate` here.
+set_instruction_meaning(instantiate)

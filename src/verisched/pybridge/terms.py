@@ -579,6 +579,15 @@ def eval_pred(p: Pred, values: Mapping[str, int]) -> bool:
 
 Shape = tuple  # tuple[Idx, ...]; () for a scalar
 
+# The meaning of an instruction call, its specification instantiated: given by the
+# instruction registry (instrs.py), which builds on this module.
+_INSTRUCTION_MEANING: Callable[[Instr], Expr] | None = None
+
+
+def set_instruction_meaning(fn: Callable[[Instr], Expr]) -> None:
+    global _INSTRUCTION_MEANING
+    _INSTRUCTION_MEANING = fn
+
 
 class ShapeError(ValueError):
     """A term whose shape cannot be determined or is inconsistent."""
@@ -643,8 +652,7 @@ def shape_of(e: Expr, env: dict[str, Shape]) -> Shape:
     if isinstance(e, Mem):
         return shape_of(e.body, env)
     if isinstance(e, Instr):
-        # The shape of its specification (imported late: instrs.py builds on this module).
-        from verisched.pybridge.instrs import instantiate
-
-        return shape_of(instantiate(e), env)
+        if _INSTRUCTION_MEANING is None:
+            raise ShapeError(f"instruction call {e.name}: no instruction registry is loaded")
+        return shape_of(_INSTRUCTION_MEANING(e), env)
     raise ShapeError(f"not an ATL term: {e!r}")

@@ -1,0 +1,180 @@
+"""verisched.pipeline: one typed path from a derivation or a Python program to a kernel.
+
+The two guards hold on every path: a program whose bounds Coq's check_safe did not
+prove is refused unless the caller says `unsafe=True` (and the kernel then says
+UNSAFE), and the derivation's size hypotheses are preconditions, so sizes that break
+them are refused rather than computed wrongly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import requires_coq
+
+from verisched import pipeline
+from verisched.codegen.errors import (
+    CodegenError,
+    LowerError,
+    PreconditionError,
+    UnsafeProgramError,
+)
+from verisched.pybridge.terms import (
+    Gen,
+    Get,
+    Guard,
+    IBin,
+    IConst,
+    IVar,
+    PCmp,
+    TAdd,
+    Var,
+    gen,
+    get,
+)
+
+n = IVar("n")
+# GEN [i < n] f[i+1]: reads f[n] at the last i, which Coq's check_safe cannot prove in bounds.
+OVERRUN = gen("i", n, get(Var("f"), IBin("+", IVar("i"), IConst(1))))
+# GEN [i < n] (|[i+1 < n]| f[i+1]) <+> f[i]: the same, guarded: safe.
+SHIFTED = gen("i", n, TAdd(Guard(PCmp("<", IBin("+", IVar("i"), IConst(1)), n),
+                                 get(Var("f"), IBin("+", IVar("i"), IConst(1)))),
+                           get(Var("f"), "i")))
+# Peels f[0]: needs 1 <= n, which only a hypothesis gives.
+HEAD = Gen("i", IConst(0), IConst(1), Get(Var("f"), IVar("i")))
+ENV = {"f": (n,)}
+
+SOURCE = """
+From Coq Require Import ZArith List.
+From Coq Require Import derive.Derive.
+From Verisched Require Import ATL.
+Import ListNotations.
+Open Scope Z_scope. Open Scope atl_scope.
+
+Section Rows.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (k m n : Z) (g : Z -> S) (f : Z -> Z -> S).
+  Hypothesis Hf : shaped [n; m] f.
+  Hypothesis Hn : 2 <= n.
+  Hypothesis Hk : 0 < k <= 8.
+
+  Definition rows := GEN [ i < n ] GEN [ j < m ] f _[ i ] _[ j ].
+  Derive rows_copy SuchThat (rows = rows_copy) As rows_copy_correct.
+  Proof. reschedule. check_safe. done. Qed.
+  Derive rows_unsafe SuchThat (rows = rows_unsafe) As rows_unsafe_correct.
+  Proof. reschedule. done. Qed.
+End Rows.
+"""
+
+
+@pytest.fixture(scope="module")
+def vfile(tmp_path_factory):
+    p = tmp_path_factory.mktemp("pipe") / "Rows.v"
+    p.write_text(SOURCE)
+    return p
+
+
+# ---- the Python API path --------------------------------------------------------------
+
+
+def test_program_without_a_safety_proof_is_refused() -> None:
+    derived = pipeline.from_ast(SHIFTED, ENV, name="shifted", prove=False)
+    with pytest.raises(UnsafeProgramError, match="not proved in bounds.*unsafe=True"):
+        pipeline.check(derived)
+
+
+@requires_coq
+def test_coq_proves_a_python_program_safe_and_it_runs() -> None:
+    k = pipeline.compile_program(SHIFTED, ENV, "c", name="shifted")
+    assert not k.unsafe
+    f = np.arange(1, 6, dtype=np.float32)
+    np.testing.assert_array_equal(k({"f": f}, n=5), f + np.append(f[1:], 0))
+
+
+@requires_coq
+def test_coq_refuses_an_out_of_bounds_python_program() -> None:
+    with pytest.raises(UnsafeProgramError, match="check_safe failed"):
+        pipeline.compile_program(OVERRUN, ENV, "c", name="overrun")
+
+
+@requires_coq
+def test_unsafe_is_explicit_and_marked(tmp_path) -> None:
+    k = pipeline.compile_program(OVERRUN, ENV, "c", name="overrun", unsafe=True)
+    assert k.unsafe
+    checked = pipeline.check(pipeline.from_ast(OVERRUN, ENV, name="overrun", prove=False),
+                             unsafe=True)
+    c_file, h_file = pipeline.render(pipeline.lower(checked, "c")).write(tmp_path / "o.c")
+    assert "UNSAFE overrun" in c_file.read_text() and "UNSAFE overrun" in h_file.read_text()
+    # Unchecked by Coq, but still never out of bounds in C: the read past the end is zero.
+    f = np.arange(1, 4, dtype=np.float32)
+    np.testing.assert_array_equal(k({"f": f}, n=3), [2, 3, 0])
+
+
+@requires_coq
+def test_a_violated_size_hypothesis_is_a_precondition_error() -> None:
+    k = pipeline.compile_program(HEAD, ENV, "c", name="head", assume=["1 <= n"])
+    np.testing.assert_array_equal(k({"f": np.array([7.0], np.float32)}, n=1), [7.0])
+    with pytest.raises(PreconditionError, match=r"violate the precondition .*1 <= n"):
+        k({"f": np.zeros(0, np.float32)}, n=0)
+
+
+# ---- the derivation path ----------------------------------------------------------------
+
+
+@requires_coq
+def test_derivation_signature_preconditions_and_fix(vfile) -> None:
+    derived = pipeline.load(vfile, "rows_copy")
+    assert derived.sizes == ("k", "m", "n") and derived.safety_gap is None
+    checked = pipeline.check(derived)
+    p = checked.program
+    # Only what the kernel reads, in the order of the .v file; g and k are not arguments.
+    assert [t for t, _ in p.inputs] == ["f"] and p.sizes == ("m", "n")
+    assert [c.name for c in p.preconditions] == ["Hn"]
+    assert any("Hk" in a for a in p.assumed)  # about a size the kernel does not take
+    k = pipeline.compile_checked(checked, "openmp")
+    f = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_array_equal(k({"f": f}, m=4, n=3), f)
+    with pytest.raises(PreconditionError, match="Hn : 2 <= n"):
+        k({"f": f[:1]}, m=4, n=1)
+    # --fix: partial evaluation; hypotheses fully about fixed sizes are checked now.
+    fixed = pipeline.check(derived, fix={"m": 4})
+    assert fixed.program.sizes == ("n",)
+    with pytest.raises(PreconditionError, match="Hn"):
+        pipeline.check(derived, fix={"n": 1})
+    with pytest.raises(PreconditionError, match="Hk"):
+        pipeline.check(derived, fix={"k": 9})
+    with pytest.raises(CodegenError, match="not a size variable.*its sizes: k, m, n"):
+        pipeline.check(derived, fix={"q": 1})
+
+
+@requires_coq
+def test_derivation_without_check_safe_needs_unsafe(vfile) -> None:
+    derived = pipeline.load(vfile, "rows_unsafe")
+    with pytest.raises(UnsafeProgramError, match="never runs check_safe"):
+        pipeline.check(derived)
+    assert pipeline.check(derived, unsafe=True).unsafe
+
+
+@requires_coq
+def test_unknown_derivation_lists_the_file(vfile) -> None:
+    with pytest.raises(pipeline.DerivationError, match="available: rows_copy, rows_unsafe"):
+        pipeline.load(vfile, "nope")
+
+
+# ---- targets ------------------------------------------------------------------------------
+
+
+def test_a_program_for_another_target_names_the_ones_that_take_it() -> None:
+    from verisched.pybridge.terms import Instr
+
+    prog = gen("j", IConst(1), Instr("avx512_loadu", (Var("f"), IConst(0))))
+    checked = pipeline.check(pipeline.from_ast(prog, {"f": (IConst(16),)}, prove=False),
+                             unsafe=True)
+    with pytest.raises(LowerError, match="avx512.*which target avx2 does not provide.*"
+                                          "targets that do: avx512, avx512-openmp"):
+        pipeline.lower(checked, "avx2")
+
+
+def test_unknown_target_lists_the_registry() -> None:
+    with pytest.raises(LowerError, match="unknown target 'cuda' .*c, openmp, avx2"):
+        pipeline.get_target("cuda")
