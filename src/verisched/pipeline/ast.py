@@ -47,13 +47,16 @@ def prop_of(p: Pred) -> str:
 
 def from_ast(expr: Expr, env: Mapping[str, Shape], *, name: str = "kernel",
              sizes: Sequence[str] | None = None, assume: Sequence[Pred | str] = (),
-             prove: bool = True, timeout: float = 120.0) -> DerivedProgram:
+             prove: bool = True, scalar: str = "S", bools: Sequence[str] = (),
+             timeout: float = 120.0) -> DerivedProgram:
     """`expr` over the inputs `env` (name -> extents) as a derived program.
 
     `sizes` orders the size parameters (default: sorted); `assume` are
     hypotheses over them (predicates or Coq propositions such as "2 <= n"),
     which become the kernel's preconditions.  With `prove`, Coq's `check_safe`
-    is run on the program (a Coq session, about a second)."""
+    is run on the program (a Coq session, about a second), over the element type
+    `scalar` (generic by default; a target states its own, Target.coq_scalar).
+    `bools` are the sizes that are Coq booleans (passed to the kernel as 0 or 1)."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise DerivationError(f"program name {name!r} is not an identifier")
     names: set[str] = set(free_vars(expr)) - set(env)
@@ -68,22 +71,26 @@ def from_ast(expr: Expr, env: Mapping[str, Shape], *, name: str = "kernel",
             for t, shp in env.items() if shp]
     hyps += [(f"Hsize{k}", a if isinstance(a, str) else prop_of(a))
              for k, a in enumerate(assume)]
-    gap = _prove_safe(expr, env, name, order, [h for _, h in hyps], timeout) if prove \
-        else NOT_PROVED
+    stray = [b for b in bools if b not in order]
+    if stray:
+        raise DerivationError(f"program {name}: {', '.join(stray)} in bools is not a size")
+    gap = _prove_safe(expr, env, name, order, [h for _, h in hyps], scalar, tuple(bools),
+                      timeout) if prove else NOT_PROVED
     return DerivedProgram(
         source=f"Python program {name}", name=name, expr=expr, original=expr,
         sizes=tuple(order), tensors=tuple((t, len(s)) for t, s in env.items()),
-        hypotheses=parse_hypotheses(hyps), safety_gap=gap)
+        hypotheses=parse_hypotheses(hyps), safety_gap=gap, bools=tuple(bools))
 
 
 def _prove_safe(expr: Expr, env: Mapping[str, Shape], name: str, sizes: list[str],
-                hypotheses: list[str], timeout: float) -> str | None:
+                hypotheses: list[str], scalar: str, bools: tuple[str, ...],
+                timeout: float) -> str | None:
     """None when Coq's check_safe proves every access of `expr` in bounds; else why not."""
     try:
         with CoqSession(timeout=timeout) as session, resolving_with(session):
             d = Derivation.from_program(session, f"vs_api_{name}", expr,
                                         {t: len(s) for t, s in env.items()}, sizes,
-                                        hypotheses)
+                                        hypotheses, scalar=scalar, bools=bools)
             for tactic in ("reschedule.", "check_safe.", "done."):
                 res = d.run_tactic(tactic)
                 if isinstance(res, StepError):

@@ -106,7 +106,8 @@ def compile_derivation(path: str | Path, derivation: str, target: str | Target =
 
 def compile_program(expr: Expr, env: Mapping[str, Shape], target: str | Target = "c", *,
                     name: str = "kernel", sizes: Sequence[str] | None = None,
-                    assume: Sequence[Pred | str] = (), fix: Mapping[str, int] | None = None,
+                    assume: Sequence[Pred | str] = (), bools: Sequence[str] = (),
+                    fix: Mapping[str, int] | None = None,
                     dtype: str | None = None, unsafe: bool = False,
                     fast_math: bool = False, timeout: float = 120.0) -> Kernel:
     """The whole path for a program written in Python (pybridge/terms.py): Coq checks
@@ -117,7 +118,8 @@ def compile_program(expr: Expr, env: Mapping[str, Shape], target: str | Target =
     >>> k = compile_program(gen("i", "n", get(Var("f"), "i")), {"f": (IVar("n"),)})
     >>> k({"f": np.ones(5, np.float32)}, n=5)                      # doctest: +SKIP
     """
+    t = get_target(target)
     derived = from_ast(expr, env, name=name, sizes=sizes, assume=assume, prove=not unsafe,
-                       timeout=timeout)
+                       scalar=t.coq_scalar, bools=bools, timeout=timeout)
     checked = check(derived, fix=fix, unsafe=unsafe, dtype=dtype)
-    return compile_checked(checked, target, fast_math=fast_math)
+    return compile_checked(checked, t, fast_math=fast_math)

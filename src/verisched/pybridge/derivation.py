@@ -143,6 +143,7 @@ class Derivation:
         cls, session: CoqSession, name: str, program: Expr,
         tensors: dict[str, int], sizes: list[str],
         hypotheses: list[str] | None = None, result_rank: int | None = None,
+        scalar: str = "S", bools: tuple[str, ...] | list[str] = (),
     ) -> Derivation:
         """Open a derivation of an AST program over generic scalars.
 
@@ -150,19 +151,29 @@ class Derivation:
             tensors:    input name -> rank (0 for a scalar input)
             sizes:      names of the Z size parameters
             hypotheses: Coq propositions assumed (e.g. "shaped [n; m] v", "0 < k")
+            scalar:     the element type: "S" (generic, with ScalarLaws) or a concrete
+                        one such as Gemmini's "gint"
+            bools:      the sizes that are Coq booleans (flags such as Gemmini's ReLU)
         """
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise ValueError(f"derivation name {name!r} is not a Coq identifier")
         rank = result_rank if result_rank is not None else _rank_of(program, tensors)
         sec = f"VS_{name}"
-        sentences = [f"Section {sec}.", "Context {S : Type} `{ScalarLaws S}."]
-        if sizes:
-            sentences.append(f"Variables ({' '.join(sizes)} : Z).")
+        # Generic scalars by default; a concrete element type (Gemmini's `gint`) when the
+        # program's instructions are stated over one.
+        sentences = [f"Section {sec}."]
+        if scalar == "S":
+            sentences.append("Context {S : Type} `{ScalarLaws S}.")
+        ints = [x for x in sizes if x not in bools]
+        if ints:
+            sentences.append(f"Variables ({' '.join(ints)} : Z).")
+        if bools:
+            sentences.append(f"Variables ({' '.join(bools)} : bool).")
         for t, r in tensors.items():
-            sentences.append(f"Variable {t} : {' -> '.join(['Z'] * r + ['S'])}.")
+            sentences.append(f"Variable {t} : {' -> '.join(['Z'] * r + [scalar])}.")
         for k, h in enumerate(hypotheses or []):
             sentences.append(f"Hypothesis VS_H{k} : {h}.")
-        ty = " -> ".join(["Z"] * rank + ["S"])
+        ty = " -> ".join(["Z"] * rank + [scalar])
         sentences.append(f"Definition {name} : {ty} := {to_coq(program)}.")
         start = session.state
         for s in sentences:

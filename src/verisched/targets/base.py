@@ -115,6 +115,7 @@ class Target(Protocol):
     families: tuple[str, ...]     # instruction families it emits (name prefixes)
     parallel: bool                # marks OpenMP-safe loops parallel
     runs_on: str                  # "native" (ctypes) or "simulator"
+    coq_scalar: str               # Coq's element type of its programs ("S": generic)
 
     def instructions(self) -> tuple[InstrSpec, ...]:
         """The specifications of the instructions it provides."""

@@ -50,6 +50,7 @@ class NativeTarget:
     isa: VectorISA | None = None
     dtypes: tuple[str, ...] = ("float32", "int32")
     runs_on: str = "native"
+    coq_scalar: str = "S"
 
     @property
     def memories(self) -> tuple[str, ...]:

@@ -107,6 +107,7 @@ class GemminiTarget:
     families: tuple[str, ...] = ("gemmini",)
     parallel: bool = False
     runs_on: str = "simulator"
+    coq_scalar: str = "gint"  # coq/Targets/Gemmini.v states its instructions over Z data
 
     def instructions(self) -> tuple[InstrSpec, ...]:
         return tuple(s for s in registered().values() if s.family in self.families)
