@@ -28,8 +28,17 @@ Ltac reshape_dims_after2 e :=
   | _ => constr:(@nil Z)
   end.
 
-#[global] Hint Extern 1 (atl_dims_of (concat ?n1 ?n2 ?a _)) =>
-  let t := reshape_dims_after1 a in exact ((n1 + n2)%Z :: t) : atl_dims.
+(** A concatenation's inner extents are its first operand's, or, when those are
+    unknown (a [tzero] border, as in a buffer padded with zero rows), its second's. *)
+Ltac reshape_dims_after1_either a b :=
+  match goal with
+  | _ => let d := atl_dims a in lazymatch d with _ :: ?t => constr:(t) end
+  | _ => let d := atl_dims b in lazymatch d with _ :: ?t => constr:(t) end
+  | _ => constr:(@nil Z)
+  end.
+
+#[global] Hint Extern 1 (atl_dims_of (concat ?n1 ?n2 ?a ?b)) =>
+  let t := reshape_dims_after1_either a b in exact ((n1 + n2)%Z :: t) : atl_dims.
 #[global] Hint Extern 1 (atl_dims_of (transpose ?n ?m ?e)) =>
   let t := reshape_dims_after2 e in exact (m :: n :: t) : atl_dims.
 #[global] Hint Extern 1 (atl_dims_of (flatten ?n ?m ?e)) =>
