@@ -1,7 +1,9 @@
 """verisched: derive tensor kernels by Coq-checked scheduling rewrites, lower them to C.
 
-The public surface is small: terms (the ATL AST), the bridge that drives Coq
-derivations, and the lowering.  Everything else is internal.
+The public surface: `verisched.pipeline` (a derivation or a Python program to a
+callable kernel, through Coq's checks), `verisched.pybridge` (the ATL AST, the Coq
+session, derivations and replay, the reference interpreter) and the targets'
+registry (`pipeline.TARGETS`).  Everything else is internal.
 """
 
 __version__ = "0.1.0"

@@ -20,8 +20,11 @@ from .errors import (
     CoqStartupError,
     CoqTimeoutError,
     LibraryNotBuiltError,
+    OutputPathError,
     ScriptSyntaxError,
+    SourceFileError,
     TermParseError,
+    UnknownDerivationError,
 )
 from .interp import evaluate
 from .replay import replay_file
@@ -29,7 +32,8 @@ from .session import CoqSession
 
 __all__ = [
     "BridgeError", "CoqCrashedError", "CoqNotFoundError", "CoqSession", "CoqStartupError",
-    "CoqTimeoutError", "Derivation", "FinishResult", "LibraryNotBuiltError", "ProofState",
-    "ScriptSyntaxError", "StepError", "StepOk", "TermParseError", "evaluate",
+    "CoqTimeoutError", "Derivation", "FinishResult", "LibraryNotBuiltError", "OutputPathError",
+    "ProofState", "ScriptSyntaxError", "SourceFileError", "StepError", "StepOk",
+    "TermParseError", "UnknownDerivationError", "evaluate",
     "parse_program", "pretty", "replay_file", "to_coq",
 ]
