@@ -12,6 +12,7 @@ inventing a storage layout.
 from __future__ import annotations
 
 from verisched.codegen.errors import NotNormalError
+from verisched.pybridge.instrs import INDEX, SCALAR, InstrError, check_call, result_rank, spec_of
 from verisched.pybridge.terms import (
     Concat,
     Expr,
@@ -151,8 +152,6 @@ def rank_of(e: Expr, ranks: dict[str, int]) -> int | None:
 
 
 def _instr_rank(e: Instr) -> int:
-    from verisched.pybridge.instrs import InstrError, check_call, result_rank
-
     try:
         return result_rank(check_call(e))
     except InstrError as exc:
@@ -229,7 +228,7 @@ def _check(e: Expr, ranks: dict[str, int], rank: int) -> None:
             _fail(e, "tensor-typed <+> left: expand it (lemma tadd_expand)")
         # `x <+> SUM ...` at tensor rank (a copy, then a reduction into it, as in
         # Sgemm.v's C + A B) is lowered as "store the left, accumulate the right"
-        # (lower.py, lower_tadd); other tensor sums are expanded by the derivation.
+        # (core.py, lower_tadd); other tensor sums are expanded by the derivation.
         _check(e.left, ranks, rank)
         _check(e.right, ranks, rank)
         return
@@ -271,8 +270,6 @@ def _check_instr(e: Instr, ranks: dict[str, int], rank: int) -> None:
     Exo thesis Sec. 3.2.2): its value has the rank of its specification, and its
     arguments are scalars in normal form, index expressions, or tensor operands of
     the parameter's rank (accesses, variables, other calls) which it reads whole."""
-    from verisched.pybridge.instrs import INDEX, SCALAR, spec_of
-
     r = _instr_rank(e)
     if r != rank:
         _fail(e, f"instruction {e.name} of rank {r} used at rank {rank}")

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from verisched.codegen.cexpr import ix, smin
+from verisched.codegen.ir import Ctx
 from verisched.codegen.normal import access_base
 from verisched.codegen.poly import Poly, binop
-from verisched.codegen.vector import LowererHooks
+from verisched.codegen.vloops import var_coeff
 from verisched.pybridge.instrs import spec_of
 from verisched.pybridge.terms import (
     Expr,
@@ -42,7 +44,7 @@ from verisched.pybridge.terms import (
 )
 
 if TYPE_CHECKING:
-    from verisched.codegen.lower import Ctx
+    from verisched.codegen.core import Lowering
 
 
 def _conjuncts(p: Pred) -> list[PCmp]:
@@ -51,8 +53,13 @@ def _conjuncts(p: Pred) -> list[PCmp]:
     return [p] if isinstance(p, PCmp) and p.op in ("<", "<=") else []
 
 
-class SupportAnalysis(LowererHooks):
-    """Mixed into lower.Lowerer (uses ix, smin, smax, and ctx.tensors)."""
+class SupportAnalysis:
+    """Held by the core lowering: the support of let values (`support_of`, when a
+    buffer is allocated) and clipped reduction bounds (`clipped_hi`, when a SUM
+    opens its loop)."""
+
+    def __init__(self, core: Lowering) -> None:
+        self.core = core
 
     def support_of(self, value: Expr, ctx: Ctx) -> tuple[Poly, ...]:
         """Conditions `f >= 0` over placeholders `#0, #1, ...` (the buffer's indices)
@@ -72,7 +79,7 @@ class SupportAnalysis(LowererHooks):
         out = []
         for cmp in _conjuncts(e.pred):
             try:
-                left, right = self.ix(cmp.left, c2), self.ix(cmp.right, c2)
+                left, right = ix(cmp.left, c2), ix(cmp.right, c2)
             except Exception:  # noqa: BLE001 - an index we cannot translate: no support
                 continue
             out.append(right - left - (1 if cmp.op == "<" else 0))
@@ -83,7 +90,7 @@ class SupportAnalysis(LowererHooks):
         """The SUM's upper bound, lowered to where its leaves can be nonzero (only in
         programs with instructions, so scalar programs lower as they always did),
         and the loop facts (over `@`) that stay true: below both bounds."""
-        if not getattr(self, "vector_program", False):
+        if not self.core.vector_program:
             return hi, []
         c2 = ctx.child()
         c2.idx_names[e.var] = "#sum"
@@ -91,7 +98,7 @@ class SupportAnalysis(LowererHooks):
         if u is None or ctx.facts.le(hi, u):
             return hi, []
         at = Poly.var("@")
-        return self.smin(hi, u, ctx), [hi - 1 - at, u - 1 - at]
+        return smin(hi, u, ctx), [hi - 1 - at, u - 1 - at]
 
     def sum_clip(self, e: Sum, ctx: Ctx, c2: Ctx, sv: str) -> Poly | None:
         """An exclusive upper bound on the SUM's variable (C name `sv` in `c2`) past
@@ -159,7 +166,7 @@ class SupportAnalysis(LowererHooks):
         if not support:
             return None
         try:
-            polys = [self.ix(i, c2) for i in idxs]
+            polys = [ix(i, c2) for i in idxs]
         except Exception:  # noqa: BLE001
             return None
         cands = []
@@ -184,7 +191,7 @@ class SupportAnalysis(LowererHooks):
         cands = []
         for cmp in _conjuncts(p):
             try:
-                left, right = self.ix(cmp.left, c2), self.ix(cmp.right, c2)
+                left, right = ix(cmp.left, c2), ix(cmp.right, c2)
             except Exception:  # noqa: BLE001
                 continue
             b = self._linear_bound(right - left - (1 if cmp.op == "<" else 0), sv, outer)
@@ -194,9 +201,7 @@ class SupportAnalysis(LowererHooks):
 
     def _linear_bound(self, g: Poly, sv: str, outer: Ctx) -> Poly | None:
         """From `g >= 0` with g = r - a*s (a > 0, r in scope outside the SUM): s < r/a + 1."""
-        from verisched.codegen.vector import _var_coeff
-
-        coeff = _var_coeff(g, sv)
+        coeff = var_coeff(g, sv)
         if coeff is None or coeff >= 0:
             return None
         r = g - Poly.var(sv).scale(coeff)
@@ -210,5 +215,5 @@ class SupportAnalysis(LowererHooks):
             return None
         best = cands[0]
         for c in cands[1:]:
-            best = self.smin(best, c, outer)
+            best = smin(best, c, outer)
         return best

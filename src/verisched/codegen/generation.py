@@ -1,0 +1,114 @@
+"""Generations: `GEN [v] body` as a C loop over the destination's window (Fig. 3).
+
+A generation peels the destination's first index and emits one loop,
+clipped to the window (so generations write disjoint storage), with the
+window's indices outside the generation's extent zero-filled.  The loop is
+where the OpenMP rules of targets/openmp.py decide parallelism (the
+outermost generation not under a SUM; a fallback generation under a SUM in
+a parallel loop, rule 6), and where vector code splits off a mask-free main
+part (codegen/vloops.py) or unrolls over register buffers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from verisched.codegen.cexpr import ctext, ix, smax, smin
+from verisched.codegen.ir import Ctx, Dest, Emitter
+from verisched.codegen.parallel import FALLBACK, collapse_tiles, only_if_several
+from verisched.codegen.poly import Poly
+from verisched.pybridge.terms import Gen
+
+if TYPE_CHECKING:
+    from verisched.codegen.core import Lowering
+
+
+def lower_gen(lw: Lowering, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitter) -> bool:
+    """Store generation `e` into `dest` (a destination with at least one window)."""
+    lo, hi = ix(e.lo, ctx), ix(e.hi, ctx)
+    extent = hi - lo
+    a, b = dest.windows[0]
+    start = smax(a, Poly.const(0), ctx)
+    end = smin(b, extent, ctx)
+    # A loop of at most one iteration is not worth a parallel region; the next
+    # generation inside it may take the role (openmp.py, rule 2).
+    tiny = ctx.facts.le(end - start, Poly.const(1))
+    parallel: bool | str = (lw.parallel and not ctx.in_parallel and not ctx.in_sum
+                            and not tiny)
+    facts = [Poly.var("@") - lo - a, lo + b - 1 - Poly.var("@")]
+    unroll = lw.loops.needs_unroll(e.var, e.body, dest, ctx)
+    parallel = parallel and not unroll
+    if (lw.parallel and ctx.in_parallel and ctx.in_sum and ctx.fallback_ok
+            and not tiny and not unroll):
+        parallel = FALLBACK
+    ranges: list[tuple[Poly, Poly, list[Poly], bool | str]] = [
+        (lo + start, lo + end, [], parallel)]
+    if not unroll:
+        # Vector code: iterations whose lanes are all in bounds first, unmasked; the
+        # ragged tail after them (codegen/vloops.py, mask_split).
+        split = lw.loops.mask_split(e, dest, mode, ctx, out, lo, lo + start, lo + end, facts)
+        if split is not None:
+            mid, extra = split
+            ranges = [(lo + start, mid, extra, parallel), (mid, lo + end, [], False)]
+    if parallel is True and len(ranges) == 2:
+        cov = parallel_split(lw, e, dest, mode, ctx, out, lo, ranges, facts)
+        return gen_zero_edges(lw, dest, mode, ctx, out, extent) and cov
+    cov = True
+    for rlo, rhi, extra, par in ranges:
+        mark, inner = len(out.lines), lw.fallback_loops
+        for c2, pv in lw.loops.iterate(e.var, rlo, rhi, ctx, out, facts + extra, par, unroll,
+                                       (lo, hi)):
+            if not unroll:
+                lw.gen_loops.add(c2.idx_names[e.var])
+            if par is not True:
+                c2.fallback_ok = False  # the first generation on this path had its turn
+            cov = lw.lower(e.body, dest.peel(pv - lo), mode, c2, out) and cov
+        if par is True:
+            collapse_tiles(out, mark, lw.gen_loops)
+            only_if_several(out, mark, rhi - rlo, ctx, inner, lw.fallback_loops)
+    return gen_zero_edges(lw, dest, mode, ctx, out, extent) and cov
+
+
+def gen_zero_edges(lw: Lowering, dest: Dest, mode: str, ctx: Ctx, out: Emitter,
+                   extent: Poly) -> bool:
+    """Indices of the window outside the generation's extent are zero (Fig. 2)."""
+    a, b = dest.windows[0]
+    if mode == "=":
+        if not ctx.facts.ge0(a):
+            lw.zero_fill(replace(dest, windows=((a, smin(b, Poly.const(0), ctx)),
+                                                *dest.windows[1:])), ctx, out)
+        if not ctx.facts.le(b, extent):
+            lw.zero_fill(replace(dest, windows=((smax(a, extent, ctx), b),
+                                                *dest.windows[1:])), ctx, out)
+    return True
+
+
+def parallel_split(lw: Lowering, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitter,
+                   lo: Poly, ranges: list[tuple[Poly, Poly, list[Poly], bool | str]],
+                   facts: list[Poly]) -> bool:
+    """A parallel generation split into a mask-free main part and a ragged tail
+    (vloops.py, mask_split) stays one parallel loop, the two parts an `if` inside.
+
+    Two loops would leave the tail serial: it is usually one iteration (the
+    last, partial row block of a GEMM), so it would run on one thread after
+    the parallel part, while the others wait; one loop gives it to the last
+    thread like any other iteration (at M = 1024 in 96-row blocks, 10 full
+    blocks and then a 64-row one that one thread ran while the other waited,
+    about 6% of the 2-thread time)."""
+    (first, mid, extra, _), (_, last, _, _) = ranges
+    cov = True
+    mark, inner = len(out.lines), lw.fallback_loops
+    with lw.loop(e.var, first, last, ctx, out, facts, True) as (c2, pv):
+        lw.gen_loops.add(c2.idx_names[e.var])
+        with out.block(f"if ({c2.idx_names[e.var]} < {ctext(mid, c2)})"):
+            c3 = c2.child()
+            for f in [mid - 1 - pv, *(x.subst("@", pv) for x in extra)]:
+                c3.facts.add(f)
+            cov = lw.lower(e.body, dest.peel(pv - lo), mode, c3, out) and cov
+        with out.block("else"):
+            c3 = c2.child()
+            c3.facts.add(pv - mid)
+            cov = lw.lower(e.body, dest.peel(pv - lo), mode, c3, out) and cov
+    only_if_several(out, mark, last - first, ctx, inner, lw.fallback_loops)
+    return cov

@@ -1,0 +1,207 @@
+"""The lowering's own data: emitted lines, C names, buffers, destinations, scopes.
+
+Shared by every module of the lowering (core, vector rules, support
+analysis) and by the targets that extend it (targets/gemmini), so none of
+them has to import another to name these types.  Fig. 3 of the ATL paper
+lowers a term *into* a left-hand side; `Dest` is that left-hand side (a
+buffer, an index accumulator, and the window of indices that may be
+stored), `Ctx` the scope it is lowered in (index names, tensors, facts).
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+
+from verisched.codegen.errors import LowerError
+from verisched.codegen.isa import VectorISA
+from verisched.codegen.poly import Poly
+from verisched.codegen.prover import Facts
+
+CTYPES = {"float32": "float", "int32": "int32_t"}
+C_RESERVED = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
+    "typedef", "union", "unsigned", "void", "volatile", "while", "main", "free", "malloc",
+    "calloc", "memset", "abort", "int32_t", "size_t",
+}
+
+
+class Emitter:
+    """Indented C lines; sub-emitters let a lowering decide afterwards what goes first."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.level = 0
+
+    def line(self, s: str) -> None:
+        self.lines.append("  " * self.level + s)
+
+    def extend(self, other: Emitter) -> None:
+        for s in other.lines:
+            self.lines.append("  " * self.level + s)
+
+    @contextmanager
+    def block(self, header: str) -> Iterator[None]:
+        self.line(header + " {" if header else "{")
+        self.level += 1
+        yield
+        self.level -= 1
+        self.line("}")
+
+
+@dataclass
+class Names:
+    """Fresh C identifiers: ATL binders may shadow one another, C stores may not capture."""
+
+    used: set[str] = field(default_factory=set)
+
+    def fresh(self, base: str) -> str:
+        base = re.sub(r"[^A-Za-z0-9_]", "_", base) or "v"
+        if base[0].isdigit():
+            base = "v" + base
+        if base in C_RESERVED or keyword.iskeyword(base) or base.startswith("vs_"):
+            base = base + "_"
+        name, k = base, 0
+        while name in self.used:
+            k += 1
+            name = f"{base}_{k}"
+        self.used.add(name)
+        return name
+
+
+@dataclass(frozen=True)
+class Buf:
+    """A row-major buffer; `dims` are C-evaluable extents.  `support`: conditions
+    `f >= 0` over `#0, #1, ...` (its indices) outside which it holds zeros
+    (support.py), or () if unknown."""
+
+    cname: str
+    dims: tuple[Poly, ...]
+    support: tuple[Poly, ...] = ()
+
+
+@dataclass(frozen=True)
+class ScalarVar:
+    """A scalar in a C local (scalar let) or behind a pointer (scalar input)."""
+
+    cexpr: str
+
+
+@dataclass(frozen=True)
+class RegBuf:
+    """A let-bound buffer in a register memory (codegen/vector.py): one vector
+    variable per element of the leading dimensions (`elems`, row-major); `dims`
+    ends with the lanes."""
+
+    cname: str
+    dims: tuple[Poly, ...]
+    elems: tuple[str, ...]
+    memory: str
+
+    def elem(self, lead: list[Poly], what: str) -> str | None:
+        """The variable for constant leading indices; None when out of range (zero)."""
+        flat = 0
+        for p, d in zip(lead, self.dims[:-1], strict=True):
+            k, n = p.as_const(), d.as_const()
+            if k is None:
+                raise LowerError(f"lowering: {what}: register buffer {self.cname} indexed by "
+                                 f"a non-constant ({p.key()}); only loops with a constant "
+                                 "extent can be unrolled over a register buffer")
+            assert n is not None
+            if not 0 <= k < n:
+                return None
+            flat = flat * n + k
+        return self.elems[flat]
+
+
+Window = tuple[Poly, Poly]
+IndexFn = Callable[[list[Poly]], tuple[list[Poly], list[Poly]]]
+
+
+@dataclass(frozen=True)
+class Dest:
+    """Fig. 3's left-hand side: buffer, index accumulator, and one window per remaining
+    dimension.  `fn` maps the term's indices to buffer indices plus store conditions
+    (each `c >= 0`)."""
+
+    buf: Buf | RegBuf | None
+    lvalue: str
+    fn: IndexFn
+    windows: tuple[Window, ...]
+
+    def remap(self, g: Callable[[list[Poly]], list[Poly]], windows: tuple[Window, ...],
+              conds: Callable[[list[Poly]], list[Poly]] | None = None) -> Dest:
+        outer = self.fn
+
+        def fn(idx: list[Poly]) -> tuple[list[Poly], list[Poly]]:
+            bi, cs = outer(g(idx))
+            return bi, cs + (conds(idx) if conds else [])
+
+        return replace(self, fn=fn, windows=windows)
+
+    def peel(self, k: Poly) -> Dest:
+        outer = self.fn
+        return replace(self, fn=lambda idx: outer([k, *idx]), windows=self.windows[1:])
+
+
+def whole(buf: Buf | RegBuf) -> Dest:
+    """The destination writing all of `buf`, indexed as it is laid out."""
+    return Dest(buf, "", lambda i: (i, []), tuple((Poly.const(0), d) for d in buf.dims))
+
+
+@dataclass
+class Ctx:
+    """The scope a term is lowered in: what is known (facts), the C names of index
+    variables and tensors, and where the term sits (parallel loop, sum)."""
+
+    facts: Facts
+    idx_names: dict[str, str]
+    tensors: dict[str, Buf | ScalarVar | RegBuf]
+    parallel_ok: bool = False
+    in_parallel: bool = False
+    in_sum: bool = False
+    # Inside a parallel loop, no fallback loop yet on this path (openmp.py, rule 6).
+    fallback_ok: bool = False
+    # C names of unrolled loop variables and their value in this copy (vector.py).
+    consts: dict[str, int] = field(default_factory=dict)
+
+    def child(self, **kw: object) -> Ctx:
+        c = replace(self, facts=self.facts.child(), idx_names=dict(self.idx_names),
+                    tensors=dict(self.tensors), consts=dict(self.consts))
+        for k, v in kw.items():
+            setattr(c, k, v)
+        return c
+
+
+@dataclass
+class LoweredKernel:
+    """A lowered program: signature data for templates and the Python wrapper."""
+
+    name: str
+    dtype: str
+    inputs: list[tuple[str, str, tuple[Poly, ...]]]  # (ATL name, C name, extents)
+    sizes: list[tuple[str, str]]  # (ATL name, C name)
+    out_dims: tuple[Poly, ...]
+    out_cname: str
+    out_extents_c: list[str]
+    body: list[str]
+    parallel_loops: int
+    uses_openmp: bool
+    # Facts `f >= 0` over the size parameters (C names) the code relies on; the
+    # Python wrapper refuses sizes violating them.  (text, poly)
+    assumptions: list[tuple[str, Poly]] = field(default_factory=list)
+    # The vector target library the kernel was lowered for (None: scalar C); the
+    # kernel needs its CPU features to run.
+    isa: VectorISA | None = None
+    uses_vectors: bool = False
+    # Inputs (ATL names) the output may be passed as, computing in place (inplace.py).
+    inplace: tuple[str, ...] = ()
+
+    @property
+    def ctype(self) -> str:
+        return CTYPES[self.dtype]

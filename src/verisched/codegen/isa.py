@@ -1,0 +1,55 @@
+"""What a SIMD target library tells the lowering: `VectorISA`.
+
+Model: the Exo thesis's hardware libraries (Sec. 3.2).  An instruction is
+known by its specification (pybridge/instrs.py, checked against Coq); the
+target library only says which C each instruction name becomes (Sec. 3.2.2's
+"@instr" template) and which register memory it has.  targets/avx2.py and
+targets/avx512.py build one; the lowering (codegen/vector.py) reads it.  It
+lives apart from the vector rules so the lowering's types (codegen/ir.py)
+can name it without importing the rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from verisched.pybridge.instrs import spec_of
+
+
+@dataclass(frozen=True)
+class VectorISA:
+    """A SIMD target library: instruction family, memory, and C templates.
+
+    Templates use str.format fields: {p} a pointer, {m} a mask, {v} {a} {b} {c}
+    vectors, {x} a scalar, {k} a lane count (mask of lanes l < k)."""
+
+    name: str                 # "avx2"
+    family: str               # instruction-name family in the registry
+    memory: str               # register memory of coq/Targets/Instr.v
+    lanes: int
+    vtype: str
+    mask_type: str
+    setzero: str
+    set1: str
+    loadu: str
+    maskload: str
+    storeu: str
+    maskstore: str
+    add: str
+    mul: str
+    max: str
+    fmadd: str
+    mask_first: str           # mask of lanes l < {k}
+    mask_range: str           # mask of lanes {lo} <= l < {hi}
+    keep: str                 # {v} with lanes outside {m} zeroed
+    blend: str                # lanes of {b} inside {m}, of {a} outside
+    cflags: tuple[str, ...]
+    cpu_flags: tuple[str, ...]  # /proc/cpuinfo flags the code needs
+    helpers: str              # C helper functions (masks), emitted once per file
+    # A hint that the line at {p} will be read soon (no effect on the result).
+    prefetch: str = "_mm_prefetch((const char *)({p}), _MM_HINT_T0)"
+
+    def supports(self, name: str) -> bool:
+        """Does this library emit instruction `name`?"""
+        spec = spec_of(name)
+        return spec.family == self.family

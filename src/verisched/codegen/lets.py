@@ -1,0 +1,90 @@
+"""Lets: `tlet x := value in body` as a buffer filled before the body (Fig. 3).
+
+A scalar let is a C local.  A tensor let is a buffer of the value's extents
+(clipped at 0), on the stack when it is small and constant, else on the
+heap; a failed allocation sets the kernel's error flag and skips the body
+(the Python wrapper raises), it never dereferences NULL.  A buffer is
+zeroed first only when the value's lowering does not write all of it.  A
+let whose value is placed in a memory (`in_mem M`) is the target's
+(codegen/hooks.py, `let_in_memory`); the target also names the C element
+type of a DRAM buffer (`let_ctype`; Gemmini's int8 copies).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from verisched.codegen.cexpr import ctext, smax
+from verisched.codegen.errors import NotNormalError
+from verisched.codegen.hooks import LetBody
+from verisched.codegen.ir import Buf, Ctx, Emitter, ScalarVar, whole
+from verisched.codegen.normal import show
+from verisched.codegen.poly import Poly
+from verisched.pybridge.terms import Let, Mem
+
+if TYPE_CHECKING:
+    from verisched.codegen.core import Lowering
+
+STACK_LIMIT_BYTES = 64 * 1024
+
+
+def with_let(lw: Lowering, e: Let, ctx: Ctx, out: Emitter, body: LetBody) -> bool:
+    """Allocate `e.var`, fill it with `e.value`, run `body` in its scope, free it."""
+    if isinstance(e.value, Mem):
+        res = lw.target.let_in_memory(e, ctx, out, body)
+        if res is not None:
+            return res
+        e = Let(e.var, e.value.body, e.body)
+    ctype = lw.target.let_ctype(e.var)
+    if ctype is None:
+        return _dram_let(lw, e, ctx, out, body)
+    saved = lw.ctype
+    lw.ctype = ctype
+    try:
+        return _dram_let(lw, e, ctx, out, body)
+    finally:
+        lw.ctype = saved
+
+
+def _dram_let(lw: Lowering, e: Let, ctx: Ctx, out: Emitter, body: LetBody) -> bool:
+    dims = lw.shape(e.value, ctx)
+    if dims is None:
+        raise NotNormalError(f"lowering: let {e.var} binds a bare zero: {show(e)}")
+    name = lw.names.fresh(e.var)
+    if not dims:
+        val = lw.scalar(e.value, ctx, out)
+        out.line(f"{lw.ctype} {name} = {val};")
+        c2 = ctx.child()
+        c2.tensors[e.var] = ScalarVar(name)
+        return body(c2, out)
+    cdims = tuple(smax(d, Poly.const(0), ctx) for d in dims)
+    buf = Buf(name, cdims, lw.support.support_of(e.value, ctx) if lw.vector_program else ())
+    fill = Emitter()
+    covered = lw.lower(e.value, whole(buf), "=", ctx, fill)
+    total = Poly.const(1)
+    for d in cdims:
+        total = total * d
+    c2 = ctx.child()
+    c2.tensors[e.var] = buf
+    tc = total.as_const()
+    T = lw.ctype
+    with out.block(""):
+        if tc is not None and tc * 4 <= STACK_LIMIT_BYTES:
+            out.line(f"{T} {name}[{max(tc, 1)}];")
+            if not covered:
+                out.line(f"memset({name}, 0, sizeof({name}));")
+            out.extend(fill)
+            res = body(c2, out)
+        else:
+            alloc = "calloc" if not covered else "malloc"
+            count = f"(size_t)({ctext(total, ctx)})"
+            args = f"{count} + 1, sizeof({T})" if alloc == "calloc" else \
+                f"({count} + 1) * sizeof({T})"
+            out.line(f"{T} *{name} = ({T} *){alloc}({args});")
+            with out.block(f"if ({name} == NULL)"):
+                out.line(f"{lw.error_flag} = 1;")
+            with out.block("else"):
+                out.extend(fill)
+                res = body(c2, out)
+                out.line(f"free({name});")
+    return res

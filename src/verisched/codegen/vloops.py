@@ -1,0 +1,231 @@
+"""Loop shaping for vector code: unrolled register loops and mask-free main loops.
+
+Two rules of docs/decisions.md #14 and #23, held by the core lowering as a
+component (`LoopShaping`) and consulted wherever it opens a loop:
+
+- A loop whose variable indexes a register buffer (a let in AVX2_REG /
+  AVX512_REG, codegen/vector.py) is unrolled by the lowering itself, so every
+  register index is a constant and gcc keeps the vectors in registers
+  (`needs_unroll`, `iterate`); its extent must be a constant.
+- A generation whose vector masks (lanes still in bounds), unrolled guards
+  or guards depend on its variable as `r - a*v >= 0` is split where they
+  start to fail: a main loop that needs no mask and no guard, then the
+  tail (`mask_split`).  The conditions are collected while probing the body
+  (`log_needs`, called by every place that emits a mask or a guard).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack
+from typing import TYPE_CHECKING
+
+from verisched.codegen.cexpr import ctext, ge_text, smax, smin
+from verisched.codegen.errors import LowerError
+from verisched.codegen.ir import Ctx, Dest, Emitter, RegBuf
+from verisched.codegen.normal import access_base
+from verisched.codegen.poly import Atom, Poly, binop
+from verisched.codegen.scan import has_guard, has_instr
+from verisched.pybridge.terms import Expr, Gen, Get, Instr, Let, Sum, Var, idx_free_vars, is_idx
+
+if TYPE_CHECKING:
+    from verisched.codegen.core import Lowering
+
+# A loop indexing a register buffer is unrolled; beyond this extent, refuse.
+MAX_UNROLL = 64
+
+
+class LoopShaping:
+    """Unrolling over register buffers and mask splits (see the module docstring)."""
+
+    def __init__(self, core: Lowering) -> None:
+        self.core = core
+        # While probing a loop body for its mask bounds (mask_split): the bounds seen.
+        self.mask_log: list[Poly] | None = None
+        self.probe_depth = 0
+
+    # -- splitting loops into unmasked iterations and a masked tail --------------
+    def mask_split(self, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitter, lo: Poly,
+                   first: Poly, last: Poly, facts: list[Poly]
+                   ) -> tuple[Poly, list[Poly]] | None:
+        """Where a generation's vector masks (and the guards of unrolled register
+        copies) depend on its variable v as `r - a*v >= 0` (a > 0; the lanes still in
+        bounds at the end of a row, the rows left in a register block), the
+        iterations with v <= r / a need no mask: split the loop there, as a person
+        writes a main loop and a tail.  Returns the split point and the facts that hold before
+        it, or None.  The body is lowered once more for this (nested loops are not
+        probed again), into a scratch emitter."""
+        core = self.core
+        if (core.isa is None or self.mask_log is not None or not core.vector_program
+                or not (has_instr(e.body) or has_guard(e.body))):
+            return None
+        # The probe's output is discarded: so are its names, loops and counters.
+        saved = (core.parallel_loops, set(core.gen_loops),
+                 set(core.names.used), core.fallback_loops)
+        self.mask_log = []
+        try:
+            probe = type(out)()
+            with core.loop(e.var, first, last, ctx, probe, facts, False) as (c2, pv):
+                vname = c2.idx_names[e.var]
+                self.probe_depth = c2.facts.depth[vname]
+                core.lower(e.body, dest.peel(pv - lo), mode, c2, probe)
+            log = self.mask_log
+        finally:
+            self.mask_log = None
+            core.parallel_loops, core.gen_loops = saved[0], saved[1]
+            core.names.used, core.fallback_loops = saved[2], saved[3]
+        scope = set(ctx.idx_names.values()) | set(ctx.facts.sizes)
+        # need = r - a v >= 0  iff  v <= r / a.  Of the needs with the same a and the
+        # same r up to a constant only the smallest constant matters (floor division
+        # is monotone; the prover does not know that).
+        tightest: dict[tuple[int, str], Poly] = {}
+        for need in log:
+            coeff = var_coeff(need, vname)
+            if coeff is None or coeff >= 0:
+                continue
+            r = need - Poly.var(vname).scale(coeff)
+            if not r.vars() <= scope:
+                continue
+            key = (-coeff, (r - r.constant()).key())
+            if key not in tightest or need.constant() < tightest[key].constant():
+                tightest[key] = need
+        points: dict[str, Poly] = {}
+        extra: dict[str, Poly] = {}
+        for (a, _), need in tightest.items():
+            r = need + Poly.var(vname).scale(a)
+            # floor(r / a) + 1, written so that equal points print (and compare) equal
+            points[need.key()] = binop("/", r + a, Poly.const(a))
+            extra[need.key()] = need.subst(vname, Poly.var("@"))
+        if not points:
+            return None
+        ps = list(points.values())
+        mid = ps[0]
+        for p in ps[1:]:
+            mid = smin(mid, p, ctx)
+        mid = smax(smin(mid, last, ctx), first, ctx)
+        if ctx.facts.le(mid, first) or ctx.facts.le(last, mid):
+            return None  # one of the two parts is provably empty
+        return mid, list(extra.values())
+
+    def log_needs(self, needs: list[Poly], ctx: Ctx) -> None:
+        """While probing: conditions `f >= 0` under which the fast path (no mask, no
+        guard) is taken.  A condition on a loop nested inside the probed one is also
+        logged for its worst iteration (the loop variable at its constant bound), so
+        the probed loop can be split where the whole inner loop is guard-free (an
+        interior micro-panel packs 6 rows, not `min(6, M - ...)`)."""
+        if self.mask_log is None:
+            return
+        for need in needs:
+            self.mask_log.append(need)
+            worst: Poly | None = need
+            for v in need.vars():
+                if ctx.facts.depth.get(v, 0) <= self.probe_depth:
+                    continue
+                assert worst is not None
+                coeff = var_coeff(worst, v)
+                bound = _const_bound(ctx, v, upper=coeff is not None and coeff < 0)
+                if coeff is None or bound is None:
+                    worst = None
+                    break
+                worst = worst.subst(v, Poly.const(bound))
+            if worst is not None and worst != need:
+                self.mask_log.append(worst)
+
+    # -- loops that must be unrolled -------------------------------------------
+    def needs_unroll(self, var: str, body: Expr, dest: Dest | None, ctx: Ctx) -> bool:
+        """Does the loop over `var` index a register buffer (so it must be unrolled)?"""
+        regs = {k for k, t in ctx.tensors.items() if isinstance(t, RegBuf)}
+        if dest is not None and isinstance(dest.buf, RegBuf) and len(dest.windows) > 1:
+            return True
+        return bool(regs) and reg_reads(body, var, regs)
+
+    def iterate(self, var: str, lo: Poly, hi: Poly, ctx: Ctx, out: Emitter,
+                facts: list[Poly], parallel: bool | str, unroll: bool,
+                bounds: tuple[Poly, Poly] | None = None) -> Iterator[tuple[Ctx, Poly]]:
+        """The iterations of a loop over `var` in [lo, hi): one C loop, or, when
+        `unroll`, one copy per value of `bounds` (constant; default [lo, hi)), each
+        with `var` a constant and guarded by `lo <= k < hi` where not provable."""
+        core = self.core
+        if not unroll:
+            with core.loop(var, lo, hi, ctx, out, facts, parallel) as (c2, pv):
+                yield c2, pv
+            return
+        blo, bhi = bounds or (lo, hi)
+        a, b = blo.as_const(), bhi.as_const()
+        if a is None or b is None:
+            raise LowerError(f"lowering: the loop over {var} indexes a register buffer, so it "
+                             "is unrolled, but its extent "
+                             f"[{ctext(blo, ctx)}, {ctext(bhi, ctx)}) is not a constant")
+        if b - a > MAX_UNROLL:
+            raise LowerError(f"lowering: the loop over {var} indexes a register buffer and "
+                             f"would be unrolled {b - a} times (at most {MAX_UNROLL})")
+        for k in range(a, b):
+            kp = Poly.const(k)
+            conds = [kp - lo, hi - 1 - kp]
+            if any(ctx.facts.ge0(-f - 1) for f in conds):
+                continue
+            cname = core.names.fresh(f"{var}_u")
+            c2 = ctx.child()
+            c2.idx_names[var] = cname
+            c2.consts[cname] = k
+            for f in facts:
+                c2.facts.add(f.subst("@", kp))
+            cond = ge_text(conds, ctx)
+            if cond:
+                self.log_needs([f for f in conds if not ctx.facts.ge0(f)], ctx)
+            with ExitStack() as stack:
+                if cond:
+                    stack.enter_context(out.block(f"if ({cond})"))
+                    for f in conds:
+                        c2.facts.add(f)
+                yield c2, kp
+
+
+def reg_reads(e: object, var: str, regs: set[str]) -> bool:
+    """Does `e` read a register buffer with a leading index mentioning `var` (free)?"""
+    if not regs or is_idx(e) or not hasattr(e, "__dataclass_fields__"):
+        return False
+    if isinstance(e, Get):
+        base, idxs = access_base(e)
+        if isinstance(base, Var) and base.name in regs:
+            # A full access's last index is the lane; a vector operand has no lane
+            # index, so every index it has is a leading one (checked both ways).
+            if any(var in idx_free_vars(i) for i in idxs):
+                return True
+        return reg_reads(base, var, regs)
+    if isinstance(e, (Gen, Sum)):
+        return e.var != var and reg_reads(e.body, var, regs)
+    if isinstance(e, Let):
+        return reg_reads(e.value, var, regs) or reg_reads(e.body, var, regs - {e.var})
+    if isinstance(e, Instr):
+        return any(reg_reads(a, var, regs) for a in e.args)
+    return any(reg_reads(getattr(e, f), var, regs) for f in e.__dataclass_fields__)
+
+
+def _const_bound(ctx: Ctx, v: str, upper: bool) -> int | None:
+    """A constant bound on loop variable `v` among the facts (`c - v >= 0` for an
+    upper bound, `v - c >= 0` for a lower one)."""
+    best = None
+    for f in ctx.facts.facts:
+        coeff = var_coeff(f, v)
+        if coeff not in (1, -1) or (coeff < 0) != upper:
+            continue
+        rest = f - Poly.var(v).scale(coeff)
+        k = rest.as_const()
+        if k is None:
+            continue
+        b = k if upper else -k
+        if best is None or (b < best if upper else b > best):
+            best = b
+    return best
+
+
+def var_coeff(p: Poly, name: str) -> int | None:
+    """Coefficient of variable `name` in `p` if it occurs only linearly (else None)."""
+    coeff = 0
+    for m, c in p.terms:
+        if m == (Atom("var", name),):
+            coeff += c
+        elif any(name in Poly.atom(a).vars() for a in m):
+            return None
+    return coeff
