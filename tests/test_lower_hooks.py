@@ -22,8 +22,8 @@ from verisched.codegen.vector import VectorRules
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.interp import evaluate
 from verisched.pybridge.terms import Expr, Instr, IVar, Let, Mem
-from verisched.targets import get_target
-from verisched.targets.base import build, build_sanitized, run_sanitized
+from verisched.targets.native import build, build_sanitized, run_sanitized
+from verisched.targets.registry import get_target
 
 
 class ScratchRules:

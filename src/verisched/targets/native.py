@@ -16,14 +16,15 @@ import ctypes
 import os
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from verisched.codegen.errors import CompileError, KernelCallError, LowerError, PreconditionError
-from verisched.codegen.lower import LoweredKernel, lower
+from verisched.codegen.hooks import TargetHooks
+from verisched.codegen.lower import LoweredKernel, Lowering, lower
 from verisched.codegen.poly import evaluate
 from verisched.codegen.program import KernelProgram
 from verisched.codegen.render import render_harness, render_header, render_source
@@ -51,6 +52,10 @@ class NativeTarget:
     dtypes: tuple[str, ...] = ("float32", "int32")
     runs_on: str = "native"
     coq_scalar: str = "S"
+    # A member's own lowering rules (codegen/hooks.py) instead of the vector rules, and
+    # the instruction families they emit (docs/architecture.md: adding a target).
+    hooks: Callable[[Lowering], TargetHooks] | None = None
+    own_families: tuple[str, ...] = ()
 
     @property
     def memories(self) -> tuple[str, ...]:
@@ -58,7 +63,7 @@ class NativeTarget:
 
     @property
     def families(self) -> tuple[str, ...]:
-        return (self.isa.family,) if self.isa else ()
+        return ((self.isa.family,) if self.isa else ()) + self.own_families
 
     def instructions(self) -> tuple[InstrSpec, ...]:
         return tuple(s for s in registered().values() if s.family in self.families)
@@ -83,7 +88,7 @@ class NativeTarget:
                              f"({', '.join(self.dtypes)})")
         lw = lower(program.expr, program.env, name=program.name, dtype=dtype,
                    parallel=self.parallel, sizes=list(program.sizes), assume=program.assume(),
-                   isa=self.isa)
+                   isa=self.isa, hooks=self.hooks)
         loops = f"{lw.parallel_loops} parallel loop(s)" if self.parallel else "serial"
         return Lowered(self.name, program, lw, loops)
 
