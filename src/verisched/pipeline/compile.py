@@ -68,16 +68,16 @@ def render(lowered: Lowered | Sequence[Lowered]) -> CSource:
     items = [lowered] if isinstance(lowered, Lowered) else list(lowered)
     if not items:
         raise LowerError("render: no kernels")
-    names = {x.target for x in items}
+    names = {x.target.name for x in items}
     if len(names) != 1:
         raise LowerError(f"render: kernels for several targets ({', '.join(sorted(names))}) "
                          "cannot share a C file")
-    return get_target(items[0].target).render(items)
+    return items[0].target.render(items)
 
 
 def build(source: CSource, *, fast_math: bool = False) -> dict[str, Kernel]:
     """Compile (cached by content) and load: kernel name -> callable kernel."""
-    return get_target(source.target).build(source, fast_math=fast_math)
+    return source.target.build(source, fast_math=fast_math)
 
 
 def compile_checked(checked: CheckedProgram, target: str | Target, *,

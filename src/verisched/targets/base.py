@@ -39,11 +39,12 @@ class TargetUnavailable(KernelCallError):
 
 @dataclass(frozen=True)
 class Lowered:
-    """A program lowered for one target: the target's own lowered form (`kernel`:
-    codegen.lower.LoweredKernel for the C family, a GemminiKernel for Gemmini) with the
+    """A program lowered for one target: the target (the object itself, so that a target
+    outside the registry works too), its own lowered form (`kernel`:
+    codegen.lower.LoweredKernel for the C family, a GemminiKernel for Gemmini), the
     program it came from and a one-line summary for the user."""
 
-    target: str
+    target: Target
     program: KernelProgram
     kernel: Any
     summary: str = ""
@@ -57,7 +58,7 @@ class Lowered:
 class CSource:
     """A rendered C file and its header, for one or more kernels of one target."""
 
-    target: str
+    target: Target
     lowered: tuple[Lowered, ...]
     c: str
     header: str

@@ -90,12 +90,12 @@ class NativeTarget:
                    parallel=self.parallel, sizes=list(program.sizes), assume=program.assume(),
                    isa=self.isa, hooks=self.hooks)
         loops = f"{lw.parallel_loops} parallel loop(s)" if self.parallel else "serial"
-        return Lowered(self.name, program, lw, loops)
+        return Lowered(self, program, lw, loops)
 
     def render(self, lowered: Sequence[Lowered]) -> CSource:
         kernels = [x.kernel for x in lowered]
         notes = banner(lowered)
-        return CSource(self.name, tuple(lowered), render_source(kernels, self.name, notes),
+        return CSource(self, tuple(lowered), render_source(kernels, self.name, notes),
                        render_header(kernels, f"{lowered[0].name}.c", notes))
 
     def build(self, source: CSource, *, fast_math: bool = False) -> dict[str, Kernel]:

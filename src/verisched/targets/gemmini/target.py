@@ -135,7 +135,7 @@ class GemminiTarget:
         summary = (f"{k.spad_rows} scratchpad and {k.acc_rows} accumulator rows, "
                    f"{st.emitted if st else 0} config instruction(s) for "
                    f"{st.requirements if st else 0} requirement(s)")
-        return Lowered(self.name, program, k, summary)
+        return Lowered(self, program, k, summary)
 
     def render(self, lowered: Sequence[Lowered]) -> CSource:
         if len(lowered) != 1:
@@ -143,7 +143,7 @@ class GemminiTarget:
                              f"program), got {len(lowered)}")
         lw = lowered[0]
         notes = banner(lowered)
-        return CSource(self.name, tuple(lowered), gbuild.render(lw.kernel, notes=notes),
+        return CSource(self, tuple(lowered), gbuild.render(lw.kernel, notes=notes),
                        gbuild.header(lw.kernel, notes))
 
     def build(self, source: CSource, *, fast_math: bool = False) -> dict[str, Kernel]:
