@@ -24,7 +24,6 @@ the instruction registry (instrs.py) gives each instruction's arguments.
 from __future__ import annotations
 
 import re
-from dataclasses import fields
 
 from .errors import TermParseError
 from .instrs import INDEX, InstrError, check_call, lookup
@@ -58,6 +57,7 @@ from .terms import (
     TruncR,
     Var,
     Zero,
+    children,
 )
 
 # Coq name -> (AST class, argument kinds in order: "i" index, "e" expression)
@@ -445,8 +445,7 @@ def to_coq(e: Expr) -> str:
     if name is None:
         raise TypeError(f"not an ATL term: {e!r}")
     parts = [name]
-    for f in fields(e):
-        v = getattr(e, f.name)
+    for v in children(e):
         parts.append(to_coq(v) if _is_expr_value(v) else idx_to_coq(v))
     return "(" + " ".join(parts) + ")"
 
@@ -530,8 +529,7 @@ def _flat(e: Expr, level: int) -> tuple[str, int]:
         return " ".join([e.name, *args]), 10
     name = _RESHAPE_NAME[type(e)]
     parts = [name]
-    for f in fields(e):
-        v = getattr(e, f.name)
+    for v in children(e):
         parts.append(_wrap(v, 9) if _is_expr_value(v) else idx_str(v, 0))
     return " ".join(parts), 10
 

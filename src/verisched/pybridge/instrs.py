@@ -34,13 +34,13 @@ import numpy as np
 
 from verisched.pybridge.terms import (
     Expr,
-    Gen,
     Idx,
     Instr,
     IVar,
-    Let,
-    Sum,
     Var,
+    binder,
+    children,
+    data,
     free_vars,
     is_idx,
     set_instruction_meaning,
@@ -210,23 +210,17 @@ def _alpha(a: object, b: object, ma: dict[str, int], mb: dict[str, int]) -> bool
         if na is None and nb is None:
             return a.name == b.name  # type: ignore[union-attr]
         return na == nb
-    if isinstance(a, (Gen, Sum, Let)):
-        if isinstance(a, Let):
-            if not _alpha(a.value, b.value, ma, mb):  # type: ignore[union-attr]
-                return False
-        else:
-            if not (_alpha(a.lo, b.lo, ma, mb)  # type: ignore[union-attr]
-                    and _alpha(a.hi, b.hi, ma, mb)):  # type: ignore[union-attr]
-                return False
-        k = len(ma) + len(mb)
-        return _alpha(a.body, b.body, {**ma, a.var: k},  # type: ignore[union-attr]
-                      {**mb, b.var: k})  # type: ignore[union-attr]
-    if isinstance(a, tuple):
-        return len(a) == len(b) and all(  # type: ignore[arg-type]
-            _alpha(x, y, ma, mb) for x, y in zip(a, b, strict=True))  # type: ignore[call-overload]
-    if hasattr(a, "__dataclass_fields__"):
-        return all(_alpha(getattr(a, f), getattr(b, f), ma, mb) for f in a.__dataclass_fields__)
-    return a == b
+    ka, kb = children(a), children(b)  # type: ignore[arg-type]
+    if data(a) != data(b) or len(ka) != len(kb):  # type: ignore[arg-type]
+        return False
+    var = binder(a)  # type: ignore[arg-type]
+    if var is None:
+        return all(_alpha(x, y, ma, mb) for x, y in zip(ka, kb, strict=True))
+    # The binder's scope is its body, the last child.
+    k = len(ma) + len(mb)
+    inner_a, inner_b = {**ma, var: k}, {**mb, binder(b): k}  # type: ignore[arg-type, dict-item]
+    return (all(_alpha(x, y, ma, mb) for x, y in zip(ka[:-1], kb[:-1], strict=True))
+            and _alpha(ka[-1], kb[-1], inner_a, inner_b))
 
 
 def same_spec(spec: InstrSpec, params: tuple[Param, ...], body: Expr) -> str | None:

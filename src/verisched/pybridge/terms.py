@@ -411,6 +411,15 @@ def children(n: Node) -> tuple[Node, ...]:
     return tuple(getattr(n, f) for f in names)
 
 
+def data(n: Node) -> tuple[object, ...]:
+    """The fields of `n` that are not sub-terms nor its binder: names, operators,
+    memories, literal values (what two nodes of a type must share to be equal)."""
+    if isinstance(n, Instr):
+        return (n.name,)
+    kids = _CHILD_FIELDS[type(n)]
+    return tuple(getattr(n, f) for f in n.__dataclass_fields__ if f not in kids and f != "var")
+
+
 def binder(n: Node) -> str | None:
     """The variable `n` binds in its body (`Gen`, `Sum`: an index; `Let`: a tensor)."""
     return n.var if isinstance(n, (Gen, Sum, Let)) else None
