@@ -13,7 +13,7 @@ hypotheses (pybridge/hypotheses.py).
 Whether Coq's `check_safe` proved the final program's accesses in bounds is
 recorded here and enforced by the next stage (check.py).  Instructions the
 Python side does not know are read from Coq during the replay
-(pybridge/instr_coq.py, `resolving_with`).
+(pybridge/instr_coq.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from typing import Any
 from verisched.codegen.errors import CodegenError
 from verisched.pybridge.errors import BridgeError
 from verisched.pybridge.hypotheses import Hypotheses, parse_hypotheses
-from verisched.pybridge.instr_coq import resolving_with
 from verisched.pybridge.replay import ReplayedDerivation, precheck_file, replay_file
 from verisched.pybridge.session import CoqSession
 from verisched.pybridge.terms import Expr, Instr, Mem, any_node, free_vars
@@ -93,7 +92,7 @@ def load_many(path: str | Path, names: list[str] | None = None, *, timeout: floa
     if progress:
         progress(f"replaying {path}" + (f" :: {only}" if only else "") + " in Coq")
     try:
-        with CoqSession(timeout=timeout) as session, resolving_with(session):
+        with CoqSession(timeout=timeout) as session:
             result = replay_file(session, path, only=only, semantics=True, on_step=on_step)
     except BridgeError as exc:
         raise DerivationError(f"derivation: replaying {path}: {type(exc).__name__}: {exc}"

@@ -18,7 +18,7 @@ This module is only the registry; it knows no target.  A target library
 its instructions when it is imported, and a test compares each with Coq's
 printed definition.  An instruction nobody registered is read from Coq
 itself (instr_coq.py): while a session resolves names (`resolving_with`, which
-the pipeline installs around its replays), the parser's lookup of an applied constant asks Coq
+every replay installs), the parser's lookup of an applied constant asks Coq
 whether it is a registered `AtlInstr` and, if so, reads its definition
 (`learn`).  So a derivation using a new target's instructions replays,
 prints and evaluates before any Python is written for that target.

@@ -26,6 +26,7 @@ from .errors import (
     TermParseError,
     UnknownDerivationError,
 )
+from .instr_coq import resolving_with
 from .sentences import Sentence, split_file
 from .session import CoqSession
 from .terms import Expr
@@ -283,7 +284,10 @@ def replay_file(
     result = ReplayResult(path, start_state=start)
     cursor = _Cursor()
     try:
-        _replay(session, path, sentences, only, on_step, semantics, stop_after, result, cursor)
+        # Instructions no Python target registered are read from Coq (instr_coq.py).
+        with resolving_with(session):
+            _replay(session, path, sentences, only, on_step, semantics, stop_after, result,
+                    cursor)
     except BaseException as exc:
         if isinstance(exc, BridgeError) and exc.partial is None:
             # Keep the work done and say where: the caller may write the
