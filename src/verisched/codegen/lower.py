@@ -108,7 +108,8 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
         total = Poly.const(1)
         for d in cdims:
             total = total * d
-        body.line(f"memset({out_name}, 0, (size_t)({ctext(total, ctx)}) * sizeof({lw.ctype}));")
+        count = ctext(total, ctx, wide=len(cdims) >= 2)
+        body.line(f"memset({out_name}, 0, (size_t)({count}) * sizeof({lw.ctype}));")
     body.extend(fill)
     inplace = allow_inplace(body.lines, out_name,
                             [(k, c) for k, c, d in inputs if d == cdims], lw.names.fresh)
