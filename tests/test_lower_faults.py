@@ -5,6 +5,8 @@
    too small buffer and wrote past it.  Counts are now checked 64-bit arithmetic
    (too large is an allocation failure, reported through the error flag) and
    flat indices into buffers of several dimensions are 64-bit.
+2. `concat` of operands with different inner extents dropped the longer one's
+   data; Coq (Reshape/Defs.v) and the interpreter keep each operand's own rows.
 
 Each runs against the interpreter, compiled and under ASan+UBSan.
 """
@@ -140,3 +142,35 @@ def test_counts_beyond_int_or_int64_are_refused_without_allocating() -> None:
     for lw, n in zip(lowered, (50000, 2**31 - 1), strict=True):
         with pytest.raises(KernelCallError, match="could not allocate"):
             kernels[lw.name]({"A": a}, n=n)
+
+
+# ---- 2. concat keeps each operand's own data ----------------------------------------------
+
+
+CONCATS = [
+    # Left rows narrower than the right's, and wider.
+    "concat 2 1 (GEN [ i < 2 ] GEN [ j < 2 ] A _[ i ] _[ j ]) "
+    "(GEN [ i < 1 ] GEN [ j < 4 ] A _[ j ] _[ i ])",
+    "concat 1 2 (GEN [ i < 1 ] GEN [ j < n ] A _[ i ] _[ j ]) "
+    "(GEN [ i < 2 ] GEN [ j < 2 ] A _[ j ] _[ i ] * A _[ 0 ] _[ 0 ])",
+    # Symbolic inner extents n and m (either may be larger), and a zero left operand.
+    "concat n 1 (GEN [ i < n ] GEN [ j < m ] A _[ i ] _[ j ]) "
+    "(GEN [ i < 1 ] GEN [ j < n ] A _[ j ] _[ 0 ])",
+    "concat 1 n tzero (GEN [ i < n ] GEN [ j < m ] A _[ i ] _[ j ])",
+    # In a let, read back by a transpose of it.
+    "tlet c := concat 1 1 (GEN [ i < 1 ] GEN [ j < 3 ] A _[ 0 ] _[ j ]) "
+    "(GEN [ i < 1 ] GEN [ j < m + 2 ] A _[ 1 ] _[ j ]) in "
+    "GEN [ j < m + 2 ] GEN [ i < 2 ] c _[ i ] _[ j ]",
+]
+
+
+def test_concat_of_different_inner_extents_matches_the_interpreter() -> None:
+    check_against_interpreter(CONCATS, {"A": (N, M)},
+                              [{"n": 2, "m": 1}, {"n": 2, "m": 5}, {"n": 6, "m": 3}])
+
+
+def test_concat_output_extent_is_the_larger_inner_extent() -> None:
+    k = lower(parse_program(CONCATS[0]), {"A": (N, M)}, name="cat")
+    assert k.out_extents_c == ["3", "4"]
+    k = lower(parse_program(CONCATS[2]), {"A": (N, M)}, name="cat2")
+    assert k.out_extents_c[0] == "n + 1" and "vs_max(m, n)" in k.out_extents_c[1]

@@ -82,10 +82,15 @@ def shape_of(e: Expr, ctx: Ctx, meaning: Callable[[Instr], Expr]) -> Shape | Non
         if isinstance(e, SBin):
             return ()
         if isinstance(e, Concat):
-            s = shape(e.left, ctx) or shape(e.right, ctx)
-            rest = s[1:] if s else None
-            if rest is None:
+            s1, s2 = shape(e.left, ctx), shape(e.right, ctx)
+            s = s1 or s2
+            if not s:
                 return None
+            rest = s[1:]
+            if s1 and s2 and len(s1) == len(s2):
+                # Each row keeps its operand's data (Reshape/Defs.v: concat is a <+> of the
+                # two, each zero outside its extents): the inner extents are the larger.
+                rest = tuple(smax(a, b, ctx) for a, b in zip(s1[1:], s2[1:], strict=True))
             return (ix(e.n1, ctx) + ix(e.n2, ctx), *rest)
         s = shape(e.body, ctx)  # type: ignore[attr-defined]
         if s is None:
