@@ -42,15 +42,17 @@ from verisched.pybridge.terms import (
 Shape = tuple[Poly, ...]
 
 
-def shape_of(e: Expr, ctx: Ctx, meaning: Callable[[Instr], Expr]) -> Shape | None:
-    """Extents of `e` in C names (terms.shape_of, over renamed variables)."""
+def shape_of(e: Expr, ctx: Ctx, meaning: Callable[[Instr], Expr], zero: Shape | None = None
+             ) -> Shape | None:
+    """Extents of `e` in C names (terms.shape_of, over renamed variables).  `zero`: the
+    extents of a bare zero (None: it has none, it takes its context's)."""
 
     def shape(e: Expr, ctx: Ctx) -> Shape | None:
         if isinstance(e, Var):
             t = ctx.tensors.get(e.name)
             return t.dims if isinstance(t, (Buf, RegBuf)) else ()
         if isinstance(e, Zero):
-            return None
+            return zero
         if isinstance(e, Mem):
             return shape(e.body, ctx)
         if isinstance(e, Instr):
