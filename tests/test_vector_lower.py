@@ -282,4 +282,4 @@ def test_vector_edge_paths_match_the_interpreter() -> None:
                    got.astype(np.float64), "sanitized " + what)
     body = "\n".join(lowered["sum_mul"].body)
     assert "_mm256_fmadd_ps(" in body and "_mm256_loadu_ps(&out[0])" in body
-    assert "_mm256_storeu_ps(&out[8*jv], c);" in "\n".join(lowered["reg_copy"].body)
+    assert "_mm256_storeu_ps(&out[(int64_t)jv*8], c);" in "\n".join(lowered["reg_copy"].body)

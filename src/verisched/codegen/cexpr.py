@@ -7,6 +7,12 @@ plain functions of the scope (`Ctx`), not methods of one lowering object.
 C's `/` and `%` are printed only where they agree with Z's floor division
 (a nonnegative dividend, a positive constant divisor); elsewhere the
 `vs_fdiv`/`vs_fmod` helpers of the kernel template are called.
+
+Per-dimension indices and extents are `int`, as are the loops over them; a
+buffer's element count and a flat (row-major) offset into a buffer of several
+dimensions may exceed `int` when no single index does, so they are computed
+in 64 bits (`flat_text`; `ctext(..., wide=True)`), and a heap buffer's count
+in overflow-checked 64-bit arithmetic (`count_text`), refused when too large.
 """
 
 from __future__ import annotations
@@ -29,27 +35,106 @@ def ix(i: Idx, ctx: Ctx) -> Poly:
     return p
 
 
-def ctext(p: Poly, ctx: Ctx) -> str:
-    """C text of an index polynomial, with C's `/` `%` where they agree with Z's."""
-    parts: list[tuple[int, str]] = []
+def ctext(p: Poly, ctx: Ctx, wide: bool = False) -> str:
+    """C text of an index polynomial, with C's `/` `%` where they agree with Z's.
+
+    `wide`: evaluated in 64 bits (each product, and the first of several terms, starts
+    from an `int64_t`; the atoms inside stay `int`): for linearised indices and
+    element counts of buffers, which may exceed `int` when no single index does."""
+    parts: list[tuple[int, list[str]]] = []
     for m, coeff in p.terms:
-        if m == ():
-            parts.append((coeff, ""))
-            continue
-        parts.append((coeff, "*".join(_atom_c(a, ctx) for a in m)))
+        parts.append((coeff, [_atom_c(a, ctx) for a in m]))
     if not parts:
         return "0"
     # Positive terms first, the constant last: `m*y + x - m - 1`, not `-m + m*y + x - 1`.
-    parts.sort(key=lambda cb: (cb[1] == "", cb[0] < 0))
+    parts.sort(key=lambda cb: (not cb[1], cb[0] < 0))
     out = ""
-    for k, (coeff, body) in enumerate(parts):
+    for k, (coeff, atoms) in enumerate(parts):
         mag = abs(coeff)
+        if wide and atoms and (len(atoms) > 1 or mag != 1 or (k == 0 and len(parts) > 1)):
+            atoms = ["(int64_t)" + atoms[0], *atoms[1:]]
+        body = "*".join(atoms)
         txt = str(mag) if not body else body if mag == 1 else f"{mag}*{body}"
         if k == 0:
             out = ("-" if coeff < 0 else "") + txt
         else:
             out += (" - " if coeff < 0 else " + ") + txt
     return out
+
+
+def flat_text(idx: list[Poly], dims: tuple[Poly, ...], ctx: Ctx) -> str:
+    """C text of the row-major offset of `idx` in a buffer of extents `dims` (as
+    `linear` computes it).  With several dimensions the offset is accumulated in 64
+    bits, Horner-style, `((int64_t)i0*d1 + i1)*d2 + i2`: the element count may
+    exceed `int`, while each per-dimension index, bounded by its extent, and each
+    extent fit and stay `int` (the loops' own arithmetic, as before)."""
+    pairs = list(zip(idx, dims, strict=False))
+    if len(pairs) < 2:
+        return ctext(pairs[0][0], ctx) if pairs else "0"
+    acc = "(int64_t)" + _operand(pairs[0][0], ctx)
+    for k, (p, d) in enumerate(pairs[1:]):
+        acc = f"{acc if k == 0 else f'({acc})'}*{_operand(d, ctx)}"
+        if p.terms:
+            acc = f"{acc} + {_operand(p, ctx)}"
+    return acc
+
+
+def _operand(p: Poly, ctx: Ctx) -> str:
+    """`p` as a C operand of `*` or `+`: parenthesised unless it is one atom or a
+    nonnegative constant."""
+    text = ctext(p, ctx)
+    c = p.as_const()
+    single = len(p.terms) == 1 and p.terms[0][1] == 1 and len(p.terms[0][0]) == 1
+    return text if single or (c is not None and c >= 0) else f"({text})"
+
+
+def count_text(dims: tuple[Poly, ...], ctx: Ctx) -> str:
+    """C text of the element count of a buffer of extents `dims` (each >= 0), as the
+    template's overflow-checked 64-bit arithmetic (codegen/templates/kernel.c.j2):
+    `VS_BAD` if an extent exceeds `int` (the loops over it are `int`) or the count
+    overflows, so the allocation is refused instead of made too small."""
+    factors = []
+    for d in dims:
+        c = d.as_const()
+        single = len(d.terms) == 1 and d.terms[0][1] == 1 and len(d.terms[0][0]) == 1 \
+            and d.terms[0][0][0].op == "var"
+        if c is not None:
+            factors.append(str(c))
+        elif single:
+            factors.append(d.terms[0][0][0].name)  # an int variable: fits, >= 0 here
+        else:
+            factors.append(f"vs_cext({_checked(d)})")
+    if not factors:
+        return "1"
+    out = factors[0]
+    for f in factors[1:]:
+        out = f"vs_cmul({out}, {f})"
+    return out
+
+
+def _checked(p: Poly) -> str:
+    """`p` in checked 64-bit arithmetic (vs_cadd, vs_cmul, ...: VS_BAD on overflow)."""
+    terms = []
+    for m, coeff in p.terms:
+        factors = ([str(coeff)] if coeff != 1 or not m else []) + [_checked_atom(a) for a in m]
+        t = factors[0]
+        for f in factors[1:]:
+            t = f"vs_cmul({t}, {f})"
+        terms.append(t)
+    if not terms:
+        return "0"
+    out = terms[0]
+    for t in terms[1:]:
+        out = f"vs_cadd({out}, {t})"
+    return out
+
+
+def _checked_atom(a: Atom) -> str:
+    if a.op == "var":
+        return a.name
+    x, y = a.args
+    fn = {"min": "vs_cmin", "max": "vs_cmax", "/": "vs_cdiv", "%": "vs_cmod"}[a.op]
+    return f"{fn}({_checked(x)}, {_checked(y)})"
 
 
 def _atom_c(a: Atom, ctx: Ctx) -> str:

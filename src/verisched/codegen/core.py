@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from verisched.codegen import generation, lets, reshape, scalar
-from verisched.codegen.cexpr import ctext, ge_text, ix, linear, pred
+from verisched.codegen.cexpr import ctext, flat_text, ge_text, ix, pred
 from verisched.codegen.errors import LowerError, NotNormalError
 from verisched.codegen.hooks import LetBody, TargetHooks
 from verisched.codegen.ir import CTYPES, Ctx, Dest, Emitter, Names, RegBuf
@@ -91,6 +91,10 @@ class Lowering:
         self.isa = isa
         # Set by lower(): the program uses instructions or register memories.
         self.vector_program = False
+        # The kernel's template defines the checked element-count helpers (vs_alloc,
+        # vs_cmul, ...: codegen/templates/kernel.c.j2) that let buffers are allocated
+        # with; a target whose template lacks them turns this off (codegen/lets.py).
+        self.checked_counts = True
         self.loops = LoopShaping(self)
         self.support = SupportAnalysis(self)
         self.vector = VectorRules(self, isa)
@@ -144,7 +148,7 @@ class Lowering:
                 return
             lhs = f"{var}[{ctext(bi[-1], ctx)}]"
         else:
-            lhs = f"{dest.buf.cname}[{ctext(linear(bi, dest.buf.dims), ctx)}]"
+            lhs = f"{dest.buf.cname}[{flat_text(bi, dest.buf.dims, ctx)}]"
         cond = ge_text(conds, ctx)
         stmt = f"{lhs} {mode} {value};"
         if cond:

@@ -3,7 +3,11 @@
 A scalar let is a C local.  A tensor let is a buffer of the value's extents
 (clipped at 0), on the stack when it is small and constant, else on the
 heap; a failed allocation sets the kernel's error flag and skips the body
-(the Python wrapper raises), it never dereferences NULL.  A buffer is
+(the Python wrapper raises), it never dereferences NULL.  A heap buffer's
+element count is computed in 64 bits with every overflow checked, and an
+extent beyond `int` counts as a failed allocation (the loops over it are
+`int`): whatever the sizes, the buffer is never smaller than its indices,
+whose linearisation is 64-bit too (cexpr.flat_text).  A buffer is
 zeroed first only when the value's lowering does not write all of it.  A
 let whose value is placed in a memory (`in_mem M`) is the target's
 (codegen/hooks.py, `let_in_memory`); the target also names the C element
@@ -14,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from verisched.codegen.cexpr import ctext, smax
+from verisched.codegen.cexpr import count_text, ctext, smax
 from verisched.codegen.errors import NotNormalError
 from verisched.codegen.hooks import LetBody
 from verisched.codegen.ir import Buf, Ctx, Emitter, ScalarVar, whole
@@ -76,11 +80,7 @@ def _dram_let(lw: Lowering, e: Let, ctx: Ctx, out: Emitter, body: LetBody) -> bo
             out.extend(fill)
             res = body(c2, out)
         else:
-            alloc = "calloc" if not covered else "malloc"
-            count = f"(size_t)({ctext(total, ctx)})"
-            args = f"{count} + 1, sizeof({T})" if alloc == "calloc" else \
-                f"({count} + 1) * sizeof({T})"
-            out.line(f"{T} *{name} = ({T} *){alloc}({args});")
+            out.line(f"{T} *{name} = ({T} *){_allocation(lw, cdims, total, covered, ctx)};")
             with out.block(f"if ({name} == NULL)"):
                 out.line(f"{lw.error_flag} = 1;")
             with out.block("else"):
@@ -88,3 +88,19 @@ def _dram_let(lw: Lowering, e: Let, ctx: Ctx, out: Emitter, body: LetBody) -> bo
                 res = body(c2, out)
                 out.line(f"free({name});")
     return res
+
+
+def _allocation(lw: Lowering, cdims: tuple[Poly, ...], total: Poly, covered: bool, ctx: Ctx
+                ) -> str:
+    """The call allocating a heap buffer of extents `cdims` (`total` elements), zeroed
+    unless its value covers it; NULL when it cannot be allocated.  Where the template
+    has the checked-count helpers (codegen/templates/kernel.c.j2), the count is
+    computed with every overflow checked and an extent beyond `int` (the loops over
+    it are `int`) is refused: never a buffer smaller than its indices."""
+    T = lw.ctype
+    if lw.checked_counts:
+        return f"vs_alloc({count_text(cdims, ctx)}, sizeof({T}), {0 if covered else 1})"
+    count = f"(size_t)({ctext(total, ctx, wide=len(cdims) >= 2)})"
+    if not covered:
+        return f"calloc({count} + 1, sizeof({T}))"
+    return f"malloc(({count} + 1) * sizeof({T}))"

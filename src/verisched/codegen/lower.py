@@ -37,10 +37,11 @@ from verisched.codegen.hooks import TargetHooks
 from verisched.codegen.inplace import allow_inplace
 from verisched.codegen.ir import CTYPES, Buf, Ctx, Emitter, LoweredKernel, ScalarVar, whole
 from verisched.codegen.isa import VectorISA
-from verisched.codegen.normal import check_normal, rank_of, show, show_pred
+from verisched.codegen.normal import check_normal, inline_zero_lets, rank_of, show_pred
 from verisched.codegen.poly import Poly
 from verisched.codegen.prover import Facts
 from verisched.codegen.scan import has_vector_code
+from verisched.codegen.shapes import shape_of
 from verisched.pybridge.terms import (
     Expr,
     Pred,
@@ -77,10 +78,16 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name.startswith("vs_"):
         raise LowerError(f"lowering: kernel name {name!r} is not a usable C identifier")
     ranks = {k: len(v) for k, v in env.items()}
+    # A let of a zero-valued term is zero at every index: its uses are zeros, not a
+    # buffer (normal.py, inline_zero_lets).
+    expr = inline_zero_lets(expr)
     out_rank = rank_of(expr, ranks)
-    if out_rank is None:
-        raise LowerError("lowering: cannot determine the output's rank: every stored leaf of "
-                         f"the program is zero: {show(expr)}")
+    # A program whose every leaf is zero is zeros of its generations' extents: a bare
+    # zero is a scalar there, as the interpreter reads it (GEN [ i < 2 ] tzero: 2 zeros).
+    all_zero = out_rank is None
+    if all_zero:
+        out_rank = rank_of(expr, ranks, zero=0)
+    assert out_rank is not None
     check_normal(expr, ranks, out_rank)
     sizes = size_params(expr, env, sizes, "lowering")
     lw = Lowering(dtype, parallel, isa, hooks)
@@ -93,7 +100,8 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
         inputs.append((k, c, dims))
         ctx.tensors[k] = Buf(c, dims) if dims else ScalarVar(f"{c}[0]")
     out_name = lw.names.fresh("out")
-    dims = lw.shape(expr, ctx) or ()
+    dims = (shape_of(expr, ctx, lw.target.meaning, zero=()) if all_zero else
+            lw.shape(expr, ctx)) or ()
     for d in dims:
         if d.vars() - ctx.facts.sizes:
             raise LowerError(f"lowering: output extent {ctext(d, ctx)} depends on a loop "
@@ -108,7 +116,8 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
         total = Poly.const(1)
         for d in cdims:
             total = total * d
-        body.line(f"memset({out_name}, 0, (size_t)({ctext(total, ctx)}) * sizeof({lw.ctype}));")
+        count = ctext(total, ctx, wide=len(cdims) >= 2)
+        body.line(f"memset({out_name}, 0, (size_t)({count}) * sizeof({lw.ctype}));")
     body.extend(fill)
     inplace = allow_inplace(body.lines, out_name,
                             [(k, c) for k, c, d in inputs if d == cdims], lw.names.fresh)

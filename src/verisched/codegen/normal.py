@@ -11,6 +11,9 @@ inventing a storage layout.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
 from verisched.codegen.errors import NotNormalError
 from verisched.pybridge.instrs import INDEX, SCALAR, InstrError, check_call, result_rank, spec_of
 from verisched.pybridge.terms import (
@@ -116,39 +119,98 @@ def access_base(e: Expr) -> tuple[Expr, list[Idx]]:
     return e, idxs[::-1]
 
 
-def rank_of(e: Expr, ranks: dict[str, int]) -> int | None:
-    """Rank of `e`, or None for a bare zero (whose rank is its context's)."""
-    if isinstance(e, Var):
-        if e.name not in ranks:
-            raise NotNormalError(f"normal-form check: unknown tensor variable {e.name!r}")
-        return ranks[e.name]
+def rank_of(e: Expr, ranks: dict[str, int], zero: int | None = None) -> int | None:
+    """Rank of `e`, or None for a bare zero (whose rank is its context's).  `zero`: the
+    rank a bare zero is taken at instead (0 for a program whose every leaf is zero, as
+    the interpreter reads `tzero`)."""
+
+    def rank(e: Expr) -> int | None:
+        if isinstance(e, Var):
+            if e.name not in ranks:
+                raise NotNormalError(f"normal-form check: unknown tensor variable {e.name!r}")
+            return ranks[e.name]
+        if isinstance(e, Zero):
+            return zero
+        if isinstance(e, Gen):
+            r = rank(e.body)
+            return None if r is None else r + 1
+        if isinstance(e, (Sum, Guard)):
+            return rank(e.body)
+        if isinstance(e, Let):
+            inner = dict(ranks)
+            inner[e.var] = rank_of(e.value, ranks) or 0
+            return rank_of(e.body, inner, zero)
+        if isinstance(e, Get):
+            r = rank(e.tensor)
+            return None if r is None else r - 1
+        if isinstance(e, (TAdd, Concat)):
+            r1 = rank(e.left)
+            return r1 if r1 is not None else rank(e.right)
+        if isinstance(e, SBin):
+            return 0
+        if isinstance(e, Mem):
+            return rank(e.body)
+        if isinstance(e, Instr):
+            return _instr_rank(e)
+        r = rank(e.body)  # type: ignore[attr-defined]
+        if r is None:
+            return None
+        return r - 1 if isinstance(e, Flatten) else r + 1 if isinstance(e, Split) else r
+
+    return rank(e)
+
+
+def zero_valued(e: Expr) -> bool:
+    """Is every leaf of `e` a bare zero (so `e` is zero at every index, of any rank)?
+    Exactly the terms `rank_of` gives no rank."""
     if isinstance(e, Zero):
-        return None
-    if isinstance(e, Gen):
-        r = rank_of(e.body, ranks)
-        return None if r is None else r + 1
-    if isinstance(e, (Sum, Guard)):
-        return rank_of(e.body, ranks)
-    if isinstance(e, Let):
-        inner = dict(ranks)
-        inner[e.var] = rank_of(e.value, ranks) or 0
-        return rank_of(e.body, inner)
-    if isinstance(e, Get):
-        r = rank_of(e.tensor, ranks)
-        return None if r is None else r - 1
+        return True
+    if isinstance(e, (Var, SBin, Instr)):
+        return False
     if isinstance(e, (TAdd, Concat)):
-        r1 = rank_of(e.left, ranks)
-        return r1 if r1 is not None else rank_of(e.right, ranks)
-    if isinstance(e, SBin):
-        return 0
-    if isinstance(e, Mem):
-        return rank_of(e.body, ranks)
-    if isinstance(e, Instr):
-        return _instr_rank(e)
-    r = rank_of(e.body, ranks)
-    if r is None:
-        return None
-    return r - 1 if isinstance(e, Flatten) else r + 1 if isinstance(e, Split) else r
+        return zero_valued(e.left) and zero_valued(e.right)
+    if isinstance(e, Get):
+        return zero_valued(e.tensor)
+    return zero_valued(e.body)  # type: ignore[attr-defined]
+
+
+def inline_zero_lets(e: Expr) -> Expr:
+    """`tlet x := v in b` with `v` zero-valued (`GEN [ i < 2 ] tzero`): `x` is zero at
+    every index, whatever rank its uses give it, so it needs no buffer; `b` with `x`
+    and every access into it replaced by `tzero`.  (A buffer could not be sized: `v`
+    has no extents beyond its generations, and its uses may index deeper.)"""
+    if isinstance(e, Let):
+        value = inline_zero_lets(e.value)
+        if zero_valued(value):
+            return inline_zero_lets(_zero_var(e.body, e.var))
+        return Let(e.var, value, inline_zero_lets(e.body))
+    return _map_children(e, inline_zero_lets)
+
+
+def _zero_var(e: Expr, var: str) -> Expr:
+    """`e` with tensor `var` (free) and the accesses into it replaced by `tzero`."""
+    base, _ = access_base(e) if isinstance(e, Get) else (e, [])
+    if isinstance(base, Var) and base.name == var:
+        return Zero()
+    if isinstance(e, Let) and e.var == var:
+        return Let(e.var, _zero_var(e.value, var), e.body)
+    return _map_children(e, lambda x: _zero_var(x, var))
+
+
+def _map_children(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
+    """`e` with `f` applied to its immediate subterms (not to indices or predicates)."""
+    changes = {}
+    for name in e.__dataclass_fields__:  # type: ignore[union-attr]
+        v = getattr(e, name)
+        if isinstance(v, tuple):
+            new = tuple(f(x) if isinstance(x, Expr) else x for x in v)
+            if any(a is not b for a, b in zip(new, v, strict=True)):
+                changes[name] = new
+        elif isinstance(v, Expr):
+            w = f(v)
+            if w is not v:
+                changes[name] = w
+    return replace(e, **changes) if changes else e  # type: ignore[type-var]
 
 
 def _instr_rank(e: Instr) -> int:

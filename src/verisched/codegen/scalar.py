@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from verisched.codegen.cexpr import ctext, ge_text, ix, pred
+from verisched.codegen.cexpr import flat_text, ge_text, ix, pred
 from verisched.codegen.errors import NotNormalError
 from verisched.codegen.ir import Buf, Ctx, Dest, Emitter, RegBuf, ScalarVar
 from verisched.codegen.normal import access_base, show
@@ -127,15 +127,13 @@ def access(lw: Lowering, e: Get, ctx: Ctx) -> str:
         return lw.vector.reg_access(e, t, idxs, ctx)
     if not isinstance(t, Buf) or len(t.dims) != len(idxs):
         raise NotNormalError(f"lowering: access of the wrong rank: {show(e)}")
-    lin = Poly.const(0)
+    polys = [ix(i, ctx) for i in idxs]
     checks: list[Poly] = []
-    for i, d in zip(idxs, t.dims, strict=False):
-        p = ix(i, ctx)
+    for p, d in zip(polys, t.dims, strict=False):
         checks += [p, d - 1 - p]
-        lin = lin * d + p
     if any(ctx.facts.ge0(-f - 1) for f in checks):
         return lw.zero  # provably out of bounds: zero (Fig. 2)
-    ref = f"{t.cname}[{ctext(lin, ctx)}]"
+    ref = f"{t.cname}[{flat_text(polys, t.dims, ctx)}]"
     cond = ge_text(checks, ctx)
     # Out of bounds reads are zero (Fig. 2); C must not perform them.
     return f"(({cond}) ? {ref} : {lw.zero})" if cond else ref

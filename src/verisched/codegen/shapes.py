@@ -42,15 +42,17 @@ from verisched.pybridge.terms import (
 Shape = tuple[Poly, ...]
 
 
-def shape_of(e: Expr, ctx: Ctx, meaning: Callable[[Instr], Expr]) -> Shape | None:
-    """Extents of `e` in C names (terms.shape_of, over renamed variables)."""
+def shape_of(e: Expr, ctx: Ctx, meaning: Callable[[Instr], Expr], zero: Shape | None = None
+             ) -> Shape | None:
+    """Extents of `e` in C names (terms.shape_of, over renamed variables).  `zero`: the
+    extents of a bare zero (None: it has none, it takes its context's)."""
 
     def shape(e: Expr, ctx: Ctx) -> Shape | None:
         if isinstance(e, Var):
             t = ctx.tensors.get(e.name)
             return t.dims if isinstance(t, (Buf, RegBuf)) else ()
         if isinstance(e, Zero):
-            return None
+            return zero
         if isinstance(e, Mem):
             return shape(e.body, ctx)
         if isinstance(e, Instr):
@@ -82,10 +84,15 @@ def shape_of(e: Expr, ctx: Ctx, meaning: Callable[[Instr], Expr]) -> Shape | Non
         if isinstance(e, SBin):
             return ()
         if isinstance(e, Concat):
-            s = shape(e.left, ctx) or shape(e.right, ctx)
-            rest = s[1:] if s else None
-            if rest is None:
+            s1, s2 = shape(e.left, ctx), shape(e.right, ctx)
+            s = s1 or s2
+            if not s:
                 return None
+            rest = s[1:]
+            if s1 and s2 and len(s1) == len(s2):
+                # Each row keeps its operand's data (Reshape/Defs.v: concat is a <+> of the
+                # two, each zero outside its extents): the inner extents are the larger.
+                rest = tuple(smax(a, b, ctx) for a, b in zip(s1[1:], s2[1:], strict=True))
             return (ix(e.n1, ctx) + ix(e.n2, ctx), *rest)
         s = shape(e.body, ctx)  # type: ignore[attr-defined]
         if s is None:

@@ -44,7 +44,7 @@ from contextlib import ExitStack
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from verisched.codegen.cexpr import ctext, ge_text, ix, linear, smax, smin
+from verisched.codegen.cexpr import ctext, flat_text, ge_text, ix, linear, smax, smin
 from verisched.codegen.errors import LowerError
 from verisched.codegen.hooks import LetBody
 from verisched.codegen.ir import Buf, Ctx, Dest, Emitter, RegBuf, whole
@@ -298,17 +298,14 @@ class VectorRules:
                 return self.vlanes(call, ctx, out)
             raise LowerError(f"lowering: vector operand is not a rank-1 slice of a buffer: "
                              f"{show(t)}")
-        lin = Poly.const(0)
+        lead = [ix(i, ctx) for i in idxs]
         checks: list[Poly] = []
-        for i, d in zip(idxs, buf.dims[:-1], strict=True):
-            p = ix(i, ctx)
+        for p, d in zip(lead, buf.dims[:-1], strict=True):
             checks += [p, d - 1 - p]
-            lin = lin * d + p
         last = buf.dims[-1]
-        lin = lin * last + o
         if any(ctx.facts.ge0(-f - 1) for f in checks):
             return isa.setzero  # provably out of bounds: zero (Fig. 2)
-        ptr = f"&{buf.cname}[{ctext(lin, ctx)}]"
+        ptr = f"&{buf.cname}[{flat_text([*lead, o], buf.dims, ctx)}]"
         if not ctx.facts.ge0(o):
             # Lanes before the start of the row: build the vector lane by lane.
             if call is not None:
@@ -436,7 +433,7 @@ class VectorRules:
         his = [h for h in his if not ctx.facts.ge0(h - W)]
         self.core.loops.log_needs([h - W for h in his]
                                   + [c for c in fixed if not ctx.facts.ge0(c)], ctx)
-        ptr = f"&{dest.buf.cname}[{ctext(lin_0, ctx)}]"
+        ptr = f"&{dest.buf.cname}[{flat_text(bi_0, dest.buf.dims, ctx)}]"
         cond = ge_text(fixed, ctx)
         with ExitStack() as stack:
             if cond:

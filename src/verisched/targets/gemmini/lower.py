@@ -144,6 +144,9 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     assert isinstance(rules, GemminiRules)
     # DRAM lets only copy int8 data (im2col, packing): arithmetic is refused by the rules.
     lw.ctype = "int8_t"
+    # build.py's template lacks the checked-count helpers of the C targets' template: DRAM
+    # let buffers are sized in 64 bits, unchecked (their sizes are the simulator's).
+    lw.checked_counts = False
     configs = config_names(expr)
     ctx, size_list, assumptions = open_scope(lw, name, sizes, assume, "gemmini",
                                              not_sizes=configs)
@@ -176,7 +179,7 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
         total = Poly.const(1)
         for d in cdims:
             total = total * d
-        body.line(f"memset({out_name}, 0, (size_t)({ctext(total, ctx)}) * "
+        body.line(f"memset({out_name}, 0, (size_t)({ctext(total, ctx, wide=True)}) * "
                   f"sizeof({ELEM[out_type][0]}));")
     placed, stats = cfg.place_configs(fill.lines)
     body.lines.extend(placed)
@@ -191,7 +194,7 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
         total = Poly.const(1)
         for x in d:
             total = total * x
-        counts[c] = ctext(total, ctx)
+        counts[c] = ctext(total, ctx, wide=len(d) >= 2)
     assumptions_c = [(text, ctext(f, ctx) + " >= 0") for text, f in assumptions]
     return GemminiKernel(
         name=name, inputs=typed_inputs, sizes=size_list, out_dims=cdims, out_cname=out_name,

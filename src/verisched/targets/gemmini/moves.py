@@ -133,7 +133,7 @@ def emit_load(g: GemminiRules, role: Role, args: dict, dest: Dest, ctx: Ctx, out
     elif mem == "GEMMINI_ACC":
         record_written(buf, rows, cols, ctx, where)
     lin = rows_index([*lead_src, r, c], src.dims)
-    ptr = f"&{src.cname}[{ctext(lin, ctx)}]"
+    ptr = f"&{src.cname}[{ctext(lin, ctx, wide=True)}]"  # a matrix: 64-bit offset
     if full:
         out.line(f"{LD_MACRO[ld]}({ptr}, {addr}, {DIM}, {DIM});")
         return True
@@ -251,7 +251,8 @@ def emit_store(g: GemminiRules, role: Role, args: dict, dest: Dest, ctx: Ctx, ou
     out.line(cfg.marker("st", st))
     local = src_addr if row_lo.as_const() == 0 else \
         f"{src_addr} + (uint32_t)({ctext(row_lo, ctx)})"
-    ptr = f"&{cname}[{ctext(lin00 + stride * row_lo, ctx)}]"
+    # The output has two dimensions or more: its linearised index is 64-bit.
+    ptr = f"&{cname}[{ctext(lin00 + stride * row_lo, ctx, wide=True)}]"
     call = f"gemmini_extended_mvout({ptr}, {local}, {ctext(cols, ctx)}, {ctext(rows, ctx)});"
     if ctx.facts.ge0(rows - 1) and ctx.facts.ge0(cols - 1):
         out.line(call)
@@ -340,6 +341,6 @@ def block_load(g: GemminiRules, e: Gen, dest: Dest, ctx: Ctx, out: Emitter) -> b
                    f"{t} += {blocks})"):
         out.line(f"const int {rv} = {ctext(rows, inner)}, {cv} = {ctext(span, inner)};")
         with out.block(f"if ({rv} > 0 && {cv} > 0)"):
-            out.line(f"{LD_MACRO[ld]}(&{src.cname}[{ctext(lin, inner)}], {addr_t}, "
+            out.line(f"{LD_MACRO[ld]}(&{src.cname}[{ctext(lin, inner, wide=True)}], {addr_t}, "
                      f"{cv}, {rv});")
     return True
