@@ -30,8 +30,8 @@ from verisched.codegen.lower import LoweredKernel
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.interp import evaluate
 from verisched.pybridge.terms import IConst, IVar, Shape
-from verisched.targets import get_target
-from verisched.targets.base import build, build_sanitized, run_sanitized
+from verisched.targets.native import build, build_sanitized, run_sanitized
+from verisched.targets.registry import get_target
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 N, M = IVar("n"), IVar("m")
@@ -109,8 +109,8 @@ def test_n_65537_reports_the_failed_allocation_instead_of_crashing() -> None:
         from verisched.codegen import KernelCallError, lower
         from verisched.pybridge.coqterm import parse_program
         from verisched.pybridge.terms import IVar
-        from verisched.targets import get_target
-        from verisched.targets.base import build
+        from verisched.targets.registry import get_target
+        from verisched.targets.native import build
         lw = lower(parse_program({OUTER!r}), {{"A": (IVar("n"),)}}, name="outer65537")
         k = build([lw], get_target("c"))["outer65537"]
         resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
