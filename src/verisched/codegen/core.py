@@ -91,10 +91,6 @@ class Lowering:
         self.isa = isa
         # Set by lower(): the program uses instructions or register memories.
         self.vector_program = False
-        # The kernel's template defines the checked element-count helpers (vs_alloc,
-        # vs_cmul, ...: codegen/templates/kernel.c.j2) that let buffers are allocated
-        # with; a target whose template lacks them turns this off (codegen/lets.py).
-        self.checked_counts = True
         self.loops = LoopShaping(self)
         self.support = SupportAnalysis(self)
         self.vector = VectorRules(self, isa)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from verisched.codegen.cexpr import count_text, ctext, smax
+from verisched.codegen.cexpr import count_text, smax
 from verisched.codegen.errors import NotNormalError
 from verisched.codegen.hooks import LetBody
 from verisched.codegen.ir import Buf, Ctx, Emitter, ScalarVar, whole
@@ -80,7 +80,7 @@ def _dram_let(lw: Lowering, e: Let, ctx: Ctx, out: Emitter, body: LetBody) -> bo
             out.extend(fill)
             res = body(c2, out)
         else:
-            out.line(f"{T} *{name} = ({T} *){_allocation(lw, cdims, total, covered, ctx)};")
+            out.line(f"{T} *{name} = ({T} *){_allocation(lw, cdims, covered, ctx)};")
             with out.block(f"if ({name} == NULL)"):
                 out.line(f"{lw.error_flag} = 1;")
             with out.block("else"):
@@ -90,17 +90,11 @@ def _dram_let(lw: Lowering, e: Let, ctx: Ctx, out: Emitter, body: LetBody) -> bo
     return res
 
 
-def _allocation(lw: Lowering, cdims: tuple[Poly, ...], total: Poly, covered: bool, ctx: Ctx
+def _allocation(lw: Lowering, cdims: tuple[Poly, ...], covered: bool, ctx: Ctx
                 ) -> str:
-    """The call allocating a heap buffer of extents `cdims` (`total` elements), zeroed
-    unless its value covers it; NULL when it cannot be allocated.  Where the template
-    has the checked-count helpers (codegen/templates/kernel.c.j2), the count is
-    computed with every overflow checked and an extent beyond `int` (the loops over
-    it are `int`) is refused: never a buffer smaller than its indices."""
-    T = lw.ctype
-    if lw.checked_counts:
-        return f"vs_alloc({count_text(cdims, ctx)}, sizeof({T}), {0 if covered else 1})"
-    count = f"(size_t)({ctext(total, ctx, wide=len(cdims) >= 2)})"
-    if not covered:
-        return f"calloc({count} + 1, sizeof({T}))"
-    return f"malloc(({count} + 1) * sizeof({T}))"
+    """The call allocating a heap buffer of extents `cdims`, zeroed unless its value
+    covers it; NULL when it cannot be allocated.  The count is computed with every
+    overflow checked (the helpers of codegen/templates/helpers.c.j2, in every target's
+    C) and an extent beyond `int` (the loops over it are `int`) is refused: never a
+    buffer smaller than its indices."""
+    return f"vs_alloc({count_text(cdims, ctx)}, sizeof({lw.ctype}), {0 if covered else 1})"

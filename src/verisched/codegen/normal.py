@@ -12,7 +12,6 @@ inventing a storage layout.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 from verisched.codegen.errors import NotNormalError
 from verisched.pybridge.instrs import INDEX, SCALAR, InstrError, check_call, result_rank, spec_of
@@ -45,6 +44,9 @@ from verisched.pybridge.terms import (
     TruncR,
     Var,
     Zero,
+    children,
+    is_idx,
+    rebuild,
 )
 
 _MAX_SHOW = 160
@@ -104,8 +106,7 @@ def _show(e: Expr) -> str:
         return " ".join([e.name, *args])
     name = type(e).__name__.lower()
     parts = []
-    for f in e.__dataclass_fields__:
-        v = getattr(e, f)
+    for v in children(e):
         parts.append(f"({_show(v)})" if not isinstance(v, (IVar, IConst, IBin)) else show_idx(v))
     return f"{name} " + " ".join(parts)
 
@@ -184,7 +185,7 @@ def inline_zero_lets(e: Expr) -> Expr:
         if zero_valued(value):
             return inline_zero_lets(_zero_var(e.body, e.var))
         return Let(e.var, value, inline_zero_lets(e.body))
-    return _map_children(e, inline_zero_lets)
+    return rebuild(e, _on_terms(inline_zero_lets))  # type: ignore[return-value]
 
 
 def _zero_var(e: Expr, var: str) -> Expr:
@@ -194,23 +195,12 @@ def _zero_var(e: Expr, var: str) -> Expr:
         return Zero()
     if isinstance(e, Let) and e.var == var:
         return Let(e.var, _zero_var(e.value, var), e.body)
-    return _map_children(e, lambda x: _zero_var(x, var))
+    return rebuild(e, _on_terms(lambda x: _zero_var(x, var)))  # type: ignore[return-value]
 
 
-def _map_children(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
-    """`e` with `f` applied to its immediate subterms (not to indices or predicates)."""
-    changes = {}
-    for name in e.__dataclass_fields__:  # type: ignore[union-attr]
-        v = getattr(e, name)
-        if isinstance(v, tuple):
-            new = tuple(f(x) if isinstance(x, Expr) else x for x in v)
-            if any(a is not b for a, b in zip(new, v, strict=True)):
-                changes[name] = new
-        elif isinstance(v, Expr):
-            w = f(v)
-            if w is not v:
-                changes[name] = w
-    return replace(e, **changes) if changes else e  # type: ignore[type-var]
+def _on_terms(f: Callable[[Expr], Expr]) -> Callable[[object], object]:
+    """`f` on tensor terms; indices and predicates unchanged (for terms.rebuild)."""
+    return lambda x: x if is_idx(x) or isinstance(x, (PBool, PCmp, PAnd)) else f(x)
 
 
 def _instr_rank(e: Instr) -> int:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from verisched.pybridge.terms import IBin, IConst, Idx, IVar
+from verisched.pybridge.terms import IBin, IConst, Idx, IVar, z_op
 
 
 @dataclass(frozen=True)
@@ -137,19 +137,13 @@ def _atom_subst(a: Atom, name: str, value: Poly) -> Poly:
     return binop(a.op, *(p.subst(name, value) for p in a.args))
 
 
-def floordiv(a: int, b: int) -> int:
-    """Z.div: floor division, and 0 when dividing by 0."""
-    return 0 if b == 0 else a // b
-
-
-def floormod(a: int, b: int) -> int:
-    """Z.modulo: the remainder matching floor division; `a mod 0 = a`."""
-    return a if b == 0 else a % b
-
-
-def cdiv_int(a: int, b: int) -> int:
-    """Coq's `cdiv a b = (a + b - 1) / b` with Z.div."""
-    return floordiv(a + b - 1, b)
+def _fold(op: str, a: int, b: int) -> int:
+    """`a op b` on integers: Z's index operations (terms.z_op), or min / max."""
+    if op == "min":
+        return min(a, b)
+    if op == "max":
+        return max(a, b)
+    return z_op(op, a, b)
 
 
 def binop(op: str, a: Poly, b: Poly) -> Poly:
@@ -162,8 +156,7 @@ def binop(op: str, a: Poly, b: Poly) -> Poly:
         return a * b
     ca, cb = a.as_const(), b.as_const()
     if ca is not None and cb is not None:
-        fold = {"/": floordiv, "%": floormod, "cdiv": cdiv_int, "min": min, "max": max}
-        return Poly.const(fold[op](ca, cb))
+        return Poly.const(_fold(op, ca, cb))
     if op in ("min", "max") and a == b:
         return a
     if op in ("/", "cdiv") and cb == 1:
@@ -204,7 +197,7 @@ def _atom_eval(a: Atom, values: dict[str, int]) -> int:
             raise KeyError(a.name)
         return values[a.name]
     x, y = (evaluate(p, values) for p in a.args)
-    return {"/": floordiv, "%": floormod, "cdiv": cdiv_int, "min": min, "max": max}[a.op](x, y)
+    return _fold(a.op, x, y)
 
 
 

@@ -64,3 +64,9 @@ def render_header(kernels: list[LoweredKernel], source_name: str,
 
 def render_harness(kernels: list[LoweredKernel]) -> str:
     return _ENV.get_template("harness.c.j2").render(kernels=kernels, signature=signature)
+
+
+def c_helpers() -> str:
+    """The helper block every generated C file starts with (index semantics, checked
+    element counts), for targets that render their own templates."""
+    return _ENV.get_template("helpers.c.j2").render()

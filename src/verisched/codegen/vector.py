@@ -120,12 +120,11 @@ class VectorRules:
     # -- instruction families ------------------------------------------------
     def _check_supported(self, e: Instr) -> InstrSpec:
         spec = spec_of(e.name)
-        target = self.isa.name if self.isa else "c"
         if self.isa is None or spec.family != self.isa.family:
-            need = {"avx2": "avx2 or avx2-openmp", "avx512": "avx512 or avx512-openmp"}.get(
-                spec.family, spec.family)
-            raise LowerError(f"lowering: instruction {e.name} is not supported by target "
-                             f"{target} (it needs target {need})")
+            have = (f"the instruction library {self.isa.name}" if self.isa
+                    else "scalar C (no instruction library)")
+            raise LowerError(f"lowering: instruction {e.name} (family {spec.family}) is not "
+                             f"supported by {have}; it needs the {spec.family} library")
         return spec
 
     def register_vector_copy(self, e: Gen, ctx: Ctx) -> Instr | None:

@@ -26,7 +26,15 @@ from verisched.codegen.ir import Ctx, Dest, Emitter, RegBuf
 from verisched.codegen.normal import access_base
 from verisched.codegen.poly import Atom, Poly, binop
 from verisched.codegen.scan import has_guard, has_instr
-from verisched.pybridge.terms import Expr, Gen, Get, Instr, Let, Sum, Var, idx_free_vars, is_idx
+from verisched.pybridge.terms import (
+    Expr,
+    Gen,
+    Get,
+    Var,
+    idx_free_vars,
+    is_idx,
+    walk_scoped,
+)
 
 if TYPE_CHECKING:
     from verisched.codegen.core import Lowering
@@ -183,23 +191,18 @@ class LoopShaping:
 
 def reg_reads(e: object, var: str, regs: set[str]) -> bool:
     """Does `e` read a register buffer with a leading index mentioning `var` (free)?"""
-    if not regs or is_idx(e) or not hasattr(e, "__dataclass_fields__"):
+    if not regs or is_idx(e):
         return False
-    if isinstance(e, Get):
-        base, idxs = access_base(e)
-        if isinstance(base, Var) and base.name in regs:
-            # A full access's last index is the lane; a vector operand has no lane
-            # index, so every index it has is a leading one (checked both ways).
-            if any(var in idx_free_vars(i) for i in idxs):
-                return True
-        return reg_reads(base, var, regs)
-    if isinstance(e, (Gen, Sum)):
-        return e.var != var and reg_reads(e.body, var, regs)
-    if isinstance(e, Let):
-        return reg_reads(e.value, var, regs) or reg_reads(e.body, var, regs - {e.var})
-    if isinstance(e, Instr):
-        return any(reg_reads(a, var, regs) for a in e.args)
-    return any(reg_reads(getattr(e, f), var, regs) for f in e.__dataclass_fields__)
+    for x, bound in walk_scoped(e):  # type: ignore[arg-type]
+        if var in bound or not isinstance(x, Get):
+            continue
+        base, idxs = access_base(x)
+        # A full access's last index is the lane; a vector operand has no lane index, so
+        # every index it has is a leading one (checked both ways).
+        if (isinstance(base, Var) and base.name in regs and base.name not in bound
+                and any(var in idx_free_vars(i) for i in idxs)):
+            return True
+    return False
 
 
 def _const_bound(ctx: Ctx, v: str, upper: bool) -> int | None:

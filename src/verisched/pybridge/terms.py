@@ -425,13 +425,15 @@ def binder(n: Node) -> str | None:
     return n.var if isinstance(n, (Gen, Sum, Let)) else None
 
 
-def walk(n: Node) -> Iterator[Node]:
-    """Every node of `n`, pre-order (the node itself first)."""
+def walk(n: Node, descend: Callable[[Node], bool] | None = None) -> Iterator[Node]:
+    """Every node of `n`, pre-order (the node itself first); with `descend`, the
+    children of a node only where `descend(node)` holds."""
     stack = [n]
     while stack:
         x = stack.pop()
         yield x
-        stack.extend(reversed(children(x)))
+        if descend is None or descend(x):
+            stack.extend(reversed(children(x)))
 
 
 def walk_scoped(n: Node, bound: frozenset[str] = frozenset()
@@ -450,9 +452,11 @@ def walk_scoped(n: Node, bound: frozenset[str] = frozenset()
         stack.extend(reversed(scoped))
 
 
-def any_node(n: Node, test: Callable[[Node], bool]) -> bool:
-    """Does some node of `n` satisfy `test`?"""
-    return any(test(x) for x in walk(n))
+def any_node(n: Node, test: Callable[[Node], bool],
+             descend: Callable[[Node], bool] | None = None) -> bool:
+    """Does some node of `n` satisfy `test` (searching below the nodes where `descend`
+    holds, all by default)?"""
+    return any(test(x) for x in walk(n, descend))
 
 
 def rebuild(n: Node, f: Callable[[Node], Node]) -> Node:

@@ -36,7 +36,6 @@ from verisched.targets.toolchain import compile_c, evict
 
 NP_DTYPES = {"float32": np.float32, "int32": np.int32}
 CT_TYPES = {"float32": ctypes.c_float, "int32": ctypes.c_int32}
-MAX_ELEMENTS = 2**31 - 1  # generated index arithmetic is C int
 
 
 @dataclass(frozen=True)
@@ -205,8 +204,12 @@ class NativeKernel:
                 raise KernelCallError(f"{self.name}: input {a} would have negative extents "
                                       f"{ins[a]} for sizes {sizes}")
         out = tuple(evaluate(d, values) for d in lw.out_dims)
+        # Loops run over int, and flat indices and element counts are 64-bit in the C
+        # (codegen/cexpr.py): each extent must fit an int, the bytes a ptrdiff_t.
+        item = np.dtype(self.dtype).itemsize
         for shape, what in [(out, "output"), *((s, f"input {a}") for a, s in ins.items())]:
-            if int(np.prod(shape, dtype=np.int64)) > MAX_ELEMENTS:
+            if any(x > 2**31 - 1 for x in shape) or \
+                    int(np.prod(shape, dtype=object)) * item > 2**63 - 1:
                 raise KernelCallError(f"{self.name}: {what} of shape {shape} is too large")
         return ins, out
 

@@ -1,6 +1,6 @@
 """The `openmp` target: C11 plus `#pragma omp parallel for` on provably safe loops.
 
-The rule (implemented in codegen/lower.py, `Lowerer.lower_gen`): a loop is
+The rule (implemented in codegen/generation.py and codegen/parallel.py): a loop is
 parallel only if
 1. it comes from a generation (GEN), never from a summation: iterations of
    a SUM accumulate into the same storage;
@@ -20,7 +20,7 @@ parallel only if
 5. a parallel loop whose body is exactly one generation loop, with bounds
    free of the outer variable and a body that itself contains loops (a row
    of tiles over its columns of tiles), is `collapse(2)`d with it
-   (`Lowerer.collapse_tiles`): by 3 applied to both loops, two distinct
+   (`parallel.collapse_tiles`): by 3 applied to both loops, two distinct
    pairs of iterations write disjoint storage (different outer iterations
    by the outer loop's injectivity, same outer iteration by the inner
    one's), and by 4 each pair's temporaries are private.  It spreads a
@@ -28,7 +28,7 @@ parallel only if
    innermost loops are never collapsed, so they stay vectorisable.
 6. a fallback: inside a parallel loop and under a SUM, the first generation on
    each path is parallel too, but runs so only when the parallel loop does not
-   (`Lowerer.only_if_several`): that loop is emitted twice, a parallel copy
+   (`parallel.only_if_several`): that loop is emitted twice, a parallel copy
    taken with two or more iterations, in which the fallbacks are serial, and
    a serial copy, in which they are parallel.  A one-iteration parallel loop
    (a wide GEMM's single row block, whose size is known only at run time)

@@ -20,6 +20,7 @@ import numpy as np
 
 from verisched.codegen.errors import KernelCallError
 from verisched.codegen.poly import evaluate
+from verisched.codegen.render import c_helpers
 from verisched.targets.gemmini.lower import GemminiKernel
 from verisched.targets.gemmini.sim import GemminiSimError, compile_program, run_program
 from verisched.targets.toolchain import atomic_write, cache_dir, evict, valid_artifact
@@ -46,7 +47,7 @@ def render(k: GemminiKernel, harness: bool = True, notes: Sequence[str] = ()) ->
     return _ENV.get_template("gemmini_kernel.c.j2").render(
         k=k, signature=signature(k), harness=harness, extents=k.counts_c,
         out_count=k.counts_c[k.out_cname], assumptions=k.assumptions_c, args=args,
-        notes=list(notes))
+        notes=list(notes), c_helpers=c_helpers())
 
 
 def header(k: GemminiKernel, notes: Sequence[str] = ()) -> str:

@@ -36,7 +36,17 @@ from verisched.codegen.lower import open_scope, size_params
 from verisched.codegen.normal import access_base
 from verisched.codegen.poly import Poly
 from verisched.pybridge.instrs import check_call
-from verisched.pybridge.terms import Expr, Instr, Let, Pred, Shape, Var, free_vars, idx_free_vars
+from verisched.pybridge.terms import (
+    Expr,
+    Instr,
+    Let,
+    Pred,
+    Shape,
+    Var,
+    free_vars,
+    idx_free_vars,
+    walk,
+)
 from verisched.targets.gemmini import config as cfg
 from verisched.targets.gemmini.instrs import ACC_OUT, LOAD, ROLES, STORE
 from verisched.targets.gemmini.moves import ELEM
@@ -72,7 +82,7 @@ def wide_tensors(e: Expr) -> set[str]:
     wide: set[str] = set()
     lets: dict[str, Expr] = {}
 
-    def walk(x: object) -> None:
+    for x in walk(e):  # type: ignore[arg-type]
         if isinstance(x, Instr) and x.name in ROLES and ROLES[x.name].kind == LOAD \
                 and ROLES[x.name].memory == "GEMMINI_ACC":
             base, _ = access_base(x.args[0])  # type: ignore[arg-type]
@@ -80,13 +90,6 @@ def wide_tensors(e: Expr) -> set[str]:
                 wide.add(base.name)
         if isinstance(x, Let):
             lets[x.var] = x.value
-        if hasattr(x, "__dataclass_fields__"):
-            for f in x.__dataclass_fields__:  # type: ignore[attr-defined]
-                v = getattr(x, f)
-                for y in (v if isinstance(v, tuple) else (v,)):
-                    walk(y)
-
-    walk(e)
     todo = list(wide)
     while todo:
         n = todo.pop()
@@ -102,22 +105,16 @@ def config_names(e: object) -> set[str]:
     """Variables used as output configuration (scale, ReLU flag) of gemmini_mvout or
     gemmini_acc_out: integers of any sign, passed to the kernel but not sizes."""
     out: set[str] = set()
-    if isinstance(e, Instr):
-        role = ROLES.get(e.name)
-        spec = check_call(e)
-        names = {"sm", "se", "act"} if e.name == ACC_OUT else \
+    for x in walk(e):  # type: ignore[arg-type]
+        if not isinstance(x, Instr):
+            continue
+        role = ROLES.get(x.name)
+        spec = check_call(x)
+        names = {"sm", "se", "act"} if x.name == ACC_OUT else \
             {role.scale_m, role.scale_e, role.act} if role and role.kind == STORE else set()
-        for p, a in zip(spec.params, e.args, strict=True):
+        for p, a in zip(spec.params, x.args, strict=True):
             if p.name in names:
                 out |= set(idx_free_vars(a))  # type: ignore[arg-type]
-    if hasattr(e, "__dataclass_fields__"):
-        for f in e.__dataclass_fields__:  # type: ignore[attr-defined]
-            v = getattr(e, f)
-            if isinstance(v, tuple):
-                for x in v:
-                    out |= config_names(x)
-            else:
-                out |= config_names(v)
     return out
 
 
@@ -144,9 +141,6 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     assert isinstance(rules, GemminiRules)
     # DRAM lets only copy int8 data (im2col, packing): arithmetic is refused by the rules.
     lw.ctype = "int8_t"
-    # build.py's template lacks the checked-count helpers of the C targets' template: DRAM
-    # let buffers are sized in 64 bits, unchecked (their sizes are the simulator's).
-    lw.checked_counts = False
     configs = config_names(expr)
     ctx, size_list, assumptions = open_scope(lw, name, sizes, assume, "gemmini",
                                              not_sizes=configs)
