@@ -76,14 +76,19 @@ def test_let_counts_and_flat_indices_are_64_bit() -> None:
     k = lower(parse_program(OUTER), {"A": (N,)}, name="outer")
     text = "\n".join(k.body)
     # Checked count (VS_BAD when too large: the kernel's error flag, never a short buffer).
-    assert "float *t = (float *)vs_alloc(vs_cmul(n, n), sizeof(float), 0);" in text
+    # Over sizes only, the count is computed once in the prologue, then used.
+    assert "const int64_t count = vs_cmul(n, n);" in text
+    assert "float *t = (float *)vs_alloc(count, sizeof(float), 0);" in text
+    assert text.index("const int64_t count") < text.index("vs_alloc(count")
     # Flat indices: per-dimension indices (int) accumulated in 64 bits.
     assert "t[(int64_t)i*n + j] = " in text and "t[(int64_t)i_1*n + j_1]" in text
     assert "(size_t)(n*n)" not in text
     # An extent that is not a single size is checked against int (the loops are int).
     k2 = lower(parse_program("tlet t := GEN [ i < n * m ] GEN [ j < 3 ] A _[ j ] in "
                              "GEN [ i < n ] t _[ i * m ] _[ 1 ]"), {"A": (N,)}, name="wide")
-    assert "vs_alloc(vs_cmul(vs_cext(vs_cmul(m, n)), 3), sizeof(float), 0)" in "\n".join(k2.body)
+    text2 = "\n".join(k2.body)
+    assert "const int64_t count = vs_cmul(vs_cext(vs_cmul(m, n)), 3);" in text2
+    assert "vs_alloc(count, sizeof(float), 0)" in text2
     # The output's and inputs' flat indices too, and the count of an output zeroed first.
     k3 = lower(parse_program("GEN [ i < n ] GEN [ j < m ] (|[ i <? 2 ]| B _[ i ] _[ j ])"),
                {"B": (N, M)}, name="out2")

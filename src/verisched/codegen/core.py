@@ -86,6 +86,9 @@ class Lowering:
         self.parallel_loops = 0
         self.fallback_loops = 0
         self.error_flag = ""
+        # Declarations the kernel's prologue computes once: the element counts of let
+        # buffers whose extents are sizes only (codegen/lets.py), by count expression.
+        self.hoisted: dict[str, str] = {}
         # C names of the loops that come from generations (openmp.py, rules 1 and 5).
         self.gen_loops: set[str] = set()
         self.isa = isa
