@@ -1,7 +1,8 @@
 """The architecture, enforced: the layers of docs/architecture.md, no import cycles, no
 oversized modules, and the target registry as the only list of targets.
 
-Layers, lowest first: pybridge -> codegen -> targets -> pipeline -> commands (-> cli).
+Layers, lowest first: pybridge -> codegen -> targets -> pipeline -> schedule -> commands
+(-> cli).
 A module may import its own layer and the ones below it, never one above.
 """
 
@@ -19,7 +20,8 @@ from verisched.targets.base import Kernel, Target
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "verisched"
 BENCH = SRC.parents[1] / "benchmarks"
-LAYERS = {"pybridge": 0, "codegen": 1, "targets": 2, "pipeline": 3, "commands": 4, "cli": 5}
+LAYERS = {"pybridge": 0, "codegen": 1, "targets": 2, "pipeline": 3, "schedule": 4, "commands": 5,
+          "cli": 6}
 MAX_LINES = 800
 
 

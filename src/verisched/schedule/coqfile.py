@@ -1,0 +1,66 @@
+"""A schedule as Coq sentences: the section that states the program, and the whole
+standalone `.v` file that `coqc` checks on its own.
+
+The live Coq session runs exactly the sentences of `section_sentences`, so the
+file `to_coq` writes is the derivation the session checked, not a rendering of
+it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from verisched.pipeline.ast import prop_of
+from verisched.pybridge.coqterm import idx_to_coq, to_coq
+
+from .dsl import Program
+
+HEADER = (
+    "From Coq Require Import ZArith List derive.Derive.",
+    "From Verisched Require Import ATL.",
+    "Import ListNotations.",
+    "Open Scope Z_scope. Open Scope atl_scope.",
+)
+
+
+def derived_name(p: Program) -> str:
+    return f"{p.name}_scheduled"
+
+
+def section_sentences(p: Program) -> list[str]:
+    """Section, context, sizes, inputs, shape and size hypotheses, the program's
+    definition, and the `Derive` that opens its derivation."""
+    out = [f"Section {p.name}_schedule.", "Context {S : Type} `{ScalarLaws S}."]
+    if p.sizes:
+        out.append(f"Variables ({' '.join(p.sizes)} : Z).")
+    for t, shape in p.inputs:
+        out.append(f"Variable {t} : {' -> '.join(['Z'] * len(shape) + ['S'])}.")
+    for t, shape in p.inputs:
+        if shape:
+            out.append(f"Hypothesis Hshape_{t} : shaped [{'; '.join(map(idx_to_coq, shape))}] {t}.")
+    for k, a in enumerate(p.assume):
+        out.append(f"Hypothesis Hsize{k} : {prop_of(a)}.")
+    out.append(f"Definition {p.name} := {to_coq(p.expr)}.")
+    d = derived_name(p)
+    out.append(f"Derive {d} SuchThat ({p.name} = {d}) As {d}_correct.")
+    return out
+
+
+def standalone(p: Program, steps: Sequence[str], *, closed: bool) -> str:
+    """The whole file.  `closed`: the steps end the proof (`done.`), so `Qed.` follows;
+    otherwise the file stops at the open derivation with `Abort.` and says so."""
+    lines = [f"(* The schedule of {p.name}, written by verisched.schedule.  coqc checks it on",
+             "   its own; every step is a directive or rewrite proved in the library. *)"]
+    lines += list(HEADER)
+    lines.append("")
+    sents = section_sentences(p)
+    lines.append(sents[0])
+    lines += [f"  {s}" for s in sents[1:]]
+    lines.append("  Proof.")
+    lines += [f"    {s}" for s in steps]
+    if closed:
+        lines.append("  Qed.")
+    else:
+        lines.append("  (* not finished: the derivation is open here *)")
+        lines.append("  Abort.")
+    lines.append(f"End {p.name}_schedule.")
+    return "\n".join(lines) + "\n"

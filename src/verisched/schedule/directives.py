@@ -1,0 +1,115 @@
+"""Each directive's arguments, checked against the current program, and its Coq text.
+
+The checks here are the ones Python can make without Coq (Exo's API does the
+same, the Exo thesis Sec. 4): that a loop or buffer of that name exists, that a
+factor is a positive integer or an index expression, that a new name is a
+fresh identifier and does not shadow an input, a size or another binder.
+Legality itself (a triangular nest, a reduction made parallel, a region not
+available) is Coq's to decide: the directive's tactic proves it or refuses
+(coq/Rewrites/Directives.v, coq/Rewrites/Producers.v).  A check here only
+turns a typo into a clear error before a Coq round trip.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from verisched.pybridge.coqterm import idx_to_coq
+from verisched.pybridge.terms import Expr, Gen, Let, Sum, idx_free_vars, walk
+
+from .dsl import Ix, IxLike, ix
+from .errors import ScheduleArgumentError
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Words the directives' notations (and Coq) reserve: a binder named so could not be
+# written in the tactic.
+_RESERVED = frozenset({
+    "by", "into", "at", "as", "in", "with", "past", "peel", "shift", "guard", "partition",
+    "fun", "forall", "let", "match", "end", "if", "then", "else", "return", "Type", "Prop",
+    "Set", "struct", "fix", "cofix", "exists", "_", "S", "Z",
+})
+TAILS = ("guard", "peel", "shift")
+
+
+@dataclass(frozen=True)
+class Names:
+    """The names a program's binders and parameters use."""
+
+    loops: tuple[str, ...]
+    buffers: tuple[str, ...]
+    taken: frozenset[str]      # inputs, sizes: never reused as a binder name
+
+
+def names_of(expr: Expr | None, taken: Iterable[str]) -> Names:
+    loops: list[str] = []
+    bufs: list[str] = []
+    if expr is not None:
+        for node in walk(expr):
+            if isinstance(node, (Gen, Sum)) and node.var not in loops:
+                loops.append(node.var)
+            elif isinstance(node, Let) and node.var not in bufs:
+                bufs.append(node.var)
+    return Names(tuple(loops), tuple(bufs), frozenset(taken))
+
+
+def loop(d: str, arg: str, name: object, names: Names) -> str:
+    """An existing loop's name."""
+    if not isinstance(name, str) or name not in names.loops:
+        have = ", ".join(names.loops) or "none"
+        raise ScheduleArgumentError(d, arg, f"no loop named {name!r} (loops: {have})")
+    return name
+
+
+def buffer(d: str, arg: str, name: object, names: Names) -> str:
+    """An existing let buffer's name."""
+    if not isinstance(name, str) or name not in names.buffers:
+        have = ", ".join(names.buffers) or "none"
+        raise ScheduleArgumentError(d, arg, f"no buffer named {name!r} (let buffers: {have})")
+    return name
+
+
+def fresh(d: str, arg: str, name: object, names: Names, reuse: Iterable[str] = ()) -> str:
+    """A new binder name: an identifier that shadows no input, size or other binder
+    (`reuse` are names the directive itself frees, such as the loop it splits)."""
+    if not isinstance(name, str) or not _IDENT.fullmatch(name):
+        raise ScheduleArgumentError(d, arg, f"{name!r} is not an identifier")
+    if name in _RESERVED:
+        raise ScheduleArgumentError(d, arg, f"{name!r} is a reserved word")
+    if name in names.taken:
+        raise ScheduleArgumentError(d, arg, f"{name!r} is an input or size of the program")
+    if (name in names.loops or name in names.buffers) and name not in set(reuse):
+        raise ScheduleArgumentError(d, arg, f"{name!r} already names a loop or buffer")
+    return name
+
+
+def distinct(d: str, args: dict[str, str]) -> None:
+    seen: dict[str, str] = {}
+    for arg, v in args.items():
+        if v in seen:
+            raise ScheduleArgumentError(d, arg, f"{v!r} is also given as {seen[v]}")
+        seen[v] = arg
+
+
+def factor(d: str, arg: str, k: object, names: Names) -> str:
+    """A split or tile factor: a positive int, or an index expression over the sizes
+    (whose positivity Coq must prove from the hypotheses)."""
+    if isinstance(k, bool):
+        raise ScheduleArgumentError(d, arg, f"{k!r} is not a factor")
+    if isinstance(k, int):
+        if k <= 0:
+            raise ScheduleArgumentError(d, arg, f"the factor must be positive, got {k}")
+        return str(k)
+    if isinstance(k, (str, Ix)):
+        term = ix(k)
+        bad = sorted(idx_free_vars(term.term) - names.taken)
+        if bad:
+            raise ScheduleArgumentError(d, arg, f"the factor mentions {', '.join(bad)}, "
+                                                "which are not sizes of the program")
+        return f"({idx_to_coq(term.term)})"
+    raise ScheduleArgumentError(d, arg, f"{k!r} is not an int or an index expression")
+
+
+def index_text(k: IxLike) -> str:
+    return f"({idx_to_coq(ix(k).term)})"

@@ -1,0 +1,361 @@
+"""An embedded DSL for ATL programs: tensors with shapes, gen, sum, guards, lets and
+the reshape operators, written as Python expressions.
+
+Why a DSL and not the AST constructors: a program written with `Gen(...)`,
+`IBin("+", ...)` and `Get(Get(...))` reads nothing like ATL, and nothing checks
+its shapes until Coq does.  Here indices are Python arithmetic (`i + 1`,
+`io * 8 + ii`), guards are comparisons (`(i >= 1) & (i < n)`), accesses are
+subscripts (`A[i, j]`), and each binder is a Python function whose parameter is
+the loop variable, named by the user (the names Coq and the C keep).  The
+result is the same AST (pybridge/terms.py) every other stage takes, and
+`Program.to_coq()` prints it in Coq's notation.
+
+    >>> from verisched.schedule import dsl
+    >>> n, m = dsl.sizes("n m")
+    >>> A, x = dsl.tensor("A", n, m), dsl.tensor("x", m)
+    >>> mv = dsl.program("matvec", dsl.gen("i", n, lambda i:
+    ...          dsl.sum("j", m, lambda j: A[i, j] * x[j])))
+    >>> print(mv.to_coq())
+    GEN [ i < n ] SUM [ j < m ] A _[i] _[j] * x _[j]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Union
+
+from verisched.pybridge.coqterm import to_coq
+from verisched.pybridge.terms import (
+    Concat,
+    Expr,
+    Flatten,
+    Gen,
+    Get,
+    Guard,
+    IBin,
+    IConst,
+    Idx,
+    IVar,
+    Let,
+    PadL,
+    PadR,
+    PAnd,
+    PBool,
+    PCmp,
+    Pred,
+    SBin,
+    Shape,
+    Split,
+    Sum,
+    TAdd,
+    Transpose,
+    TruncL,
+    TruncR,
+    Var,
+    Zero,
+    free_vars,
+    idx_free_vars,
+    pred_free_vars,
+)
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
+IxLike = Union["Ix", int, str]
+
+
+class DslError(ValueError):
+    """A program the DSL cannot build (a bad name, an extent that is not an index)."""
+
+
+def _name(x: str, what: str) -> str:
+    if not isinstance(x, str) or not _IDENT.fullmatch(x):
+        raise DslError(f"{what} {x!r} is not an identifier")
+    return x
+
+
+# ---- indices and predicates --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ix:
+    """An index expression over Z (sizes and loop variables), with Python arithmetic:
+    `+ - *`, `//` (floor division, Coq's Z.div), `%` (Z.modulo); comparisons give a
+    `Cond`."""
+
+    term: Idx
+
+    def __add__(self, o: IxLike) -> Ix:
+        return Ix(IBin("+", self.term, ix(o).term))
+
+    def __radd__(self, o: IxLike) -> Ix:
+        return Ix(IBin("+", ix(o).term, self.term))
+
+    def __sub__(self, o: IxLike) -> Ix:
+        return Ix(IBin("-", self.term, ix(o).term))
+
+    def __rsub__(self, o: IxLike) -> Ix:
+        return Ix(IBin("-", ix(o).term, self.term))
+
+    def __mul__(self, o: IxLike) -> Ix:
+        return Ix(IBin("*", self.term, ix(o).term))
+
+    def __rmul__(self, o: IxLike) -> Ix:
+        return Ix(IBin("*", ix(o).term, self.term))
+
+    def __floordiv__(self, o: IxLike) -> Ix:
+        return Ix(IBin("/", self.term, ix(o).term))
+
+    def __mod__(self, o: IxLike) -> Ix:
+        return Ix(IBin("%", self.term, ix(o).term))
+
+    def __lt__(self, o: IxLike) -> Cond:  # type: ignore[override]
+        return Cond(PCmp("<", self.term, ix(o).term))
+
+    def __le__(self, o: IxLike) -> Cond:  # type: ignore[override]
+        return Cond(PCmp("<=", self.term, ix(o).term))
+
+    def __gt__(self, o: IxLike) -> Cond:  # type: ignore[override]
+        return Cond(PCmp("<", ix(o).term, self.term))
+
+    def __ge__(self, o: IxLike) -> Cond:  # type: ignore[override]
+        return Cond(PCmp("<=", ix(o).term, self.term))
+
+    def eq(self, o: IxLike) -> Cond:
+        """`i = j` as a guard predicate (`==` keeps Python's meaning on these objects)."""
+        return Cond(PCmp("=", self.term, ix(o).term))
+
+
+def ix(x: IxLike) -> Ix:
+    """An int, a name or an `Ix` as an index expression."""
+    if isinstance(x, Ix):
+        return x
+    if isinstance(x, bool):
+        raise DslError(f"{x!r} is not an index")
+    if isinstance(x, int):
+        return Ix(IConst(x))
+    if isinstance(x, str):
+        return Ix(IVar(_name(x, "index variable")))
+    raise DslError(f"{x!r} ({type(x).__name__}) is not an index expression")
+
+
+def cdiv(a: IxLike, b: IxLike) -> Ix:
+    """Ceiling division (ATL's `cdiv`)."""
+    return Ix(IBin("cdiv", ix(a).term, ix(b).term))
+
+
+def sizes(names: str) -> tuple[Ix, ...]:
+    """Size parameters by name: `n, m = sizes("n m")`."""
+    return tuple(ix(_name(s, "size")) for s in names.split())
+
+
+@dataclass(frozen=True)
+class Cond:
+    """A guard predicate; `&` is conjunction (ATL's predicates have no `or`)."""
+
+    pred: Pred
+
+    def __and__(self, o: Cond) -> Cond:
+        return Cond(PAnd(self.pred, o.pred))
+
+    def __bool__(self) -> bool:
+        raise DslError("a DSL comparison is a guard predicate, not a Python bool: "
+                       "use dsl.guard(cond, body), and & for conjunction")
+
+
+TRUE = Cond(PBool(True))
+
+
+# ---- tensor expressions ------------------------------------------------------------
+
+TLike = Union["T", float, int]
+
+
+@dataclass(frozen=True)
+class T:
+    """A tensor (or scalar) expression: `a[i, j]` accesses, `+` is ATL's `<+>`, `*`
+    and `/` are scalar multiplication and division.  `uses` are the input tensors it
+    mentions (with their shapes, which the AST does not keep)."""
+
+    term: Expr
+    uses: frozenset[Tensor] = frozenset()
+
+    def inputs(self) -> frozenset[Tensor]:
+        return self.uses
+
+    def __getitem__(self, index: IxLike | tuple[IxLike, ...]) -> T:
+        out = self.term
+        for i in index if isinstance(index, tuple) else (index,):
+            out = Get(out, ix(i).term)
+        return T(out, self.inputs())
+
+    def __add__(self, o: T) -> T:
+        o = _t(o)
+        return T(TAdd(self.term, o.term), self.inputs() | o.inputs())
+
+    def __mul__(self, o: T) -> T:
+        o = _t(o)
+        return T(SBin("*", self.term, o.term), self.inputs() | o.inputs())
+
+    def __truediv__(self, o: T) -> T:
+        o = _t(o)
+        return T(SBin("/", self.term, o.term), self.inputs() | o.inputs())
+
+
+def _t(x: object) -> T:
+    if isinstance(x, T):
+        return x
+    if isinstance(x, (int, float)) and not isinstance(x, bool) and x == 0:
+        return T(Zero())
+    raise DslError(f"{x!r} is not a tensor expression (literal constants other than 0 "
+                   "are not in the language yet: pass them as a rank-0 input)")
+
+
+ZERO = T(Zero())
+
+
+@dataclass(frozen=True)
+class Tensor(T):
+    """An input tensor: its name and its extents (outermost first)."""
+
+    name: str = ""
+    shape: tuple[Idx, ...] = ()
+
+    def inputs(self) -> frozenset[Tensor]:
+        return frozenset({self})
+
+
+def tensor(name: str, *shape: IxLike) -> Tensor:
+    """An input of extents `shape` (`tensor("A", n, m)`); no extents: a scalar input."""
+    return Tensor(Var(_name(name, "tensor")), frozenset(), name, tuple(ix(s).term for s in shape))
+
+
+def _bind(var: str, fn: Callable[[Ix], T] | T) -> T:
+    body = fn(ix(var)) if callable(fn) else fn
+    return _t(body)
+
+
+def gen(var: str, n: IxLike, body: Callable[[Ix], T] | T, lo: IxLike = 0) -> T:
+    """`GEN [ var < n ] body(var)` (from `lo` when given)."""
+    b = _bind(_name(var, "loop"), body)
+    return T(Gen(var, ix(lo).term, ix(n).term, b.term), b.inputs())
+
+
+def sum(var: str, n: IxLike, body: Callable[[Ix], T] | T, lo: IxLike = 0) -> T:  # noqa: A001
+    """`SUM [ var < n ] body(var)` (from `lo` when given)."""
+    b = _bind(_name(var, "loop"), body)
+    return T(Sum(var, ix(lo).term, ix(n).term, b.term), b.inputs())
+
+
+def guard(cond: Cond, body: T) -> T:
+    """`|[ cond ]| body`: body where cond holds, zero elsewhere."""
+    if not isinstance(cond, Cond):
+        raise DslError(f"guard: {cond!r} is not a predicate (compare indices: i < n)")
+    b = _t(body)
+    return T(Guard(cond.pred, b.term), b.inputs())
+
+
+def let(var: str, value: T, body: Callable[[T], T]) -> T:
+    """`tlet var := value in body(var)`: a buffer (a Halide producer) named `var`."""
+    v, val = _name(var, "buffer"), _t(value)
+    b = _t(body(T(Var(v))))
+    return T(Let(v, val.term, b.term), val.inputs() | b.inputs())
+
+
+def _reshape(node: Expr, *parts: T) -> T:
+    uses: frozenset[Tensor] = frozenset()
+    for p in parts:
+        uses |= p.inputs()
+    return T(node, uses)
+
+
+def concat(n1: IxLike, n2: IxLike, a: T, b: T) -> T:
+    return _reshape(Concat(ix(n1).term, ix(n2).term, a.term, b.term), a, b)
+
+
+def transpose(n: IxLike, m: IxLike, a: T) -> T:
+    return _reshape(Transpose(ix(n).term, ix(m).term, a.term), a)
+
+
+def flatten(n: IxLike, m: IxLike, a: T) -> T:
+    return _reshape(Flatten(ix(n).term, ix(m).term, a.term), a)
+
+
+def split(k: IxLike, n: IxLike, a: T) -> T:
+    return _reshape(Split(ix(k).term, ix(n).term, a.term), a)
+
+
+def pad_r(k: IxLike, n: IxLike, a: T) -> T:
+    return _reshape(PadR(ix(k).term, ix(n).term, a.term), a)
+
+
+def pad_l(k: IxLike, n: IxLike, a: T) -> T:
+    return _reshape(PadL(ix(k).term, ix(n).term, a.term), a)
+
+
+def trunc_r(k: IxLike, a: T) -> T:
+    return _reshape(TruncR(ix(k).term, a.term), a)
+
+
+def trunc_l(k: IxLike, n: IxLike, a: T) -> T:
+    return _reshape(TruncL(ix(k).term, ix(n).term, a.term), a)
+
+
+# ---- programs ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Program:
+    """A named program over declared inputs: what a schedule starts from.
+
+    `inputs` name -> extents, in the order the kernel takes them; `sizes` the size
+    parameters in order; `assume` hypotheses on the sizes (`n >= 2`), which Coq may use
+    in side conditions and which become the kernel's preconditions."""
+
+    name: str
+    expr: Expr
+    inputs: tuple[tuple[str, Shape], ...]
+    sizes: tuple[str, ...]
+    assume: tuple[Pred, ...] = field(default=())
+
+    @property
+    def env(self) -> dict[str, Shape]:
+        return dict(self.inputs)
+
+    def to_coq(self) -> str:
+        """The program in Coq's ATL notation."""
+        return to_coq(self.expr)
+
+
+def program(name: str, body: T, *, inputs: Sequence[Tensor] | None = None,
+            sizes: Sequence[str] | None = None, assume: Sequence[Cond] = ()) -> Program:
+    """Name a program.  Its inputs are the tensors it mentions (or `inputs`, in that
+    order); its sizes the remaining free index names (or `sizes`, in that order)."""
+    _name(name, "program")
+    expr = _t(body).term
+    found: dict[str, Tensor] = {}
+    for t in _t(body).inputs():
+        if found.setdefault(t.name, t) != t:
+            raise DslError(f"program {name}: two tensors named {t.name} with different shapes")
+    if inputs is None:
+        ins = [found[k] for k in sorted(found)]
+    else:
+        ins = list(inputs)
+        missing = sorted(set(found) - {t.name for t in ins})
+        if missing:
+            raise DslError(f"program {name}: it reads {', '.join(missing)}, which `inputs` "
+                           "does not list")
+    names: set[str] = set(free_vars(expr)) - {t.name for t in ins}
+    for t in ins:
+        for d in t.shape:
+            names |= idx_free_vars(d)
+    for c in assume:
+        names |= pred_free_vars(c.pred)
+    order = tuple(sizes) if sizes is not None else tuple(sorted(names))
+    if set(order) != names:
+        raise DslError(f"program {name}: its sizes are {sorted(names)}, not {list(order)}")
+    clash = {t.name for t in ins} & set(order)
+    if clash:
+        raise DslError(f"program {name}: {', '.join(sorted(clash))} is both a tensor and a size")
+    return Program(name, expr, tuple((t.name, t.shape) for t in ins), order,
+                   tuple(c.pred for c in assume))

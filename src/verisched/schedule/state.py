@@ -1,0 +1,295 @@
+"""A schedule: a derivation in a live Coq session, driven one directive at a time.
+
+Each method runs one directive's tactic through the bridge and returns the next
+`Schedule`; the one it was called on is unchanged, so states branch as
+LeanDojo's do (pybridge/derivation.py keeps coqtop's state numbers, and a
+step from an older state first goes back to it).  Arguments are checked in
+Python before Coq runs (directives.py); legality is Coq's: a refusal raises
+`DirectiveRefused` with the step and Coq's message.  Nothing is trusted that
+Coq did not check: `.compile()` writes the standalone `.v` file and sends it
+through the same pipeline as `verisched compile` (replayed by Coq, `check_safe`
+required, size hypotheses become preconditions).
+
+    >>> from verisched.schedule import Schedule, dsl
+    >>> n = dsl.sizes("n")[0]
+    >>> f = dsl.tensor("f", n)
+    >>> p = dsl.program("twice", dsl.gen("i", n, lambda i: f[i] + f[i]))
+    >>> s = Schedule.of(p).split("i", 8, "io", "ii")         # doctest: +SKIP
+    >>> k = s.compile("c")                                   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from verisched.pipeline import (
+    CheckedProgram,
+    Kernel,
+    check,
+    compile_checked,
+    load,
+)
+from verisched.pybridge.derivation import Derivation, ProofState, StepError, write_json_atomic
+from verisched.pybridge.errors import CoqCommandError
+from verisched.pybridge.session import CoqSession
+from verisched.pybridge.terms import Expr
+
+from . import directives as D
+from .coqfile import derived_name, section_sentences, standalone
+from .dsl import IxLike, Program
+from .errors import DirectiveRefused, ScheduleArgumentError, ScheduleError
+
+
+class _Live:
+    """The Coq session and open derivation all states of one schedule share."""
+
+    def __init__(self, program: Program, timeout: float) -> None:
+        self.program = program
+        self.session = CoqSession(timeout=timeout)
+        self.session.start()
+        sents = section_sentences(program)
+        for s in sents[:-1]:
+            r = self.session.run(s)
+            if not r.ok:
+                self.session.close()
+                raise ScheduleError(f"program {program.name}: Coq rejected {s!r}: {r.error}")
+        try:
+            self.derivation = Derivation.begin(self.session, sents[-1], derived_name(program),
+                                               f"{derived_name(program)}_correct")
+        except CoqCommandError as exc:
+            self.session.close()
+            raise ScheduleError(str(exc)) from exc
+
+        self.root = self.derivation.state
+        # The steps on coqtop's current line of states, each with the state after it.
+        # Going back to a state (BackTo) expires every later one, so a branch that is
+        # not on this line is replayed from the longest prefix that is.
+        self.line: list[tuple[str, ProofState]] = []
+
+    def _resolve(self, steps: tuple[str, ...]) -> ProofState:
+        """The state after `steps`, on the current line (replayed where needed)."""
+        common = 0
+        while (common < len(steps) and common < len(self.line)
+               and self.line[common][0] == steps[common]):
+            common += 1
+        state = self.line[common - 1][1] if common else self.root
+        if common < len(self.line):
+            del self.line[common:]
+        for t in steps[common:]:
+            res = self.derivation.run_tactic(t, state=state)
+            if isinstance(res, StepError):  # it succeeded before: the session is broken
+                raise ScheduleError(f"replaying step {t!r} of this branch failed: {res.message}")
+            state = res.after
+            self.line.append((t, state))
+        return state
+
+    def run(self, tactic: str, steps: tuple[str, ...]) -> ProofState:
+        """Run `tactic` after `steps`; Coq's refusal raises DirectiveRefused."""
+        state = self._resolve(steps)
+        res = self.derivation.run_tactic(tactic, state=state)
+        if isinstance(res, StepError):
+            raise DirectiveRefused(len(steps), tactic, " ".join(res.message.split()),
+                                   res.details)
+        self.line.append((tactic, res.after))
+        return res.after
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """One state of a schedule: the program after `steps` (tactic sentences)."""
+
+    live: _Live
+    state: ProofState          # as observed after the last step
+    steps: tuple[str, ...]
+
+    # -- starting and observing ------------------------------------------------
+
+    @classmethod
+    def of(cls, program: Program, *, timeout: float = 120.0) -> Schedule:
+        """Open a schedule of `program` (a Coq session, about half a second)."""
+        live = _Live(program, timeout)
+        first = live.run("reschedule.", ())
+        return cls(live, first, ("reschedule.",))
+
+    @property
+    def program(self) -> Expr | None:
+        """The current program as an AST (None if Coq printed one outside the grammar)."""
+        return self.state.program
+
+    @property
+    def text(self) -> str:
+        """The current program as Coq prints it."""
+        return self.state.program_text or ""
+
+    def close(self) -> None:
+        """End the Coq session (every state of this schedule stops working)."""
+        self.live.session.close()
+
+    def __enter__(self) -> Schedule:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- stepping ---------------------------------------------------------------
+
+    def apply(self, tactic: str) -> Schedule:
+        """Run any tactic of the library (`rw get_gen.`, `set_memory Ap GEMMINI_SPAD.`)."""
+        t = tactic.strip()
+        if not t:
+            raise ScheduleArgumentError("apply", "tactic", "empty")
+        if not t.endswith("."):
+            t += "."
+        after = self.live.run(t, self.steps)
+        return Schedule(self.live, after, self.steps + (t,))
+
+    def _names(self) -> D.Names:
+        p = self.live.program
+        return D.names_of(self.program, set(p.sizes) | {t for t, _ in p.inputs})
+
+    def split(self, loop: str, factor: IxLike, outer: str, inner: str, *,
+              tail: str = "guard") -> Schedule:
+        """Split `loop` by `factor` into `outer` and `inner` (Halide's split).  `tail`:
+        "guard" (the last tile guarded), "peel" (a guard-free main part and an
+        epilogue) or "shift" (Halide's ShiftInward, where the semantics admit it)."""
+        d, names = "split", self._names()
+        i = D.loop(d, "loop", loop, names)
+        k = D.factor(d, "factor", factor, names)
+        io = D.fresh(d, "outer", outer, names, reuse=(i,))
+        ii = D.fresh(d, "inner", inner, names, reuse=(i,))
+        D.distinct(d, {"outer": io, "inner": ii})
+        if tail not in D.TAILS:
+            raise ScheduleArgumentError(d, "tail", f"{tail!r} is not one of {', '.join(D.TAILS)}")
+        suffix = "" if tail == "guard" else f" {tail}"
+        return self.apply(f"split {i} by {k} into {io} {ii}{suffix}.")
+
+    def fuse(self, outer: str, inner: str, fused: str) -> Schedule:
+        """Fuse `outer` and the loop `inner` directly inside it into one loop `fused`."""
+        d, names = "fuse", self._names()
+        i, j = D.loop(d, "outer", outer, names), D.loop(d, "inner", inner, names)
+        D.distinct(d, {"outer": i, "inner": j})
+        ij = D.fresh(d, "fused", fused, names, reuse=(i, j))
+        return self.apply(f"fuse {i} {j} into {ij}.")
+
+    def reorder(self, *loops: str) -> Schedule:
+        """Put the nest of `loops` in this order, outermost first."""
+        d, names = "reorder", self._names()
+        if len(loops) < 2:
+            raise ScheduleArgumentError(d, "loops", "give at least two loops")
+        ls = [D.loop(d, f"loops[{k}]", x, names) for k, x in enumerate(loops)]
+        D.distinct(d, {f"loops[{k}]": x for k, x in enumerate(ls)})
+        return self.apply(f"reorder {' '.join(ls)}.")
+
+    def tile(self, i: str, j: str, ki: IxLike, kj: IxLike, io: str, jo: str, ii: str,
+             ji: str, *, partition: bool = False) -> Schedule:
+        """Tile the nest `i`, `j` by `ki` x `kj`: loops `io jo ii ji`, outermost first;
+        with `partition`, interior tiles carry no guards."""
+        d, names = "tile", self._names()
+        i, j = D.loop(d, "i", i, names), D.loop(d, "j", j, names)
+        a, b = D.factor(d, "ki", ki, names), D.factor(d, "kj", kj, names)
+        new = {k: D.fresh(d, k, v, names, reuse=(i, j))
+               for k, v in (("io", io), ("jo", jo), ("ii", ii), ("ji", ji))}
+        D.distinct(d, {"i": i, "j": j})
+        D.distinct(d, new)
+        tail = " partition" if partition else ""
+        return self.apply(f"tile {i} {j} by {a} {b} into {new['io']} {new['jo']} "
+                          f"{new['ii']} {new['ji']}{tail}.")
+
+    def inline(self, buffer: str) -> Schedule:
+        """Inline the let buffer `buffer` into its uses (Halide's compute_inline)."""
+        b = D.buffer("inline", "buffer", buffer, self._names())
+        return self.apply(f"inline {b}.")
+
+    def sink(self, buffer: str, loop: str) -> Schedule:
+        """Move the let `buffer` into `loop`, which it encloses."""
+        names = self._names()
+        b = D.buffer("sink", "buffer", buffer, names)
+        i = D.loop("sink", "loop", loop, names)
+        return self.apply(f"sink {b} into {i}.")
+
+    def compute_at(self, buffer: str, loop: str) -> Schedule:
+        """Compute the producer `buffer` inside `loop` of its consumer (Halide)."""
+        names = self._names()
+        b = D.buffer("compute_at", "buffer", buffer, names)
+        i = D.loop("compute_at", "loop", loop, names)
+        return self.apply(f"compute_at {b} {i}.")
+
+    def compute_root(self, buffer: str) -> Schedule:
+        """Compute the producer `buffer` once, at the top of the program (Halide)."""
+        b = D.buffer("compute_root", "buffer", buffer, self._names())
+        return self.apply(f"compute_root {b}.")
+
+    def rw(self, lemma: str, *, at: str | None = None, reverse: bool = False) -> Schedule:
+        """One library rewrite (`rw L [at pat]`), for what no directive says."""
+        if not lemma.strip():
+            raise ScheduleArgumentError("rw", "lemma", "empty")
+        arrow = "<- " if reverse else ""
+        lemma = lemma.strip()
+        if " " in lemma and not (lemma.startswith("(") and lemma.endswith(")")):
+            lemma = f"({lemma})"  # an applied lemma is one argument of rw
+        where = f" at ({at})" if at else ""
+        return self.apply(f"rw {arrow}{lemma}{where}.")
+
+    def simpl_guard(self) -> Schedule:
+        return self.apply("simpl_guard.")
+
+    def rename_loop(self, loop: str, new: str) -> Schedule:
+        names = self._names()
+        i = D.loop("rename_loop", "loop", loop, names)
+        return self.apply(f"rename_loop {i} into {D.fresh('rename_loop', 'new', new, names)}.")
+
+    # -- results -----------------------------------------------------------------
+
+    def finished_steps(self) -> tuple[str, ...]:
+        """The steps, ended by `check_safe.` and `done.` (added unless present)."""
+        steps = self.steps
+        if not steps or steps[-1] != "done.":
+            if not steps or steps[-1] != "check_safe.":
+                steps += ("check_safe.",)
+            steps += ("done.",)
+        return steps
+
+    def to_coq(self, *, finished: bool = True) -> str:
+        """A standalone `.v` file that `coqc` checks on its own.  `finished`: ended by
+        check_safe and done (proved in this session first, so a program whose bounds
+        Coq cannot prove raises DirectiveRefused here)."""
+        if not finished:
+            return standalone(self.live.program, self.steps, closed=False)
+        steps = self.finished_steps()
+        for k in range(len(self.steps), len(steps)):
+            self.live.run(steps[k], steps[:k])
+        return standalone(self.live.program, steps, closed=True)
+
+    def save(self, path: str | Path) -> Path:
+        """Write `to_coq()` to `path` (atomically: never a half-written file)."""
+        text = self.to_coq()
+        out = Path(path)
+        with tempfile.NamedTemporaryFile("w", dir=out.parent or ".", suffix=".tmp",
+                                         delete=False) as fh:
+            fh.write(text)
+        Path(fh.name).replace(out)
+        return out
+
+    def checked(self, *, fix: Mapping[str, int] | None = None,
+                unsafe: bool = False) -> CheckedProgram:
+        """The derived program, replayed from the standalone file by Coq and checked
+        as `verisched compile` checks it (pipeline.check)."""
+        text = self.to_coq()
+        with tempfile.TemporaryDirectory(prefix="vs-schedule-") as tmp:
+            path = Path(tmp) / f"{self.live.program.name}_schedule.v"
+            path.write_text(text)
+            derived = load(path, derived_name(self.live.program))
+        return check(derived, fix=fix, unsafe=unsafe)
+
+    def compile(self, target: str = "c", *, fix: Mapping[str, int] | None = None,
+                unsafe: bool = False) -> Kernel:
+        """The scheduled kernel for `target`, callable with numpy arrays."""
+        return compile_checked(self.checked(fix=fix, unsafe=unsafe), target)
+
+    def export_json(self, path: str | Path) -> None:
+        """The trace of this branch's steps (program after each), as `verisched replay`."""
+        write_json_atomic(path, {"program": self.live.program.name, "steps": list(self.steps),
+                                 "final": self.text})

@@ -1,0 +1,132 @@
+"""The Python scheduling API (verisched.schedule): the DSL prints what the AST means,
+argument errors come before Coq, states branch, refusals carry Coq's message, and a
+compiled schedule agrees with the reference interpreter on sizes that are not
+multiples of any factor."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from verisched.pybridge.coqterm import parse_program
+from verisched.pybridge.interp import evaluate
+from verisched.schedule import (
+    DirectiveRefused,
+    Schedule,
+    ScheduleArgumentError,
+    dsl,
+)
+from verisched.schedule.dsl import DslError
+
+n, m = dsl.sizes("n m")
+A = dsl.tensor("A", n, m)
+x = dsl.tensor("x", m)
+f = dsl.tensor("f", n)
+
+
+def matvec() -> dsl.Program:
+    return dsl.program("matvec", dsl.gen("i", n, lambda i:
+                                         dsl.sum("j", m, lambda j: A[i, j] * x[j])))
+
+
+def stencil() -> dsl.Program:
+    return dsl.program("stencil", dsl.let(
+        "buf", dsl.gen("j", n, lambda j: f[j] + f[j]),
+        lambda buf: dsl.gen("i", n, lambda i: dsl.guard(i >= 1, buf[i - 1]) + buf[i])))
+
+
+def test_dsl_prints_coq_that_parses_back_to_the_same_program() -> None:
+    for p in (matvec(), stencil()):
+        assert parse_program(p.to_coq()) == p.expr
+    p = matvec()
+    assert p.inputs == (("A", (n.term, m.term)), ("x", (m.term,)))
+    assert p.sizes == ("m", "n")
+
+
+def test_dsl_refuses_what_it_cannot_build() -> None:
+    with pytest.raises(DslError, match="not an identifier"):
+        dsl.gen("2i", n, lambda i: f[i])
+    with pytest.raises(DslError, match="guard predicate"):
+        bool(n < m)
+    with pytest.raises(DslError, match="literal constants"):
+        dsl.gen("i", n, lambda i: f[i] * 3)  # type: ignore[operator]
+    with pytest.raises(DslError, match="does not list"):
+        dsl.program("p", dsl.gen("i", n, lambda i: f[i]), inputs=[x])
+
+
+@pytest.fixture(scope="module")
+def mv() -> Schedule:
+    s = Schedule.of(matvec())
+    yield s
+    s.close()
+
+
+def test_argument_errors_name_the_directive_and_argument_before_coq(mv: Schedule) -> None:
+    cases = [
+        (lambda: mv.split("k", 4, "ko", "ki"), "split: argument loop: no loop named 'k'"),
+        (lambda: mv.split("i", 0, "io", "ii"), "split: argument factor: .*positive, got 0"),
+        (lambda: mv.split("i", -3, "io", "ii"), "positive, got -3"),
+        (lambda: mv.split("i", 4, "A", "ii"), "argument outer: 'A' is an input or size"),
+        (lambda: mv.split("i", 4, "io", "j"), "argument inner: 'j' already names a loop"),
+        (lambda: mv.split("i", 4, "io", "io"), "argument inner: 'io' is also given"),
+        (lambda: mv.split("i", 4, "io", "ii", tail="round"), "argument tail"),
+        (lambda: mv.split("i", "q", "io", "ii"), "not sizes of the program"),
+        (lambda: mv.reorder("i"), "at least two loops"),
+        (lambda: mv.inline("t"), "no buffer named 't' \\(let buffers: none\\)"),
+        (lambda: mv.fuse("i", "i", "ij"), "argument inner: 'i' is also given"),
+    ]
+    before = mv.live.session.state
+    for call, msg in cases:
+        with pytest.raises(ScheduleArgumentError, match=msg):
+            call()
+    assert mv.live.session.state == before  # Coq was not asked
+
+
+def test_a_refusal_carries_coqs_message_and_the_session_survives(mv: Schedule) -> None:
+    with pytest.raises(DirectiveRefused) as exc:
+        mv.rw("sum_split _ (m + 1)")
+    assert exc.value.step == 1
+    assert "rw" in exc.value.message and "unproved side condition" in exc.value.details
+    # the state it was called on still works
+    assert mv.rw("gen_sum_swap").program != mv.program
+
+
+def test_states_branch(mv: Schedule) -> None:
+    a = mv.rw("gen_sum_swap")
+    b = mv.rename_loop("i", "row")
+    assert a.steps[-1] == "rw gen_sum_swap." and b.steps[-1] == "rename_loop i into row."
+    assert len(a.steps) == len(b.steps) == 2
+    # going back to a after b: a's program is still a's
+    assert a.rw("sum_gen_swap").text == mv.text
+
+
+def test_to_coq_is_a_standalone_file_coqc_accepts(mv: Schedule, tmp_path: Path) -> None:
+    s = mv.rename_loop("i", "row")
+    path = s.save(tmp_path / "mv.v")
+    text = path.read_text()
+    assert "rename_loop i into row." in text and text.rstrip().endswith("End matvec_schedule.")
+    repo = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(["coqc", "-Q", str(repo / "coq"), "Verisched", str(path)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_compiled_schedule_matches_the_interpreter() -> None:
+    p = stencil()
+    with Schedule.of(p) as s:
+        k = s.inline("buf").compile("c")
+    rng = np.random.default_rng(3)
+    for size in (1, 7, 37):
+        fv = rng.standard_normal(size).astype(np.float32)
+        want = evaluate(p.expr, {"f": fv.astype(np.float64)}, {"n": size}, np.float64)
+        np.testing.assert_allclose(k({"f": fv}, n=size), want, rtol=1e-5, atol=1e-5)
+
+
+def test_compile_requires_proved_bounds() -> None:
+    # An access out of bounds: check_safe cannot prove it, so there is no kernel.
+    p = dsl.program("oob", dsl.gen("i", n, lambda i: f[i + 1]))
+    with Schedule.of(p) as s, pytest.raises(DirectiveRefused, match="check_safe"):
+        s.compile("c")
