@@ -11,15 +11,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from verisched.codegen.errors import PreconditionError
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.interp import evaluate
 from verisched.schedule import (
+    AnnotationRefused,
     DirectiveRefused,
     Schedule,
     ScheduleArgumentError,
     dsl,
 )
 from verisched.schedule.dsl import DslError
+from verisched.schedule.state import parallel_loops
 
 n, m = dsl.sizes("n m")
 A = dsl.tensor("A", n, m)
@@ -130,3 +133,37 @@ def test_compile_requires_proved_bounds() -> None:
     p = dsl.program("oob", dsl.gen("i", n, lambda i: f[i + 1]))
     with Schedule.of(p) as s, pytest.raises(DirectiveRefused, match="check_safe"):
         s.compile("c")
+
+
+def test_parallel_is_refused_on_a_reduction_and_honoured_or_refused_by_the_lowering(
+        mv: Schedule) -> None:
+    with pytest.raises(AnnotationRefused, match="parallel j: loop j is a reduction"):
+        mv.parallel("j")
+    with pytest.raises(AnnotationRefused, match="target c runs serially"):
+        mv.parallel("i").compile("c")
+    # i under the sum after the swap: the OpenMP rules do not run it in parallel.
+    with pytest.raises(AnnotationRefused, match="does not run loop i in parallel"):
+        mv.rw("gen_sum_swap").parallel("i").compile("openmp")
+    k = mv.parallel("i").compile("openmp")
+    assert parallel_loops("#pragma omp parallel for schedule(static)\n  for (int i_1 = 0;") == {"i"}
+    a = np.random.default_rng(0).standard_normal((13, 5)).astype(np.float32)
+    v = np.random.default_rng(1).standard_normal(5).astype(np.float32)
+    np.testing.assert_allclose(k({"A": a, "x": v}, n=13, m=5), a @ v, rtol=1e-5, atol=1e-5)
+
+
+def test_bound_becomes_a_hypothesis_and_a_precondition() -> None:
+    p = dsl.program("peel", dsl.gen("i", n, lambda i: f[i] + f[i]))
+    with Schedule.of(p) as s:
+        with pytest.raises(DirectiveRefused, match="unproved|no site"):
+            s.rw("gen_peel _ (n - 1) (n - 2)")
+        with pytest.raises(ScheduleArgumentError, match="q is not a size"):
+            s.bound(dsl.ix("q") >= 2)
+        b = s.bound(n >= 2)
+        peeled = b.rw("gen_peel _ (n - 1) (n - 2)")
+        assert "Hypothesis Hsize0 : (2 <= n)." in peeled.to_coq()
+        k = peeled.compile("c")
+        b.close()
+    fv = np.arange(5, dtype=np.float32)
+    np.testing.assert_allclose(k({"f": fv}, n=5), 2 * fv)
+    with pytest.raises(PreconditionError, match="2 <= n"):
+        k({"f": fv[:1]}, n=1)

@@ -10,8 +10,13 @@ The layer sits above the pipeline and below the commands.
 
 from verisched.schedule import dsl
 from verisched.schedule.dsl import Program, program
-from verisched.schedule.errors import DirectiveRefused, ScheduleArgumentError, ScheduleError
+from verisched.schedule.errors import (
+    AnnotationRefused,
+    DirectiveRefused,
+    ScheduleArgumentError,
+    ScheduleError,
+)
 from verisched.schedule.state import Schedule
 
-__all__ = ["DirectiveRefused", "Program", "Schedule", "ScheduleArgumentError",
+__all__ = ["AnnotationRefused", "DirectiveRefused", "Program", "Schedule", "ScheduleArgumentError",
            "ScheduleError", "dsl", "program"]

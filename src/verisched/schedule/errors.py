@@ -29,3 +29,9 @@ class DirectiveRefused(ScheduleError):
         self.step, self.tactic, self.message, self.details = step, tactic, message, details
         extra = f"\n{details}" if details else ""
         super().__init__(f"step {step} ({tactic}) refused by Coq: {message}{extra}")
+
+
+class AnnotationRefused(ScheduleError):
+    """A lowering annotation (`parallel i`) that cannot be honoured: decided from the
+    program's syntax or from the C the lowering emits, not by Coq (an annotation
+    changes how a loop runs, not what the program computes)."""

@@ -20,27 +20,31 @@ required, size hypotheses become preconditions).
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from verisched.pipeline import (
     CheckedProgram,
     Kernel,
+    build,
     check,
-    compile_checked,
+    get_target,
     load,
+    lower,
+    render,
 )
 from verisched.pybridge.derivation import Derivation, ProofState, StepError, write_json_atomic
 from verisched.pybridge.errors import CoqCommandError
 from verisched.pybridge.session import CoqSession
-from verisched.pybridge.terms import Expr
+from verisched.pybridge.terms import Expr, Gen, Sum, pred_free_vars, walk
 
 from . import directives as D
 from .coqfile import derived_name, section_sentences, standalone
-from .dsl import IxLike, Program
-from .errors import DirectiveRefused, ScheduleArgumentError, ScheduleError
+from .dsl import Cond, IxLike, Program
+from .errors import AnnotationRefused, DirectiveRefused, ScheduleArgumentError, ScheduleError
 
 
 class _Live:
@@ -48,6 +52,7 @@ class _Live:
 
     def __init__(self, program: Program, timeout: float) -> None:
         self.program = program
+        self.timeout = timeout
         self.session = CoqSession(timeout=timeout)
         self.session.start()
         sents = section_sentences(program)
@@ -104,6 +109,8 @@ class Schedule:
     live: _Live
     state: ProofState          # as observed after the last step
     steps: tuple[str, ...]
+    # Lowering annotations, ("parallel", loop): how loops run, not what is computed.
+    annotations: tuple[tuple[str, str], ...] = ()
 
     # -- starting and observing ------------------------------------------------
 
@@ -144,7 +151,7 @@ class Schedule:
         if not t.endswith("."):
             t += "."
         after = self.live.run(t, self.steps)
-        return Schedule(self.live, after, self.steps + (t,))
+        return Schedule(self.live, after, self.steps + (t,), self.annotations)
 
     def _names(self) -> D.Names:
         p = self.live.program
@@ -222,6 +229,43 @@ class Schedule:
         b = D.buffer("compute_root", "buffer", buffer, self._names())
         return self.apply(f"compute_root {b}.")
 
+    def parallel(self, loop: str) -> Schedule:
+        """Run `loop`'s iterations on threads (Halide's parallel; Exo's
+        parallelize_loop).  Legal only on a generation: its iterations write disjoint
+        slices of the output by construction (targets/openmp.py, rule 3), while a
+        summation's accumulate into the same storage.  The program is unchanged, so no
+        proof is involved; `compile` checks that the lowering runs the loop in
+        parallel, or says why not."""
+        names = self._names()
+        i = D.loop("parallel", "loop", loop, names)
+        kinds = {type(x).__name__ for x in walk(self.program) if isinstance(x, (Gen, Sum))
+                 and x.var == i}
+        if "Sum" in kinds:
+            raise AnnotationRefused(f"parallel {i}: loop {i} is a reduction (SUM): its "
+                                    "iterations accumulate into the same storage")
+        if ("parallel", i) in self.annotations:
+            return self
+        return Schedule(self.live, self.state, self.steps, self.annotations + (("parallel", i),))
+
+    def bound(self, cond: Cond) -> Schedule:
+        """Assume a size bound (`s.bound(n >= 16)`): a hypothesis the directives' side
+        conditions may use, and a precondition the kernel checks at run time.  The
+        derivation is restated with it and its steps replayed, in a new Coq session
+        (a hypothesis cannot be added to an open derivation)."""
+        if not isinstance(cond, Cond):
+            raise ScheduleArgumentError("bound", "cond", f"{cond!r} is not a predicate over "
+                                        "the sizes (write it as n >= 16)")
+        p = self.live.program
+        stray = sorted(pred_free_vars(cond.pred) - set(p.sizes))
+        if stray:
+            raise ScheduleArgumentError("bound", "cond", f"{', '.join(stray)} is not a size "
+                                        f"of the program (sizes: {', '.join(p.sizes)})")
+        live = _Live(replace(p, assume=p.assume + (cond.pred,)), self.live.timeout)
+        state = live.root
+        for k, t in enumerate(self.steps):
+            state = live.run(t, self.steps[:k])
+        return Schedule(live, state, self.steps, self.annotations)
+
     def rw(self, lemma: str, *, at: str | None = None, reverse: bool = False) -> Schedule:
         """One library rewrite (`rw L [at pat]`), for what no directive says."""
         if not lemma.strip():
@@ -286,10 +330,37 @@ class Schedule:
 
     def compile(self, target: str = "c", *, fix: Mapping[str, int] | None = None,
                 unsafe: bool = False) -> Kernel:
-        """The scheduled kernel for `target`, callable with numpy arrays."""
-        return compile_checked(self.checked(fix=fix, unsafe=unsafe), target)
+        """The scheduled kernel for `target`, callable with numpy arrays.  Each
+        `parallel` annotation must be honoured by the target's lowering, or this
+        raises AnnotationRefused naming the loop and why."""
+        t = get_target(target)
+        wanted = [loop for kind, loop in self.annotations if kind == "parallel"]
+        if wanted and not t.parallel:
+            raise AnnotationRefused(f"parallel {wanted[0]}: target {t.name} runs serially; "
+                                    "use an OpenMP target (openmp, avx2-openmp, ...)")
+        source = render(lower(self.checked(fix=fix, unsafe=unsafe), t))
+        if wanted:
+            par = parallel_loops(source.c)
+            for loop in wanted:
+                if loop not in par:
+                    raise AnnotationRefused(
+                        f"parallel {loop}: the {t.name} lowering does not run loop {loop} in "
+                        "parallel: only the outermost generation of a nest that is not "
+                        "under a SUM or another parallel loop is (targets/openmp.py); "
+                        f"parallel loops of this program: {', '.join(sorted(par)) or 'none'}")
+        kernel = build(source)[source.lowered[0].name]
+        return kernel
 
     def export_json(self, path: str | Path) -> None:
         """The trace of this branch's steps (program after each), as `verisched replay`."""
         write_json_atomic(path, {"program": self.live.program.name, "steps": list(self.steps),
                                  "final": self.text})
+
+
+_PRAGMA_LOOP = re.compile(r"#pragma omp parallel for[^\n]*\n\s*for \((?:int|int64_t) (\w+)")
+
+
+def parallel_loops(c: str) -> set[str]:
+    """The ATL names of the loops the C runs in parallel (a C name `i_1` is the
+    lowering's fresh copy of `i`)."""
+    return {re.sub(r"_\d+$", "", m) for m in _PRAGMA_LOOP.findall(c)}
