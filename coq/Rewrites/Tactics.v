@@ -11,7 +11,8 @@
       pre-order, where [L]'s side of the equation unifies and every side
       condition is proved by [atl_side].  [rw L at pat] restricts the
       sites to nodes unifying with the pattern [pat].
-    - [inline]: inline the first let; [inline c]: unfold definition [c].
+    - [inline]: inline the first let; [inline p]: inline the let named
+      [p]; [inline c]: unfold definition [c] (when no let is named [c]).
     - [name_buffer e as x]: bind subterm [e] as a let buffer [x].
     - [simpl_guard]: everywhere, drop guards whose predicate is provable in
       context, zero those provably false, then clean up zeros.
@@ -325,16 +326,6 @@ Tactic Notation "inline" :=
   tryif atl_step ltac:(atl_root_l uconstr:(unfold_let)) then idtac
   else (fail 0 "inline: the program has no let to inline").
 
-(** [inline c]: unfold the definition [c] (a reshape operator or a
-    user-defined stage) everywhere in the program. *)
-Tactic Notation "inline" reference(c) :=
-  lazymatch goal with
-  | |- ?P = ?R =>
-      let P' := eval cbv beta delta [c] in P in
-      tryif constr_eq P P' then fail 0 "inline: the program does not mention" c
-      else change (P' = R); atl_beta_lhs
-  end.
-
 (** [name_buffer pat as x]: bind a subterm as a let buffer [x] (let
     introduction).  [pat] is a pattern whose holes stand for the program's
     loop variables, e.g. [name_buffer (x _[ _ ] _[ _ + _ ]) as a].  The let
@@ -489,3 +480,32 @@ Tactic Notation "rename_loop" ident(x) "into" ident(y) :=
   atl_check_goal;
   tryif atl_step ltac:(atl_rename_loop_root x y) then idtac
   else fail 0 "rename_loop: the program has no loop named" x.
+
+(** [inline p]: inline the let named [p] (the first in pre-order, Halide's
+    [inline], formal semantics Sec. 8.3: the producer is computed at each
+    use); [inline c], where no let is named [c]: unfold the definition
+    [c] (a reshape operator or a user-defined stage) everywhere in the
+    program.  The let's name is tried first. *)
+Ltac atl_inline_let_root p :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- atl_let ?e (fun y => @?F y) = _ =>
+      atl_same_name p y; exact (unfold_let e F)
+  end.
+
+Ltac atl_unfold_def c :=
+  lazymatch goal with
+  | |- ?P = ?R =>
+      let P' := eval cbv beta delta [c] in P in
+      tryif constr_eq P P' then fail 0 "inline: the program does not mention" c
+      else change (P' = R); atl_beta_lhs
+  end.
+
+Ltac atl_inline_named c :=
+  atl_check_goal;
+  tryif atl_step ltac:(atl_inline_let_root c) then idtac
+  else tryif (let t := constr:(c) in idtac) then atl_unfold_def c
+  else (idtac "inline: the program has no let named" c "(and no definition is named so)";
+        fail 0 "inline: the program has no let named" c "(and no definition is named so)").
+
+Tactic Notation "inline" ident(c) := atl_inline_named c.
