@@ -97,10 +97,24 @@ Ltac step_hoist_past x pat :=
   tryif atl_step ltac:(first [ atl_match pat; unify s true | idtac ]; step_hoist_node x)
   then (let v := eval hnf in s in
         lazymatch v with true => idtac | _ => try unify s false; step_hoist_past x pat end)
-  else fail 0 "hoist: the let" x "cannot move further out before leaving" pat.
+  else (idtac "hoist: the let" x "cannot move further out before leaving" pat;
+        fail 0 "hoist: the let" x "cannot move further out before leaving" pat).
+
+Ltac atl_is_let_named x :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- atl_let _ (fun y => _) = _ => atl_same_name x y
+  end.
 
 Tactic Notation "hoist" ident(x) "past" uconstr(pat) :=
-  atl_check_goal; step_hoist_past x pat.
+  atl_check_goal;
+  tryif atl_has_node ltac:(atl_is_let_named x) then idtac
+  else (idtac "hoist: the program has no let named" x;
+        fail 0 "hoist: the program has no let named" x);
+  tryif atl_has_node ltac:(atl_match pat) then idtac
+  else (idtac "hoist: no node of the program matches" pat;
+        fail 0 "hoist: no node of the program matches" pat);
+  step_hoist_past x pat.
 
 (** The other steps, each at the first node matching [pat]. *)
 Ltac step_swap_sum_node :=
@@ -157,15 +171,30 @@ Ltac step_merge_tadd_node :=
       exact (tadd_gen lo hi f g : _ = t)
   end.
 
+(** A step that finds no site says why: no node matches the pattern, or
+    the nodes that match are not of the step's form. *)
+Tactic Notation "atl_step_refuse" string(name) uconstr(pat) string(form) :=
+  tryif atl_has_node ltac:(atl_match pat)
+  then (idtac name ": the nodes matching" pat "are not of the form" form;
+        fail 0 name ": the nodes matching" pat "are not of the form" form)
+  else (idtac name ": no node of the program matches" pat;
+        fail 0 name ": no node of the program matches" pat).
+
 Tactic Notation "merge_tadd" "at" uconstr(pat) :=
-  atl_check_goal; atl_step ltac:(atl_match pat; step_merge_tadd_node).
+  atl_check_goal; tryif atl_step ltac:(atl_match pat; step_merge_tadd_node) then idtac
+  else atl_step_refuse "merge_tadd" pat "GEN [i < n] _ <+> GEN [j < n] _ (two generations over the same range)".
 Tactic Notation "swap_sum" "at" uconstr(pat) :=
-  atl_check_goal; atl_step ltac:(atl_match pat; step_swap_sum_node).
+  atl_check_goal; tryif atl_step ltac:(atl_match pat; step_swap_sum_node) then idtac
+  else atl_step_refuse "swap_sum" pat "GEN [i] SUM [k] _ (a generation whose body is a sum)".
 Tactic Notation "guard_in" "at" uconstr(pat) :=
-  atl_check_goal; atl_step ltac:(atl_match pat; step_guard_in_node).
+  atl_check_goal; tryif atl_step ltac:(atl_match pat; step_guard_in_node) then idtac
+  else atl_step_refuse "guard_in" pat "|[ p ]| GEN _ or |[ p ]| SUM _ (a guard around a loop)".
 Tactic Notation "guard_out" "at" uconstr(pat) :=
-  atl_check_goal; atl_step ltac:(atl_match pat; step_guard_out_node).
+  atl_check_goal; tryif atl_step ltac:(atl_match pat; step_guard_out_node) then idtac
+  else atl_step_refuse "guard_out" pat "GEN [i] |[ p ]| _ or tlet x := e in |[ p ]| _ (a loop or let whose body is a guard)".
 Tactic Notation "swap_gen" "at" uconstr(pat) :=
-  atl_check_goal; atl_step ltac:(atl_match pat; step_swap_gen_node).
+  atl_check_goal; tryif atl_step ltac:(atl_match pat; step_swap_gen_node) then idtac
+  else atl_step_refuse "swap_gen" pat "GEN [i < m] GEN [j < n] _ (two nested generations from 0)".
 Tactic Notation "split_tadd" "at" uconstr(pat) :=
-  atl_check_goal; atl_step ltac:(atl_match pat; step_split_tadd_node).
+  atl_check_goal; tryif atl_step ltac:(atl_match pat; step_split_tadd_node) then idtac
+  else atl_step_refuse "split_tadd" pat "GEN [i] (_ <+> _) (a generation whose body is a sum of two tensors)".
