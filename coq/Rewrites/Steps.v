@@ -173,28 +173,51 @@ Ltac step_merge_tadd_node :=
 
 (** A step that finds no site says why: no node matches the pattern, or
     the nodes that match are not of the step's form. *)
-Tactic Notation "atl_step_refuse" string(name) uconstr(pat) string(form) :=
-  tryif atl_has_node ltac:(atl_match pat)
-  then (idtac name ": the nodes matching" pat "are not of the form" form;
-        fail 0 name ": the nodes matching" pat "are not of the form" form)
-  else (idtac name ": no node of the program matches" pat;
-        fail 0 name ": no node of the program matches" pat).
-
 Tactic Notation "merge_tadd" "at" uconstr(pat) :=
-  atl_check_goal; tryif atl_step ltac:(atl_match pat; step_merge_tadd_node) then idtac
-  else atl_step_refuse "merge_tadd" pat "GEN [i < n] _ <+> GEN [j < n] _ (two generations over the same range)".
+  atl_check_goal;
+  tryif atl_step ltac:(atl_match pat; step_merge_tadd_node) then idtac
+  else tryif atl_has_node ltac:(atl_match pat)
+  then (idtac "merge_tadd: the nodes matching" pat "are not of the form GEN [i < n] _ <+> GEN [j < n] _ (two generations over the same range)";
+        fail 0 "merge_tadd: the nodes matching" pat "are not of the form GEN [i < n] _ <+> GEN [j < n] _ (two generations over the same range)")
+  else (idtac "merge_tadd: no node of the program matches" pat;
+        fail 0 "merge_tadd: no node of the program matches" pat).
 Tactic Notation "swap_sum" "at" uconstr(pat) :=
-  atl_check_goal; tryif atl_step ltac:(atl_match pat; step_swap_sum_node) then idtac
-  else atl_step_refuse "swap_sum" pat "GEN [i] SUM [k] _ (a generation whose body is a sum)".
+  atl_check_goal;
+  tryif atl_step ltac:(atl_match pat; step_swap_sum_node) then idtac
+  else tryif atl_has_node ltac:(atl_match pat)
+  then (idtac "swap_sum: the nodes matching" pat "are not of the form GEN [i] SUM [k] _ (a generation whose body is a sum)";
+        fail 0 "swap_sum: the nodes matching" pat "are not of the form GEN [i] SUM [k] _ (a generation whose body is a sum)")
+  else (idtac "swap_sum: no node of the program matches" pat;
+        fail 0 "swap_sum: no node of the program matches" pat).
 Tactic Notation "guard_in" "at" uconstr(pat) :=
-  atl_check_goal; tryif atl_step ltac:(atl_match pat; step_guard_in_node) then idtac
-  else atl_step_refuse "guard_in" pat "|[ p ]| GEN _ or |[ p ]| SUM _ (a guard around a loop)".
+  atl_check_goal;
+  tryif atl_step ltac:(atl_match pat; step_guard_in_node) then idtac
+  else tryif atl_has_node ltac:(atl_match pat)
+  then (idtac "guard_in: the nodes matching" pat "are not of the form |[ p ]| GEN _ or |[ p ]| SUM _ (a guard around a loop)";
+        fail 0 "guard_in: the nodes matching" pat "are not of the form |[ p ]| GEN _ or |[ p ]| SUM _ (a guard around a loop)")
+  else (idtac "guard_in: no node of the program matches" pat;
+        fail 0 "guard_in: no node of the program matches" pat).
 Tactic Notation "guard_out" "at" uconstr(pat) :=
-  atl_check_goal; tryif atl_step ltac:(atl_match pat; step_guard_out_node) then idtac
-  else atl_step_refuse "guard_out" pat "GEN [i] |[ p ]| _ or tlet x := e in |[ p ]| _ (a loop or let whose body is a guard)".
+  atl_check_goal;
+  tryif atl_step ltac:(atl_match pat; step_guard_out_node) then idtac
+  else tryif atl_has_node ltac:(atl_match pat)
+  then (idtac "guard_out: the nodes matching" pat "are not of the form GEN [i] |[ p ]| _ or tlet x := e in |[ p ]| _ (a loop or let whose body is a guard)";
+        fail 0 "guard_out: the nodes matching" pat "are not of the form GEN [i] |[ p ]| _ or tlet x := e in |[ p ]| _ (a loop or let whose body is a guard)")
+  else (idtac "guard_out: no node of the program matches" pat;
+        fail 0 "guard_out: no node of the program matches" pat).
 Tactic Notation "swap_gen" "at" uconstr(pat) :=
-  atl_check_goal; tryif atl_step ltac:(atl_match pat; step_swap_gen_node) then idtac
-  else atl_step_refuse "swap_gen" pat "GEN [i < m] GEN [j < n] _ (two nested generations from 0)".
+  atl_check_goal;
+  tryif atl_step ltac:(atl_match pat; step_swap_gen_node) then idtac
+  else tryif atl_has_node ltac:(atl_match pat)
+  then (idtac "swap_gen: the nodes matching" pat "are not of the form GEN [i < m] GEN [j < n] _ (two nested generations from 0)";
+        fail 0 "swap_gen: the nodes matching" pat "are not of the form GEN [i < m] GEN [j < n] _ (two nested generations from 0)")
+  else (idtac "swap_gen: no node of the program matches" pat;
+        fail 0 "swap_gen: no node of the program matches" pat).
 Tactic Notation "split_tadd" "at" uconstr(pat) :=
-  atl_check_goal; tryif atl_step ltac:(atl_match pat; step_split_tadd_node) then idtac
-  else atl_step_refuse "split_tadd" pat "GEN [i] (_ <+> _) (a generation whose body is a sum of two tensors)".
+  atl_check_goal;
+  tryif atl_step ltac:(atl_match pat; step_split_tadd_node) then idtac
+  else tryif atl_has_node ltac:(atl_match pat)
+  then (idtac "split_tadd: the nodes matching" pat "are not of the form GEN [i] (_ <+> _) (a generation whose body is a sum of two tensors)";
+        fail 0 "split_tadd: the nodes matching" pat "are not of the form GEN [i] (_ <+> _) (a generation whose body is a sum of two tensors)")
+  else (idtac "split_tadd: no node of the program matches" pat;
+        fail 0 "split_tadd: no node of the program matches" pat).
