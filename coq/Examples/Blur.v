@@ -148,10 +148,10 @@ Section Blur.
     inline blur_xg.
     (* Buffer rows: 0 (image row -1), 1 .. n, n + 1 (image row n). *)
     rw (gen_peel (n + 2) (n + 1) n).
-    simpl_guard. simpl_guard.
+    simpl_guard.
     (* Columns of the middle rows: 0, 1 .. m - 2, m - 1. *)
     rw (gen_peel_inner (X := S) 1 (n + 1) m (m - 1) (m - 2)).
-    simpl_guard. simpl_guard.
+    simpl_guard.
     check_safe.   (* every access in bounds: the C reads the buffer unchecked *)
     done.
   Qed.
@@ -184,7 +184,7 @@ Section Blur.
     (* Rows 0, 1 .. n - 2, n - 1; then the columns of the middle rows. *)
     rw (gen_peel n (n - 1) (n - 2)).
     rw (gen_peel_inner (X := S) 1 (n - 1) m (m - 1) (m - 2)).
-    simpl_guard. simpl_guard.
+    simpl_guard.
     check_safe.
     done.
   Qed.
@@ -239,7 +239,7 @@ Section Blur.
          interior is one (n-2) x (m-2) block; its guards all hold. *)
       rw (gen_peel n (n - 1) (n - 2)).
       rw (gen_peel_cols (X := S) 1 (n - 1) (n - 2) m (m - 1) (m - 2)).
-      simpl_guard. simpl_guard.
+      simpl_guard.
       (* Tile the interior by kn x km. *)
       rw (gen_tile2 (X := S) 1 (n - 1) 1 (m - 1) (n - 2) (m - 2) kn km).
       (* Full rows of tiles, then the last (partial) one; within the full

@@ -97,10 +97,24 @@ Ltac step_hoist_past x pat :=
   tryif atl_step ltac:(first [ atl_match pat; unify s true | idtac ]; step_hoist_node x)
   then (let v := eval hnf in s in
         lazymatch v with true => idtac | _ => try unify s false; step_hoist_past x pat end)
-  else fail 0 "hoist: the let" x "cannot move further out before leaving" pat.
+  else (idtac "hoist: the let" x "cannot move further out before leaving" pat;
+        fail 0 "hoist: the let" x "cannot move further out before leaving" pat).
+
+Ltac atl_is_let_named x :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- atl_let _ (fun y => _) = _ => atl_same_name x y
+  end.
 
 Tactic Notation "hoist" ident(x) "past" uconstr(pat) :=
-  atl_check_goal; step_hoist_past x pat.
+  atl_check_goal;
+  tryif atl_has_node ltac:(atl_is_let_named x) then idtac
+  else (idtac "hoist: the program has no let named" x;
+        fail 0 "hoist: the program has no let named" x);
+  tryif atl_has_node ltac:(atl_match pat) then idtac
+  else (idtac "hoist: no node of the program matches" pat;
+        fail 0 "hoist: no node of the program matches" pat);
+  step_hoist_past x pat.
 
 (** The other steps, each at the first node matching [pat]. *)
 Ltac step_swap_sum_node :=
@@ -157,15 +171,53 @@ Ltac step_merge_tadd_node :=
       exact (tadd_gen lo hi f g : _ = t)
   end.
 
+(** A step that finds no site says why: no node matches the pattern, or
+    the nodes that match are not of the step's form. *)
 Tactic Notation "merge_tadd" "at" uconstr(pat) :=
-  atl_check_goal; atl_step ltac:(atl_match pat; step_merge_tadd_node).
+  atl_check_goal;
+  tryif atl_step ltac:(atl_match pat; step_merge_tadd_node) then idtac
+  else tryif atl_has_node ltac:(atl_match pat)
+  then (idtac "merge_tadd: the nodes matching" pat "are not of the form GEN [i < n] _ <+> GEN [j < n] _ (two generations over the same range)";
+        fail 0 "merge_tadd: the nodes matching" pat "are not of the form GEN [i < n] _ <+> GEN [j < n] _ (two generations over the same range)")
+  else (idtac "merge_tadd: no node of the program matches" pat;
+        fail 0 "merge_tadd: no node of the program matches" pat).
 Tactic Notation "swap_sum" "at" uconstr(pat) :=
-  atl_check_goal; atl_step ltac:(atl_match pat; step_swap_sum_node).
+  atl_check_goal;
+  tryif atl_step ltac:(atl_match pat; step_swap_sum_node) then idtac
+  else tryif atl_has_node ltac:(atl_match pat)
+  then (idtac "swap_sum: the nodes matching" pat "are not of the form GEN [i] SUM [k] _ (a generation whose body is a sum)";
+        fail 0 "swap_sum: the nodes matching" pat "are not of the form GEN [i] SUM [k] _ (a generation whose body is a sum)")
+  else (idtac "swap_sum: no node of the program matches" pat;
+        fail 0 "swap_sum: no node of the program matches" pat).
 Tactic Notation "guard_in" "at" uconstr(pat) :=
-  atl_check_goal; atl_step ltac:(atl_match pat; step_guard_in_node).
+  atl_check_goal;
+  tryif atl_step ltac:(atl_match pat; step_guard_in_node) then idtac
+  else tryif atl_has_node ltac:(atl_match pat)
+  then (idtac "guard_in: the nodes matching" pat "are not of the form |[ p ]| GEN _ or |[ p ]| SUM _ (a guard around a loop)";
+        fail 0 "guard_in: the nodes matching" pat "are not of the form |[ p ]| GEN _ or |[ p ]| SUM _ (a guard around a loop)")
+  else (idtac "guard_in: no node of the program matches" pat;
+        fail 0 "guard_in: no node of the program matches" pat).
 Tactic Notation "guard_out" "at" uconstr(pat) :=
-  atl_check_goal; atl_step ltac:(atl_match pat; step_guard_out_node).
+  atl_check_goal;
+  tryif atl_step ltac:(atl_match pat; step_guard_out_node) then idtac
+  else tryif atl_has_node ltac:(atl_match pat)
+  then (idtac "guard_out: the nodes matching" pat "are not of the form GEN [i] |[ p ]| _ or tlet x := e in |[ p ]| _ (a loop or let whose body is a guard)";
+        fail 0 "guard_out: the nodes matching" pat "are not of the form GEN [i] |[ p ]| _ or tlet x := e in |[ p ]| _ (a loop or let whose body is a guard)")
+  else (idtac "guard_out: no node of the program matches" pat;
+        fail 0 "guard_out: no node of the program matches" pat).
 Tactic Notation "swap_gen" "at" uconstr(pat) :=
-  atl_check_goal; atl_step ltac:(atl_match pat; step_swap_gen_node).
+  atl_check_goal;
+  tryif atl_step ltac:(atl_match pat; step_swap_gen_node) then idtac
+  else tryif atl_has_node ltac:(atl_match pat)
+  then (idtac "swap_gen: the nodes matching" pat "are not of the form GEN [i < m] GEN [j < n] _ (two nested generations from 0)";
+        fail 0 "swap_gen: the nodes matching" pat "are not of the form GEN [i < m] GEN [j < n] _ (two nested generations from 0)")
+  else (idtac "swap_gen: no node of the program matches" pat;
+        fail 0 "swap_gen: no node of the program matches" pat).
 Tactic Notation "split_tadd" "at" uconstr(pat) :=
-  atl_check_goal; atl_step ltac:(atl_match pat; step_split_tadd_node).
+  atl_check_goal;
+  tryif atl_step ltac:(atl_match pat; step_split_tadd_node) then idtac
+  else tryif atl_has_node ltac:(atl_match pat)
+  then (idtac "split_tadd: the nodes matching" pat "are not of the form GEN [i] (_ <+> _) (a generation whose body is a sum of two tensors)";
+        fail 0 "split_tadd: the nodes matching" pat "are not of the form GEN [i] (_ <+> _) (a generation whose body is a sum of two tensors)")
+  else (idtac "split_tadd: no node of the program matches" pat;
+        fail 0 "split_tadd: no node of the program matches" pat).

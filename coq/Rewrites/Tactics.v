@@ -11,7 +11,8 @@
       pre-order, where [L]'s side of the equation unifies and every side
       condition is proved by [atl_side].  [rw L at pat] restricts the
       sites to nodes unifying with the pattern [pat].
-    - [inline]: inline the first let; [inline c]: unfold definition [c].
+    - [inline]: inline the first let; [inline p]: inline the let named
+      [p]; [inline c]: unfold definition [c] (when no let is named [c]).
     - [name_buffer e as x]: bind subterm [e] as a let buffer [x].
     - [simpl_guard]: everywhere, drop guards whose predicate is provable in
       context, zero those provably false, then clean up zeros.
@@ -300,40 +301,50 @@ Ltac atl_rw_diag app :=
 Ltac atl_rw_fail name :=
   fail 0 "rw" name ": no site where the lemma applies with all side conditions proved (candidate sites, if any, are listed above)".
 
+(** Is there a node where [tac] succeeds (nothing is changed)? *)
+Ltac atl_has_node tac :=
+  assert_succeeds (etransitivity; [ atl_descend ltac:(tac; reflexivity) | ]).
+
+(** What [rw] prints when it finds no site: the candidate sites with their
+    unproved side conditions or, when there is none, why: no node has the
+    lemma's shape, or ([at pat]) no node matches the pattern, or nodes
+    match the pattern but none has the lemma's shape. *)
+Ltac atl_rw_explain app :=
+  tryif atl_has_node ltac:(assert_succeeds app)
+  then (idtac "  candidates:"; atl_rw_diag app)
+  else idtac "  no node of the program has the shape of the lemma's rewritten side".
+
+Ltac atl_rw_explain_at pat app :=
+  tryif atl_has_node ltac:(atl_match pat)
+  then (tryif atl_has_node ltac:(assert_succeeds (atl_match pat; app))
+        then (idtac "  candidates:"; atl_rw_diag ltac:(atl_match pat; app))
+        else idtac "  nodes match the pattern" pat "but none of them has the shape of the lemma's rewritten side")
+  else idtac "  no node of the program matches the pattern" pat.
+
 Tactic Notation "rw" uconstr(L) :=
   atl_check_goal; tryif atl_step ltac:(atl_root_l L) then idtac
-  else (idtac "rw" L ": no site found; candidates:";
-          atl_rw_diag ltac:(assert_succeeds (atl_skel_check L true); eapply L); atl_rw_fail L).
+  else (idtac "rw" L ": no site found;";
+          atl_rw_explain ltac:(assert_succeeds (atl_skel_check L true); eapply L); atl_rw_fail L).
 
 Tactic Notation "rw" "<-" uconstr(L) :=
   atl_check_goal; tryif atl_step ltac:(atl_root_r L) then idtac
-  else (idtac "rw <-" L ": no site found; candidates:";
-          atl_rw_diag ltac:(assert_succeeds (atl_skel_check L false); eapply eq_sym; eapply L); atl_rw_fail L).
+  else (idtac "rw <-" L ": no site found;";
+          atl_rw_explain ltac:(assert_succeeds (atl_skel_check L false); eapply eq_sym; eapply L); atl_rw_fail L).
 
 Tactic Notation "rw" uconstr(L) "at" uconstr(pat) :=
   atl_check_goal; tryif atl_step ltac:(atl_match pat; atl_root_l L) then idtac
-  else (idtac "rw" L "at" pat ": no site found; candidates:";
-          atl_rw_diag ltac:(atl_match pat; assert_succeeds (atl_skel_check L true); eapply L); atl_rw_fail L).
+  else (idtac "rw" L "at" pat ": no site found;";
+          atl_rw_explain_at pat ltac:(assert_succeeds (atl_skel_check L true); eapply L); atl_rw_fail L).
 
 Tactic Notation "rw" "<-" uconstr(L) "at" uconstr(pat) :=
   atl_check_goal; tryif atl_step ltac:(atl_match pat; atl_root_r L) then idtac
-  else (idtac "rw <-" L "at" pat ": no site found; candidates:";
-          atl_rw_diag ltac:(atl_match pat; assert_succeeds (atl_skel_check L false); eapply eq_sym; eapply L); atl_rw_fail L).
+  else (idtac "rw <-" L "at" pat ": no site found;";
+          atl_rw_explain_at pat ltac:(assert_succeeds (atl_skel_check L false); eapply eq_sym; eapply L); atl_rw_fail L).
 
 (** [inline]: inline the first let (Sec. 4.1). *)
 Tactic Notation "inline" :=
   tryif atl_step ltac:(atl_root_l uconstr:(unfold_let)) then idtac
   else (fail 0 "inline: the program has no let to inline").
-
-(** [inline c]: unfold the definition [c] (a reshape operator or a
-    user-defined stage) everywhere in the program. *)
-Tactic Notation "inline" reference(c) :=
-  lazymatch goal with
-  | |- ?P = ?R =>
-      let P' := eval cbv beta delta [c] in P in
-      tryif constr_eq P P' then fail 0 "inline: the program does not mention" c
-      else change (P' = R); atl_beta_lhs
-  end.
 
 (** [name_buffer pat as x]: bind a subterm as a let buffer [x] (let
     introduction).  [pat] is a pattern whose holes stand for the program's
@@ -391,8 +402,33 @@ Ltac atl_guard_root :=
   | |- genr _ _ _ = _ => atl_root_l uconstr:(gen_zero)
   end.
 
+(** A [simpl_guard] that changes nothing fails, listing the guards it saw
+    (a derivation step that does nothing is a mistake in the script). *)
+Ltac atl_print_guards :=
+  try assert_succeeds
+    (etransitivity;
+     [ atl_descend ltac:(idtac; lazymatch goal with
+                         | |- iverson ?p _ = _ => idtac "  |[" p "]|"; fail
+                         end)
+     | ]).
+
 Ltac simpl_guard :=
-  atl_step ltac:(atl_everywhere atl_guard_root).
+  atl_check_goal;
+  lazymatch goal with
+  | |- ?P0 = _ =>
+      atl_step ltac:(atl_everywhere atl_guard_root);
+      lazymatch goal with
+      | |- ?P1 = _ =>
+          tryif constr_eq P0 P1 then
+            (tryif atl_has_node ltac:(idtac; lazymatch goal with |- iverson _ _ = _ => idtac end)
+             then (idtac "simpl_guard: no guard can be removed or zeroed: none is provably true or false in its context; the guards are:";
+                   atl_print_guards;
+                   fail 0 "simpl_guard: no guard can be removed or zeroed (the guards are listed above)")
+             else (idtac "simpl_guard: no guard can be removed or zeroed: the program has no guard";
+                   fail 0 "simpl_guard: no guard can be removed or zeroed: the program has no guard"))
+          else idtac
+      end
+  end.
 
 (** [reschedule]: start a derivation.  Introduces hypotheses (shapes of
     the inputs) and unfolds the program's own name, so the first printed
@@ -489,3 +525,43 @@ Tactic Notation "rename_loop" ident(x) "into" ident(y) :=
   atl_check_goal;
   tryif atl_step ltac:(atl_rename_loop_root x y) then idtac
   else fail 0 "rename_loop: the program has no loop named" x.
+
+(** [inline p]: inline the let named [p] (the first in pre-order, Halide's
+    [inline], formal semantics Sec. 8.3: the producer is computed at each
+    use); [inline c], where no let is named [c]: unfold the definition
+    [c] (a reshape operator or a user-defined stage) everywhere in the
+    program.  The let's name is tried first. *)
+Ltac atl_inline_let_root p :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- atl_let ?e (fun y => @?F y) = _ =>
+      atl_same_name p y; exact (unfold_let e F)
+  end.
+
+(** Unfold the constant of the program whose name is [c].  An identifier
+    argument cannot be turned into a global reference in Ltac, so the
+    program's constants are compared with [c] by name: [fresh] derives the
+    same identifier from a constant and from its name. *)
+(* Called as a function so that [fresh] avoids no name bound by the caller. *)
+Ltac atl_name_of h := fresh h.
+
+Ltac atl_unfold_def c :=
+  lazymatch goal with
+  | |- ?P = ?R =>
+      match P with
+      | context [?h] =>
+          is_const h;
+          let x := atl_name_of h in let y := atl_name_of c in atl_same_name x y;
+          let P' := eval cbv beta delta [h] in P in
+          change (P' = R); atl_beta_lhs
+      end
+  end.
+
+Ltac atl_inline_named c :=
+  atl_check_goal;
+  tryif atl_step ltac:(atl_inline_let_root c) then idtac
+  else tryif atl_unfold_def c then idtac
+  else (idtac "inline: the program has no let named" c "and mentions no definition named so";
+        fail 0 "inline: the program has no let named" c "and mentions no definition named so").
+
+Tactic Notation "inline" ident(c) := atl_inline_named c.

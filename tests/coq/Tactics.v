@@ -71,6 +71,39 @@ Section Tactics.
   Definition p9 := GEN [ i < n ] GEN [ j < m ] v _[ i + 1 ] _[ j ].
   Derive q9 SuchThat (shaped [n; m] v -> p9 = q9) As q9_ok.
   Proof. reschedule. Fail check_safe. done. Qed.
+  (* rw with no candidate says why: no node has the lemma's shape, or (at a
+     pattern) nodes match the pattern but not the lemma. *)
+  Derive q10 SuchThat (p7 = q10) As q10_ok.
+  Proof.
+    reschedule.
+    Fail rw sum_zero.
+    Fail rw sum_zero at (f _[ _ ]).
+    done.
+  Qed.
+
+  (* simpl_guard that changes nothing fails, listing the guards it saw. *)
+  Definition p11 := GEN [ i < n ] |[ i <? m ]| f _[ i ].
+  Derive q11 SuchThat (p11 = q11) As q11_ok.
+  Proof. reschedule. Fail simpl_guard. done. Qed.
+  Derive q12 SuchThat (p7 = q12) As q12_ok.
+  Proof. reschedule. Fail simpl_guard. done. Qed.
+
+  (* Named steps that find no site: no node matches the pattern, or the
+     node that matches is not of the step's form. *)
+  Derive q13 SuchThat (p5 = q13) As q13_ok.
+  Proof.
+    reschedule.
+    Fail swap_sum at (v _[ _ ]).
+    Fail swap_gen at (GEN [ i < n ] _).
+    Fail guard_in at (GEN [ i < n ] _).
+    Fail guard_out at (GEN [ i < n ] _).
+    Fail split_tadd at (GEN [ i < n ] _).
+    Fail merge_tadd at (SUM [ r < m ] _).
+    Fail hoist a past (GEN [ i < n ] _).
+    swap_sum at (GEN [ i < n ] _).
+    done.
+  Qed.
+  Print q13.
 End Tactics.
 
 (* Scalars of type Z: a scalar expression has the type of an index, yet the
