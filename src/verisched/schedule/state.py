@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from verisched.codegen.errors import CodegenError
+from verisched.codegen.normal import check_normal, rank_of
 from verisched.pipeline import (
     CheckedProgram,
     Kernel,
@@ -288,13 +290,29 @@ class Schedule:
     # -- results -----------------------------------------------------------------
 
     def finished_steps(self) -> tuple[str, ...]:
-        """The steps, ended by `check_safe.` and `done.` (added unless present)."""
+        """The steps, ended by `check_safe.` and `done.` (added unless present), and
+        by `normalize.` before them when the program is not yet in the lowering's normal
+        form (an inlined producer leaves accesses into generations): a proved rewrite,
+        chosen by the untrusted normal-form check only as to whether it is needed."""
         steps = self.steps
+        if steps[-1] not in ("done.", "check_safe.") and not self._normal():
+            steps += ("normalize.",)
         if not steps or steps[-1] != "done.":
             if not steps or steps[-1] != "check_safe.":
                 steps += ("check_safe.",)
             steps += ("done.",)
         return steps
+
+    def _normal(self) -> bool:
+        e = self.program
+        if e is None:
+            return False
+        ranks = {t: len(shape) for t, shape in self.live.program.inputs}
+        try:
+            check_normal(e, ranks, rank_of(e, ranks) or 0)
+        except CodegenError:
+            return False
+        return True
 
     def to_coq(self, *, finished: bool = True) -> str:
         """A standalone `.v` file that `coqc` checks on its own.  `finished`: ended by
