@@ -231,6 +231,15 @@ class Schedule:
         b = D.buffer("compute_root", "buffer", buffer, self._names())
         return self.apply(f"compute_root {b}.")
 
+    def vectorize(self, loop: str, isa: str = "avx2") -> Schedule:
+        """Vectorize the generation `loop` with `isa` ("avx2": 8 lanes, "avx512": 16):
+        full vectors and a masked tail, the lanes as the instructions of
+        coq/Targets/AVX.v (Exo's divide_loop and replace)."""
+        i = D.loop("vectorize", "loop", loop, self._names())
+        if isa not in ("avx2", "avx512"):
+            raise ScheduleArgumentError("vectorize", "isa", f"{isa!r} is not avx2 or avx512")
+        return self.apply(f"vectorize {i} with {isa}.")
+
     def parallel(self, loop: str) -> Schedule:
         """Run `loop`'s iterations on threads (Halide's parallel; Exo's
         parallelize_loop).  Legal only on a generation: its iterations write disjoint
