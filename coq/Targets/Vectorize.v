@@ -51,22 +51,23 @@ Section SplitStores.
     {storeu : (Z -> S) -> Z -> S} {maskstore : Z -> (Z -> S) -> Z -> S}
     {LI : LaneISA w loadu maskload broadcast mul add fmadd storeu maskstore}.
 
-  Lemma vec_split_stores lo hi N q (f : Z -> S) :
+  Lemma vec_split_stores lo hi N q (c : Z -> Z) (f : Z -> S) :
     (N = hi - lo)%Z -> (q = N / w)%Z -> (0 < w)%Z -> (0 <= N)%Z ->
+    (forall io, c io = N - w * io)%Z ->
     genr lo hi f =
     trunc_r N (flatten (cdiv N w) w
       (concat q (cdiv N w - q)
          (GEN [ io < q ] storeu (GEN [ l < w ] f (lo + (w * io + l))%Z))
-         (GENR [ q <= io < cdiv N w ] maskstore (N - w * io)%Z
-            (GEN [ l < w ] |[ (l <? N - w * io)%Z ]| f (lo + (w * io + l))%Z)))).
+         (GENR [ q <= io < cdiv N w ] maskstore (c io)
+            (GEN [ l < w ] |[ (l <? c io)%Z ]| f (lo + (w * io + l))%Z)))).
   Proof.
-    intros HN Hq Hw HN0.
+    intros HN Hq Hw HN0 Hc.
     rewrite (gen_vectorize w lo hi N q f HN Hq Hw HN0).
     f_equal; f_equal; f_equal.
     - apply genr_ext_ctx; intros io Hio.
       exact (vec_storeu_gen (LI := LI) (fun l => f (lo + (w * io + l))%Z)).
     - apply genr_ext_ctx; intros io Hio.
-      rewrite <- (vec_maskstore_guard (LI := LI) (N - w * io)%Z (fun l => f (lo + (w * io + l))%Z)).
+      rewrite Hc, <- (vec_maskstore_guard (LI := LI) (N - w * io)%Z (fun l => f (lo + (w * io + l))%Z)).
       apply genr_ext_ctx; intros l Hl; f_equal.
       destruct (Z.ltb_spec (w * io + l) N), (Z.ltb_spec l (N - w * io)); lia.
   Qed.
@@ -116,6 +117,24 @@ Ltac atl_vec_sum_root i :=
       lazymatch F with fun z => _ => atl_same_name i z end; atl_used F; reflexivity
   end.
 
+(** The tail's lane count [N - w * io], in its guard and its
+    [maskstore], [ring_simplify]ed (as [vector_index] writes guards). *)
+Ltac atl_vec_norm_root :=
+  idtac;
+  lazymatch goal with
+  | |- iverson (?x <? ?c)%Z ?e = _ =>
+      is_var x;
+      atl_simplify_Z c ltac:(fun c' =>
+        tryif constr_eq c c' then fail else
+        (transitivity (iverson (x <? c')%Z e); [ apply guard_lane_shift; ring | reflexivity ]))
+  | |- ?ms ?c ?v = _ =>
+      let h := atl_head ms in
+      first [ constr_eq h @avx2_maskstore | constr_eq h @avx512_maskstore ];
+      atl_simplify_Z c ltac:(fun c' =>
+        tryif constr_eq c c' then fail else
+        (transitivity (ms c' v); [ f_equal; ring | reflexivity ]))
+  end.
+
 (** The marked loop's extent, [ring_simplify]ed. *)
 Ltac atl_vec_extent lo hi k := atl_simplify_Z constr:((hi - lo)%Z) k.
 
@@ -135,8 +154,8 @@ Ltac atl_vec_check_extent i :=
   | |- vec_mark (genr ?lo ?hi _) = _ =>
       atl_vec_extent lo hi ltac:(fun N =>
         tryif assert_succeeds (assert (0 <= N)%Z by atl_side) then reflexivity
-        else (idtac "vectorize: the extent of loop" i ", " N
-                    ", cannot be proved nonnegative from the facts in context"; fail))
+        else (idtac "vectorize: the extent of loop" i "is" N
+                    "which cannot be proved nonnegative from the facts in context"; fail))
   end.
 
 (** The tail's lane guard [l <? c], pushed through [<+>], [+] and onto
@@ -176,8 +195,6 @@ Ltac atl_vec_lanes isa :=
       atl_vec_rw_all uconstr:(avx2_add_gen);
       atl_vec_rw_all uconstr:(avx2_mul_gen);
       try atl_vec_rw_all uconstr:(avx2_max_gen);
-      atl_vec_rw_all uconstr:(avx2_add_mul_fmadd);
-      atl_vec_rw_all uconstr:(avx2_add_mul_fmadd_r);
       atl_vec_instr_all uconstr:(avx2_loadu);
       atl_vec_instr_all uconstr:(avx2_maskload);
       atl_vec_instr_all uconstr:(avx2_broadcast)
@@ -187,11 +204,21 @@ Ltac atl_vec_lanes isa :=
       atl_vec_rw_all uconstr:(avx512_add_gen);
       atl_vec_rw_all uconstr:(avx512_mul_gen);
       try atl_vec_rw_all uconstr:(avx512_max_gen);
-      atl_vec_rw_all uconstr:(avx512_add_mul_fmadd);
-      atl_vec_rw_all uconstr:(avx512_add_mul_fmadd_r);
       atl_vec_instr_all uconstr:(avx512_loadu);
       atl_vec_instr_all uconstr:(avx512_maskload);
       atl_vec_instr_all uconstr:(avx512_broadcast)
+  end.
+
+(** [add (mul a b) c] as [fmadd], after the check below: the traversal
+    does not enter the first argument of a three-argument instruction. *)
+Ltac atl_vec_fuse isa :=
+  lazymatch isa with
+  | 8 =>
+      atl_vec_rw_all uconstr:(avx2_add_mul_fmadd);
+      atl_vec_rw_all uconstr:(avx2_add_mul_fmadd_r)
+  | 16 =>
+      atl_vec_rw_all uconstr:(avx512_add_mul_fmadd);
+      atl_vec_rw_all uconstr:(avx512_add_mul_fmadd_r)
   end.
 
 (** A lane loop left outside every instruction: its body is not lane-wise. *)
@@ -207,13 +234,15 @@ Ltac atl_vec_root i w :=
         let HN0 := fresh "HN0" in
         assert (HN0 : (0 <= N)%Z) by atl_side;
         etransitivity;
-        [ lazymatch w with
-          | 8 => eapply (avx2_split_stores lo hi N (N / 8)%Z F)
-          | 16 => eapply (avx512_split_stores lo hi N (N / 16)%Z F)
+        [ let cnt := constr:(fun io : Z => (N - w * io)%Z) in
+          lazymatch w with
+          | 8 => eapply (avx2_split_stores lo hi N (N / 8)%Z cnt F)
+          | 16 => eapply (avx512_split_stores lo hi N (N / 16)%Z cnt F)
           end;
-          [ ring | reflexivity | lia | exact HN0 ]
+          [ ring | reflexivity | lia | exact HN0 | intros; reflexivity ]
         | ];
         clear HN0; atl_beta_lhs;
+        atl_step ltac:(atl_everywhere atl_vec_norm_root);
         atl_vec_lanes w;
         tryif assert_succeeds (etransitivity; [ atl_descend ltac:(atl_vec_lane_left w) | ])
         then
@@ -222,7 +251,7 @@ Ltac atl_vec_root i w :=
                  lazymatch goal with |- ?t = _ =>
                    idtac "vectorize: the body of loop" i "is not lane-wise:" t end) | ]);
            fail)
-        else reflexivity)
+        else (atl_vec_fuse w; reflexivity))
   end.
 
 Ltac atl_vectorize i w :=
