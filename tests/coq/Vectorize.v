@@ -64,6 +64,11 @@ Section Vectorize.
   Derive s2 SuchThat (r2 = s2) As s2_ok.
   Proof. reschedule. Fail vectorize i with avx2. done. Qed.
 
+  (* A division: no vector instruction for it. *)
+  Definition r2b := GEN [ i < n ] f _[ i ] / g _[ i ].
+  Derive s2b SuchThat (r2b = s2b) As s2b_ok.
+  Proof. reschedule. Fail vectorize i with avx2. done. Qed.
+
   (* No loop of that name. *)
   Derive s3 SuchThat (p1 = s3) As s3_ok.
   Proof. reschedule. Fail vectorize z with avx2. done. Qed.
