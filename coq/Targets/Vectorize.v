@@ -1,0 +1,275 @@
+(** * [vectorize i with avx2] / [vectorize i with avx512]: a directive.
+
+    Halide's [vectorize] is a traversal order of a pure loop (Halide
+    formal semantics, Sec. 8.2, [traverse] and its footnote 7: vectorized
+    traversal is in the practical system, not formalized there); Exo
+    obtains it from two primitives (Exo thesis Sec. 3.3-3.4):
+    [divide_loop] by the vector width with a cut tail, then [replace] of
+    each lane loop by the instruction whose body it is.  This directive is
+    that sequence as one tactic, on the derivation goal [prog = ?derived]:
+
+    1. the first [GEN] loop (pre-order) whose binder is named [i], with
+       bounds [lo], [hi]: its extent [N] (the [ring_simplify] form of
+       [hi - lo]) must be proved nonnegative from the facts in context
+       ([atl_side]), and its body must be a scalar (the innermost loop);
+    2. [vec_split_stores] (below; [gen_vectorize] of Targets/AVX.v with
+       the stores): [N / w] full vectors, each a [storeu] of its lane
+       loop, and the partial one (0 or 1 vector) a [maskstore] of
+       [N - w * io] lanes whose lane guard is kept inside;
+    3. the lanes turned into instructions, each step skipped where it
+       does not apply: [vector_index] (accesses [o + l], guards [l <? c]);
+       the tail's lane guard pushed through [<+>], [+], [*] onto the
+       factors that depend on the lane; a lane-free body as [broadcast];
+       lane-wise [<+>] / [+] as [add], [*] as [mul], [smax] as [max]
+       (where the scalar has one); [add (mul a b) c] and [add c (mul a b)]
+       as [fmadd]; then the instructions by their specifications
+       ([use_instr]): [loadu], [maskload], [broadcast];
+    4. no lane loop [GEN [ l < w ] _] may remain outside an instruction:
+       otherwise the directive refuses, printing the first one left.
+
+    Refusals name the directive, the loop and the condition; the
+    reason that depends on the loop's context (the extent, the remaining
+    lane loop) is printed just before, as [check_safe] does.  A failed
+    [vectorize] leaves the program unchanged. *)
+
+From Coq Require Import ZArith Lia.
+From Verisched Require Import Tensor.Scalar Tensor.Core Tensor.Sum Tensor.Arith.
+From Verisched Require Import Rewrites.Context Rewrites.Gen Rewrites.Guard Rewrites.Tactics.
+From Verisched Require Import Reshape.Defs Targets.Instr Targets.AVX.
+Open Scope Z_scope. Open Scope atl_scope.
+
+(** ** Lemmas *)
+
+(** The loop split into vectors, with its stores: [gen_vectorize], the
+    full vectors marked [storeu], the partial one a [maskstore] whose lane
+    guard is in lane form and kept inside (its loads must stay in bounds). *)
+Section SplitStores.
+  Context {S : Type} `{ScalarLaws S} {w : Z}
+    {loadu : (Z -> S) -> Z -> Z -> S} {maskload : (Z -> S) -> Z -> Z -> Z -> S}
+    {broadcast : S -> Z -> S} {mul add : (Z -> S) -> (Z -> S) -> Z -> S}
+    {fmadd : (Z -> S) -> (Z -> S) -> (Z -> S) -> Z -> S}
+    {storeu : (Z -> S) -> Z -> S} {maskstore : Z -> (Z -> S) -> Z -> S}
+    {LI : LaneISA w loadu maskload broadcast mul add fmadd storeu maskstore}.
+
+  Lemma vec_split_stores lo hi N q (c : Z -> Z) (f : Z -> S) :
+    (N = hi - lo)%Z -> (q = N / w)%Z -> (0 < w)%Z -> (0 <= N)%Z ->
+    (forall io, c io = N - w * io)%Z ->
+    genr lo hi f =
+    trunc_r N (flatten (cdiv N w) w
+      (concat q (cdiv N w - q)
+         (GEN [ io < q ] storeu (GEN [ l < w ] f (lo + (w * io + l))%Z))
+         (GENR [ q <= io < cdiv N w ] maskstore (c io)
+            (GEN [ l < w ] |[ (l <? c io)%Z ]| f (lo + (w * io + l))%Z)))).
+  Proof.
+    intros HN Hq Hw HN0 Hc.
+    rewrite (gen_vectorize w lo hi N q f HN Hq Hw HN0).
+    f_equal; f_equal; f_equal.
+    - apply genr_ext_ctx; intros io Hio.
+      exact (vec_storeu_gen (LI := LI) (fun l => f (lo + (w * io + l))%Z)).
+    - apply genr_ext_ctx; intros io Hio.
+      rewrite Hc, <- (vec_maskstore_guard (LI := LI) (N - w * io)%Z (fun l => f (lo + (w * io + l))%Z)).
+      apply genr_ext_ctx; intros l Hl; f_equal.
+      destruct (Z.ltb_spec (w * io + l) N), (Z.ltb_spec l (N - w * io)); lia.
+  Qed.
+
+  Lemma vec_add_mul_fmadd_r (a b c : Z -> S) : add c (mul a b) = fmadd a b c.
+  Proof. rewrite (vec_add_comm (LI := LI)); apply (vec_add_mul_fmadd (LI := LI)). Qed.
+End SplitStores.
+
+Section WidthSplit.
+  Context {S : Type} `{ScalarLaws S}.
+  Definition avx2_split_stores := vec_split_stores (S := S) (w := 8).
+  Definition avx512_split_stores := vec_split_stores (S := S) (w := 16).
+  Definition avx2_add_mul_fmadd_r := vec_add_mul_fmadd_r (S := S) (w := 8).
+  Definition avx512_add_mul_fmadd_r := vec_add_mul_fmadd_r (S := S) (w := 16).
+End WidthSplit.
+
+(** A lane guard through scalar operations (for the partial vector). *)
+Section Guards.
+  Context {S : Type} `{ScalarLaws S}.
+
+  Lemma guard_sadd p (a b : S) : |[ p ]| (a + b) = (|[ p ]| a) + (|[ p ]| b).
+  Proof. destruct p; cbn; [reflexivity|]; symmetry; apply sadd_0_l. Qed.
+
+  Lemma guard_smul_both p (a b : S) : |[ p ]| (a * b) = (|[ p ]| a) * (|[ p ]| b).
+  Proof. destruct p; cbn; [reflexivity|]; symmetry; apply smul_0_l. Qed.
+End Guards.
+
+(** ** The directive *)
+
+(** A transient marker on the loop being vectorized, so that every later
+    step works on that loop only (the first named [i]); the directive
+    removes it (it rewrites the marked node), or fails as a whole. *)
+Definition vec_mark {X : Type} (e : X) : X := e.
+
+Ltac atl_vec_mark_root i :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- @genr ?X ?E ?lo ?hi ?F = _ =>
+      lazymatch F with fun z => _ => atl_same_name i z end; atl_used F;
+      exact (@eq_refl _ (vec_mark (@genr X E lo hi F)))
+  end.
+
+Ltac atl_vec_sum_root i :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- sumr _ _ ?F = _ =>
+      lazymatch F with fun z => _ => atl_same_name i z end; atl_used F; reflexivity
+  end.
+
+(** The tail's lane count [N - w * io], in its guard and its
+    [maskstore], [ring_simplify]ed (as [vector_index] writes guards). *)
+Ltac atl_vec_norm_root :=
+  idtac;
+  lazymatch goal with
+  | |- iverson (?x <? ?c)%Z ?e = _ =>
+      is_var x;
+      atl_simplify_Z c ltac:(fun c' =>
+        tryif constr_eq c c' then fail else
+        (transitivity (iverson (x <? c')%Z e); [ apply guard_lane_shift; ring | reflexivity ]))
+  | |- ?ms ?c ?v = _ =>
+      let h := atl_head ms in
+      first [ constr_eq h @avx2_maskstore | constr_eq h @avx512_maskstore ];
+      atl_simplify_Z c ltac:(fun c' =>
+        tryif constr_eq c c' then fail else
+        (transitivity (ms c' v); [ f_equal; ring | reflexivity ]))
+  end.
+
+(** The marked loop's extent, [ring_simplify]ed. *)
+Ltac atl_vec_extent lo hi k := atl_simplify_Z constr:((hi - lo)%Z) k.
+
+(** Checks at the marked node, printing the reason when refused. *)
+Ltac atl_vec_check_scalar i :=
+  idtac;
+  lazymatch goal with
+  | |- vec_mark (@genr ?X _ ?lo ?hi ?F) = _ =>
+      tryif (let _ := constr:(_ : ScalarLaws X) in idtac) then reflexivity
+      else (idtac "vectorize: the body of loop" i "is not a scalar but has type" X
+                  "(vectorize the innermost loop)"; fail)
+  end.
+
+Ltac atl_vec_check_extent i :=
+  idtac;
+  lazymatch goal with
+  | |- vec_mark (genr ?lo ?hi _) = _ =>
+      atl_vec_extent lo hi ltac:(fun N =>
+        tryif assert_succeeds (assert (0 <= N)%Z by atl_side) then reflexivity
+        else (idtac "vectorize: the extent of loop" i "is" N
+                    "which cannot be proved nonnegative from the facts in context"; fail))
+  end.
+
+(** The tail's lane guard [l <? c], pushed through [<+>], [+] and onto
+    each factor of [*] that depends on the lane [l]. *)
+Ltac atl_vec_guard_root :=
+  idtac;
+  let x := atl_lane_var in
+  lazymatch goal with
+  | |- iverson (x <? _)%Z ?e = _ =>
+      lazymatch e with
+      | tadd _ _ => eapply tadd_guard
+      | sadd _ _ => eapply guard_sadd
+      | smul ?a ?b =>
+          lazymatch a with
+          | context [x] =>
+              lazymatch b with
+              | context [x] => eapply guard_smul_both
+              | _ => eapply eq_sym; eapply gp_iverson
+              end
+          | _ => eapply eq_sym; eapply pg_iverson
+          end
+      end
+  end.
+
+(** One top-down pass of lemma [L] (no diagnostics; no change if it
+    applies nowhere), and every subterm that is instruction [I]. *)
+Ltac atl_vec_rw_all L := atl_step ltac:(atl_topdown ltac:(atl_root_l L)).
+Ltac atl_vec_instr_all I := atl_step ltac:(atl_everywhere ltac:(atl_instr_root_any false I)).
+
+Ltac atl_vec_lanes isa :=
+  vector_index;
+  atl_step ltac:(atl_topdown atl_vec_guard_root);
+  lazymatch isa with
+  | 8 =>
+      atl_vec_instr_all uconstr:(avx2_broadcast);
+      atl_vec_rw_all uconstr:(avx2_add_gen_tadd);
+      atl_vec_rw_all uconstr:(avx2_add_gen);
+      atl_vec_rw_all uconstr:(avx2_mul_gen);
+      try atl_vec_rw_all uconstr:(avx2_max_gen);
+      atl_vec_instr_all uconstr:(avx2_loadu);
+      atl_vec_instr_all uconstr:(avx2_maskload);
+      atl_vec_instr_all uconstr:(avx2_broadcast)
+  | 16 =>
+      atl_vec_instr_all uconstr:(avx512_broadcast);
+      atl_vec_rw_all uconstr:(avx512_add_gen_tadd);
+      atl_vec_rw_all uconstr:(avx512_add_gen);
+      atl_vec_rw_all uconstr:(avx512_mul_gen);
+      try atl_vec_rw_all uconstr:(avx512_max_gen);
+      atl_vec_instr_all uconstr:(avx512_loadu);
+      atl_vec_instr_all uconstr:(avx512_maskload);
+      atl_vec_instr_all uconstr:(avx512_broadcast)
+  end.
+
+(** [add (mul a b) c] as [fmadd], after the check below: the traversal
+    does not enter the first argument of a three-argument instruction. *)
+Ltac atl_vec_fuse isa :=
+  lazymatch isa with
+  | 8 =>
+      atl_vec_rw_all uconstr:(avx2_add_mul_fmadd);
+      atl_vec_rw_all uconstr:(avx2_add_mul_fmadd_r)
+  | 16 =>
+      atl_vec_rw_all uconstr:(avx512_add_mul_fmadd);
+      atl_vec_rw_all uconstr:(avx512_add_mul_fmadd_r)
+  end.
+
+(** A lane loop left outside every instruction: its body is not lane-wise. *)
+Ltac atl_vec_lane_left w :=
+  idtac; lazymatch goal with |- genr 0 w _ = _ => idtac end.
+
+Ltac atl_vec_root i w :=
+  idtac;
+  lazymatch goal with
+  | |- vec_mark (@genr ?X ?E ?lo ?hi ?F) = ?R =>
+      change (@genr X E lo hi F = R);
+      atl_vec_extent lo hi ltac:(fun N =>
+        let HN0 := fresh "HN0" in
+        assert (HN0 : (0 <= N)%Z) by atl_side;
+        etransitivity;
+        [ let cnt := constr:(fun io : Z => (N - w * io)%Z) in
+          lazymatch w with
+          | 8 => eapply (avx2_split_stores lo hi N (N / 8)%Z cnt F)
+          | 16 => eapply (avx512_split_stores lo hi N (N / 16)%Z cnt F)
+          end;
+          [ ring | reflexivity | lia | exact HN0 | intros; reflexivity ]
+        | ];
+        clear HN0; atl_beta_lhs;
+        atl_step ltac:(atl_everywhere atl_vec_norm_root);
+        atl_vec_lanes w;
+        tryif assert_succeeds (etransitivity; [ atl_descend ltac:(atl_vec_lane_left w) | ])
+        then
+          (assert_fails (etransitivity;
+             [ atl_descend ltac:(atl_vec_lane_left w;
+                 lazymatch goal with |- ?t = _ =>
+                   idtac "vectorize: the body of loop" i "is not lane-wise:" t end) | ]);
+           fail)
+        else (atl_vec_fuse w; reflexivity))
+  end.
+
+Ltac atl_vectorize i w :=
+  atl_check_goal;
+  tryif atl_step ltac:(atl_vec_mark_root i) then idtac
+  else tryif assert_succeeds (atl_step ltac:(atl_vec_sum_root i)) then
+    (idtac "vectorize: loop" i "is a SUM, a reduction: only a GEN loop can be vectorized";
+     fail 0 "vectorize: loop" i "is a SUM, a reduction: only a GEN loop can be vectorized")
+  else
+    (idtac "vectorize: the program has no GEN loop named" i;
+     fail 0 "vectorize: the program has no GEN loop named" i);
+  tryif assert_succeeds (atl_step ltac:(atl_vec_check_scalar i)) then idtac
+  else fail 0 "vectorize: the body of loop" i "is not a scalar (vectorize the innermost loop)";
+  tryif assert_succeeds (atl_step ltac:(atl_vec_check_extent i)) then idtac
+  else fail 0 "vectorize: the extent of loop" i "cannot be proved nonnegative (printed above)";
+  tryif atl_step ltac:(atl_vec_root i w) then idtac
+  else fail 0 "vectorize: the body of loop" i
+         "is not lane-wise (the lane loop left is printed above)".
+
+Tactic Notation "vectorize" ident(i) "with" "avx2" := atl_vectorize i constr:(8%Z).
+Tactic Notation "vectorize" ident(i) "with" "avx512" := atl_vectorize i constr:(16%Z).
