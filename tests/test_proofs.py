@@ -66,8 +66,10 @@ def test_top_level_variables_are_inside_sections() -> None:
 
 def test_every_example_derivation_is_checked() -> None:
     programs = check.derived_programs(REPO)
-    files = {m.rsplit(".", 1)[1] for m, _ in programs}
-    expected = {p.stem for p in (COQ / "Examples").glob("*.v")}
+    files = {m.split("Examples.", 1)[1] for m, _ in programs}
+    examples = COQ / "Examples"
+    expected = {".".join(p.relative_to(examples).with_suffix("").parts)
+                for p in examples.rglob("*.v")}
     assert files == expected, f"examples without a Derive: {sorted(expected - files)}"
 
 

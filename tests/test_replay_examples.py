@@ -25,7 +25,7 @@ from verisched.pybridge.session import REPO_ROOT, CoqSession
 from verisched.pybridge.terms import RESHAPES, Expr
 
 REPO = REPO_ROOT  # the source tree, or $VERISCHED_REPO
-EXAMPLES = sorted(p for p in (REPO / "coq" / "Examples").glob("*.v")
+EXAMPLES = sorted(p for p in (REPO / "coq" / "Examples").rglob("*.v")
                   if any(DERIVE_RE.match(s.text) for s in split_sentences(p.read_text())))
 
 _CACHE: dict[Path, list[ReplayedDerivation]] = {}
@@ -43,7 +43,11 @@ def test_examples_are_discovered() -> None:
     assert any(p.name == "Pipeline.v" for p in EXAMPLES)
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def _id(p: Path) -> str:
+    return p.stem if p.parent.name == "Examples" else f"{p.parent.name}.{p.stem}"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=_id)
 def test_coq_accepts_every_derivation(coq: CoqSession, path: Path) -> None:
     for rd in replayed(coq, path):
         d = rd.derivation
@@ -63,7 +67,11 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
     return np.allclose(pa, pb, rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def _id(p: Path) -> str:
+    return p.stem if p.parent.name == "Examples" else f"{p.parent.name}.{p.stem}"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=_id)
 def test_every_step_preserves_meaning(coq: CoqSession, path: Path) -> None:
     for rd in replayed(coq, path):
         sig = rd.signature
@@ -84,7 +92,11 @@ def test_every_step_preserves_meaning(coq: CoqSession, path: Path) -> None:
                     f"(sizes {sizes}, trial {trial})")
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def _id(p: Path) -> str:
+    return p.stem if p.parent.name == "Examples" else f"{p.parent.name}.{p.stem}"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=_id)
 def test_interpreter_agrees_with_coq_on_examples(coq: CoqSession, path: Path) -> None:
     for rd in replayed(coq, path):
         sig = rd.signature

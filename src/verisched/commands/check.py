@@ -24,10 +24,12 @@ from verisched.pybridge.session import REPO_ROOT, CoqSession
 
 
 def derived_programs(repo: Path) -> list[tuple[str, str]]:
-    """(Coq module, proof name) of every Derive in coq/Examples/."""
+    """(Coq module, proof name) of every Derive in coq/Examples/ and its subfolders
+    (coq/Examples/Directives/: the re-derivations with directives)."""
     out: list[tuple[str, str]] = []
-    for path in sorted((repo / "coq" / "Examples").glob("*.v")):
-        module = "Verisched.Examples." + path.stem
+    examples = repo / "coq" / "Examples"
+    for path in sorted(examples.rglob("*.v")):
+        module = "Verisched.Examples." + ".".join(path.relative_to(examples).with_suffix("").parts)
         for s in split_file(path):
             m = DERIVE_RE.match(s.text)
             if m:
