@@ -1,0 +1,179 @@
+(** * Loop directives: Halide/Exo-style scheduling commands as tactics.
+
+    Each directive acts on the derivation goal [prog = ?derived], finds the
+    loop(s) by the user's binder names (first in pre-order, at any depth;
+    [atl_same_name]), proves its side conditions with [atl_side] in the
+    context of the enclosing loops, and builds the result with the names
+    the user gave: a directive never introduces a lemma-chosen binder name.
+    Every refusal names the directive, the loop(s) and the failed condition.
+
+    - [split i by k into io ii]: Halide's [split] with tail strategy
+      GuardWithIf (Halide formal semantics, Sec. 8.2; Exo's
+      [divide_loop]/[split], Table 3.1).  A generation over [0, n) becomes
+      [trunc_r n (flatten (cdiv n k) k (GEN io GEN ii |[io*k+ii <? n]| f))]
+      ([gen_tile]); a sum becomes [SUM io SUM ii |[..]| f] ([sum_tile]).
+      A loop over [lo, hi) is tiled over its [hi - lo] iterations, with
+      body at [lo + (io * k + ii)].
+    - [split i by k into io ii peel]: a guard-free main part over
+      [n / k] full tiles and an epilogue loop (named [ii]) over the
+      [n - n/k*k] remaining iterations: [concat] for a generation, [tadd]
+      for a sum (Halide's tail strategies, Sec. 8.2; Exo's
+      [partition_loop]).  Loops must start at 0.
+    - [split i by k into io ii shift]: Halide's ShiftInward recomputes the
+      last tile over [n - k, n): overlapping writes.  A generation writes
+      each element once, so this is only admitted where [k] provably
+      divides [n] (then there is no tail and the split is exact,
+      [flatten (n/k) k (GEN io GEN ii f)]); a sum would add the
+      overlapping iterations twice, so it is always refused.
+    - [fuse i j into ij]: Sec. 8.2's fuse, allowed when both loops are
+      pure (generations) or both reductions (sums).  A generation nest
+      becomes [split m (n*m) (GEN ij f (ij/m) (ij mod m))] (the reshape
+      operator [split] gives back the two dimensions); a sum nest becomes
+      one sum ([sum_flatten]).
+    - [reorder x1 x2 ..] (2 to 4 names): Sec. 8.2's swap / Exo's
+      [reorder]; adjacent swaps until the nest is in the given order,
+      outermost first.  GEN/SUM, SUM/GEN and SUM/SUM swaps are
+      [gen_sum_swap], [sum_gen_swap], [sum_swap] (Halide restricts
+      reduction/reduction swaps to commutative updates; ATL's [tadd] is
+      commutative and associative, so they are always legal here).  A
+      GEN/GEN swap leaves a [transpose] (ATL's meaning of reordering
+      generations, [transpose_gen]); a loop cannot later move across that
+      transpose, which is then refused as "not directly inside".  Guards
+      between the loops move into the inner loop ([guard_gen],
+      [guard_sum]); lets between them are refused.
+    - [tile i j by ki kj into io jo ii ji]: split both, reorder to
+      [io jo ii ji].  Two generations use [gen_tile2] (Fig. 9's form:
+      the two GEN/GEN exchanges appear as transposes); sums and a
+      generation over a sum use [split] twice and [reorder].  A sum over a
+      generation is refused (reorder the loops first). *)
+
+From Coq Require Import ZArith Bool Lia FunctionalExtensionality.
+From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum.
+From Verisched Require Import Rewrites.Context Rewrites.Gen Rewrites.Guard Rewrites.Tactics.
+From Verisched Require Import Reshape.Defs Reshape.Access Reshape.Commute Reshape.Duals Reshape.Partition.
+Open Scope Z_scope.
+
+(** ** Lemmas *)
+
+Section DirLemmas.
+  Context {X : Type} `{TensorLaws X}.
+
+  Lemma dir_genr_nonpos lo hi (f : Z -> X) : hi <= lo -> genr lo hi f = tzero.
+  Proof.
+    intros; apply functional_extensionality; intros x; unfold genr.
+    destruct (Z.leb_spec 0 x), (Z.ltb_spec x (hi - lo)); try lia; reflexivity.
+  Qed.
+
+  (** [split] (guard tail) of a generation over [lo, hi). *)
+  Lemma dir_gen_tile_lo lo hi k (f : Z -> X) :
+    0 < k ->
+    genr lo hi f =
+    trunc_r (hi - lo) (flatten (cdiv (hi - lo) k) k
+      (genr 0 (cdiv (hi - lo) k) (fun io => genr 0 k (fun ii =>
+         iverson (io * k + ii <? hi - lo) (f (lo + (io * k + ii))))))).
+  Proof. intros; rewrite genr_shift; apply gen_tile; auto. Qed.
+
+  (** [sum_tile] without [0 <= n]: a negative extent gives two empty sums. *)
+  Lemma dir_sum_tile n k (f : Z -> X) :
+    0 < k ->
+    sumr 0 n f =
+    sumr 0 (cdiv n k) (fun io => sumr 0 k (fun ii =>
+      iverson (io * k + ii <? n) (f (io * k + ii)))).
+  Proof.
+    intros Hk; destruct (Z.le_gt_cases 0 n).
+    - apply sum_tile; auto.
+    - rewrite (sumr_empty 0 n) by lia; rewrite sumr_empty; [reflexivity|].
+      unfold cdiv; Z.div_mod_to_equations; nia.
+  Qed.
+
+  Lemma dir_sum_shift0 lo hi (f : Z -> X) :
+    sumr lo hi f = sumr 0 (hi - lo) (fun i => f (lo + i)).
+  Proof.
+    rewrite sum_shift; apply sumr_ext_ctx; intros; f_equal; lia.
+  Qed.
+
+  Lemma dir_sum_tile_lo lo hi k (f : Z -> X) :
+    0 < k ->
+    sumr lo hi f =
+    sumr 0 (cdiv (hi - lo) k) (fun io => sumr 0 k (fun ii =>
+      iverson (io * k + ii <? hi - lo) (f (lo + (io * k + ii))))).
+  Proof. intros; rewrite dir_sum_shift0; apply dir_sum_tile; auto. Qed.
+
+  (** [split .. peel]: full tiles without guards, then the epilogue. *)
+  Lemma dir_tile_floor n k : 0 < k -> 0 <= n -> 0 <= n / k * k <= n.
+  Proof.
+    intros; split.
+    - apply Z.mul_nonneg_nonneg; [apply Z.div_pos|]; lia.
+    - rewrite Z.mul_comm; apply Z.mul_div_le; lia.
+  Qed.
+
+  Lemma dir_gen_peel n k (f : Z -> X) :
+    0 < k ->
+    genr 0 n f =
+    concat (n / k * k) (n - n / k * k)
+      (flatten (n / k) k (genr 0 (n / k) (fun io => genr 0 k (fun ii => f (io * k + ii)))))
+      (genr 0 (n - n / k * k) (fun ii => f (n / k * k + ii))).
+  Proof.
+    intros Hk; destruct (Z.le_gt_cases 0 n) as [Hn|Hn].
+    - rewrite (gen_concat (n / k * k) n) by (apply dir_tile_floor; lia).
+      rewrite gen_tile_exact by (try apply Z.div_pos; lia).
+      f_equal; apply genr_shift.
+    - rewrite dir_genr_nonpos by lia; unfold concat.
+      symmetry; apply dir_genr_nonpos; lia.
+  Qed.
+
+  Lemma dir_sum_peel n k (f : Z -> X) :
+    0 < k -> 0 <= n ->
+    sumr 0 n f =
+    tadd (sumr 0 (n / k) (fun io => sumr 0 k (fun ii => f (io * k + ii))))
+         (sumr 0 (n - n / k * k) (fun ii => f (n / k * k + ii))).
+  Proof.
+    intros Hk Hn.
+    rewrite (sumr_split 0 (n / k * k) n) by (apply dir_tile_floor; lia).
+    rewrite sumr_blocks by (try apply Z.div_pos; lia).
+    f_equal; apply dir_sum_shift0.
+  Qed.
+
+  (** [split .. shift] where [k] divides [n]: no tail at all. *)
+  Lemma dir_gen_exact n k (f : Z -> X) :
+    0 < k -> n mod k = 0 ->
+    genr 0 n f = flatten (n / k) k (genr 0 (n / k) (fun io => genr 0 k (fun ii => f (io * k + ii)))).
+  Proof.
+    intros Hk Hm.
+    assert (E : n = n / k * k) by (Z.div_mod_to_equations; nia).
+    destruct (Z.le_gt_cases 0 n) as [Hn|Hn].
+    - rewrite E at 1; apply gen_tile_exact; [lia | apply Z.div_pos; lia].
+    - rewrite dir_genr_nonpos by lia; unfold flatten.
+      symmetry; apply dir_genr_nonpos; lia.
+  Qed.
+
+  (** [fuse] of two generations: one loop of [n * m], reshaped back. *)
+  Lemma dir_gen_fuse n m (f : Z -> Z -> X) :
+    0 < m ->
+    genr 0 n (fun i => genr 0 m (fun j => f i j)) =
+    split m (n * m) (genr 0 (n * m) (fun ij => f (ij / m) (ij mod m))).
+  Proof.
+    intros Hm; unfold split; rewrite cdiv_mul by lia.
+    apply genr_ext_ctx; intros i Hi; apply genr_ext_ctx; intros j Hj.
+    destruct (Z.ltb_spec (i * m + j) (n * m)); [|nia]; cbn [iverson].
+    rewrite get_gen by nia; rewrite tile_div, tile_mod by lia; reflexivity.
+  Qed.
+
+  (** Two-dimensional tiling of a nest over [0, N) x [0, M). *)
+  Lemma dir_gen_tile2 N M kn km (f : Z -> Z -> X) :
+    0 < kn -> 0 < km ->
+    genr 0 N (fun y => genr 0 M (fun x => f y x)) =
+    trunc_r N (flatten (cdiv N kn) kn (genr 0 (cdiv N kn) (fun yo =>
+      transpose M kn (trunc_r M (flatten (cdiv M km) km (genr 0 (cdiv M km) (fun xo =>
+        transpose kn km (genr 0 kn (fun yi => genr 0 km (fun xi =>
+          iverson ((yo * kn + yi <? N) && (xo * km + xi <? M))
+            (f (yo * kn + yi) (xo * km + xi)))))))))))).
+  Proof.
+    intros Hkn Hkm.
+    change (genr 0 N (fun y => genr 0 M (fun x => f y x)))
+      with (genr 0 N (fun y => genr 0 M (f y))).
+    rewrite (gen_tile2 0 N 0 M N M kn km f) by lia.
+    replace (N - 0) with N by lia; replace (M - 0) with M by lia; reflexivity.
+  Qed.
+
+End DirLemmas.
