@@ -177,3 +177,147 @@ Section DirLemmas.
   Qed.
 
 End DirLemmas.
+
+(** ** Tactics *)
+
+(** What a directive found at its node: the node tactic reports through
+    an evar of this type (set before the node is rewritten, or instead of
+    rewriting it, closing the node by reflexivity), so that a refusal can
+    say which condition failed; the whole directive then fails, undoing
+    the step. *)
+Inductive dir_code :=
+  | dir_ok | dir_nonpos | dir_neg | dir_nondiv | dir_lo | dir_tri
+  | dir_mixed_gs | dir_mixed_sg | dir_notin | dir_sum_shift.
+
+Inductive dir_mode := dir_guard | dir_peel | dir_shift.
+
+
+(** A refusal prints its message (so that [Fail] shows it in a compiled
+    file, as [rw]'s candidates are), then fails with the same message. *)
+
+(** The directive [split] below extends Coq's [split] tactic, which
+    remains available as plain [split]. *)
+Ltac dir_orig_split := split.
+
+(** Is [lo] the numeral [0]? *)
+Ltac dir_is_zero lo := constr_eq lo 0%Z.
+
+(** *** split (Halide formal semantics Sec. 8.2 "split" with its tail
+    strategies; Exo thesis Table 3.1 [split] / [divide_loop]) *)
+Ltac dir_split_node s mode i k io ii :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- @genr ?X ?E ?lo ?hi (fun z => @?F z) = _ =>
+      atl_used F; atl_same_name i z;
+      let Hk := fresh "Hk" in
+      tryif assert (Hk : 0 < k) by atl_side then
+        lazymatch mode with
+        | dir_guard =>
+            unify s dir_ok;
+            tryif dir_is_zero lo then
+              (let t := eval cbv beta in
+                 (trunc_r hi (flatten (cdiv hi k) k (genr 0 (cdiv hi k) (fun io : Z =>
+                    genr 0 k (fun ii : Z => iverson (io * k + ii <? hi) (F (io * k + ii))))))) in
+               exact (gen_tile k hi F Hk : _ = t))
+            else
+              (let t := eval cbv beta in
+                 (trunc_r (hi - lo) (flatten (cdiv (hi - lo) k) k (genr 0 (cdiv (hi - lo) k) (fun io : Z =>
+                    genr 0 k (fun ii : Z =>
+                      iverson (io * k + ii <? hi - lo) (F (lo + (io * k + ii)))))))) in
+               exact (dir_gen_tile_lo lo hi k F Hk : _ = t))
+        | dir_peel =>
+            tryif dir_is_zero lo then
+              (unify s dir_ok;
+               let t := eval cbv beta in
+                 (concat (hi / k * k) (hi - hi / k * k)
+                    (flatten (hi / k) k (genr 0 (hi / k) (fun io : Z =>
+                       genr 0 k (fun ii : Z => F (io * k + ii)))))
+                    (genr 0 (hi - hi / k * k) (fun ii : Z => F (hi / k * k + ii)))) in
+               exact (dir_gen_peel hi k F Hk : _ = t))
+            else (unify s dir_lo; reflexivity)
+        | dir_shift =>
+            tryif dir_is_zero lo then
+              (let Hd := fresh "Hd" in
+               tryif assert (Hd : hi mod k = 0) by atl_side then
+                 (unify s dir_ok;
+                  let t := eval cbv beta in
+                    (flatten (hi / k) k (genr 0 (hi / k) (fun io : Z =>
+                       genr 0 k (fun ii : Z => F (io * k + ii))))) in
+                  exact (dir_gen_exact hi k F Hk Hd : _ = t))
+               else (unify s dir_nondiv; reflexivity))
+            else (unify s dir_lo; reflexivity)
+        end
+      else (unify s dir_nonpos; reflexivity)
+  | |- @sumr ?X ?E ?lo ?hi (fun z => @?F z) = _ =>
+      atl_used F; atl_same_name i z;
+      let Hk := fresh "Hk" in
+      tryif assert (Hk : 0 < k) by atl_side then
+        lazymatch mode with
+        | dir_guard =>
+            unify s dir_ok;
+            tryif dir_is_zero lo then
+              (let t := eval cbv beta in
+                 (sumr 0 (cdiv hi k) (fun io : Z => sumr 0 k (fun ii : Z =>
+                    iverson (io * k + ii <? hi) (F (io * k + ii))))) in
+               exact (dir_sum_tile hi k F Hk : _ = t))
+            else
+              (let t := eval cbv beta in
+                 (sumr 0 (cdiv (hi - lo) k) (fun io : Z => sumr 0 k (fun ii : Z =>
+                    iverson (io * k + ii <? hi - lo) (F (lo + (io * k + ii)))))) in
+               exact (dir_sum_tile_lo lo hi k F Hk : _ = t))
+        | dir_peel =>
+            tryif dir_is_zero lo then
+              (let Hn := fresh "Hn" in
+               tryif assert (Hn : 0 <= hi) by atl_side then
+                 (unify s dir_ok;
+                  let t := eval cbv beta in
+                    (tadd (sumr 0 (hi / k) (fun io : Z => sumr 0 k (fun ii : Z => F (io * k + ii))))
+                          (sumr 0 (hi - hi / k * k) (fun ii : Z => F (hi / k * k + ii)))) in
+                  exact (dir_sum_peel hi k F Hk Hn : _ = t))
+               else (unify s dir_neg; reflexivity))
+            else (unify s dir_lo; reflexivity)
+        | dir_shift => unify s dir_sum_shift; reflexivity
+        end
+      else (unify s dir_nonpos; reflexivity)
+  end.
+
+Ltac dir_split i k io ii mode :=
+  atl_check_goal;
+  let s := open_constr:(_ : dir_code) in
+  tryif atl_step ltac:(dir_split_node s mode i k io ii) then
+    (let v := eval hnf in s in
+     lazymatch v with
+     | dir_ok => idtac
+     | dir_nonpos =>
+         idtac "split: factor" k "is not provably positive for loop" i;
+         fail 0 "split: factor" k "is not provably positive for loop" i
+     | dir_neg =>
+         idtac "split: the extent of loop" i "is not provably nonnegative (needed to peel a sum)";
+         fail 0 "split: the extent of loop" i "is not provably nonnegative (needed to peel a sum)"
+     | dir_nondiv =>
+         idtac "split: shift refused for loop" i ": the factor" k "does not provably divide its extent,"
+               "and shifting the last tile inward would write its overlapping elements twice, which a"
+               "generation (one write per element) cannot express; use the guard tail or peel";
+         fail 0 "split: shift refused for loop" i ": the factor" k "does not provably divide its extent,"
+               "and shifting the last tile inward would write its overlapping elements twice, which a"
+               "generation (one write per element) cannot express; use the guard tail or peel"
+     | dir_sum_shift =>
+         idtac "split: shift refused for loop" i ": it is a reduction, and shifting the last tile inward"
+               "would add the overlapping iterations twice (double count); use the guard tail or peel";
+         fail 0 "split: shift refused for loop" i ": it is a reduction, and shifting the last tile inward"
+               "would add the overlapping iterations twice (double count); use the guard tail or peel"
+     | dir_lo =>
+         idtac "split: loop" i "must start at 0 for this tail strategy (rewrite it with gen_shift / sum_shift first)";
+         fail 0 "split: loop" i "must start at 0 for this tail strategy (rewrite it with gen_shift / sum_shift first)"
+     | _ => fail 0 "split: internal error at loop" i
+     end)
+  else (idtac "split: the program has no loop named" i;
+        fail 0 "split: the program has no loop named" i).
+
+Tactic Notation "split" ident(i) "by" constr(k) "into" ident(io) ident(ii) :=
+  dir_split i k io ii dir_guard.
+Tactic Notation "split" ident(i) "by" constr(k) "into" ident(io) ident(ii) "peel" :=
+  dir_split i k io ii dir_peel.
+Tactic Notation "split" ident(i) "by" constr(k) "into" ident(io) ident(ii) "shift" :=
+  dir_split i k io ii dir_shift.
+Tactic Notation "split" := dir_orig_split.
