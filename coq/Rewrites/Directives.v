@@ -187,7 +187,8 @@ End DirLemmas.
     the step. *)
 Inductive dir_code :=
   | dir_ok | dir_nonpos | dir_neg | dir_nondiv | dir_lo | dir_tri
-  | dir_mixed_gs | dir_mixed_sg | dir_notin | dir_sum_shift.
+  | dir_mixed_gs | dir_mixed_sg | dir_notin | dir_sum_shift
+  | dir_nonpos2 | dir_use_split.
 
 Inductive dir_mode := dir_guard | dir_peel | dir_shift.
 
@@ -198,6 +199,17 @@ Inductive dir_mode := dir_guard | dir_peel | dir_shift.
 (** The directive [split] below extends Coq's [split] tactic, which
     remains available as plain [split]. *)
 Ltac dir_orig_split := split.
+
+(** Ltac's matching may instantiate a pattern variable with a term that
+    mentions a bound variable (a [?lo2] in [fun z => genr ?lo2 ..] can
+    become [z]), so inner bounds are matched as functions of the outer
+    index and checked to be constant: [dir_indep L] succeeds when [L]
+    does not depend on its argument; [dir_at0 L] is then its value. *)
+Ltac dir_indep L :=
+  let a := eval cbv beta in (L 0%Z) in
+  let b := eval cbv beta in (L 1%Z) in
+  constr_eq a b.
+Ltac dir_at0 L := eval cbv beta in (L 0%Z).
 
 (** Is [lo] the numeral [0]? *)
 Ltac dir_is_zero lo := constr_eq lo 0%Z.
@@ -321,3 +333,259 @@ Tactic Notation "split" ident(i) "by" constr(k) "into" ident(io) ident(ii) "peel
 Tactic Notation "split" ident(i) "by" constr(k) "into" ident(io) ident(ii) "shift" :=
   dir_split i k io ii dir_shift.
 Tactic Notation "split" := dir_orig_split.
+
+(** *** Nest queries (no rewriting) *)
+
+(** The body [B] of a loop is, under guards, a loop named [b]. *)
+Ltac dir_inner_is B b :=
+  lazymatch B with
+  | fun z => iverson _ (@?B2 z) => dir_inner_is B2 b
+  | fun z => @genr _ _ _ _ (fun w => _) => atl_same_name b w
+  | fun z => @sumr _ _ _ _ (fun w => _) => atl_same_name b w
+  end.
+
+Ltac dir_has_node x :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name x z; reflexivity
+  | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name x z; reflexivity
+  end.
+
+Ltac dir_encl_node a b :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_same_name a z; dir_inner_is B b; reflexivity
+  | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_same_name a z; dir_inner_is B b; reflexivity
+  end.
+
+Ltac dir_has_loop x := assert_succeeds (atl_step ltac:(dir_has_node x)).
+Ltac dir_encloses a b := assert_succeeds (atl_step ltac:(dir_encl_node a b)).
+
+(** *** fuse (Halide formal semantics Sec. 8.2 "fuse": both loops pure or
+    both reduction loops; the inverse of split) *)
+Ltac dir_fuse_node s i j ij :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
+  | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
+  end;
+  lazymatch goal with
+  | |- genr ?lo ?n (fun z => genr (@?L2 z) (@?M z) (fun w => @?F z w)) = _ =>
+      tryif atl_same_name j w then
+        tryif (dir_indep L2; dir_indep M) then
+        let lo2 := dir_at0 L2 in let m := dir_at0 M in
+        tryif (dir_is_zero lo; dir_is_zero lo2) then
+          (let Hm := fresh "Hm" in
+           tryif assert (Hm : 0 < m) by atl_side then
+             (unify s dir_ok;
+              let t := eval cbv beta in
+                (split m (n * m) (genr 0 (n * m) (fun ij : Z => F (ij / m) (ij mod m)))) in
+              exact (dir_gen_fuse n m F Hm : _ = t))
+           else (unify s dir_nonpos; reflexivity))
+        else (unify s dir_lo; reflexivity)
+        else (unify s dir_tri; reflexivity)
+      else (unify s dir_notin; reflexivity)
+  | |- sumr ?lo ?n (fun z => sumr (@?L2 z) (@?M z) (fun w => @?F z w)) = _ =>
+      tryif atl_same_name j w then
+        tryif (dir_indep L2; dir_indep M) then
+        let lo2 := dir_at0 L2 in let m := dir_at0 M in
+        tryif (dir_is_zero lo; dir_is_zero lo2) then
+          (let Hm := fresh "Hm" in
+           tryif assert (Hm : 0 < m) by atl_side then
+             (unify s dir_ok;
+              let t := eval cbv beta in
+                (sumr 0 (n * m) (fun ij : Z => F (ij / m) (ij mod m))) in
+              exact (sum_flatten n m F Hm : _ = t))
+           else (unify s dir_nonpos; reflexivity))
+        else (unify s dir_lo; reflexivity)
+        else (unify s dir_tri; reflexivity)
+      else (unify s dir_notin; reflexivity)
+  | |- genr _ _ (fun z => sumr _ _ (fun w => _)) = _ =>
+      tryif atl_same_name j w then (unify s dir_mixed_gs; reflexivity)
+      else (unify s dir_notin; reflexivity)
+  | |- sumr _ _ (fun z => genr _ _ (fun w => _)) = _ =>
+      tryif atl_same_name j w then (unify s dir_mixed_sg; reflexivity)
+      else (unify s dir_notin; reflexivity)
+  | |- _ _ _ (fun z => genr _ _ (fun w => _)) = _ =>
+      tryif atl_same_name j w then (unify s dir_tri; reflexivity)
+      else (unify s dir_notin; reflexivity)
+  | |- _ _ _ (fun z => sumr _ _ (fun w => _)) = _ =>
+      tryif atl_same_name j w then (unify s dir_tri; reflexivity)
+      else (unify s dir_notin; reflexivity)
+  | _ => unify s dir_notin; reflexivity
+  end.
+
+Ltac dir_fuse i j ij :=
+  atl_check_goal;
+  let s := open_constr:(_ : dir_code) in
+  tryif atl_step ltac:(dir_fuse_node s i j ij) then
+    (let v := eval hnf in s in
+     lazymatch v with
+     | dir_ok => idtac
+     | dir_notin =>
+         idtac "fuse: loop" j "is not directly inside loop" i "(fuse needs a perfect nest)";
+         fail 0 "fuse: loop" j "is not directly inside loop" i "(fuse needs a perfect nest)"
+     | dir_nonpos =>
+         idtac "fuse: the extent of loop" j "is not provably positive";
+         fail 0 "fuse: the extent of loop" j "is not provably positive"
+     | dir_lo =>
+         idtac "fuse: loops" i "and" j "must both start at 0 (rewrite with gen_shift / sum_shift first)";
+         fail 0 "fuse: loops" i "and" j "must both start at 0 (rewrite with gen_shift / sum_shift first)"
+     | dir_mixed_gs =>
+         idtac "fuse: loop" i "is a generation and loop" j "a reduction; fuse needs both pure (GEN) or both reductions (SUM)";
+         fail 0 "fuse: loop" i "is a generation and loop" j "a reduction; fuse needs both pure (GEN) or both reductions (SUM)"
+     | dir_mixed_sg =>
+         idtac "fuse: loop" i "is a reduction and loop" j "a generation; fuse needs both pure (GEN) or both reductions (SUM)";
+         fail 0 "fuse: loop" i "is a reduction and loop" j "a generation; fuse needs both pure (GEN) or both reductions (SUM)"
+     | dir_tri =>
+         idtac "fuse: the bounds of loop" j "depend on loop" i "(triangular nest)";
+         fail 0 "fuse: the bounds of loop" j "depend on loop" i "(triangular nest)"
+     | _ => fail 0 "fuse: internal error at loop" i
+     end)
+  else (idtac "fuse: the program has no loop named" i;
+        fail 0 "fuse: the program has no loop named" i).
+
+Tactic Notation "fuse" ident(i) ident(j) "into" ident(ij) := dir_fuse i j ij.
+
+(** *** reorder (Halide formal semantics Sec. 8.2 "swap"; Exo thesis
+    Table 3.1 [reorder] and Sec. 5.6.2 "Loop reordering") *)
+
+(** A guard directly around the loop named [b] moves into it. *)
+Ltac dir_guard_in_node b :=
+  idtac;
+  lazymatch goal with
+  | |- iverson ?p (@genr ?X ?E ?lo ?hi (fun w => @?G w)) = _ =>
+      atl_same_name b w;
+      let t := eval cbv beta in (genr lo hi (fun b : Z => iverson p (G b))) in
+      exact (eq_sym (guard_gen lo hi p G) : _ = t)
+  | |- iverson ?p (@sumr ?X ?E ?lo ?hi (fun w => @?G w)) = _ =>
+      atl_same_name b w;
+      let t := eval cbv beta in (sumr lo hi (fun b : Z => iverson p (G b))) in
+      exact (eq_sym (guard_sum lo hi p G) : _ = t)
+  end.
+
+(** Exchange loop [a] and the loop [b] directly inside it. *)
+Ltac dir_swap_node s a b :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- genr ?lo ?hi (fun z => genr (@?L2 z) (@?H2 z) (fun w => @?F z w)) = _ =>
+      atl_same_name a z; atl_same_name b w;
+      tryif (dir_indep L2; dir_indep H2) then idtac else (unify s dir_tri; reflexivity);
+      let lo2 := dir_at0 L2 in let hi2 := dir_at0 H2 in
+      unify s dir_ok;
+      tryif (dir_is_zero lo; dir_is_zero lo2) then
+        (let t := eval cbv beta in
+           (transpose hi2 hi (genr 0 hi2 (fun b : Z => genr 0 hi (fun a : Z => F a b)))) in
+         exact (eq_sym (transpose_gen hi2 hi (fun w z => F z w)) : _ = t))
+      else
+        (let t := eval cbv beta in
+           (transpose (hi2 - lo2) (hi - lo) (genr lo2 hi2 (fun b : Z => genr lo hi (fun a : Z => F a b)))) in
+         exact (gen_swap_transpose lo hi lo2 hi2 F : _ = t))
+  | |- genr ?lo ?hi (fun z => sumr (@?L2 z) (@?H2 z) (fun w => @?F z w)) = _ =>
+      atl_same_name a z; atl_same_name b w;
+      tryif (dir_indep L2; dir_indep H2) then idtac else (unify s dir_tri; reflexivity);
+      let lo2 := dir_at0 L2 in let hi2 := dir_at0 H2 in
+      unify s dir_ok;
+      let t := eval cbv beta in (sumr lo2 hi2 (fun b : Z => genr lo hi (fun a : Z => F a b))) in
+      exact (gen_sum_swap lo2 hi2 lo hi F : _ = t)
+  | |- sumr ?lo ?hi (fun z => genr (@?L2 z) (@?H2 z) (fun w => @?F z w)) = _ =>
+      atl_same_name a z; atl_same_name b w;
+      tryif (dir_indep L2; dir_indep H2) then idtac else (unify s dir_tri; reflexivity);
+      let lo2 := dir_at0 L2 in let hi2 := dir_at0 H2 in
+      unify s dir_ok;
+      let t := eval cbv beta in (genr lo2 hi2 (fun b : Z => sumr lo hi (fun a : Z => F a b))) in
+      exact (sum_gen_swap lo hi lo2 hi2 (fun w z => F z w) : _ = t)
+  | |- sumr ?lo ?hi (fun z => sumr (@?L2 z) (@?H2 z) (fun w => @?F z w)) = _ =>
+      atl_same_name a z; atl_same_name b w;
+      tryif (dir_indep L2; dir_indep H2) then idtac else (unify s dir_tri; reflexivity);
+      let lo2 := dir_at0 L2 in let hi2 := dir_at0 H2 in
+      unify s dir_ok;
+      let t := eval cbv beta in (sumr lo2 hi2 (fun b : Z => sumr lo hi (fun a : Z => F a b))) in
+      exact (sum_swap lo hi lo2 hi2 F : _ = t)
+  | |- _ _ _ (fun z => genr _ _ (fun w => _)) = _ =>
+      atl_same_name a z; atl_same_name b w; unify s dir_tri; reflexivity
+  | |- _ _ _ (fun z => sumr _ _ (fun w => _)) = _ =>
+      atl_same_name a z; atl_same_name b w; unify s dir_tri; reflexivity
+  end.
+
+(** Try to move loop [b] out of loop [a] (guards between them move into
+    [b] first); [k_ok] continues after a swap, [k_no] where there is none. *)
+Ltac dir_try_swap a b k_ok k_no :=
+  let s := open_constr:(_ : dir_code) in
+  tryif (repeat atl_step ltac:(dir_guard_in_node b); atl_step ltac:(dir_swap_node s a b)) then
+    (let v := eval hnf in s in
+     lazymatch v with
+     | dir_ok => k_ok
+     | dir_tri =>
+         idtac "reorder: the bounds of loop" b "depend on loop" a "(triangular nest)";
+         fail 0 "reorder: the bounds of loop" b "depend on loop" a "(triangular nest)"
+     | _ => fail 0 "reorder: internal error at loop" a
+     end)
+  else (unify s dir_notin; k_no).
+
+Ltac dir_need_loop_r x :=
+  tryif dir_has_loop x then idtac
+  else (idtac "reorder: the program has no loop named" x; fail 0 "reorder: the program has no loop named" x).
+
+Ltac dir_need_encl_r a b :=
+  tryif dir_encloses a b then idtac
+  else (idtac "reorder: loop" b "is not directly inside loop" a
+          "(only guards may lie between the named loops; here a let, a reshape such as the transpose left by a GEN/GEN swap, or another loop does)";
+        fail 0 "reorder: loop" b "is not directly inside loop" a
+          "(only guards may lie between the named loops; here a let, a reshape such as the transpose left by a GEN/GEN swap, or another loop does)").
+
+Ltac dir_need_loop_t x :=
+  tryif dir_has_loop x then idtac
+  else (idtac "tile: the program has no loop named" x; fail 0 "tile: the program has no loop named" x).
+
+Ltac dir_need_encl_t a b :=
+  tryif dir_encloses a b then idtac
+  else (idtac "tile: loop" b "is not directly inside loop" a
+          "(only guards may lie between the named loops; here a let, a reshape such as the transpose left by a GEN/GEN swap, or another loop does)";
+        fail 0 "tile: loop" b "is not directly inside loop" a
+          "(only guards may lie between the named loops; here a let, a reshape such as the transpose left by a GEN/GEN swap, or another loop does)").
+
+Ltac dir_reorder2 a b moved :=
+  dir_try_swap b a ltac:(idtac; dir_reorder2 a b true)
+    ltac:(idtac; dir_need_encl_r a b;
+          lazymatch moved with
+          | true => idtac
+          | false => idtac "reorder: loops" a b "are already in this order";
+                     fail 0 "reorder: loops" a b "are already in this order"
+          end).
+
+Ltac dir_reorder3 a b c moved :=
+  dir_try_swap b a ltac:(idtac; dir_reorder3 a b c true) ltac:(idtac;
+  dir_try_swap c a ltac:(idtac; dir_reorder3 a b c true) ltac:(idtac;
+  dir_try_swap c b ltac:(idtac; dir_reorder3 a b c true) ltac:(idtac;
+    dir_need_encl_r a b; dir_need_encl_r b c;
+    lazymatch moved with
+    | true => idtac
+    | false => idtac "reorder: loops" a b c "are already in this order";
+               fail 0 "reorder: loops" a b c "are already in this order"
+    end))).
+
+Ltac dir_reorder4 a b c d moved :=
+  dir_try_swap b a ltac:(idtac; dir_reorder4 a b c d true) ltac:(idtac;
+  dir_try_swap c a ltac:(idtac; dir_reorder4 a b c d true) ltac:(idtac;
+  dir_try_swap d a ltac:(idtac; dir_reorder4 a b c d true) ltac:(idtac;
+  dir_try_swap c b ltac:(idtac; dir_reorder4 a b c d true) ltac:(idtac;
+  dir_try_swap d b ltac:(idtac; dir_reorder4 a b c d true) ltac:(idtac;
+  dir_try_swap d c ltac:(idtac; dir_reorder4 a b c d true) ltac:(idtac;
+    dir_need_encl_r a b; dir_need_encl_r b c; dir_need_encl_r c d;
+    lazymatch moved with
+    | true => idtac
+    | false => idtac "reorder: loops" a b c d "are already in this order";
+               fail 0 "reorder: loops" a b c d "are already in this order"
+    end)))))).
+
+Tactic Notation "reorder" ident(a) ident(b) :=
+  atl_check_goal; dir_need_loop_r a; dir_need_loop_r b;
+  dir_reorder2 a b false.
+Tactic Notation "reorder" ident(a) ident(b) ident(c) :=
+  atl_check_goal; dir_need_loop_r a; dir_need_loop_r b; dir_need_loop_r c;
+  dir_reorder3 a b c false.
+Tactic Notation "reorder" ident(a) ident(b) ident(c) ident(d) :=
+  atl_check_goal; dir_need_loop_r a; dir_need_loop_r b; dir_need_loop_r c;
+  dir_need_loop_r d;
+  dir_reorder4 a b c d false.
