@@ -8,3 +8,4 @@ From Verisched Require Export Rewrites.SameProgram.
 From Verisched Require Export Rewrites.Normalize.
 From Verisched Require Export Targets.Instr Targets.AVX Targets.Gemmini.
 From Verisched Require Export Rewrites.Steps.
+From Verisched Require Export Rewrites.Directives.

@@ -589,3 +589,80 @@ Tactic Notation "reorder" ident(a) ident(b) ident(c) ident(d) :=
   atl_check_goal; dir_need_loop_r a; dir_need_loop_r b; dir_need_loop_r c;
   dir_need_loop_r d;
   dir_reorder4 a b c d false.
+
+(** *** tile (Halide's [tile] = split, split, reorder, Sec. 8.2; Exo's
+    split/reorder sequence for Gemmini, thesis Sec. 2) *)
+Ltac dir_tile_node s i j ki kj io jo ii ji :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
+  | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
+  end;
+  let H1 := fresh "Hki" in
+  let H2 := fresh "Hkj" in
+  tryif assert (H1 : 0 < ki) by atl_side then
+    (tryif assert (H2 : 0 < kj) by atl_side then
+      lazymatch goal with
+      | |- genr ?lo ?N (fun z => genr (@?L2 z) (@?M2 z) (fun w => @?F z w)) = _ =>
+          tryif atl_same_name j w then
+            tryif (dir_indep L2; dir_indep M2) then
+              (let lo2 := dir_at0 L2 in let M := dir_at0 M2 in
+               tryif (dir_is_zero lo; dir_is_zero lo2) then
+                 (unify s dir_ok;
+                  let t := eval cbv beta in
+                    (trunc_r N (flatten (cdiv N ki) ki (genr 0 (cdiv N ki) (fun io : Z =>
+                       transpose M ki (trunc_r M (flatten (cdiv M kj) kj (genr 0 (cdiv M kj) (fun jo : Z =>
+                         transpose ki kj (genr 0 ki (fun ii : Z => genr 0 kj (fun ji : Z =>
+                           iverson ((io * ki + ii <? N) && (jo * kj + ji <? M))
+                             (F (io * ki + ii) (jo * kj + ji))))))))))))) in
+                  exact (dir_gen_tile2 N M ki kj F H1 H2 : _ = t))
+               else (unify s dir_lo; reflexivity))
+            else (unify s dir_tri; reflexivity)
+          else (unify s dir_notin; reflexivity)
+      | |- sumr _ _ (fun z => genr _ _ (fun w => _)) = _ =>
+          tryif atl_same_name j w then (unify s dir_mixed_sg; reflexivity)
+          else (unify s dir_notin; reflexivity)
+      | |- _ => unify s dir_use_split; reflexivity
+      end
+    else (unify s dir_nonpos2; reflexivity))
+  else (unify s dir_nonpos; reflexivity).
+
+Ltac dir_tile i j ki kj io jo ii ji :=
+  atl_check_goal;
+  dir_need_loop_t i; dir_need_loop_t j; dir_need_encl_t i j;
+  let s := open_constr:(_ : dir_code) in
+  tryif atl_step ltac:(dir_tile_node s i j ki kj io jo ii ji) then
+    (let v := eval hnf in s in
+     lazymatch v with
+     | dir_ok => idtac
+     | dir_use_split =>
+         (* sums, or a generation over a sum: split both, then reorder *)
+         dir_split i ki io ii dir_guard; dir_split j kj jo ji dir_guard;
+         dir_reorder4 io jo ii ji false
+     | dir_notin =>
+         idtac "tile: loop" j "is not directly inside loop" i;
+         fail 0 "tile: loop" j "is not directly inside loop" i
+     | dir_nonpos =>
+         idtac "tile: factor" ki "is not provably positive for loop" i;
+         fail 0 "tile: factor" ki "is not provably positive for loop" i
+     | dir_nonpos2 =>
+         idtac "tile: factor" kj "is not provably positive for loop" j;
+         fail 0 "tile: factor" kj "is not provably positive for loop" j
+     | dir_lo =>
+         idtac "tile: loops" i "and" j "must both start at 0 (rewrite with gen_shift first)";
+         fail 0 "tile: loops" i "and" j "must both start at 0 (rewrite with gen_shift first)"
+     | dir_tri =>
+         idtac "tile: the bounds of loop" j "depend on loop" i "(triangular nest)";
+         fail 0 "tile: the bounds of loop" j "depend on loop" i "(triangular nest)"
+     | dir_mixed_sg =>
+         idtac "tile: loop" i "is a reduction enclosing the generation" j
+               "(a sum over a generation); reorder them first (reorder" j i "), then tile";
+         fail 0 "tile: loop" i "is a reduction enclosing the generation" j
+               "(a sum over a generation); reorder them first (reorder" j i "), then tile"
+     | _ => fail 0 "tile: internal error at loop" i
+     end)
+  else (idtac "tile: the program has no loop named" i;
+        fail 0 "tile: the program has no loop named" i).
+
+Tactic Notation "tile" ident(i) ident(j) "by" constr(ki) constr(kj) "into" ident(io) ident(jo) ident(ii) ident(ji) :=
+  dir_tile i j ki kj io jo ii ji.
