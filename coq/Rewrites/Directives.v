@@ -18,7 +18,9 @@
       [n / k] full tiles and an epilogue loop (named [ii]) over the
       [n - n/k*k] remaining iterations: [concat] for a generation, [tadd]
       for a sum (Halide's tail strategies, Sec. 8.2; Exo's
-      [partition_loop]).  Loops must start at 0.
+      [partition_loop]).  Loops must start at 0, and [0 <= n] must be
+      provable (else the epilogue of a sum adds, and that of a generation
+      reads, iterations below 0).
     - [split i by k into io ii shift]: Halide's ShiftInward recomputes the
       last tile over [n - k, n): overlapping writes.  A generation writes
       each element once, so this is only admitted where [k] provably
@@ -238,14 +240,19 @@ Ltac dir_split_node s mode i k io ii :=
                       iverson (io * k + ii <? hi - lo) (F (lo + (io * k + ii)))))))) in
                exact (dir_gen_tile_lo lo hi k F Hk : _ = t))
         | dir_peel =>
+            (* [0 <= n]: with [n < 0] the epilogue [n mod k] would read
+               below 0 (the equation holds, but accesses leave bounds) *)
             tryif dir_is_zero lo then
-              (unify s dir_ok;
-               let t := eval cbv beta in
-                 (concat (hi / k * k) (hi - hi / k * k)
-                    (flatten (hi / k) k (genr 0 (hi / k) (fun io : Z =>
-                       genr 0 k (fun ii : Z => F (io * k + ii)))))
-                    (genr 0 (hi - hi / k * k) (fun ii : Z => F (hi / k * k + ii)))) in
-               exact (dir_gen_peel hi k F Hk : _ = t))
+              (let Hn := fresh "Hn" in
+               tryif assert (Hn : 0 <= hi) by atl_side then
+                 (unify s dir_ok;
+                  let t := eval cbv beta in
+                    (concat (hi / k * k) (hi - hi / k * k)
+                       (flatten (hi / k) k (genr 0 (hi / k) (fun io : Z =>
+                          genr 0 k (fun ii : Z => F (io * k + ii)))))
+                       (genr 0 (hi - hi / k * k) (fun ii : Z => F (hi / k * k + ii)))) in
+                  exact (dir_gen_peel hi k F Hk : _ = t))
+               else (unify s dir_neg; reflexivity))
             else (unify s dir_lo; reflexivity)
         | dir_shift =>
             tryif dir_is_zero lo then
@@ -304,8 +311,8 @@ Ltac dir_split i k io ii mode :=
          idtac "split: factor" k "is not provably positive for loop" i;
          fail 0 "split: factor" k "is not provably positive for loop" i
      | dir_neg =>
-         idtac "split: the extent of loop" i "is not provably nonnegative (needed to peel a sum)";
-         fail 0 "split: the extent of loop" i "is not provably nonnegative (needed to peel a sum)"
+         idtac "split: the extent of loop" i "is not provably nonnegative (needed to peel)";
+         fail 0 "split: the extent of loop" i "is not provably nonnegative (needed to peel)"
      | dir_nondiv =>
          idtac "split: shift refused for loop" i ": the factor" k "does not provably divide its extent,"
                "and shifting the last tile inward would write its overlapping elements twice, which a"
