@@ -47,7 +47,14 @@
       [io jo ii ji].  Two generations use [gen_tile2] (Fig. 9's form:
       the two GEN/GEN exchanges appear as transposes); sums and a
       generation over a sum use [split] twice and [reorder].  A sum over a
-      generation is refused (reorder the loops first). *)
+      generation is refused (reorder the loops first), and so are two
+      generations not both starting at 0.  The [partition] variant (guard-free
+      interior tiles) is not implemented: [split .. peel] gives a guard-free
+      main part for one loop.
+
+    Loops are found by name as Ltac sees it (a binder shadowing an
+    enclosing one of the same name prints as [i0]; rename one first), and
+    a loop whose index is unused has no name to find. *)
 
 From Coq Require Import ZArith Bool Lia FunctionalExtensionality.
 From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum.
