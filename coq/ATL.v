@@ -9,3 +9,4 @@ From Verisched Require Export Rewrites.Normalize.
 From Verisched Require Export Targets.Instr Targets.AVX Targets.Vectorize Targets.Gemmini.
 From Verisched Require Export Rewrites.Steps.
 From Verisched Require Export Rewrites.Producers.
+From Verisched Require Export Rewrites.Directives.

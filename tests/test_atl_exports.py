@@ -233,9 +233,22 @@ def test_every_lemma_definition_and_ltac_is_reachable(run) -> None:
     assert not missing, "not reachable from `Require Import ATL`:\n" + "\n".join(missing)
 
 
+def _grammar_lines(out: str) -> list[str]:
+    """`Print Grammar` output with wrapped rules joined (a rule too long for
+    one line ends in `;` or `IDENT` and goes on on the next)."""
+    joined: list[str] = []
+    for line in out.splitlines():
+        prev = joined[-1].rstrip() if joined else ""
+        if prev.endswith((";", "IDENT")) and re.match(r"\s*(?:\||\[)\s*IDENT", prev):
+            joined[-1] = prev + " " + line.strip()
+        else:
+            joined.append(line)
+    return joined
+
+
 def _grammar_patterns(out: str) -> set[str]:
     pats = set()
-    for line in out.splitlines():
+    for line in _grammar_lines(out):
         m = re.match(r"\s*(?:\||\[)\s*(IDENT\s+\".*)$", line)
         if not m:
             continue

@@ -1,0 +1,682 @@
+(** * Loop directives: Halide/Exo-style scheduling commands as tactics.
+
+    Each directive acts on the derivation goal [prog = ?derived], finds the
+    loop(s) by the user's binder names (first in pre-order, at any depth;
+    [atl_same_name]), proves its side conditions with [atl_side] in the
+    context of the enclosing loops, and builds the result with the names
+    the user gave: a directive never introduces a lemma-chosen binder name.
+    Every refusal names the directive, the loop(s) and the failed condition.
+
+    - [split i by k into io ii]: Halide's [split] with tail strategy
+      GuardWithIf (Halide formal semantics, Sec. 8.2; Exo's
+      [divide_loop]/[split], Table 3.1).  A generation over [0, n) becomes
+      [trunc_r n (flatten (cdiv n k) k (GEN io GEN ii |[io*k+ii <? n]| f))]
+      ([gen_tile]); a sum becomes [SUM io SUM ii |[..]| f] ([sum_tile]).
+      A loop over [lo, hi) is tiled over its [hi - lo] iterations, with
+      body at [lo + (io * k + ii)].
+    - [split i by k into io ii peel]: a guard-free main part over
+      [n / k] full tiles and an epilogue loop (named [ii]) over the
+      [n - n/k*k] remaining iterations: [concat] for a generation, [tadd]
+      for a sum (Halide's tail strategies, Sec. 8.2; Exo's
+      [partition_loop]).  Loops must start at 0, and [0 <= n] must be
+      provable (else the epilogue of a sum adds, and that of a generation
+      reads, iterations below 0).
+    - [split i by k into io ii shift]: Halide's ShiftInward recomputes the
+      last tile over [n - k, n): overlapping writes.  A generation writes
+      each element once, so this is only admitted where [k] provably
+      divides [n] (then there is no tail and the split is exact,
+      [flatten (n/k) k (GEN io GEN ii f)]); a sum would add the
+      overlapping iterations twice, so it is always refused.
+    - [fuse i j into ij]: Sec. 8.2's fuse, allowed when both loops are
+      pure (generations) or both reductions (sums).  A generation nest
+      becomes [split m (n*m) (GEN ij f (ij/m) (ij mod m))] (the reshape
+      operator [split] gives back the two dimensions); a sum nest becomes
+      one sum ([sum_flatten]).
+    - [reorder x1 x2 ..] (2 to 4 names): Sec. 8.2's swap / Exo's
+      [reorder]; adjacent swaps until the nest is in the given order,
+      outermost first.  GEN/SUM, SUM/GEN and SUM/SUM swaps are
+      [gen_sum_swap], [sum_gen_swap], [sum_swap] (Halide restricts
+      reduction/reduction swaps to commutative updates; ATL's [tadd] is
+      commutative and associative, so they are always legal here).  A
+      GEN/GEN swap leaves a [transpose] (ATL's meaning of reordering
+      generations, [transpose_gen]); a loop cannot later move across that
+      transpose, which is then refused as "not directly inside".  Guards
+      between the loops move into the inner loop ([guard_gen],
+      [guard_sum]); lets between them are refused.
+    - [tile i j by ki kj into io jo ii ji]: split both, reorder to
+      [io jo ii ji].  Two generations use [gen_tile2] (Fig. 9's form:
+      the two GEN/GEN exchanges appear as transposes); sums and a
+      generation over a sum use [split] twice and [reorder].  A sum over a
+      generation is refused (reorder the loops first), and so are two
+      generations not both starting at 0.  The [partition] variant (guard-free
+      interior tiles) is not implemented: [split .. peel] gives a guard-free
+      main part for one loop.
+
+    Loops are found by name as Ltac sees it (a binder shadowing an
+    enclosing one of the same name prints as [i0]; rename one first), and
+    a loop whose index is unused has no name to find. *)
+
+From Coq Require Import ZArith Bool Lia FunctionalExtensionality.
+From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum.
+From Verisched Require Import Rewrites.Context Rewrites.Gen Rewrites.Guard Rewrites.Tactics.
+From Verisched Require Import Reshape.Defs Reshape.Access Reshape.Commute Reshape.Duals Reshape.Partition.
+Open Scope Z_scope.
+
+(** ** Lemmas *)
+
+Section DirLemmas.
+  Context {X : Type} `{TensorLaws X}.
+
+  Lemma dir_genr_nonpos lo hi (f : Z -> X) : hi <= lo -> genr lo hi f = tzero.
+  Proof.
+    intros; apply functional_extensionality; intros x; unfold genr.
+    destruct (Z.leb_spec 0 x), (Z.ltb_spec x (hi - lo)); try lia; reflexivity.
+  Qed.
+
+  (** [split] (guard tail) of a generation over [lo, hi). *)
+  Lemma dir_gen_tile_lo lo hi k (f : Z -> X) :
+    0 < k ->
+    genr lo hi f =
+    trunc_r (hi - lo) (flatten (cdiv (hi - lo) k) k
+      (genr 0 (cdiv (hi - lo) k) (fun io => genr 0 k (fun ii =>
+         iverson (io * k + ii <? hi - lo) (f (lo + (io * k + ii))))))).
+  Proof. intros; rewrite genr_shift; apply gen_tile; auto. Qed.
+
+  (** [sum_tile] without [0 <= n]: a negative extent gives two empty sums. *)
+  Lemma dir_sum_tile n k (f : Z -> X) :
+    0 < k ->
+    sumr 0 n f =
+    sumr 0 (cdiv n k) (fun io => sumr 0 k (fun ii =>
+      iverson (io * k + ii <? n) (f (io * k + ii)))).
+  Proof.
+    intros Hk; destruct (Z.le_gt_cases 0 n).
+    - apply sum_tile; auto.
+    - rewrite (sumr_empty 0 n) by lia; rewrite sumr_empty; [reflexivity|].
+      unfold cdiv; Z.div_mod_to_equations; nia.
+  Qed.
+
+  Lemma dir_sum_shift0 lo hi (f : Z -> X) :
+    sumr lo hi f = sumr 0 (hi - lo) (fun i => f (lo + i)).
+  Proof.
+    rewrite sum_shift; apply sumr_ext_ctx; intros; f_equal; lia.
+  Qed.
+
+  Lemma dir_sum_tile_lo lo hi k (f : Z -> X) :
+    0 < k ->
+    sumr lo hi f =
+    sumr 0 (cdiv (hi - lo) k) (fun io => sumr 0 k (fun ii =>
+      iverson (io * k + ii <? hi - lo) (f (lo + (io * k + ii))))).
+  Proof. intros; rewrite dir_sum_shift0; apply dir_sum_tile; auto. Qed.
+
+  (** [split .. peel]: full tiles without guards, then the epilogue. *)
+  Lemma dir_tile_floor n k : 0 < k -> 0 <= n -> 0 <= n / k * k <= n.
+  Proof.
+    intros; split.
+    - apply Z.mul_nonneg_nonneg; [apply Z.div_pos|]; lia.
+    - rewrite Z.mul_comm; apply Z.mul_div_le; lia.
+  Qed.
+
+  Lemma dir_gen_peel n k (f : Z -> X) :
+    0 < k ->
+    genr 0 n f =
+    concat (n / k * k) (n - n / k * k)
+      (flatten (n / k) k (genr 0 (n / k) (fun io => genr 0 k (fun ii => f (io * k + ii)))))
+      (genr 0 (n - n / k * k) (fun ii => f (n / k * k + ii))).
+  Proof.
+    intros Hk; destruct (Z.le_gt_cases 0 n) as [Hn|Hn].
+    - rewrite (gen_concat (n / k * k) n) by (apply dir_tile_floor; lia).
+      rewrite gen_tile_exact by (try apply Z.div_pos; lia).
+      f_equal; apply genr_shift.
+    - rewrite dir_genr_nonpos by lia; unfold concat.
+      symmetry; apply dir_genr_nonpos; lia.
+  Qed.
+
+  Lemma dir_sum_peel n k (f : Z -> X) :
+    0 < k -> 0 <= n ->
+    sumr 0 n f =
+    tadd (sumr 0 (n / k) (fun io => sumr 0 k (fun ii => f (io * k + ii))))
+         (sumr 0 (n - n / k * k) (fun ii => f (n / k * k + ii))).
+  Proof.
+    intros Hk Hn.
+    rewrite (sumr_split 0 (n / k * k) n) by (apply dir_tile_floor; lia).
+    rewrite sumr_blocks by (try apply Z.div_pos; lia).
+    f_equal; apply dir_sum_shift0.
+  Qed.
+
+  (** [split .. shift] where [k] divides [n]: no tail at all. *)
+  Lemma dir_gen_exact n k (f : Z -> X) :
+    0 < k -> n mod k = 0 ->
+    genr 0 n f = flatten (n / k) k (genr 0 (n / k) (fun io => genr 0 k (fun ii => f (io * k + ii)))).
+  Proof.
+    intros Hk Hm.
+    assert (E : n = n / k * k) by (Z.div_mod_to_equations; nia).
+    destruct (Z.le_gt_cases 0 n) as [Hn|Hn].
+    - rewrite E at 1; apply gen_tile_exact; [lia | apply Z.div_pos; lia].
+    - rewrite dir_genr_nonpos by lia; unfold flatten.
+      symmetry; apply dir_genr_nonpos; lia.
+  Qed.
+
+  (** [fuse] of two generations: one loop of [n * m], reshaped back. *)
+  Lemma dir_gen_fuse n m (f : Z -> Z -> X) :
+    0 < m ->
+    genr 0 n (fun i => genr 0 m (fun j => f i j)) =
+    split m (n * m) (genr 0 (n * m) (fun ij => f (ij / m) (ij mod m))).
+  Proof.
+    intros Hm; unfold split; rewrite cdiv_mul by lia.
+    apply genr_ext_ctx; intros i Hi; apply genr_ext_ctx; intros j Hj.
+    destruct (Z.ltb_spec (i * m + j) (n * m)); [|nia]; cbn [iverson].
+    rewrite get_gen by nia; rewrite tile_div, tile_mod by lia; reflexivity.
+  Qed.
+
+  (** Two-dimensional tiling of a nest over [0, N) x [0, M). *)
+  Lemma dir_gen_tile2 N M kn km (f : Z -> Z -> X) :
+    0 < kn -> 0 < km ->
+    genr 0 N (fun y => genr 0 M (fun x => f y x)) =
+    trunc_r N (flatten (cdiv N kn) kn (genr 0 (cdiv N kn) (fun yo =>
+      transpose M kn (trunc_r M (flatten (cdiv M km) km (genr 0 (cdiv M km) (fun xo =>
+        transpose kn km (genr 0 kn (fun yi => genr 0 km (fun xi =>
+          iverson ((yo * kn + yi <? N) && (xo * km + xi <? M))
+            (f (yo * kn + yi) (xo * km + xi)))))))))))).
+  Proof.
+    intros Hkn Hkm.
+    change (genr 0 N (fun y => genr 0 M (fun x => f y x)))
+      with (genr 0 N (fun y => genr 0 M (f y))).
+    rewrite (gen_tile2 0 N 0 M N M kn km f) by lia.
+    replace (N - 0) with N by lia; replace (M - 0) with M by lia; reflexivity.
+  Qed.
+
+End DirLemmas.
+
+(** ** Tactics *)
+
+(** What a directive found at its node: the node tactic reports through
+    an evar of this type (set before the node is rewritten, or instead of
+    rewriting it, closing the node by reflexivity), so that a refusal can
+    say which condition failed; the whole directive then fails, undoing
+    the step. *)
+Inductive dir_code :=
+  | dir_ok | dir_nonpos | dir_neg | dir_nondiv | dir_lo | dir_tri
+  | dir_mixed_gs | dir_mixed_sg | dir_notin | dir_sum_shift
+  | dir_nonpos2 | dir_use_split.
+
+Inductive dir_mode := dir_guard | dir_peel | dir_shift.
+
+
+(** A refusal prints its message (so that [Fail] shows it in a compiled
+    file, as [rw]'s candidates are), then fails with the same message. *)
+
+(** The directive [split] below extends Coq's [split] tactic, which
+    remains available as plain [split]. *)
+Ltac dir_orig_split := split.
+
+(** Ltac's matching may instantiate a pattern variable with a term that
+    mentions a bound variable (a [?lo2] in [fun z => genr ?lo2 ..] can
+    become [z]), so inner bounds are matched as functions of the outer
+    index and checked to be constant: [dir_indep L] succeeds when [L]
+    does not depend on its argument; [dir_at0 L] is then its value. *)
+Ltac dir_indep L :=
+  let a := eval cbv beta in (L 0%Z) in
+  let b := eval cbv beta in (L 1%Z) in
+  constr_eq a b.
+Ltac dir_at0 L := eval cbv beta in (L 0%Z).
+
+(** Is [lo] the numeral [0]? *)
+Ltac dir_is_zero lo := constr_eq lo 0%Z.
+
+(** *** split (Halide formal semantics Sec. 8.2 "split" with its tail
+    strategies; Exo thesis Table 3.1 [split] / [divide_loop]) *)
+Ltac dir_split_node s mode i k io ii :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- @genr ?X ?E ?lo ?hi (fun z => @?F z) = _ =>
+      atl_used F; atl_same_name i z;
+      let Hk := fresh "Hk" in
+      tryif assert (Hk : 0 < k) by atl_side then
+        lazymatch mode with
+        | dir_guard =>
+            unify s dir_ok;
+            tryif dir_is_zero lo then
+              (let t := eval cbv beta in
+                 (trunc_r hi (flatten (cdiv hi k) k (genr 0 (cdiv hi k) (fun io : Z =>
+                    genr 0 k (fun ii : Z => iverson (io * k + ii <? hi) (F (io * k + ii))))))) in
+               exact (gen_tile k hi F Hk : _ = t))
+            else
+              (let t := eval cbv beta in
+                 (trunc_r (hi - lo) (flatten (cdiv (hi - lo) k) k (genr 0 (cdiv (hi - lo) k) (fun io : Z =>
+                    genr 0 k (fun ii : Z =>
+                      iverson (io * k + ii <? hi - lo) (F (lo + (io * k + ii)))))))) in
+               exact (dir_gen_tile_lo lo hi k F Hk : _ = t))
+        | dir_peel =>
+            (* [0 <= n]: with [n < 0] the epilogue [n mod k] would read
+               below 0 (the equation holds, but accesses leave bounds) *)
+            tryif dir_is_zero lo then
+              (let Hn := fresh "Hn" in
+               tryif assert (Hn : 0 <= hi) by atl_side then
+                 (unify s dir_ok;
+                  let t := eval cbv beta in
+                    (concat (hi / k * k) (hi - hi / k * k)
+                       (flatten (hi / k) k (genr 0 (hi / k) (fun io : Z =>
+                          genr 0 k (fun ii : Z => F (io * k + ii)))))
+                       (genr 0 (hi - hi / k * k) (fun ii : Z => F (hi / k * k + ii)))) in
+                  exact (dir_gen_peel hi k F Hk : _ = t))
+               else (unify s dir_neg; reflexivity))
+            else (unify s dir_lo; reflexivity)
+        | dir_shift =>
+            tryif dir_is_zero lo then
+              (let Hd := fresh "Hd" in
+               tryif assert (Hd : hi mod k = 0) by atl_side then
+                 (unify s dir_ok;
+                  let t := eval cbv beta in
+                    (flatten (hi / k) k (genr 0 (hi / k) (fun io : Z =>
+                       genr 0 k (fun ii : Z => F (io * k + ii))))) in
+                  exact (dir_gen_exact hi k F Hk Hd : _ = t))
+               else (unify s dir_nondiv; reflexivity))
+            else (unify s dir_lo; reflexivity)
+        end
+      else (unify s dir_nonpos; reflexivity)
+  | |- @sumr ?X ?E ?lo ?hi (fun z => @?F z) = _ =>
+      atl_used F; atl_same_name i z;
+      let Hk := fresh "Hk" in
+      tryif assert (Hk : 0 < k) by atl_side then
+        lazymatch mode with
+        | dir_guard =>
+            unify s dir_ok;
+            tryif dir_is_zero lo then
+              (let t := eval cbv beta in
+                 (sumr 0 (cdiv hi k) (fun io : Z => sumr 0 k (fun ii : Z =>
+                    iverson (io * k + ii <? hi) (F (io * k + ii))))) in
+               exact (dir_sum_tile hi k F Hk : _ = t))
+            else
+              (let t := eval cbv beta in
+                 (sumr 0 (cdiv (hi - lo) k) (fun io : Z => sumr 0 k (fun ii : Z =>
+                    iverson (io * k + ii <? hi - lo) (F (lo + (io * k + ii)))))) in
+               exact (dir_sum_tile_lo lo hi k F Hk : _ = t))
+        | dir_peel =>
+            tryif dir_is_zero lo then
+              (let Hn := fresh "Hn" in
+               tryif assert (Hn : 0 <= hi) by atl_side then
+                 (unify s dir_ok;
+                  let t := eval cbv beta in
+                    (tadd (sumr 0 (hi / k) (fun io : Z => sumr 0 k (fun ii : Z => F (io * k + ii))))
+                          (sumr 0 (hi - hi / k * k) (fun ii : Z => F (hi / k * k + ii)))) in
+                  exact (dir_sum_peel hi k F Hk Hn : _ = t))
+               else (unify s dir_neg; reflexivity))
+            else (unify s dir_lo; reflexivity)
+        | dir_shift => unify s dir_sum_shift; reflexivity
+        end
+      else (unify s dir_nonpos; reflexivity)
+  end.
+
+Ltac dir_split i k io ii mode :=
+  atl_check_goal;
+  let s := open_constr:(_ : dir_code) in
+  tryif atl_step ltac:(dir_split_node s mode i k io ii) then
+    (let v := eval hnf in s in
+     lazymatch v with
+     | dir_ok => idtac
+     | dir_nonpos =>
+         idtac "split: factor" k "is not provably positive for loop" i;
+         fail 0 "split: factor" k "is not provably positive for loop" i
+     | dir_neg =>
+         idtac "split: the extent of loop" i "is not provably nonnegative (needed to peel)";
+         fail 0 "split: the extent of loop" i "is not provably nonnegative (needed to peel)"
+     | dir_nondiv =>
+         idtac "split: shift refused for loop" i ": the factor" k "does not provably divide its extent,"
+               "and shifting the last tile inward would write its overlapping elements twice, which a"
+               "generation (one write per element) cannot express; use the guard tail or peel";
+         fail 0 "split: shift refused for loop" i ": the factor" k "does not provably divide its extent,"
+               "and shifting the last tile inward would write its overlapping elements twice, which a"
+               "generation (one write per element) cannot express; use the guard tail or peel"
+     | dir_sum_shift =>
+         idtac "split: shift refused for loop" i ": it is a reduction, and shifting the last tile inward"
+               "would add the overlapping iterations twice (double count); use the guard tail or peel";
+         fail 0 "split: shift refused for loop" i ": it is a reduction, and shifting the last tile inward"
+               "would add the overlapping iterations twice (double count); use the guard tail or peel"
+     | dir_lo =>
+         idtac "split: loop" i "must start at 0 for this tail strategy (rewrite it with gen_shift / sum_shift first)";
+         fail 0 "split: loop" i "must start at 0 for this tail strategy (rewrite it with gen_shift / sum_shift first)"
+     | _ => fail 0 "split: internal error at loop" i
+     end)
+  else (idtac "split: the program has no loop named" i;
+        fail 0 "split: the program has no loop named" i).
+
+Tactic Notation "split" ident(i) "by" constr(k) "into" ident(io) ident(ii) :=
+  dir_split i k io ii dir_guard.
+Tactic Notation "split" ident(i) "by" constr(k) "into" ident(io) ident(ii) "peel" :=
+  dir_split i k io ii dir_peel.
+Tactic Notation "split" ident(i) "by" constr(k) "into" ident(io) ident(ii) "shift" :=
+  dir_split i k io ii dir_shift.
+Tactic Notation "split" := dir_orig_split.
+
+(** *** Nest queries (no rewriting) *)
+
+(** The body [B] of a loop is, under guards, a loop named [b]. *)
+Ltac dir_inner_is B b :=
+  lazymatch B with
+  | fun z => iverson _ (@?B2 z) => dir_inner_is B2 b
+  | fun z => @genr _ _ _ _ (fun w => _) => atl_same_name b w
+  | fun z => @sumr _ _ _ _ (fun w => _) => atl_same_name b w
+  end.
+
+Ltac dir_has_node x :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name x z; reflexivity
+  | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name x z; reflexivity
+  end.
+
+Ltac dir_encl_node a b :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_same_name a z; dir_inner_is B b; reflexivity
+  | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_same_name a z; dir_inner_is B b; reflexivity
+  end.
+
+Ltac dir_has_loop x := assert_succeeds (atl_step ltac:(dir_has_node x)).
+Ltac dir_encloses a b := assert_succeeds (atl_step ltac:(dir_encl_node a b)).
+
+(** *** fuse (Halide formal semantics Sec. 8.2 "fuse": both loops pure or
+    both reduction loops; the inverse of split) *)
+Ltac dir_fuse_node s i j ij :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
+  | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
+  end;
+  lazymatch goal with
+  | |- genr ?lo ?n (fun z => genr (@?L2 z) (@?M z) (fun w => @?F z w)) = _ =>
+      tryif atl_same_name j w then
+        tryif (dir_indep L2; dir_indep M) then
+        let lo2 := dir_at0 L2 in let m := dir_at0 M in
+        tryif (dir_is_zero lo; dir_is_zero lo2) then
+          (let Hm := fresh "Hm" in
+           tryif assert (Hm : 0 < m) by atl_side then
+             (unify s dir_ok;
+              let t := eval cbv beta in
+                (split m (n * m) (genr 0 (n * m) (fun ij : Z => F (ij / m) (ij mod m)))) in
+              exact (dir_gen_fuse n m F Hm : _ = t))
+           else (unify s dir_nonpos; reflexivity))
+        else (unify s dir_lo; reflexivity)
+        else (unify s dir_tri; reflexivity)
+      else (unify s dir_notin; reflexivity)
+  | |- sumr ?lo ?n (fun z => sumr (@?L2 z) (@?M z) (fun w => @?F z w)) = _ =>
+      tryif atl_same_name j w then
+        tryif (dir_indep L2; dir_indep M) then
+        let lo2 := dir_at0 L2 in let m := dir_at0 M in
+        tryif (dir_is_zero lo; dir_is_zero lo2) then
+          (let Hm := fresh "Hm" in
+           tryif assert (Hm : 0 < m) by atl_side then
+             (unify s dir_ok;
+              let t := eval cbv beta in
+                (sumr 0 (n * m) (fun ij : Z => F (ij / m) (ij mod m))) in
+              exact (sum_flatten n m F Hm : _ = t))
+           else (unify s dir_nonpos; reflexivity))
+        else (unify s dir_lo; reflexivity)
+        else (unify s dir_tri; reflexivity)
+      else (unify s dir_notin; reflexivity)
+  | |- genr _ _ (fun z => sumr _ _ (fun w => _)) = _ =>
+      tryif atl_same_name j w then (unify s dir_mixed_gs; reflexivity)
+      else (unify s dir_notin; reflexivity)
+  | |- sumr _ _ (fun z => genr _ _ (fun w => _)) = _ =>
+      tryif atl_same_name j w then (unify s dir_mixed_sg; reflexivity)
+      else (unify s dir_notin; reflexivity)
+  | |- _ _ _ (fun z => genr _ _ (fun w => _)) = _ =>
+      tryif atl_same_name j w then (unify s dir_tri; reflexivity)
+      else (unify s dir_notin; reflexivity)
+  | |- _ _ _ (fun z => sumr _ _ (fun w => _)) = _ =>
+      tryif atl_same_name j w then (unify s dir_tri; reflexivity)
+      else (unify s dir_notin; reflexivity)
+  | _ => unify s dir_notin; reflexivity
+  end.
+
+Ltac dir_fuse i j ij :=
+  atl_check_goal;
+  let s := open_constr:(_ : dir_code) in
+  tryif atl_step ltac:(dir_fuse_node s i j ij) then
+    (let v := eval hnf in s in
+     lazymatch v with
+     | dir_ok => idtac
+     | dir_notin =>
+         idtac "fuse: loop" j "is not directly inside loop" i "(fuse needs a perfect nest)";
+         fail 0 "fuse: loop" j "is not directly inside loop" i "(fuse needs a perfect nest)"
+     | dir_nonpos =>
+         idtac "fuse: the extent of loop" j "is not provably positive";
+         fail 0 "fuse: the extent of loop" j "is not provably positive"
+     | dir_lo =>
+         idtac "fuse: loops" i "and" j "must both start at 0 (rewrite with gen_shift / sum_shift first)";
+         fail 0 "fuse: loops" i "and" j "must both start at 0 (rewrite with gen_shift / sum_shift first)"
+     | dir_mixed_gs =>
+         idtac "fuse: loop" i "is a generation and loop" j "a reduction; fuse needs both pure (GEN) or both reductions (SUM)";
+         fail 0 "fuse: loop" i "is a generation and loop" j "a reduction; fuse needs both pure (GEN) or both reductions (SUM)"
+     | dir_mixed_sg =>
+         idtac "fuse: loop" i "is a reduction and loop" j "a generation; fuse needs both pure (GEN) or both reductions (SUM)";
+         fail 0 "fuse: loop" i "is a reduction and loop" j "a generation; fuse needs both pure (GEN) or both reductions (SUM)"
+     | dir_tri =>
+         idtac "fuse: the bounds of loop" j "depend on loop" i "(triangular nest)";
+         fail 0 "fuse: the bounds of loop" j "depend on loop" i "(triangular nest)"
+     | _ => fail 0 "fuse: internal error at loop" i
+     end)
+  else (idtac "fuse: the program has no loop named" i;
+        fail 0 "fuse: the program has no loop named" i).
+
+Tactic Notation "fuse" ident(i) ident(j) "into" ident(ij) := dir_fuse i j ij.
+
+(** *** reorder (Halide formal semantics Sec. 8.2 "swap"; Exo thesis
+    Table 3.1 [reorder] and Sec. 5.6.2 "Loop reordering") *)
+
+(** A guard directly around the loop named [b] moves into it. *)
+Ltac dir_guard_in_node b :=
+  idtac;
+  lazymatch goal with
+  | |- iverson ?p (@genr ?X ?E ?lo ?hi (fun w => @?G w)) = _ =>
+      atl_same_name b w;
+      let t := eval cbv beta in (genr lo hi (fun b : Z => iverson p (G b))) in
+      exact (eq_sym (guard_gen lo hi p G) : _ = t)
+  | |- iverson ?p (@sumr ?X ?E ?lo ?hi (fun w => @?G w)) = _ =>
+      atl_same_name b w;
+      let t := eval cbv beta in (sumr lo hi (fun b : Z => iverson p (G b))) in
+      exact (eq_sym (guard_sum lo hi p G) : _ = t)
+  end.
+
+(** Exchange loop [a] and the loop [b] directly inside it. *)
+Ltac dir_swap_node s a b :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- genr ?lo ?hi (fun z => genr (@?L2 z) (@?H2 z) (fun w => @?F z w)) = _ =>
+      atl_same_name a z; atl_same_name b w;
+      tryif (dir_indep L2; dir_indep H2) then idtac else (unify s dir_tri; reflexivity);
+      let lo2 := dir_at0 L2 in let hi2 := dir_at0 H2 in
+      unify s dir_ok;
+      tryif (dir_is_zero lo; dir_is_zero lo2) then
+        (let t := eval cbv beta in
+           (transpose hi2 hi (genr 0 hi2 (fun b : Z => genr 0 hi (fun a : Z => F a b)))) in
+         exact (eq_sym (transpose_gen hi2 hi (fun w z => F z w)) : _ = t))
+      else
+        (let t := eval cbv beta in
+           (transpose (hi2 - lo2) (hi - lo) (genr lo2 hi2 (fun b : Z => genr lo hi (fun a : Z => F a b)))) in
+         exact (gen_swap_transpose lo hi lo2 hi2 F : _ = t))
+  | |- genr ?lo ?hi (fun z => sumr (@?L2 z) (@?H2 z) (fun w => @?F z w)) = _ =>
+      atl_same_name a z; atl_same_name b w;
+      tryif (dir_indep L2; dir_indep H2) then idtac else (unify s dir_tri; reflexivity);
+      let lo2 := dir_at0 L2 in let hi2 := dir_at0 H2 in
+      unify s dir_ok;
+      let t := eval cbv beta in (sumr lo2 hi2 (fun b : Z => genr lo hi (fun a : Z => F a b))) in
+      exact (gen_sum_swap lo2 hi2 lo hi F : _ = t)
+  | |- sumr ?lo ?hi (fun z => genr (@?L2 z) (@?H2 z) (fun w => @?F z w)) = _ =>
+      atl_same_name a z; atl_same_name b w;
+      tryif (dir_indep L2; dir_indep H2) then idtac else (unify s dir_tri; reflexivity);
+      let lo2 := dir_at0 L2 in let hi2 := dir_at0 H2 in
+      unify s dir_ok;
+      let t := eval cbv beta in (genr lo2 hi2 (fun b : Z => sumr lo hi (fun a : Z => F a b))) in
+      exact (sum_gen_swap lo hi lo2 hi2 (fun w z => F z w) : _ = t)
+  | |- sumr ?lo ?hi (fun z => sumr (@?L2 z) (@?H2 z) (fun w => @?F z w)) = _ =>
+      atl_same_name a z; atl_same_name b w;
+      tryif (dir_indep L2; dir_indep H2) then idtac else (unify s dir_tri; reflexivity);
+      let lo2 := dir_at0 L2 in let hi2 := dir_at0 H2 in
+      unify s dir_ok;
+      let t := eval cbv beta in (sumr lo2 hi2 (fun b : Z => sumr lo hi (fun a : Z => F a b))) in
+      exact (sum_swap lo hi lo2 hi2 F : _ = t)
+  | |- _ _ _ (fun z => genr _ _ (fun w => _)) = _ =>
+      atl_same_name a z; atl_same_name b w; unify s dir_tri; reflexivity
+  | |- _ _ _ (fun z => sumr _ _ (fun w => _)) = _ =>
+      atl_same_name a z; atl_same_name b w; unify s dir_tri; reflexivity
+  end.
+
+(** Try to move loop [b] out of loop [a] (guards between them move into
+    [b] first); [k_ok] continues after a swap, [k_no] where there is none. *)
+Ltac dir_try_swap a b k_ok k_no :=
+  let s := open_constr:(_ : dir_code) in
+  tryif (repeat atl_step ltac:(dir_guard_in_node b); atl_step ltac:(dir_swap_node s a b)) then
+    (let v := eval hnf in s in
+     lazymatch v with
+     | dir_ok => k_ok
+     | dir_tri =>
+         idtac "reorder: the bounds of loop" b "depend on loop" a "(triangular nest)";
+         fail 0 "reorder: the bounds of loop" b "depend on loop" a "(triangular nest)"
+     | _ => fail 0 "reorder: internal error at loop" a
+     end)
+  else (unify s dir_notin; k_no).
+
+Ltac dir_need_loop_r x :=
+  tryif dir_has_loop x then idtac
+  else (idtac "reorder: the program has no loop named" x; fail 0 "reorder: the program has no loop named" x).
+
+Ltac dir_need_encl_r a b :=
+  tryif dir_encloses a b then idtac
+  else (idtac "reorder: loop" b "is not directly inside loop" a
+          "(only guards may lie between the named loops; here a let, a reshape such as the transpose left by a GEN/GEN swap, or another loop does)";
+        fail 0 "reorder: loop" b "is not directly inside loop" a
+          "(only guards may lie between the named loops; here a let, a reshape such as the transpose left by a GEN/GEN swap, or another loop does)").
+
+Ltac dir_need_loop_t x :=
+  tryif dir_has_loop x then idtac
+  else (idtac "tile: the program has no loop named" x; fail 0 "tile: the program has no loop named" x).
+
+Ltac dir_need_encl_t a b :=
+  tryif dir_encloses a b then idtac
+  else (idtac "tile: loop" b "is not directly inside loop" a
+          "(only guards may lie between the named loops; here a let, a reshape such as the transpose left by a GEN/GEN swap, or another loop does)";
+        fail 0 "tile: loop" b "is not directly inside loop" a
+          "(only guards may lie between the named loops; here a let, a reshape such as the transpose left by a GEN/GEN swap, or another loop does)").
+
+Ltac dir_reorder2 a b moved :=
+  dir_try_swap b a ltac:(idtac; dir_reorder2 a b true)
+    ltac:(idtac; dir_need_encl_r a b;
+          lazymatch moved with
+          | true => idtac
+          | false => idtac "reorder: loops" a b "are already in this order";
+                     fail 0 "reorder: loops" a b "are already in this order"
+          end).
+
+Ltac dir_reorder3 a b c moved :=
+  dir_try_swap b a ltac:(idtac; dir_reorder3 a b c true) ltac:(idtac;
+  dir_try_swap c a ltac:(idtac; dir_reorder3 a b c true) ltac:(idtac;
+  dir_try_swap c b ltac:(idtac; dir_reorder3 a b c true) ltac:(idtac;
+    dir_need_encl_r a b; dir_need_encl_r b c;
+    lazymatch moved with
+    | true => idtac
+    | false => idtac "reorder: loops" a b c "are already in this order";
+               fail 0 "reorder: loops" a b c "are already in this order"
+    end))).
+
+Ltac dir_reorder4 a b c d moved :=
+  dir_try_swap b a ltac:(idtac; dir_reorder4 a b c d true) ltac:(idtac;
+  dir_try_swap c a ltac:(idtac; dir_reorder4 a b c d true) ltac:(idtac;
+  dir_try_swap d a ltac:(idtac; dir_reorder4 a b c d true) ltac:(idtac;
+  dir_try_swap c b ltac:(idtac; dir_reorder4 a b c d true) ltac:(idtac;
+  dir_try_swap d b ltac:(idtac; dir_reorder4 a b c d true) ltac:(idtac;
+  dir_try_swap d c ltac:(idtac; dir_reorder4 a b c d true) ltac:(idtac;
+    dir_need_encl_r a b; dir_need_encl_r b c; dir_need_encl_r c d;
+    lazymatch moved with
+    | true => idtac
+    | false => idtac "reorder: loops" a b c d "are already in this order";
+               fail 0 "reorder: loops" a b c d "are already in this order"
+    end)))))).
+
+Tactic Notation "reorder" ident(a) ident(b) :=
+  atl_check_goal; dir_need_loop_r a; dir_need_loop_r b;
+  dir_reorder2 a b false.
+Tactic Notation "reorder" ident(a) ident(b) ident(c) :=
+  atl_check_goal; dir_need_loop_r a; dir_need_loop_r b; dir_need_loop_r c;
+  dir_reorder3 a b c false.
+Tactic Notation "reorder" ident(a) ident(b) ident(c) ident(d) :=
+  atl_check_goal; dir_need_loop_r a; dir_need_loop_r b; dir_need_loop_r c;
+  dir_need_loop_r d;
+  dir_reorder4 a b c d false.
+
+(** *** tile (Halide's [tile] = split, split, reorder, Sec. 8.2; Exo's
+    split/reorder sequence for Gemmini, thesis Sec. 2) *)
+Ltac dir_tile_node s i j ki kj io jo ii ji :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
+  | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
+  end;
+  let H1 := fresh "Hki" in
+  let H2 := fresh "Hkj" in
+  tryif assert (H1 : 0 < ki) by atl_side then
+    (tryif assert (H2 : 0 < kj) by atl_side then
+      lazymatch goal with
+      | |- genr ?lo ?N (fun z => genr (@?L2 z) (@?M2 z) (fun w => @?F z w)) = _ =>
+          tryif atl_same_name j w then
+            tryif (dir_indep L2; dir_indep M2) then
+              (let lo2 := dir_at0 L2 in let M := dir_at0 M2 in
+               tryif (dir_is_zero lo; dir_is_zero lo2) then
+                 (unify s dir_ok;
+                  let t := eval cbv beta in
+                    (trunc_r N (flatten (cdiv N ki) ki (genr 0 (cdiv N ki) (fun io : Z =>
+                       transpose M ki (trunc_r M (flatten (cdiv M kj) kj (genr 0 (cdiv M kj) (fun jo : Z =>
+                         transpose ki kj (genr 0 ki (fun ii : Z => genr 0 kj (fun ji : Z =>
+                           iverson ((io * ki + ii <? N) && (jo * kj + ji <? M))
+                             (F (io * ki + ii) (jo * kj + ji))))))))))))) in
+                  exact (dir_gen_tile2 N M ki kj F H1 H2 : _ = t))
+               else (unify s dir_lo; reflexivity))
+            else (unify s dir_tri; reflexivity)
+          else (unify s dir_notin; reflexivity)
+      | |- sumr _ _ (fun z => genr _ _ (fun w => _)) = _ =>
+          tryif atl_same_name j w then (unify s dir_mixed_sg; reflexivity)
+          else (unify s dir_notin; reflexivity)
+      | |- _ => unify s dir_use_split; reflexivity
+      end
+    else (unify s dir_nonpos2; reflexivity))
+  else (unify s dir_nonpos; reflexivity).
+
+Ltac dir_tile i j ki kj io jo ii ji :=
+  atl_check_goal;
+  dir_need_loop_t i; dir_need_loop_t j; dir_need_encl_t i j;
+  let s := open_constr:(_ : dir_code) in
+  tryif atl_step ltac:(dir_tile_node s i j ki kj io jo ii ji) then
+    (let v := eval hnf in s in
+     lazymatch v with
+     | dir_ok => idtac
+     | dir_use_split =>
+         (* sums, or a generation over a sum: split both, then reorder *)
+         dir_split i ki io ii dir_guard; dir_split j kj jo ji dir_guard;
+         dir_reorder4 io jo ii ji false
+     | dir_notin =>
+         idtac "tile: loop" j "is not directly inside loop" i;
+         fail 0 "tile: loop" j "is not directly inside loop" i
+     | dir_nonpos =>
+         idtac "tile: factor" ki "is not provably positive for loop" i;
+         fail 0 "tile: factor" ki "is not provably positive for loop" i
+     | dir_nonpos2 =>
+         idtac "tile: factor" kj "is not provably positive for loop" j;
+         fail 0 "tile: factor" kj "is not provably positive for loop" j
+     | dir_lo =>
+         idtac "tile: loops" i "and" j "must both start at 0 (rewrite with gen_shift first)";
+         fail 0 "tile: loops" i "and" j "must both start at 0 (rewrite with gen_shift first)"
+     | dir_tri =>
+         idtac "tile: the bounds of loop" j "depend on loop" i "(triangular nest)";
+         fail 0 "tile: the bounds of loop" j "depend on loop" i "(triangular nest)"
+     | dir_mixed_sg =>
+         idtac "tile: loop" i "is a reduction enclosing the generation" j
+               "(a sum over a generation); reorder them first (reorder" j i "), then tile";
+         fail 0 "tile: loop" i "is a reduction enclosing the generation" j
+               "(a sum over a generation); reorder them first (reorder" j i "), then tile"
+     | _ => fail 0 "tile: internal error at loop" i
+     end)
+  else (idtac "tile: the program has no loop named" i;
+        fail 0 "tile: the program has no loop named" i).
+
+Tactic Notation "tile" ident(i) ident(j) "by" constr(ki) constr(kj) "into" ident(io) ident(jo) ident(ii) ident(ji) :=
+  dir_tile i j ki kj io jo ii ji.

@@ -1,0 +1,165 @@
+(* Pinned behaviour of the loop directives (Rewrites/Directives.v; output
+   compared with Directives.ref).  Each block shows a directive working, with
+   the derived program printed, or refusing with its message. *)
+From Coq Require Import ZArith List Lia derive.Derive.
+From Verisched Require Import ATL.
+Import ListNotations.
+Open Scope Z_scope. Open Scope atl_scope.
+
+Section Directives.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n m p : Z) (f : Z -> S) (v : Z -> Z -> S) (w : Z -> Z -> Z -> S).
+  Hypotheses (Hf : shaped [n] f) (Hv : shaped [n; m] v) (Hw : shaped [n; m; p] w).
+
+  (* split, guard tail: a generation and a sum. *)
+  Definition g1 := GEN [ i < n ] f _[ i ].
+  Derive d1 SuchThat (g1 = d1) As d1_ok.
+  Proof. reschedule. split i by 8 into io ii. check_safe. done. Qed.
+  Print d1.
+
+  Definition s1 := SUM [ i < n ] f _[ i ].
+  Derive d2 SuchThat (s1 = d2) As d2_ok.
+  Proof. reschedule. split i by 4 into ko kk. check_safe. done. Qed.
+  Print d2.
+
+  (* A loop not starting at 0 is tiled over its iterations. *)
+  Definition g3 := GENR [ 1 <= i < n ] f _[ i - 1 ].
+  Derive d3 SuchThat (g3 = d3) As d3_ok.
+  Proof. reschedule. split i by 4 into io ii. check_safe. done. Qed.
+  Print d3.
+
+  (* split, peel: full tiles without guards, then the epilogue. *)
+  Derive d4 SuchThat (0 <= n -> g1 = d4) As d4_ok.
+  Proof. reschedule. split i by 4 into io ii peel. check_safe. done. Qed.
+  Print d4.
+
+  Derive d5 SuchThat (0 <= n -> s1 = d5) As d5_ok.
+  Proof. reschedule. split i by 4 into io ii peel. check_safe. done. Qed.
+  Print d5.
+
+  (* split, shift: only for a generation whose extent the factor divides. *)
+  Definition g6 := GEN [ i < 4 * m ] v _[ i / m ] _[ i mod m ].
+  Derive d6 SuchThat (0 <= m -> g6 = d6) As d6_ok.
+  Proof. reschedule. split i by 4 into io ii shift. done. Qed.
+  Print d6.
+
+  (* Refusals of split. *)
+  Derive d7 SuchThat (g1 = d7) As d7_ok.
+  Proof.
+    reschedule.
+    Fail split i by 0 into io ii.          (* factor not positive *)
+    Fail split j by 4 into io ii.          (* no such loop *)
+    Fail split i by 4 into io ii shift.    (* overlapping writes *)
+    done.
+  Qed.
+  Derive d8 SuchThat (s1 = d8) As d8_ok.
+  Proof.
+    reschedule.
+    Fail split i by 4 into io ii shift.    (* double count *)
+    Fail split i by 4 into io ii peel.     (* 0 <= n unknown *)
+    done.
+  Qed.
+  Derive d9 SuchThat (g3 = d9) As d9_ok.
+  Proof. reschedule. Fail split i by 4 into io ii peel. done. Qed.
+
+  (* fuse: two generations, two sums. *)
+  Definition g10 := GEN [ i < n ] GEN [ j < m ] v _[ i ] _[ j ].
+  Derive d10 SuchThat (0 < m -> g10 = d10) As d10_ok.
+  Proof. reschedule. fuse i j into ij. check_safe. done. Qed.
+  Print d10.
+
+  Definition s11 := SUM [ i < n ] SUM [ j < m ] v _[ i ] _[ j ].
+  Derive d11 SuchThat (0 < m -> s11 = d11) As d11_ok.
+  Proof. reschedule. fuse i j into ij. check_safe. done. Qed.
+  Print d11.
+
+  (* Refusals of fuse. *)
+  Definition gs := GEN [ i < n ] SUM [ j < m ] v _[ i ] _[ j ].
+  Definition tri := SUM [ i < n ] SUMR [ i <= j < n ] v _[ i ] _[ j ].
+  Derive d12 SuchThat (0 < m -> gs = d12) As d12_ok.
+  Proof.
+    reschedule.
+    Fail fuse i j into ij.                 (* a generation and a reduction *)
+    Fail fuse j i into ij.                 (* not a nest in this order *)
+    Fail fuse i k into ij.                 (* no such inner loop *)
+    done.
+  Qed.
+  Derive d13 SuchThat (g10 = d13) As d13_ok.
+  Proof. reschedule. Fail fuse i j into ij. done. Qed.  (* 0 < m unknown *)
+  Derive d14 SuchThat (tri = d14) As d14_ok.
+  Proof. reschedule. Fail fuse i j into ij. done. Qed.   (* triangular *)
+
+  (* reorder: GEN/SUM, SUM/GEN, SUM/SUM, GEN/GEN (a transpose). *)
+  Derive d15 SuchThat (gs = d15) As d15_ok.
+  Proof. reschedule. reorder j i. check_safe. done. Qed.
+  Print d15.
+
+  Definition sg := SUM [ j < m ] GEN [ i < n ] v _[ i ] _[ j ].
+  Derive d16 SuchThat (sg = d16) As d16_ok.
+  Proof. reschedule. reorder i j. check_safe. done. Qed.
+  Print d16.
+
+  Derive d17 SuchThat (s11 = d17) As d17_ok.
+  Proof. reschedule. reorder j i. check_safe. done. Qed.
+  Print d17.
+
+  Derive d18 SuchThat (g10 = d18) As d18_ok.
+  Proof. reschedule. reorder j i. check_safe. done. Qed.
+  Print d18.
+
+  (* Three loops with guards between them: the guards move inward. *)
+  Definition g19 := GEN [ i < n ] SUM [ j < m ] |[ i <? 3 ]| SUM [ k < p ] |[ j <? 2 ]| w _[ i ] _[ j ] _[ k ].
+  Derive d19 SuchThat (g19 = d19) As d19_ok.
+  Proof. reschedule. reorder k j i. check_safe. done. Qed.
+  Print d19.
+
+  (* Refusals of reorder. *)
+  Derive d20 SuchThat (tri = d20) As d20_ok.
+  Proof. reschedule. Fail reorder j i. done. Qed.      (* triangular *)
+  Derive d21 SuchThat (g19 = d21) As d21_ok.
+  Proof.
+    reschedule.
+    Fail reorder k j x.                    (* no such loop *)
+    Fail reorder i j.                      (* already in this order *)
+    Fail reorder i k.                      (* j lies between *)
+    done.
+  Qed.
+  Definition g22 := GEN [ i < n ] tlet t := GEN [ j < m ] v _[ i ] _[ j ] in SUM [ k < m ] t _[ k ].
+  Derive d22 SuchThat (g22 = d22) As d22_ok.
+  Proof. reschedule. Fail reorder k i. done. Qed.      (* a let between *)
+
+  (* tile: two generations (transposes, Fig. 9's form), two sums, GEN over SUM. *)
+  Derive d23 SuchThat (g10 = d23) As d23_ok.
+  Proof. reschedule. tile i j by 4 8 into io jo ii ji. check_safe. done. Qed.
+  Print d23.
+
+  Derive d24 SuchThat (s11 = d24) As d24_ok.
+  Proof. reschedule. tile i j by 4 8 into io jo ii ji. check_safe. done. Qed.
+  Print d24.
+
+  Derive d25 SuchThat (gs = d25) As d25_ok.
+  Proof. reschedule. tile i j by 4 8 into io jo ii ji. check_safe. done. Qed.
+  Print d25.
+
+  (* Refusals of tile. *)
+  Derive d26 SuchThat (sg = d26) As d26_ok.
+  Proof.
+    reschedule.
+    Fail tile j i by 4 8 into jo io ji ii.  (* a sum over a generation *)
+    Fail tile i j by 4 8 into io jo ii ji.  (* not a nest in this order *)
+    done.
+  Qed.
+  Derive d27 SuchThat (g10 = d27) As d27_ok.
+  Proof. reschedule. Fail tile i j by 4 0 into io jo ii ji. done. Qed.
+
+  (* A directive outside a derivation. *)
+  Goal g1 = g1. Fail split i by 4 into io ii. reflexivity. Qed.
+
+  (* Coq's own split is still there. *)
+  Goal True /\ True. split; exact I. Qed.
+End Directives.
+
+(* The directive re-derivation of the tiled pipeline: its trust base. *)
+From Verisched Require Examples.Directives.PipelineTiled.
+Print Assumptions Examples.Directives.PipelineTiled.tiled_directive_correct.
+Print Assumptions Examples.Directives.PipelineTiled.tiled_directive_same.
