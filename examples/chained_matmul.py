@@ -14,7 +14,7 @@ A, B, C = dsl.tensor("A", n, m), dsl.tensor("B", m, p), dsl.tensor("C", p, q)
 
 chain = dsl.program("chain", dsl.let(
     "AB", dsl.gen("r", n, lambda r: dsl.gen("c", p, lambda c:
-                                            dsl.sum("l", m, lambda l: A[r, l] * B[l, c]))),
+                                            dsl.sum("t", m, lambda t: A[r, t] * B[t, c]))),
     lambda AB: dsl.gen("i", n, lambda i: dsl.gen("j", q, lambda j:
                                                  dsl.sum("k", p, lambda k: AB[i, k] * C[k, j])))),
     inputs=[A, B, C], sizes=["n", "m", "p", "q"])

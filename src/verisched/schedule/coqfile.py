@@ -37,6 +37,10 @@ def section_sentences(p: Program) -> list[str]:
     for t, shape in p.inputs:
         if shape:
             out.append(f"Hypothesis Hshape_{t} : shaped [{'; '.join(map(idx_to_coq, shape))}] {t}.")
+    # Sizes are extents: nonnegative (as every Halide extent).  Stated, so that the
+    # directives' side conditions (peel, vectorize) can use it; a precondition at run time.
+    for x in p.sizes:
+        out.append(f"Hypothesis Hnonneg_{x} : 0 <= {x}.")
     for k, a in enumerate(p.assume):
         out.append(f"Hypothesis Hsize{k} : {prop_of(a)}.")
     out.append(f"Definition {p.name} := {to_coq(p.expr)}.")

@@ -55,9 +55,11 @@ from verisched.pybridge.terms import (
     TruncR,
     Var,
     Zero,
+    binder,
     free_vars,
     idx_free_vars,
     pred_free_vars,
+    walk,
 )
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
@@ -357,5 +359,11 @@ def program(name: str, body: T, *, inputs: Sequence[Tensor] | None = None,
     clash = {t.name for t in ins} & set(order)
     if clash:
         raise DslError(f"program {name}: {', '.join(sorted(clash))} is both a tensor and a size")
+    params = set(order) | {t.name for t in ins}
+    for node in walk(expr):
+        b = binder(node)
+        if b is not None and b in params:
+            raise DslError(f"program {name}: the {type(node).__name__.lower()} binder {b} "
+                           "shadows an input or size of the same name; rename it")
     return Program(name, expr, tuple((t.name, t.shape) for t in ins), order,
                    tuple(c.pred for c in assume))
