@@ -167,3 +167,49 @@ def test_bound_becomes_a_hypothesis_and_a_precondition() -> None:
     np.testing.assert_allclose(k({"f": fv}, n=5), 2 * fv)
     with pytest.raises(PreconditionError, match="2 <= n"):
         k({"f": fv[:1]}, n=1)
+
+
+# ---- one refusal per directive: the message names the directive and the condition ----
+
+
+def _refused(s: Schedule, call: str, *args: object) -> str:
+    with pytest.raises(DirectiveRefused) as exc:
+        getattr(s, call)(*args)
+    assert exc.value.message.startswith(("Tactic failure: " + call, call)), exc.value.message
+    return exc.value.message
+
+
+def test_reorder_of_a_triangular_nest_is_refused() -> None:
+    tri = dsl.program("tri", dsl.gen("i", n, lambda i: dsl.sum("j", i, lambda j: f[j])))
+    with Schedule.of(tri) as s:
+        msg = _refused(s, "reorder", "j", "i")
+    assert "bounds of loop j depend on loop i (triangular nest)" in msg
+
+
+def test_split_by_a_factor_not_provably_positive_is_refused(mv: Schedule) -> None:
+    # 0 is caught in Python (above); a size is Coq's to judge: m may be 0.
+    msg = _refused(mv, "split", "i", "m", "io", "ii")
+    assert "factor" in msg and "not provably positive" in msg and "loop i" in msg
+
+
+def test_fuse_of_a_generation_with_a_reduction_is_refused(mv: Schedule) -> None:
+    msg = _refused(mv, "fuse", "i", "j", "ij")
+    assert "loop i is a generation and loop j a reduction" in msg
+
+
+def test_compute_at_where_the_region_is_not_available_is_refused() -> None:
+    with Schedule.of(stencil()) as s:
+        msg = _refused(s, "compute_at", "buf", "j")
+    assert "region of buf is not available at loop j" in msg
+
+
+def test_vectorize_of_a_body_that_is_not_lane_wise_is_refused() -> None:
+    strided = dsl.program("strided", dsl.gen("i", n, lambda i: A[i, i * 2]))
+    with Schedule.of(strided) as s:
+        msg = _refused(s, "vectorize", "i", "avx2")
+    assert "not lane-wise" in msg
+
+
+def test_split_shift_is_refused_where_it_would_write_twice(mv: Schedule) -> None:
+    with pytest.raises(DirectiveRefused, match="shift refused for loop i"):
+        mv.split("i", 4, "io", "ii", tail="shift")
