@@ -95,6 +95,9 @@ class _Live:
 
     def run(self, tactic: str, steps: tuple[str, ...]) -> ProofState:
         """Run `tactic` after `steps`; Coq's refusal raises DirectiveRefused."""
+        if not self.session.alive:
+            raise ScheduleError(f"schedule of {self.program.name}: its Coq session is closed "
+                                "(the `with` block ended, or close() was called)")
         state = self._resolve(steps)
         res = self.derivation.run_tactic(tactic, state=state)
         if isinstance(res, StepError):
