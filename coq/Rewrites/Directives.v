@@ -1030,7 +1030,12 @@ Ltac dir_stage_core g i buf X A B body k :=
   first
     [ (* the loop nest from row 0: Fig. 8's buffer over the whole image *)
       let L := constr:(stage_rows3_root A B g F) in
-      lazymatch type of L with ?l = _ => unify l body end;
+      (* no evar here: a syntactic comparison, which fails at once where
+         [unify] would unfold index arithmetic for minutes *)
+      lazymatch type of L with
+      | ?l = _ => let l' := eval cbv beta in l in
+                  let b' := eval cbv beta in body in constr_eq l' b'
+      end;
       let t := eval cbv beta in
         (atl_let (genr 0 (A + 2) (fun i : Z => genr 0 B (fun x : Z => g (i - 1) x)))
            (fun buf => genr 0 A (fun i : Z => genr 0 B (fun x : Z =>
@@ -1039,7 +1044,10 @@ Ltac dir_stage_core g i buf X A B body k :=
     | (* a tile whose rows start at image row r0, columns at c0 *)
       let r0 := open_constr:(_ : Z) in let c0 := open_constr:(_ : Z) in
       let L := constr:(stage_rows3 A B r0 c0 g F) in
-      lazymatch type of L with ?l = _ => unify l body end;
+      lazymatch type of L with
+      | ?l = _ => let l' := eval cbv beta in l in
+                  let b' := eval cbv beta in body in unify l' b'
+      end;
       let t := eval cbv beta in
         (atl_let (genr 0 (A + 2) (fun i : Z => genr 0 B (fun x : Z => g (r0 + i - 1) (c0 + x))))
            (fun buf => genr 0 A (fun i : Z => genr 0 B (fun x : Z =>
