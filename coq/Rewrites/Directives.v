@@ -914,8 +914,12 @@ Ltac dir_peel mode i j ic jc :=
          idtac "peel: the extent of loop" j "is not provably at least 2 (a first and a last iteration to peel)";
          fail 0 "peel: the extent of loop" j "is not provably at least 2 (a first and a last iteration to peel)"
      | dir_lo =>
-         idtac "peel: loop" i "(and" j ") must start at 0 (peel a loop before splitting it)";
-         fail 0 "peel: loop" i "(and" j ") must start at 0 (peel a loop before splitting it)"
+         tryif atl_same_name i j then
+           (idtac "peel: loop" i "must start at 0 (peel a loop before splitting or peeling it)";
+            fail 0 "peel: loop" i "must start at 0 (peel a loop before splitting or peeling it)")
+         else
+           (idtac "peel: loops" i "and" j "must both start at 0 (peel a loop before splitting or peeling it)";
+            fail 0 "peel: loops" i "and" j "must both start at 0 (peel a loop before splitting or peeling it)")
      | dir_tri =>
          idtac "peel: the bounds of loop" j "depend on loop" i "(triangular nest)";
          fail 0 "peel: the bounds of loop" j "depend on loop" i "(triangular nest)"
@@ -1076,8 +1080,8 @@ Ltac dir_stage g i buf :=
   atl_check_goal;
   tryif atl_step ltac:(dir_stage_node g i buf) then idtac
   else tryif dir_has_loop i then
-    (idtac "stage_rows: loop" i "(from 0, over a loop from 0) does not read" g
-           "at rows r0 + " i "- 1, r0 + " i ", r0 + " i "+ 1 (and columns c0 + x) summed left to right";
+    (idtac "stage_rows: loop" i "(a generation from 0 over one from 0) does not read the stage" g
+           "at three consecutive rows (" i "- 1," i "," i "+ 1, shifted by a tile origin) summed left to right";
      fail 0 "stage_rows: loop" i "does not read the given stage at three consecutive rows summed left to right")
   else (idtac "stage_rows: the program has no loop named" i;
         fail 0 "stage_rows: the program has no loop named" i).
