@@ -48,9 +48,9 @@
       the two GEN/GEN exchanges appear as transposes); sums and a
       generation over a sum use [split] twice and [reorder].  A sum over a
       generation is refused (reorder the loops first), and so are two
-      generations not both starting at 0.  The [partition] variant (guard-free
-      interior tiles) is not implemented: [split .. peel] gives a guard-free
-      main part for one loop.
+      generations not both starting at 0.  The [partition] variant
+      (guard-free full tiles, any lower bounds) is below, with [peel] and
+      [stage_rows].
 
     Loops are found by name as Ltac sees it (a binder shadowing an
     enclosing one of the same name prints as [i0]; rename one first), and
