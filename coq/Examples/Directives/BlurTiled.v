@@ -10,7 +10,8 @@
       inline blur_xg.                                  (1)
       peel y x into yc xc.                             (2) border peeled
       tile yc xc by kn km into yo xo yi xi partition.  (3) guard-free full tiles
-      stage_rows blur_row at yi into buf.              (4) (kn+2) x km buffer
+      stage_rows (fun r c => v _[r] _[c-1] <+> ..) at yi into buf.
+                                                       (4) (kn+2) x km buffer
       simpl_index.                                     (5) Fig. 9's indices
 
     not counting [reschedule], the two asserts that give [check_safe] the
@@ -53,11 +54,6 @@ Section BlurTiledDir.
     unfold blur, blur_bc; apply genr_ext_ctx; intros y Hy; apply genr_ext_ctx; intros x Hx.
     unfold blur_y; rewrite !(blur_x_guard n m v Hv) by lia; reflexivity.
   Qed.
-
-  (** One row of [blur_x] at image row [r], column [c] (the stage each
-      tile buffers; Halide's [blur_x] func). *)
-  Definition blur_row (r c : Z) : S :=
-    v _[ r ] _[ c - 1 ] <+> v _[ r ] _[ c ] <+> v _[ r ] _[ c + 1 ].
 
   Derive blur_tiled_dir SuchThat (blur_bc = blur_tiled_dir) As blur_tiled_dir_correct.
   Proof.
