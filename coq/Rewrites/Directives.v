@@ -48,9 +48,9 @@
       the two GEN/GEN exchanges appear as transposes); sums and a
       generation over a sum use [split] twice and [reorder].  A sum over a
       generation is refused (reorder the loops first), and so are two
-      generations not both starting at 0.  The [partition] variant (guard-free
-      interior tiles) is not implemented: [split .. peel] gives a guard-free
-      main part for one loop.
+      generations not both starting at 0.  The [partition] variant
+      (guard-free full tiles, any lower bounds) is below, with [peel] and
+      [stage_rows].
 
     Loops are found by name as Ltac sees it (a binder shadowing an
     enclosing one of the same name prints as [i0]; rename one first), and
@@ -197,9 +197,13 @@ End DirLemmas.
 Inductive dir_code :=
   | dir_ok | dir_nonpos | dir_neg | dir_nondiv | dir_lo | dir_tri
   | dir_mixed_gs | dir_mixed_sg | dir_notin | dir_sum_shift
-  | dir_nonpos2 | dir_use_split.
+  | dir_nonpos2 | dir_use_split | dir_short | dir_short2 | dir_neg2.
 
 Inductive dir_mode := dir_guard | dir_peel | dir_shift.
+
+(** Variants of [peel]: one loop; a 2-D border in place; a 2-D border
+    with the interior as one block. *)
+Inductive dir_peel_mode := dir_peel_1 | dir_peel_2 | dir_peel_block.
 
 
 (** A refusal prints its message (so that [Fail] shows it in a compiled
@@ -680,3 +684,406 @@ Ltac dir_tile i j ki kj io jo ii ji :=
 
 Tactic Notation "tile" ident(i) ident(j) "by" constr(ki) constr(kj) "into" ident(io) ident(jo) ident(ii) ident(ji) :=
   dir_tile i j ki kj io jo ii ji.
+
+(** ** Border peeling, partitioned tiling, row staging (the blur of
+    Examples/Blur.v, Sec. 3 / Fig. 9 of the ATL paper)
+
+    - [peel i]: peel the first and the last iteration off the generation
+      named [i] over [0, N) ([2 <= N] provable): Halide's loop
+      partitioning into prologue, steady state and epilogue (Halide formal
+      semantics Sec. 8.6 "practical directives": the practical system
+      partitions loops to drop boundary conditions from the steady state;
+      Exo thesis Table 3.1 [cut_loop] / [partition_loop]), then the
+      guards that the new bounds decide are dropped or zeroed inside the
+      peeled node ([simpl_guard] restricted to it).
+    - [peel i j]: the border of a 2-D nest [i] over [j] (both from 0):
+      [peel i], then in the middle rows [peel j] in place (each middle row
+      is its first column, interior and last column: Blur.v's fused
+      schedule, [gen_peel] + [gen_peel_inner]).
+    - [peel i j into ic jc]: the same border, with the middle rows' columns
+      split outside the row loop (Fig. 9's transposes, [gen_peel_cols]),
+      so that the interior is one block; its two loops are named [ic] and
+      [jc] (the border pieces keep [i] and [j]), so that a later [tile]
+      finds the interior by name.
+    - [tile i j by ki kj into io jo ii ji partition]: [tile] (any lower
+      bounds) whose full tiles carry no guard: the rows of tiles are the
+      [N / ki] full ones, then the rest; within the full rows the columns
+      of tiles likewise; the full tiles are guard-free, the last column of
+      tiles of a full row keeps only its column guard, and the last row of
+      tiles keeps both (Halide's [tile] with the tail partitioned off,
+      Sec. 8.2 split + swap and Sec. 8.6's loop partitioning; Exo's
+      [divide_loop] with [tail="cut"]).  Needs [0 <= N], [0 <= M].
+    - [stage_rows g at i into buf]: the loop [i] (a tile's rows) whose body
+      is [g] read at rows [r0 + i - 1], [r0 + i], [r0 + i + 1] and summed
+      computes [g] once per row, for its [A + 2] rows, into a buffer
+      [buf] placed at the loop (around the tile's transpose if there is
+      one), and reads the buffer instead ([stage_rows3],
+      [stage_rows3_root]).  This is Halide's [compute_at] of the producer
+      [g] at the tile with bounds inference giving the 3-row halo (Halide
+      formal semantics Sec. 8.3), or Exo's [stage_mem] of the window
+      (thesis Table 3.1); [g] is given because ATL has no named funcs
+      once a producer is inlined. *)
+
+Section DirPeelLemmas.
+  Context {X : Type} `{TensorLaws X}.
+
+  Lemma dir_peel2 N N1 N2 M M1 M2 (f : Z -> Z -> X) :
+    N1 = N - 1 -> N2 = N - 2 -> 2 <= N -> M1 = M - 1 -> M2 = M - 2 -> 2 <= M ->
+    genr 0 N (fun y => genr 0 M (f y)) =
+    concat 1 N1 (genr 0 1 (fun y => genr 0 M (f y)))
+      (concat N2 1
+         (genr 1 N1 (fun y => concat 1 M1 (genr 0 1 (f y))
+                                (concat M2 1 (genr 1 M1 (f y)) (genr M1 M (f y)))))
+         (genr N1 N (fun y => genr 0 M (f y)))).
+  Proof.
+    intros; rewrite (gen_peel N N1 N2 (fun y => genr 0 M (f y))) by auto.
+    rewrite (gen_peel_inner 1 N1 M M1 M2 f) by auto; reflexivity.
+  Qed.
+
+  Lemma dir_peel2_block N N1 N2 M M1 M2 (f : Z -> Z -> X) :
+    N1 = N - 1 -> N2 = N - 2 -> 2 <= N -> M1 = M - 1 -> M2 = M - 2 -> 2 <= M ->
+    genr 0 N (fun y => genr 0 M (f y)) =
+    concat 1 N1 (genr 0 1 (fun y => genr 0 M (f y)))
+      (concat N2 1
+         (transpose M N2
+            (concat 1 M1
+               (transpose N2 1 (genr 1 N1 (fun y => genr 0 1 (f y))))
+               (concat M2 1
+                  (transpose N2 M2 (genr 1 N1 (fun y => genr 1 M1 (f y))))
+                  (transpose N2 1 (genr 1 N1 (fun y => genr M1 M (f y)))))))
+         (genr N1 N (fun y => genr 0 M (f y)))).
+  Proof.
+    intros; rewrite (gen_peel N N1 N2 (fun y => genr 0 M (f y))) by auto.
+    rewrite (gen_peel_cols 1 N1 N2 M M1 M2 f) by (auto; lia); reflexivity.
+  Qed.
+
+  Lemma dir_tile_full q k t : 0 < k -> 0 <= q < t / k -> 0 <= t -> q * k + k <= t.
+  Proof.
+    intros Hk Hq Ht.
+    assert (k * (t / k) <= t) by (apply Z.mul_div_le; lia).
+    nia.
+  Qed.
+
+  Lemma dir_gen_tile2_part a b c d N M kn km (f : Z -> Z -> X) :
+    N = b - a -> M = d - c -> 0 < kn -> 0 < km -> 0 <= N -> 0 <= M ->
+    genr a b (fun y => genr c d (f y)) =
+    trunc_r N (flatten (cdiv N kn) kn
+      (concat (N / kn) (cdiv N kn - N / kn)
+        (genr 0 (N / kn) (fun yo =>
+           transpose M kn (trunc_r M (flatten (cdiv M km) km
+             (concat (M / km) (cdiv M km - M / km)
+                (genr 0 (M / km) (fun xo => transpose kn km (genr 0 kn (fun yi => genr 0 km (fun xi =>
+                   f (a + yo * kn + yi) (c + xo * km + xi))))))
+                (genr (M / km) (cdiv M km) (fun xo => transpose kn km (genr 0 kn (fun yi => genr 0 km (fun xi =>
+                   iverson (xo * km + xi <? M) (f (a + yo * kn + yi) (c + xo * km + xi))))))))))))
+        (genr (N / kn) (cdiv N kn) (fun yo =>
+           transpose M kn (trunc_r M (flatten (cdiv M km) km
+             (genr 0 (cdiv M km) (fun xo => transpose kn km (genr 0 kn (fun yi => genr 0 km (fun xi =>
+                iverson ((yo * kn + yi <? N) && (xo * km + xi <? M))
+                  (f (a + yo * kn + yi) (c + xo * km + xi))))))))))))).
+  Proof.
+    intros HN HM Hkn Hkm HN0 HM0.
+    rewrite (gen_tile2 a b c d N M kn km f HN HM Hkn Hkm).
+    assert (Hd : forall t k, 0 < k -> 0 <= t -> 0 <= t / k <= cdiv t k).
+    { intros t k Hk Ht; split; [apply Z.div_pos; lia|].
+      unfold cdiv; apply Z.div_le_mono; lia. }
+    do 2 apply f_equal.
+    rewrite (gen_concat (N / kn) (cdiv N kn)) by (apply Hd; lia).
+    apply f_equal2.
+    - apply genr_ext_ctx; intros yo Hyo.
+      do 3 apply f_equal.
+      rewrite (gen_concat (M / km) (cdiv M km)) by (apply Hd; lia).
+      apply f_equal2.
+      + apply genr_ext_ctx; intros xo Hxo; apply f_equal.
+        apply genr_ext_ctx; intros yi Hyi; apply genr_ext_ctx; intros xi Hxi.
+        pose proof (dir_tile_full yo kn N Hkn ltac:(lia) HN0).
+        pose proof (dir_tile_full xo km M Hkm ltac:(lia) HM0).
+        destruct (Z.ltb_spec (yo * kn + yi) N), (Z.ltb_spec (xo * km + xi) M); try lia.
+        reflexivity.
+      + apply genr_ext_ctx; intros xo Hxo; apply f_equal.
+        apply genr_ext_ctx; intros yi Hyi; apply genr_ext_ctx; intros xi Hxi.
+        pose proof (dir_tile_full yo kn N Hkn ltac:(lia) HN0).
+        destruct (Z.ltb_spec (yo * kn + yi) N); try lia; reflexivity.
+    - reflexivity.
+  Qed.
+End DirPeelLemmas.
+
+(** ** Tactics: peel, tile .. partition, stage_rows *)
+
+(** Pass the [ring_simplify] normal form of [e] to [k] ([n + 2 - 1] is
+    shown as [n + 1], [n - 1 - 1] as [n - 2]), so that peeled bounds
+    read as a user would write them. *)
+Ltac dir_norm e k :=
+  let E := fresh "E" in
+  assert (E : e = e) by reflexivity; ring_simplify in E;
+  lazymatch type of E with ?j = _ => clear E; k j end.
+
+(** The guards decided by the new bounds, dropped or zeroed inside the
+    rewritten node only ([simpl_guard]'s rules, Tactics.v). *)
+Ltac dir_guards_here := atl_everywhere atl_guard_root.
+
+(** *** peel (Halide formal semantics Sec. 8.6: the practical system's
+    loop partitioning into prologue / steady state / epilogue; Exo thesis
+    Table 3.1 [cut_loop], [partition_loop]) *)
+Ltac dir_peel_node s mode i j ic jc :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
+  end;
+  lazymatch mode with
+  | dir_peel_1 =>
+      lazymatch goal with
+      | |- genr ?lo ?N (fun z => @?F z) = _ =>
+          tryif dir_is_zero lo then
+            (let HN := fresh "HN" in
+             tryif assert (HN : 2 <= N) by atl_side then
+               (unify s dir_ok;
+                dir_norm (N - 1) ltac:(fun N1 => dir_norm (N - 2) ltac:(fun N2 =>
+                  let t := eval cbv beta in
+                    (concat 1 N1 (genr 0 1 (fun i : Z => F i))
+                       (concat N2 1 (genr 1 N1 (fun i : Z => F i)) (genr N1 N (fun i : Z => F i)))) in
+                  etransitivity;
+                  [ exact (gen_peel N N1 N2 F ltac:(ring) ltac:(ring) HN : _ = t)
+                  | dir_guards_here ])))
+             else (unify s dir_short; reflexivity))
+          else (unify s dir_lo; reflexivity)
+      end
+  | _ =>
+      lazymatch goal with
+      | |- genr ?lo ?N (fun z => genr (@?L2 z) (@?M2 z) (fun w => @?F z w)) = _ =>
+          tryif atl_same_name j w then
+            tryif (dir_indep L2; dir_indep M2) then
+              (let lo2 := dir_at0 L2 in let M := dir_at0 M2 in
+               tryif (dir_is_zero lo; dir_is_zero lo2) then
+                 (let HN := fresh "HN" in let HM := fresh "HM" in
+                  tryif assert (HN : 2 <= N) by atl_side then
+                    (tryif assert (HM : 2 <= M) by atl_side then
+                       (unify s dir_ok;
+                        dir_norm (N - 1) ltac:(fun N1 => dir_norm (N - 2) ltac:(fun N2 =>
+                        dir_norm (M - 1) ltac:(fun M1 => dir_norm (M - 2) ltac:(fun M2 =>
+                          lazymatch mode with
+                          | dir_peel_2 =>
+                              let t := eval cbv beta in
+                                (concat 1 N1 (genr 0 1 (fun i : Z => genr 0 M (fun j : Z => F i j)))
+                                   (concat N2 1
+                                      (genr 1 N1 (fun i : Z =>
+                                         concat 1 M1 (genr 0 1 (fun j : Z => F i j))
+                                           (concat M2 1 (genr 1 M1 (fun j : Z => F i j))
+                                              (genr M1 M (fun j : Z => F i j)))))
+                                      (genr N1 N (fun i : Z => genr 0 M (fun j : Z => F i j))))) in
+                              etransitivity;
+                              [ exact (dir_peel2 N N1 N2 M M1 M2 F ltac:(ring) ltac:(ring) HN
+                                         ltac:(ring) ltac:(ring) HM : _ = t)
+                              | dir_guards_here ]
+                          | dir_peel_block =>
+                              let t := eval cbv beta in
+                                (concat 1 N1 (genr 0 1 (fun i : Z => genr 0 M (fun j : Z => F i j)))
+                                   (concat N2 1
+                                      (transpose M N2
+                                         (concat 1 M1
+                                            (transpose N2 1 (genr 1 N1 (fun i : Z => genr 0 1 (fun j : Z => F i j))))
+                                            (concat M2 1
+                                               (transpose N2 M2 (genr 1 N1 (fun ic : Z => genr 1 M1 (fun jc : Z => F ic jc))))
+                                               (transpose N2 1 (genr 1 N1 (fun i : Z => genr M1 M (fun j : Z => F i j)))))))
+                                      (genr N1 N (fun i : Z => genr 0 M (fun j : Z => F i j))))) in
+                              etransitivity;
+                              [ exact (dir_peel2_block N N1 N2 M M1 M2 F ltac:(ring) ltac:(ring) HN
+                                         ltac:(ring) ltac:(ring) HM : _ = t)
+                              | dir_guards_here ]
+                          end)))))
+                     else (unify s dir_short2; reflexivity))
+                  else (unify s dir_short; reflexivity))
+               else (unify s dir_lo; reflexivity))
+            else (unify s dir_tri; reflexivity)
+          else (unify s dir_notin; reflexivity)
+      | |- _ => unify s dir_notin; reflexivity
+      end
+  end.
+
+Ltac dir_peel mode i j ic jc :=
+  atl_check_goal;
+  let s := open_constr:(_ : dir_code) in
+  tryif atl_step ltac:(dir_peel_node s mode i j ic jc) then
+    (let v := eval hnf in s in
+     lazymatch v with
+     | dir_ok => idtac
+     | dir_short =>
+         idtac "peel: the extent of loop" i "is not provably at least 2 (a first and a last iteration to peel)";
+         fail 0 "peel: the extent of loop" i "is not provably at least 2 (a first and a last iteration to peel)"
+     | dir_short2 =>
+         idtac "peel: the extent of loop" j "is not provably at least 2 (a first and a last iteration to peel)";
+         fail 0 "peel: the extent of loop" j "is not provably at least 2 (a first and a last iteration to peel)"
+     | dir_lo =>
+         tryif atl_same_name i j then
+           (idtac "peel: loop" i "must start at 0 (peel a loop before splitting or peeling it)";
+            fail 0 "peel: loop" i "must start at 0 (peel a loop before splitting or peeling it)")
+         else
+           (idtac "peel: loops" i "and" j "must both start at 0 (peel a loop before splitting or peeling it)";
+            fail 0 "peel: loops" i "and" j "must both start at 0 (peel a loop before splitting or peeling it)")
+     | dir_tri =>
+         idtac "peel: the bounds of loop" j "depend on loop" i "(triangular nest)";
+         fail 0 "peel: the bounds of loop" j "depend on loop" i "(triangular nest)"
+     | dir_notin =>
+         idtac "peel: loop" j "is not directly inside loop" i "(a 2-D border needs a perfect nest of two generations)";
+         fail 0 "peel: loop" j "is not directly inside loop" i "(a 2-D border needs a perfect nest of two generations)"
+     | _ => fail 0 "peel: internal error at loop" i
+     end)
+  else (idtac "peel: the program has no generation named" i;
+        fail 0 "peel: the program has no generation named" i).
+
+Tactic Notation "peel" ident(i) := dir_peel dir_peel_1 i i i i.
+Tactic Notation "peel" ident(i) ident(j) := dir_peel dir_peel_2 i j i j.
+Tactic Notation "peel" ident(i) ident(j) "into" ident(ic) ident(jc) :=
+  dir_peel dir_peel_block i j ic jc.
+
+(** *** tile .. partition (Halide Sec. 8.2 split + swap with the tail
+    partitioned off as in Sec. 8.6's loop partitioning; Exo thesis
+    Table 3.1 [divide_loop] with a cut tail) *)
+Ltac dir_tile_part_node s i j ki kj io jo ii ji :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
+  end;
+  lazymatch goal with
+  | |- genr ?a ?b (fun z => genr (@?C2 z) (@?D2 z) (fun w => @?F z w)) = _ =>
+      tryif atl_same_name j w then
+        tryif (dir_indep C2; dir_indep D2) then
+          (let c := dir_at0 C2 in let d := dir_at0 D2 in
+           let H1 := fresh "Hki" in let H2 := fresh "Hkj" in
+           let H3 := fresh "HN" in let H4 := fresh "HM" in
+           tryif assert (H1 : 0 < ki) by atl_side then
+             (tryif assert (H2 : 0 < kj) by atl_side then
+               (tryif assert (H3 : 0 <= b - a) by atl_side then
+                 (tryif assert (H4 : 0 <= d - c) by atl_side then
+                   (unify s dir_ok;
+                    dir_norm (b - a) ltac:(fun N => dir_norm (d - c) ltac:(fun M =>
+                      let G := lazymatch a with
+                               | 0 => lazymatch c with
+                                      | 0 => constr:(fun io jo ii ji : Z => F (io * ki + ii) (jo * kj + ji))
+                                      | _ => constr:(fun io jo ii ji : Z => F (io * ki + ii) (c + jo * kj + ji))
+                                      end
+                               | _ => lazymatch c with
+                                      | 0 => constr:(fun io jo ii ji : Z => F (a + io * ki + ii) (jo * kj + ji))
+                                      | _ => constr:(fun io jo ii ji : Z => F (a + io * ki + ii) (c + jo * kj + ji))
+                                      end
+                               end in
+                      let t := eval cbv beta in
+                        (trunc_r N (flatten (cdiv N ki) ki
+                          (concat (N / ki) (cdiv N ki - N / ki)
+                            (genr 0 (N / ki) (fun io : Z =>
+                               transpose M ki (trunc_r M (flatten (cdiv M kj) kj
+                                 (concat (M / kj) (cdiv M kj - M / kj)
+                                    (genr 0 (M / kj) (fun jo : Z => transpose ki kj (genr 0 ki (fun ii : Z =>
+                                       genr 0 kj (fun ji : Z => G io jo ii ji)))))
+                                    (genr (M / kj) (cdiv M kj) (fun jo : Z => transpose ki kj (genr 0 ki (fun ii : Z =>
+                                       genr 0 kj (fun ji : Z => iverson (jo * kj + ji <? M) (G io jo ii ji)))))))))))
+                            (genr (N / ki) (cdiv N ki) (fun io : Z =>
+                               transpose M ki (trunc_r M (flatten (cdiv M kj) kj
+                                 (genr 0 (cdiv M kj) (fun jo : Z => transpose ki kj (genr 0 ki (fun ii : Z =>
+                                    genr 0 kj (fun ji : Z =>
+                                      iverson ((io * ki + ii <? N) && (jo * kj + ji <? M)) (G io jo ii ji))))))))))))) in
+                      exact (dir_gen_tile2_part a b c d N M ki kj F ltac:(ring) ltac:(ring) H1 H2
+                               ltac:(lia) ltac:(lia) : _ = t))))
+                  else (unify s dir_neg2; reflexivity))
+                else (unify s dir_neg; reflexivity))
+              else (unify s dir_nonpos2; reflexivity))
+            else (unify s dir_nonpos; reflexivity))
+        else (unify s dir_tri; reflexivity)
+      else (unify s dir_notin; reflexivity)
+  | |- _ => unify s dir_notin; reflexivity
+  end.
+
+Ltac dir_tile_part i j ki kj io jo ii ji :=
+  atl_check_goal;
+  dir_need_loop_t i; dir_need_loop_t j;
+  let s := open_constr:(_ : dir_code) in
+  tryif atl_step ltac:(dir_tile_part_node s i j ki kj io jo ii ji) then
+    (let v := eval hnf in s in
+     lazymatch v with
+     | dir_ok => idtac
+     | dir_notin =>
+         idtac "tile partition: loop" j "is not directly inside loop" i "(a perfect nest of two generations)";
+         fail 0 "tile partition: loop" j "is not directly inside loop" i "(a perfect nest of two generations)"
+     | dir_nonpos =>
+         idtac "tile partition: factor" ki "is not provably positive for loop" i;
+         fail 0 "tile partition: factor" ki "is not provably positive for loop" i
+     | dir_nonpos2 =>
+         idtac "tile partition: factor" kj "is not provably positive for loop" j;
+         fail 0 "tile partition: factor" kj "is not provably positive for loop" j
+     | dir_neg =>
+         idtac "tile partition: the extent of loop" i "is not provably nonnegative (its full tiles would be miscounted)";
+         fail 0 "tile partition: the extent of loop" i "is not provably nonnegative (its full tiles would be miscounted)"
+     | dir_neg2 =>
+         idtac "tile partition: the extent of loop" j "is not provably nonnegative (its full tiles would be miscounted)";
+         fail 0 "tile partition: the extent of loop" j "is not provably nonnegative (its full tiles would be miscounted)"
+     | dir_tri =>
+         idtac "tile partition: the bounds of loop" j "depend on loop" i "(triangular nest)";
+         fail 0 "tile partition: the bounds of loop" j "depend on loop" i "(triangular nest)"
+     | _ => fail 0 "tile partition: internal error at loop" i
+     end)
+  else (idtac "tile partition: the program has no generation named" i;
+        fail 0 "tile partition: the program has no generation named" i).
+
+Tactic Notation "tile" ident(i) ident(j) "by" constr(ki) constr(kj) "into" ident(io) ident(jo) ident(ii) ident(ji) "partition" :=
+  dir_tile_part i j ki kj io jo ii ji.
+
+(** *** stage_rows (Halide formal semantics Sec. 8.3 compute_at with
+    bounds inference of the 3-row halo; Exo thesis Table 3.1 [stage_mem]) *)
+Ltac dir_stage_core g i buf X A B body k :=
+  let F := constr:(fun a b c : X => tadd (tadd a b) c) in
+  first
+    [ (* the loop nest from row 0: Fig. 8's buffer over the whole image *)
+      let L := constr:(stage_rows3_root A B g F) in
+      (* no evar here: a syntactic comparison, which fails at once where
+         [unify] would unfold index arithmetic for minutes *)
+      lazymatch type of L with
+      | ?l = _ => let l' := eval cbv beta in l in
+                  let b' := eval cbv beta in body in constr_eq l' b'
+      end;
+      let t := eval cbv beta in
+        (atl_let (genr 0 (A + 2) (fun i : Z => genr 0 B (fun x : Z => g (i - 1) x)))
+           (fun buf => genr 0 A (fun i : Z => genr 0 B (fun x : Z =>
+              F (get (get buf i) x) (get (get buf (i + 1)) x) (get (get buf (i + 2)) x))))) in
+      k L t
+    | (* a tile whose rows start at image row r0, columns at c0 *)
+      let r0 := open_constr:(_ : Z) in let c0 := open_constr:(_ : Z) in
+      let L := constr:(stage_rows3 A B r0 c0 g F) in
+      lazymatch type of L with
+      | ?l = _ => let l' := eval cbv beta in l in
+                  let b' := eval cbv beta in body in unify l' b'
+      end;
+      let t := eval cbv beta in
+        (atl_let (genr 0 (A + 2) (fun i : Z => genr 0 B (fun x : Z => g (r0 + i - 1) (c0 + x))))
+           (fun buf => genr 0 A (fun i : Z => genr 0 B (fun x : Z =>
+              F (get (get buf i) x) (get (get buf (i + 1)) x) (get (get buf (i + 2)) x))))) in
+      k L t ].
+
+Ltac dir_stage_node g i buf :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- transpose ?P ?Q (@genr _ _ 0 ?A (fun z => @genr ?X _ 0 ?B (fun w => @?Bd z w))) = _ =>
+      atl_same_name i z;
+      let body := constr:(genr 0 A (fun z => genr 0 B (fun w => Bd z w))) in
+      dir_stage_core g i buf X A B body ltac:(fun L t =>
+        lazymatch t with
+        | atl_let ?e ?f =>
+            let t' := eval cbv beta in (atl_let e (fun buf => transpose P Q (f buf))) in
+            exact (f_equal (transpose P Q) L : _ = t')
+        end)
+  | |- @genr _ _ 0 ?A (fun z => @genr ?X _ 0 ?B (fun w => @?Bd z w)) = _ =>
+      atl_same_name i z;
+      let body := constr:(genr 0 A (fun z => genr 0 B (fun w => Bd z w))) in
+      dir_stage_core g i buf X A B body ltac:(fun L t => exact (L : _ = t))
+  end.
+
+Ltac dir_stage g i buf :=
+  atl_check_goal;
+  tryif atl_step ltac:(dir_stage_node g i buf) then idtac
+  else tryif dir_has_loop i then
+    (idtac "stage_rows: loop" i "(a generation from 0 over one from 0) does not read the stage" g
+           "at three consecutive rows (" i "- 1," i "," i "+ 1, shifted by a tile origin) summed left to right";
+     fail 0 "stage_rows: loop" i "does not read the given stage at three consecutive rows summed left to right")
+  else (idtac "stage_rows: the program has no loop named" i;
+        fail 0 "stage_rows: the program has no loop named" i).
+
+Tactic Notation "stage_rows" constr(g) "at" ident(i) "into" ident(buf) := dir_stage g i buf.

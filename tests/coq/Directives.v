@@ -157,9 +157,78 @@ Section Directives.
 
   (* Coq's own split is still there. *)
   Goal True /\ True. split; exact I. Qed.
+
+  (* peel: one loop; a 2-D border in place; a 2-D border with the
+     interior as one block (named yc xc). *)
+  Definition st := GEN [ y < n ] GEN [ x < m ] (|[ 0 <=? x - 1 ]| v _[ y ] _[ x - 1 ]) <+> v _[ y ] _[ x ].
+  Derive d28 SuchThat (2 <= n -> g1 = d28) As d28_ok.
+  Proof. reschedule. peel i. check_safe. done. Qed.
+  Print d28.
+  Derive d29 SuchThat (2 <= n -> 2 <= m -> st = d29) As d29_ok.
+  Proof. reschedule. peel y x. check_safe. done. Qed.
+  Print d29.
+  Derive d30 SuchThat (2 <= n -> 2 <= m -> st = d30) As d30_ok.
+  Proof. reschedule. peel y x into yc xc. check_safe. done. Qed.
+  Print d30.
+
+  (* Refusals of peel. *)
+  Derive d31 SuchThat (2 <= n -> st = d31) As d31_ok.
+  Proof.
+    reschedule.
+    Fail peel z.                           (* no such loop *)
+    Fail peel y x.                         (* 2 <= m unknown *)
+    Fail peel x y.                         (* not a nest in this order *)
+    done.
+  Qed.
+  Derive d32 SuchThat (g3 = d32) As d32_ok.
+  Proof. reschedule. Fail peel i. done. Qed.          (* loop not from 0 *)
+
+  (* tile .. partition: full tiles without guards, lower bounds kept. *)
+  Definition g33 := GENR [ 1 <= i < n ] GENR [ 1 <= j < m ] v _[ i ] _[ j ].
+  Derive d33 SuchThat (1 <= n -> 1 <= m -> g33 = d33) As d33_ok.
+  Proof.
+    reschedule. tile i j by 4 8 into io jo ii ji partition.
+    assert (0 <= (n - 1) / 4) by (apply Z.div_pos; lia).
+    assert (0 <= (m - 1) / 8) by (apply Z.div_pos; lia).
+    check_safe. done.
+  Qed.
+  Print d33.
+
+  (* Refusals of tile .. partition. *)
+  Derive d34 SuchThat (g10 = d34) As d34_ok.
+  Proof.
+    reschedule.
+    Fail tile i j by 4 8 into io jo ii ji partition.  (* 0 <= n unknown *)
+    Fail tile j i by 4 8 into jo io ji ii partition.  (* not a nest in this order *)
+    done.
+  Qed.
+  Derive d35 SuchThat (0 <= n -> 0 <= m -> g10 = d35) As d35_ok.
+  Proof. reschedule. Fail tile i j by 0 8 into io jo ii ji partition. done. Qed.
+
+  (* stage_rows: a 3-row stencil computes its stage into a buffer. *)
+  Definition g36 := GEN [ y < n ] GEN [ x < m ] v _[ y - 1 ] _[ x ] <+> v _[ y ] _[ x ] <+> v _[ y + 1 ] _[ x ].
+  Derive d36 SuchThat (g36 = d36) As d36_ok.
+  Proof. reschedule. stage_rows (fun r c => v _[ r ] _[ c ]) at y into buf. done. Qed.
+  Print d36.
+
+  (* Refusals of stage_rows. *)
+  Derive d37 SuchThat (g36 = d37) As d37_ok.
+  Proof.
+    reschedule.
+    Fail stage_rows (fun r c => v _[ c ] _[ r ]) at y into buf.  (* not that stage *)
+    Fail stage_rows (fun r c => v _[ r ] _[ c ]) at z into buf.  (* no such loop *)
+    done.
+  Qed.
 End Directives.
 
 (* The directive re-derivation of the tiled pipeline: its trust base. *)
 From Verisched Require Examples.Directives.PipelineTiled.
 Print Assumptions Examples.Directives.PipelineTiled.tiled_directive_correct.
 Print Assumptions Examples.Directives.PipelineTiled.tiled_directive_same.
+
+(* The directive re-derivations of Blur.v's schedules: their trust base. *)
+From Verisched Require Examples.Directives.BlurTiled Examples.Directives.BlurFused2.
+Print Assumptions Examples.Directives.BlurTiled.blur_tiled_dir_blur.
+Print Assumptions Examples.Directives.BlurTiled.blur_tiled_dir_same.
+Print Assumptions Examples.Directives.BlurFused2.blur_fused_dir_same.
+Print Assumptions Examples.Directives.BlurFused2.blur_two_stage_dir_same.
