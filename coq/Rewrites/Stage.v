@@ -129,16 +129,19 @@ Ltac stage_foreign_var p e :=
 (** Status of the naming step. *)
 Inductive stage_code := stage_ok | stage_nonaffine.
 
-(** At a node strictly containing a read of [A], bind the first one as
-    [Ap] (as [atl_name_root], Tactics.v), if its indices are affine; if
-    not, record it in [s] and change nothing. *)
+(** At a read of [A] (the deepest node containing one: the read itself,
+    since [atl_descend_post] tries children first), bind it as [Ap]
+    ([tlet Ap := A _[..] in Ap], [let_intro] as in [atl_name_root],
+    Tactics.v), if its indices are affine; if not, record it in [s] and
+    change nothing.  Binding at the read itself (not at the node above
+    it, as [name_buffer] does) also covers a read that is the whole body
+    of a loop ([GEN j A _[i] _[j]]). *)
 Ltac stage_name_root A Ap s :=
   idtac;
   lazymatch goal with
   | |- ?t = _ =>
       match t with
       | context [?e] =>
-          tryif constr_eq e t then fail else idtac;
           stage_full_read A e;
           tryif stage_affine_read e then
             (unify s stage_ok;
