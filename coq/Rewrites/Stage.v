@@ -17,7 +17,9 @@
     guards on the way from [i] to the read that mention only loops the
     read mentions (the edge guards of [A]'s block: where the block is
     partial, the buffer is zero and [A] is not read, so [check_safe]
-    proves the copy in bounds).  Guards that mention other loops stay
+    proves the copy in bounds).  Such a guard directly around the read is
+    moved into the buffer; the others on the way are copied (they still
+    guard the rest of the computation).  Guards that mention other loops stay
     where they are and are not copied.  Like Exo, the buffer's extent in
     each dimension is the extent of the loop that indexes it; unlike
     Exo's window buffer ([Ap[e1 - lo1, e2 - lo2]]), the buffer is indexed
@@ -33,9 +35,9 @@
 
     Conditions, each refused with a message naming [stage], the operand,
     the loop and the condition:
-    - the program has a loop (generation or sum) named [i];
-    - the body of loop [i] reads [A] (a full access [A _[e1] .. _[ek]]
-      of scalar type);
+    - the program has a loop (generation or sum) named [i] whose body
+      reads [A] (a full access [A _[e1] .. _[ek]] of scalar type); the
+      first such loop in pre-order is taken;
     - every index [e] of that access is affine in the loop variables
       ([c * x], [x * c], [+], [-], sizes and constants, with no loop
       variable in a coefficient; no data-dependent index such as
@@ -154,6 +156,25 @@ Ltac stage_name_root A Ap s :=
       end
   end.
 
+(** A read directly under a guard [|[p]| A _[..]] whose loop variables
+    all occur in the read (an operand's own edge guard, as
+    [guard2_sum_prod] leaves them, Rewrites/Guard.v) is bound with its
+    guard, [tlet Ap := |[p]| A _[..] in Ap]: the guard moves into the
+    buffer instead of being copied, so the consumer reads [Ap] unguarded
+    (as [name_buffer (|[ _ ]| A _[ _ ] _[ _ ])] does in Sgemm.v). *)
+Ltac stage_name_guarded A Ap s :=
+  idtac;
+  lazymatch goal with
+  | |- iverson ?p ?e = _ =>
+      stage_full_read A e;
+      tryif stage_foreign_var p e then fail else idtac;
+      tryif stage_affine_read e then
+        (unify s stage_ok;
+         let T := type of e in
+         eapply (let_intro (iverson p e) (fun Ap : T => Ap)))
+      else (unify s stage_nonaffine; idtac "stage: the access" e "is not affine"; reflexivity)
+  end.
+
 (** One move of the let named [Ap] out of the node containing it; a guard
     is copied onto the value when all its loop variables occur there. *)
 Ltac stage_hoist_node Ap :=
@@ -173,7 +194,7 @@ Ltac stage_hoist_node Ap :=
 Ltac stage_local tac :=
   etransitivity; [ atl_fresh_rhs tac | ]; atl_beta_lhs.
 
-Inductive stage_status := st_noread | st_nonaffine | st_stuck | st_many | st_done.
+Inductive stage_status := st_nonaffine | st_stuck | st_many | st_done.
 
 Ltac stage_is_top Ap :=
   lazymatch goal with
@@ -187,7 +208,8 @@ Ltac stage_is_top Ap :=
     then fails, undoing everything). *)
 Ltac stage_body A Ap r :=
   let s := open_constr:(_ : stage_code) in
-  tryif stage_local ltac:(atl_descend_post ltac:(stage_name_root A Ap s)) then
+  tryif first [ stage_local ltac:(atl_descend ltac:(stage_name_guarded A Ap s))
+              | stage_local ltac:(atl_descend_post ltac:(stage_name_root A Ap s)) ] then
     (let v := eval hnf in s in
      lazymatch v with
      | stage_nonaffine => unify r st_nonaffine; reflexivity
@@ -207,9 +229,18 @@ Ltac stage_body A Ap r :=
            end
          else (unify r st_stuck; reflexivity)
      end)
-  else (unify r st_noread; reflexivity).
+  else fail.
 
-(** At the loop named [i]: [stage_body] on its body. *)
+Ltac stage_is_loop i :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- genr _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
+  | |- sumr _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
+  end.
+
+(** At a loop named [i] whose body reads [A] (the first such, in
+    pre-order: a packed buffer made by an earlier [stage] may hold a loop
+    of the same name): [stage_body] on its body. *)
 Ltac stage_loop_node A i Ap r :=
   atl_eta_binder;
   lazymatch goal with
@@ -229,9 +260,6 @@ Ltac stage_go A i Ap :=
     (let v := eval hnf in r in
      lazymatch v with
      | st_done => idtac
-     | st_noread =>
-         idtac "stage" A "at" i ": loop" i "does not read" A;
-         fail 0 "stage" A "at" i ": loop" i "does not read" A
      | st_nonaffine =>
          idtac "stage" A "at" i ": the accesses to" A "in loop" i
                "are not an affine window in the loop's inner variables (the access is shown above)";
@@ -248,6 +276,9 @@ Ltac stage_go A i Ap :=
          fail 0 "stage" A "at" i ": the read of" A "cannot be moved out to loop" i
                "(a node on the way is not a loop from 0, a guard, a reshape, <+>, * or a let it does not depend on)"
      end)
+  else tryif atl_has_node ltac:(stage_is_loop i) then
+    (idtac "stage" A "at" i ": loop" i "does not read" A;
+     fail 0 "stage" A "at" i ": loop" i "does not read" A)
   else (idtac "stage" A "at" i ": the program has no loop named" i;
         fail 0 "stage" A "at" i ": the program has no loop named" i).
 
