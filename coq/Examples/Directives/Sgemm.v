@@ -5,7 +5,7 @@
     [name_buffer]s and two [hoist]s) replaced by Exo's [stage_mem] as
     [stage B at io as Bp; compute_root Bp; stage A at ko as Ap]
     (Rewrites/Stage.v), and the depth blocking by [split k by kc into ko
-    kk]; every other step is the original's, one per line: 40 lines
+    kk]; every other step is the original's, one per line: 39 lines
     between [reschedule] and [check_safe].  The result is
     [sgemm_avx2_expected], binder for binder
     ([sgemm_avx2_directive_same]), in the same instruction form
