@@ -1,9 +1,9 @@
 (** * [stage A at i as Ap]: pack the block of an operand that a loop reads.
 
-    Exo's [stage_mem] (Exo thesis, Table 3.1 and Sec. 3.3 "stage_mem":
-    "replace all accesses to a buffer within a block of code with accesses
-    to a new staging buffer, inserting the copy-in ... before the block";
-    seed exo-exocompilation.txt) for the read-only case, in the packed
+    Exo's [stage_mem] (Exo thesis, the table of scheduling operators in
+    Sec. 3: [p.stage_mem(a,a',s)] turns [s] into [a' = a; s[a -> a']; a = a'],
+    used in Sec. 3.2 to "stage C, A, and B" into Gemmini's memories; seed
+    /work/shared/seeds/exo-exocompilation.txt) for the read-only case, in the packed
     layout of BLIS (Van Zee and van de Geijn): the block of input [A]
     that one iteration of loop [i] reads becomes a let-bound buffer [Ap]
     placed directly inside loop [i],
