@@ -10,3 +10,4 @@ From Verisched Require Export Targets.Instr Targets.AVX Targets.Vectorize Target
 From Verisched Require Export Rewrites.Steps.
 From Verisched Require Export Rewrites.Producers.
 From Verisched Require Export Rewrites.Directives.
+From Verisched Require Export Rewrites.Stage.
