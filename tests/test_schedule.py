@@ -213,3 +213,20 @@ def test_vectorize_of_a_body_that_is_not_lane_wise_is_refused() -> None:
 def test_split_shift_is_refused_where_it_would_write_twice(mv: Schedule) -> None:
     with pytest.raises(DirectiveRefused, match="shift refused for loop i"):
         mv.split("i", 4, "io", "ii", tail="shift")
+
+
+def test_stage_and_peel_from_python() -> None:
+    with Schedule.of(matvec()) as s:
+        with pytest.raises(ScheduleArgumentError, match="no input named 'B'"):
+            s.stage("B", "i", "Bp")
+        st = s.split("j", 4, "jo", "ji").stage("x", "jo", "xp")
+        assert "tlet xp" in st.text
+        k = st.compile("c")
+    a = np.random.default_rng(5).standard_normal((6, 11)).astype(np.float32)
+    v = np.random.default_rng(6).standard_normal(11).astype(np.float32)
+    np.testing.assert_allclose(k({"A": a, "x": v}, n=6, m=11), a.astype(np.float64) @ v,
+                               rtol=1e-4, atol=1e-4)
+    with Schedule.of(dsl.program("p", dsl.gen("i", n, lambda i: f[i] + f[i]))) as s:
+        with pytest.raises(DirectiveRefused, match="peel: the extent of loop i is not provably"):
+            s.peel("i")
+        assert "concat" in s.bound(n >= 2).peel("i").text

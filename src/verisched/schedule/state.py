@@ -210,6 +210,41 @@ class Schedule:
         return self.apply(f"tile {i} {j} by {a} {b} into {new['io']} {new['jo']} "
                           f"{new['ii']} {new['ji']}{tail}.")
 
+    def peel(self, i: str, j: str | None = None, *, into: tuple[str, str] | None = None
+             ) -> Schedule:
+        """Peel the first and last iteration off loop `i` (Halide's border handling;
+        Exo's cut_loop), or the border of the nest `i`, `j`; `into` names the interior
+        loops of a 2-D border, kept as one block that a later `tile` can find."""
+        names = self._names()
+        loops = [D.loop("peel", "i", i, names)]
+        if j is not None:
+            loops.append(D.loop("peel", "j", j, names))
+            D.distinct("peel", {"i": loops[0], "j": loops[1]})
+        elif into is not None:
+            raise ScheduleArgumentError("peel", "into", "needs two loops (a 2-D border)")
+        text = f"peel {' '.join(loops)}"
+        if into is not None:
+            new = [D.fresh("peel", f"into[{k}]", x, names, reuse=loops) for k, x in enumerate(into)]
+            D.distinct("peel", {"into[0]": new[0], "into[1]": new[1]})
+            text += f" into {new[0]} {new[1]}"
+        return self.apply(text + ".")
+
+    def stage(self, tensor: str, loop: str, buffer: str) -> Schedule:
+        """Pack the block of input `tensor` that loop `loop` reads into a buffer `buffer`
+        placed just inside the loop (Exo's stage_mem), guarded at the block's edges."""
+        names = self._names()
+        inputs = {t for t, _ in self.live.program.inputs}
+        if tensor not in inputs:
+            raise ScheduleArgumentError("stage", "tensor", f"no input named {tensor!r} "
+                                        f"(inputs: {', '.join(sorted(inputs))})")
+        i = D.loop("stage", "loop", loop, names)
+        b = D.fresh("stage", "buffer", buffer, names)
+        return self.apply(f"stage {tensor} at {i} as {b}.")
+
+    def merge_guards(self) -> Schedule:
+        """Join every stack of nested guards into one."""
+        return self.apply("merge_guards.")
+
     def inline(self, buffer: str) -> Schedule:
         """Inline the let buffer `buffer` into its uses (Halide's compute_inline)."""
         b = D.buffer("inline", "buffer", buffer, self._names())
