@@ -22,7 +22,7 @@ from verisched.schedule import (
     dsl,
 )
 from verisched.schedule.dsl import DslError
-from verisched.schedule.state import parallel_loops
+from verisched.schedule.state import parallel_loops, unroll_pragma
 
 n, m = dsl.sizes("n m")
 A = dsl.tensor("A", n, m)
@@ -230,3 +230,19 @@ def test_stage_and_peel_from_python() -> None:
         with pytest.raises(DirectiveRefused, match="peel: the extent of loop i is not provably"):
             s.peel("i")
         assert "concat" in s.bound(n >= 2).peel("i").text
+
+
+def test_unroll_places_a_pragma_before_the_loop_and_keeps_the_result(mv: Schedule) -> None:
+    c = "  for (int j = 0; j < m; ++j) {\n    for (int j_1 = 0; j_1 < 2; ++j_1) {"
+    out = unroll_pragma(c, "j", 4)
+    assert out.count("#pragma GCC unroll 4") == 2
+    assert out.splitlines()[0] == "  #pragma GCC unroll 4"
+    with pytest.raises(AnnotationRefused, match="no C loop over q"):
+        unroll_pragma(c, "q", 4)
+    with pytest.raises(ScheduleArgumentError, match="factor"):
+        mv.unroll("j", 1)
+    k = mv.unroll("j", 4).compile("c")
+    a = np.random.default_rng(7).standard_normal((5, 9)).astype(np.float32)
+    v = np.random.default_rng(8).standard_normal(9).astype(np.float32)
+    np.testing.assert_allclose(k({"A": a, "x": v}, n=5, m=9), a.astype(np.float64) @ v,
+                               rtol=1e-4, atol=1e-4)

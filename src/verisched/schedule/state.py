@@ -115,7 +115,7 @@ class Schedule:
     state: ProofState          # as observed after the last step
     steps: tuple[str, ...]
     # Lowering annotations, ("parallel", loop): how loops run, not what is computed.
-    annotations: tuple[tuple[str, str], ...] = ()
+    annotations: tuple[tuple, ...] = ()  # ("parallel", loop), ("unroll", loop, factor)
 
     # -- starting and observing ------------------------------------------------
 
@@ -296,6 +296,16 @@ class Schedule:
             return self
         return Schedule(self.live, self.state, self.steps, self.annotations + (("parallel", i),))
 
+    def unroll(self, loop: str, factor: int = 8) -> Schedule:
+        """Ask the C compiler to unroll `loop` by `factor` (`#pragma GCC unroll`, placed by
+        `compile` before the loop in the emitted C; Halide's unroll, Exo's unroll_loop).
+        A lowering annotation: what the program computes is unchanged."""
+        i = D.loop("unroll", "loop", loop, self._names())
+        if isinstance(factor, bool) or not isinstance(factor, int) or not 1 < factor <= 64:
+            raise ScheduleArgumentError("unroll", "factor", f"{factor!r} is not an int in 2..64")
+        ann = tuple(a for a in self.annotations if a[:2] != ("unroll", i))
+        return Schedule(self.live, self.state, self.steps, ann + (("unroll", i, factor),))
+
     def bound(self, cond: Cond) -> Schedule:
         """Assume a size bound (`s.bound(n >= 16)`): a hypothesis the directives' side
         conditions may use, and a precondition the kernel checks at run time.  The
@@ -399,7 +409,7 @@ class Schedule:
         `parallel` annotation must be honoured by the target's lowering, or this
         raises AnnotationRefused naming the loop and why."""
         t = get_target(target)
-        wanted = [loop for kind, loop in self.annotations if kind == "parallel"]
+        wanted = [a[1] for a in self.annotations if a[0] == "parallel"]
         if wanted and not t.parallel:
             raise AnnotationRefused(f"parallel {wanted[0]}: target {t.name} runs serially; "
                                     "use an OpenMP target (openmp, avx2-openmp, ...)")
@@ -413,6 +423,9 @@ class Schedule:
                         "parallel: only the outermost generation of a nest that is not "
                         "under a SUM or another parallel loop is (targets/openmp.py); "
                         f"parallel loops of this program: {', '.join(sorted(par)) or 'none'}")
+        for a in self.annotations:
+            if a[0] == "unroll":
+                source = replace(source, c=unroll_pragma(source.c, a[1], a[2]))
         kernel = build(source)[source.lowered[0].name]
         return kernel
 
@@ -429,3 +442,15 @@ def parallel_loops(c: str) -> set[str]:
     """The ATL names of the loops the C runs in parallel (a C name `i_1` is the
     lowering's fresh copy of `i`)."""
     return {re.sub(r"_\d+$", "", m) for m in _PRAGMA_LOOP.findall(c)}
+
+
+def unroll_pragma(c: str, loop: str, factor: int) -> str:
+    """`c` with `#pragma GCC unroll factor` before every C loop over `loop` (or its
+    fresh copies `loop_1`, ...); AnnotationRefused if the lowering emitted none."""
+    pat = re.compile(rf"(?m)^([ \t]*)(for \((?:int|int64_t) {re.escape(loop)}(?:_\d+)? = )")
+    out, n = pat.subn(
+        lambda m: f"{m.group(1)}#pragma GCC unroll {factor}\n{m.group(1)}{m.group(2)}", c)
+    if n == 0:
+        raise AnnotationRefused(f"unroll {loop}: the lowering emitted no C loop over {loop} "
+                                "(it was vectorized, peeled to one iteration or fused away)")
+    return out
