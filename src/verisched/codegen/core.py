@@ -101,7 +101,14 @@ class Lowering:
         if isa is not None and dtype != "float32":
             raise LowerError(f"lowering: target {isa.name} supports float32 only, not {dtype}")
 
+    def emit_hoisted(self, out: Emitter) -> None:
+        """Declare the prologue's hoisted element counts (every target's kernel calls
+        this right after clearing its error flag, before its body)."""
+        for count, cname in self.hoisted.items():
+            out.line(f"const int64_t {cname} = {count};")
+
     # -- shapes ----------------------------------------------------------------
+
     def shape(self, e: Expr, ctx: Ctx) -> Shape | None:
         """Extents of `e` in C names (codegen/shapes.py); None for a bare zero."""
         return shape_of(e, ctx, self.target.meaning)

@@ -102,7 +102,8 @@ def _allocation(lw: Lowering, cdims: tuple[Poly, ...], covered: bool, ctx: Ctx
             and all(d.vars() <= ctx.facts.sizes for d in cdims):
         # Over sizes only: computed once, in the prologue.  Measured: the checked count
         # computed at an allocation inside the kernel's loop nest cost sgemm_avx2 6% at
-        # 1024^3 (gcc optimised the nest around it worse); hoisted, 0-3%.
+        # 1024^3 (gcc optimised the nest around it worse); hoisted, 3-6% in the same runs,
+        # which moved by that much from run to run (docs/decisions.md #40).
         if count not in lw.hoisted:
             lw.hoisted[count] = lw.names.fresh("count")
         count = lw.hoisted[count]

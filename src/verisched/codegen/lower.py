@@ -112,8 +112,7 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     fill = Emitter()
     covered = lw.lower(expr, whole(Buf(out_name, cdims)), "=", ctx, fill)
     body.line(f"{name}_error = 0;")
-    for count, cname in lw.hoisted.items():
-        body.line(f"const int64_t {cname} = {count};")
+    lw.emit_hoisted(body)
     if not covered:
         total = Poly.const(1)
         for d in cdims:

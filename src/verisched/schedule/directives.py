@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from verisched.pybridge.coqterm import idx_to_coq
 from verisched.pybridge.terms import Expr, Gen, Let, Sum, idx_free_vars, walk
 
-from .dsl import Ix, IxLike, ix
+from .dsl import Ix, ix
 from .errors import ScheduleArgumentError
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -110,6 +110,3 @@ def factor(d: str, arg: str, k: object, names: Names) -> str:
         return f"({idx_to_coq(term.term)})"
     raise ScheduleArgumentError(d, arg, f"{k!r} is not an int or an index expression")
 
-
-def index_text(k: IxLike) -> str:
-    return f"({idx_to_coq(ix(k).term)})"

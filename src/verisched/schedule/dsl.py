@@ -320,10 +320,6 @@ class Program:
     sizes: tuple[str, ...]
     assume: tuple[Pred, ...] = field(default=())
 
-    @property
-    def env(self) -> dict[str, Shape]:
-        return dict(self.inputs)
-
     def to_coq(self) -> str:
         """The program in Coq's ATL notation."""
         return to_coq(self.expr)

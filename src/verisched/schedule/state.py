@@ -38,7 +38,7 @@ from verisched.pipeline import (
     lower,
     render,
 )
-from verisched.pybridge.derivation import Derivation, ProofState, StepError, write_json_atomic
+from verisched.pybridge.derivation import Derivation, ProofState, StepError
 from verisched.pybridge.errors import CoqCommandError
 from verisched.pybridge.session import CoqSession
 from verisched.pybridge.terms import Expr, Gen, Sum, pred_free_vars, walk
@@ -75,6 +75,8 @@ class _Live:
         # Going back to a state (BackTo) expires every later one, so a branch that is
         # not on this line is replayed from the longest prefix that is.
         self.line: list[tuple[str, ProofState]] = []
+        # Finished step lists already run to `done.` in this session (Schedule.to_coq).
+        self.proved: set[tuple[str, ...]] = set()
 
     def _resolve(self, steps: tuple[str, ...]) -> ProofState:
         """The state after `steps`, on the current line (replayed where needed)."""
@@ -352,13 +354,13 @@ class Schedule:
         form (an inlined producer leaves accesses into generations): a proved rewrite,
         chosen by the untrusted normal-form check only as to whether it is needed."""
         steps = self.steps
-        if steps[-1] not in ("done.", "check_safe.") and not self._normal():
-            steps += ("normalize.",)
-        if not steps or steps[-1] != "done.":
-            if not steps or steps[-1] != "check_safe.":
-                steps += ("check_safe.",)
-            steps += ("done.",)
-        return steps
+        if steps[-1] == "done.":
+            return steps
+        if steps[-1] != "check_safe.":
+            if not self._normal():
+                steps += ("normalize.",)
+            steps += ("check_safe.",)
+        return steps + ("done.",)
 
     def _normal(self) -> bool:
         e = self.program
@@ -378,8 +380,10 @@ class Schedule:
         if not finished:
             return standalone(self.live.program, self.steps, closed=False)
         steps = self.finished_steps()
-        for k in range(len(self.steps), len(steps)):
-            self.live.run(steps[k], steps[:k])
+        if steps not in self.live.proved:   # once per branch, not per save or compile
+            for k in range(len(self.steps), len(steps)):
+                self.live.run(steps[k], steps[:k])
+            self.live.proved.add(steps)
         return standalone(self.live.program, steps, closed=True)
 
     def save(self, path: str | Path) -> Path:
@@ -429,10 +433,6 @@ class Schedule:
         kernel = build(source)[source.lowered[0].name]
         return kernel
 
-    def export_json(self, path: str | Path) -> None:
-        """The trace of this branch's steps (program after each), as `verisched replay`."""
-        write_json_atomic(path, {"program": self.live.program.name, "steps": list(self.steps),
-                                 "final": self.text})
 
 
 _PRAGMA_LOOP = re.compile(r"#pragma omp parallel for[^\n]*\n\s*for \((?:int|int64_t) (\w+)")

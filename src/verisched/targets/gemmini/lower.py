@@ -169,8 +169,7 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     body = Emitter()
     body.level = 1
     body.line(f"{name}_error = 0;")
-    for count, cname in lw.hoisted.items():
-        body.line(f"const int64_t {cname} = {count};")
+    lw.emit_hoisted(body)
     if not covered:
         total = Poly.const(1)
         for d in cdims:
