@@ -73,9 +73,27 @@ Ltac bool_hyp_cases :=
   | H : (_ && _)%bool = false |- _ => apply andb_false_iff in H; destruct H as [H|H]
   end.
 
+(** [0 <= a / b] for each division in the goal and context whose operands
+    [lia] shows nonnegative and positive.  [Z.div_mod_to_equations] names
+    each quotient but forgets its sign, which [nia] then cannot recover
+    through a product: a partial tile's lower bound [0 <= q * k + i] with
+    [q = (n - 2) / k] (the tiled blur's check_safe needed these facts
+    asserted by hand). *)
+Ltac div_nonneg_fact a b :=
+  lazymatch goal with
+  | _ : (0 <= a / b)%Z |- _ => fail
+  | _ => assert ((0 <= a / b)%Z) by (apply Z.div_pos; lia)
+  end.
+Ltac div_nonneg_facts :=
+  repeat match goal with
+  | |- context [(?a / ?b)%Z] => div_nonneg_fact a b
+  | _ : context [(?a / ?b)%Z] |- _ => div_nonneg_fact a b
+  end.
+
 Ltac zarith :=
   first [ lia
-        | (Z.div_mod_to_equations; nia) ].
+        | (Z.div_mod_to_equations; nia)
+        | (div_nonneg_facts; Z.div_mod_to_equations; nia) ].
 
 (** Goals of the form [p = q] between two guard predicates, decided by
     case analysis on the atoms of [p] and [q]. *)
