@@ -9,19 +9,17 @@ Run: python examples/blur_tiled.py
 
 from __future__ import annotations
 
+import runpy
+from pathlib import Path
+
 import numpy as np
 
 from verisched.schedule import Schedule, dsl
 
-n, m, kn, km = dsl.sizes("n m kn km")
-v = dsl.tensor("v", n, m)
-
-
-def blur_x(x: dsl.Ix, y: dsl.Ix) -> dsl.T:
-    """The horizontal 3-tap sum at (y, x), zero outside the image."""
-    row = (dsl.guard(x - 1 >= 0, v[y, x - 1]) + v[y, x]) + dsl.guard(x + 1 < m, v[y, x + 1])
-    return dsl.guard((y >= 0) & (y < n), row)
-
+# The algorithm and its numpy reference are blur_fused.py's (one copy of the blur).
+_FUSED = runpy.run_path(str(Path(__file__).with_name("blur_fused.py")))
+n, m, v, blur_x, reference = (_FUSED[k] for k in ("n", "m", "v", "blur_x", "reference"))
+kn, km = dsl.sizes("kn km")
 
 blur = dsl.program("blur", dsl.gen("y", n, lambda y: dsl.gen("x", m, lambda x:
                    (blur_x(x, y - 1) + blur_x(x, y)) + blur_x(x, y + 1))),
@@ -30,12 +28,6 @@ blur = dsl.program("blur", dsl.gen("y", n, lambda y: dsl.gen("x", m, lambda x:
 
 # The horizontal pass over one buffer row r, column c (Directives/BlurTiled.v's argument).
 ROW = "(fun r c => v _[ r ] _[ c - 1 ] <+> v _[ r ] _[ c ] <+> v _[ r ] _[ c + 1 ])"
-
-
-def reference(img: np.ndarray) -> np.ndarray:
-    p = np.pad(img.astype(np.float64), 1)
-    h = p[:, :-2] + p[:, 1:-1] + p[:, 2:]
-    return h[:-2] + h[1:-1] + h[2:]
 
 
 def main() -> None:
