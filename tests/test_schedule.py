@@ -80,6 +80,11 @@ def test_argument_errors_name_the_directive_and_argument_before_coq(mv: Schedule
         (lambda: mv.reorder("i"), "at least two loops"),
         (lambda: mv.inline("t"), "no buffer named 't' \\(let buffers: none\\)"),
         (lambda: mv.fuse("i", "i", "ij"), "argument inner: 'i' is also given"),
+        (lambda: mv.stage_rows(3, "i", "buf"), "stage_rows: argument stage: 3 is not a function"),
+        (lambda: mv.stage_rows(lambda r, c: 1, "i", "buf"), "argument stage: it returned 1"),
+        (lambda: mv.stage_rows(lambda r, c: r, "i", "buf"), "argument stage: it returned Ix"),
+        (lambda: mv.stage_rows("  ", "i", "buf"), "argument stage: empty"),
+        (lambda: mv.stage_rows("(fun r c => A _[r] _[c])", "z", "buf"), "no loop named 'z'"),
     ]
     before = mv.live.session.state
     for call, msg in cases:

@@ -243,6 +243,17 @@ class Schedule:
         b = D.fresh("stage", "buffer", buffer, names)
         return self.apply(f"stage {tensor} at {i} as {b}.")
 
+    def stage_rows(self, stage: object, loop: str, buffer: str) -> Schedule:
+        """Compute the row stage `stage` (a function `(r, c) -> expression`, or Coq
+        text) once per row into a buffer `buffer` at `loop`, whose body reads it at
+        three consecutive rows and sums them (Halide's compute_at of a producer with
+        a 3-row halo; Fig. 8/9 of the ATL paper).  See docs/directives.md."""
+        names = self._names()
+        g = D.stage_fun("stage_rows", "stage", stage, names)
+        i = D.loop("stage_rows", "loop", loop, names)
+        b = D.fresh("stage_rows", "buffer", buffer, names)
+        return self.apply(f"stage_rows {g} at {i} into {b}.")
+
     def merge_guards(self) -> Schedule:
         """Join every stack of nested guards into one."""
         return self.apply("merge_guards.")
