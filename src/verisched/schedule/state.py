@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from verisched.codegen.errors import CodegenError
+from verisched.codegen.errors import CodegenError, LowerError
 from verisched.codegen.normal import check_normal, rank_of
 from verisched.pipeline import (
     CheckedProgram,
@@ -41,7 +41,7 @@ from verisched.pipeline import (
 from verisched.pybridge.derivation import Derivation, ProofState, StepError
 from verisched.pybridge.errors import CoqCommandError
 from verisched.pybridge.session import CoqSession
-from verisched.pybridge.terms import Expr, Gen, Sum, pred_free_vars, walk
+from verisched.pybridge.terms import Expr, Gen, Let, Sum, pred_free_vars, walk
 
 from . import directives as D
 from .coqfile import derived_name, section_sentences, standalone
@@ -309,6 +309,22 @@ class Schedule:
             return self
         return Schedule(self.live, self.state, self.steps, self.annotations + (("parallel", i),))
 
+    def store_at(self, buffer: str, loop: str) -> Schedule:
+        """Allocate the let buffer `buffer` once per iteration of the enclosing `loop`
+        instead of at every evaluation of its let (Halide's store_at,
+        Halide-semantics seed Sec. 8.4: the allocation moves to just inside a loop that
+        still encloses every access).  Storage only: the program is unchanged, so
+        nothing is proved; `compile` honours it or says why it cannot (the extents
+        depend on a loop inside `loop`; a parallel loop lies between them)."""
+        names = self._names()
+        b = D.buffer("store_at", "buffer", buffer, names)
+        i = D.loop("store_at", "loop", loop, names)
+        if not _encloses(self.program, i, b):
+            raise AnnotationRefused(f"store_at {b} {i}: no loop {i} encloses the let of {b} "
+                                    "(the allocation must enclose every use)")
+        kept = tuple(a for a in self.annotations if not (a[0] == "store_at" and a[1] == b))
+        return Schedule(self.live, self.state, self.steps, kept + (("store_at", b, i),))
+
     def unroll(self, loop: str, factor: int = 8) -> Schedule:
         """Ask the C compiler to unroll `loop` by `factor` (`#pragma GCC unroll`, placed by
         `compile` before the loop in the emitted C; Halide's unroll, Exo's unroll_loop).
@@ -428,7 +444,16 @@ class Schedule:
         if wanted and not t.parallel:
             raise AnnotationRefused(f"parallel {wanted[0]}: target {t.name} runs serially; "
                                     "use an OpenMP target (openmp, avx2-openmp, ...)")
-        source = render(lower(self.checked(fix=fix, unsafe=unsafe), t))
+        checked = self.checked(fix=fix, unsafe=unsafe)
+        places = tuple((a[1], a[2]) for a in self.annotations if a[0] == "store_at")
+        if places:
+            checked = replace(checked, program=replace(checked.program, store_at=places))
+        try:
+            source = render(lower(checked, t))
+        except LowerError as e:
+            if places and str(e).startswith("store_at "):
+                raise AnnotationRefused(str(e)) from None
+            raise
         if wanted:
             par = parallel_loops(source.c)
             for loop in wanted:
@@ -444,6 +469,14 @@ class Schedule:
         kernel = build(source)[source.lowered[0].name]
         return kernel
 
+
+
+def _encloses(e: Expr | None, loop: str, buffer: str) -> bool:
+    """Whether some generation or sum named `loop` has a let of `buffer` inside it."""
+    return e is not None and any(
+        isinstance(x, (Gen, Sum)) and x.var == loop
+        and any(isinstance(y, Let) and y.var == buffer for y in walk(x.body))
+        for x in walk(e))
 
 
 _PRAGMA_LOOP = re.compile(r"#pragma omp parallel for[^\n]*\n\s*for \((?:int|int64_t) (\w+)")

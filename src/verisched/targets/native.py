@@ -87,7 +87,7 @@ class NativeTarget:
                              f"({', '.join(self.dtypes)})")
         lw = lower(program.expr, program.env, name=program.name, dtype=dtype,
                    parallel=self.parallel, sizes=list(program.sizes), assume=program.assume(),
-                   isa=self.isa, hooks=self.hooks)
+                   isa=self.isa, hooks=self.hooks, store_at=dict(program.store_at))
         loops = f"{lw.parallel_loops} parallel loop(s)" if self.parallel else "serial"
         return Lowered(self, program, lw, loops)
 
