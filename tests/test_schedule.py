@@ -80,6 +80,8 @@ def test_argument_errors_name_the_directive_and_argument_before_coq(mv: Schedule
         (lambda: mv.reorder("i"), "at least two loops"),
         (lambda: mv.inline("t"), "no buffer named 't' \\(let buffers: none\\)"),
         (lambda: mv.fuse("i", "i", "ij"), "argument inner: 'i' is also given"),
+        (lambda: mv.replace("avx2 loadu"), "replace: argument instr: 'avx2 loadu' is not"),
+        (lambda: mv.replace("avx2_loadu", every=True, at="_"), "replace: argument at: give"),
         (lambda: mv.stage_rows(3, "i", "buf"), "stage_rows: argument stage: 3 is not a function"),
         (lambda: mv.stage_rows(lambda r, c: 1, "i", "buf"), "argument stage: it returned 1"),
         (lambda: mv.stage_rows(lambda r, c: r, "i", "buf"), "argument stage: it returned Ix"),
@@ -251,3 +253,17 @@ def test_unroll_places_a_pragma_before_the_loop_and_keeps_the_result(mv: Schedul
     v = np.random.default_rng(8).standard_normal(9).astype(np.float32)
     np.testing.assert_allclose(k({"A": a, "x": v}, n=5, m=9), a.astype(np.float64) @ v,
                                rtol=1e-4, atol=1e-4)
+
+
+def test_replace_is_exos_replace_checked_by_coq() -> None:
+    n = dsl.sizes("n")[0]
+    f = dsl.tensor("f", n * 8)
+    prog = dsl.program("rows", dsl.gen("io", n, lambda io: dsl.gen(
+        "l", 8, lambda l: f[8 * io + l])), inputs=[f])  # noqa: E741
+    with Schedule.of(prog) as s:
+        with pytest.raises(DirectiveRefused) as exc:
+            s.replace("avx2_maskstore")
+        assert "use_instr" in exc.value.message
+        r = s.replace("avx2_loadu")
+        assert "avx2_loadu" in r.text and r.steps[-1] == "use_instr avx2_loadu."
+        assert "avx2_loadu" in s.replace("avx2_loadu", every=True).text

@@ -23,6 +23,7 @@ from .dsl import DslError, Ix, T, ix
 from .errors import ScheduleArgumentError
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+IDENT = _IDENT
 # Words the directives' notations (and Coq) reserve: a binder named so could not be
 # written in the tactic.
 _RESERVED = frozenset({

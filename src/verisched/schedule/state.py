@@ -309,6 +309,22 @@ class Schedule:
             return self
         return Schedule(self.live, self.state, self.steps, self.annotations + (("parallel", i),))
 
+    def replace(self, instr: str, *, every: bool = False, at: str | None = None) -> Schedule:
+        """Exo's replace: rewrite the first subterm that is the specification of the
+        instruction `instr` (coq/Targets/AVX.v, Gemmini.v: any registered `AtlInstr`)
+        into a call of it (`use_instr`), or every such subterm (`every`, `use_instr_all`),
+        or the one matching the Coq pattern `at`.  Coq checks the subterm is the
+        specification; a subterm that is not refuses with Coq's message."""
+        if not isinstance(instr, str) or not D.IDENT.fullmatch(instr):
+            raise ScheduleArgumentError("replace", "instr", f"{instr!r} is not an identifier")
+        if every and at is not None:
+            raise ScheduleArgumentError("replace", "at", "give `at` or `every`, not both")
+        if at is not None and not at.strip():
+            raise ScheduleArgumentError("replace", "at", "empty pattern")
+        if every:
+            return self.apply(f"use_instr_all {instr}.")
+        return self.apply(f"use_instr {instr}" + (f" at ({at.strip()})." if at else "."))
+
     def store_at(self, buffer: str, loop: str) -> Schedule:
         """Allocate the let buffer `buffer` once per iteration of the enclosing `loop`
         instead of at every evaluation of its let (Halide's store_at,
