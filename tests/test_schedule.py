@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verisched.codegen.errors import PreconditionError
+from verisched.codegen.errors import KernelCallError, LowerError, PreconditionError
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.interp import evaluate
 from verisched.schedule import (
@@ -133,6 +133,25 @@ def test_compiled_schedule_matches_the_interpreter() -> None:
         fv = rng.standard_normal(size).astype(np.float32)
         want = evaluate(p.expr, {"f": fv.astype(np.float64)}, {"n": size}, np.float64)
         np.testing.assert_allclose(k({"f": fv}, n=size), want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_schedule_compiles_in_double_precision() -> None:
+    p = stencil()
+    with Schedule.of(p) as s:
+        s = s.inline("buf")
+        k = s.compile("openmp", dtype="float64")
+        with pytest.raises(LowerError, match="target avx2: element type float64 is not "
+                                             "supported"):
+            s.compile("avx2", dtype="float64")
+    rng = np.random.default_rng(4)
+    for size in (1, 7, 37):
+        fv = rng.standard_normal(size)
+        want = evaluate(p.expr, {"f": fv}, {"n": size}, np.float64)
+        got = k({"f": fv}, n=size)
+        assert got.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+    with pytest.raises(KernelCallError, match="has dtype float32, expected float64"):
+        k({"f": fv.astype(np.float32)}, n=size)
 
 
 def test_compile_requires_proved_bounds() -> None:

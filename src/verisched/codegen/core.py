@@ -76,11 +76,12 @@ class Lowering:
     def __init__(self, dtype: str, parallel: bool, isa: VectorISA | None = None,
                  hooks: Callable[[Lowering], TargetHooks] | None = None) -> None:
         if dtype not in CTYPES:
-            raise LowerError(f"lowering: unsupported element type {dtype!r} (float32, int32)")
+            raise LowerError(f"lowering: unsupported element type {dtype!r} "
+                             f"({', '.join(CTYPES)})")
         self.dtype = dtype
         # C element type of the buffers being declared (a target may change it per let).
         self.ctype = CTYPES[dtype]
-        self.zero = "0.0f" if dtype == "float32" else "0"
+        self.zero = {"float32": "0.0f", "float64": "0.0"}.get(dtype, "0")
         self.parallel = parallel
         self.names = Names()
         self.parallel_loops = 0

@@ -21,7 +21,12 @@ from verisched.codegen.isa import VectorISA
 from verisched.codegen.poly import Poly
 from verisched.codegen.prover import Facts
 
-CTYPES = {"float32": "float", "int32": "int32_t"}
+CTYPES = {"float32": "float", "float64": "double", "int32": "int32_t"}
+# Bytes per element (stack buffers are limited in bytes, codegen/lets.py).
+ELEM_BYTES = {"float32": 4, "float64": 8, "int32": 4}
+# The helpers (templates/helpers.c.j2) for Coq's division and max, per element type.
+DIV_MAX = {"float32": ("vs_sdiv", "vs_smax"), "float64": ("vs_ddiv", "vs_dmax"),
+           "int32": ("vs_idiv", "vs_imax")}
 C_RESERVED = {
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
     "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from verisched.codegen.cexpr import count_text, smax
 from verisched.codegen.errors import LowerError, NotNormalError
 from verisched.codegen.hooks import LetBody
-from verisched.codegen.ir import Buf, Ctx, Emitter, ScalarVar, StoreSlot, whole
+from verisched.codegen.ir import ELEM_BYTES, Buf, Ctx, Emitter, ScalarVar, StoreSlot, whole
 from verisched.codegen.normal import show
 from verisched.codegen.poly import Poly
 from verisched.pybridge.terms import Let, Mem
@@ -79,7 +79,7 @@ def _dram_let(lw: Lowering, e: Let, ctx: Ctx, out: Emitter, body: LetBody) -> bo
     if slot is not None:
         return _placed_let(lw, slot, name, cdims, tc, covered, fill, c2, out, body)
     with out.block(""):
-        if tc is not None and tc * 4 <= STACK_LIMIT_BYTES:
+        if tc is not None and tc * ELEM_BYTES.get(lw.dtype, 4) <= STACK_LIMIT_BYTES:
             out.line(f"{T} {name}[{max(tc, 1)}];")
             if not covered:
                 out.line(f"memset({name}, 0, sizeof({name}));")
@@ -129,7 +129,7 @@ def _placed_let(lw: Lowering, slot: StoreSlot, name: str, cdims: tuple[Poly, ...
     iteration of that loop, refilled (zeroed first where its value does not cover
     it) at every evaluation of the let."""
     T = lw.ctype
-    stack = tc is not None and tc * 4 <= STACK_LIMIT_BYTES
+    stack = tc is not None and tc * ELEM_BYTES.get(lw.dtype, 4) <= STACK_LIMIT_BYTES
     if stack:
         slot.allocs.append(f"{T} {name}[{max(tc or 0, 1)}];")
     else:

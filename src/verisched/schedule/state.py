@@ -440,7 +440,7 @@ class Schedule:
         return out
 
     def checked(self, *, fix: Mapping[str, int] | None = None,
-                unsafe: bool = False) -> CheckedProgram:
+                unsafe: bool = False, dtype: str | None = None) -> CheckedProgram:
         """The derived program, replayed from the standalone file by Coq and checked
         as `verisched compile` checks it (pipeline.check)."""
         text = self.to_coq()
@@ -448,10 +448,10 @@ class Schedule:
             path = Path(tmp) / f"{self.live.program.name}_schedule.v"
             path.write_text(text)
             derived = load(path, derived_name(self.live.program))
-        return check(derived, fix=fix, unsafe=unsafe)
+        return check(derived, fix=fix, unsafe=unsafe, dtype=dtype)
 
     def compile(self, target: str = "c", *, fix: Mapping[str, int] | None = None,
-                unsafe: bool = False) -> Kernel:
+                unsafe: bool = False, dtype: str | None = None) -> Kernel:
         """The scheduled kernel for `target`, callable with numpy arrays.  Each
         `parallel` annotation must be honoured by the target's lowering, or this
         raises AnnotationRefused naming the loop and why."""
@@ -460,7 +460,7 @@ class Schedule:
         if wanted and not t.parallel:
             raise AnnotationRefused(f"parallel {wanted[0]}: target {t.name} runs serially; "
                                     "use an OpenMP target (openmp, avx2-openmp, ...)")
-        checked = self.checked(fix=fix, unsafe=unsafe)
+        checked = self.checked(fix=fix, unsafe=unsafe, dtype=dtype)
         places = tuple((a[1], a[2]) for a in self.annotations if a[0] == "store_at")
         if places:
             checked = replace(checked, program=replace(checked.program, store_at=places))
