@@ -73,6 +73,11 @@ N, M = IVar("n"), IVar("m")
 ONE = IConst(1)
 
 
+# Shown by `verisched bench --help` (read without importing this module).
+PEERS = "Halide (PyPI halide; optional)"
+DURATION = "not measured yet (the default replays BlurVec.v and times 8 schedule pairs)"
+
+
 def _i(x: Idx | int | str) -> Idx:
     return IConst(x) if isinstance(x, int) else IVar(x) if isinstance(x, str) else x
 

@@ -60,6 +60,11 @@ KC_MAX, MCR_MAX = 256, 32
 WARM = 1
 
 
+# Shown by `verisched bench --help` (read without importing this module).
+PEERS = "OpenBLAS through numpy (threadpoolctl for threads)"
+DURATION = "not measured yet (12 square and 13 aspect problems, 1 and 2 threads)"
+
+
 def block_sizes(M: int, K: int, threads: int) -> dict[str, int]:
     """Run-time block sizes, as BLIS picks its partitioning per call.
 
