@@ -128,7 +128,12 @@ class OpenBLAS:
     """numpy's OpenBLAS: cblas_sgemm and a thread-count control (threadpoolctl)."""
 
     def __init__(self) -> None:
-        from threadpoolctl import ThreadpoolController
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:
+            raise SystemExit("bench sgemm: threadpoolctl is missing (pip install "
+                             "'verisched[bench]'); it sets OpenBLAS's thread count, without "
+                             "which the 1- and 2-thread columns cannot be compared") from None
 
         libs = [lc for lc in ThreadpoolController().lib_controllers
                 if lc.internal_api == "openblas" and "numpy" in lc.filepath]
