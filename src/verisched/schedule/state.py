@@ -193,6 +193,8 @@ class Schedule:
         d, names = "reorder", self._names()
         if len(loops) < 2:
             raise ScheduleArgumentError(d, "loops", "give at least two loops")
+        if len(loops) > 6:  # Coq's reorder notations: 2 to 6 names (Rewrites/Directives.v)
+            raise ScheduleArgumentError(d, "loops", f"give at most six loops, got {len(loops)}")
         ls = [D.loop(d, f"loops[{k}]", x, names) for k, x in enumerate(loops)]
         D.distinct(d, {f"loops[{k}]": x for k, x in enumerate(ls)})
         return self.apply(f"reorder {' '.join(ls)}.")
