@@ -61,7 +61,7 @@ def main() -> None:
     with Schedule.of(conv1d) as s:
         s = (s.rw("get_bound_guard W []", at="x _[ _ ] _[ _ ] _[ _ ]")  # guard by x's width
               .rw("guard_and_l")                                       # 0 <= p + r: bounds
-              .apply("name_buffer (|[ _ ]| x _[ _ ] _[ _ ] _[ _ ]) as a.")
+              .name_buffer("|[ _ ]| x _[ _ ] _[ _ ] _[ _ ]", "a")
               .compute_root("a"))                                      # Fig. 12's hoists
         print(s.text)
         kernel = s.compile("c")
@@ -74,9 +74,9 @@ def main() -> None:
 
     with Schedule.of(conv2d) as s:
         s = (s.rw("sum_flatten3")                                      # j for (c, s, r)
-              .apply("name_buffer (w _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as wm.")
+              .name_buffer("w _[ _ ] _[ _ ] _[ _ ] _[ _ ]", "wm")
               .compute_root("wm")                                      # packed weights
-              .apply("name_buffer (x _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as a.")
+              .name_buffer("x _[ _ ] _[ _ ] _[ _ ] _[ _ ]", "a")
               .compute_root("a"))                                      # the im2col buffer
         print(s.text)
         kernel = s.compile("c")

@@ -89,6 +89,8 @@ def test_argument_errors_name_the_directive_and_argument_before_coq(mv: Schedule
         (lambda: mv.split("i", 4, "io", "ii", tail="round"), "argument tail"),
         (lambda: mv.split("i", "q", "io", "ii"), "not sizes of the program"),
         (lambda: mv.reorder("i"), "at least two loops"),
+        (lambda: mv.name_buffer("x _[ _ ]", "A"), "argument buffer: 'A' is an input or size"),
+        (lambda: mv.name_buffer(" ", "t"), "argument pattern: empty"),
         (lambda: mv.reorder("i", "j", "i", "j", "i", "j", "i"), "at most six loops, got 7"),
         (lambda: mv.inline("t"), "no buffer named 't' \\(let buffers: none\\)"),
         (lambda: mv.fuse("i", "i", "ij"), "argument inner: 'i' is also given"),

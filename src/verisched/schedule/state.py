@@ -268,6 +268,16 @@ class Schedule:
         i = D.loop("compute_at", "loop", loop, names)
         return self.apply(f"compute_at {b} {i}.")
 
+    def name_buffer(self, pattern: str, buffer: str) -> Schedule:
+        """Bind the first subterm matching the Coq pattern `pattern` (`_` for any part,
+        e.g. "x _[ _ ] _[ _ + _ ]") as a let buffer `buffer`, so that the producer
+        directives (compute_root, compute_at, sink) can move it: Halide's producers are
+        named functions, and this is how a subexpression becomes one."""
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise ScheduleArgumentError("name_buffer", "pattern", "empty")
+        b = D.fresh("name_buffer", "buffer", buffer, self._names())
+        return self.apply(f"name_buffer ({pattern.strip()}) as {b}.")
+
     def compute_root(self, buffer: str) -> Schedule:
         """Compute the producer `buffer` once, at the top of the program (Halide)."""
         b = D.buffer("compute_root", "buffer", buffer, self._names())
