@@ -60,6 +60,17 @@ def test_dsl_refuses_what_it_cannot_build() -> None:
         dsl.program("p", dsl.gen("i", n, lambda i: f[i]), inputs=[x])
 
 
+def test_a_size_may_be_named_h_and_the_section_names_are_reserved() -> None:
+    # Coq's automatic instance names (H, H0) once made a size named H (an image height)
+    # fail to declare; the section names its instances, and the DSL reserves them.
+    (h,) = dsl.sizes("H")
+    g = dsl.tensor("g", h)
+    with Schedule.of(dsl.program("height", dsl.gen("i", h, lambda i: g[i]))) as s:
+        assert "io" in s.split("i", 4, "io", "ii").text
+    with pytest.raises(DslError, match="reserved"):
+        dsl.program("p", dsl.gen("i", dsl.sizes("S")[0], lambda i: f[i]))
+
+
 @pytest.fixture(scope="module")
 def mv() -> Schedule:
     s = Schedule.of(matvec())
@@ -78,6 +89,9 @@ def test_argument_errors_name_the_directive_and_argument_before_coq(mv: Schedule
         (lambda: mv.split("i", 4, "io", "ii", tail="round"), "argument tail"),
         (lambda: mv.split("i", "q", "io", "ii"), "not sizes of the program"),
         (lambda: mv.reorder("i"), "at least two loops"),
+        (lambda: mv.name_buffer("x _[ _ ]", "A"), "argument buffer: 'A' is an input or size"),
+        (lambda: mv.name_buffer(" ", "t"), "argument pattern: empty"),
+        (lambda: mv.reorder("i", "j", "i", "j", "i", "j", "i"), "at most six loops, got 7"),
         (lambda: mv.inline("t"), "no buffer named 't' \\(let buffers: none\\)"),
         (lambda: mv.fuse("i", "i", "ij"), "argument inner: 'i' is also given"),
         (lambda: mv.replace("avx2 loadu"), "replace: argument instr: 'avx2 loadu' is not"),

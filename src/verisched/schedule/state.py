@@ -193,6 +193,8 @@ class Schedule:
         d, names = "reorder", self._names()
         if len(loops) < 2:
             raise ScheduleArgumentError(d, "loops", "give at least two loops")
+        if len(loops) > 6:  # Coq's reorder notations: 2 to 6 names (Rewrites/Directives.v)
+            raise ScheduleArgumentError(d, "loops", f"give at most six loops, got {len(loops)}")
         ls = [D.loop(d, f"loops[{k}]", x, names) for k, x in enumerate(loops)]
         D.distinct(d, {f"loops[{k}]": x for k, x in enumerate(ls)})
         return self.apply(f"reorder {' '.join(ls)}.")
@@ -276,6 +278,16 @@ class Schedule:
         b = D.buffer("compute_at", "buffer", buffer, names)
         i = D.loop("compute_at", "loop", loop, names)
         return self.apply(f"compute_at {b} {i}.")
+
+    def name_buffer(self, pattern: str, buffer: str) -> Schedule:
+        """Bind the first subterm matching the Coq pattern `pattern` (`_` for any part,
+        e.g. "x _[ _ ] _[ _ + _ ]") as a let buffer `buffer`, so that the producer
+        directives (compute_root, compute_at, sink) can move it: Halide's producers are
+        named functions, and this is how a subexpression becomes one."""
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise ScheduleArgumentError("name_buffer", "pattern", "empty")
+        b = D.fresh("name_buffer", "buffer", buffer, self._names())
+        return self.apply(f"name_buffer ({pattern.strip()}) as {b}.")
 
     def compute_root(self, buffer: str) -> Schedule:
         """Compute the producer `buffer` once, at the top of the program (Halide)."""
