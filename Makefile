@@ -7,7 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup coq venv proofs demo test lint clean
+.PHONY: all setup coq venv proofs demo test lint clean node katex chromium
 
 all: proofs
 
@@ -35,6 +35,45 @@ $(VENV)/.installed: pyproject.toml
 	@$(PY) -m pip install -q -e '.[test]'
 	@touch $@
 
+# KaTeX for the HTML derivation reports (`verisched report`): the npm package, at the
+# version package-lock.json pins (package.json: the minimum), into a git-ignored
+# node_modules inside the Python package, so the pages it writes are self-contained.
+# Node.js and npm come from Debian when missing, as Coq does.
+KATEX_DIR := src/verisched/report/vendor
+KATEX := $(KATEX_DIR)/node_modules/katex/dist/katex.min.js
+
+node:
+	@if ! command -v npm >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "== installing Node.js and npm from Debian (apt-get install nodejs npm)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
+	  else \
+	    echo "error: npm not found (needed once, to vendor KaTeX). Debian: 'sudo apt-get install nodejs npm'." >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+
+katex: $(KATEX)
+
+$(KATEX): $(KATEX_DIR)/package.json $(KATEX_DIR)/package-lock.json
+	@$(MAKE) --no-print-directory node
+	@echo "== vendoring KaTeX (npm ci in $(KATEX_DIR))"
+	@cd $(KATEX_DIR) && npm ci --no-audit --no-fund --loglevel=error >/dev/null
+	@test -f $@ && touch $@
+
+# Headless Chromium for the report's rendering test (tests/test_report_chromium.py, which
+# skips, saying why, when it is missing and cannot be installed).
+chromium:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "== installing Chromium from Debian (apt-get install chromium)"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	      || echo "warning: could not install chromium; the report's browser test will be skipped" >&2; \
+	  else \
+	    echo "warning: chromium not found; the report's browser test will be skipped" >&2; \
+	  fi; \
+	fi
+
 CoqMakefile: _CoqProject
 	coq_makefile -f _CoqProject -o CoqMakefile
 
@@ -44,7 +83,7 @@ proofs: coq CoqMakefile
 demo: setup proofs
 	@$(VENV)/bin/verisched demo
 
-test: setup proofs
+test: setup proofs katex chromium
 	@$(PY) -m pytest -q tests
 
 lint: venv

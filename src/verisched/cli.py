@@ -23,6 +23,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("compile", "compile", "lower a derived program to C"),
     ("run", "run", "compile a derived program and run it on inputs"),
     ("bench", "bench", "run a benchmark from benchmarks/"),
+    ("report", "report", "write a derivation as a self-contained HTML page"),
 ]
 
 
