@@ -27,10 +27,10 @@ from verisched.pipeline import get_target
 from verisched.pybridge.derivation import check_writable
 from verisched.pybridge.errors import OutputPathError
 
-from .collect import ReportData, ReportError, collect, pick_derivation
+from .collect import ReportData, ReportError, collect, from_derived, pick_derivation
 from .page import katex_dist, render_html
 
-__all__ = ["ReportData", "ReportError", "collect", "katex_dist", "pick_derivation",
+__all__ = ["ReportData", "ReportError", "collect", "from_derived", "katex_dist", "pick_derivation",
            "render_report", "write_html", "write_report"]
 
 

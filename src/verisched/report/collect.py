@@ -22,7 +22,9 @@ from typing import Any
 from verisched.codegen.errors import CodegenError
 from verisched.pipeline import (
     TARGETS,
+    CSource,
     DerivationError,
+    DerivedProgram,
     check,
     derivations_in,
     get_target,
@@ -87,7 +89,8 @@ def pick_derivation(path: Path, name: str | None) -> tuple[str, list[str]]:
     return name, names
 
 
-def _c_for(derived: Any, target: str | None) -> tuple[str | None, str | None, str | None]:
+def _c_for(derived: DerivedProgram,
+           target: str | None) -> tuple[str | None, str | None, str | None]:
     """(target, C source, why not): `target`, or the first registered target that
     provides every instruction and memory the program uses (`c` for plain ATL)."""
     if target is None:
@@ -116,21 +119,32 @@ def collect(path: str | Path, derivation: str | None = None, *, target: str | No
         derived = load(path, name, timeout=timeout, on_step=on_step)
     except DerivationError as exc:
         raise ReportError(str(exc).removeprefix("derivation: ")) from None
+    data = from_derived(derived, path, names, target=target)
+    data.seconds["replay"] = round(time.perf_counter() - t0 - data.seconds["lower"], 3)
+    return data
+
+
+def from_derived(derived: DerivedProgram, path: str | Path, names: list[str] | None = None,
+                 *, target: str | None = None, source: CSource | None = None) -> ReportData:
+    """The report's data for a derivation already replayed (`pipeline.load`), such as
+    the one a `Schedule` replays when it compiles: no second replay.  `source`: its C,
+    when already rendered (then nothing is lowered again)."""
     t1 = time.perf_counter()
-    tgt, c_source, c_error = _c_for(derived, target)
+    if source is not None:
+        tgt, c_source, c_error = source.target.name, source.c, None
+    else:
+        tgt, c_source, c_error = _c_for(derived, target)
     t2 = time.perf_counter()
-    hyps = _hypothesis_texts(derived)
     return ReportData(
-        file=str(path), derivation=name, derivations=names,
+        file=str(path), derivation=derived.name, derivations=names or [derived.name],
         trace=dict(derived.trace or {}),
         original=to_coq(derived.original) if derived.original is not None else None,
         sizes=list(derived.sizes), tensors=[[n, r] for n, r in derived.tensors],
-        hypotheses=hyps, safety=derived.safety_gap, target=tgt,
-        c_source=c_source, c_error=c_error,
-        seconds={"replay": round(t1 - t0, 3), "lower": round(t2 - t1, 3)})
+        hypotheses=_hypothesis_texts(derived), safety=derived.safety_gap, target=tgt,
+        c_source=c_source, c_error=c_error, seconds={"lower": round(t2 - t1, 3)})
 
 
-def _hypothesis_texts(derived: Any) -> list[str]:
+def _hypothesis_texts(derived: DerivedProgram) -> list[str]:
     """The section's hypotheses as text: the shapes, then the conditions, then the rest."""
     h = derived.hypotheses
     out = [f"shaped [{'; '.join(idx_str(x) for x in shape)}] {name}"
