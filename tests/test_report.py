@@ -219,7 +219,7 @@ def test_documented_example_blur_tiled(tmp_path: Path, monkeypatch: pytest.Monke
     assert "<code>gen_tile2</code>" in html and "vs-changed" in html
     assert 'class="codehilite"' in html and "blur_tiled" in html
     shot = tmp_path / "report-blur-tiled.png"
-    assert_renders(page, shot, width=1100, height=2200)
+    assert_renders(page, shot, width=1100, height=4200)
     if os.environ.get("VERISCHED_UPDATE_SCREENSHOT"):
         shutil.copyfile(shot, DOCS / "report-blur-tiled.png")
 

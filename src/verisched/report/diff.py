@@ -11,13 +11,18 @@ highlight.
 
 from __future__ import annotations
 
+import difflib
+import re
+
+from markupsafe import Markup, escape
+
 from verisched.pybridge.terms import Node, binder, children, data
 
 Path = tuple[int, ...]
 
 # Past this many separate changes the step reads better as one change at their
 # common ancestor (a rewrite of a whole loop nest touches every index in it).
-MAX_MARKS = 12
+MAX_MARKS = 64
 
 
 def changed_paths(old: Node, new: Node) -> list[Path]:
@@ -61,3 +66,22 @@ def common_prefix(paths: list[Path]) -> Path:
 def contains(path: Path, marks: frozenset[Path] | set[Path]) -> bool:
     """Whether a changed subterm lies at or below `path`."""
     return any(m[:len(path)] == path for m in marks)
+
+
+_TOKEN = re.compile(r"\s+|[\w']+|[^\w\s]")
+
+
+def text_diff_html(old: str | None, new: str) -> Markup:
+    """`new` as HTML with the tokens that are not in `old` marked: the change, for a
+    program the AST does not cover (Coq's printing of a user definition not yet
+    inlined), where no structural diff is possible."""
+    b = _TOKEN.findall(new)
+    if old is None:
+        return Markup(escape(new))
+    a = _TOKEN.findall(old)
+    out: list[str] = []
+    for op, _, _, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        chunk = str(escape("".join(b[j1:j2])))
+        out.append(chunk if op == "equal" or not chunk.strip()
+                   else f'<mark class="vs-changed">{chunk}</mark>')
+    return Markup("".join(out))

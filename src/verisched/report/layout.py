@@ -35,7 +35,7 @@ from verisched.pybridge.terms import (
 from .diff import Path, contains
 from .latex import CHANGED, RESHAPE_TEX, TexWriter, name_tex, plain_width
 
-LINE = 78
+LINE = 100
 
 
 def tex_span(tex: str, display: bool = False) -> str:
@@ -60,7 +60,8 @@ class Layout:
         return f'<div class="ln{(" " + cls) if cls else ""}">{tex_span(tex)}</div>'
 
     def _open(self, path: Path) -> str:
-        return " open" if not self.fold or contains(path, self.marks) else ""
+        inside = any(path[:len(m)] == m for m in self.marks)    # within a changed subterm
+        return " open" if not self.fold or inside or contains(path, self.marks) else ""
 
     def _changed(self, path: Path) -> str:
         return f" {CHANGED}" if path in self.marks else ""

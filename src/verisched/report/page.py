@@ -32,10 +32,11 @@ from verisched.pybridge.errors import TermParseError
 from verisched.pybridge.terms import Expr
 
 from .collect import ReportData, ReportError
-from .diff import changed_paths
+from .diff import changed_paths, text_diff_html
 from .latex import TexWriter, plain_width
 from .layout import Layout, tex_span
 
+QUOTED = 4             # the most changed subterms quoted beside their step
 SHORT = 160            # the longest changed subterm quoted beside its step, in characters
 VENDOR = Path(__file__).resolve().parent / "vendor"
 _FONT_SRC = re.compile(r"src:url\((fonts/[^)]+\.woff2)\) format\(\"woff2\"\)[^;}]*")
@@ -83,9 +84,10 @@ class StepView:
     messages: str
     seconds: float
     program_html: Markup | None = None     # the program after the step, laid out
-    program_text: str | None = None        # Coq's printing, when it is outside the AST
+    program_text: Markup | None = None     # Coq's printing (changes marked), outside the AST
     note: str = ""                         # unchanged, finished, ...
     changes: int = 0
+    whole: bool = False                    # the step rewrote the program at its root
     changed_tex: list[Markup] = field(default_factory=list)
 
 
@@ -135,16 +137,19 @@ def step_views(trace: dict[str, Any]) -> list[StepView]:
         elif before["coq"] == after["coq"]:
             v.note = "program unchanged"
         if new is None and after["coq"] is not None:
-            v.program_text = " ".join(after["coq"].split())
+            prev = " ".join(before["coq"].split()) if before["coq"] else None
+            v.program_text = text_diff_html(prev, " ".join(after["coq"].split()))
         elif new is not None and not v.note:
             marks = changed_paths(old, new) if old is not None else []
             v.changes = len(marks)
+            if marks == [()]:       # rewritten at the root: a highlight would cover it all
+                v.whole = True
+                marks = []
             v.program_html = Markup(Layout(marks, fold=bool(marks)).html(new))
-            if marks and marks != [()]:
-                subs = [_subterm(new, p) for p in marks]
-                if all(_short(x) for x in subs):
-                    tw = TexWriter()
-                    v.changed_tex = [Markup(tex_span(tw.node(x))) for x in subs]
+            subs = [_subterm(new, p) for p in marks]
+            if subs and len(subs) <= QUOTED and all(_short(x) for x in subs):
+                tw = TexWriter()
+                v.changed_tex = [Markup(tex_span(tw.node(x))) for x in subs]
         views.append(v)
     return views
 
