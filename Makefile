@@ -36,11 +36,13 @@ $(VENV)/.installed: pyproject.toml
 	@touch $@
 
 # KaTeX for the HTML derivation reports (`verisched report`): the npm package, at the
-# version package-lock.json pins (package.json: the minimum), into a git-ignored
-# node_modules inside the Python package, so the pages it writes are self-contained.
+# version package-lock.json pins (package.json: the minimum), installed by `npm ci` under
+# build/ and its script, style sheet, woff2 fonts and licence copied into a git-ignored
+# folder of the Python package (so a wheel ships them and the pages are self-contained).
 # Node.js and npm come from Debian when missing, as Coq does.
-KATEX_DIR := src/verisched/report/vendor
-KATEX := $(KATEX_DIR)/node_modules/katex/dist/katex.min.js
+KATEX_SRC := src/verisched/report/vendor
+KATEX_NPM := build/katex-npm
+KATEX := $(KATEX_SRC)/katex/katex.min.js
 
 node:
 	@if ! command -v npm >/dev/null 2>&1; then \
@@ -55,11 +57,16 @@ node:
 
 katex: $(KATEX)
 
-$(KATEX): $(KATEX_DIR)/package.json $(KATEX_DIR)/package-lock.json
+$(KATEX): $(KATEX_SRC)/package.json $(KATEX_SRC)/package-lock.json
 	@$(MAKE) --no-print-directory node
-	@echo "== vendoring KaTeX (npm ci in $(KATEX_DIR))"
-	@cd $(KATEX_DIR) && npm ci --no-audit --no-fund --loglevel=error >/dev/null
-	@test -f $@ && touch $@
+	@echo "== vendoring KaTeX (npm ci, $(KATEX_SRC)/package-lock.json)"
+	@rm -rf $(KATEX_NPM) $(KATEX_SRC)/katex && mkdir -p $(KATEX_NPM) $(KATEX_SRC)/katex/fonts
+	@cp $(KATEX_SRC)/package.json $(KATEX_SRC)/package-lock.json $(KATEX_NPM)/
+	@cd $(KATEX_NPM) && npm ci --no-audit --no-fund --loglevel=error >/dev/null
+	@d=$(KATEX_NPM)/node_modules/katex; \
+	  cp $$d/dist/katex.min.js $$d/dist/katex.min.css $$d/LICENSE $$d/package.json $(KATEX_SRC)/katex/ && \
+	  cp $$d/dist/fonts/*.woff2 $(KATEX_SRC)/katex/fonts/
+	@touch $@
 
 # Headless Chromium for the report's rendering test (tests/test_report_chromium.py, which
 # skips, saying why, when it is missing and cannot be installed).

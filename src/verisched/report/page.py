@@ -4,7 +4,7 @@ Nothing is fetched when the page is viewed: KaTeX's script and style sheet are
 inlined, its fonts (the woff2 files, which every current browser reads) become
 data: URLs in the style sheet, the C is highlighted by Pygments into inline-styled
 classes, and a benchmark plot is a data: URL.  KaTeX comes from the npm package,
-vendored by `make katex` (the Makefile) into report/vendor/node_modules, or from
+vendored by `make katex` (the Makefile) into report/vendor/katex, or from
 `$VERISCHED_KATEX_DIST` (a KaTeX `dist` folder).
 
 KaTeX runs with `trust` limited to `\\htmlClass`, the one command the page needs
@@ -48,7 +48,7 @@ _LEMMA_TACTICS = re.compile(r"^(?:rw_all|rw|rewrite\s*!?|erewrite|use_instr_all|
 def katex_dist() -> Path:
     """KaTeX's `dist` folder: `$VERISCHED_KATEX_DIST`, or the one `make katex` vendors."""
     env = os.environ.get("VERISCHED_KATEX_DIST")
-    dist = Path(env) if env else VENDOR / "node_modules" / "katex" / "dist"
+    dist = Path(env) if env else VENDOR / "katex"
     if not (dist / "katex.min.js").is_file():
         raise ReportError(f"KaTeX is not vendored ({dist} has no katex.min.js): run "
                           "`make katex` in the verisched checkout (npm ci of the katex "
