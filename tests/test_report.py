@@ -43,9 +43,10 @@ from verisched.pybridge.terms import (
     summ,
 )
 from verisched.report import ReportData, ReportError, render_report, write_html, write_report
-from verisched.report.diff import changed_paths
+from verisched.report.diff import changed_paths, text_diff_html
 from verisched.report.latex import TexWriter
 from verisched.report.layout import Layout
+from verisched.report.page import lemma_of
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
@@ -119,6 +120,17 @@ def test_layout_folds_loops_and_buffers() -> None:
     folded = Layout(marks, fold=True).html(new)
     assert '<details class="buffer">' in folded            # the unchanged buffer, closed
     assert "vs-changed" in folded
+
+
+def test_lemma_names_and_the_text_diff() -> None:
+    assert lemma_of("rw (gen_peel n (n - 1) (n - 2)).") == "gen_peel"
+    assert lemma_of("rw_all Reshape.Defs.concat_get.") == "Reshape.Defs.concat_get"
+    assert lemma_of("use_instr (gemmini_mvin_acc D).") == "gemmini_mvin_acc"
+    assert lemma_of("tile yc xc by kn km into yo xo yi xi partition.") is None
+    # a program outside the AST (a user definition applied): the changed tokens marked
+    html = text_diff_html("(GEN [ y < n ] blur_x v x y)", "(GEN [ y < n ] blur_xg v x y)")
+    assert '<mark class="vs-changed">blur_xg</mark>' in html and html.count("<mark") == 1
+    assert str(text_diff_html(None, "a <+> b")) == "a &lt;+&gt; b"
 
 
 # -- the page -------------------------------------------------------------------------------

@@ -79,7 +79,7 @@ class StepView:
 
     number: int
     tactic: str
-    lemma: str | None
+    lemma: str | None                      # the lemma (or instruction) the tactic names
     side_goals: list[str]
     messages: str
     seconds: float
@@ -88,6 +88,11 @@ class StepView:
     note: str = ""                         # unchanged, finished, ...
     changes: int = 0
     whole: bool = False                    # the step rewrote the program at its root
+
+    @property
+    def lemma_kind(self) -> str:
+        """`instruction` for use_instr (it names an instruction, proved by conversion)."""
+        return "instruction" if self.tactic.lstrip().startswith("use_instr") else "lemma"
     changed_tex: list[Markup] = field(default_factory=list)
 
 
