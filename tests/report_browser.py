@@ -65,7 +65,7 @@ def render(page: Path, screenshot: Path, *, width: int = 1200, height: int = 240
     with tempfile.TemporaryDirectory(prefix="vs-chromium-") as profile:
         proc = subprocess.run(
             [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-             "--no-first-run", f"--user-data-dir={profile}",
+             "--no-first-run", "--disable-dev-shm-usage", f"--user-data-dir={profile}",
              # nothing may come from the network: the page is self-contained
              "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
              f"--window-size={width},{height}", f"--screenshot={screenshot}", "--dump-dom",

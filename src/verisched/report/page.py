@@ -25,11 +25,14 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import CLexer
 
 from verisched import __version__
-from verisched.pybridge.coqterm import parse_program
+from verisched.pybridge.coqterm import idx_str, parse_program, pred_str
 from verisched.pybridge.errors import TermParseError
-from verisched.pybridge.terms import Expr
+from verisched.pybridge.terms import Expr, PAnd, PBool, PCmp, Var, children, is_idx
 
 from .collect import ReportData, ReportError
 from .diff import changed_paths, text_diff_html
@@ -113,8 +116,6 @@ def _parse(coq: str | None) -> Expr | None:
 
 def _short(n: Any) -> bool:
     """Whether a changed subterm is small enough to quote beside the step."""
-    from verisched.pybridge.coqterm import idx_str, pred_str
-    from verisched.pybridge.terms import PAnd, PBool, PCmp, is_idx
     if is_idx(n):
         return len(idx_str(n)) <= SHORT
     if isinstance(n, (PBool, PCmp, PAnd)):
@@ -123,7 +124,6 @@ def _short(n: Any) -> bool:
 
 
 def _subterm(e: Any, path: tuple[int, ...]) -> Any:
-    from verisched.pybridge.terms import children
     for k in path:
         e = children(e)[k]
     return e
@@ -161,9 +161,6 @@ def step_views(trace: dict[str, Any]) -> list[StepView]:
 
 def _c_html(source: str) -> tuple[Markup, str]:
     """(highlighted C, its style sheet), by Pygments."""
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import CLexer
     fmt = HtmlFormatter(cssclass="codehilite", linenos=False)
     return Markup(highlight(source, CLexer(), fmt)), fmt.get_style_defs(".codehilite")
 
@@ -176,9 +173,6 @@ def render_html(data: ReportData, *, bench_png: bytes | None = None) -> str:
         if data.trace.get("steps") else None
     start = original or _parse(first)
     tw = TexWriter()
-    hyps = []
-    for h in data.hypotheses:
-        hyps.append(h)
     c_html, c_css = _c_html(data.c_source) if data.c_source else (None, "")
     env = Environment(loader=PackageLoader("verisched.report", "templates"),
                       autoescape=select_autoescape(["html", "j2"]))
@@ -189,15 +183,10 @@ def render_html(data: ReportData, *, bench_png: bytes | None = None) -> str:
         pyg_css=Markup(c_css), c_html=c_html,
         original_html=Markup(Layout().html(start)) if start is not None else None,
         original_text=first if start is None else None,
-        inputs=[Markup(tex_span(rf"{tw.expr(_var(n))} : " + _rank_tex(r)))
+        inputs=[Markup(tex_span(rf"{tw.expr(Var(n))} : " + _rank_tex(r)))
                 for n, r in data.tensors],
         steps=step_views(data.trace), verdict=verdict,
         bench=base64.b64encode(bench_png).decode() if bench_png else None)
-
-
-def _var(name: str) -> Expr:
-    from verisched.pybridge.terms import Var
-    return Var(name)
 
 
 def _rank_tex(rank: int) -> str:
