@@ -253,6 +253,20 @@ def test_cli_report_with_plot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 
 @requires_coq
+def test_a_step_coq_rejects_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A derivation Coq rejects gets no page: the step and Coq's message, on one line."""
+    src = (REPO / "coq/Examples/Pipeline.v").read_text()
+    bad = tmp_path / "Bad.v"
+    bad.write_text(src.replace("    rw get_gen.\n    rw get_gen.\n", "    rw no_such_lemma.\n"))
+    out = tmp_path / "bad.html"
+    assert cli.main(["report", str(bad), "-o", str(out), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "rw no_such_lemma." in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and not out.exists()
+
+
+@requires_coq
 def test_stages_separately(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/report.md's second example: collect, keep as JSON, render without Coq."""
     (tmp_path / "coq").symlink_to(REPO / "coq")
