@@ -128,8 +128,9 @@ class TexWriter:
             return f"{var} < {hi}"
         return rf"{self.idx(e.lo, path + (0,))} \le {var} < {hi}"
 
-    def sum_head(self, e: Sum, path: Path) -> str:
-        """`\\sum_{i=lo}^{hi-1}`, the paper's form (the last index, not the extent)."""
+    def sum_head(self, e: Sum, path: Path, limits: bool = False) -> str:
+        """`\\sum_{i=lo}^{hi-1}`, the paper's form (the last index, not the extent);
+        `limits`: the bounds above and below, as on a line of its own."""
         var = name_tex(e.var)
         lo = self.idx(e.lo, path + (0,))
         hi = e.hi
@@ -141,7 +142,8 @@ class TexWriter:
             top = str(hi.value - 1)
         else:
             top = rf"{self.idx(hi, path + (1,), 50)} - 1"
-        return rf"\sum_{{{var}={lo}}}^{{{top}}}"
+        op = r"\sum\limits" if limits else r"\sum"
+        return rf"{op}_{{{var}={lo}}}^{{{top}}}"
 
     def node(self, n: object, path: Path = ()) -> str:
         """Any node: an index, a predicate or a tensor expression."""

@@ -97,8 +97,8 @@ class Layout:
             return self._fold("loop", head, self.block(e.body, path + (2,), 200), path,
                               self._line(r"\Big]"))
         if isinstance(e, Sum):
-            return self._fold("loop", t.sum_head(e, path), self.block(e.body, path + (2,), 40),
-                              path)
+            head = t.sum_head(e, path, limits=True)
+            return self._fold("loop", head, self.block(e.body, path + (2,), 40), path)
         if isinstance(e, Guard):
             head = rf"[{t.pred(e.pred, path + (0,))}] \cdot"
             return self._line(head) + (f'<div class="ind">'
