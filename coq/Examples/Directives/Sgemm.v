@@ -21,7 +21,9 @@
       multiplies, [t] in registers (Targets/Microkernel.v).
 
     The result is [sgemm_avx2_expected], binder for binder
-    ([sgemm_avx2_directive_same], by [same_program]).  This replaces the
+    ([sgemm_avx2_directive_same], by [same_program]); the same lines with
+    a 6 x 64 tile of 16 lanes and [select_instr t with avx512] give
+    [sgemm_avx512_expected] ([sgemm_avx512_directive_same]).  This replaces the
     39-line version of this file, which was the same step list with only
     the packs and the depth split as directives; that step list is still
     Examples/Sgemm.v's derivation. *)
@@ -57,4 +59,25 @@ Section SgemmDirectives.
   Qed.
   Lemma sgemm_avx2_directive_same : sgemm_avx2_directive = sgemm_avx2_expected M N K mcr kc A B C.
   Proof. unfold sgemm_avx2_expected; cbv beta; same_program. Qed.
+
+  (** The AVX-512 schedule [sgemm_avx512] (a 6 x 64 tile of 4 x 16 lanes):
+      the same lines, other tile width, lane count and instruction set. *)
+  Derive sgemm_avx512_directive SuchThat (sgemm M N K A B C = sgemm_avx512_directive) As sgemm_avx512_directive_correct.
+  Proof.
+    reschedule.
+    rw sadd_tadd.
+    split i by (mcr * 6)%Z into io ii.
+    fission ii.
+    split k by kc into ko kk.
+    reorder ko ii j.
+    register_tile ii j by 6 64 lanes 16 into im ir jm jv l as t.
+    stage B at io as Bp.
+    compute_root Bp.
+    stage A at ko as Ap.
+    select_instr t with avx512.
+    check_safe.
+    done.
+  Qed.
+  Lemma sgemm_avx512_directive_same : sgemm_avx512_directive = sgemm_avx512_expected M N K mcr kc A B C.
+  Proof. unfold sgemm_avx512_expected; cbv beta; same_program. Qed.
 End SgemmDirectives.
