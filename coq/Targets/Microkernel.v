@@ -2,13 +2,15 @@
 
     Three directives that, with [split], [reorder] and [stage], derive a
     BLIS/Exo matrix-multiply kernel (Examples/Directives/Sgemm.v: the
-    SGEMM AVX2 schedule of Examples/Sgemm.v in 10 lines).  Each is a
+    SGEMM AVX2 and AVX-512 schedules of Examples/Sgemm.v in 10 lines).  Each is a
     sequence of proved steps run inside one node of the program (the node
     found by the user's names), so that no step touches another part of
     the program, and each refuses with a message that names the directive
     and the failed condition.
 
-    - [fission x] (Exo thesis Table 3.1 [fission]/[lift]; the ATL paper's
+    - [fission x] (Exo thesis Table 3.1 [fission_after], legal by Sec.
+      5.6.2's loop-fission condition, which holds here since a generation's
+      iterations and the two operands of [<+>] commute; the ATL paper's
       [tadd_gen] read right to left): the body of the first loop named
       [x] is, under guards, generations and sums, a [<+>] of two tensors;
       every node between [x] and the [<+>], then [x] itself, is
@@ -16,9 +18,10 @@
       [GEN x (... (a <+> b))] becomes [GEN x (... a) <+> GEN x (... b)],
       each copy keeping the loop names.
     - [register_tile i j by mr nr lanes w into im ir jm jv l as t] (Exo
-      thesis Sec. 2's SGEMM schedule: [divide_loop] of both output loops,
-      [reorder], [stage_mem] of the accumulator; Halide-semantics Sec. 8
-      split/swap): on the first nest [GEN i GEN j (guards (SUM k ...))]
+      thesis Sec. 7.2's SGEMM: a register-blocked micro-kernel accumulating
+      the inner dimension into a panel of C, obtained with Table 3.1's
+      [split]/[reorder] and [stage_mem] of the accumulator; Halide-semantics
+      Sec. 8 split and swap): on the first nest [GEN i GEN j (guards (SUM k ...))]
       (a generation directly over a generation whose body is, under
       guards, a reduction): the nest is transposed (columns outside), [j]
       split by [nr] into strips [jm] of [jr] (guard tail), the rows [i]
@@ -29,8 +32,9 @@
       [jv] of [w] lanes [l]; the tile's value bound as [t], hoisted out of
       the tile loops, its depth sum moved outermost (the register tile:
       accumulators for [mr x nr] outputs).
-    - [select_instr t with avx2] (or [avx512]) (Exo thesis Sec. 3.3-3.4
-      [replace], the instruction set of Targets/AVX.v): the register tile
+    - [select_instr t with avx2] (or [avx512]) (Exo thesis Sec. 3.4
+      [replace] by each instruction of Targets/AVX.v, and Table 3.1
+      [set_memory]; Sec. 7.2's right-edge tail by masked stores): the register tile
       [t] in instruction form.  A micro-tile whose first row is out of
       bounds is skipped whole ([guard_tile_skip], the guard moved out of
       the store and out of [t]'s let); the column guard of a lane becomes
