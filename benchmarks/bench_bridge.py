@@ -37,6 +37,11 @@ PIPELINE = parse_program(
     "GEN [ i < n ] (|[ 0 <=? (i - 1) ]| buf _[i - 1]) <+> (buf _[i])")
 
 
+# Shown by `verisched bench --help` (read without importing this module).
+PEERS = "coqc alone (the same file, no bridge)"
+DURATION = "about 6 min on the 2-core development machine (5 min 39 s measured)"
+
+
 def _ms(x: float) -> str:
     return f"{x * 1000:8.1f} ms"
 

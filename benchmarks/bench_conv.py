@@ -43,6 +43,11 @@ SIZE_NAMES = {"n": BATCH, "nb": BATCH, "b": BATCH, "ci": CI, "c": CI, "co": CO, 
               "k": CO, "h": HO, "ho": HO, "y": HO, "w": WO, "wo": WO, "x": WO}
 
 
+# Shown by `verisched bench --help` (read without importing this module).
+PEERS = "PyTorch conv2d / oneDNN (PyPI torch; optional)"
+DURATION = "not measured yet"
+
+
 def reference(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Valid 3x3 correlation in float64, NCHW, independent of torch: windows of the
     input contracted with the weights over (ci, ky, kx)."""

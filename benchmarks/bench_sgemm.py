@@ -60,6 +60,11 @@ KC_MAX, MCR_MAX = 256, 32
 WARM = 1
 
 
+# Shown by `verisched bench --help` (read without importing this module).
+PEERS = "OpenBLAS through numpy (threadpoolctl for threads)"
+DURATION = "not measured yet (12 square and 13 aspect problems, 1 and 2 threads)"
+
+
 def block_sizes(M: int, K: int, threads: int) -> dict[str, int]:
     """Run-time block sizes, as BLIS picks its partitioning per call.
 
@@ -123,7 +128,12 @@ class OpenBLAS:
     """numpy's OpenBLAS: cblas_sgemm and a thread-count control (threadpoolctl)."""
 
     def __init__(self) -> None:
-        from threadpoolctl import ThreadpoolController
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:
+            raise SystemExit("bench sgemm: threadpoolctl is missing (pip install "
+                             "'verisched[bench]'); it sets OpenBLAS's thread count, without "
+                             "which the 1- and 2-thread columns cannot be compared") from None
 
         libs = [lc for lc in ThreadpoolController().lib_controllers
                 if lc.internal_api == "openblas" and "numpy" in lc.filepath]

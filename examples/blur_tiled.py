@@ -26,15 +26,19 @@ blur = dsl.program("blur", dsl.gen("y", n, lambda y: dsl.gen("x", m, lambda x:
                    inputs=[v], sizes=["n", "m", "kn", "km"],
                    assume=[n >= 2, m >= 2, kn >= 1, km >= 1])
 
-# The horizontal pass over one buffer row r, column c (Directives/BlurTiled.v's argument).
-ROW = "(fun r c => v _[ r ] _[ c - 1 ] <+> v _[ r ] _[ c ] <+> v _[ r ] _[ c + 1 ])"
+
+
+def row(r: dsl.Ix, c: dsl.Ix) -> dsl.T:
+    """The horizontal pass over one buffer row r, column c, as it reads in the peeled
+    interior (Directives/BlurTiled.v's `stage_rows` argument)."""
+    return (v[r, c - 1] + v[r, c]) + v[r, c + 1]
 
 
 def main() -> None:
     with Schedule.of(blur) as s:
         s = (s.peel("y", "x", into=("yc", "xc"))                       # border apart
               .tile("yc", "xc", kn, km, "yo", "xo", "yi", "xi", partition=True)
-              .apply(f"stage_rows {ROW} at yi into buf.")               # (kn+2) x km buffer
+              .stage_rows(row, "yi", "buf")                             # (kn+2) x km buffer
               .apply("simpl_index."))                                   # Fig. 9's indices
         print(len(s.steps) - 1, "directives")
         kernel = s.compile("c")

@@ -221,7 +221,7 @@ def test_not_normal_terms_are_refused_with_the_subterm(bad, why):
 
 def test_unsupported_inputs_give_clear_errors():
     with pytest.raises(LowerError, match="element type"):
-        lower(pipeline_fused(), {"f": (n,)}, dtype="float64")
+        lower(pipeline_fused(), {"f": (n,)}, dtype="float16")
     with pytest.raises(LowerError, match="kernel name"):
         lower(pipeline_fused(), {"f": (n,)}, name="not a name")
     # A free index variable is a size parameter; a given order must list it.

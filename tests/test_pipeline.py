@@ -178,3 +178,13 @@ def test_a_program_for_another_target_names_the_ones_that_take_it() -> None:
 def test_unknown_target_lists_the_registry() -> None:
     with pytest.raises(LowerError, match="unknown target 'cuda' .*c, openmp, avx2"):
         pipeline.get_target("cuda")
+
+
+@requires_coq
+def test_a_size_may_be_called_h() -> None:
+    # The bridge's section names its scalar instances, so Coq's automatic H is not taken.
+    from verisched.pybridge.coqterm import parse_program
+    H = IVar("H")
+    k = pipeline.compile_program(parse_program("GEN [ y < H ] f _[ y ] + f _[ y ]"),
+                                 {"f": (H,)}, "c", name="height")
+    np.testing.assert_array_equal(k({"f": np.arange(3, dtype=np.float32)}, H=3), [0, 2, 4])

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verisched.codegen.errors import PreconditionError
+from verisched.codegen.errors import KernelCallError, LowerError, PreconditionError
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.interp import evaluate
 from verisched.schedule import (
@@ -60,6 +60,17 @@ def test_dsl_refuses_what_it_cannot_build() -> None:
         dsl.program("p", dsl.gen("i", n, lambda i: f[i]), inputs=[x])
 
 
+def test_a_size_may_be_named_h_and_the_section_names_are_reserved() -> None:
+    # Coq's automatic instance names (H, H0) once made a size named H (an image height)
+    # fail to declare; the section names its instances, and the DSL reserves them.
+    (h,) = dsl.sizes("H")
+    g = dsl.tensor("g", h)
+    with Schedule.of(dsl.program("height", dsl.gen("i", h, lambda i: g[i]))) as s:
+        assert "io" in s.split("i", 4, "io", "ii").text
+    with pytest.raises(DslError, match="reserved"):
+        dsl.program("p", dsl.gen("i", dsl.sizes("S")[0], lambda i: f[i]))
+
+
 @pytest.fixture(scope="module")
 def mv() -> Schedule:
     s = Schedule.of(matvec())
@@ -78,8 +89,18 @@ def test_argument_errors_name_the_directive_and_argument_before_coq(mv: Schedule
         (lambda: mv.split("i", 4, "io", "ii", tail="round"), "argument tail"),
         (lambda: mv.split("i", "q", "io", "ii"), "not sizes of the program"),
         (lambda: mv.reorder("i"), "at least two loops"),
+        (lambda: mv.name_buffer("x _[ _ ]", "A"), "argument buffer: 'A' is an input or size"),
+        (lambda: mv.name_buffer(" ", "t"), "argument pattern: empty"),
+        (lambda: mv.reorder("i", "j", "i", "j", "i", "j", "i"), "at most six loops, got 7"),
         (lambda: mv.inline("t"), "no buffer named 't' \\(let buffers: none\\)"),
         (lambda: mv.fuse("i", "i", "ij"), "argument inner: 'i' is also given"),
+        (lambda: mv.replace("avx2 loadu"), "replace: argument instr: 'avx2 loadu' is not"),
+        (lambda: mv.replace("avx2_loadu", every=True, at="_"), "replace: argument at: give"),
+        (lambda: mv.stage_rows(3, "i", "buf"), "stage_rows: argument stage: 3 is not a function"),
+        (lambda: mv.stage_rows(lambda r, c: 1, "i", "buf"), "argument stage: it returned 1"),
+        (lambda: mv.stage_rows(lambda r, c: r, "i", "buf"), "argument stage: it returned Ix"),
+        (lambda: mv.stage_rows("  ", "i", "buf"), "argument stage: empty"),
+        (lambda: mv.stage_rows("(fun r c => A _[r] _[c])", "z", "buf"), "no loop named 'z'"),
     ]
     before = mv.live.session.state
     for call, msg in cases:
@@ -126,6 +147,25 @@ def test_compiled_schedule_matches_the_interpreter() -> None:
         fv = rng.standard_normal(size).astype(np.float32)
         want = evaluate(p.expr, {"f": fv.astype(np.float64)}, {"n": size}, np.float64)
         np.testing.assert_allclose(k({"f": fv}, n=size), want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_schedule_compiles_in_double_precision() -> None:
+    p = stencil()
+    with Schedule.of(p) as s:
+        s = s.inline("buf")
+        k = s.compile("openmp", dtype="float64")
+        with pytest.raises(LowerError, match="target avx2: element type float64 is not "
+                                             "supported"):
+            s.compile("avx2", dtype="float64")
+    rng = np.random.default_rng(4)
+    for size in (1, 7, 37):
+        fv = rng.standard_normal(size)
+        want = evaluate(p.expr, {"f": fv}, {"n": size}, np.float64)
+        got = k({"f": fv}, n=size)
+        assert got.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+    with pytest.raises(KernelCallError, match="has dtype float32, expected float64"):
+        k({"f": fv.astype(np.float32)}, n=size)
 
 
 def test_compile_requires_proved_bounds() -> None:
@@ -275,3 +315,17 @@ def test_microkernel_directives_check_arguments_and_carry_coqs_refusals(mv: Sche
     with pytest.raises(DirectiveRefused, match="register_tile: the program has no generation"):
         mv.register_tile("i", "j", 6, 16, "avx2", into=("im", "ir", "jm", "jv", "l"),
                          buffer="t")
+
+
+def test_replace_is_exos_replace_checked_by_coq() -> None:
+    n = dsl.sizes("n")[0]
+    f = dsl.tensor("f", n * 8)
+    prog = dsl.program("rows", dsl.gen("io", n, lambda io: dsl.gen(
+        "l", 8, lambda l: f[8 * io + l])), inputs=[f])  # noqa: E741
+    with Schedule.of(prog) as s:
+        with pytest.raises(DirectiveRefused) as exc:
+            s.replace("avx2_maskstore")
+        assert "use_instr" in exc.value.message
+        r = s.replace("avx2_loadu")
+        assert "avx2_loadu" in r.text and r.steps[-1] == "use_instr avx2_loadu."
+        assert "avx2_loadu" in s.replace("avx2_loadu", every=True).text

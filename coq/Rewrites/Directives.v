@@ -32,7 +32,7 @@
       becomes [split m (n*m) (GEN ij f (ij/m) (ij mod m))] (the reshape
       operator [split] gives back the two dimensions); a sum nest becomes
       one sum ([sum_flatten]).
-    - [reorder x1 x2 ..] (2 to 4 names): Sec. 8.2's swap / Exo's
+    - [reorder x1 x2 ..] (2 to 6 names): Sec. 8.2's swap / Exo's
       [reorder]; adjacent swaps until the nest is in the given order,
       outermost first.  GEN/SUM, SUM/GEN and SUM/SUM swaps are
       [gen_sum_swap], [sum_gen_swap], [sum_swap] (Halide restricts
@@ -597,6 +597,47 @@ Ltac dir_reorder4 a b c d moved :=
                fail 0 "reorder: loops" a b c d "are already in this order"
     end)))))).
 
+Ltac dir_reorder5 a b c d e moved :=
+  dir_try_swap b a ltac:(idtac; dir_reorder5 a b c d e true) ltac:(idtac;
+  dir_try_swap c a ltac:(idtac; dir_reorder5 a b c d e true) ltac:(idtac;
+  dir_try_swap d a ltac:(idtac; dir_reorder5 a b c d e true) ltac:(idtac;
+  dir_try_swap e a ltac:(idtac; dir_reorder5 a b c d e true) ltac:(idtac;
+  dir_try_swap c b ltac:(idtac; dir_reorder5 a b c d e true) ltac:(idtac;
+  dir_try_swap d b ltac:(idtac; dir_reorder5 a b c d e true) ltac:(idtac;
+  dir_try_swap e b ltac:(idtac; dir_reorder5 a b c d e true) ltac:(idtac;
+  dir_try_swap d c ltac:(idtac; dir_reorder5 a b c d e true) ltac:(idtac;
+  dir_try_swap e c ltac:(idtac; dir_reorder5 a b c d e true) ltac:(idtac;
+  dir_try_swap e d ltac:(idtac; dir_reorder5 a b c d e true) ltac:(idtac;
+    dir_need_encl_r a b; dir_need_encl_r b c; dir_need_encl_r c d; dir_need_encl_r d e;
+    lazymatch moved with
+    | true => idtac
+    | false => idtac "reorder: loops" a b c d e "are already in this order";
+               fail 0 "reorder: loops" a b c d e "are already in this order"
+    end)))))))))).
+
+Ltac dir_reorder6 a b c d e f moved :=
+  dir_try_swap b a ltac:(idtac; dir_reorder6 a b c d e f true) ltac:(idtac;
+  dir_try_swap c a ltac:(idtac; dir_reorder6 a b c d e f true) ltac:(idtac;
+  dir_try_swap d a ltac:(idtac; dir_reorder6 a b c d e f true) ltac:(idtac;
+  dir_try_swap e a ltac:(idtac; dir_reorder6 a b c d e f true) ltac:(idtac;
+  dir_try_swap f a ltac:(idtac; dir_reorder6 a b c d e f true) ltac:(idtac;
+  dir_try_swap c b ltac:(idtac; dir_reorder6 a b c d e f true) ltac:(idtac;
+  dir_try_swap d b ltac:(idtac; dir_reorder6 a b c d e f true) ltac:(idtac;
+  dir_try_swap e b ltac:(idtac; dir_reorder6 a b c d e f true) ltac:(idtac;
+  dir_try_swap f b ltac:(idtac; dir_reorder6 a b c d e f true) ltac:(idtac;
+  dir_try_swap d c ltac:(idtac; dir_reorder6 a b c d e f true) ltac:(idtac;
+  dir_try_swap e c ltac:(idtac; dir_reorder6 a b c d e f true) ltac:(idtac;
+  dir_try_swap f c ltac:(idtac; dir_reorder6 a b c d e f true) ltac:(idtac;
+  dir_try_swap e d ltac:(idtac; dir_reorder6 a b c d e f true) ltac:(idtac;
+  dir_try_swap f d ltac:(idtac; dir_reorder6 a b c d e f true) ltac:(idtac;
+  dir_try_swap f e ltac:(idtac; dir_reorder6 a b c d e f true) ltac:(idtac;
+    dir_need_encl_r a b; dir_need_encl_r b c; dir_need_encl_r c d; dir_need_encl_r d e; dir_need_encl_r e f;
+    lazymatch moved with
+    | true => idtac
+    | false => idtac "reorder: loops" a b c d e f "are already in this order";
+               fail 0 "reorder: loops" a b c d e f "are already in this order"
+    end))))))))))))))).
+
 Tactic Notation "reorder" ident(a) ident(b) :=
   atl_check_goal; dir_need_loop_r a; dir_need_loop_r b;
   dir_reorder2 a b false.
@@ -607,6 +648,14 @@ Tactic Notation "reorder" ident(a) ident(b) ident(c) ident(d) :=
   atl_check_goal; dir_need_loop_r a; dir_need_loop_r b; dir_need_loop_r c;
   dir_need_loop_r d;
   dir_reorder4 a b c d false.
+Tactic Notation "reorder" ident(a) ident(b) ident(c) ident(d) ident(e) :=
+  atl_check_goal; dir_need_loop_r a; dir_need_loop_r b; dir_need_loop_r c;
+  dir_need_loop_r d; dir_need_loop_r e;
+  dir_reorder5 a b c d e false.
+Tactic Notation "reorder" ident(a) ident(b) ident(c) ident(d) ident(e) ident(f) :=
+  atl_check_goal; dir_need_loop_r a; dir_need_loop_r b; dir_need_loop_r c;
+  dir_need_loop_r d; dir_need_loop_r e; dir_need_loop_r f;
+  dir_reorder6 a b c d e f false.
 
 (** *** tile (Halide's [tile] = split, split, reorder, Sec. 8.2; Exo's
     split/reorder sequence for Gemmini, thesis Sec. 2) *)

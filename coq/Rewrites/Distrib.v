@@ -1,6 +1,6 @@
 (** * Distributivity and arithmetic laws for scalar products. *)
 
-From Coq Require Import ZArith.
+From Coq Require Import ZArith Bool.
 From Verisched Require Import Tensor.Core Tensor.Sum.
 Open Scope Z_scope.
 
@@ -29,6 +29,20 @@ Section Distrib.
     unfold sumr; generalize (Z.to_nat (hi - lo)); intros k; revert lo.
     induction k as [|k IH]; intros; cbn [sum_nat]; [apply smul_0_r|].
     cbn [tadd TensorElem_scalar]; rewrite smul_add_distr_l, IH; reflexivity.
+  Qed.
+
+  (** Indicator introduction around a product (ATL paper, Fig. 11, line 3:
+      [x * [lo <= k < hi] v[k] = SUM r [r = k] (x * v[r])]).  The general
+      form, around any body, needs higher-order unification; this one,
+      for a factor times a guarded access, is first-order, and its sum is
+      named [r] (the fresh offset loop of the gather). *)
+  Lemma smul_sum_indicator_get lo hi k (a : S) (v : Z -> S) :
+    smul a (iverson ((lo <=? k) && (k <? hi)) (get v k)) =
+    sumr lo hi (fun r => iverson (r =? k) (smul a (get v r))).
+  Proof.
+    rewrite <- (sumr_indicator lo hi k (fun r => get v r)), smul_sum_l.
+    apply sumr_ext_ctx; intros r _; destruct (r =? k); cbn [iverson];
+      [reflexivity | apply smul_0_r].
   Qed.
 
   Lemma smul_sum_r lo hi (a : S) (f : Z -> S) :

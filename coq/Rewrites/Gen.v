@@ -52,6 +52,19 @@ Section GenRewrites.
     rewrite <- sumr_indicator; apply sumr_ext_ctx; intros; rewrite Z.eqb_sym; reflexivity.
   Qed.
 
+  (** The indicator sum collapsed where its guard fixes the index through
+      an offset: [SUM i [a = i - c] f i = [lo <= c + a < hi] f (c + a)]
+      (ATL paper, Fig. 11, lines 11-12 in one step: the scattered index
+      [i] is the gather's [p + r]).  First-order in [a] and [c], so [rw]
+      finds both. *)
+  Lemma sum_indicator_sub lo hi a c (f : Z -> X) :
+    sumr lo hi (fun i => iverson (a =? i - c) (f i)) =
+    iverson ((lo <=? c + a) && (c + a <? hi)) (f (c + a)).
+  Proof.
+    rewrite <- (sumr_indicator lo hi (c + a) f); apply sumr_ext_ctx; intros i _.
+    destruct (Z.eqb_spec a (i - c)), (Z.eqb_spec i (c + a)); try reflexivity; lia.
+  Qed.
+
   Lemma sum_split lo mid hi (f : Z -> X) :
     lo <= mid <= hi -> sumr lo hi f = tadd (sumr lo mid f) (sumr mid hi f).
   Proof. apply sumr_split. Qed.

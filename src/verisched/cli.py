@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
+import shutil
+import subprocess
 import sys
 
 # (subcommand, module under verisched.commands, one-line help)
@@ -23,8 +26,41 @@ COMMANDS: list[tuple[str, str, str]] = [
 ]
 
 
+def version() -> str:
+    """The installed package's version, and the Coq the proofs are checked with (found
+    on PATH, or said to be missing: `make proofs` installs it)."""
+    try:
+        ours = importlib.metadata.version("verisched")
+    except importlib.metadata.PackageNotFoundError:
+        ours = "(not installed: run from a source tree)"
+    coq = shutil.which("coqc")
+    if coq is None:
+        coq_text = "coqc not found"
+    else:
+        try:
+            out = subprocess.run([coq, "--print-version"], capture_output=True, text=True,
+                                 timeout=30).stdout.split()
+            coq_text = f"Coq {out[0]}" if out else "coqc (version unknown)"
+        except (OSError, subprocess.SubprocessError):
+            coq_text = "coqc (version unknown)"
+    return f"verisched {ours} ({coq_text}; Python {sys.version.split()[0]})"
+
+
+class _Version(argparse.Action):
+    """`--version`, computed only when asked (it runs coqc)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 **kw: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *a: object) -> None:
+        print(version())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="verisched", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module, help_text in COMMANDS:
         try:

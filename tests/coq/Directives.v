@@ -219,6 +219,30 @@ Section Directives.
     Fail stage_rows (fun r c => v _[ r ] _[ c ]) at z into buf.  (* no such loop *)
     done.
   Qed.
+  (* reorder of five and six loops (scatter-to-gather's and a 2-D
+     convolution's nest depth); the triangular refusal names the pair. *)
+  Definition g38 := SUM [ i < n ] GEN [ j < m ] SUM [ k < p ] GEN [ l < m ] SUM [ r < p ]
+    w _[ i ] _[ j ] _[ k ] * w _[ i ] _[ l ] _[ r ].
+  Derive d38 SuchThat (g38 = d38) As d38_ok.
+  Proof. reschedule. reorder j l k r i. check_safe. done. Qed.
+  Print d38.
+
+  Definition g39 := SUM [ i < n ] GEN [ j < m ] SUM [ k < p ] GEN [ l < m ] SUM [ r < p ]
+    GEN [ q < p ] w _[ i ] _[ j ] _[ k ] * w _[ i ] _[ l ] _[ r ] * w _[ i ] _[ j ] _[ q ].
+  Derive d39 SuchThat (g39 = d39) As d39_ok.
+  Proof. reschedule. reorder j l q k r i. check_safe. done. Qed.
+  Print d39.
+
+  Definition tri40 := GEN [ i < n ] SUM [ j < m ] SUM [ k < p ] SUM [ l < m ]
+    SUMR [ i <= q < n ] v _[ i ] _[ j ] * v _[ q ] _[ l ] * f _[ k ].
+  Derive d40 SuchThat (tri40 = d40) As d40_ok.
+  Proof.
+    reschedule.
+    Fail reorder q j k l i.                (* q's bounds depend on i *)
+    Fail reorder i j k l q x.              (* no such loop *)
+    Fail reorder i j k l q.                (* already in this order *)
+    done.
+  Qed.
 End Directives.
 
 (* The directive re-derivation of the tiled pipeline: its trust base. *)
@@ -232,3 +256,14 @@ Print Assumptions Examples.Directives.BlurTiled.blur_tiled_dir_blur.
 Print Assumptions Examples.Directives.BlurTiled.blur_tiled_dir_same.
 Print Assumptions Examples.Directives.BlurFused2.blur_fused_dir_same.
 Print Assumptions Examples.Directives.BlurFused2.blur_two_stage_dir_same.
+
+(* The directive re-derivations of scatter-to-gather and im2col: their trust base. *)
+From Verisched Require Examples.Directives.ScatterGather Examples.Directives.Im2col.
+Print Assumptions Examples.Directives.ScatterGather.gather_directive_correct.
+Print Assumptions Examples.Directives.ScatterGather.gather_directive_gather.
+Print Assumptions Examples.Directives.Im2col.conv1d_im2col_directive_correct.
+Print Assumptions Examples.Directives.Im2col.conv1d_im2col_directive_im2col.
+Print Assumptions Examples.Directives.Im2col.conv1d_im2col_safe_directive_correct.
+Print Assumptions Examples.Directives.Im2col.conv1d_im2col_safe_directive_safe.
+Print Assumptions Examples.Directives.Im2col.conv2d_gemm_directive_correct.
+Print Assumptions Examples.Directives.Im2col.conv2d_gemm_directive_gemm.

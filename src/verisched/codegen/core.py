@@ -42,7 +42,7 @@ from verisched.codegen import generation, lets, reshape, scalar
 from verisched.codegen.cexpr import ctext, flat_text, ge_text, ix, pred
 from verisched.codegen.errors import LowerError, NotNormalError
 from verisched.codegen.hooks import LetBody, TargetHooks
-from verisched.codegen.ir import CTYPES, Ctx, Dest, Emitter, Names, RegBuf
+from verisched.codegen.ir import CTYPES, Ctx, Dest, Emitter, Names, RegBuf, StoreSlot
 from verisched.codegen.isa import VectorISA
 from verisched.codegen.normal import show
 from verisched.codegen.parallel import FALLBACK, FALLBACK_PRAGMA
@@ -76,11 +76,12 @@ class Lowering:
     def __init__(self, dtype: str, parallel: bool, isa: VectorISA | None = None,
                  hooks: Callable[[Lowering], TargetHooks] | None = None) -> None:
         if dtype not in CTYPES:
-            raise LowerError(f"lowering: unsupported element type {dtype!r} (float32, int32)")
+            raise LowerError(f"lowering: unsupported element type {dtype!r} "
+                             f"({', '.join(CTYPES)})")
         self.dtype = dtype
         # C element type of the buffers being declared (a target may change it per let).
         self.ctype = CTYPES[dtype]
-        self.zero = "0.0f" if dtype == "float32" else "0"
+        self.zero = {"float32": "0.0f", "float64": "0.0"}.get(dtype, "0")
         self.parallel = parallel
         self.names = Names()
         self.parallel_loops = 0
@@ -92,6 +93,10 @@ class Lowering:
         # C names of the loops that come from generations (openmp.py, rules 1 and 5).
         self.gen_loops: set[str] = set()
         self.isa = isa
+        # `store_at` annotations: let buffer -> the ATL loop its storage is placed in
+        # (codegen/lets.py); `placed` the buffers actually placed so.
+        self.store_at: dict[str, str] = {}
+        self.placed: set[str] = set()
         # Set by lower(): the program uses instructions or register memories.
         self.vector_program = False
         self.loops = LoopShaping(self)
@@ -121,6 +126,8 @@ class Lowering:
         True or FALLBACK marks it for OpenMP (openmp.py)."""
         v = self.names.fresh(atl_var)
         child = ctx.child()
+        if parallel:
+            child.par_depth = ctx.par_depth + 1
         child.idx_names[atl_var] = v
         child.facts.bind(v)
         pv = Poly.var(v)
@@ -138,7 +145,17 @@ class Lowering:
             child.in_parallel = True
             child.fallback_ok = True
         with out.block(f"for (int {v} = {ctext(lo, ctx)}; {v} < {ctext(hi, ctx)}; ++{v})"):
+            slot = None
+            if atl_var in self.store_at.values():
+                slot = StoreSlot(atl_var, frozenset(child.idx_names.values()), child.par_depth)
+                child.slots[atl_var] = slot
+            start = len(out.lines)
             yield child, pv
+            if slot is not None and slot.allocs:
+                ind = "  " * out.level
+                out.lines[start:start] = [ind + x for x in slot.allocs]
+                for x in slot.frees:
+                    out.line(x)
 
     # -- stores ---------------------------------------------------------------
     def store(self, dest: Dest, mode: str, value: str, ctx: Ctx, out: Emitter) -> None:

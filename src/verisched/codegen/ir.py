@@ -21,7 +21,12 @@ from verisched.codegen.isa import VectorISA
 from verisched.codegen.poly import Poly
 from verisched.codegen.prover import Facts
 
-CTYPES = {"float32": "float", "int32": "int32_t"}
+CTYPES = {"float32": "float", "float64": "double", "int32": "int32_t"}
+# Bytes per element (stack buffers are limited in bytes, codegen/lets.py).
+ELEM_BYTES = {"float32": 4, "float64": 8, "int32": 4}
+# The helpers (templates/helpers.c.j2) for Coq's division and max, per element type.
+DIV_MAX = {"float32": ("vs_sdiv", "vs_smax"), "float64": ("vs_ddiv", "vs_dmax"),
+           "int32": ("vs_idiv", "vs_imax")}
 C_RESERVED = {
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
     "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
@@ -155,6 +160,20 @@ def whole(buf: Buf | RegBuf) -> Dest:
 
 
 @dataclass
+class StoreSlot:
+    """Where a `store_at p i` puts p's allocation: the top of the body of a C loop over
+    `i` (Halide's store-at, Halide-semantics seed Sec. 8.4: the allocation moves to just
+    inside a loop that still encloses every access).  Lines are collected while the
+    body is lowered and placed when it is done (core.Lowering.loop)."""
+
+    loop: str              # the ATL loop name
+    bound: frozenset[str]  # C index names bound at the top of the body (extents may use)
+    par_depth: int         # parallel loops enclosing the slot, the loop itself included
+    allocs: list[str] = field(default_factory=list)
+    frees: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Ctx:
     """The scope a term is lowered in: what is known (facts), the C names of index
     variables and tensors, and where the term sits (parallel loop, sum)."""
@@ -169,10 +188,16 @@ class Ctx:
     fallback_ok: bool = False
     # C names of unrolled loop variables and their value in this copy (vector.py).
     consts: dict[str, int] = field(default_factory=dict)
+    # How many loops on this path may run in parallel (parallel or fallback loops).
+    par_depth: int = 0
+    # ATL loop name -> the storage slot of the innermost enclosing C loop over it
+    # that a `store_at` names (codegen/lets.py).
+    slots: dict[str, StoreSlot] = field(default_factory=dict)
 
     def child(self, **kw: object) -> Ctx:
         c = replace(self, facts=self.facts.child(), idx_names=dict(self.idx_names),
-                    tensors=dict(self.tensors), consts=dict(self.consts))
+                    tensors=dict(self.tensors), consts=dict(self.consts),
+                    slots=dict(self.slots))
         for k, v in kw.items():
             setattr(c, k, v)
         return c

@@ -19,9 +19,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from verisched.codegen.cexpr import count_text, smax
-from verisched.codegen.errors import NotNormalError
+from verisched.codegen.errors import LowerError, NotNormalError
 from verisched.codegen.hooks import LetBody
-from verisched.codegen.ir import Buf, Ctx, Emitter, ScalarVar, whole
+from verisched.codegen.ir import ELEM_BYTES, Buf, Ctx, Emitter, ScalarVar, StoreSlot, whole
 from verisched.codegen.normal import show
 from verisched.codegen.poly import Poly
 from verisched.pybridge.terms import Let, Mem
@@ -34,6 +34,9 @@ STACK_LIMIT_BYTES = 64 * 1024
 
 def with_let(lw: Lowering, e: Let, ctx: Ctx, out: Emitter, body: LetBody) -> bool:
     """Allocate `e.var`, fill it with `e.value`, run `body` in its scope, free it."""
+    if isinstance(e.value, Mem) and e.var in lw.store_at:
+        raise LowerError(f"store_at {e.var} {lw.store_at[e.var]}: {e.var} is placed in memory "
+                         f"{e.value.memory} (in_mem), where the target allocates it")
     if isinstance(e.value, Mem):
         res = lw.target.let_in_memory(e, ctx, out, body)
         if res is not None:
@@ -62,6 +65,7 @@ def _dram_let(lw: Lowering, e: Let, ctx: Ctx, out: Emitter, body: LetBody) -> bo
         c2.tensors[e.var] = ScalarVar(name)
         return body(c2, out)
     cdims = tuple(smax(d, Poly.const(0), ctx) for d in dims)
+    slot = _slot(lw, e.var, cdims, ctx)
     buf = Buf(name, cdims, lw.support.support_of(e.value, ctx) if lw.vector_program else ())
     fill = Emitter()
     covered = lw.lower(e.value, whole(buf), "=", ctx, fill)
@@ -72,8 +76,10 @@ def _dram_let(lw: Lowering, e: Let, ctx: Ctx, out: Emitter, body: LetBody) -> bo
     c2.tensors[e.var] = buf
     tc = total.as_const()
     T = lw.ctype
+    if slot is not None:
+        return _placed_let(lw, slot, name, cdims, tc, covered, fill, c2, out, body)
     with out.block(""):
-        if tc is not None and tc * 4 <= STACK_LIMIT_BYTES:
+        if tc is not None and tc * ELEM_BYTES.get(lw.dtype, 4) <= STACK_LIMIT_BYTES:
             out.line(f"{T} {name}[{max(tc, 1)}];")
             if not covered:
                 out.line(f"memset({name}, 0, sizeof({name}));")
@@ -87,6 +93,59 @@ def _dram_let(lw: Lowering, e: Let, ctx: Ctx, out: Emitter, body: LetBody) -> bo
                 out.extend(fill)
                 res = body(c2, out)
                 out.line(f"free({name});")
+    return res
+
+
+def _slot(lw: Lowering, var: str, cdims: tuple[Poly, ...], ctx: Ctx) -> StoreSlot | None:
+    """The slot a `store_at` places `var` in, after checking it may (Halide-semantics
+    seed Sec. 8.4: the allocation must dominate every access; here also: its extents
+    must be known at the slot, and no parallel loop may lie between slot and let, whose
+    threads would share the buffer)."""
+    loop = lw.store_at.get(var)
+    if loop is None:
+        return None
+    where = f"store_at {var} {loop}"
+    slot = ctx.slots.get(loop)
+    if slot is None:
+        raise LowerError(f"{where}: no loop {loop} encloses the let of {var} in the lowered "
+                         "program (the allocation must enclose every use)")
+    inner = sorted(set().union(*(d.vars() for d in cdims)) - slot.bound - ctx.facts.sizes)
+    if inner:
+        raise LowerError(f"{where}: the extents of {var} depend on {', '.join(inner)}, "
+                         f"a loop inside {loop}, so one allocation at {loop} cannot hold "
+                         "every iteration's buffer")
+    if ctx.par_depth > slot.par_depth:
+        raise LowerError(f"{where}: a loop between {loop} and the let of {var} runs in "
+                         "parallel, and its threads would share the buffer; store it inside "
+                         "that loop or compile for a serial target")
+    lw.placed.add(var)
+    return slot
+
+
+def _placed_let(lw: Lowering, slot: StoreSlot, name: str, cdims: tuple[Poly, ...],
+                tc: int | None, covered: bool, fill: Emitter, c2: Ctx, out: Emitter,
+                body: LetBody) -> bool:
+    """A let whose storage a `store_at` placed at an enclosing loop: allocated once per
+    iteration of that loop, refilled (zeroed first where its value does not cover
+    it) at every evaluation of the let."""
+    T = lw.ctype
+    stack = tc is not None and tc * ELEM_BYTES.get(lw.dtype, 4) <= STACK_LIMIT_BYTES
+    if stack:
+        slot.allocs.append(f"{T} {name}[{max(tc or 0, 1)}];")
+    else:
+        slot.allocs.append(f"{T} *{name} = ({T} *){_allocation(lw, cdims, True, c2)};")
+        slot.frees.append(f"free({name});")
+    with out.block(""):
+        if not stack:
+            with out.block(f"if ({name} == NULL)"):
+                out.line(f"{lw.error_flag} = 1;")
+        with out.block("" if stack else "else"):
+            if not covered:
+                size = (f"sizeof({name})" if stack else
+                        f"(size_t)({count_text(cdims, c2)}) * sizeof({T})")
+                out.line(f"memset({name}, 0, {size});")
+            out.extend(fill)
+            res = body(c2, out)
     return res
 
 

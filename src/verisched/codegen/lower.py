@@ -28,7 +28,7 @@ The module layout of the lowering:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from verisched.codegen.cexpr import ctext, ix, pred, smax
 from verisched.codegen.core import Lowering
@@ -61,7 +61,8 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
           parallel: bool = False, sizes: list[str] | None = None,
           assume: tuple[Pred, ...] | list[Pred] = (),
           isa: VectorISA | None = None,
-          hooks: Callable[[Lowering], TargetHooks] | None = None) -> LoweredKernel:
+          hooks: Callable[[Lowering], TargetHooks] | None = None,
+          store_at: Mapping[str, str] | None = None) -> LoweredKernel:
     """Lower a normal-form ATL program to the body of a C kernel.
 
     `env` maps each input tensor to its shape (index expressions over size
@@ -73,7 +74,9 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     target library (targets/avx2.py, avx512.py) instruction calls and register
     memories are lowered with (codegen/vector.py); without it they are refused.
     `hooks` builds a target's own rules (codegen/hooks.py) instead of the vector
-    rules, for a target that extends the C lowering.
+    rules, for a target that extends the C lowering.  `store_at` maps a let buffer
+    to the loop whose body allocates it (Halide's store_at; codegen/lets.py): once per
+    iteration of that loop instead of at every evaluation of the let.
     """
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name.startswith("vs_"):
         raise LowerError(f"lowering: kernel name {name!r} is not a usable C identifier")
@@ -91,6 +94,7 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     check_normal(expr, ranks, out_rank)
     sizes = size_params(expr, env, sizes, "lowering")
     lw = Lowering(dtype, parallel, isa, hooks)
+    lw.store_at = dict(store_at or {})
     lw.vector_program = has_vector_code(expr)
     ctx, size_list, assumptions = open_scope(lw, name, sizes, assume, "lowering", parallel)
     inputs = []
@@ -111,6 +115,10 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     body.level = 1
     fill = Emitter()
     covered = lw.lower(expr, whole(Buf(out_name, cdims)), "=", ctx, fill)
+    for var, loop in lw.store_at.items():
+        if var not in lw.placed:
+            raise LowerError(f"store_at {var} {loop}: the lowered program has no buffer {var} "
+                             f"inside a loop {loop} (no such let, or it was inlined as zero)")
     body.line(f"{name}_error = 0;")
     lw.emit_hoisted(body)
     if not covered:

@@ -39,6 +39,9 @@ class KernelProgram:
     unsafe: bool = False
     # Hypotheses the kernel cannot check (data properties, sizes it does not take).
     assumed: tuple[str, ...] = field(default=())
+    # Storage placement (Halide's store_at): (let buffer, loop whose body allocates it).
+    # Changes where memory is allocated, never what is computed: nothing to prove.
+    store_at: tuple[tuple[str, str], ...] = field(default=())
 
     @property
     def env(self) -> dict[str, Shape]:

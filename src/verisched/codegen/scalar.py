@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from verisched.codegen.cexpr import flat_text, ge_text, ix, pred
 from verisched.codegen.errors import NotNormalError
-from verisched.codegen.ir import Buf, Ctx, Dest, Emitter, RegBuf, ScalarVar
+from verisched.codegen.ir import DIV_MAX, Buf, Ctx, Dest, Emitter, RegBuf, ScalarVar
 from verisched.codegen.normal import access_base, show
 from verisched.codegen.poly import Poly
 from verisched.pybridge.terms import Expr, Get, Guard, Let, Mem, SBin, Sum, TAdd, Var, Zero
@@ -66,9 +66,9 @@ def scalar(lw: Lowering, e: Expr, ctx: Ctx, out: Emitter) -> str:
         y = lw.scalar(e.right, ctx, out)
         if op == "/":
             # Coq's division: Z.div for integers, and x / 0 = 0 for reals (Rinv 0 = 0).
-            return f"vs_{'idiv' if lw.dtype == 'int32' else 'sdiv'}({x}, {y})"
+            return f"{DIV_MAX[lw.dtype][0]}({x}, {y})"
         if op == "max":  # smax (Rmax / Z.max)
-            return f"vs_{'imax' if lw.dtype == 'int32' else 'smax'}({x}, {y})"
+            return f"{DIV_MAX[lw.dtype][1]}({x}, {y})"
         return f"({x} {op} {y})"
     if isinstance(e, Guard):
         cond, facts = pred(e.pred, ctx)

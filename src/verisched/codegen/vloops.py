@@ -70,6 +70,8 @@ class LoopShaping:
         # The probe's output is discarded: so are its names, loops and counters.
         saved = (core.parallel_loops, set(core.gen_loops),
                  set(core.names.used), core.fallback_loops)
+        # ... and the allocations it placed in enclosing store_at slots (lets.py).
+        slots = [(sl, len(sl.allocs), len(sl.frees)) for sl in ctx.slots.values()]
         self.mask_log = []
         try:
             probe = type(out)()
@@ -82,6 +84,8 @@ class LoopShaping:
             self.mask_log = None
             core.parallel_loops, core.gen_loops = saved[0], saved[1]
             core.names.used, core.fallback_loops = saved[2], saved[3]
+            for sl, na, nf in slots:
+                del sl.allocs[na:], sl.frees[nf:]
         scope = set(ctx.idx_names.values()) | set(ctx.facts.sizes)
         # need = r - a v >= 0  iff  v <= r / a.  Of the needs with the same a and the
         # same r up to a constant only the smallest constant matters (floor division

@@ -8,6 +8,7 @@ exposes `main(argv) -> int`.
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import sys
 from pathlib import Path
@@ -17,6 +18,26 @@ BENCH_DIR = Path(__file__).resolve().parents[3] / "benchmarks"
 
 def available() -> list[str]:
     return sorted(p.stem.removeprefix("bench_") for p in BENCH_DIR.glob("bench_*.py"))
+
+
+def describe(name: str) -> str:
+    """One benchmark for `bench --help`: its summary line, peers and duration, read from
+    the module's source with `ast` (importing it would import its peers)."""
+    path = BENCH_DIR / f"bench_{name}.py"
+    try:
+        tree = ast.parse(path.read_text())
+    except (OSError, SyntaxError) as exc:
+        return f"  {name}: (cannot read {path.name}: {exc})"
+    doc = (ast.get_docstring(tree) or "").strip().splitlines()
+    summary = doc[0].split(":", 1)[-1].strip() if doc else ""
+    consts: dict[str, str] = {}
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            consts[node.targets[0].id] = node.value.value
+    return (f"  {name}: {summary}\n      peers: {consts.get('PEERS', 'not stated')}; "
+            f"duration: {consts.get('DURATION', 'not stated')}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", help="benchmark name, e.g. blur, bridge")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = ("benchmarks (run `verisched bench NAME --help` for each one's options):\n"
+                     + "\n".join(describe(n) for n in available()))
+    parser.add_argument("name", help="benchmark name: " + ", ".join(available()))
     parser.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for the benchmark")
     parser.set_defaults(handler=run)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TypeVar
 
 from verisched import pipeline
@@ -66,18 +67,33 @@ def add_program_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default="c", choices=pipeline.target_names(),
                         help="; ".join(f"{t.name}: {t.summary}" for t in pipeline.TARGETS))
     parser.add_argument("--dtype", default=None,
-                        help="element type (default: the target's; C targets: float32, int32)")
+                        help="element type (default: the target's; C targets: float32, "
+                             "float64, int32)")
     parser.add_argument("--shape", action="append", default=[],
                         help="input shape when no `shaped` hypothesis gives it: NAME=n,m")
     parser.add_argument("--kernel-name", default=None, help="C name (default: the derivation)")
     parser.add_argument("--fix", action="append", default=[],
                         help="fix a size variable to a constant, e.g. a tile size: kn=64 (its "
                              "hypotheses are checked now; the constant folds into the code)")
+    parser.add_argument("--store-at", action="append", default=[], metavar="BUF:LOOP",
+                        help="allocate the let buffer BUF once per iteration of the enclosing "
+                             "loop LOOP (Halide's store_at; storage only, nothing to prove)")
     parser.add_argument("--timeout", type=float, default=300.0, help="per Coq command, s")
     parser.add_argument("--unsafe", "--allow-unproved-safety", dest="unsafe",
                         action="store_true",
                         help="build even if check_safe did not prove the final program's "
                              "accesses in bounds (the kernel is marked UNSAFE)")
+
+
+def store_at(items: list[str]) -> tuple[tuple[str, str], ...]:
+    """`--store-at BUF:LOOP` arguments as (buffer, loop) pairs."""
+    out: list[tuple[str, str]] = []
+    for item in items:
+        buf, sep, loop = item.partition(":")
+        if not sep or not buf.strip().isidentifier() or not loop.strip().isidentifier():
+            raise UsageError(f"--store-at {item}: expected BUF:LOOP, e.g. t:i")
+        out.append((buf.strip(), loop.strip()))
+    return tuple(out)
 
 
 def checked_from_args(args: argparse.Namespace) -> pipeline.CheckedProgram:
@@ -87,6 +103,9 @@ def checked_from_args(args: argparse.Namespace) -> pipeline.CheckedProgram:
                                                        flush=True))
     checked = pipeline.check(derived, fix=ints(args.fix, "--fix"), shapes=shapes(args.shape),
                              unsafe=args.unsafe, name=args.kernel_name, dtype=args.dtype)
+    places = store_at(getattr(args, "store_at", []))
+    if places:
+        checked = replace(checked, program=replace(checked.program, store_at=places))
     if checked.unsafe:
         print(f"WARNING: {checked.name}: accesses not proved in bounds "
               f"({checked.program.safety}); building it anyway (--unsafe)", file=sys.stderr)

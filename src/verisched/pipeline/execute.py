@@ -55,7 +55,8 @@ class Verdict:
 def verify(checked: CheckedProgram, inputs: Mapping[str, np.ndarray],
            sizes: Mapping[str, int], out: np.ndarray) -> list[Verdict]:
     """Compare `out` with the interpreter on the derived and the original program.
-    Integer kernels must match exactly; float ones to float32 rounding."""
+    Integer kernels must match exactly; float ones to their type's rounding (float32:
+    1e-4 relative, float64: 1e-10)."""
     exact = np.issubdtype(out.dtype, np.integer)
     ref_t = np.int64 if exact else np.float64
     programs: list[tuple[str, Expr]] = [("derived program", checked.program.expr)]
@@ -85,6 +86,7 @@ def verify(checked: CheckedProgram, inputs: Mapping[str, np.ndarray],
             same = bool(np.array_equal(out, full))
         else:
             scale = max(1.0, float(np.abs(full).max(initial=0.0)))
-            same = bool(np.allclose(out, full, rtol=1e-4, atol=1e-5 * scale))
+            rtol, atol = (1e-10, 1e-12) if out.dtype == np.float64 else (1e-4, 1e-5)
+            same = bool(np.allclose(out, full, rtol=rtol, atol=atol * scale))
         verdicts.append(Verdict(what, same))
     return verdicts

@@ -163,7 +163,9 @@ class Derivation:
         # program's instructions are stated over one.
         sentences = [f"Section {sec}."]
         if scalar == "S":
-            sentences.append("Context {S : Type} `{ScalarLaws S}.")
+            # Named instances (not Coq's automatic H, H0): a size may then be called H.
+            sentences.append("Context {S : Type} {Scalar_S : Scalar S} "
+                             "{ScalarLaws_S : ScalarLaws S}.")
         ints = [x for x in sizes if x not in bools]
         if ints:
             sentences.append(f"Variables ({' '.join(ints)} : Z).")

@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from verisched.pipeline.ast import prop_of
 from verisched.pybridge.coqterm import idx_to_coq, to_coq
 
-from .dsl import Program
+from .dsl import RESERVED, Program
+
+SCALAR_TYPE, SCALAR_INST, LAWS_INST = RESERVED
 
 HEADER = (
     "From Coq Require Import ZArith List derive.Derive.",
@@ -29,7 +31,12 @@ def derived_name(p: Program) -> str:
 def section_sentences(p: Program) -> list[str]:
     """Section, context, sizes, inputs, shape and size hypotheses, the program's
     definition, and the `Derive` that opens its derivation."""
-    out = [f"Section {p.name}_schedule.", "Context {S : Type} `{ScalarLaws S}."]
+    # The instances are named (not Coq's automatic H, H0), so that a size may be called
+    # H (an image height) without Coq refusing its declaration; dsl.program reserves
+    # these names (dsl.RESERVED).
+    out = [f"Section {p.name}_schedule.", f"Context {{{SCALAR_TYPE} : Type}} "
+           f"{{{SCALAR_INST} : Scalar {SCALAR_TYPE}}} "
+           f"{{{LAWS_INST} : ScalarLaws {SCALAR_TYPE}}}."]
     if p.sizes:
         out.append(f"Variables ({' '.join(p.sizes)} : Z).")
     for t, shape in p.inputs:

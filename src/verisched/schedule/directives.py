@@ -13,16 +13,17 @@ turns a typo into a clear error before a Coq round trip.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from verisched.pybridge.coqterm import idx_to_coq
-from verisched.pybridge.terms import Expr, Gen, Let, Sum, idx_free_vars, walk
+from verisched.pybridge.coqterm import idx_to_coq, to_coq
+from verisched.pybridge.terms import Expr, Gen, Let, Sum, fresh_name, idx_free_vars, walk
 
-from .dsl import Ix, ix
+from .dsl import DslError, Ix, T, ix
 from .errors import ScheduleArgumentError
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+IDENT = _IDENT
 # Words the directives' notations (and Coq) reserve: a binder named so could not be
 # written in the tactic.
 _RESERVED = frozenset({
@@ -115,3 +116,26 @@ def factor(d: str, arg: str, k: object, names: Names) -> str:
         return f"({idx_to_coq(term.term)})%Z"
     raise ScheduleArgumentError(d, arg, f"{k!r} is not an int or an index expression")
 
+
+
+def stage_fun(d: str, arg: str, g: object, names: Names) -> str:
+    """A stage as a Coq function of (row, column): a Python function of two indices
+    returning a DSL expression, printed as `(fun r c => ..)` with binder names that
+    capture nothing of the program's; or Coq text as it is (Coq parses it)."""
+    if isinstance(g, str):
+        if not g.strip():
+            raise ScheduleArgumentError(d, arg, "empty")
+        return g.strip()
+    if not callable(g):
+        raise ScheduleArgumentError(d, arg, f"{g!r} is not a function of (row, column)")
+    avoid = set(names.loops) | set(names.buffers) | set(names.taken)
+    r = fresh_name("r", avoid)
+    c = fresh_name("c", avoid | {r})
+    fn: Callable[[Ix, Ix], object] = g
+    try:
+        body = fn(ix(r), ix(c))
+    except DslError as e:
+        raise ScheduleArgumentError(d, arg, str(e)) from None
+    if not isinstance(body, T):
+        raise ScheduleArgumentError(d, arg, f"it returned {body!r}, not a tensor expression")
+    return f"(fun {r} {c} => {to_coq(body.term)})"

@@ -66,6 +66,11 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
 IxLike = Union["Ix", int, str]
 
 
+# The names the generated Coq section gives its scalar type and instances
+# (schedule/coqfile.py): no size or tensor may take them.
+RESERVED = ("S", "Scalar_S", "ScalarLaws_S")
+
+
 class DslError(ValueError):
     """A program the DSL cannot build (a bad name, an extent that is not an index)."""
 
@@ -352,6 +357,10 @@ def program(name: str, body: T, *, inputs: Sequence[Tensor] | None = None,
     order = tuple(sizes) if sizes is not None else tuple(sorted(names))
     if set(order) != names:
         raise DslError(f"program {name}: its sizes are {sorted(names)}, not {list(order)}")
+    taken = sorted(({t.name for t in ins} | set(order)) & set(RESERVED))
+    if taken:
+        raise DslError(f"program {name}: {', '.join(taken)} is reserved for the scalar type "
+                       "and its instances in the generated Coq; rename it")
     clash = {t.name for t in ins} & set(order)
     if clash:
         raise DslError(f"program {name}: {', '.join(sorted(clash))} is both a tensor and a size")

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from verisched.codegen.errors import CodegenError
+from verisched.codegen.errors import CodegenError, LowerError
 from verisched.codegen.normal import check_normal, rank_of
 from verisched.pipeline import (
     CheckedProgram,
@@ -41,7 +41,7 @@ from verisched.pipeline import (
 from verisched.pybridge.derivation import Derivation, ProofState, StepError
 from verisched.pybridge.errors import CoqCommandError
 from verisched.pybridge.session import CoqSession
-from verisched.pybridge.terms import Expr, Gen, Sum, pred_free_vars, walk
+from verisched.pybridge.terms import Expr, Gen, Let, Sum, pred_free_vars, walk
 
 from . import directives as D
 from .coqfile import derived_name, section_sentences, standalone
@@ -193,6 +193,8 @@ class Schedule:
         d, names = "reorder", self._names()
         if len(loops) < 2:
             raise ScheduleArgumentError(d, "loops", "give at least two loops")
+        if len(loops) > 6:  # Coq's reorder notations: 2 to 6 names (Rewrites/Directives.v)
+            raise ScheduleArgumentError(d, "loops", f"give at most six loops, got {len(loops)}")
         ls = [D.loop(d, f"loops[{k}]", x, names) for k, x in enumerate(loops)]
         D.distinct(d, {f"loops[{k}]": x for k, x in enumerate(ls)})
         return self.apply(f"reorder {' '.join(ls)}.")
@@ -243,6 +245,17 @@ class Schedule:
         b = D.fresh("stage", "buffer", buffer, names)
         return self.apply(f"stage {tensor} at {i} as {b}.")
 
+    def stage_rows(self, stage: object, loop: str, buffer: str) -> Schedule:
+        """Compute the row stage `stage` (a function `(r, c) -> expression`, or Coq
+        text) once per row into a buffer `buffer` at `loop`, whose body reads it at
+        three consecutive rows and sums them (Halide's compute_at of a producer with
+        a 3-row halo; Fig. 8/9 of the ATL paper).  See docs/directives.md."""
+        names = self._names()
+        g = D.stage_fun("stage_rows", "stage", stage, names)
+        i = D.loop("stage_rows", "loop", loop, names)
+        b = D.fresh("stage_rows", "buffer", buffer, names)
+        return self.apply(f"stage_rows {g} at {i} into {b}.")
+
     def merge_guards(self) -> Schedule:
         """Join every stack of nested guards into one."""
         return self.apply("merge_guards.")
@@ -265,6 +278,16 @@ class Schedule:
         b = D.buffer("compute_at", "buffer", buffer, names)
         i = D.loop("compute_at", "loop", loop, names)
         return self.apply(f"compute_at {b} {i}.")
+
+    def name_buffer(self, pattern: str, buffer: str) -> Schedule:
+        """Bind the first subterm matching the Coq pattern `pattern` (`_` for any part,
+        e.g. "x _[ _ ] _[ _ + _ ]") as a let buffer `buffer`, so that the producer
+        directives (compute_root, compute_at, sink) can move it: Halide's producers are
+        named functions, and this is how a subexpression becomes one."""
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise ScheduleArgumentError("name_buffer", "pattern", "empty")
+        b = D.fresh("name_buffer", "buffer", buffer, self._names())
+        return self.apply(f"name_buffer ({pattern.strip()}) as {b}.")
 
     def compute_root(self, buffer: str) -> Schedule:
         """Compute the producer `buffer` once, at the top of the program (Halide)."""
@@ -341,6 +364,38 @@ class Schedule:
         if ("parallel", i) in self.annotations:
             return self
         return Schedule(self.live, self.state, self.steps, self.annotations + (("parallel", i),))
+
+    def replace(self, instr: str, *, every: bool = False, at: str | None = None) -> Schedule:
+        """Exo's replace: rewrite the first subterm that is the specification of the
+        instruction `instr` (coq/Targets/AVX.v, Gemmini.v: any registered `AtlInstr`)
+        into a call of it (`use_instr`), or every such subterm (`every`, `use_instr_all`),
+        or the one matching the Coq pattern `at`.  Coq checks the subterm is the
+        specification; a subterm that is not refuses with Coq's message."""
+        if not isinstance(instr, str) or not D.IDENT.fullmatch(instr):
+            raise ScheduleArgumentError("replace", "instr", f"{instr!r} is not an identifier")
+        if every and at is not None:
+            raise ScheduleArgumentError("replace", "at", "give `at` or `every`, not both")
+        if at is not None and not at.strip():
+            raise ScheduleArgumentError("replace", "at", "empty pattern")
+        if every:
+            return self.apply(f"use_instr_all {instr}.")
+        return self.apply(f"use_instr {instr}" + (f" at ({at.strip()})." if at else "."))
+
+    def store_at(self, buffer: str, loop: str) -> Schedule:
+        """Allocate the let buffer `buffer` once per iteration of the enclosing `loop`
+        instead of at every evaluation of its let (Halide's store_at,
+        Halide-semantics seed Sec. 8.4: the allocation moves to just inside a loop that
+        still encloses every access).  Storage only: the program is unchanged, so
+        nothing is proved; `compile` honours it or says why it cannot (the extents
+        depend on a loop inside `loop`; a parallel loop lies between them)."""
+        names = self._names()
+        b = D.buffer("store_at", "buffer", buffer, names)
+        i = D.loop("store_at", "loop", loop, names)
+        if not _encloses(self.program, i, b):
+            raise AnnotationRefused(f"store_at {b} {i}: no loop {i} encloses the let of {b} "
+                                    "(the allocation must enclose every use)")
+        kept = tuple(a for a in self.annotations if not (a[0] == "store_at" and a[1] == b))
+        return Schedule(self.live, self.state, self.steps, kept + (("store_at", b, i),))
 
     def unroll(self, loop: str, factor: int = 8) -> Schedule:
         """Ask the C compiler to unroll `loop` by `factor` (`#pragma GCC unroll`, placed by
@@ -441,7 +496,7 @@ class Schedule:
         return out
 
     def checked(self, *, fix: Mapping[str, int] | None = None,
-                unsafe: bool = False) -> CheckedProgram:
+                unsafe: bool = False, dtype: str | None = None) -> CheckedProgram:
         """The derived program, replayed from the standalone file by Coq and checked
         as `verisched compile` checks it (pipeline.check)."""
         text = self.to_coq()
@@ -449,10 +504,10 @@ class Schedule:
             path = Path(tmp) / f"{self.live.program.name}_schedule.v"
             path.write_text(text)
             derived = load(path, derived_name(self.live.program))
-        return check(derived, fix=fix, unsafe=unsafe)
+        return check(derived, fix=fix, unsafe=unsafe, dtype=dtype)
 
     def compile(self, target: str = "c", *, fix: Mapping[str, int] | None = None,
-                unsafe: bool = False) -> Kernel:
+                unsafe: bool = False, dtype: str | None = None) -> Kernel:
         """The scheduled kernel for `target`, callable with numpy arrays.  Each
         `parallel` annotation must be honoured by the target's lowering, or this
         raises AnnotationRefused naming the loop and why."""
@@ -461,7 +516,16 @@ class Schedule:
         if wanted and not t.parallel:
             raise AnnotationRefused(f"parallel {wanted[0]}: target {t.name} runs serially; "
                                     "use an OpenMP target (openmp, avx2-openmp, ...)")
-        source = render(lower(self.checked(fix=fix, unsafe=unsafe), t))
+        checked = self.checked(fix=fix, unsafe=unsafe, dtype=dtype)
+        places = tuple((a[1], a[2]) for a in self.annotations if a[0] == "store_at")
+        if places:
+            checked = replace(checked, program=replace(checked.program, store_at=places))
+        try:
+            source = render(lower(checked, t))
+        except LowerError as e:
+            if places and str(e).startswith("store_at "):
+                raise AnnotationRefused(str(e)) from None
+            raise
         if wanted:
             par = parallel_loops(source.c)
             for loop in wanted:
@@ -477,6 +541,14 @@ class Schedule:
         kernel = build(source)[source.lowered[0].name]
         return kernel
 
+
+
+def _encloses(e: Expr | None, loop: str, buffer: str) -> bool:
+    """Whether some generation or sum named `loop` has a let of `buffer` inside it."""
+    return e is not None and any(
+        isinstance(x, (Gen, Sum)) and x.var == loop
+        and any(isinstance(y, Let) and y.var == buffer for y in walk(x.body))
+        for x in walk(e))
 
 
 _PRAGMA_LOOP = re.compile(r"#pragma omp parallel for[^\n]*\n\s*for \((?:int|int64_t) (\w+)")

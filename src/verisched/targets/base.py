@@ -137,6 +137,21 @@ class Target(Protocol):
         ...
 
 
+# What each element type means against the proof, which is over the generic scalar
+# (ATL's Scalar class: real numbers or integers).  Stated in every generated file.
+ROUNDING = {
+    "float32": "IEEE-754 binary32, each + * / rounded to nearest in program order (the "
+               "proof is over the reals, so a derived order of additions may round "
+               "differently from the original's)",
+    "float64": "IEEE-754 binary64 (C double), each + * / rounded to nearest in program "
+               "order (the proof is over the reals, so a derived order of additions may "
+               "round differently from the original's)",
+    "int32": "two's-complement 32-bit integers; exact while no value overflows (the proof "
+             "is over Z)",
+    "int8": "int8 data with int32 accumulators (Gemmini; see its header for saturation)",
+}
+
+
 def banner(lowered: Sequence[Lowered]) -> list[str]:
     """Comment lines stating each kernel's provenance, preconditions and, loudly, a
     kernel whose bounds safety Coq did not prove."""
@@ -153,4 +168,7 @@ def banner(lowered: Sequence[Lowered]) -> list[str]:
                        else f"{p.name} requires {c.text}")
         for a in p.assumed:
             out.append(f"{p.name} assumes (not checked): {a}")
+        dt = getattr(lw.kernel, "dtype", None)
+        if dt in ROUNDING:
+            out.append(f"{p.name} computes in {dt}: {ROUNDING[dt]}")
     return [line.replace("*/", "* /") for line in out]

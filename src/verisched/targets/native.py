@@ -25,7 +25,7 @@ import numpy as np
 from verisched.codegen.errors import CompileError, KernelCallError, LowerError, PreconditionError
 from verisched.codegen.hooks import TargetHooks
 from verisched.codegen.lower import LoweredKernel, Lowering, lower
-from verisched.codegen.poly import evaluate
+from verisched.codegen.poly import Poly, evaluate
 from verisched.codegen.program import KernelProgram
 from verisched.codegen.render import render_harness, render_header, render_source
 from verisched.codegen.vector import VectorISA
@@ -34,8 +34,8 @@ from verisched.targets.base import CSource, Kernel, Lowered, TargetUnavailable, 
 from verisched.targets.cpu import CpuSupportError, check_cpu
 from verisched.targets.toolchain import compile_c, evict
 
-NP_DTYPES = {"float32": np.float32, "int32": np.int32}
-CT_TYPES = {"float32": ctypes.c_float, "int32": ctypes.c_int32}
+NP_DTYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32}
+CT_TYPES = {"float32": ctypes.c_float, "float64": ctypes.c_double, "int32": ctypes.c_int32}
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class NativeTarget:
     extra_flags: tuple[str, ...] = ()
     # The vector instruction library (avx2.py, avx512.py); None for scalar C.
     isa: VectorISA | None = None
-    dtypes: tuple[str, ...] = ("float32", "int32")
+    dtypes: tuple[str, ...] = ("float32", "float64", "int32")
     runs_on: str = "native"
     coq_scalar: str = "S"
     # A member's own lowering rules (codegen/hooks.py) instead of the vector rules, and
@@ -87,7 +87,7 @@ class NativeTarget:
                              f"({', '.join(self.dtypes)})")
         lw = lower(program.expr, program.env, name=program.name, dtype=dtype,
                    parallel=self.parallel, sizes=list(program.sizes), assume=program.assume(),
-                   isa=self.isa, hooks=self.hooks)
+                   isa=self.isa, hooks=self.hooks, store_at=dict(program.store_at))
         loops = f"{lw.parallel_loops} parallel loop(s)" if self.parallel else "serial"
         return Lowered(self, program, lw, loops)
 
@@ -174,7 +174,8 @@ class NativeKernel:
         if set(sizes) != want:
             missing, extra = sorted(want - set(sizes)), sorted(set(sizes) - want)
             raise KernelCallError(f"{self.name}: size parameters must be {sorted(want)}"
-                                  f" (missing {missing}, unexpected {extra})")
+                                  f" (missing {missing}, unexpected {extra}; a size is "
+                                  "inferred only where it is by itself an input's extent)")
         for a, _ in lw.sizes:
             v = sizes[a]
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
@@ -233,7 +234,34 @@ class NativeKernel:
 
     def __call__(self, inputs: dict[str, np.ndarray] | None = None, /, **sizes: int
                  ) -> np.ndarray:
-        return self.call(inputs or {}, sizes)
+        """Run on `inputs`; a size that is exactly an input's extent may be left out
+        (`kernel({"v": img})` for a kernel over v : n x m), others are given by name."""
+        ins = inputs or {}
+        return self.call(ins, self.infer_sizes(ins, sizes))
+
+    def infer_sizes(self, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]
+                    ) -> dict[str, int]:
+        """`sizes` completed from the inputs' shapes: a size parameter that is, by
+        itself, the extent of some input's axis takes that axis's length.  Sizes given
+        are kept (the call then checks the shapes against them); two inputs that
+        disagree on a size not given are refused, naming both."""
+        lw = self.lowered
+        seen: dict[str, tuple[int, str]] = {}
+        for a, _, dims in lw.inputs:
+            arr = inputs.get(a)
+            if not isinstance(arr, np.ndarray) or arr.ndim != len(dims):
+                continue  # the call reports it
+            for k, d in enumerate(dims):
+                for atl, c in lw.sizes:
+                    if atl in sizes or d != Poly.var(c):
+                        continue
+                    v, where = int(arr.shape[k]), f"{a} axis {k}"
+                    if atl in seen and seen[atl][0] != v:
+                        raise KernelCallError(
+                            f"{self.name}: inputs disagree on size {atl}: {seen[atl][1]} has "
+                            f"length {seen[atl][0]}, {where} has {v}")
+                    seen.setdefault(atl, (v, where))
+        return {**{atl: v for atl, (v, _) in seen.items()}, **sizes}
 
     def _check_overlap(self, inputs: dict[str, np.ndarray], passed: list[np.ndarray],
                        out: np.ndarray) -> None:

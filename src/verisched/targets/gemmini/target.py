@@ -124,6 +124,11 @@ class GemminiTarget:
 
     def lower(self, program: KernelProgram) -> Lowered:
         dtype = program.dtype or self.dtypes[0]
+        if program.store_at:
+            var, loop = program.store_at[0]
+            raise LowerError(f"store_at {var} {loop}: target gemmini places buffers itself "
+                             "(DRAM lets at their let, on-chip ones by in_mem); the CPU "
+                             "targets honour store_at")
         configs = config_names(program.expr)
         # Output-path settings are not sizes: facts about them are not handed to the
         # prover (they are still checked before every call, GemminiRunner).
