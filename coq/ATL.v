@@ -11,3 +11,4 @@ From Verisched Require Export Rewrites.Steps.
 From Verisched Require Export Rewrites.Producers.
 From Verisched Require Export Rewrites.Directives.
 From Verisched Require Export Rewrites.Stage.
+From Verisched Require Export Targets.Microkernel.

@@ -288,6 +288,35 @@ def test_unroll_places_a_pragma_before_the_loop_and_keeps_the_result(mv: Schedul
                                rtol=1e-4, atol=1e-4)
 
 
+def test_microkernel_directives_check_arguments_and_carry_coqs_refusals(mv: Schedule) -> None:
+    cases = [
+        (lambda: mv.fission("k"), "fission: argument loop: no loop named 'k'"),
+        (lambda: mv.register_tile("i", "i", 6, 16, "avx2", into=("a", "b", "c", "d", "e"),
+                                  buffer="t"), "argument j: 'i' is also given"),
+        (lambda: mv.register_tile("i", "j", 6, 0, "avx2", into=("a", "b", "c", "d", "e"),
+                                  buffer="t"), "argument nr: 0 is not a positive int"),
+        (lambda: mv.register_tile("i", "j", 6, 16, "sse", into=("a", "b", "c", "d", "e"),
+                                  buffer="t"), "argument isa: 'sse'"),
+        (lambda: mv.register_tile("i", "j", 6, 16, "avx2", into=("a", "b", "c", "d"),
+                                  buffer="t"), "give 5 names"),
+        (lambda: mv.register_tile("i", "j", 6, 16, "avx2", into=("a", "b", "c", "d", "lanes"),
+                                  buffer="t"), "'lanes' is a reserved word"),
+        (lambda: mv.select_instr("t"), "select_instr: argument buffer: no buffer named 't'"),
+    ]
+    before = mv.live.session.state
+    for call, msg in cases:
+        with pytest.raises(ScheduleArgumentError, match=msg):
+            call()
+    assert mv.live.session.state == before  # Coq was not asked
+    # Coq's refusals: matvec's body has no <+>; its nest is a generation over a sum,
+    # not a generation over a generation
+    with pytest.raises(DirectiveRefused, match="fission: the body of loop i is not"):
+        mv.fission("i")
+    with pytest.raises(DirectiveRefused, match="register_tile: the program has no generation"):
+        mv.register_tile("i", "j", 6, 16, "avx2", into=("im", "ir", "jm", "jv", "l"),
+                         buffer="t")
+
+
 def test_replace_is_exos_replace_checked_by_coq() -> None:
     n = dsl.sizes("n")[0]
     f = dsl.tensor("f", n * 8)

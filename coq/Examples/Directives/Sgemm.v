@@ -1,34 +1,37 @@
-(** * SGEMM for AVX2 with [stage] for the packs.
+(** * SGEMM for AVX2 in 10 directive lines.
 
-    Examples/Sgemm.v derives [sgemm_avx2] in 48 steps (its Ltac phases
-    expanded).  Here the same derivation with the packing phase (two
-    [name_buffer]s and two [hoist]s) replaced by Exo's [stage_mem] as
-    [stage B at io as Bp; compute_root Bp; stage A at ko as Ap]
-    (Rewrites/Stage.v), and the depth blocking by [split k by kc into ko
-    kk]; every other step is the original's, one per line: 39 lines
-    between [reschedule] and [check_safe].  The result is
-    [sgemm_avx2_expected], binder for binder
-    ([sgemm_avx2_directive_same]), in the same instruction form
-    ([avx2_mul] of [avx2_broadcast] and [avx2_loadu], [avx2_maskstore],
-    [in_mem AVX2_REG]).
+    The schedule [sgemm_avx2] of Examples/Sgemm.v (48 steps there, with
+    its Ltac phases expanded), derived with directives only, in the order
+    of the Exo thesis's SGEMM schedule (Sec. 2: divide the loops, reorder,
+    stage the operands and the accumulator, replace by instructions):
 
-    Not done: the goal of at most 15 directive lines.  What blocks it:
-    the register tile and the lane/instruction steps (guard2_sum_prod,
-    guard_comm, guard_out, gen_split_lanes, name_buffer t, hoist t, three
-    swap_sum, the edge steps guard_tile_skip / guard_lanes, the
-    instruction steps) have no directive that produces exactly this form
-    ([vectorize jr with avx2] gives a full-vector part and a masked tail,
-    not [sgemm_avx2]'s two 8-lane vectors with a lane-count store), and
-    the row blocking applies [gen_tile] to the product part only ([split
-    i] would find [C]'s loop [i] first), so [C]'s copy is tiled again at
-    the end (4 steps).  A [split] before [split_tadd] (tiling [C] with the
-    product) might save those; not tried. *)
+    - [split i by (mcr * 6) into io ii]: row blocks of [mc = 6 mcr] rows,
+      while [C]'s copy is still in the same loop, so that it is tiled with
+      the product ...
+    - [fission ii]: ... and then split off it ([C]'s rows [<+>] the
+      product, per row block: the form BLIS's thread of [io] runs);
+    - [split k by kc into ko kk], [reorder ko ii j]: depth blocks just
+      inside the row blocks;
+    - [register_tile ii j by 6 16 lanes 8 into im ir jm jv l as t]: the
+      6 x 16 register tile of 2 x 8 lanes, its depth sum outside
+      (Targets/Microkernel.v);
+    - [stage B at io as Bp], [compute_root Bp], [stage A at ko as Ap]: the
+      packs (Exo's stage_mem, Rewrites/Stage.v);
+    - [select_instr t with avx2]: edges, masked stores, broadcast x load
+      multiplies, [t] in registers (Targets/Microkernel.v).
+
+    The result is [sgemm_avx2_expected], binder for binder
+    ([sgemm_avx2_directive_same], by [same_program]); the same lines with
+    a 6 x 64 tile of 16 lanes and [select_instr t with avx512] give
+    [sgemm_avx512_expected] ([sgemm_avx512_directive_same]).  This replaces the
+    39-line version of this file, which was the same step list with only
+    the packs and the depth split as directives; that step list is still
+    Examples/Sgemm.v's derivation. *)
 
 From Coq Require Import ZArith List Lia Bool.
 Import ListNotations.
 From Coq Require Import derive.Derive.
 From Verisched Require Import ATL Rewrites.Safety Examples.Sgemm.
-From Verisched Require Import Reshape.Defs Reshape.Access Reshape.Commute Reshape.Duals Reshape.Store.
 Open Scope Z_scope. Open Scope atl_scope.
 
 Section SgemmDirectives.
@@ -42,47 +45,39 @@ Section SgemmDirectives.
   Proof.
     reschedule.
     rw sadd_tadd.
-    split_tadd at (genr 0 N _).
-    split_tadd at (genr 0 M _).
-    rw (gen_tile (mcr * 6)%Z M) at (genr 0 M (fun i => genr 0 N (fun j => sumr _ _ _))).
+    split i by (mcr * 6)%Z into io ii.
+    fission ii.
     split k by kc into ko kk.
-    guard_in at (iverson (_ <? M) _).
-    guard_in at (iverson (_ <? M) _).
-    swap_sum at (genr 0 N _).
-    swap_sum at (genr 0 (mcr * 6) _).
-    swap_gen at (genr 0 (mcr * 6) _).
-    rw (gen_tile_cols 16 N) at (genr 0 N (fun _ => genr 0 _ _)).
-    guard_in at (iverson (_ <? N) _).
-    swap_gen at (genr 0 16 _).
-    rw (gen_tile_exact mcr 6) at (genr 0 (mcr * 6) _).
-    rw guard2_sum_prod.
-    rw guard_comm at (iverson (_ <? N) (iverson _ _)).
-    guard_out at (genr 0 16 _).
-    rw (gen_split_lanes 16 2 8) at (genr 0 16 _).
-    name_buffer (sumr 0 kc _) as t.
-    hoist t past (genr 0 6 _).
-    swap_sum at (genr 0 8 _).
-    swap_sum at (genr 0 2 _).
-    swap_sum at (genr 0 6 _).
-    stage B at io as Bp.          (* B packed per row block ... *)
-    compute_root Bp.              (* ... then once, at the root *)
-    stage A at ko as Ap.          (* A's mc x kc block per depth block *)
-    rw guard_tile_skip at (iverson (_ <? M) _).
-    guard_out at (genr 0 6 _).
-    guard_out at (atl_let _ _).
-    rw guard_lanes at (iverson (_ <? N) _).
-    use_instr avx2_maskstore.
-    rw avx2_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_]).
-    rw avx2_broadcast_lane.
-    use_instr avx2_mul.
-    set_memory t AVX2_REG.
-    rw (gen_tile (mcr * 6)%Z M) at (genr 0 M _).
-    rw <- trunc_r_tadd.
-    rw <- flatten_tadd.
-    merge_tadd at (tadd _ _).
+    reorder ko ii j.
+    register_tile ii j by 6 16 lanes 8 into im ir jm jv l as t.
+    stage B at io as Bp.
+    compute_root Bp.
+    stage A at ko as Ap.
+    select_instr t with avx2.
     check_safe.
     done.
   Qed.
   Lemma sgemm_avx2_directive_same : sgemm_avx2_directive = sgemm_avx2_expected M N K mcr kc A B C.
   Proof. unfold sgemm_avx2_expected; cbv beta; same_program. Qed.
+
+  (** The AVX-512 schedule [sgemm_avx512] (a 6 x 64 tile of 4 x 16 lanes):
+      the same lines, other tile width, lane count and instruction set. *)
+  Derive sgemm_avx512_directive SuchThat (sgemm M N K A B C = sgemm_avx512_directive) As sgemm_avx512_directive_correct.
+  Proof.
+    reschedule.
+    rw sadd_tadd.
+    split i by (mcr * 6)%Z into io ii.
+    fission ii.
+    split k by kc into ko kk.
+    reorder ko ii j.
+    register_tile ii j by 6 64 lanes 16 into im ir jm jv l as t.
+    stage B at io as Bp.
+    compute_root Bp.
+    stage A at ko as Ap.
+    select_instr t with avx512.
+    check_safe.
+    done.
+  Qed.
+  Lemma sgemm_avx512_directive_same : sgemm_avx512_directive = sgemm_avx512_expected M N K mcr kc A B C.
+  Proof. unfold sgemm_avx512_expected; cbv beta; same_program. Qed.
 End SgemmDirectives.

@@ -28,10 +28,12 @@ IDENT = _IDENT
 # written in the tactic.
 _RESERVED = frozenset({
     "by", "into", "at", "as", "in", "with", "past", "peel", "shift", "guard", "partition",
+    "lanes",
     "fun", "forall", "let", "match", "end", "if", "then", "else", "return", "Type", "Prop",
     "Set", "struct", "fix", "cofix", "exists", "_", "S", "Z",
 })
 TAILS = ("guard", "peel", "shift")
+ISAS = {"avx2": 8, "avx512": 16}    # vector ISAs of coq/Targets/AVX.v: lanes per vector
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,10 @@ def factor(d: str, arg: str, k: object, names: Names) -> str:
         if bad:
             raise ScheduleArgumentError(d, arg, f"the factor mentions {', '.join(bad)}, "
                                                 "which are not sizes of the program")
-        return f"({idx_to_coq(term.term)})"
+        # %Z: with atl_scope open, a bare `*` would be ATL's scalar product (smul at
+        # type Z), which is equal but not the same term as Z.mul for the directives'
+        # syntactic matching (register_tile's exact split of q * mr) and the lowering.
+        return f"({idx_to_coq(term.term)})%Z"
     raise ScheduleArgumentError(d, arg, f"{k!r} is not an int or an index expression")
 
 

@@ -303,6 +303,50 @@ class Schedule:
             raise ScheduleArgumentError("vectorize", "isa", f"{isa!r} is not avx2 or avx512")
         return self.apply(f"vectorize {i} with {isa}.")
 
+    def fission(self, loop: str) -> Schedule:
+        """Split `loop` over the `<+>` in its body (Exo's fission): the guards, loops and
+        then `loop` itself are distributed over the two operands, each copy keeping the
+        loop names.  A split before it tiles both operands alike (C's copy with the
+        product of a GEMM)."""
+        i = D.loop("fission", "loop", loop, self._names())
+        return self.apply(f"fission {i}.")
+
+    def register_tile(self, i: str, j: str, mr: int, nr: int, isa: str, *,
+                      into: tuple[str, str, str, str, str], buffer: str) -> Schedule:
+        """The register tile of a matmul-like nest (`i` over `j` over a reduction):
+        an `mr` x `nr` tile of `nr / lanes` vectors of the ISA's lanes, its value bound as
+        `buffer`, the depth sum outside (Exo's divide_loop, reorder and stage_mem of the
+        accumulator).  `into` names the micro-panel, row, strip, vector and lane loops.
+        Coq refuses an extent of `i` that is not q * mr, or lanes not dividing `nr`."""
+        d, names = "register_tile", self._names()
+        a, b = D.loop(d, "i", i, names), D.loop(d, "j", j, names)
+        D.distinct(d, {"i": a, "j": b})
+        if isa not in D.ISAS:
+            raise ScheduleArgumentError(d, "isa", f"{isa!r} is not one of {', '.join(D.ISAS)}")
+        for arg, k in (("mr", mr), ("nr", nr)):
+            if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
+                raise ScheduleArgumentError(d, arg, f"{k!r} is not a positive int (a register "
+                                                    "tile is unrolled: its sizes are constants)")
+        if len(into) != 5:
+            raise ScheduleArgumentError(d, "into", "give 5 names: micro-panel, row, strip, "
+                                                   "vector, lane")
+        new = {f"into[{k}]": D.fresh(d, f"into[{k}]", x, names) for k, x in enumerate(into)}
+        new["buffer"] = D.fresh(d, "buffer", buffer, names)
+        D.distinct(d, new)
+        loops = " ".join(new[f"into[{k}]"] for k in range(5))
+        return self.apply(f"register_tile {a} {b} by {mr} {nr} lanes {D.ISAS[isa]} "
+                          f"into {loops} as {new['buffer']}.")
+
+    def select_instr(self, buffer: str, isa: str = "avx2") -> Schedule:
+        """The register tile `buffer` in `isa`'s instructions (Exo's replace): partial
+        micro-tiles skipped, masked stores, broadcast x load products, `buffer` in vector
+        registers.  Coq refuses a tile that is not an outer product of packed operands."""
+        b = D.buffer("select_instr", "buffer", buffer, self._names())
+        if isa not in D.ISAS:
+            raise ScheduleArgumentError("select_instr", "isa",
+                                        f"{isa!r} is not one of {', '.join(D.ISAS)}")
+        return self.apply(f"select_instr {b} with {isa}.")
+
     def parallel(self, loop: str) -> Schedule:
         """Run `loop`'s iterations on threads (Halide's parallel; Exo's
         parallelize_loop).  Legal only on a generation: its iterations write disjoint
