@@ -17,11 +17,13 @@ import sys
 import time
 from pathlib import Path
 
+from rich.console import Console
+
 from verisched import pipeline
 from verisched.codegen.errors import CodegenError
 from verisched.commands.compile import report
-from verisched.commands.replay import _print_step
-from verisched.pybridge.derivation import write_json_atomic
+from verisched.commands.terminal import console, show_steps
+from verisched.pybridge.derivation import StepOk, write_json_atomic
 from verisched.pybridge.session import REPO_ROOT
 
 FLAGSHIP = REPO_ROOT / "coq" / "Examples" / "Blur.v"
@@ -33,61 +35,94 @@ THREADS = 2
 WARM_CALLS = 20
 
 
-def _banner(text: str) -> None:
-    print(f"\n== {text}", flush=True)
+def _banner(out: Console, text: str) -> None:
+    out.print()
+    out.rule(text, align="left", style="bold")
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        return _demo(Path(args.out), args.timeout)
+        return _demo(Path(args.out), args.timeout, args.full)
     except (CodegenError, OSError) as exc:
         print(f"verisched demo: {exc}", file=sys.stderr)
         return 1
 
 
-def _demo(out_dir: Path, timeout: float) -> int:
+def _demo(out_dir: Path, timeout: float, full: bool) -> int:
+    started = time.perf_counter()
+    out = console()
+    err = console(stderr=True)
     out_dir.mkdir(parents=True, exist_ok=True)
-    _banner(f"1/3 replaying {FLAGSHIP.relative_to(REPO_ROOT)} :: {DERIVATION} "
-            "(every step is a Coq-checked rewrite)")
-    derived = pipeline.load(FLAGSHIP, DERIVATION, timeout=timeout, on_step=_print_step)
-    print(f"{DERIVATION}: Coq accepted it ({derived.steps} steps); axioms: "
-          f"{', '.join(derived.axioms) or 'none'}")
+    _banner(out, f"1/3 replaying {FLAGSHIP.relative_to(REPO_ROOT)} :: {DERIVATION}")
+    out.print("Each step is a rewrite Coq proves; shown: the tactic and the subterms it "
+              "changed (--full: the whole program).")
+
+    def tick(d: object, res: object) -> None:
+        if isinstance(res, StepOk):
+            err.print(f"  replayed step {res.step}: {res.tactic}", style="dim",
+                      overflow="ellipsis", no_wrap=True)
+
+    derived = pipeline.load(FLAGSHIP, DERIVATION, timeout=timeout, on_step=tick)
+    show_steps(out, derived.trace, full=full)
+    out.print(f"[bold green]{DERIVATION}: Coq accepted it[/] ({derived.steps} steps); "
+              f"axioms: {', '.join(derived.axioms) or 'none'}")
     trace = out_dir / f"{DERIVATION}.json"
     write_json_atomic(trace, {"file": str(FLAGSHIP), "ok": True, "failure": None,
                               "derivations": [derived.trace]})
-    print(f"trace written to {trace}")
+    out.print(f"trace written to {trace}")
 
-    _banner(f"2/3 checking and lowering the derived program to C (target {TARGET})")
+    _banner(out, f"2/3 checking and lowering the derived program to C (target {TARGET})")
     checked = pipeline.check(derived)
     lowered = pipeline.lower(checked, TARGET)
     c_file, h_file = pipeline.render(lowered).write(out_dir / f"{DERIVATION}.c")
-    print(f"wrote {c_file} and {h_file}: kernel {checked.name}, {lowered.summary}")
+    out.print(f"wrote {c_file} and {h_file}: kernel {checked.name}, {lowered.summary}")
     report(checked)
 
-    _banner(f"3/3 compiling, running on a {SIZES['n']} x {SIZES['m']} image with "
-            f"{SIZES['kn']} x {SIZES['km']} tiles on {THREADS} threads, and checking against "
-            "the reference interpreter")
+    _banner(out, f"3/3 running on a {SIZES['n']} x {SIZES['m']} image, {SIZES['kn']} x "
+            f"{SIZES['km']} tiles, {THREADS} threads; checking against the interpreter")
     kernel = pipeline.build(pipeline.render(lowered))[checked.name]
     kernel.set_threads(THREADS)  # type: ignore[attr-defined]
     inputs = pipeline.random_inputs(kernel, SIZES, seed=1)
-    out = kernel.call(inputs, SIZES)
+    result = kernel.call(inputs, SIZES)
     times = []
     for _ in range(WARM_CALLS):
         t0 = time.perf_counter()
-        kernel.call(inputs, SIZES, out)
+        kernel.call(inputs, SIZES, result)
         times.append((time.perf_counter() - t0) * 1000)
-    print(f"{checked.name} [{TARGET}] output shape {out.shape}: median of {WARM_CALLS} warm "
-          f"calls {statistics.median(times):.3f} ms (first, cold call not counted)")
     ok = True
-    for v in pipeline.verify(checked, inputs, SIZES, out):
-        status = "OK" if v.ok else "MISMATCH" if v.ok is False else f"not checked ({v.note})"
-        print(f"check against the reference interpreter on the {v.what}: {status}")
+    t0 = time.perf_counter()
+    verdicts = pipeline.verify(checked, inputs, SIZES, result)
+    interp_ms = (time.perf_counter() - t0) * 1000 / max(1, len(verdicts))
+    for v in verdicts:
+        status = ("[green]OK[/]" if v.ok else "[bold red]MISMATCH[/]" if v.ok is False
+                  else f"not checked ({v.note})")
+        out.print(f"the kernel against the reference interpreter on the {v.what}: {status}")
         ok = ok and bool(v.ok)
+    out.print(f"kernel ({TARGET}, {THREADS} threads): median {statistics.median(times):.3f} ms "
+              f"over {WARM_CALLS} warm calls (min {min(times):.3f} ms; the first, cold call "
+              f"not counted); the interpreter: {interp_ms:.0f} ms per program; a shared "
+              "machine's load moves these", markup=False)
+    out.print(f"total {time.perf_counter() - started:.1f} s")
+    _banner(out, "next")
+    for line in NEXT:
+        out.print(f"  {line}", markup=False)
     return 0 if ok else 1
+
+
+# What to try after the demo (each one is a command documented in the README).
+NEXT = (
+    "see it as a page:  verisched report coq/Examples/Blur.v --derivation blur_tiled "
+    "-o blur.html",
+    "schedule it from Python (4 directives):  python examples/blur_tiled.py",
+    "every step's whole program:  verisched demo --full",
+    "against Halide:  verisched bench blur",
+)
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="out", help="directory for the trace and the C")
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="per Coq command, seconds")
+    parser.add_argument("--full", action="store_true",
+                        help="print every step's whole program, not only what it changed")
     parser.set_defaults(handler=run)

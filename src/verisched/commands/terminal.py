@@ -1,0 +1,114 @@
+"""A derivation in the terminal, for a person: each step's tactic and what it changed.
+
+`verisched demo` printed every step's whole program, on lines of up to 3,162
+characters, with nothing marking what the step did.  Here each step shows the
+smallest subterms it changed (report/diff.py's structural diff, the one the HTML
+report highlights), pretty-printed within the console's width (at most 100
+columns) and cut after a few lines; `full=True` adds the whole program.  Output
+goes through `rich` (colour on a terminal, plain text in a pipe or a log); terms
+are printed without markup, so a `[` in a program is never read as a style.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from verisched.pybridge.coqterm import idx_str, parse_program, pred_str, pretty
+from verisched.pybridge.errors import BridgeError
+from verisched.pybridge.terms import Expr, PAnd, PBool, PCmp, children, is_idx
+from verisched.report.diff import changed_paths
+
+MAX_WIDTH = 100
+# Lines of one changed subterm shown before it is cut.
+MAX_LINES = 8
+# Changed subterms shown per step before the rest are counted.
+MAX_CHANGES = 3
+
+
+def console(*, stderr: bool = False) -> Console:
+    """A console at most MAX_WIDTH columns wide (a pipe gets MAX_WIDTH)."""
+    c = Console(stderr=stderr, highlight=False, soft_wrap=False)
+    c.width = min(c.width, MAX_WIDTH) if c.is_terminal else MAX_WIDTH
+    return c
+
+
+def _parse(coq: str | None) -> Expr | None:
+    if coq is None:
+        return None
+    try:
+        return parse_program(coq)
+    except (BridgeError, ValueError):
+        return None
+
+
+def _text(node: Any, width: int) -> str:
+    """A subterm as Coq notation within `width` columns."""
+    if is_idx(node):
+        return idx_str(node)
+    if isinstance(node, (PBool, PCmp, PAnd)):
+        return pred_str(node)
+    return pretty(node, width=width)
+
+
+def _wrap(text: str, width: int) -> str:
+    """Each line of `text` broken at spaces to `width` columns, continuations indented
+    by two more than the line they continue."""
+    out: list[str] = []
+    for line in text.splitlines() or [""]:
+        lead = line[:len(line) - len(line.lstrip())]
+        out.extend(textwrap.wrap(line, width, subsequent_indent=lead + "  ",
+                                 break_long_words=False, break_on_hyphens=False) or [""])
+    return "\n".join(out)
+
+
+def _cut(text: str, lines: int) -> str:
+    rows = text.splitlines() or [""]
+    if len(rows) <= lines:
+        return "\n".join(rows)
+    return "\n".join(rows[:lines] + [f"... ({len(rows) - lines} more lines)"])
+
+
+def _subterm(e: Any, path: tuple[int, ...]) -> Any:
+    for k in path:
+        e = children(e)[k]
+    return e
+
+
+def show_steps(out: Console, trace: dict[str, Any], *, full: bool = False) -> None:
+    """Every step of a derivation's trace (pybridge's JSON trace): the tactic, its Coq
+    time, and the subterms it changed; with `full`, the program after it too."""
+    steps = trace.get("steps", [])
+    width = out.width - 6
+    for s in steps:
+        head = Text(f"step {s['step']}/{len(steps)} ", style="bold")
+        head.append(s["tactic"], style="cyan")
+        head.append(f"  ({s.get('coq_seconds', 0.0) * 1000:.0f} ms)", style="dim")
+        out.print(head)
+        before, after = s["before"]["coq"], s["after"]["coq"]
+        new, old = _parse(after), _parse(before)
+        if after is None:
+            out.print("    no goals left: the derivation is finished", style="dim")
+        elif before == after:
+            out.print("    program unchanged", style="dim")
+        elif new is None or old is None:
+            text = " ".join(after.split())
+            out.print(Text(textwrap.indent(_cut(_wrap(text, width), MAX_LINES), "    ")))
+        else:
+            marks = changed_paths(old, new)
+            if marks == [()]:
+                out.print("    rewrote the whole program:", style="dim")
+            for p in marks[:MAX_CHANGES]:
+                sub = _wrap(_text(_subterm(new, p), width), width)
+                out.print(Text(textwrap.indent(_cut(sub, MAX_LINES), "    "),
+                               style="yellow"))
+            if len(marks) > MAX_CHANGES:
+                out.print(f"    ... and {len(marks) - MAX_CHANGES} more changes", style="dim")
+        for g in s["after"].get("side_goals", []):
+            out.print(Text(f"    side goal: {g}"))
+        if full and new is not None:
+            out.print(Text(textwrap.indent(_wrap(pretty(new, width=width), width), "      "),
+                           style="dim"))
