@@ -39,6 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
+from verisched.targets.cpu import cpu_flags
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
 
@@ -284,6 +286,26 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
     return med
 
 
+def choose_isa(args: argparse.Namespace) -> None:
+    """Fill the derivation and target defaults from --isa.  `auto` takes AVX-512 where
+    the CPU has it: there OpenBLAS runs its AVX-512 kernels, and our AVX2 kernels ran
+    at about half their speed (issue 16), so an AVX2 default would compare a user's
+    best choice with a handicapped one."""
+    isa = args.isa
+    if isa == "auto":
+        isa = "avx512" if "avx512f" in cpu_flags() else "avx2"
+    args.isa = isa
+    if args.derivation is None:
+        args.derivation = f"sgemm_{isa}"
+    if args.strip_derivation is None:
+        args.strip_derivation = "sgemm_avx2_strip" if isa == "avx2" else ""
+    args.target = args.target or isa
+    args.par_target = args.par_target or f"{isa}-openmp"
+    print(f"our kernels: {args.derivation} on {args.target} / {args.par_target} "
+          f"(--isa {isa}{'; the CPU has avx512f' if 'avx512f' in cpu_flags() else ''})",
+          flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="verisched bench sgemm",
                                  description=__doc__.splitlines()[0],
@@ -298,13 +320,19 @@ def main(argv: list[str] | None = None) -> int:
                          "cycles by default): a multi-threaded variant of ours waits that "
                          "long (untimed) after an OpenBLAS call, or shares a core with them")
     ap.add_argument("--ours-file", default=str(cm.REPO_ROOT / "coq" / "Examples" / "Sgemm.v"))
-    ap.add_argument("--derivation", default="sgemm_avx2",
-                    help="the derivation to lower (Sgemm.v also has sgemm_avx512)")
-    ap.add_argument("--strip-derivation", default="sgemm_avx2_strip",
+    ap.add_argument("--isa", choices=("auto", "avx2", "avx512"), default="auto",
+                    help="our kernels' instruction set: auto = AVX-512 where the CPU has "
+                         "avx512f (OpenBLAS uses it there too), else AVX2")
+    ap.add_argument("--derivation", default=None,
+                    help="the derivation to lower (default: sgemm_avx512 or sgemm_avx2, "
+                         "by --isa)")
+    ap.add_argument("--strip-derivation", default=None,
                     help="the derivation called instead where use_strip says so "
-                         "('' for none)")
-    ap.add_argument("--target", default="avx2", help="our serial target")
-    ap.add_argument("--par-target", default="avx2-openmp", help="our OpenMP target")
+                         "('' for none; default: sgemm_avx2_strip for AVX2, none for "
+                         "AVX-512, which has no strip variant)")
+    ap.add_argument("--target", default=None, help="our serial target (default: the ISA)")
+    ap.add_argument("--par-target", default=None,
+                    help="our OpenMP target (default: the ISA's -openmp)")
     ap.add_argument("--fix", action="append", default=[],
                     help=f"block size NAME=INT (defaults {DEFAULT_FIX})")
     ap.add_argument("--fast-math", action="store_true", help="compile ours with -ffast-math")
@@ -321,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"skip the L2-resident {'x'.join(map(str, IN_CACHE))} diagnostic problem")
     ap.add_argument("--out-dir", default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
+    choose_isa(args)
     if args.passive:
         os.environ["OMP_WAIT_POLICY"] = "passive"
     # Otherwise libgomp's default (spin briefly, then sleep), as OpenBLAS's workers also
