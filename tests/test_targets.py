@@ -161,7 +161,7 @@ def test_parallel_loop_over_few_tiles_collapses_with_the_next_generation():
 def test_header_declares_the_abi():
     lw = lower(pipeline_two_stage(), {"f": (n,)}, name="two")
     h = render_header([lw], "two.c")
-    assert "void two(const float *restrict f, int n, float *restrict out);" in h
+    assert "void two(const float *restrict /* f */, int /* n */, float *restrict /* out */);" in h
     assert "#ifndef VERISCHED_TWO_C" in h and "output extents n" in h
 
 

@@ -31,6 +31,16 @@ def signature(k: LoweredKernel) -> str:
     return ", ".join(parts)
 
 
+def declaration(k: LoweredKernel) -> str:
+    """The signature as the header declares it: parameter names in comments, so that a
+    caller's macro of the same name (a size `NI`, an input `A`) cannot rewrite the
+    declaration; the C file itself, compiled apart from the caller, keeps them."""
+    parts = [f"const {k.ctype} *restrict /* {c} */" for _, c, _ in k.inputs]
+    parts += [f"int /* {c} */" for _, c in k.sizes]
+    parts.append(f"{k.ctype} *restrict /* {k.out_cname} */")
+    return ", ".join(parts)
+
+
 def _check_names(kernels: list[LoweredKernel]) -> None:
     seen: set[str] = set()
     for k in kernels:
@@ -58,7 +68,7 @@ def render_header(kernels: list[LoweredKernel], source_name: str,
                   notes: Sequence[str] = ()) -> str:
     guard = "VERISCHED_" + "".join(ch if ch.isalnum() else "_" for ch in source_name).upper()
     return _ENV.get_template("kernel.h.j2").render(
-        kernels=kernels, guard=guard, source_name=source_name, signature=signature,
+        kernels=kernels, guard=guard, source_name=source_name, signature=declaration,
         extents=lambda k: " x ".join(k.out_extents_c) or "scalar", notes=list(notes))
 
 
