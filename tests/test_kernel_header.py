@@ -36,3 +36,26 @@ def test_header_survives_the_callers_macros(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert subprocess.run(["./caller"], cwd=tmp_path).returncode == 0
     assert "requires 1 <= NJ" in (tmp_path / "rowsum.h").read_text()
+
+
+def test_a_c_caller_breaking_a_precondition_gets_an_error_not_an_overflow(
+        tmp_path: Path) -> None:
+    # Reads f[2]: in bounds only because 3 <= n, which the kernel's C checks at entry
+    # (the Python wrapper checks it before the call); without the check, n = 2 reads
+    # past f's end, which ASan reports.
+    n = IVar("n")
+    k = lower(parse_program("GEN [ i < n ] f _[ 2 ]"), {"f": (n,)}, name="shift",
+              sizes=["n"], assume=[PCmp("<=", IConst(3), n)])
+    (tmp_path / "shift.h").write_text(render_header([k], "shift.c"))
+    (tmp_path / "shift.c").write_text(render_source([k], "c"))
+    (tmp_path / "caller.c").write_text(
+        '#include "shift.h"\n#include <stdio.h>\n'
+        "int main(void) { float f[2] = {1, 2}, r[2] = {7, 7};\n"
+        "  shift(f, 2, r); printf(\"%d %g %g\\n\", shift_error, r[0], r[1]); return 0; }\n")
+    san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
+    proc = subprocess.run([*cc(), *san, "caller.c", "shift.c", "-o", "caller"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    run = subprocess.run(["./caller"], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["2", "7", "7"]  # refused, the output untouched

@@ -120,6 +120,7 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
             raise LowerError(f"store_at {var} {loop}: the lowered program has no buffer {var} "
                              f"inside a loop {loop} (no such let, or it was inlined as zero)")
     body.line(f"{name}_error = 0;")
+    entry_check(body, name, size_list, assumptions, ctx)
     lw.emit_hoisted(body)
     if not covered:
         total = Poly.const(1)
@@ -177,6 +178,21 @@ def open_scope(lw: Lowering, name: str, sizes: list[str], assume: Iterable[Pred]
             ctx.facts.add(Poly.var(c) - 1)
     assumptions = add_assumptions(lw, ctx, assume, sizes, who)
     return ctx, size_list, assumptions
+
+
+def entry_check(body: Emitter, name: str, size_list: list[tuple[str, str]],
+                assumptions: list[tuple[str, Poly]], ctx: Ctx) -> None:
+    """The kernel's own check of what its code relies on (every size >= 1, the
+    derivation's assumptions), so that a C caller who breaks them gets `NAME_error = 2`
+    and an untouched output instead of reads and writes out of bounds; the Python
+    wrapper checks the same before the call and says which one failed.  Evaluated in
+    64 bits, sizes first (a later term may divide by one)."""
+    conds = [f"{c} >= 1" for a, c in size_list if c in ctx.facts.sizes]
+    conds += [f"({ctext(f, ctx, wide=True)}) >= 0" for _, f in assumptions]
+    if conds:
+        with body.block(f"if (!({' && '.join(conds)}))"):
+            body.line(f"{name}_error = 2;")
+            body.line("return;")
 
 
 def add_assumptions(lw: object, ctx: Ctx, assume: Iterable[Pred], sizes: Iterable[str],

@@ -322,6 +322,9 @@ class NativeKernel:
                 keep.append(stub)
                 args[k] = stub.ctypes.data_as(self._fn.argtypes[0])
         self._fn(*args)
+        if self._err.value == 2:  # checked above, so a disagreement between the checks
+            raise KernelCallError(f"{self.name}: the kernel refused sizes {dict(sizes)}: they "
+                                  "break a precondition its C checks (nothing was written)")
         if self._err.value:
             raise KernelCallError(f"{self.name}: the kernel could not allocate a buffer "
                                   "(the output is invalid)")
