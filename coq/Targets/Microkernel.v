@@ -31,7 +31,14 @@
       kept outside for the store; the [nr] columns as [nr / w] vectors
       [jv] of [w] lanes [l]; the tile's value bound as [t], hoisted out of
       the tile loops, its depth sum moved outermost (the register tile:
-      accumulators for [mr x nr] outputs).
+      accumulators for [mr x nr] outputs).  With [guard] the rows are split
+      with a guarded tail (Halide-semantics Sec. 8 split, GuardWithIf), for
+      a row count [mr] need not divide; the reduction may also be a nest of
+      three without a depth guard (a convolution's, Examples/Directives/
+      Conv.v), moved only outside the vector loops so that a [stage] that
+      follows packs the operands in the kernel's read order (Exo thesis
+      Sec. 7.2's CONV: the im2col panel pixel-major); [select_instr] then
+      moves it outside the rows.
     - [select_instr t with avx2] (or [avx512]) (Exo thesis Sec. 3.4
       [replace] by each instruction of Targets/AVX.v, and Table 3.1
       [set_memory]; Sec. 7.2's right-edge tail by masked stores): the register tile
