@@ -301,6 +301,9 @@ def test_microkernel_directives_check_arguments_and_carry_coqs_refusals(mv: Sche
                                   buffer="t"), "give 5 names"),
         (lambda: mv.register_tile("i", "j", 6, 16, "avx2", into=("a", "b", "c", "d", "lanes"),
                                   buffer="t"), "'lanes' is a reserved word"),
+        (lambda: mv.register_tile("i", "j", 6, 16, "avx2", into=("a", "b", "c", "d", "e"),
+                                  buffer="t", rows="peel"),
+         "argument rows: 'peel' is not 'exact' or 'guard'"),
         (lambda: mv.select_instr("t"), "select_instr: argument buffer: no buffer named 't'"),
     ]
     before = mv.live.session.state

@@ -31,7 +31,14 @@
       kept outside for the store; the [nr] columns as [nr / w] vectors
       [jv] of [w] lanes [l]; the tile's value bound as [t], hoisted out of
       the tile loops, its depth sum moved outermost (the register tile:
-      accumulators for [mr x nr] outputs).
+      accumulators for [mr x nr] outputs).  With [guard] the rows are split
+      with a guarded tail (Halide-semantics Sec. 8 split, GuardWithIf), for
+      a row count [mr] need not divide; the reduction may also be a nest of
+      three without a depth guard (a convolution's, Examples/Directives/
+      Conv.v), moved only outside the vector loops so that a [stage] that
+      follows packs the operands in the kernel's read order (Exo thesis
+      Sec. 7.2's CONV: the im2col panel pixel-major); [select_instr] then
+      moves it outside the rows.
     - [select_instr t with avx2] (or [avx512]) (Exo thesis Sec. 3.4
       [replace] by each instruction of Targets/AVX.v, and Table 3.1
       [set_memory]; Sec. 7.2's right-edge tail by masked stores): the register tile
@@ -81,6 +88,23 @@ Section OuterLaneWidths.
   Definition avx2_outer_lane := vec_outer_lane (S := S) (w := 8).
   Definition avx512_outer_lane := vec_outer_lane (S := S) (w := 16).
 End OuterLaneWidths.
+
+(** Guards copied onto the operands of a nest of three reductions
+    without a depth guard (a convolution's [SUM r SUM s SUM c], Examples/
+    Directives/Conv.v): the inner guard [p] (the tile's rows) to the left
+    operand, the outer one [q] (its columns) to the right, as
+    [guard2_sum_prod] does for one guarded reduction (Exo thesis Sec. 7.2:
+    the packed operands are zero-padded at the tile's edges, so the
+    micro-kernel's product needs no guard). *)
+Section NestGuards.
+  Context {S : Type} `{ScalarLaws S}.
+  Lemma guard2_sum3_prod q p n1 n2 n3 (a b : Z -> Z -> Z -> S) :
+    iverson q (iverson p (sumr 0 n1 (fun r => sumr 0 n2 (fun s => sumr 0 n3 (fun c =>
+      smul (a r s c) (b r s c)))))) =
+    iverson q (iverson p (sumr 0 n1 (fun r => sumr 0 n2 (fun s => sumr 0 n3 (fun c =>
+      smul (iverson p (a r s c)) (iverson q (b r s c))))))).
+  Proof. destruct q, p; cbn [iverson]; reflexivity. Qed.
+End NestGuards.
 
 (** ** Helpers *)
 
@@ -208,7 +232,44 @@ Ltac mk_nest_ok B j :=
   | genr 0 _ (fun y => @?G y) => atl_same_name j y; mk_guard_body_sum G
   end.
 
-Ltac mk_rtile_node s i j mr nr w im ir jm jr jv l t :=
+(** The rows [i]: split exactly into [im] of [mr] ([rows = false]), or
+    with a guarded tail ([rows = true]: a row count that [mr] need not
+    divide, Halide's GuardWithIf; the row guard is moved into [jr] and
+    under the column guard, where the exact split leaves the block's). *)
+Ltac mk_rows_split s rows i jr mr im ir k :=
+  idtac;
+  lazymatch rows with
+  | false => mk_try s 2%nat ltac:(atl_step ltac:(mk_exact_node i mr im ir)) k
+  | true =>
+      mk_try s 2%nat ltac:(dir_split i mr im ir dir_guard) ltac:(
+      mk_try s 2%nat ltac:(atl_step ltac:(dir_guard_in_node jr)) ltac:(
+      mk_try s 2%nat ltac:(atl_step ltac:(atl_match uconstr:(iverson _ (iverson _ _)); atl_root_l (@guard_comm))) k))
+  end.
+
+(** The tile's guards onto the operands: one reduction with a depth guard
+    ([guard2_sum_prod]) or a nest of three ([guard2_sum3_prod], [nest :=
+    true]). *)
+Ltac mk_copy_guards nest :=
+  first [ atl_step ltac:(atl_root_l (@guard2_sum_prod)); unify nest false
+        | atl_step ltac:(atl_root_l (@guard2_sum3_prod)); unify nest true ].
+
+(** The depth outside the tile loops: one reduction outside [ir], [jv],
+    [l]; a nest of reductions only outside the vector loops [jv], [l]
+    ([t := GEN ir SUM r SUM s SUM c GEN jv GEN l]), so that the packs
+    staged next follow the kernel's reads: the input panel pixel-major
+    ([Ap[xo][ir][r][s][c]], each [c] run a contiguous copy, Conv.v), the
+    weights channel-vector-minor ([Wp[jm][r][s][c][jv][l]]); [select_instr]
+    moves the nest outside [ir]. *)
+Ltac mk_depth_out nest jv l :=
+  idtac; let v := eval hnf in nest in
+  lazymatch v with
+  | false => do 3 swap_sum at (genr _ _ _)
+  | true =>
+      repeat atl_step ltac:(mk_named l; step_swap_sum_node);
+      repeat atl_step ltac:(mk_named jv; step_swap_sum_node)
+  end.
+
+Ltac mk_rtile_node s rows i j mr nr w im ir jm jr jv l t :=
   atl_eta_binder;
   lazymatch goal with
   | |- genr 0 _ (fun z => @?B z) = _ => atl_same_name i z; mk_nest_ok B j
@@ -219,20 +280,21 @@ Ltac mk_rtile_node s i j mr nr w im ir jm jr jv l t :=
   mk_try s 1%nat ltac:(atl_step step_swap_gen_node) ltac:(
   mk_try s 1%nat ltac:(dir_split j nr jm jr dir_guard) ltac:(
   mk_try s 1%nat ltac:(dir_reorder2 i jr false) ltac:(
-  mk_try s 2%nat ltac:(atl_step ltac:(mk_exact_node i mr im ir)) ltac:(
-  mk_try s 3%nat ltac:(atl_step ltac:(atl_root_l (@guard2_sum_prod))) ltac:(
+  mk_rows_split s rows i jr mr im ir ltac:(
+  idtac; let nest := open_constr:(_ : bool) in
+  mk_try s 3%nat ltac:(mk_copy_guards nest) ltac:(
   mk_try s 3%nat ltac:(atl_step ltac:(atl_match uconstr:(iverson _ (iverson _ _)); atl_root_l (@guard_comm))) ltac:(
   mk_try s 3%nat ltac:(atl_step ltac:(mk_named jr; step_guard_out_node)) ltac:(
   mk_try s 4%nat ltac:(atl_step ltac:(mk_lanes_node jr nr nv w jv l)) ltac:(
   mk_try s 5%nat ltac:(name_buffer (sumr _ _ _) as t) ltac:(
   mk_try s 5%nat ltac:(hoist t past (genr 0 mr _)) ltac:(
-  mk_try s 5%nat ltac:(do 3 swap_sum at (genr _ _ _)) ltac:(
+  mk_try s 5%nat ltac:(mk_depth_out nest jv l) ltac:(
     unify s 0%nat; reflexivity))))))))))).
 
-Ltac mk_register_tile i j mr nr w im ir jm jv l t :=
+Ltac mk_register_tile rows i j mr nr w im ir jm jv l t :=
   atl_check_goal;
   let s := open_constr:(_ : nat) in
-  tryif atl_step ltac:(let jr := fresh "jr" in mk_rtile_node s i j mr nr w im ir jm jr jv l t) then
+  tryif atl_step ltac:(let jr := fresh "jr" in mk_rtile_node s rows i j mr nr w im ir jm jr jv l t) then
     (let v := eval hnf in s in
      lazymatch v with
      | 0%nat => idtac
@@ -258,24 +320,41 @@ Ltac mk_register_tile i j mr nr w im ir jm jv l t :=
         fail 0 "register_tile: the program has no generation" i "directly over a generation" j "whose body is, under guards, a reduction (SUM)").
 
 Tactic Notation "register_tile" ident(i) ident(j) "by" constr(mr) constr(nr) "lanes" constr(w) "into" ident(im) ident(ir) ident(jm) ident(jv) ident(l) "as" ident(t) :=
-  mk_register_tile i j mr nr w im ir jm jv l t.
+  mk_register_tile constr:(false) i j mr nr w im ir jm jv l t.
+Tactic Notation "register_tile" ident(i) ident(j) "by" constr(mr) constr(nr) "lanes" constr(w) "into" ident(im) ident(ir) ident(jm) ident(jv) ident(l) "as" ident(t) "guard" :=
+  mk_register_tile constr:(true) i j mr nr w im ir jm jv l t.
 
 (** ** select_instr *)
+
+(** A micro-tile whose row guard is [a + (b * k + ir) < n] (a row block's
+    tile) is skipped whole when its first row is past [n]; a tile of a
+    guarded row split ([b * k + ir < n], [k < cdiv n b]) always has its
+    first row in bounds and is left as it is. *)
+Ltac mk_tile_skip s k :=
+  idtac;
+  lazymatch goal with
+  | |- atl_let _ (fun _ => genr _ _ (fun z => iverson (_ + (_ * _ + z) <? _) _)) = _ =>
+      mk_try s 1%nat ltac:(atl_step ltac:(atl_root_l (@guard_tile_skip))) ltac:(
+      mk_try s 1%nat ltac:(atl_step step_guard_out_node) ltac:(
+      mk_try s 1%nat ltac:(atl_step step_guard_out_node) k))
+  | |- atl_let _ (fun _ => genr _ _ (fun z => iverson (_ * _ + z <? _) _)) = _ => k
+  | _ => unify s 1%nat; reflexivity
+  end.
 
 Ltac mk_select_node s t mstore outer mul mem :=
   atl_eta_binder;
   lazymatch goal with
   | |- atl_let _ (fun z => _) = _ => atl_same_name t z
   end;
-  mk_try s 1%nat ltac:(atl_step ltac:(atl_root_l (@guard_tile_skip))) ltac:(
-  mk_try s 1%nat ltac:(atl_step step_guard_out_node) ltac:(
-  mk_try s 1%nat ltac:(atl_step step_guard_out_node) ltac:(
+  (* a nest of depth sums (register_tile of a nest) outside the tile *)
+  repeat atl_step step_swap_sum_node;
+  mk_tile_skip s ltac:(
   mk_try s 2%nat ltac:(atl_step ltac:(atl_match uconstr:(iverson _ (get _ _)); atl_root_l (@guard_lanes))) ltac:(
   mk_try s 2%nat ltac:(mk_instr mstore) ltac:(
   mk_try s 3%nat ltac:(atl_step ltac:(atl_root_l outer)) ltac:(
   mk_try s 3%nat ltac:(mk_instr mul) ltac:(
   mk_try s 4%nat ltac:(set_memory t mem) ltac:(
-    unify s 0%nat; reflexivity)))))))).
+    unify s 0%nat; reflexivity)))))).
 
 Ltac mk_select_instr t mstore outer mul mem :=
   atl_check_goal;

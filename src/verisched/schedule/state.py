@@ -312,13 +312,18 @@ class Schedule:
         return self.apply(f"fission {i}.")
 
     def register_tile(self, i: str, j: str, mr: int, nr: int, isa: str, *,
-                      into: tuple[str, str, str, str, str], buffer: str) -> Schedule:
-        """The register tile of a matmul-like nest (`i` over `j` over a reduction):
-        an `mr` x `nr` tile of `nr / lanes` vectors of the ISA's lanes, its value bound as
-        `buffer`, the depth sum outside (Exo's divide_loop, reorder and stage_mem of the
-        accumulator).  `into` names the micro-panel, row, strip, vector and lane loops.
-        Coq refuses an extent of `i` that is not q * mr, or lanes not dividing `nr`."""
+                      into: tuple[str, str, str, str, str], buffer: str,
+                      rows: str = "exact") -> Schedule:
+        """The register tile of a matmul-like nest (`i` over `j` over a reduction, or a
+        nest of three such as a convolution's): an `mr` x `nr` tile of `nr / lanes`
+        vectors of the ISA's lanes, its value bound as `buffer`, the depth outside (Exo's
+        divide_loop, reorder and stage_mem of the accumulator).  `into` names the
+        micro-panel, row, strip, vector and lane loops.  `rows="exact"`: Coq refuses an
+        extent of `i` that is not q * mr (a row block of an SGEMM); `rows="guard"`: any
+        extent, the last micro-panel guarded (a convolution's output row)."""
         d, names = "register_tile", self._names()
+        if rows not in ("exact", "guard"):
+            raise ScheduleArgumentError(d, "rows", f"{rows!r} is not 'exact' or 'guard'")
         a, b = D.loop(d, "i", i, names), D.loop(d, "j", j, names)
         D.distinct(d, {"i": a, "j": b})
         if isa not in D.ISAS:
@@ -335,7 +340,8 @@ class Schedule:
         D.distinct(d, new)
         loops = " ".join(new[f"into[{k}]"] for k in range(5))
         return self.apply(f"register_tile {a} {b} by {mr} {nr} lanes {D.ISAS[isa]} "
-                          f"into {loops} as {new['buffer']}.")
+                          f"into {loops} as {new['buffer']}"
+                          + (" guard." if rows == "guard" else "."))
 
     def select_instr(self, buffer: str, isa: str = "avx2") -> Schedule:
         """The register tile `buffer` in `isa`'s instructions (Exo's replace): partial
