@@ -216,7 +216,7 @@ def test_run_refuses_bad_sizes_before_any_replay(vfile, starts, capsys):
 def test_progress_in_a_log_and_on_a_terminal():
     log = io.StringIO()
     p = Progress(stream=log)
-    p("replaying X in Coq")
+    p("replaying X in Coq ...")
     for k in range(1, 31):
         p(derive.ReplayStep("d", k, 30, "rw x."))
     lines = log.getvalue().splitlines()

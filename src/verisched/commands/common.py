@@ -108,7 +108,7 @@ class Progress:
     line in place; in a log (stderr not a terminal) a step is printed when it is the
     first or the last, every tenth of the way, or 10 s after the last line, so a
     long replay is never silent and a short one does not flood the log.  Other
-    messages are printed as lines.  `quiet` prints nothing."""
+    messages are printed as lines, as they are.  `quiet` prints nothing."""
 
     def __init__(self, quiet: bool = False, stream: TextIO | None = None) -> None:
         self.quiet = quiet
@@ -123,7 +123,7 @@ class Progress:
         step, total = getattr(message, "step", None), getattr(message, "total", None)
         if step is None or total is None:
             self.close()
-            self._line(f"{message} ...")
+            self._line(message)
             return
         if self.tty:
             width = max(20, shutil.get_terminal_size().columns - 1)

@@ -72,7 +72,8 @@ def enabled() -> bool:
 
 
 def cache_dir() -> Path:
-    """Where derivations are kept (created on first use)."""
+    """Where derivations are kept (created on first use); lowerings are kept beside it,
+    in `lowerings/`."""
     base = os.environ.get("VERISCHED_CACHE_DIR")
     if base:
         root = Path(base)
@@ -248,49 +249,78 @@ def _register_spec(data: Mapping[str, Any], classes: Mapping[str, type]) -> None
 
 # -- entries ----------------------------------------------------------------------
 
-
-def _entry(key: str) -> Path:
-    return cache_dir() / f"{key}.json"
+DERIVATIONS, LOWERINGS = "derivations", "lowerings"
 
 
-def evict(key: str) -> None:
-    """Remove an entry found unusable (the derivation is replayed and stored again)."""
+def _entry(key: str, kind: str) -> Path:
+    d = cache_dir().parent / kind if kind != DERIVATIONS else cache_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    return d / f"{key}.json"
+
+
+def evict(key: str, kind: str = DERIVATIONS) -> None:
+    """Remove an entry found unusable (the work is redone and stored again)."""
     try:
-        _entry(key).unlink()
+        _entry(key, kind).unlink()
     except FileNotFoundError:
         pass
 
 
-def fetch(key: str, name: str, cls: type) -> Any | None:
-    """The cached value of `cls` for `key`, or None (absent, or invalid and evicted).
-    Its learned instructions are registered again before it is returned."""
-    path = _entry(key)
+def fetch(key: str, name: str, cls: type, *, kind: str = DERIVATIONS,
+          classes: Iterable[type] = ()) -> Any | None:
+    """The cached value of `cls` (named `name`) for `key`, or None (absent, or invalid
+    and evicted).  Its learned instructions are registered again before it is
+    returned.  `classes`: further dataclasses the value may hold."""
+    path = _entry(key, kind)
     if not path.is_file():
         return None
-    classes = _classes([cls])
+    known = _classes([cls, *classes])
     try:
         data = json.loads(path.read_text())
         if data.get("schema") != SCHEMA or data.get("key") != key or data.get("name") != name:
             raise ValueError("entry for another key")
-        value = decode(data["value"], classes)
+        value = decode(data["value"], known)
         if not isinstance(value, cls) or getattr(value, "name", None) != name:
             raise ValueError("entry holds another value")
         for spec in data["instructions"]:
-            _register_spec(spec, classes)
+            _register_spec(spec, known)
     except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError,
             instrs.InstrError):
-        evict(key)
+        evict(key, kind)
         return None
     return value
 
 
-def store(key: str, name: str, value: Any, instr_exprs: Iterable[Any]) -> bool:
+def store(key: str, name: str, value: Any, instr_exprs: Iterable[Any], *,
+          kind: str = DERIVATIONS) -> bool:
     """Store `value` under `key`; False (and nothing written) when it cannot be
     encoded or written: the cache is an optimisation, never a reason to fail."""
     try:
         data = {"schema": SCHEMA, "key": key, "name": name, "value": encode(value),
                 "instructions": [_encode_spec(s) for s in learned_instructions(instr_exprs)]}
-        atomic_write(_entry(key), json.dumps(data, separators=(",", ":")))
+        atomic_write(_entry(key, kind), json.dumps(data, separators=(",", ":")))
     except (OSError, TypeError, ValueError, RecursionError):
         return False
     return True
+
+
+def value_key(*parts: Any) -> str:
+    """A content hash of `parts` (encoded values and strings) with SCHEMA and the
+    package's code: the key of a result computed by Python alone from them."""
+    text = json.dumps([f"schema {SCHEMA}", code_fingerprint(), *[encode(p) for p in parts]],
+                      separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def instruction_specs(exprs: Iterable[Any]) -> list[dict[str, Any]]:
+    """The specifications of the instructions `exprs` call (all of them, learned or a
+    target's), as data: what a lowering of the calls may depend on."""
+    out: dict[str, dict[str, Any]] = {}
+    for e in exprs:
+        for node in terms.walk(e):
+            if isinstance(node, terms.Instr) and node.name not in out:
+                spec = instrs.lookup(node.name)
+                out[node.name] = ({**_encode_spec(spec), "doc": spec.doc,
+                                   "native": spec.native is not None}
+                                  if spec is not None else {"name": node.name})
+    return [out[k] for k in sorted(out)]

@@ -10,9 +10,14 @@ rather than deep inside the lowering.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from verisched.codegen.errors import LowerError
+from verisched.codegen.ir import LoweredKernel
+from verisched.codegen.isa import VectorISA
+from verisched.codegen.poly import Atom, Poly
+from verisched.pipeline import cache as derive_cache
 from verisched.pipeline.ast import from_ast
 from verisched.pipeline.check import CheckedProgram, check
 from verisched.pipeline.derive import load
@@ -51,8 +56,23 @@ def supports(target: Target, expr: Expr) -> str | None:
     return " and ".join(what)
 
 
-def lower(checked: CheckedProgram, target: str | Target) -> Lowered:
-    """Lower for `target` (a name or a Target)."""
+@dataclass(frozen=True)
+class _CachedLowering:
+    """A lowering as the cache keeps it: the target's lowered form and its summary."""
+
+    name: str
+    kernel: LoweredKernel
+    summary: str
+
+
+def lower(checked: CheckedProgram, target: str | Target, *, cache: bool = True) -> Lowered:
+    """Lower for `target` (a name or a Target).
+
+    The C family's lowering of a large program takes seconds (the bounds prover:
+    SGEMM's, about 13 s), so for a target of the registry it is cached like a replay
+    (pipeline/cache.py), keyed by the checked program, the target, the specifications
+    of the instructions it calls and the package's code, which is everything it reads.
+    A target from outside the registry is never cached (its code is not in the key)."""
     t = get_target(target)
     missing = supports(t, checked.program.expr)
     if missing:
@@ -60,7 +80,24 @@ def lower(checked: CheckedProgram, target: str | Target) -> Lowered:
         raise LowerError(f"target {t.name}: {checked.name} uses {missing}, which target "
                          f"{t.name} does not provide (targets that do: "
                          f"{', '.join(able) or 'none'})")
-    return t.lower(checked.program)
+    key = None
+    if cache and derive_cache.enabled() and any(t is x for x in TARGETS):
+        exprs = (checked.program.expr,)
+        key = derive_cache.value_key(checked.program, t.name,
+                                     derive_cache.instruction_specs(exprs))
+        hit = derive_cache.fetch(key, checked.name, _CachedLowering,
+                                 kind=derive_cache.LOWERINGS, classes=_LOWERING_CLASSES)
+        if hit is not None and isinstance(hit.kernel, LoweredKernel):
+            return Lowered(t, checked.program, hit.kernel, hit.summary)
+    lowered = t.lower(checked.program)
+    if key is not None and isinstance(lowered.kernel, LoweredKernel):
+        derive_cache.store(key, checked.name,
+                           _CachedLowering(checked.name, lowered.kernel, lowered.summary),
+                           (), kind=derive_cache.LOWERINGS)
+    return lowered
+
+
+_LOWERING_CLASSES = (LoweredKernel, Poly, Atom, VectorISA)
 
 
 def render(lowered: Lowered | Sequence[Lowered]) -> CSource:

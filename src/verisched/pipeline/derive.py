@@ -128,11 +128,11 @@ def load_many(path: str | Path, names: list[str] | None = None, *, timeout: floa
                 if k is not None and (v := derive_cache.fetch(k, n, DerivedProgram))}
         if len(hits) == len(wanted):
             if progress:
-                progress(f"{what}: checked by Coq before and unchanged since "
-                         f"(cache: {derive_cache.cache_dir()})")
+                progress(f"{what}: unchanged since Coq checked it (cached in "
+                         f"{derive_cache.cache_dir()}; VERISCHED_NO_CACHE=1 replays)")
             return hits
     if progress:
-        progress(f"replaying {what} in Coq")
+        progress(f"replaying {what} in Coq ...")
     out = _replay(path, wanted, only, timeout, _step_reporter(path, progress, on_step))
     if keys and derive_cache.derivation_keys(path, wanted) == keys:  # unchanged meanwhile
         for n, dp in out.items():
