@@ -236,3 +236,43 @@ def test_progress_in_a_log_and_on_a_terminal():
     quiet = io.StringIO()
     Progress(quiet=True, stream=quiet)(derive.ReplayStep("d", 1, 3, "rw x."))
     assert quiet.getvalue() == ""
+
+
+@pytest.fixture
+def lowerings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Counts the C family's lowerings (names of the kernels lowered)."""
+    from verisched.targets.native import NativeTarget
+
+    done: list[str] = []
+    real = NativeTarget.lower
+
+    def counting(self, program):  # noqa: ANN001, ANN202 - the wrapped method's own types
+        done.append(program.name)
+        return real(self, program)
+
+    monkeypatch.setattr(NativeTarget, "lower", counting)
+    return done
+
+
+@requires_coq
+def test_the_lowering_is_cached_and_gives_the_same_c(vfile, lowerings, monkeypatch):
+    checked = pipeline.check(pipeline.load(vfile, "rows_fused"))
+    fresh = pipeline.render(pipeline.lower(checked, "openmp", cache=False)).c
+    assert pipeline.render(pipeline.lower(checked, "openmp")).c == fresh
+    again = pipeline.lower(checked, "openmp")
+    assert pipeline.render(again).c == fresh and again.program == checked.program
+    assert len(lowerings) == 2  # cache=False, then the first cached one
+    # Anything the lowering reads changes the key: the target, the program.
+    pipeline.lower(checked, "c")
+    pipeline.lower(pipeline.check(checked.derived, fix={"m": 4}), "openmp")
+    assert len(lowerings) == 4
+    # A corrupted entry is evicted and the program lowered again.
+    key = cache.value_key(checked.program, "openmp",
+                          cache.instruction_specs((checked.program.expr,)))
+    entry = cache.cache_dir().parent / cache.LOWERINGS / f"{key}.json"
+    entry.write_text(entry.read_text()[:100])
+    assert pipeline.render(pipeline.lower(checked, "openmp")).c == fresh
+    assert len(lowerings) == 5
+    monkeypatch.setenv("VERISCHED_NO_CACHE", "1")
+    pipeline.lower(checked, "openmp")
+    assert len(lowerings) == 6
