@@ -276,3 +276,13 @@ def test_the_lowering_is_cached_and_gives_the_same_c(vfile, lowerings, monkeypat
     monkeypatch.setenv("VERISCHED_NO_CACHE", "1")
     pipeline.lower(checked, "openmp")
     assert len(lowerings) == 6
+
+
+@requires_coq
+def test_an_unusable_cache_directory_only_costs_the_replay(vfile, starts, monkeypatch):
+    blocker = vfile.parent / "a_file"
+    blocker.write_text("")
+    monkeypatch.setenv("VERISCHED_CACHE_DIR", str(blocker / "cache"))  # cannot be created
+    k = pipeline.compile_derivation(vfile, "rows_fused", "c")
+    k2 = pipeline.compile_derivation(vfile, "rows_fused", "c")
+    assert k.name == k2.name == "rows_fused" and len(starts) == 2

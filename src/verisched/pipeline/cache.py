@@ -161,8 +161,11 @@ def derivation_keys(path: str | Path, names: Iterable[str]) -> dict[str, str | N
     coq = coq_identity()
     if coq is None or not p.is_file() or not cacheable(p):
         return dict.fromkeys(names)
-    base = "\0".join([f"schema {SCHEMA}", code_fingerprint(), coq, library_fingerprint(),
-                      str(path), hashlib.sha256(p.read_bytes()).hexdigest()])
+    try:
+        base = "\0".join([f"schema {SCHEMA}", code_fingerprint(), coq, library_fingerprint(),
+                          str(path), hashlib.sha256(p.read_bytes()).hexdigest()])
+    except OSError:  # a library file vanished while hashed (a rebuild): do not cache
+        return dict.fromkeys(names)
     return {n: hashlib.sha256(f"{base}\0{n}".encode()).hexdigest()[:32] for n in names}
 
 
@@ -271,8 +274,11 @@ def fetch(key: str, name: str, cls: type, *, kind: str = DERIVATIONS,
     """The cached value of `cls` (named `name`) for `key`, or None (absent, or invalid
     and evicted).  Its learned instructions are registered again before it is
     returned.  `classes`: further dataclasses the value may hold."""
-    path = _entry(key, kind)
-    if not path.is_file():
+    try:
+        path = _entry(key, kind)
+        if not path.is_file():
+            return None
+    except OSError:  # no usable cache directory: work as without a cache
         return None
     known = _classes([cls, *classes])
     try:

@@ -83,11 +83,15 @@ def lower(checked: CheckedProgram, target: str | Target, *, cache: bool = True) 
     key = None
     if cache and derive_cache.enabled() and any(t is x for x in TARGETS):
         exprs = (checked.program.expr,)
-        key = derive_cache.value_key(checked.program, t.name,
-                                     derive_cache.instruction_specs(exprs))
-        hit = derive_cache.fetch(key, checked.name, _CachedLowering,
-                                 kind=derive_cache.LOWERINGS, classes=_LOWERING_CLASSES)
-        if hit is not None and isinstance(hit.kernel, LoweredKernel):
+        try:
+            key = derive_cache.value_key(checked.program, t.name,
+                                         derive_cache.instruction_specs(exprs))
+        except (TypeError, ValueError, RecursionError, OSError):
+            key = None  # not encodable: lowered every time, never wrongly reused
+        hit = key and derive_cache.fetch(key, checked.name, _CachedLowering,
+                                         kind=derive_cache.LOWERINGS,
+                                         classes=_LOWERING_CLASSES)
+        if hit and isinstance(hit.kernel, LoweredKernel):
             return Lowered(t, checked.program, hit.kernel, hit.summary)
     lowered = t.lower(checked.program)
     if key is not None and isinstance(lowered.kernel, LoweredKernel):
