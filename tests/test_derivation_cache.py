@@ -127,12 +127,14 @@ def test_the_cache_can_be_turned_off(vfile, starts, monkeypatch):
     pipeline.load(vfile, "rows_fused")
     pipeline.load(vfile, "rows_fused", cache=False)
     assert len(starts) == 3
+    pipeline.compile_derivation(vfile, "rows_fused", cache=False)
+    assert len(starts) == 4
     monkeypatch.setenv("VERISCHED_NO_CACHE", "1")
     pipeline.load(vfile, "rows_fused")
-    assert len(starts) == 4
+    assert len(starts) == 5
     monkeypatch.setenv("VERISCHED_NO_CACHE", "0")
     pipeline.load(vfile, "rows_fused")
-    assert len(starts) == 4
+    assert len(starts) == 5
 
 
 @requires_coq

@@ -122,9 +122,9 @@ def build(source: CSource, *, fast_math: bool = False) -> dict[str, Kernel]:
 
 
 def compile_checked(checked: CheckedProgram, target: str | Target, *,
-                    fast_math: bool = False) -> Kernel:
-    """Lower, render and build one checked program."""
-    src = render(lower(checked, target))
+                    fast_math: bool = False, cache: bool = True) -> Kernel:
+    """Lower (cached unless `cache=False`), render and build one checked program."""
+    src = render(lower(checked, target, cache=cache))
     return build(src, fast_math=fast_math)[checked.name]
 
 
@@ -132,17 +132,19 @@ def compile_derivation(path: str | Path, derivation: str, target: str | Target =
                        fix: Mapping[str, int] | None = None,
                        shapes: Mapping[str, Shape] | None = None, unsafe: bool = False,
                        name: str | None = None, dtype: str | None = None,
-                       fast_math: bool = False, timeout: float = 300.0) -> Kernel:
-    """The whole path for a derivation in a .v file: replay it in Coq, check it, and
-    build its kernel for `target`.
+                       fast_math: bool = False, timeout: float = 300.0,
+                       cache: bool = True) -> Kernel:
+    """The whole path for a derivation in a .v file: replay it in Coq (or take it from
+    the cache of checked derivations unless `cache=False`), check it, and build its
+    kernel for `target`.
 
     >>> k = compile_derivation("coq/Examples/Blur.v", "blur_tiled", "openmp",
     ...                        fix={"kn": 32, "km": 16})          # doctest: +SKIP
     >>> y = k({"v": img}, n=203, m=157)                           # doctest: +SKIP
     """
-    checked = check(load(path, derivation, timeout=timeout), fix=fix, shapes=shapes,
-                    unsafe=unsafe, name=name, dtype=dtype)
-    return compile_checked(checked, target, fast_math=fast_math)
+    checked = check(load(path, derivation, timeout=timeout, cache=cache), fix=fix,
+                    shapes=shapes, unsafe=unsafe, name=name, dtype=dtype)
+    return compile_checked(checked, target, fast_math=fast_math, cache=cache)
 
 
 def compile_program(expr: Expr, env: Mapping[str, Shape], target: str | Target = "c", *,
