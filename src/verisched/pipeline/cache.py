@@ -114,11 +114,13 @@ def _coq_identity_of(exe: str, mtime_ns: int) -> str:
                              timeout=60).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         out = ""
-    return f"{exe} {out or '(version unknown)'}"
+    # The executable's mtime too: a reinstall of the same version (another standard
+    # library build) gives new keys; at worst one needless replay.
+    return f"{exe} {mtime_ns} {out or '(version unknown)'}"
 
 
 def coq_identity(coqtop: str = "coqtop") -> str | None:
-    """`coqtop --print-version` and the executable's path; None if there is no coqtop
+    """`coqtop --print-version`, the executable's path and mtime; None if there is no coqtop
     (then nothing is cached: the replay will say what is missing)."""
     exe = shutil.which(coqtop)
     if exe is None:
