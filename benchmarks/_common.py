@@ -20,6 +20,7 @@ from pathlib import Path
 
 from verisched import pipeline
 from verisched.codegen.errors import CodegenError
+from verisched.commands.common import Progress
 from verisched.targets.toolchain import atomic_write, compile_c
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -352,7 +353,11 @@ def load_ours(path: Path, derivation: str | None, fixed: dict[str, int],
             return Ours(str(rel), missing=f"{rel} holds no Derive")
         name = derivation or names[-1]
         origin = f"{rel}:{name}"
-        dp = pipeline.load(path, name, timeout=timeout)
+        progress = Progress()  # replay steps on stderr (a cached derivation: one line)
+        try:
+            dp = pipeline.load(path, name, timeout=timeout, progress=progress)
+        finally:
+            progress.close()
         blocks = [s for s in dp.sizes if s not in problem_sizes]
         used = {k: v for k, v in fixed.items() if k in blocks}
         checked = pipeline.check(dp, fix=used)

@@ -7,8 +7,11 @@ purpose (kill, timeout) make their own.
 
 from __future__ import annotations
 
+import atexit
+import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +19,11 @@ import pytest
 
 import verisched.targets.registry  # noqa: F401  (every target's instructions, as in a real run)
 from verisched.pybridge.session import REPO_ROOT
+
+# The tests never read or fill the user's cache of checked derivations (pipeline/cache.py):
+# each test session gets a fresh one (subprocesses inherit it), removed at exit.
+os.environ["VERISCHED_CACHE_DIR"] = tempfile.mkdtemp(prefix="verisched-test-cache-")
+atexit.register(shutil.rmtree, os.environ["VERISCHED_CACHE_DIR"], True)
 
 REPO = REPO_ROOT  # the source tree, or $VERISCHED_REPO
 # Test-only and benchmark-only helpers live outside the package: the benchmarks' peers and

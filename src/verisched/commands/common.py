@@ -9,15 +9,18 @@ lower -> render -> build.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TypeVar
+from typing import TextIO, TypeVar
 
 from verisched import pipeline
 from verisched.codegen.errors import CodegenError
 from verisched.pybridge.coqterm import parse_index
-from verisched.pybridge.errors import TermParseError
+from verisched.pybridge.errors import BridgeError, TermParseError
+from verisched.pybridge.replay import outline_file
 from verisched.pybridge.terms import Shape
 
 T = TypeVar("T")
@@ -79,6 +82,8 @@ def add_program_args(parser: argparse.ArgumentParser) -> None:
                         help="allocate the let buffer BUF once per iteration of the enclosing "
                              "loop LOOP (Halide's store_at; storage only, nothing to prove)")
     parser.add_argument("--timeout", type=float, default=300.0, help="per Coq command, s")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress on stderr (replay steps, cache use)")
     parser.add_argument("--unsafe", "--allow-unproved-safety", dest="unsafe",
                         action="store_true",
                         help="build even if check_safe did not prove the final program's "
@@ -96,20 +101,84 @@ def store_at(items: list[str]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+class Progress:
+    """Progress of a long job on stderr, never on stdout (which carries results).
+
+    On a terminal, the steps of a replay (`pipeline.derive.ReplayStep`) update one
+    line in place; in a log (stderr not a terminal) a step is printed when it is the
+    first or the last, every tenth of the way, or 10 s after the last line, so a
+    long replay is never silent and a short one does not flood the log.  Other
+    messages are printed as lines, as they are.  `quiet` prints nothing."""
+
+    def __init__(self, quiet: bool = False, stream: TextIO | None = None) -> None:
+        self.quiet = quiet
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.open = False      # a line being updated in place
+        self.last = 0.0        # when the last line was printed (logs)
+
+    def __call__(self, message: str) -> None:
+        if self.quiet:
+            return
+        step, total = getattr(message, "step", None), getattr(message, "total", None)
+        if step is None or total is None:
+            self.close()
+            self._line(message)
+            return
+        if self.tty:
+            width = max(20, shutil.get_terminal_size().columns - 1)
+            self.stream.write("\r\x1b[K" + message[:width])
+            self.stream.flush()
+            self.open = True
+            if step >= total:
+                self.close()
+            return
+        every = max(1, -(-total // 10))
+        if step in (1, total) or step % every == 0 or time.monotonic() - self.last >= 10:
+            self._line(message)
+
+    def _line(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)
+        self.last = time.monotonic()
+
+    def close(self) -> None:
+        """End a line left open in place (before any other output)."""
+        if self.open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.open = False
+
+
 def checked_from_args(args: argparse.Namespace) -> pipeline.CheckedProgram:
-    """Replay and check the derivation the arguments name (stages 1-2)."""
-    derived = pipeline.load(args.file, args.derivation, timeout=args.timeout,
-                            progress=lambda msg: print(msg + " ...", file=sys.stderr,
-                                                       flush=True))
-    checked = pipeline.check(derived, fix=ints(args.fix, "--fix"), shapes=shapes(args.shape),
-                             unsafe=args.unsafe, name=args.kernel_name, dtype=args.dtype)
+    """Replay and check the derivation the arguments name (stages 1-2).  Every
+    argument is read before the replay, so a typo costs no Coq time."""
+    fix, shp = ints(args.fix, "--fix"), shapes(args.shape)
     places = store_at(getattr(args, "store_at", []))
+    progress = Progress(quiet=getattr(args, "quiet", False))
+    try:
+        derived = pipeline.load(args.file, args.derivation, timeout=args.timeout,
+                                progress=progress)
+    finally:
+        progress.close()
+    checked = pipeline.check(derived, fix=fix, shapes=shp, unsafe=args.unsafe,
+                             name=args.kernel_name, dtype=args.dtype)
     if places:
         checked = replace(checked, program=replace(checked.program, store_at=places))
     if checked.unsafe:
         print(f"WARNING: {checked.name}: accesses not proved in bounds "
               f"({checked.program.safety}); building it anyway (--unsafe)", file=sys.stderr)
     return checked
+
+
+def section_sizes(args: argparse.Namespace) -> tuple[str, ...] | None:
+    """The size variables of the section around the named derivation, read from the
+    file without Coq; None when the file cannot be read so (the replay then reports
+    why).  A superset of the kernel's sizes: those the derived program uses."""
+    try:
+        outline = outline_file(args.file).get(args.derivation)
+    except (BridgeError, OSError):
+        return None
+    return outline.signature.sizes if outline else None
 
 
 def guarded(command: str, fn: Callable[[], T]) -> T | int:

@@ -71,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         precheck_file(path, args.derivation)
         with CoqSession(timeout=args.timeout) as session:
-            result = replay_file(session, path, only=args.derivation, on_step=_print_step)
+            result = replay_file(session, path, only=args.derivation,
+                                 on_step=None if args.quiet else _print_step)
     except BridgeError as exc:
         print(f"verisched replay: {type(exc).__name__}: {exc}", file=sys.stderr)
         if isinstance(exc.partial, ReplayResult):
@@ -140,4 +141,6 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="OUT", help="write the full trace as JSON")
     parser.add_argument("--timeout", type=float, default=300.0,
                         help="per-command limit in seconds (default 300)")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="print only the verdict, not every step")
     parser.set_defaults(handler=run)

@@ -12,6 +12,7 @@ counters are printed.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
@@ -24,6 +25,7 @@ from verisched.commands.common import (
     guarded,
     ints,
     pairs,
+    section_sizes,
 )
 
 
@@ -32,23 +34,32 @@ def run(args: argparse.Namespace) -> int:
 
 
 def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = None) -> int:
-    """Build, call on inputs, and with --check compare with the interpreter."""
+    """Build, call on inputs, and with --check compare with the interpreter.  The
+    arguments (sizes, inputs, the target's CPU) are checked before the replay."""
     target = pipeline.get_target(args.target)
     sizes = ints(args.size, "--size")
+    files = {k: np.load(v) for k, v in pairs(args.input, "--input").items()}
+    if checked is None:
+        _check_sizes_early(args, sizes)
+        target.check_runtime()
     checked = checked or checked_from_args(args)
     missing = [s for s in checked.program.sizes if s not in sizes]
     if missing:
         raise UsageError(f"no value for size {', '.join(missing)} of kernel {checked.name}: "
                          f"pass --size {missing[0]}=INT (sizes: "
                          f"{', '.join(checked.program.sizes)})")
-    extra = sorted(set(sizes) - set(checked.program.sizes) - set(checked.fixed))
+    unused = set(sizes) - set(checked.program.sizes) - set(checked.fixed)
+    extra = sorted(unused - set(checked.derived.sizes))
     if extra:
         raise UsageError(f"--size {', '.join(extra)}: not a size of kernel {checked.name} "
                          f"(sizes: {', '.join(checked.program.sizes) or 'none'})")
+    if unused:  # a size of the section the derived program does not use
+        print(f"note: --size {', '.join(sorted(unused))} ignored: kernel {checked.name} "
+              f"does not take it (sizes: {', '.join(checked.program.sizes) or 'none'})",
+              file=sys.stderr)
     sizes = {s: sizes[s] for s in checked.program.sizes}
     target.check_runtime()
     kernel = pipeline.compile_checked(checked, target, fast_math=args.fast_math)
-    files = {k: np.load(v) for k, v in pairs(args.input, "--input").items()}
     inputs = pipeline.random_inputs(kernel, sizes, args.seed, files)
     if args.threads:
         set_threads = getattr(kernel, "set_threads", None)
@@ -80,6 +91,26 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
         print(f"check against the reference interpreter on the {v.what}: {status}")
         ok = ok and v.ok is not False
     return 0 if ok else 1
+
+
+def _check_sizes_early(args: argparse.Namespace, sizes: dict[str, int]) -> None:
+    """Refuse a missing or unknown --size before Coq runs, from the section's size
+    variables read statically: the kernel takes a subset of them (those its program
+    uses), so every one is asked for now (one the kernel turns out not to take is
+    ignored after the replay, with a note) and a name outside them is never a size."""
+    section = section_sizes(args)
+    if section is None:
+        return  # the replay will say what is wrong with the file
+    fixed = ints(args.fix, "--fix")
+    missing = [s for s in section if s not in sizes and s not in fixed]
+    if missing:
+        raise UsageError(f"no value for size {', '.join(missing)} of derivation "
+                         f"{args.derivation}: pass --size {missing[0]}=INT (sizes: "
+                         f"{', '.join(section)})")
+    extra = [s for s in sizes if s not in section]
+    if extra:
+        raise UsageError(f"--size {', '.join(extra)}: not a size of derivation "
+                         f"{args.derivation} (sizes: {', '.join(section) or 'none'})")
 
 
 def register(parser: argparse.ArgumentParser) -> None:

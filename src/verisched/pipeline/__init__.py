@@ -16,6 +16,12 @@ the one registry (targets/registry.py).  The two shortcuts run it all:
     ...                                 fix={"kn": 32, "km": 16})     # doctest: +SKIP
     >>> y = k({"v": img}, n=203, m=157)                             # doctest: +SKIP
 
+A replay and a lowering are cached by content (cache.py): a second `load` of an
+unchanged derivation starts no Coq, and a second `lower` of the same checked program
+for the same target does not run the lowering again.  `load(..., cache=False)`,
+`lower(..., cache=False)` or VERISCHED_NO_CACHE=1 turn that off; `progress=print`
+shows each replayed step ("NAME: step k of n: TACTIC").
+
 `compile_program` does the same for a program built in Python, after Coq has
 checked its bounds.  Skipping that check takes `unsafe=True`, and the kernel
 then says so (`kernel.unsafe`, and UNSAFE in its C file).

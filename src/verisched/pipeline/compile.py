@@ -10,9 +10,14 @@ rather than deep inside the lowering.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from verisched.codegen.errors import LowerError
+from verisched.codegen.ir import LoweredKernel
+from verisched.codegen.isa import VectorISA
+from verisched.codegen.poly import Atom, Poly
+from verisched.pipeline import cache as derive_cache
 from verisched.pipeline.ast import from_ast
 from verisched.pipeline.check import CheckedProgram, check
 from verisched.pipeline.derive import load
@@ -51,8 +56,23 @@ def supports(target: Target, expr: Expr) -> str | None:
     return " and ".join(what)
 
 
-def lower(checked: CheckedProgram, target: str | Target) -> Lowered:
-    """Lower for `target` (a name or a Target)."""
+@dataclass(frozen=True)
+class _CachedLowering:
+    """A lowering as the cache keeps it: the target's lowered form and its summary."""
+
+    name: str
+    kernel: LoweredKernel
+    summary: str
+
+
+def lower(checked: CheckedProgram, target: str | Target, *, cache: bool = True) -> Lowered:
+    """Lower for `target` (a name or a Target).
+
+    The C family's lowering of a large program takes seconds (the bounds prover:
+    SGEMM's, about 13 s), so for a target of the registry it is cached like a replay
+    (pipeline/cache.py), keyed by the checked program, the target, the specifications
+    of the instructions it calls and the package's code, which is everything it reads.
+    A target from outside the registry is never cached (its code is not in the key)."""
     t = get_target(target)
     missing = supports(t, checked.program.expr)
     if missing:
@@ -60,7 +80,28 @@ def lower(checked: CheckedProgram, target: str | Target) -> Lowered:
         raise LowerError(f"target {t.name}: {checked.name} uses {missing}, which target "
                          f"{t.name} does not provide (targets that do: "
                          f"{', '.join(able) or 'none'})")
-    return t.lower(checked.program)
+    key = None
+    if cache and derive_cache.enabled() and any(t is x for x in TARGETS):
+        exprs = (checked.program.expr,)
+        try:
+            key = derive_cache.value_key(checked.program, t.name,
+                                         derive_cache.instruction_specs(exprs))
+        except (TypeError, ValueError, RecursionError, OSError):
+            key = None  # not encodable: lowered every time, never wrongly reused
+        hit = key and derive_cache.fetch(key, checked.name, _CachedLowering,
+                                         kind=derive_cache.LOWERINGS,
+                                         classes=_LOWERING_CLASSES)
+        if hit and isinstance(hit.kernel, LoweredKernel):
+            return Lowered(t, checked.program, hit.kernel, hit.summary)
+    lowered = t.lower(checked.program)
+    if key is not None and isinstance(lowered.kernel, LoweredKernel):
+        derive_cache.store(key, checked.name,
+                           _CachedLowering(checked.name, lowered.kernel, lowered.summary),
+                           (), kind=derive_cache.LOWERINGS)
+    return lowered
+
+
+_LOWERING_CLASSES = (LoweredKernel, Poly, Atom, VectorISA)
 
 
 def render(lowered: Lowered | Sequence[Lowered]) -> CSource:
@@ -81,9 +122,9 @@ def build(source: CSource, *, fast_math: bool = False) -> dict[str, Kernel]:
 
 
 def compile_checked(checked: CheckedProgram, target: str | Target, *,
-                    fast_math: bool = False) -> Kernel:
-    """Lower, render and build one checked program."""
-    src = render(lower(checked, target))
+                    fast_math: bool = False, cache: bool = True) -> Kernel:
+    """Lower (cached unless `cache=False`), render and build one checked program."""
+    src = render(lower(checked, target, cache=cache))
     return build(src, fast_math=fast_math)[checked.name]
 
 
@@ -91,17 +132,19 @@ def compile_derivation(path: str | Path, derivation: str, target: str | Target =
                        fix: Mapping[str, int] | None = None,
                        shapes: Mapping[str, Shape] | None = None, unsafe: bool = False,
                        name: str | None = None, dtype: str | None = None,
-                       fast_math: bool = False, timeout: float = 300.0) -> Kernel:
-    """The whole path for a derivation in a .v file: replay it in Coq, check it, and
-    build its kernel for `target`.
+                       fast_math: bool = False, timeout: float = 300.0,
+                       cache: bool = True) -> Kernel:
+    """The whole path for a derivation in a .v file: replay it in Coq (or take it from
+    the cache of checked derivations unless `cache=False`), check it, and build its
+    kernel for `target`.
 
     >>> k = compile_derivation("coq/Examples/Blur.v", "blur_tiled", "openmp",
     ...                        fix={"kn": 32, "km": 16})          # doctest: +SKIP
     >>> y = k({"v": img}, n=203, m=157)                           # doctest: +SKIP
     """
-    checked = check(load(path, derivation, timeout=timeout), fix=fix, shapes=shapes,
-                    unsafe=unsafe, name=name, dtype=dtype)
-    return compile_checked(checked, target, fast_math=fast_math)
+    checked = check(load(path, derivation, timeout=timeout, cache=cache), fix=fix,
+                    shapes=shapes, unsafe=unsafe, name=name, dtype=dtype)
+    return compile_checked(checked, target, fast_math=fast_math, cache=cache)
 
 
 def compile_program(expr: Expr, env: Mapping[str, Shape], target: str | Target = "c", *,

@@ -24,9 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from verisched.codegen.errors import CodegenError
+from verisched.pipeline import cache as derive_cache
 from verisched.pybridge.errors import BridgeError
 from verisched.pybridge.hypotheses import Hypotheses, parse_hypotheses
-from verisched.pybridge.replay import ReplayedDerivation, precheck_file, replay_file
+from verisched.pybridge.replay import (
+    ReplayedDerivation,
+    outline_file,
+    precheck_file,
+    replay_file,
+)
 from verisched.pybridge.session import CoqSession
 from verisched.pybridge.terms import Expr, Instr, Mem, any_node, free_vars
 
@@ -65,19 +71,44 @@ def derivations_in(path: str | Path) -> list[str]:
         raise DerivationError(f"derivation: {exc}") from exc
 
 
+class ReplayStep(str):
+    """A progress message for one replayed step ("NAME: step k of n: TACTIC"), with
+    its numbers as attributes, so a caller may show it in place (a terminal) or only
+    every few steps (a log) while `progress` stays a plain `Callable[[str], None]`."""
+
+    derivation: str
+    step: int
+    total: int
+
+    def __new__(cls, derivation: str, step: int, total: int, tactic: str) -> ReplayStep:
+        first = " ".join(tactic.split())
+        first = first if len(first) <= 60 else first[:57] + "..."
+        obj = super().__new__(cls, f"{derivation}: step {step} of {total}: {first}")
+        obj.derivation, obj.step, obj.total = derivation, step, total
+        return obj
+
+
 def load(path: str | Path, name: str, *, timeout: float = 300.0,
          progress: Callable[[str], None] | None = None,
-         on_step: Callable[..., None] | None = None) -> DerivedProgram:
-    """Replay derivation `name` of `path` and return what it derived."""
-    return load_many(path, [name], timeout=timeout, progress=progress, on_step=on_step)[name]
+         on_step: Callable[..., None] | None = None, cache: bool = True) -> DerivedProgram:
+    """Replay derivation `name` of `path` and return what it derived (from the cache of
+    checked derivations when nothing it depends on changed: pipeline/cache.py)."""
+    return load_many(path, [name], timeout=timeout, progress=progress, on_step=on_step,
+                     cache=cache)[name]
 
 
 def load_many(path: str | Path, names: list[str] | None = None, *, timeout: float = 300.0,
               progress: Callable[[str], None] | None = None,
-              on_step: Callable[..., None] | None = None) -> dict[str, DerivedProgram]:
+              on_step: Callable[..., None] | None = None,
+              cache: bool = True) -> dict[str, DerivedProgram]:
     """Replay the derivations `names` of `path` (all of them by default) in one Coq
     session: a file deriving several kernels costs one replay.  `progress(message)`
-    is told what is being replayed; `on_step(derivation, step)` sees every step."""
+    is told what is being replayed and each step (a `ReplayStep`); `on_step(derivation,
+    step)` sees every step, live, so it bypasses the cache.
+
+    With `cache` (and VERISCHED_NO_CACHE unset), results come from the cache of
+    checked derivations when the file, the Coq library, Coq and this package are
+    unchanged (pipeline/cache.py); a replay's results are stored there."""
     path = Path(path)
     if not path.is_file():
         raise DerivationError(f"derivation: no such file: {path}")
@@ -89,8 +120,51 @@ def load_many(path: str | Path, names: list[str] | None = None, *, timeout: floa
                               f"{', '.join(map(repr, missing))} (available: "
                               f"{', '.join(available) or 'none'})")
     only = wanted[0] if len(wanted) == 1 else None
+    what = f"{path}" + (f" :: {only}" if only else "")
+    keys: dict[str, str | None] = {}
+    if cache and on_step is None and derive_cache.enabled():
+        keys = derive_cache.derivation_keys(path, wanted)
+        hits = {n: v for n, k in keys.items()
+                if k is not None and (v := derive_cache.fetch(k, n, DerivedProgram))}
+        if len(hits) == len(wanted):
+            if progress:
+                progress(f"{what}: unchanged since Coq checked it (cached in "
+                         f"{derive_cache.cache_dir()}; VERISCHED_NO_CACHE=1 replays)")
+            return hits
     if progress:
-        progress(f"replaying {path}" + (f" :: {only}" if only else "") + " in Coq")
+        progress(f"replaying {what} in Coq ...")
+    out = _replay(path, wanted, only, timeout, _step_reporter(path, progress, on_step))
+    if keys and derive_cache.derivation_keys(path, wanted) == keys:  # unchanged meanwhile
+        for n, dp in out.items():
+            k = keys.get(n)
+            if k is not None:
+                derive_cache.store(k, n, dp, (dp.expr, dp.original, dp.unfolded))
+    return out
+
+
+def _step_reporter(path: Path, progress: Callable[[str], None] | None,
+                   on_step: Callable[..., None] | None) -> Callable[..., None] | None:
+    """The replay's `on_step`: the caller's, and a `ReplayStep` for `progress`."""
+    if progress is None:
+        return on_step
+    try:
+        totals = {n: o.steps for n, o in outline_file(path).items()}
+    except BridgeError:
+        totals = {}
+
+    def report(d: Any, res: Any) -> None:
+        if on_step is not None:
+            on_step(d, res)
+        step = getattr(res, "step", None)
+        if progress is not None and step is not None:
+            progress(ReplayStep(d.name, step, max(totals.get(d.name, 0), step),
+                                getattr(res, "tactic", "")))
+
+    return report
+
+
+def _replay(path: Path, wanted: list[str], only: str | None, timeout: float,
+            on_step: Callable[..., None] | None) -> dict[str, DerivedProgram]:
     try:
         with CoqSession(timeout=timeout) as session:
             result = replay_file(session, path, only=only, semantics=True, on_step=on_step)

@@ -252,6 +252,47 @@ def precheck_file(path: str | Path, only: str | None = None) -> tuple[str, ...]:
     return names
 
 
+@dataclass(frozen=True)
+class Outline:
+    """What a derivation's text says before Coq runs it: its section's declarations
+    and how many tactic steps it has (for "step k of n" progress and for checking a
+    command's arguments before paying for a replay)."""
+
+    name: str
+    signature: Signature
+    steps: int
+
+
+def outline_file(path: str | Path) -> dict[str, Outline]:
+    """Every derivation of `path`, read statically (no Coq): the declarations in
+    scope at its `Derive` (as the replay reads them, _Sig) and its tactic count (the
+    sentences _run_proof runs as steps: all but `Proof.` and the closing one)."""
+    sentences = split_file(path)
+    out: dict[str, Outline] = {}
+    sig = _Sig()
+    i = 0
+    while i < len(sentences):
+        text = sentences[i].text
+        m = DERIVE_RE.match(text)
+        if m is None:
+            sig.declare(text)
+            if text.startswith("End "):
+                sig = _Sig()
+            i += 1
+            continue
+        steps = 0
+        i += 1
+        while i < len(sentences):
+            word = _CONTROL_RE.sub("", sentences[i].text).split()[0].rstrip(".")
+            i += 1
+            if word in ("Qed", "Defined", "Admitted", "Abort"):
+                break
+            if sentences[i - 1].text != "Proof.":
+                steps += 1
+        out.setdefault(m.group(1), Outline(m.group(1), sig.freeze(), steps))
+    return out
+
+
 def replay_file(
     session: CoqSession,
     path: str | Path,
