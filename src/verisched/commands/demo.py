@@ -21,9 +21,10 @@ from rich.console import Console
 
 from verisched import pipeline
 from verisched.codegen.errors import CodegenError
+from verisched.commands.common import Progress
 from verisched.commands.compile import report
 from verisched.commands.terminal import console, show_steps
-from verisched.pybridge.derivation import StepOk, write_json_atomic
+from verisched.pybridge.derivation import write_json_atomic
 from verisched.pybridge.session import REPO_ROOT
 
 FLAGSHIP = REPO_ROOT / "coq" / "Examples" / "Blur.v"
@@ -51,18 +52,14 @@ def run(args: argparse.Namespace) -> int:
 def _demo(out_dir: Path, timeout: float, full: bool) -> int:
     started = time.perf_counter()
     out = console()
-    err = console(stderr=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     _banner(out, f"1/3 replaying {FLAGSHIP.relative_to(REPO_ROOT)} :: {DERIVATION}")
     out.print("Each step is a rewrite Coq proves; shown: the tactic and the subterms it "
               "changed (--full: the whole program).")
 
-    def tick(d: object, res: object) -> None:
-        if isinstance(res, StepOk):
-            err.print(f"  replayed step {res.step}: {res.tactic}", style="dim",
-                      overflow="ellipsis", no_wrap=True)
-
-    derived = pipeline.load(FLAGSHIP, DERIVATION, timeout=timeout, on_step=tick)
+    # Progress on stderr while Coq replays; a derivation already checked (the cache of
+    # pipeline/cache.py, keyed by the file, the library and Coq) is not replayed again.
+    derived = pipeline.load(FLAGSHIP, DERIVATION, timeout=timeout, progress=Progress(False))
     show_steps(out, derived.trace, full=full)
     out.print(f"[bold green]{DERIVATION}: Coq accepted it[/] ({derived.steps} steps); "
               f"axioms: {', '.join(derived.axioms) or 'none'}")
