@@ -286,6 +286,10 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
     return med
 
 
+# The strip variant of each ISA's kernel, where Sgemm.v derives one.
+STRIP_DERIVATION = {"avx2": "sgemm_avx2_strip"}
+
+
 def choose_isa(args: argparse.Namespace) -> None:
     """Fill the derivation and target defaults from --isa.  `auto` takes AVX-512 where
     the CPU has it: there OpenBLAS runs its AVX-512 kernels, and our AVX2 kernels ran
@@ -298,7 +302,7 @@ def choose_isa(args: argparse.Namespace) -> None:
     if args.derivation is None:
         args.derivation = f"sgemm_{isa}"
     if args.strip_derivation is None:
-        args.strip_derivation = "sgemm_avx2_strip" if isa == "avx2" else ""
+        args.strip_derivation = STRIP_DERIVATION.get(isa, "")
     args.target = args.target or isa
     args.par_target = args.par_target or f"{isa}-openmp"
     print(f"our kernels: {args.derivation} on {args.target} / {args.par_target} "
