@@ -19,8 +19,8 @@ from rich.text import Text
 
 from verisched.pybridge.coqterm import idx_str, parse_program, pred_str, pretty
 from verisched.pybridge.errors import BridgeError
-from verisched.pybridge.terms import Expr, PAnd, PBool, PCmp, children, is_idx
-from verisched.report.diff import changed_paths
+from verisched.pybridge.terms import Expr, PAnd, PBool, PCmp, is_idx
+from verisched.report.diff import changed_paths, subterm
 
 MAX_WIDTH = 100
 # Lines of one changed subterm shown before it is cut.
@@ -72,12 +72,6 @@ def _cut(text: str, lines: int) -> str:
     return "\n".join(rows[:lines] + [f"... ({len(rows) - lines} more lines)"])
 
 
-def _subterm(e: Any, path: tuple[int, ...]) -> Any:
-    for k in path:
-        e = children(e)[k]
-    return e
-
-
 def show_steps(out: Console, trace: dict[str, Any], *, full: bool = False) -> None:
     """Every step of a derivation's trace (pybridge's JSON trace): the tactic, its Coq
     time, and the subterms it changed; with `full`, the program after it too."""
@@ -102,7 +96,7 @@ def show_steps(out: Console, trace: dict[str, Any], *, full: bool = False) -> No
             if marks == [()]:
                 out.print("    rewrote the whole program:", style="dim")
             for p in marks[:MAX_CHANGES]:
-                sub = _wrap(_text(_subterm(new, p), width), width)
+                sub = _wrap(_text(subterm(new, p), width), width)
                 out.print(Text(textwrap.indent(_cut(sub, MAX_LINES), "    "),
                                style="yellow"))
             if len(marks) > MAX_CHANGES:

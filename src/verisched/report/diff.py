@@ -50,6 +50,13 @@ def _diff(old: Node, new: Node, path: Path, out: list[Path]) -> None:
     out.append(path)
 
 
+def subterm(e: Node, path: Path) -> Node:
+    """The subterm of `e` at `path` (child indices from the root)."""
+    for k in path:
+        e = children(e)[k]
+    return e
+
+
 def common_prefix(paths: list[Path]) -> Path:
     """The longest path every one of `paths` starts with."""
     first = paths[0]

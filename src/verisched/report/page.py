@@ -32,10 +32,10 @@ from pygments.lexers import CLexer
 from verisched import __version__
 from verisched.pybridge.coqterm import idx_str, parse_program, pred_str
 from verisched.pybridge.errors import TermParseError
-from verisched.pybridge.terms import Expr, PAnd, PBool, PCmp, Var, children, is_idx
+from verisched.pybridge.terms import Expr, PAnd, PBool, PCmp, Var, is_idx
 
 from .collect import ReportData, ReportError
-from .diff import changed_paths, text_diff_html
+from .diff import changed_paths, subterm, text_diff_html
 from .latex import TexWriter, plain_width
 from .layout import Layout, tex_span
 
@@ -123,12 +123,6 @@ def _short(n: Any) -> bool:
     return plain_width(n) <= SHORT
 
 
-def _subterm(e: Any, path: tuple[int, ...]) -> Any:
-    for k in path:
-        e = children(e)[k]
-    return e
-
-
 def step_views(trace: dict[str, Any]) -> list[StepView]:
     """Every step with its program laid out and its change against the previous one."""
     views = []
@@ -151,7 +145,7 @@ def step_views(trace: dict[str, Any]) -> list[StepView]:
                 v.whole = True
                 marks = []
             v.program_html = Markup(Layout(marks, fold=bool(marks)).html(new))
-            subs = [_subterm(new, p) for p in marks]
+            subs = [subterm(new, p) for p in marks]
             if subs and len(subs) <= QUOTED and all(_short(x) for x in subs):
                 tw = TexWriter()
                 v.changed_tex = [Markup(tex_span(tw.node(x))) for x in subs]
