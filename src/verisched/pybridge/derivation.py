@@ -326,12 +326,12 @@ def parse_axioms(output: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def write_json_atomic(path: str | Path, data: object) -> None:
-    """Write JSON so a reader sees the old file or the new one, never half.
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write `text` so a reader sees the old file or the new one, never half.
 
     The file gets the mode a plain `open(path, "w")` would give it (the old
     file's, or 0666 less the umask): mkstemp's private 0600 would otherwise
-    make every trace unreadable to the rest of a team sharing the tree.
+    make every trace or report unreadable to the rest of a team sharing the tree.
     """
     path = Path(path)
     try:
@@ -340,16 +340,22 @@ def write_json_atomic(path: str | Path, data: object) -> None:
         mask = os.umask(0)
         os.umask(mask)
         mode = 0o666 & ~mask
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent or "."))
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                               dir=str(path.parent or "."))
     try:
         os.fchmod(fd, mode)
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=2)
-            f.write("\n")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return path
+
+
+def write_json_atomic(path: str | Path, data: object) -> None:
+    """`data` as indented JSON, written atomically (write_text_atomic)."""
+    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
 def check_writable(path: str | Path) -> None:

@@ -17,14 +17,12 @@ that can be kept and rendered again (`render_report`) without Coq.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from verisched.codegen.errors import LowerError
 from verisched.pipeline import get_target
-from verisched.pybridge.derivation import check_writable
+from verisched.pybridge.derivation import check_writable, write_text_atomic
 from verisched.pybridge.errors import OutputPathError
 
 from .collect import ReportData, ReportError, collect, from_derived, pick_derivation
@@ -87,20 +85,4 @@ def preflight(out: Path, bench_png: str | Path | None = None,
 
 def write_html(html: str, out: str | Path) -> Path:
     """Write `html` to `out` atomically, with the mode a plain write would give it."""
-    out = Path(out)
-    try:
-        mode = out.stat().st_mode & 0o7777
-    except OSError:
-        mask = os.umask(0)
-        os.umask(mask)
-        mode = 0o666 & ~mask
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=str(out.parent))
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(html)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return out
+    return write_text_atomic(out, html)
