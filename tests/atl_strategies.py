@@ -29,6 +29,7 @@ from verisched.pybridge.terms import (
     Idx,
     IVar,
     Let,
+    Lit,
     PadL,
     PadR,
     PAnd,
@@ -116,6 +117,8 @@ def exprs(draw: st.DrawFn, rank: int, ctx: _Ctx | None = None, depth: int = 3,
                 e = Get(e, draw(indices(ctx, 1)))
             return e
         if typed:
+            if rank == 0 and draw(st.integers(0, 2)) == 0:
+                return Lit(draw(st.integers(1, 9)), draw(st.integers(1, 4)))
             return Zero()
         return Var(draw(st.sampled_from([t for t, r in ctx.tensors.items() if r == rank]
                                         or ["a"]))) if rank == 0 else \

@@ -24,6 +24,7 @@ from verisched.pybridge.terms import (
     Idx,
     IVar,
     Let,
+    Lit,
     PadL,
     PadR,
     PAnd,
@@ -130,6 +131,8 @@ class Gen_:
             if isinstance(E, IConst) and E.value >= 2:
                 n1 = self.int_(1, E.value - 1)
                 a, b = IConst(n1), IConst(E.value - n1)
+            elif isinstance(E, IConst):  # 0 or 1 rows: an empty left part, never E - 1 < 0
+                a, b = IConst(0), E
             else:
                 a, b = IConst(1), plus(E, -1)
             left = (Zero() if self.draw(st.integers(0, 5)) == 0
@@ -215,8 +218,11 @@ class Gen_:
 
     def operand(self, depth: int, scope: list[str], tensors: dict[str, tuple[Idx, ...]]
                 ) -> Expr:
-        if self.draw(st.integers(0, 7)) == 0:
+        pick = self.draw(st.integers(0, 7))
+        if pick == 0:
             return Zero()
+        if pick == 1:  # a literal constant (slit n d), rounded into the kernel's type
+            return Lit(self.int_(1, 9), self.int_(1, 4))
         return self.scalar(depth, scope, tensors)
 
 

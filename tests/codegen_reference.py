@@ -24,6 +24,7 @@ from verisched.pybridge.terms import (
     Idx,
     IVar,
     Let,
+    Lit,
     PadL,
     PadR,
     PAnd,
@@ -134,6 +135,13 @@ def evaluate(e: Expr, tensors: dict, idx: dict, dtype) -> object:
         return tensors[e.name]
     if isinstance(e, Zero):
         return ZERO
+    if isinstance(e, Lit):
+        # Computed independently of pybridge/literals.py: for integers Z's floor, for
+        # floats one IEEE division of two exact integers, which is correctly rounded.
+        t = np.dtype(dtype).type
+        if np.issubdtype(np.dtype(dtype), np.integer):
+            return np.array(e.num // e.den, dtype)
+        return np.array(t(e.num) / t(e.den), dtype)
     if isinstance(e, Gen):
         lo, hi = ev_idx(e.lo, idx), ev_idx(e.hi, idx)
         items = [evaluate(e.body, tensors, {**idx, e.var: lo + k}, dtype)

@@ -42,13 +42,14 @@ Definition to_list {X : Type} (n : Z) (v : Z -> X) : list X :=
     are unfolded to their specifications too (they are ATL terms), except
     Gemmini's output path [gemmini_acc_out], a scalar primitive defined by Z
     arithmetic, not ATL: unfolded it is a large term the interpreter cannot
-    read, so it stays a call, which the interpreter evaluates natively. *)
+    read, so it stays a call, which the interpreter evaluates natively.  A literal
+    [slit n d] stays as written (its binary expansion is not ATL either). *)
 From Verisched Require Import Reshape.Defs Targets.Gemmini.
 
 Ltac bridge_show_semantics :=
   lazymatch goal with
   | |- ?P = _ =>
-      let P' := eval cbv beta delta -[genr sumr iverson atl_let get tadd tzero sadd smul sdiv
+      let P' := eval cbv beta delta -[genr sumr iverson atl_let get tadd tzero sadd smul sdiv slit
                  cdiv concat transpose flatten split pad_r pad_l trunc_r trunc_l
                  Z.add Z.sub Z.mul Z.div Z.modulo Z.ltb Z.leb Z.eqb andb
                  TensorElem_fun TensorElem_scalar gemmini_acc_out] in P in

@@ -11,7 +11,7 @@
     class [FieldLaws] so a rewrite that needs them says so in its type.
     docs/decisions.md lists which rewrites need which class. *)
 
-From Coq Require Import ZArith.
+From Coq Require Import ZArith Lia.
 
 Class Scalar (S : Type) := {
   szero : S;
@@ -60,6 +60,29 @@ Section Derived.
   Proof. rewrite !(smul_comm a); apply smul_add_distr_r. Qed.
 End Derived.
 
+(** ** Literal constants (issue 13)
+
+    A literal is a nonnegative rational [n / d], written [slit n d], and
+    defined for every scalar type from [sone], [sadd] and [sdiv] alone (binary
+    expansion: [spos]), so a derivation that mentions a constant needs no new
+    class or hypothesis and every rewrite of the library applies to it
+    unchanged: to a rewrite, [slit n d] is a scalar like any input.  Its value
+    in each instance is stated below ([slit_Z]) and in ScalarR.v ([slit_R]).
+    Negative constants would need a subtraction, which ATL's scalar language
+    does not have (docs/decisions.md #54).  [simpl never]: tactics must not
+    unfold a literal into its binary expansion. *)
+
+Fixpoint spos {S : Type} `{Scalar S} (p : positive) : S :=
+  match p with
+  | xH => sone
+  | xO q => sadd (spos q) (spos q)
+  | xI q => sadd sone (sadd (spos q) (spos q))
+  end.
+
+Definition slit {S : Type} `{Scalar S} (n d : positive) : S := sdiv (spos n) (spos d).
+Arguments slit {S _} (n d)%positive : simpl never.
+Arguments spos {S _} p%positive : simpl never.
+
 (** ** Instances (those for [R] are in Tensor/ScalarR.v) *)
 
 #[global] Instance Scalar_Z : Scalar Z :=
@@ -70,3 +93,17 @@ Proof.
   split; intros; cbv [sadd smul sdiv szero sone Scalar_Z]; try ring.
   apply Zdiv_0_l.
 Qed.
+
+Lemma spos_Z (p : positive) : spos p = Zpos p.
+Proof.
+  induction p as [q IH|q IH|].
+  - change (@spos Z _ (xI q)) with (@sadd Z _ 1%Z (sadd (spos q) (spos q))).
+    rewrite IH; cbv [sadd sone Scalar_Z]; lia.
+  - change (@spos Z _ (xO q)) with (@sadd Z _ (spos q) (spos q)).
+    rewrite IH; cbv [sadd Scalar_Z]; lia.
+  - reflexivity.
+Qed.
+
+(** Over [Z], a literal is the floor of its quotient. *)
+Lemma slit_Z (n d : positive) : slit n d = (Zpos n / Zpos d)%Z.
+Proof. unfold slit; rewrite !spos_Z; reflexivity. Qed.

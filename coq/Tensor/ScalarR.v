@@ -17,3 +17,18 @@ Qed.
 
 #[global] Instance FieldLaws_R : FieldLaws R.
 Proof. split; intros; cbv [sadd smul sdiv szero sone Scalar_R]; unfold Rdiv; ring. Qed.
+
+Lemma spos_R (p : positive) : spos p = IZR (Zpos p).
+Proof.
+  induction p as [q IH|q IH|].
+  - change (@spos R _ (xI q)) with (@sadd R _ 1%R (sadd (spos q) (spos q))).
+    rewrite IH, Pos2Z.inj_xI, plus_IZR, mult_IZR; cbv [sadd sone Scalar_R]; simpl IZR; ring.
+  - change (@spos R _ (xO q)) with (@sadd R _ (spos q) (spos q)).
+    rewrite IH, Pos2Z.inj_xO, mult_IZR; cbv [sadd Scalar_R]; simpl IZR; ring.
+  - reflexivity.
+Qed.
+
+(** Over [R], a literal is the exact rational [n / d]; the lowering rounds it once,
+    to nearest, into the kernel's element type (targets/base.py's ROUNDING banner). *)
+Lemma slit_R (n d : positive) : slit n d = (IZR (Zpos n) / IZR (Zpos d))%R.
+Proof. unfold slit; rewrite !spos_R; reflexivity. Qed.

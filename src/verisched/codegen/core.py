@@ -58,6 +58,7 @@ from verisched.pybridge.terms import (
     Guard,
     Instr,
     Let,
+    Lit,
     Mem,
     SBin,
     Sum,
@@ -241,7 +242,7 @@ class Lowering:
             return True
         if isinstance(e, TAdd):
             return self.lower_tadd(e, dest, mode, ctx, out)
-        if isinstance(e, (Var, Get, SBin)):
+        if isinstance(e, (Var, Get, SBin, Lit)):
             raise NotNormalError(f"lowering: tensor-valued leaf: {show(e)}")
         return reshape.lower_reshape(self, e, dest, mode, ctx, out)
 

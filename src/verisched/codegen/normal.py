@@ -28,6 +28,7 @@ from verisched.pybridge.terms import (
     Instr,
     IVar,
     Let,
+    Lit,
     Mem,
     PadL,
     PadR,
@@ -84,6 +85,8 @@ def _show(e: Expr) -> str:
         return e.name
     if isinstance(e, Zero):
         return "tzero"
+    if isinstance(e, Lit):
+        return f"slit {e.num} {e.den}"
     if isinstance(e, Gen):
         return f"GENR [ {show_idx(e.lo)} <= {e.var} < {show_idx(e.hi)} ] {_show(e.body)}"
     if isinstance(e, Sum):
@@ -147,7 +150,7 @@ def rank_of(e: Expr, ranks: dict[str, int], zero: int | None = None) -> int | No
         if isinstance(e, (TAdd, Concat)):
             r1 = rank(e.left)
             return r1 if r1 is not None else rank(e.right)
-        if isinstance(e, SBin):
+        if isinstance(e, (SBin, Lit)):
             return 0
         if isinstance(e, Mem):
             return rank(e.body)
@@ -166,7 +169,7 @@ def zero_valued(e: Expr) -> bool:
     Exactly the terms `rank_of` gives no rank."""
     if isinstance(e, Zero):
         return True
-    if isinstance(e, (Var, SBin, Instr)):
+    if isinstance(e, (Var, SBin, Instr, Lit)):
         return False
     if isinstance(e, (TAdd, Concat)):
         return zero_valued(e.left) and zero_valued(e.right)
@@ -233,6 +236,10 @@ def _check(e: Expr, ranks: dict[str, int], rank: int) -> None:
     if rank < 0:
         _fail(e, "access or reshape below rank 0 (ill-shaped term)")
     if isinstance(e, Zero):
+        return
+    if isinstance(e, Lit):
+        if rank:
+            _fail(e, "literal constant used at tensor rank")
         return
     if isinstance(e, Var):
         if e.name not in ranks:

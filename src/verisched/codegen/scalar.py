@@ -13,11 +13,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from verisched.codegen.cexpr import flat_text, ge_text, ix, pred
-from verisched.codegen.errors import NotNormalError
+from verisched.codegen.errors import LowerError, NotNormalError
 from verisched.codegen.ir import DIV_MAX, Buf, Ctx, Dest, Emitter, RegBuf, ScalarVar
 from verisched.codegen.normal import access_base, show
 from verisched.codegen.poly import Poly
-from verisched.pybridge.terms import Expr, Get, Guard, Let, Mem, SBin, Sum, TAdd, Var, Zero
+from verisched.pybridge.literals import LiteralError, literal_c
+from verisched.pybridge.terms import Expr, Get, Guard, Let, Lit, Mem, SBin, Sum, TAdd, Var, Zero
 
 if TYPE_CHECKING:
     from verisched.codegen.core import Lowering
@@ -53,6 +54,11 @@ def scalar(lw: Lowering, e: Expr, ctx: Ctx, out: Emitter) -> str:
     """C expression for scalar `e`; statements it needs (sums, lets) go to `out`."""
     if isinstance(e, Zero):
         return lw.zero
+    if isinstance(e, Lit):
+        try:  # rounded once, to nearest, into the kernel's type (pybridge/literals.py)
+            return literal_c(e.num, e.den, lw.dtype)
+        except LiteralError as exc:
+            raise LowerError(f"lowering: {exc}") from None
     if isinstance(e, Var):
         t = ctx.tensors.get(e.name)
         if isinstance(t, ScalarVar):

@@ -25,6 +25,7 @@ from verisched.pybridge.terms import (
     Guard,
     Instr,
     Let,
+    Lit,
     Mem,
     PadL,
     PadR,
@@ -81,7 +82,7 @@ def shape_of(e: Expr, ctx: Ctx, meaning: Callable[[Instr], Expr], zero: Shape | 
                 return s if s is not None else r
             # Extents may differ: the sum is the longer one, zero-padded (Core.v).
             return tuple(smax(a, b, ctx) for a, b in zip(s, r, strict=True))
-        if isinstance(e, SBin):
+        if isinstance(e, (SBin, Lit)):
             return ()
         if isinstance(e, Concat):
             s1, s2 = shape(e.left, ctx), shape(e.right, ctx)

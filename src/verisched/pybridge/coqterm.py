@@ -41,6 +41,7 @@ from .terms import (
     Instr,
     IVar,
     Let,
+    Lit,
     Mem,
     PadL,
     PadR,
@@ -326,6 +327,14 @@ class _Parser:
                 x = self.expr_arg()
                 y = self.expr_arg()
                 return SBin(SCALAR_FUNS[base], x, y), 10
+            if base == "slit" and head in ("slit", "Scalar.slit", "Tensor.Scalar.slit",
+                                           "Verisched.Tensor.Scalar.slit"):
+                self.i += 1
+                num, den = self.idx_arg(), self.idx_arg()
+                if not (isinstance(num, IConst) and isinstance(den, IConst)
+                        and num.value > 0 and den.value > 0):
+                    raise self.fail("a literal `slit n d` takes two positive numerals")
+                return Lit(num.value, den.value), 10
             if base == "in_mem":
                 self.i += 1
                 mem = self.name().rsplit(".", 1)[-1]
@@ -418,6 +427,8 @@ def to_coq(e: Expr) -> str:
         return e.name
     if isinstance(e, Zero):
         return "tzero"
+    if isinstance(e, Lit):
+        return f"(slit {e.num} {e.den})"
     if isinstance(e, (Gen, Sum)):
         kw = "GEN" if isinstance(e, Gen) else "SUM"
         if e.lo == IConst(0):
@@ -503,6 +514,8 @@ def _flat(e: Expr, level: int) -> tuple[str, int]:
         return e.name, 0
     if isinstance(e, Zero):
         return "tzero", 0
+    if isinstance(e, Lit):
+        return f"slit {e.num} {e.den}", 10
     if isinstance(e, (Gen, Sum)):
         kw = "GEN" if isinstance(e, Gen) else "SUM"
         body, _ = _flat(e.body, 200)
@@ -543,7 +556,7 @@ def _pp(e: Expr, level: int, indent: int, width: int) -> list[str]:
     flat, lev = _flat(e, level)
     pad = " " * indent
     paren = lev > level
-    if len(flat) + indent + 2 <= width or isinstance(e, (Var, Zero)):
+    if len(flat) + indent + 2 <= width or isinstance(e, (Var, Zero, Lit)):
         return [pad + (f"({flat})" if paren else flat)]
     lines: list[str]
     if isinstance(e, (Gen, Sum)):

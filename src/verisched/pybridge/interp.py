@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .instrs import INDEX, InstrError, instantiate, lookup
+from .literals import LiteralError, literal_value
 from .terms import (
     Concat,
     Expr,
@@ -39,6 +40,7 @@ from .terms import (
     Idx,
     Instr,
     Let,
+    Lit,
     Mem,
     PadL,
     PadR,
@@ -187,6 +189,12 @@ def _eval(e: Expr, env: _Env) -> _Val:
         return _Val(_lift(env.tensors[e.name], d), d)
     if isinstance(e, Zero):
         return _Val(np.zeros((1,) * d, dtype=env.dtype), d)
+    if isinstance(e, Lit):
+        try:
+            value = literal_value(e.num, e.den, env.dtype)
+        except LiteralError as exc:
+            raise InterpError(str(exc)) from exc
+        return _Val(np.full((1,) * d, value, dtype=env.dtype), d)
     if isinstance(e, (Gen, Sum)):
         return _eval_binder(e, env)
     if isinstance(e, Guard):

@@ -96,6 +96,22 @@ class Zero:
 
 
 @dataclass(frozen=True)
+class Lit:
+    """A literal scalar constant `slit num den` (coq/Tensor/Scalar.v): the exact
+    nonnegative rational num/den, both positive integers.  Kept exact here so that
+    each consumer rounds once: the interpreter to float64, the lowering to the
+    kernel's element type (pybridge/literals.py)."""
+
+    num: int
+    den: int
+
+    def __post_init__(self) -> None:
+        if self.num <= 0 or self.den <= 0:
+            raise ValueError(f"a literal is num/den with positive integers, not "
+                             f"{self.num}/{self.den} (zero is tzero; no negative constants)")
+
+
+@dataclass(frozen=True)
 class Gen:
     """`GENR [ lo <= var < hi ] body`; element k is body at var = lo + k."""
 
@@ -264,7 +280,7 @@ class Instr:
 
 
 Expr = (
-    Var | Zero | Gen | Sum | Guard | Let | Get | TAdd | SBin
+    Var | Zero | Lit | Gen | Sum | Guard | Let | Get | TAdd | SBin
     | Concat | Transpose | Flatten | Split | PadR | PadL | TruncR | TruncL
     | Mem | Instr
 )
@@ -335,7 +351,7 @@ def free_vars(e: Expr) -> frozenset[str]:
     """Free tensor and index variables of `e` (inputs, sizes, outer loops)."""
     if isinstance(e, Var):
         return frozenset([e.name])
-    if isinstance(e, Zero):
+    if isinstance(e, (Zero, Lit)):
         return frozenset()
     if isinstance(e, (Gen, Sum)):
         return idx_free_vars(e.lo) | idx_free_vars(e.hi) | (free_vars(e.body) - {e.var})
@@ -362,7 +378,7 @@ def free_vars(e: Expr) -> frozenset[str]:
 
 
 def _is_expr(v: object) -> bool:
-    return isinstance(v, (Var, Zero, Gen, Sum, Guard, Let, Get, TAdd, SBin, Mem, Instr,
+    return isinstance(v, (Var, Zero, Lit, Gen, Sum, Guard, Let, Get, TAdd, SBin, Mem, Instr,
                           *RESHAPES))
 
 
@@ -383,14 +399,14 @@ def is_idx(v: object) -> bool:
 # tensor variable in its body (not in its value).
 
 Node = Expr | Idx | Pred
-_NODE_TYPES = (IVar, IConst, IBin, PBool, PCmp, PAnd, Var, Zero, Gen, Sum, Guard, Let, Get,
+_NODE_TYPES = (IVar, IConst, IBin, PBool, PCmp, PAnd, Var, Zero, Lit, Gen, Sum, Guard, Let, Get,
                TAdd, SBin, Concat, Transpose, Flatten, Split, PadR, PadL, TruncR, TruncL, Mem,
                Instr)
 # The fields of each node type that hold sub-terms (names, operators, memories and
 # literal values are data, not sub-terms).
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {
     IVar: (), IConst: (), IBin: ("left", "right"), PBool: (), PCmp: ("left", "right"),
-    PAnd: ("left", "right"), Var: (), Zero: (), Gen: ("lo", "hi", "body"),
+    PAnd: ("left", "right"), Var: (), Zero: (), Lit: (), Gen: ("lo", "hi", "body"),
     Sum: ("lo", "hi", "body"), Guard: ("pred", "body"), Let: ("value", "body"),
     Get: ("tensor", "index"), TAdd: ("left", "right"), SBin: ("left", "right"),
     Concat: ("n1", "n2", "left", "right"), Transpose: ("n", "m", "body"),
@@ -642,7 +658,7 @@ def shape_of(e: Expr, env: dict[str, Shape]) -> Shape:
     if isinstance(e, TAdd):
         left = shape_of(e.left, env)
         return left if left or isinstance(e.right, Zero) else shape_of(e.right, env)
-    if isinstance(e, SBin):
+    if isinstance(e, (SBin, Lit)):
         return ()
     if isinstance(e, Concat):
         s = shape_of(e.left, env)

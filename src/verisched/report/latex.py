@@ -29,6 +29,7 @@ from verisched.pybridge.terms import (
     Instr,
     IVar,
     Let,
+    Lit,
     Mem,
     PadL,
     PadR,
@@ -178,6 +179,8 @@ class TexWriter:
             return name_tex(e.name), 0
         if isinstance(e, Zero):
             return "0", 0
+        if isinstance(e, Lit):
+            return literal_tex(e.num, e.den), 0
         if isinstance(e, Gen):
             body = self.expr(e.body, path + (2,))
             return rf"\left[\, {body} \;\middle|\; {self.bounds(e, path)} \,\right]", 0
@@ -241,3 +244,21 @@ class TexWriter:
 def plain_width(e: Expr) -> int:
     """How wide `e` is on one line, in characters of Coq's notation (a layout estimate)."""
     return len(pretty(e, width=10**9))
+
+
+def literal_tex(num: int, den: int) -> str:
+    """A literal as the number the user wrote: an integer, a terminating decimal
+    (`0.33333`), else a fraction (`\\tfrac{1}{3}`), exactly, never a rounded float."""
+    if den == 1:
+        return str(num)
+    d, twos, fives = den, 0, 0
+    while d % 2 == 0:
+        d, twos = d // 2, twos + 1
+    while d % 5 == 0:
+        d, fives = d // 5, fives + 1
+    if d == 1 and max(twos, fives) <= 12:
+        places = max(twos, fives)
+        scaled = num * 10**places // den
+        whole, frac = divmod(scaled, 10**places)
+        return f"{whole}.{str(frac).zfill(places).rstrip('0')}"
+    return rf"\tfrac{{{num}}}{{{den}}}"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Union
 
 from verisched.pybridge.coqterm import to_coq
@@ -39,6 +40,7 @@ from verisched.pybridge.terms import (
     Idx,
     IVar,
     Let,
+    Lit,
     PadL,
     PadR,
     PAnd,
@@ -200,22 +202,52 @@ class T:
         o = _t(o)
         return T(TAdd(self.term, o.term), self.inputs() | o.inputs())
 
-    def __mul__(self, o: T) -> T:
+    def __radd__(self, o: TLike) -> T:
+        return _t(o) + self
+
+    def __mul__(self, o: TLike) -> T:
         o = _t(o)
         return T(SBin("*", self.term, o.term), self.inputs() | o.inputs())
 
-    def __truediv__(self, o: T) -> T:
+    def __rmul__(self, o: TLike) -> T:
+        return _t(o) * self
+
+    def __truediv__(self, o: TLike) -> T:
         o = _t(o)
         return T(SBin("/", self.term, o.term), self.inputs() | o.inputs())
+
+    def __rtruediv__(self, o: TLike) -> T:
+        return _t(o) / self
+
+
+def const(x: int | float | str | Fraction) -> T:
+    """A literal scalar constant (`slit n d`, coq/Tensor/Scalar.v), kept exact.
+
+    A float is read as the decimal it prints as (`0.1` is 1/10, not the binary double
+    nearest to it): that is the number the user wrote, and the lowering rounds it
+    once into the kernel's element type (pybridge/literals.py).  A string is read as a
+    decimal or a fraction (`"1/3"`).  Zero is ATL's `tzero`; negative constants are
+    refused, since the scalar language has no subtraction (docs/decisions.md #54)."""
+    if isinstance(x, bool):
+        raise DslError(f"{x!r} is not a number")
+    try:
+        q = Fraction(repr(x)) if isinstance(x, float) else Fraction(x)
+    except (ValueError, ZeroDivisionError, TypeError) as exc:
+        raise DslError(f"{x!r} is not a finite number: {exc}") from None
+    if q == 0:
+        return T(Zero())
+    if q < 0:
+        raise DslError(f"the constant {x!r} is negative: ATL's scalars have no subtraction "
+                       "or negation, so pass it as a rank-0 input")
+    return T(Lit(q.numerator, q.denominator))
 
 
 def _t(x: object) -> T:
     if isinstance(x, T):
         return x
-    if isinstance(x, (int, float)) and not isinstance(x, bool) and x == 0:
-        return T(Zero())
-    raise DslError(f"{x!r} is not a tensor expression (literal constants other than 0 "
-                   "are not in the language yet: pass them as a rank-0 input)")
+    if isinstance(x, (int, float, Fraction)) and not isinstance(x, bool):
+        return const(x)
+    raise DslError(f"{x!r} is not a tensor expression or a number")
 
 
 ZERO = T(Zero())

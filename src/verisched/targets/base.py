@@ -30,6 +30,7 @@ import numpy as np
 from verisched.codegen.errors import KernelCallError
 from verisched.codegen.program import KernelProgram
 from verisched.pybridge.instrs import InstrSpec
+from verisched.pybridge.terms import Lit, walk
 from verisched.targets.toolchain import atomic_write
 
 
@@ -152,6 +153,15 @@ ROUNDING = {
 }
 
 
+# How a literal constant's exact value becomes the kernel's (pybridge/literals.py).
+LITERAL_POLICY = {
+    "float32": "the nearest binary32, ties to even (a hex literal in the C)",
+    "float64": "the nearest binary64, ties to even (a hex literal in the C)",
+    "int32": "the floor of the quotient, as Coq's Z division",
+    "int8": "the floor of the quotient, as Coq's Z division",
+}
+
+
 def banner(lowered: Sequence[Lowered]) -> list[str]:
     """Comment lines stating each kernel's provenance, preconditions and, loudly, a
     kernel whose bounds safety Coq did not prove."""
@@ -171,4 +181,10 @@ def banner(lowered: Sequence[Lowered]) -> list[str]:
         dt = getattr(lw.kernel, "dtype", None)
         if dt in ROUNDING:
             out.append(f"{p.name} computes in {dt}: {ROUNDING[dt]}")
+        lits = sorted({(n.num, n.den) for n in walk(p.expr) if isinstance(n, Lit)})
+        if lits:
+            shown = ", ".join(f"{a}/{b}" if b != 1 else str(a) for a, b in lits[:6])
+            more = f" and {len(lits) - 6} more" if len(lits) > 6 else ""
+            out.append(f"{p.name}'s constants {shown}{more} are Coq's exact rationals "
+                       f"(slit), each rounded once to {LITERAL_POLICY.get(dt, dt)}")
     return [line.replace("*/", "* /") for line in out]
