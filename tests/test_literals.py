@@ -139,3 +139,44 @@ def test_vectorized_constant_is_broadcast() -> None:
         for size in (1, 9, 20):
             a = np.random.default_rng(size).standard_normal(size).astype(np.float32)
             np.testing.assert_array_equal(k({"A": a}, n=size), np.float32(0.5) * a)
+
+
+AXPY_V = """From Coq Require Import ZArith List derive.Derive.
+From Verisched Require Import ATL.
+Import ListNotations.
+Open Scope Z_scope. Open Scope atl_scope.
+Section Scale.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n : Z).
+  Variable alpha : S.
+  Variables (x y : Z -> S).
+  Hypotheses (Hx : shaped [n] x) (Hy : shaped [n] y).
+  Definition axpy := GEN [ i < n ] alpha * x _[i] + y _[i].
+  Derive axpy_s SuchThat (axpy = axpy_s) As axpy_ok.
+  Proof. reschedule. check_safe. done. Qed.
+End Scale.
+"""
+
+
+@pytest.mark.usefixtures("coq")
+def test_fix_turns_a_scalar_input_into_a_constant(tmp_path, monkeypatch) -> None:
+    from verisched import pipeline
+    from verisched.codegen.errors import CodegenError
+
+    monkeypatch.setenv("VERISCHED_NO_CACHE", "1")
+    path = tmp_path / "axpy.v"
+    path.write_text(AXPY_V)
+    derived = pipeline.load(path, "axpy_s")
+    checked = pipeline.check(derived, fix={"alpha": "1/3"}, dtype="float64")
+    assert [t for t, _ in checked.program.inputs] == ["x", "y"]  # alpha is no argument
+    assert checked.constants == {"alpha": Fraction(1, 3)}
+    assert Lit(1, 3) in checked.original.body.left.__dict__.values()
+    k = pipeline.build(pipeline.render(pipeline.lower(checked, "c")))["axpy_s"]
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal(11), rng.standard_normal(11)
+    np.testing.assert_allclose(k({"x": x, "y": y}, n=11), x / 3 + y, rtol=1e-15)
+    for bad, why in (({"alpha": -1}, "cannot be negative"), ({"x": 2}, "rank 1"),
+                     ({"alpha": "abc"}, "must be a number"),
+                     ({"beta": 1}, "not a size variable or scalar input")):
+        with pytest.raises(CodegenError, match=why):
+            pipeline.check(derived, fix=bad)

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from fractions import Fraction
 from typing import TextIO, TypeVar
 
 from verisched import pipeline
@@ -52,6 +53,24 @@ def ints(items: list[str] | None, flag: str) -> dict[str, int]:
     return out
 
 
+def fixes(items: list[str] | None) -> dict[str, int | Fraction]:
+    """`--fix NAME=VALUE` arguments: an integer (a size, or a scalar input), or a decimal
+    or fraction for a scalar input (`alpha=1.5`, `c=1/3`), kept exact."""
+    out: dict[str, int | Fraction] = {}
+    for k, v in pairs(items, "--fix").items():
+        try:
+            out[k] = int(v)
+            continue
+        except ValueError:
+            pass
+        try:
+            out[k] = Fraction(v.strip())
+        except (ValueError, ZeroDivisionError):
+            raise UsageError(f"--fix {k}={v}: not a number (an integer for a size; a "
+                             "decimal or n/d also for a scalar input)") from None
+    return out
+
+
 def shapes(items: list[str] | None) -> dict[str, Shape]:
     """`--shape NAME=n,m` arguments: extents as index expressions."""
     out = {}
@@ -77,7 +96,8 @@ def add_program_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kernel-name", default=None, help="C name (default: the derivation)")
     parser.add_argument("--fix", action="append", default=[],
                         help="fix a size variable to a constant, e.g. a tile size: kn=64 (its "
-                             "hypotheses are checked now; the constant folds into the code)")
+                             "hypotheses are checked now; the constant folds into the code), "
+                             "or a scalar input to a number: alpha=1.5")
     parser.add_argument("--store-at", action="append", default=[], metavar="BUF:LOOP",
                         help="allocate the let buffer BUF once per iteration of the enclosing "
                              "loop LOOP (Halide's store_at; storage only, nothing to prove)")
@@ -152,7 +172,7 @@ class Progress:
 def checked_from_args(args: argparse.Namespace) -> pipeline.CheckedProgram:
     """Replay and check the derivation the arguments name (stages 1-2).  Every
     argument is read before the replay, so a typo costs no Coq time."""
-    fix, shp = ints(args.fix, "--fix"), shapes(args.shape)
+    fix, shp = fixes(args.fix), shapes(args.shape)
     places = store_at(getattr(args, "store_at", []))
     progress = Progress(quiet=getattr(args, "quiet", False))
     try:

@@ -22,6 +22,7 @@ from verisched.commands.common import (
     UsageError,
     add_program_args,
     checked_from_args,
+    fixes,
     guarded,
     ints,
     pairs,
@@ -101,7 +102,7 @@ def _check_sizes_early(args: argparse.Namespace, sizes: dict[str, int]) -> None:
     section = section_sizes(args)
     if section is None:
         return  # the replay will say what is wrong with the file
-    fixed = ints(args.fix, "--fix")
+    fixed = fixes(args.fix)
     missing = [s for s in section if s not in sizes and s not in fixed]
     if missing:
         raise UsageError(f"no value for size {', '.join(missing)} of derivation "

@@ -28,7 +28,7 @@ then says so (`kernel.unsafe`, and UNSAFE in its C file).
 """
 
 from verisched.pipeline.ast import from_ast
-from verisched.pipeline.check import CheckedProgram, check
+from verisched.pipeline.check import CheckedProgram, FixValue, check
 from verisched.pipeline.compile import (
     build,
     compile_checked,
@@ -51,7 +51,8 @@ from verisched.targets.registry import TARGETS, all_targets, get_target, target_
 
 __all__ = [
     "TARGETS", "CSource", "CheckedProgram", "DerivationError", "DerivedProgram", "Kernel",
-    "Lowered", "Target", "TargetUnavailable", "Verdict", "all_targets", "build", "check",
+    "FixValue", "Lowered", "Target", "TargetUnavailable", "Verdict", "all_targets", "build",
+    "check",
     "compile_checked", "compile_derivation", "compile_program", "derivations_in",
     "from_ast", "get_target", "load", "load_many", "lower", "random_inputs", "render",
     "supports", "target_names", "verify",

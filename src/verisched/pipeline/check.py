@@ -12,11 +12,14 @@ This is where the two guards of every path live:
   becomes a precondition: the lowering may rely on it and the kernel
   refuses sizes that break it (PreconditionError, never a wrong result).
 
-`fix` means one thing everywhere: partial evaluation of size variables.
-The derivation holds for every value, so for these: each fixed name must be
-a size variable of the derivation, every hypothesis mentioning only fixed
-sizes is checked now, the others are specialised, and the constants fold
-into the program (tile sizes become literals, buffers constant-sized).
+`fix` means one thing everywhere: partial evaluation.  The derivation holds for
+every value, so for these.  A fixed size variable must be an integer: every
+hypothesis mentioning only fixed sizes is checked now, the others are
+specialised, and the constants fold into the program (tile sizes become
+literals, buffers constant-sized).  A fixed rank-0 input (a scalar such as
+PolyBench's alpha) takes a number: it becomes a literal constant (`slit`,
+docs/decisions.md #54) in the derived and the original program alike, and is no
+longer a kernel argument.
 
 The kernel's signature: the inputs the derived program reads and the size
 variables it needs, both in the order of the .v file.
@@ -27,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from verisched.codegen.errors import CodegenError, PreconditionError, UnsafeProgramError
 from verisched.codegen.program import KernelProgram
@@ -36,11 +40,17 @@ from verisched.pybridge.terms import (
     Expr,
     IConst,
     IVar,
+    Lit,
     Shape,
+    Zero,
     free_vars,
     idx_free_vars,
     specialize,
+    subst,
 )
+
+# What `fix` maps a name to: an int for a size; a number (kept exact) for a scalar input.
+FixValue = int | float | Fraction | str
 
 _C_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -54,6 +64,8 @@ class CheckedProgram:
     fixed: Mapping[str, int] = field(default_factory=dict)
     # The starting program with the fixed sizes substituted (for reference checks).
     original: Expr | None = None
+    # Scalar inputs fixed to constants (exact), substituted in both programs.
+    constants: Mapping[str, Fraction] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -64,7 +76,7 @@ class CheckedProgram:
         return self.program.unsafe
 
 
-def check(derived: DerivedProgram, *, fix: Mapping[str, int] | None = None,
+def check(derived: DerivedProgram, *, fix: Mapping[str, FixValue] | None = None,
           shapes: Mapping[str, Shape] | None = None, unsafe: bool = False,
           name: str | None = None, dtype: str | None = None) -> CheckedProgram:
     """Check `derived` and give it a kernel signature (see the module docstring).
@@ -83,8 +95,9 @@ def check(derived: DerivedProgram, *, fix: Mapping[str, int] | None = None,
         safety = derived.safety_gap
     else:
         safety = f"array accesses proved in bounds by check_safe ({where})"
-    fixed = _check_fix(derived, fix or {})
-    expr = specialize(derived.expr, fixed)
+    consts = _check_constants(derived, fix or {})
+    fixed = _check_fix(derived, {k: v for k, v in (fix or {}).items() if k not in consts})
+    expr = _fold(derived.expr, fixed, consts)
     inputs = _inputs(derived, expr, shapes or {}, fixed)
     sizes = _sizes(derived, expr, inputs)
     pre, assumed = _preconditions(derived, fixed, sizes)
@@ -95,15 +108,48 @@ def check(derived: DerivedProgram, *, fix: Mapping[str, int] | None = None,
     prog = KernelProgram(name=cname, expr=expr, inputs=inputs, sizes=sizes,  # type: ignore
                          preconditions=pre, dtype=dtype, safety=safety, unsafe=unsafe and
                          derived.safety_gap is not None, assumed=assumed)
-    original = specialize(derived.original, fixed) if derived.original is not None else None
-    return CheckedProgram(prog, derived, fixed, original)  # type: ignore[arg-type]
+    original = (_fold(derived.original, fixed, consts) if derived.original is not None
+                else None)
+    return CheckedProgram(prog, derived, fixed, original, consts)  # type: ignore[arg-type]
 
 
-def _check_fix(derived: DerivedProgram, fix: Mapping[str, int]) -> dict[str, int]:
+def _fold(e: Expr, fixed: Mapping[str, int], consts: Mapping[str, Fraction]) -> Expr:
+    """`e` with fixed sizes and fixed scalar inputs replaced by their constants."""
+    lits = {k: Zero() if q == 0 else Lit(q.numerator, q.denominator) for k, q in consts.items()}
+    return subst(specialize(e, fixed), tensors=lits)  # type: ignore[return-value]
+
+
+def _check_constants(derived: DerivedProgram, fix: Mapping[str, object]
+                     ) -> dict[str, Fraction]:
+    """The fixed names that are rank-0 inputs, with their exact values."""
+    ranks = dict(derived.tensors)
+    out: dict[str, Fraction] = {}
+    for k, v in fix.items():
+        if k not in ranks:
+            continue
+        if ranks[k] != 0:
+            raise CodegenError(f"fix: {k} is an input of rank {ranks[k]}; only sizes and "
+                               "scalar (rank-0) inputs can be fixed")
+        try:
+            if isinstance(v, bool):
+                raise ValueError
+            q = Fraction(repr(v)) if isinstance(v, float) else Fraction(v)  # type: ignore
+        except (ValueError, TypeError, ZeroDivisionError):
+            raise CodegenError(f"fix: {k} must be a number, got {v!r}") from None
+        if q < 0:
+            raise CodegenError(f"fix: {k}={v}: a constant cannot be negative (ATL's scalars "
+                               "have no negation, docs/decisions.md #54); pass it at run time")
+        out[k] = q
+    return out
+
+
+def _check_fix(derived: DerivedProgram, fix: Mapping[str, FixValue]) -> dict[str, int]:
     unknown = [k for k in fix if k not in derived.sizes]
     if unknown:
-        raise CodegenError(f"fix: {', '.join(unknown)} is not a size variable of "
-                           f"{derived.name} (its sizes: {', '.join(derived.sizes) or 'none'})")
+        scalars = [t for t, r in derived.tensors if r == 0]
+        raise CodegenError(f"fix: {', '.join(unknown)} is not a size variable or scalar input "
+                           f"of {derived.name} (its sizes: {', '.join(derived.sizes) or 'none'}"
+                           f"; scalar inputs: {', '.join(scalars) or 'none'})")
     out: dict[str, int] = {}
     for k, v in fix.items():
         if isinstance(v, bool) or not isinstance(v, int):

@@ -19,7 +19,7 @@ from verisched.codegen.isa import VectorISA
 from verisched.codegen.poly import Atom, Poly
 from verisched.pipeline import cache as derive_cache
 from verisched.pipeline.ast import from_ast
-from verisched.pipeline.check import CheckedProgram, check
+from verisched.pipeline.check import CheckedProgram, FixValue, check
 from verisched.pipeline.derive import load
 from verisched.pybridge.instrs import lookup
 from verisched.pybridge.terms import Expr, Instr, Mem, Pred, Shape, walk
@@ -129,7 +129,7 @@ def compile_checked(checked: CheckedProgram, target: str | Target, *,
 
 
 def compile_derivation(path: str | Path, derivation: str, target: str | Target = "c", *,
-                       fix: Mapping[str, int] | None = None,
+                       fix: Mapping[str, FixValue] | None = None,
                        shapes: Mapping[str, Shape] | None = None, unsafe: bool = False,
                        name: str | None = None, dtype: str | None = None,
                        fast_math: bool = False, timeout: float = 300.0,
@@ -150,7 +150,7 @@ def compile_derivation(path: str | Path, derivation: str, target: str | Target =
 def compile_program(expr: Expr, env: Mapping[str, Shape], target: str | Target = "c", *,
                     name: str = "kernel", sizes: Sequence[str] | None = None,
                     assume: Sequence[Pred | str] = (), bools: Sequence[str] = (),
-                    fix: Mapping[str, int] | None = None,
+                    fix: Mapping[str, FixValue] | None = None,
                     dtype: str | None = None, unsafe: bool = False,
                     fast_math: bool = False, timeout: float = 120.0) -> Kernel:
     """The whole path for a program written in Python (pybridge/terms.py): Coq checks

@@ -30,6 +30,7 @@ from verisched.codegen.errors import CodegenError, LowerError
 from verisched.codegen.normal import check_normal, rank_of
 from verisched.pipeline import (
     CheckedProgram,
+    FixValue,
     Kernel,
     build,
     check,
@@ -501,7 +502,7 @@ class Schedule:
         Path(fh.name).replace(out)
         return out
 
-    def checked(self, *, fix: Mapping[str, int] | None = None,
+    def checked(self, *, fix: Mapping[str, FixValue] | None = None,
                 unsafe: bool = False, dtype: str | None = None) -> CheckedProgram:
         """The derived program, replayed from the standalone file by Coq and checked
         as `verisched compile` checks it (pipeline.check)."""
@@ -512,7 +513,7 @@ class Schedule:
             derived = load(path, derived_name(self.live.program))
         return check(derived, fix=fix, unsafe=unsafe, dtype=dtype)
 
-    def compile(self, target: str = "c", *, fix: Mapping[str, int] | None = None,
+    def compile(self, target: str = "c", *, fix: Mapping[str, FixValue] | None = None,
                 unsafe: bool = False, dtype: str | None = None) -> Kernel:
         """The scheduled kernel for `target`, callable with numpy arrays.  Each
         `parallel` annotation must be honoured by the target's lowering, or this
