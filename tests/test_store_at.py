@@ -49,7 +49,15 @@ def test_store_at_matches_the_interpreter_and_allocates_outside_the_inner_loop(
     assert body.index("for (int i") < body.index(decl) < body.index("for (int k"), body
     if text == PROG:
         assert body.index("for (int k") < body.rindex("free(t)"), body
-    assert "\n".join(plain.body).index("for (int k") < "\n".join(plain.body).index(decl)
+    plain_body = "\n".join(plain.body)
+    if text == PROG and not t.parallel:
+        # Without store_at, a loop-invariant heap buffer is hoisted to the kernel's scope
+        # (lets.py, _kernel_slot): allocated once, before every loop, freed at the end.
+        assert plain_body.index(decl) < plain_body.index("for (int i"), plain_body
+        assert plain_body.rindex("free(t)") > plain_body.rindex("out["), plain_body
+    else:
+        # Under a parallel loop (or on the stack) it stays at its let.
+        assert plain_body.index("for (int k") < plain_body.index(decl), plain_body
     kernels = build([placed, plain], t)
     exe = build_sanitized([placed], t)
     rng = np.random.default_rng(3)
@@ -120,3 +128,28 @@ def test_store_at_command_line_argument() -> None:
     for bad in ("buf", "buf:", ":yo", "b-f:yo"):
         with pytest.raises(UsageError, match=f"--store-at {bad}: expected BUF:LOOP"):
             store_at([bad])
+
+
+def test_a_loop_invariant_buffer_is_allocated_once_not_per_iteration() -> None:
+    # Issue 13: 2mm's per-row buffer was malloc'ed and freed at every row.  A heap let
+    # inside loops, with extents over sizes only, is allocated in the kernel's prologue;
+    # one whose extent depends on the loop (a triangle) stays at its let.
+    rows = parse_program("GEN [ i < n ] tlet t := GEN [ j < m ] A _[ i ] _[ j ] * "
+                         "A _[ i ] _[ j ] in SUM [ k < m ] t _[ k ]")
+    tri = parse_program("GEN [ i < n ] tlet t := GEN [ j < n - i ] A _[ i + j ] _[ 0 ] in "
+                        "SUM [ k < n - i ] t _[ k ]")
+    env = {"A": (n, m)}
+    for e, hoisted in ((rows, True), (tri, False)):
+        k = lower(e, env, name="k", sizes=["n", "m"])
+        body = "\n".join(k.body)
+        assert body.count("vs_alloc(") == 1 and body.count("free(") == 1
+        first_loop = body.index("for (int")
+        assert (body.index("vs_alloc(") < first_loop) == hoisted, body
+        exe = build_sanitized([k], get_target("c"))
+        rng = np.random.default_rng(0)
+        for sizes in ({"n": 1, "m": 1}, {"n": 5, "m": 3}, {"n": 9, "m": 7}):
+            a = rng.uniform(-1, 1, size=(sizes["n"], sizes["m"])).astype(np.float32)
+            want = evaluate(e, {"A": a.astype(np.float64)}, sizes, np.float64)
+            _, out = build([k], get_target("c"))["k"].extents(sizes)
+            got = run_sanitized(exe, k, {"A": a}, sizes, out)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

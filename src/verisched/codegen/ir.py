@@ -159,6 +159,11 @@ def whole(buf: Buf | RegBuf) -> Dest:
     return Dest(buf, "", lambda i: (i, []), tuple((Poly.const(0), d) for d in buf.dims))
 
 
+# The slot of the kernel's own scope (codegen/lets.py hoists loop-invariant buffers into
+# it); not an ATL name, so no store_at or loop can collide with it.
+KERNEL_SLOT = "<kernel>"
+
+
 @dataclass
 class StoreSlot:
     """Where a `store_at p i` puts p's allocation: the top of the body of a C loop over

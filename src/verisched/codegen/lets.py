@@ -21,7 +21,16 @@ from typing import TYPE_CHECKING
 from verisched.codegen.cexpr import count_text, smax
 from verisched.codegen.errors import LowerError, NotNormalError
 from verisched.codegen.hooks import LetBody
-from verisched.codegen.ir import ELEM_BYTES, Buf, Ctx, Emitter, ScalarVar, StoreSlot, whole
+from verisched.codegen.ir import (
+    ELEM_BYTES,
+    KERNEL_SLOT,
+    Buf,
+    Ctx,
+    Emitter,
+    ScalarVar,
+    StoreSlot,
+    whole,
+)
 from verisched.codegen.normal import show
 from verisched.codegen.poly import Poly
 from verisched.pybridge.terms import Let, Mem
@@ -76,6 +85,9 @@ def _dram_let(lw: Lowering, e: Let, ctx: Ctx, out: Emitter, body: LetBody) -> bo
     c2.tensors[e.var] = buf
     tc = total.as_const()
     T = lw.ctype
+    stack = tc is not None and tc * ELEM_BYTES.get(lw.dtype, 4) <= STACK_LIMIT_BYTES
+    if slot is None and not stack:
+        slot = _kernel_slot(cdims, ctx)
     if slot is not None:
         return _placed_let(lw, slot, name, cdims, tc, covered, fill, c2, out, body)
     with out.block(""):
@@ -120,6 +132,25 @@ def _slot(lw: Lowering, var: str, cdims: tuple[Poly, ...], ctx: Ctx) -> StoreSlo
                          "that loop or compile for a serial target")
     lw.placed.add(var)
     return slot
+
+
+def _kernel_slot(cdims: tuple[Poly, ...], ctx: Ctx) -> StoreSlot | None:
+    """The kernel's own scope, for a heap buffer inside a loop whose extents are over
+    sizes only (issue 13: 2mm's row buffer was malloc'ed and freed at every row): it is
+    allocated once, in the prologue, and refilled at every evaluation of its let, as a
+    `store_at` at the kernel's scope would (Halide's store_root).  Not under a parallel
+    loop, whose threads would share it, and not for a let outside every loop, which
+    runs once anyway.  The cost: two such lets in sequence are both live for the whole
+    call (their sum of memory, not their maximum)."""
+    root = ctx.slots.get(KERNEL_SLOT)
+    if root is None or ctx.par_depth > 0:
+        return None
+    loops = set(ctx.idx_names.values()) - ctx.facts.sizes
+    if not loops:
+        return None
+    if any(d.vars() - ctx.facts.sizes for d in cdims):
+        return None
+    return root
 
 
 def _placed_let(lw: Lowering, slot: StoreSlot, name: str, cdims: tuple[Poly, ...],

@@ -35,7 +35,17 @@ from verisched.codegen.core import Lowering
 from verisched.codegen.errors import LowerError
 from verisched.codegen.hooks import TargetHooks
 from verisched.codegen.inplace import allow_inplace
-from verisched.codegen.ir import CTYPES, Buf, Ctx, Emitter, LoweredKernel, ScalarVar, whole
+from verisched.codegen.ir import (
+    CTYPES,
+    KERNEL_SLOT,
+    Buf,
+    Ctx,
+    Emitter,
+    LoweredKernel,
+    ScalarVar,
+    StoreSlot,
+    whole,
+)
 from verisched.codegen.isa import VectorISA
 from verisched.codegen.normal import check_normal, inline_zero_lets, rank_of, show_pred
 from verisched.codegen.poly import Poly
@@ -114,6 +124,9 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     body = Emitter()
     body.level = 1
     fill = Emitter()
+    # Loop-invariant heap buffers are allocated once, here, not per iteration (lets.py).
+    root = StoreSlot(KERNEL_SLOT, frozenset(), 0)
+    ctx.slots[KERNEL_SLOT] = root
     covered = lw.lower(expr, whole(Buf(out_name, cdims)), "=", ctx, fill)
     for var, loop in lw.store_at.items():
         if var not in lw.placed:
@@ -122,6 +135,8 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     body.line(f"{name}_error = 0;")
     entry_check(body, name, size_list, assumptions, ctx)
     lw.emit_hoisted(body)
+    for line in root.allocs:
+        body.line(line)
     if not covered:
         total = Poly.const(1)
         for d in cdims:
@@ -129,6 +144,8 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
         count = ctext(total, ctx, wide=len(cdims) >= 2)
         body.line(f"memset({out_name}, 0, (size_t)({count}) * sizeof({lw.ctype}));")
     body.extend(fill)
+    for line in root.frees:
+        body.line(line)
     inplace = allow_inplace(body.lines, out_name,
                             [(k, c) for k, c, d in inputs if d == cdims], lw.names.fresh)
     return LoweredKernel(name=name, dtype=dtype, inputs=inputs, sizes=size_list,
