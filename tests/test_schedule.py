@@ -54,8 +54,12 @@ def test_dsl_refuses_what_it_cannot_build() -> None:
         dsl.gen("2i", n, lambda i: f[i])
     with pytest.raises(DslError, match="guard predicate"):
         bool(n < m)
-    with pytest.raises(DslError, match="literal constants"):
-        dsl.gen("i", n, lambda i: f[i] * 3)  # type: ignore[operator]
+    # A positive number is a literal constant now (slit, test_literals.py); a negative
+    # one, or something that is not a number, is refused.
+    with pytest.raises(DslError, match="negative"):
+        dsl.gen("i", n, lambda i: f[i] * -3)
+    with pytest.raises(DslError, match="not a tensor expression or a number"):
+        dsl.gen("i", n, lambda i: f[i] * "3")  # type: ignore[operator]
     with pytest.raises(DslError, match="does not list"):
         dsl.program("p", dsl.gen("i", n, lambda i: f[i]), inputs=[x])
 

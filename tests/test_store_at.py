@@ -52,7 +52,7 @@ def test_store_at_matches_the_interpreter_and_allocates_outside_the_inner_loop(
     plain_body = "\n".join(plain.body)
     if text == PROG and not t.parallel:
         # Without store_at, a loop-invariant heap buffer is hoisted to the kernel's scope
-        # (lets.py, _kernel_slot): allocated once, before every loop, freed at the end.
+        # (lets.py, kernel_slot): allocated once, before every loop, freed at the end.
         assert plain_body.index(decl) < plain_body.index("for (int i"), plain_body
         assert plain_body.rindex("free(t)") > plain_body.rindex("out["), plain_body
     else:

@@ -44,13 +44,13 @@ Definition to_list {X : Type} (n : Z) (v : Z -> X) : list X :=
     arithmetic, not ATL: unfolded it is a large term the interpreter cannot
     read, so it stays a call, which the interpreter evaluates natively.  A literal
     [slit n d] stays as written (its binary expansion is not ATL either). *)
-From Verisched Require Import Reshape.Defs Targets.Gemmini.
+From Verisched Require Import Reshape.Defs Targets.Gemmini Tensor.Iter.
 
 Ltac bridge_show_semantics :=
   lazymatch goal with
   | |- ?P = _ =>
-      let P' := eval cbv beta delta -[genr sumr iverson atl_let get tadd tzero sadd smul sdiv slit
-                 cdiv concat transpose flatten split pad_r pad_l trunc_r trunc_l
+      let P' := eval cbv beta delta -[genr sumr iverson atl_let get tadd tzero sadd smul sdiv
+                 slit titer cdiv concat transpose flatten split pad_r pad_l trunc_r trunc_l
                  Z.add Z.sub Z.mul Z.div Z.modulo Z.ltb Z.leb Z.eqb andb
                  TensorElem_fun TensorElem_scalar gemmini_acc_out] in P in
       idtac "<VS-SEMANTICS>" P' "</VS-SEMANTICS>"

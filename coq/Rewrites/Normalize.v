@@ -23,7 +23,7 @@
 
 From Coq Require Import ZArith List.
 From Coq Require Import derive.Derive.
-From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape.
+From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape Tensor.Iter.
 From Verisched Require Import Rewrites.Context Rewrites.Let Rewrites.Guard Rewrites.Gen.
 From Verisched Require Import Rewrites.Tactics.
 Import ListNotations.
@@ -96,6 +96,11 @@ with norm_children root :=
       [ norm_pass root
       | let y := fresh x in let Hy := fresh "H" y in
         intros y Hy; atl_beta_lhs; norm_pass root ]
+  | |- titer _ _ (fun x => _) = _ =>
+      (* the initial tensor, then the step with the state's extents (Tensor/Iter.v) *)
+      etransitivity;
+      [ eapply titer_ctx; [ norm_pass root | let y := fresh x in intros y; reflexivity ]
+      | atl_eta_binder; atl_into_step x ltac:(norm_pass root) ]
   | |- get _ _ = _ =>
       lazymatch goal with
       | |- ?F ?a _ = _ => eapply (f_equal2 F); [ norm_pass norm_root_noeta | reflexivity ]

@@ -13,7 +13,7 @@
     and fails.  The lowering refuses kernels whose safety was not proved. *)
 
 From Coq Require Import ZArith List.
-From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Shape Rewrites.Tactics.
+From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Shape Tensor.Iter Rewrites.Tactics.
 From Verisched Require Import Targets.Instr.
 Import ListNotations.
 
@@ -52,6 +52,7 @@ Ltac atl_dims v :=
       | tadd ?a _ => atl_dims a
       | sumr ?lo _ ?f => let b := eval cbv beta in (f lo) in atl_dims b
       | atl_let ?e ?f => let b := eval cbv beta in (f e) in atl_dims b
+      | titer _ ?x0 _ => atl_dims x0
       | _ =>
           match goal with
           | H : @shaped _ _ _ ?s v |- _ => s

@@ -27,7 +27,7 @@
     argument may mention the program's own loop variables. *)
 
 From Coq Require Import ZArith List.
-From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape.
+From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape Tensor.Iter.
 From Verisched Require Import Rewrites.Context Rewrites.Let Rewrites.Guard Rewrites.Gen.
 From Verisched Require Import Reshape.ShapeRules.
 Import ListNotations.
@@ -122,8 +122,25 @@ Ltac atl_eta_binder :=
       | fun _ => _ => idtac
       | _ => change (@atl_let X Y e (fun x => F x) = R)
       end
+  | |- @titer ?X ?T ?e ?F = ?R =>
+      lazymatch F with
+      | fun _ => _ => idtac
+      | _ => change (@titer X T e (fun x => F x) = R)
+      end
   | _ => idtac
   end.
+
+(** Into the step of a time iteration (Tensor/Iter.v): with the state's extents
+    as a fact ([titer_ctx_shaped]: the initial tensor's, when the step keeps
+    them, proved by [solve_shape]), else with no fact about the state. *)
+Ltac atl_into_step x k :=
+  first
+    [ eapply titer_ctx_shaped;
+      [ solve_shape_iter
+      | let y := fresh x in let Hy := fresh "H" y in intros y Hy; cbv beta; solve_shape_iter
+      | let y := fresh x in let Hy := fresh "H" y in intros y Hy; atl_beta_lhs; k ]
+    | eapply titer_ctx;
+      [ reflexivity | let y := fresh x in intros y; atl_beta_lhs; k ] ].
 
 (** [atl_descend tac]: on a goal [t = ?r], run [tac] at the first node of
     [t] (pre-order, left to right) where it succeeds; every other node is
@@ -143,6 +160,10 @@ Ltac atl_into rec :=
       intros i Hi; atl_beta_lhs; rec
   | |- iverson _ _ = _ =>
       eapply iverson_ctx; let Hp := fresh "Hguard" in intros Hp; rec
+  | |- titer _ _ (fun x => _) = _ =>
+      first
+        [ eapply titer_ctx; [ rec | let y := fresh x in intros y; reflexivity ]
+        | atl_into_step x rec ]
   | |- atl_let _ (fun x => _) = _ =>
       first
         [ eapply let_ctx;
@@ -184,6 +205,10 @@ with atl_children k :=
       intros i Hi; atl_beta_lhs; k
   | |- iverson _ _ = _ =>
       eapply iverson_ctx; let Hp := fresh "Hguard" in intros Hp; k
+  | |- titer _ _ (fun x => _) = _ =>
+      etransitivity;
+      [ eapply titer_ctx; [ k | let y := fresh x in intros y; reflexivity ]
+      | atl_eta_binder; atl_into_step x k ]
   | |- atl_let _ (fun x => _) = _ =>
       eapply let_ctx;
       [ k | let y := fresh x in let Hy := fresh "H" y in intros y Hy; atl_beta_lhs; k ]

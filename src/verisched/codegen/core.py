@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from verisched.codegen import generation, lets, reshape, scalar
+from verisched.codegen import generation, lets, reshape, scalar, timeloop
 from verisched.codegen.cexpr import ctext, flat_text, ge_text, ix, pred
 from verisched.codegen.errors import LowerError, NotNormalError
 from verisched.codegen.hooks import LetBody, TargetHooks
@@ -57,6 +57,7 @@ from verisched.pybridge.terms import (
     Get,
     Guard,
     Instr,
+    Iter,
     Let,
     Lit,
     Mem,
@@ -222,6 +223,9 @@ class Lowering:
         if handled is not None:
             return handled
         if not dest.windows:
+            if isinstance(e, Iter):
+                raise LowerError("lowering: a time iteration over a scalar state (rank 0) "
+                                 "is not supported; make the state a tensor of extent 1")
             return scalar.lower_store(self, e, dest, mode, ctx, out)
         if isinstance(e, Instr):
             raise LowerError(f"lowering: the target has no rule for instruction {e.name}: "
@@ -236,6 +240,8 @@ class Lowering:
             return self.lower_guard(e, dest, mode, ctx, out)
         if isinstance(e, Let):
             return self.with_let(e, ctx, out, lambda c2, o: self.lower(e.body, dest, mode, c2, o))
+        if isinstance(e, Iter):
+            return timeloop.lower_iter(self, e, dest, mode, ctx, out)
         if isinstance(e, Zero):
             if mode == "=":
                 self.zero_fill(dest, ctx, out)

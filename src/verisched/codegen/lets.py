@@ -87,7 +87,7 @@ def _dram_let(lw: Lowering, e: Let, ctx: Ctx, out: Emitter, body: LetBody) -> bo
     T = lw.ctype
     stack = tc is not None and tc * ELEM_BYTES.get(lw.dtype, 4) <= STACK_LIMIT_BYTES
     if slot is None and not stack:
-        slot = _kernel_slot(cdims, ctx)
+        slot = kernel_slot(cdims, ctx)
     if slot is not None:
         return _placed_let(lw, slot, name, cdims, tc, covered, fill, c2, out, body)
     with out.block(""):
@@ -134,7 +134,7 @@ def _slot(lw: Lowering, var: str, cdims: tuple[Poly, ...], ctx: Ctx) -> StoreSlo
     return slot
 
 
-def _kernel_slot(cdims: tuple[Poly, ...], ctx: Ctx) -> StoreSlot | None:
+def kernel_slot(cdims: tuple[Poly, ...], ctx: Ctx) -> StoreSlot | None:
     """The kernel's own scope, for a heap buffer inside a loop whose extents are over
     sizes only (issue 13: 2mm's row buffer was malloc'ed and freed at every row): it is
     allocated once, in the prologue, and refilled at every evaluation of its let, as a

@@ -47,7 +47,13 @@ from verisched.codegen.ir import (
     whole,
 )
 from verisched.codegen.isa import VectorISA
-from verisched.codegen.normal import check_normal, inline_zero_lets, rank_of, show_pred
+from verisched.codegen.normal import (
+    check_normal,
+    eta_iter_inits,
+    inline_zero_lets,
+    rank_of,
+    show_pred,
+)
 from verisched.codegen.poly import Poly
 from verisched.codegen.prover import Facts
 from verisched.codegen.scan import has_vector_code
@@ -94,6 +100,7 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     # A let of a zero-valued term is zero at every index: its uses are zeros, not a
     # buffer (normal.py, inline_zero_lets).
     expr = inline_zero_lets(expr)
+    expr = eta_iter_inits(expr, dict(env))
     out_rank = rank_of(expr, ranks)
     # A program whose every leaf is zero is zeros of its generations' extents: a bare
     # zero is a scalar there, as the interpreter reads it (GEN [ i < 2 ] tzero: 2 zeros).

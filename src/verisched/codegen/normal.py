@@ -26,6 +26,7 @@ from verisched.pybridge.terms import (
     IConst,
     Idx,
     Instr,
+    Iter,
     IVar,
     Let,
     Lit,
@@ -37,6 +38,8 @@ from verisched.pybridge.terms import (
     PCmp,
     Pred,
     SBin,
+    Shape,
+    ShapeError,
     Split,
     Sum,
     TAdd,
@@ -48,6 +51,7 @@ from verisched.pybridge.terms import (
     children,
     is_idx,
     rebuild,
+    shape_of,
 )
 
 _MAX_SHOW = 160
@@ -95,6 +99,8 @@ def _show(e: Expr) -> str:
         return f"|[ {show_pred(e.pred)} ]| {_show(e.body)}"
     if isinstance(e, Let):
         return f"tlet {e.var} := {_show(e.value)} in {_show(e.body)}"
+    if isinstance(e, Iter):
+        return f"ITER [ {show_idx(e.steps)} ] {e.var} := {_show(e.init)} in {_show(e.body)}"
     if isinstance(e, Get):
         return f"{_show(e.tensor)} _[ {show_idx(e.index)} ]"
     if isinstance(e, TAdd):
@@ -144,6 +150,8 @@ def rank_of(e: Expr, ranks: dict[str, int], zero: int | None = None) -> int | No
             inner = dict(ranks)
             inner[e.var] = rank_of(e.value, ranks) or 0
             return rank_of(e.body, inner, zero)
+        if isinstance(e, Iter):
+            return rank(e.init)
         if isinstance(e, Get):
             r = rank(e.tensor)
             return None if r is None else r - 1
@@ -175,7 +183,40 @@ def zero_valued(e: Expr) -> bool:
         return zero_valued(e.left) and zero_valued(e.right)
     if isinstance(e, Get):
         return zero_valued(e.tensor)
+    if isinstance(e, Iter):
+        return zero_valued(e.init) and zero_valued(e.body)
     return zero_valued(e.body)  # type: ignore[attr-defined]
+
+
+def eta_iter_inits(e: Expr, env: dict[str, Shape]) -> Expr:
+    """Each time iteration whose initial tensor is a bare tensor variable (an input or
+    a let buffer: `ITER [ T ] u := A in ...`, the natural way to write it) with that
+    variable eta-expanded (`GEN [ i < n ] A _[ i ]`, Core.v's `eta`), the normal form
+    the lowering copies from; extents from `env` (the inputs) and the let values."""
+    if isinstance(e, Iter):
+        init = eta_iter_inits(e.init, env)
+        if isinstance(init, Var) and init.name in env:
+            init = _eta(init, env[init.name])
+        inner = {**env, e.var: shape_of(e.init, env)} if e.var not in env else env
+        return Iter(e.var, e.steps, init, eta_iter_inits(e.body, inner))
+    if isinstance(e, Let):
+        try:
+            vshape = shape_of(e.value, env)
+        except ShapeError:
+            return Let(e.var, eta_iter_inits(e.value, env), e.body)
+        return Let(e.var, eta_iter_inits(e.value, env),
+                   eta_iter_inits(e.body, {**env, e.var: vshape}))
+    return rebuild(e, _on_terms(lambda x: eta_iter_inits(x, env)))  # type: ignore[return-value]
+
+
+def _eta(v: Var, shape: Shape) -> Expr:
+    names = [f"vs_e{k}" for k in range(len(shape))]
+    body: Expr = v
+    for n in names:
+        body = Get(body, IVar(n))
+    for n, d in reversed(list(zip(names, shape, strict=True))):
+        body = Gen(n, IConst(0), d, body)
+    return body
 
 
 def inline_zero_lets(e: Expr) -> Expr:
@@ -271,6 +312,14 @@ def _check(e: Expr, ranks: dict[str, int], rank: int) -> None:
         return
     if isinstance(e, (Sum, Guard)):
         _check(e.body, ranks, rank)
+        return
+    if isinstance(e, Iter):
+        r = rank_of(e.init, ranks)
+        if r is None or r != rank:
+            _fail(e, f"time iteration over {e.var}: its initial tensor has rank {r}, "
+                     f"used at rank {rank}")
+        _check(e.init, ranks, rank)
+        _check(e.body, {**ranks, e.var: rank}, rank)
         return
     if isinstance(e, Let):
         r = rank_of(e.value, ranks)

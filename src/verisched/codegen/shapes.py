@@ -24,6 +24,7 @@ from verisched.pybridge.terms import (
     Get,
     Guard,
     Instr,
+    Iter,
     Let,
     Lit,
     Mem,
@@ -67,6 +68,8 @@ def shape_of(e: Expr, ctx: Ctx, meaning: Callable[[Instr], Expr], zero: Shape | 
             return shape(e.body, _bind_dummy(e.var, ctx))
         if isinstance(e, Guard):
             return shape(e.body, ctx)
+        if isinstance(e, Iter):
+            return shape(e.init, ctx)  # the lowering checks the step keeps it (timeloop.py)
         if isinstance(e, Let):
             c2 = ctx.child()
             vs = shape(e.value, ctx)

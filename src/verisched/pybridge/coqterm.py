@@ -39,6 +39,7 @@ from .terms import (
     IConst,
     Idx,
     Instr,
+    Iter,
     IVar,
     Let,
     Lit,
@@ -76,7 +77,7 @@ _RESHAPE_NAME = {cls: name for name, (cls, _) in RESHAPE_SIGS.items()}
 _SCALAR_FUN_NAME = {op: name for name, op in SCALAR_FUNS.items()}
 _RESHAPE_QUALIFIERS = ("", "Defs.", "Reshape.Defs.", "Verisched.Reshape.Defs.")
 
-KEYWORDS = {"GEN", "GENR", "SUM", "SUMR", "tlet", "in", "tzero", "true", "false",
+KEYWORDS = {"GEN", "GENR", "SUM", "SUMR", "tlet", "ITER", "in", "tzero", "true", "false",
             "mod", "cdiv", "fun", "if", "then", "else", "match", "let"}
 
 _TOKEN_RE = re.compile(r"""
@@ -297,6 +298,17 @@ class _Parser:
             body = self.expr(200)
             node = Gen if t.text == "GENR" else Sum
             return node(var, lo, hi, body), 200
+        if t.text == "ITER":
+            self.i += 1
+            self.eat("[")
+            steps = self.idx()
+            self.eat("]")
+            var = self.name()
+            self.eat(":=")
+            init = self.expr(200)
+            self.eat("in")
+            body = self.expr(200)
+            return Iter(var, steps, init, body), 200
         if t.text == "tlet":
             self.i += 1
             var = self.name()
@@ -438,6 +450,9 @@ def to_coq(e: Expr) -> str:
         return f"(|[ {pred_to_coq(e.pred)} ]| {to_coq(e.body)})"
     if isinstance(e, Let):
         return f"(tlet {e.var} := {to_coq(e.value)} in {to_coq(e.body)})"
+    if isinstance(e, Iter):
+        return (f"(ITER [ {idx_to_coq(e.steps)} ] {e.var} := {to_coq(e.init)} in "
+                f"{to_coq(e.body)})")
     if isinstance(e, Get):
         return f"({to_coq(e.tensor)} _[ {idx_to_coq(e.index)} ])"
     if isinstance(e, TAdd):
@@ -524,6 +539,9 @@ def _flat(e: Expr, level: int) -> tuple[str, int]:
         return f"{kw}R [ {idx_str(e.lo, 69)} <= {e.var} < {idx_str(e.hi)} ] {body}", 200
     if isinstance(e, Let):
         return f"tlet {e.var} := {_wrap(e.value, 200)} in {_wrap(e.body, 200)}", 200
+    if isinstance(e, Iter):
+        return (f"ITER [ {idx_str(e.steps)} ] {e.var} := {_wrap(e.init, 200)} in "
+                f"{_wrap(e.body, 200)}"), 200
     if isinstance(e, Guard):
         return f"|[ {pred_str(e.pred)} ]| {_wrap(e.body, 45)}", 45
     if isinstance(e, Get):
@@ -567,6 +585,10 @@ def _pp(e: Expr, level: int, indent: int, width: int) -> list[str]:
     elif isinstance(e, Let):
         lines = [pad + f"tlet {e.var} :="] + _pp(e.value, 200, indent + 4, width)
         lines += [pad + "in"] + _pp(e.body, 200, indent, width)
+    elif isinstance(e, Iter):
+        lines = [pad + f"ITER [ {idx_str(e.steps)} ] {e.var} :="]
+        lines += _pp(e.init, 200, indent + 4, width)
+        lines += [pad + "in"] + _pp(e.body, 200, indent + 2, width)
     elif isinstance(e, Guard):
         lines = [pad + f"|[ {pred_str(e.pred)} ]|"] + _pp(e.body, 45, indent + 2, width)
     elif isinstance(e, TAdd):

@@ -39,6 +39,7 @@ from .terms import (
     Guard,
     Idx,
     Instr,
+    Iter,
     Let,
     Lit,
     Mem,
@@ -207,6 +208,13 @@ def _eval(e: Expr, env: _Env) -> _Val:
         value = _eval(e.value, env)
         inner = _Env(d, env.indices, {**env.tensors, e.var: value}, env.dtype)
         return _eval(e.body, inner)
+    if isinstance(e, Iter):
+        # Tensor/Iter.v: the step applied `steps` times (none when steps <= 0).
+        state = _eval(e.init, env)
+        for _ in range(max(_scalar_extent(e.steps, env, "a time iteration's length"), 0)):
+            inner = _Env(d, env.indices, {**env.tensors, e.var: state}, env.dtype)
+            state = _eval(e.body, inner)
+        return state
     if isinstance(e, Get):
         return _get(_eval(e.tensor, env), eval_idx(e.index, env), env)
     if isinstance(e, TAdd):

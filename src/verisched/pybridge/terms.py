@@ -149,6 +149,18 @@ class Let:
 
 
 @dataclass(frozen=True)
+class Iter:
+    """`ITER [ steps ] var := init in body` (coq/Tensor/Iter.v): the state after
+    `steps` applications (none when steps <= 0) of the step `fun var => body` to
+    `init`; `var` is bound in `body` only."""
+
+    var: str
+    steps: Idx
+    init: Expr
+    body: Expr
+
+
+@dataclass(frozen=True)
 class Get:
     """Access `tensor _[ index ]`; zero when out of bounds."""
 
@@ -280,7 +292,7 @@ class Instr:
 
 
 Expr = (
-    Var | Zero | Lit | Gen | Sum | Guard | Let | Get | TAdd | SBin
+    Var | Zero | Lit | Gen | Sum | Guard | Let | Iter | Get | TAdd | SBin
     | Concat | Transpose | Flatten | Split | PadR | PadL | TruncR | TruncL
     | Mem | Instr
 )
@@ -359,6 +371,8 @@ def free_vars(e: Expr) -> frozenset[str]:
         return pred_free_vars(e.pred) | free_vars(e.body)
     if isinstance(e, Let):
         return free_vars(e.value) | (free_vars(e.body) - {e.var})
+    if isinstance(e, Iter):
+        return idx_free_vars(e.steps) | free_vars(e.init) | (free_vars(e.body) - {e.var})
     if isinstance(e, Get):
         return free_vars(e.tensor) | idx_free_vars(e.index)
     if isinstance(e, (TAdd, SBin)):
@@ -378,7 +392,7 @@ def free_vars(e: Expr) -> frozenset[str]:
 
 
 def _is_expr(v: object) -> bool:
-    return isinstance(v, (Var, Zero, Lit, Gen, Sum, Guard, Let, Get, TAdd, SBin, Mem, Instr,
+    return isinstance(v, (Var, Zero, Lit, Gen, Sum, Guard, Let, Iter, Get, TAdd, SBin, Mem, Instr,
                           *RESHAPES))
 
 
@@ -399,8 +413,8 @@ def is_idx(v: object) -> bool:
 # tensor variable in its body (not in its value).
 
 Node = Expr | Idx | Pred
-_NODE_TYPES = (IVar, IConst, IBin, PBool, PCmp, PAnd, Var, Zero, Lit, Gen, Sum, Guard, Let, Get,
-               TAdd, SBin, Concat, Transpose, Flatten, Split, PadR, PadL, TruncR, TruncL, Mem,
+_NODE_TYPES = (IVar, IConst, IBin, PBool, PCmp, PAnd, Var, Zero, Lit, Gen, Sum, Guard, Let, Iter,
+               Get, TAdd, SBin, Concat, Transpose, Flatten, Split, PadR, PadL, TruncR, TruncL, Mem,
                Instr)
 # The fields of each node type that hold sub-terms (names, operators, memories and
 # literal values are data, not sub-terms).
@@ -408,6 +422,7 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {
     IVar: (), IConst: (), IBin: ("left", "right"), PBool: (), PCmp: ("left", "right"),
     PAnd: ("left", "right"), Var: (), Zero: (), Lit: (), Gen: ("lo", "hi", "body"),
     Sum: ("lo", "hi", "body"), Guard: ("pred", "body"), Let: ("value", "body"),
+    Iter: ("steps", "init", "body"),
     Get: ("tensor", "index"), TAdd: ("left", "right"), SBin: ("left", "right"),
     Concat: ("n1", "n2", "left", "right"), Transpose: ("n", "m", "body"),
     Flatten: ("n", "m", "body"), Split: ("k", "n", "body"), PadR: ("k", "n", "body"),
@@ -437,8 +452,9 @@ def data(n: Node) -> tuple[object, ...]:
 
 
 def binder(n: Node) -> str | None:
-    """The variable `n` binds in its body (`Gen`, `Sum`: an index; `Let`: a tensor)."""
-    return n.var if isinstance(n, (Gen, Sum, Let)) else None
+    """The variable `n` binds in its body (`Gen`, `Sum`: an index; `Let`, `Iter`: a
+    tensor)."""
+    return n.var if isinstance(n, (Gen, Sum, Let, Iter)) else None
 
 
 def walk(n: Node, descend: Callable[[Node], bool] | None = None) -> Iterator[Node]:
@@ -527,13 +543,16 @@ def _subst(n: Node, ts: dict[str, Expr], ix: dict[str, Idx], avoid: frozenset[st
     new = var
     if var in avoid:
         new = fresh_name(var, avoid | free_vars(n.body))  # type: ignore[union-attr]
-        if isinstance(n, Let):
+        if isinstance(n, (Let, Iter)):
             ts2[var] = Var(new)
         else:
             ix2[var] = IVar(new)
     body = _subst(n.body, ts2, ix2, avoid | {new})  # type: ignore[union-attr]
     if isinstance(n, Let):
         return Let(new, _subst(n.value, ts, ix, avoid), body)  # type: ignore[arg-type]
+    if isinstance(n, Iter):
+        return Iter(new, _subst(n.steps, ts, ix, avoid), _subst(n.init, ts, ix, avoid),  # type: ignore[arg-type]
+                    body)  # type: ignore[arg-type]
     return type(n)(new, _subst(n.lo, ts, ix, avoid), _subst(n.hi, ts, ix, avoid),  # type: ignore
                    body)
 
@@ -650,6 +669,8 @@ def shape_of(e: Expr, env: dict[str, Shape]) -> Shape:
         inner = dict(env)
         inner[e.var] = shape_of(e.value, env)
         return shape_of(e.body, inner)
+    if isinstance(e, Iter):
+        return shape_of(e.init, env)  # every state has the initial tensor's extents
     if isinstance(e, Get):
         s = shape_of(e.tensor, env)
         if not s:

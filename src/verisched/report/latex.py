@@ -27,6 +27,7 @@ from verisched.pybridge.terms import (
     IConst,
     Idx,
     Instr,
+    Iter,
     IVar,
     Let,
     Lit,
@@ -121,6 +122,11 @@ class TexWriter:
             tex = rf"{self.pred(p.left, path + (0,))} \land {self.pred(p.right, path + (1,))}"
         return self._mark(tex, path)
 
+    def iter_head(self, e: Iter, path: Path) -> str:
+        """`iterate^T u :=`: the step applied T times, starting from what follows."""
+        return (rf"\mathbf{{iterate}}^{{{self.idx(e.steps, path + (0,))}}}\ "
+                rf"{name_tex(e.var)} :=")
+
     def bounds(self, e: Gen | Sum, path: Path) -> str:
         """`lo <= i < hi`, or `i < hi` from zero."""
         var = name_tex(e.var)
@@ -163,7 +169,7 @@ class TexWriter:
 
     def level(self, e: Expr) -> int:
         """The precedence level of `e`'s notation (see the module docstring)."""
-        if isinstance(e, Let):
+        if isinstance(e, (Let, Iter)):
             return 200
         if isinstance(e, TAdd) or (isinstance(e, SBin) and e.op == "+"):
             return 50
@@ -194,6 +200,9 @@ class TexWriter:
             body = self.expr(e.body, path + (1,))
             return (rf"\mathbf{{let}}\ {name_tex(e.var)} = {value}\ \mathbf{{in}}\ {body}",
                     lev)
+        if isinstance(e, Iter):
+            return (rf"{self.iter_head(e, path)}\ {self.expr(e.init, path + (1,))}\ "
+                    rf"\mathbf{{in}}\ {self.expr(e.body, path + (2,))}", lev)
         if isinstance(e, Get):
             return self.access(e, path), 0
         if isinstance(e, TAdd) or (isinstance(e, SBin) and e.op == "+"):

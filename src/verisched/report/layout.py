@@ -23,6 +23,7 @@ from verisched.pybridge.terms import (
     Get,
     Guard,
     Instr,
+    Iter,
     Let,
     Mem,
     SBin,
@@ -77,7 +78,7 @@ class Layout:
         return f'<div class="blk{self._changed(path)}">{inner}</div>'
 
     def _breakable(self, e: Expr) -> bool:
-        if isinstance(e, (Gen, Sum, Let, Guard, TAdd, Mem)) or type(e) in RESHAPE_TEX:
+        if isinstance(e, (Gen, Sum, Let, Iter, Guard, TAdd, Mem)) or type(e) in RESHAPE_TEX:
             return True
         if isinstance(e, SBin):
             return e.op in ("+", "*", "/")
@@ -109,6 +110,12 @@ class Layout:
                              path + (0,))
             return (buf + self._line(r"\mathbf{in}")
                     + self.block(e.body, path + (1,), 200))
+        if isinstance(e, Iter):
+            init = self._fold("buffer", t.iter_head(e, path),
+                              self.block(e.init, path + (1,), 200), path + (1,))
+            return (init + self._line(r"\mathbf{in}")
+                    + self._fold("loop", r"\text{step}", self.block(e.body, path + (2,), 200),
+                                 path + (2,)))
         if isinstance(e, TAdd) or (isinstance(e, SBin) and e.op in ("+", "*", "/")):
             op = {"*": r"\cdot", "/": "/"}.get(getattr(e, "op", "+"), "+")
             lev = t.level(e)

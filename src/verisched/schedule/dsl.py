@@ -38,6 +38,7 @@ from verisched.pybridge.terms import (
     IBin,
     IConst,
     Idx,
+    Iter,
     IVar,
     Let,
     Lit,
@@ -299,6 +300,16 @@ def let(var: str, value: T, body: Callable[[T], T]) -> T:
     v, val = _name(var, "buffer"), _t(value)
     b = _t(body(T(Var(v))))
     return T(Let(v, val.term, b.term), val.inputs() | b.inputs())
+
+
+def iterate(steps: IxLike, var: str, init: T, step: Callable[[T], T]) -> T:
+    """`ITER [ steps ] var := init in step(var)` (coq/Tensor/Iter.v): `step` applied
+    `steps` times to `init` (none when steps <= 0), the state named `var`.  The
+    lowering keeps two buffers of the state (double buffering), so the step must keep
+    the state's extents."""
+    v, start = _name(var, "state"), _t(init)
+    b = _t(step(T(Var(v))))
+    return T(Iter(v, ix(steps).term, start.term, b.term), start.inputs() | b.inputs())
 
 
 def _reshape(node: Expr, *parts: T) -> T:

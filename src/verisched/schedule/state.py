@@ -42,7 +42,7 @@ from verisched.pipeline import (
 from verisched.pybridge.derivation import Derivation, ProofState, StepError
 from verisched.pybridge.errors import CoqCommandError
 from verisched.pybridge.session import CoqSession
-from verisched.pybridge.terms import Expr, Gen, Let, Sum, pred_free_vars, walk
+from verisched.pybridge.terms import Expr, Gen, Iter, Let, Sum, pred_free_vars, walk
 
 from . import directives as D
 from .coqfile import derived_name, section_sentences, standalone
@@ -303,6 +303,19 @@ class Schedule:
         if isa not in ("avx2", "avx512"):
             raise ScheduleArgumentError("vectorize", "isa", f"{isa!r} is not avx2 or avx512")
         return self.apply(f"vectorize {i} with {isa}.")
+
+    def unroll_time(self, factor: int) -> Schedule:
+        """Unroll the first time iteration by `factor` (coq/Rewrites/Time.v,
+        `titer_unroll`): `factor` consecutive steps, chained by lets named `v`, applied
+        T / factor times after T mod factor single steps.  `inline("v")` then fuses the
+        steps into one pass."""
+        if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+            raise ScheduleArgumentError("unroll_time", "factor",
+                                        f"{factor!r} is not a positive integer")
+        if not any(isinstance(n, Iter) for n in walk(self.program)):
+            raise ScheduleArgumentError("unroll_time", "factor",
+                                        "the program has no time iteration (ITER)")
+        return self.apply(f"unroll_time {factor}.")
 
     def fission(self, loop: str) -> Schedule:
         """Split `loop` over the `<+>` in its body (Exo's fission): the guards, loops and
