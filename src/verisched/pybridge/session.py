@@ -35,11 +35,12 @@ from .errors import (
     CoqTimeoutError,
     LibraryNotBuiltError,
 )
+from .library import default_root, ensure_built
 from .sentences import single_sentence
 
-# The repository whose coq/ is loaded.  VERISCHED_REPO overrides it, e.g. to
-# test against a private, consistent build while the shared tree is rebuilt.
-REPO_ROOT = Path(os.environ.get("VERISCHED_REPO") or Path(__file__).resolve().parents[3])
+# The root whose coq/ is loaded: VERISCHED_REPO, else this source checkout, else the
+# cache build of the sources a wheel ships (pybridge/library.py).
+REPO_ROOT = default_root()
 
 PROMPT_RE = re.compile(r"<prompt>(\S+) < (\d+) \|([^|]*)\| (\d+) < </prompt>")
 _INFO_RE = re.compile(r"</?(?:infomsg|warning)>")
@@ -173,6 +174,8 @@ class CoqSession:
         if exe is None:
             raise CoqNotFoundError(f"coqtop not found ({self.coqtop!r} is not on PATH): "
                                    + INSTALL_HINT)
+        if not library_vo(self.repo).exists():
+            ensure_built(self.repo)  # an installed package's first use: built once
         if not library_vo(self.repo).exists():
             raise LibraryNotBuiltError(
                 f"the Coq library is not built ({library_vo(self.repo)} is missing): "
