@@ -1,0 +1,34 @@
+(** * PolyBench's atax: [y := A^T (A x)].
+
+    PolyBench/C computes [tmp = A x] row by row and, in the same sweep, adds
+    [A[i][j] * tmp[i]] into [y[j]].  Written as gathers: [tmp] is a let, and
+    [y[j] = SUM i A[i][j] * tmp[i]] reads [A] down a column.
+
+    [atax_rows]: [reorder i j] in the second product puts the reduction
+    outside, so [y] accumulates one scaled row of [A] per [i]: both passes
+    read [A] row by row. *)
+
+From Coq Require Import ZArith List derive.Derive.
+From Verisched Require Import ATL.
+Import ListNotations.
+Open Scope Z_scope. Open Scope atl_scope.
+
+Section Atax.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (m n : Z).
+  Variable A : Z -> Z -> S.
+  Variable x : Z -> S.
+  Hypotheses (HA : shaped [m; n] A) (Hx : shaped [n] x).
+
+  Definition atax :=
+    tlet tmp := GEN [ r < m ] SUM [ c < n ] A _[r] _[c] * x _[c] in
+    GEN [ j < n ] SUM [ i < m ] A _[i] _[j] * tmp _[i].
+
+  Derive atax_rows SuchThat (atax = atax_rows) As atax_rows_correct.
+  Proof.
+    reschedule.
+    reorder i j.
+    check_safe.
+    done.
+  Qed.
+End Atax.

@@ -1,0 +1,41 @@
+(** * PolyBench's jacobi-2d, with its time loop in the program (issue 13).
+
+    PolyBench/C's jacobi-2d runs [T] time steps of a 5-point average with
+    weight [0.2] over the interior of an [n x n] grid, the boundary kept (two
+    arrays alternating; one step here is one half step).  [jacobi2d_fused]:
+    [unroll_time 2] then [inline v]: two steps in one pass over the grid, as
+    Jacobi1d.v does in 1-D. *)
+
+From Coq Require Import ZArith List derive.Derive.
+From Verisched Require Import ATL.
+Import ListNotations.
+Open Scope Z_scope. Open Scope atl_scope.
+
+Section Jacobi2d.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n T : Z).
+  Hypothesis HT : 0 <= T.
+  Variable A : Z -> Z -> S.
+  Hypothesis HA : shaped [n; n] A.
+
+  Definition jacobi2d :=
+    ITER [ T ] u := A in
+      GEN [ i < n ] GEN [ j < n ]
+        |[ (1 <=? i) && (i <? n - 1) && (1 <=? j) && (j <? n - 1) ]|
+          slit 1 5 * (u _[i] _[j] + u _[i] _[j - 1] + u _[i] _[j + 1]
+                      + u _[i + 1] _[j] + u _[i - 1] _[j])
+        <+> |[ i <? 1 ]| u _[i] _[j] <+> |[ n - 1 <=? i ]| u _[i] _[j]
+        <+> |[ (1 <=? i) && (i <? n - 1) && (j <? 1) ]| u _[i] _[j]
+        <+> |[ (1 <=? i) && (i <? n - 1) && (n - 1 <=? j) ]| u _[i] _[j].
+
+  Derive jacobi2d_fused SuchThat (jacobi2d = jacobi2d_fused) As jacobi2d_fused_correct.
+  Proof.
+    reschedule.
+    unroll_time 2.
+    inline v.
+    normalize.
+    simpl_guard.
+    check_safe.
+    done.
+  Qed.
+End Jacobi2d.
