@@ -1,0 +1,155 @@
+"""`search`: equality saturation for library idioms, certified by Coq.
+
+    program (a .v file's definition)
+      -> e-graph (egraph.py)  -- saturate: rules.py, step by step, within budget
+      -> extract (extract.py: LIAR's cost model)
+      -> certificate (certify.py: the path, replayed by Coq)
+      -> NAME_found.v (a derivation coqc accepts)
+
+Budgets: `steps` saturation steps, `nodes` e-nodes and `timeout` seconds.  A
+budget reached stops the saturation cleanly; the best program of the e-graph
+as it is then is extracted and certified like any other (`SearchResult.stopped`
+says which budget).  egglog runs one step at a time so that the budget is
+checked between steps (a step itself is not interrupted: its time is the
+granularity of the timeout).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from egglog import EGraph, ruleset
+
+import verisched.targets.blas  # noqa: F401 - registers the BLAS specifications
+from verisched.pybridge import terms as A
+from verisched.pybridge.coqterm import pretty
+from verisched.pybridge.instrs import registered
+from verisched.schedule.dsl import Program
+
+from . import egraph as E
+from .certify import Step, find_path, replay
+from .extract import liar_cost
+from .kernel_file import load_program
+from .rules import egglog_rules, idiom_rule
+
+IDIOM_FAMILIES = ("blas",)
+
+
+class SearchArgumentError(ValueError):
+    """A bad argument (unknown idiom family, nonpositive budget)."""
+
+
+@dataclass
+class SearchResult:
+    """What a search found and how: the program, the calls in it, the saturation
+    steps run, the e-graph's size (e-nodes) at the end, the time, the certificate
+    (its steps) and the file Coq accepted (None when `certify=False`)."""
+
+    name: str
+    original: A.Expr
+    found: A.Expr
+    cost: float
+    original_cost: float
+    steps: int
+    enodes: int
+    seconds: float
+    stopped: str | None
+    certificate: list[Step] = field(default_factory=list)
+    path: Path | None = None
+    saturated: bool = False
+
+    @property
+    def idioms(self) -> dict[str, int]:
+        """Calls of the found program by name, with their counts."""
+        out: dict[str, int] = {}
+        for x in A.walk(self.found):
+            if isinstance(x, A.Instr):
+                out[x.name] = out.get(x.name, 0) + 1
+        return dict(sorted(out.items()))
+
+    def summary(self) -> str:
+        calls = " + ".join(f"{k} x {n}" for n, k in self.idioms.items()) or "no idiom"
+        stop = f", stopped: {self.stopped}" if self.stopped else ""
+        return (f"{self.name}: {calls}; {self.steps} saturation steps, {self.enodes} e-nodes, "
+                f"{self.seconds:.2f} s{stop}; cost {self.original_cost:.0f} -> {self.cost:.0f}")
+
+
+def _enodes(g: EGraph) -> int:
+    # the terms of the encoding only (the side-condition relations are not e-nodes)
+    return sum(n for fn, n in g.all_function_sizes()
+               if getattr(fn, "__qualname__", "").split(".")[0] in ("T", "Ix"))
+
+
+def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
+             nodes: int = 200_000, timeout: float = 60.0,
+             progress: Callable[[str], None] | None = None) -> SearchResult:
+    """Grow the e-graph of `program` and extract the best program (no certificate)."""
+    if idioms not in IDIOM_FAMILIES:
+        raise SearchArgumentError(f"unknown idiom family {idioms!r} (known: "
+                                  f"{', '.join(IDIOM_FAMILIES)})")
+    if steps < 0 or nodes <= 0 or timeout <= 0:
+        raise SearchArgumentError("steps must be >= 0, nodes and timeout > 0")
+    start = time.monotonic()
+    g = EGraph()
+    root = g.let("root", E.to_egg(program.expr))
+    binders = {b for x in A.walk(program.expr) if (b := A.binder(x)) is not None}
+    E.seed(g, binders, program.sizes)
+    specs = [s for s in registered().values() if s.family == idioms]
+    rules = ruleset(*egglog_rules(), *[idiom_rule(s) for s in specs])  # type: ignore[arg-type]
+    _, original_cost = g.extract(root, include_cost=True, cost_model=liar_cost)
+    stopped: str | None = None
+    done = 0
+    saturated = False
+    for k in range(1, steps + 1):
+        g.run(E.SIDE_RULES.saturate())
+        report = g.run(rules)
+        done = k
+        size = _enodes(g)
+        elapsed = time.monotonic() - start
+        if progress:
+            progress(f"{program.name}: step {k}: {size} e-nodes, {elapsed:.2f} s")
+        if not report.updated:
+            saturated = True
+            break
+        if size > nodes:
+            stopped = f"node budget ({size} e-nodes > {nodes})"
+            break
+        if elapsed > timeout:
+            stopped = f"time budget ({elapsed:.1f} s > {timeout} s)"
+            break
+    g.run(E.SIDE_RULES.saturate())
+    term, cost = g.extract(root, include_cost=True, cost_model=liar_cost)
+    found = E.from_egg(term)
+    return SearchResult(program.name, program.expr, found, cost[0], original_cost[0], done,
+                        _enodes(g), time.monotonic() - start, stopped, saturated=saturated)
+
+
+def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10,
+           nodes: int = 200_000, timeout: float = 60.0, out: str | Path | None = None,
+           certify: bool = True, progress: Callable[[str], None] | None = None
+           ) -> SearchResult:
+    """Search program `name` of the `.v` file at `path` for `idioms` calls and, with
+    `certify`, write `NAME_found.v` (into `out`, a directory, default the file's),
+    the derivation from the program to the found one that Coq has just checked.
+    Raises CertificateError (certify.py) if no certificate is found or Coq refuses
+    one."""
+    program = load_program(path, name)
+    result = saturate(program, idioms=idioms, steps=steps, nodes=nodes, timeout=timeout,
+                      progress=progress)
+    if progress:
+        progress(f"{name}: found {pretty(result.found)}")
+    if not certify:
+        return result
+    result.certificate = find_path(program.expr, result.found)
+    sched = replay(program, result.found, result.certificate, progress=progress)
+    try:
+        target = Path(out) if out is not None else Path(path).parent
+        target.mkdir(parents=True, exist_ok=True)
+        result.path = sched.save(target / f"{name}_found.v")
+    finally:
+        sched.close()
+    result.seconds = result.seconds  # saturation time; the certificate's is not counted
+    return result

@@ -1,0 +1,153 @@
+"""The certificate: Coq re-derives the program the e-graph found.
+
+egglog gives no explanation of why two terms share an e-class (its proof
+mode is not exposed by the Python bindings), so the path is found again, here,
+by a breadth-first search over the *same* rules (rules.py: each rule's Python
+rewrite is the one its egglog rewrite performs) from the original program to
+the extracted one, applying only idiom rewrites whose call occurs in the
+extracted program.  Each rewrite on the path becomes the Coq steps of its rule
+at its site (`at (pattern)`: the subterm, with the variables bound around it as
+holes), and a live Coq session replays them (schedule/state.py).  Coq decides:
+a refused step raises `CertificateRefused` naming the step and its rule, and
+a replay that ends on a program other than the extracted one (up to the names
+of bound variables) is refused too.  Neither egglog nor this search is trusted.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+
+from verisched.pybridge import terms as A
+from verisched.pybridge.coqterm import to_coq
+from verisched.pybridge.instrs import alpha_equal, spec_of
+from verisched.schedule import DirectiveRefused, Schedule
+from verisched.schedule.dsl import Program
+
+from .rules import RULES, match_spec
+
+Path = tuple[int, ...]
+
+
+class CertificateError(RuntimeError):
+    """No certificate: no path was found, or Coq refused a step."""
+
+
+class CertificateRefused(CertificateError):
+    """Coq refused a step of the certificate: a bug in a rule (its side condition or
+    its Coq steps), never a property of the program."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One rewrite of the path: `rule` (a structural rule or an idiom's name) at the
+    node at `path`, whose enclosing binders are `bound`; `coq` its Coq sentences."""
+
+    rule: str
+    path: Path
+    coq: tuple[str, ...]
+
+
+def _positions(e: A.Expr, path: Path = (), bound: frozenset[str] = frozenset()
+               ) -> Iterator[tuple[Path, A.Expr, frozenset[str]]]:
+    yield path, e, bound
+    var = A.binder(e)
+    kids = A.children(e)
+    for k, c in enumerate(kids):
+        if A.is_idx(c):
+            continue
+        inner = bound | {var} if var is not None and k == len(kids) - 1 else bound
+        yield from _positions(c, path + (k,), inner)  # type: ignore[arg-type]
+
+
+def _replace_at(e: A.Expr, path: Path, new: A.Expr) -> A.Expr:
+    if not path:
+        return new
+    k = path[0]
+    kids = A.children(e)
+    child = _replace_at(kids[k], path[1:], new)  # type: ignore[arg-type]
+    if isinstance(e, A.Instr):
+        return A.Instr(e.name, kids[:k] + (child,) + kids[k + 1:])
+    field = A._CHILD_FIELDS[type(e)][k]  # noqa: SLF001 - the field order is the AST's
+    return replace(e, **{field: child})
+
+
+def site_pattern(node: A.Expr, bound: frozenset[str]) -> str:
+    """The node as a Coq pattern: the variables bound around it become holes."""
+    holes = {b: A.Var("_") for b in bound}
+    ix = {b: A.IVar("_") for b in bound}
+    return to_coq(A.subst(node, holes, ix))  # type: ignore[arg-type]
+
+
+def _calls(e: A.Expr) -> set[A.Instr]:
+    return {x for x in A.walk(e) if isinstance(x, A.Instr)}  # type: ignore[misc]
+
+
+def _neighbours(e: A.Expr, idioms: list[str]
+                ) -> Iterator[tuple[Step, A.Expr]]:
+    for path, node, bound in _positions(e):
+        def pat(n: A.Expr, extra: frozenset[str] = frozenset(), b: frozenset[str] = bound
+                ) -> str:
+            return site_pattern(n, b | extra)
+        for r in RULES:
+            new = r.apply(node)
+            if new is not None:
+                yield Step(r.name, path, tuple(r.coq_steps(pat, node))), _replace_at(e, path, new)
+        for name in idioms:
+            call = match_spec(spec_of(name), node)
+            if call is not None:
+                step = Step(name, path, (f"use_instr {name} at ({pat(node)}).",))
+                yield step, _replace_at(e, path, call)
+
+
+def find_path(original: A.Expr, found: A.Expr, *, limit: int = 20000) -> list[Step]:
+    """The rewrites from `original` to `found` (breadth-first, so a shortest path),
+    or CertificateError when none is found within `limit` programs."""
+    if alpha_equal(original, found):
+        return []
+    wanted = _calls(found)
+    idioms = sorted({c.name for c in wanted})
+    seen = {original}
+    queue: deque[tuple[A.Expr, list[Step]]] = deque([(original, [])])
+    while queue:
+        e, steps = queue.popleft()
+        for step, new in _neighbours(e, idioms):
+            if new in seen or not _calls(new) <= wanted:
+                continue
+            if alpha_equal(new, found):
+                return steps + [step]
+            seen.add(new)
+            if len(seen) > limit:
+                raise CertificateError(
+                    f"no rewrite path to the found program within {limit} programs")
+            queue.append((new, steps + [step]))
+    raise CertificateError("the found program is not reachable by the rules' rewrites "
+                           "(an e-class joined by a rule used right to left?)")
+
+
+def replay(program: Program, found: A.Expr, path: list[Step], *,
+           progress: Callable[[str], None] | None = None, timeout: float = 120.0
+           ) -> Schedule:
+    """Coq replays the certificate; returns the schedule at its end (check_safe and
+    `done` are added by `Schedule.save`)."""
+    s = Schedule.of(program, timeout=timeout)
+    try:
+        for k, step in enumerate(path, 1):
+            for sentence in step.coq:
+                if progress:
+                    progress(f"certificate step {k}/{len(path)} ({step.rule}): {sentence}")
+                try:
+                    s = s.apply(sentence)
+                except DirectiveRefused as exc:
+                    raise CertificateRefused(
+                        f"Coq refused step {k} (rule {step.rule}): {sentence}\n{exc}") from exc
+        got = s.program
+        if got is None or not alpha_equal(got, found):
+            raise CertificateRefused(
+                "Coq's program after the certificate is not the found one:\n"
+                f"  Coq:   {s.text}\n  found: {to_coq(found)}")
+    except BaseException:
+        s.close()
+        raise
+    return s

@@ -1,0 +1,235 @@
+"""The rewrite rules of the search, each justified by a Coq lemma or directive.
+
+A rule exists three times, kept together here so they cannot drift apart:
+- as egglog rewrites (`egglog_rules`), which grow the e-graph;
+- as a Python rewrite at the root of an AST (`Rule.apply`), which the
+  certificate (certify.py) uses to find, from the original program, the
+  sequence of rewrites that reaches the extracted one;
+- as the Coq steps that perform that rewrite at one site (`Rule.coq_steps`),
+  which Coq replays: egglog and the Python search are never trusted.
+
+`Rule.lemmas` names the Coq lemmas each step rests on, with the direction the
+rule uses them in (tests/test_search.py checks that each exists and that its
+statement has the rule's left-hand side on the side the rule rewrites from).
+A rule without a lemma or directive is not allowed.
+
+Idiom rules (one per BLAS specification of coq/Targets/Blas.v) turn a subterm
+that is the specification's body into the call; `use_instr` is their
+justification (checked by conversion).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from egglog import String, rewrite, vars_
+
+from verisched.pybridge import terms as A
+from verisched.pybridge.instrs import INDEX, InstrSpec
+
+from .egraph import Ix, T, free_of, ix_free_of, ix_to_egg
+
+
+Pattern = Callable[..., str]
+
+
+@dataclass(frozen=True)
+class LemmaUse:
+    """A Coq lemma a rule rests on: `forward` when the rule rewrites its left-hand side
+    into its right-hand side; `lhs_head` is the head constant (after binders) of the
+    side the rule rewrites from, which the test checks in the lemma's statement."""
+
+    name: str
+    forward: bool
+    lhs_head: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    doc: str
+    lemmas: tuple[LemmaUse, ...]
+    directive: str | None
+    apply: Callable[[A.Expr], A.Expr | None]
+    # (site pattern of a node below the site, given the binders between, the node)
+    # -> Coq sentences
+    coq_steps: Callable[[Pattern, A.Expr], list[str]]
+
+
+# -- gen_split: GEN i (a + b) = GEN i a <+> GEN i b -----------------------------------
+
+def _gen_split(e: A.Expr) -> A.Expr | None:
+    if isinstance(e, A.Gen) and (isinstance(e.body, A.TAdd)
+                                 or isinstance(e.body, A.SBin) and e.body.op == "+"):
+        left, right = e.body.left, e.body.right
+        return A.TAdd(A.Gen(e.var, e.lo, e.hi, left), A.Gen(e.var, e.lo, e.hi, right))
+    return None
+
+
+def _gen_split_steps(pat: Pattern, e: A.Expr) -> list[str]:
+    assert isinstance(e, A.Gen)
+    steps = []
+    body = e.body
+    if isinstance(body, A.SBin):
+        # the scalar + is the tensor <+> at rank 0 (sadd_tadd), then split_tadd
+        steps.append(f"rw sadd_tadd at ({pat(body, frozenset({e.var}))}).")
+        body = A.TAdd(body.left, body.right)
+    steps.append(f"split_tadd at ({pat(A.Gen(e.var, e.lo, e.hi, body))}).")
+    return steps
+
+
+# -- swap_sum: GEN i SUM k f = SUM k GEN i f --------------------------------------------
+
+def _swap_sum(e: A.Expr) -> A.Expr | None:
+    if isinstance(e, A.Gen) and isinstance(e.body, A.Sum):
+        s = e.body
+        bound = A.idx_free_vars(s.lo) | A.idx_free_vars(s.hi)
+        if e.var in bound or s.var == e.var:
+            return None
+        return A.Sum(s.var, s.lo, s.hi, A.Gen(e.var, e.lo, e.hi, s.body))
+    return None
+
+
+def _swap_sum_steps(pat: Pattern, e: A.Expr) -> list[str]:
+    return [f"swap_sum at ({pat(e)})."]
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("gen_split",
+         "a generation of a sum is the sum of two generations",
+         (LemmaUse("sadd_tadd", True, "sadd"), LemmaUse("tadd_gen", False, "genr")),
+         "split_tadd", _gen_split, _gen_split_steps),
+    Rule("swap_sum",
+         "a generation of a reduction is a reduction of generations (extents independent)",
+         (LemmaUse("gen_sum_swap", True, "genr"),),
+         "swap_sum", _swap_sum, _swap_sum_steps),
+)
+
+
+def egglog_rules() -> list[object]:
+    """The structural rules as egglog rewrites (the idioms: `idiom_rules`)."""
+    v, k, op = vars_("v k op", String)
+    lo, hi, lo2, hi2 = vars_("lo hi lo2 hi2", Ix)
+    a, b, f = vars_("a b f", T)
+    return [
+        rewrite(T.gen(v, lo, hi, T.sbin("+", a, b))).to(
+            T.tadd(T.gen(v, lo, hi, a), T.gen(v, lo, hi, b))),
+        rewrite(T.gen(v, lo, hi, T.tadd(a, b))).to(
+            T.tadd(T.gen(v, lo, hi, a), T.gen(v, lo, hi, b))),
+        rewrite(T.gen(v, lo, hi, T.sum(k, lo2, hi2, f))).to(
+            T.sum(k, lo2, hi2, T.gen(v, lo, hi, f)),
+            v != k, ix_free_of(lo2, v), ix_free_of(hi2, v)),
+    ]
+
+
+# -- idioms --------------------------------------------------------------------------------
+
+def idiom_rule(spec: InstrSpec) -> object:
+    """`spec.body` (binders as pattern variables, parameters as pattern variables) ->
+    the call, when no argument mentions a binder of the body (free_of)."""
+    binders: dict[str, object] = {}
+    params: dict[str, object] = {}
+    idx_params = {p.name for p in spec.params if p.kind == INDEX}
+    conds: list[object] = []
+
+    def ix(i: A.Idx) -> object:
+        if isinstance(i, A.IVar):
+            if i.name in binders:
+                return Ix.var(binders[i.name])  # type: ignore[arg-type]
+            if i.name in idx_params:
+                if i.name not in params:
+                    (params[i.name],) = vars_(f"p_{i.name}", Ix)
+                return params[i.name]
+        if isinstance(i, A.IConst):
+            return Ix.const(i.value)
+        if isinstance(i, A.IBin):
+            return Ix.bin(i.op, ix(i.left), ix(i.right))  # type: ignore[arg-type]
+        raise ValueError(f"idiom {spec.name}: unsupported index {i!r}")
+
+    def pat(e: A.Expr) -> object:
+        if isinstance(e, A.Var):
+            if e.name not in params:
+                (params[e.name],) = vars_(f"p_{e.name}", T)
+            return params[e.name]
+        if isinstance(e, (A.Gen, A.Sum)):
+            (bv,) = vars_(f"b_{e.var}", String)
+            binders[e.var] = bv
+            ctor = T.gen if isinstance(e, A.Gen) else T.sum
+            return ctor(bv, ix(e.lo), ix(e.hi), pat(e.body))  # type: ignore[arg-type]
+        if isinstance(e, A.Get):
+            return T.get(pat(e.tensor), ix(e.index))  # type: ignore[arg-type]
+        if isinstance(e, A.SBin):
+            return T.sbin(e.op, pat(e.left), pat(e.right))  # type: ignore[arg-type]
+        if isinstance(e, A.TAdd):
+            return T.tadd(pat(e.left), pat(e.right))  # type: ignore[arg-type]
+        raise ValueError(f"idiom {spec.name}: unsupported construct {type(e).__name__}")
+
+    lhs = pat(spec.body)
+    names = list(binders.values())
+    for x in range(len(names)):
+        for y in range(x + 1, len(names)):
+            conds.append(names[x] != names[y])  # type: ignore[operator]
+    for p in spec.params:
+        for b in names:
+            if p.kind == INDEX:
+                conds.append(ix_free_of(params[p.name], b))  # type: ignore[arg-type]
+            else:
+                conds.append(free_of(params[p.name], b))  # type: ignore[arg-type]
+    args = T.nil()
+    for p in reversed(spec.params):
+        x = params[p.name]
+        args = T.cons(T.ixarg(x) if p.kind == INDEX else x, args)  # type: ignore[arg-type]
+    return rewrite(lhs).to(T.call(spec.name, args), *conds)  # type: ignore[arg-type]
+
+
+def match_spec(spec: InstrSpec, e: A.Expr) -> A.Instr | None:
+    """The call `e` is, if `e` is `spec`'s body for some arguments that mention none of
+    the body's binders (the Python side of `idiom_rule`)."""
+    env: dict[str, object] = {}
+    ren: dict[str, str] = {}
+    pnames = {p.name for p in spec.params}
+
+    def m_ix(p: A.Idx, t: A.Idx) -> bool:
+        if isinstance(p, A.IVar) and p.name in ren:
+            return isinstance(t, A.IVar) and t.name == ren[p.name]
+        if isinstance(p, A.IVar) and p.name in pnames:
+            if A.idx_free_vars(t) & set(ren.values()):
+                return False
+            return env.setdefault(p.name, t) == t
+        if isinstance(p, A.IBin):
+            return (isinstance(t, A.IBin) and t.op == p.op and m_ix(p.left, t.left)
+                    and m_ix(p.right, t.right))
+        return p == t
+
+    def m(p: A.Expr, t: A.Expr) -> bool:
+        if isinstance(p, A.Var) and p.name in pnames:
+            if A.free_vars(t) & set(ren.values()):
+                return False
+            return env.setdefault(p.name, t) == t
+        if isinstance(p, (A.Gen, A.Sum)):
+            if type(t) is not type(p) or t.var in ren.values():  # type: ignore[union-attr]
+                return False
+            if not (m_ix(p.lo, t.lo) and m_ix(p.hi, t.hi)):  # type: ignore[union-attr]
+                return False
+            ren[p.var] = t.var  # type: ignore[union-attr]
+            return m(p.body, t.body)  # type: ignore[union-attr]
+        if isinstance(p, A.Get):
+            return isinstance(t, A.Get) and m(p.tensor, t.tensor) and m_ix(p.index, t.index)
+        if isinstance(p, (A.SBin, A.TAdd)):
+            return (type(t) is type(p) and getattr(p, "op", None) == getattr(t, "op", None)
+                    and m(p.left, t.left) and m(p.right, t.right))  # type: ignore[union-attr]
+        return p == t
+
+    if not m(spec.body, e):
+        return None
+    return A.Instr(spec.name, tuple(env[p.name] for p in spec.params))  # type: ignore[misc]
+
+
+# LIAR's cost model (its Listing 7): a library call costs a discounted amount per
+# element it touches; loops cost per iteration (search/extract.py).
+CALL_COST = {
+    "blas_dot": 0.8, "blas_axpy": 0.8, "blas_fill": 0.8,
+    "blas_gemv": 0.7, "blas_gemvT": 0.7, "blas_gemv_scaled": 0.7, "blas_gemvT_scaled": 0.7,
+    "blas_gemm": 0.6, "blas_gemm_scaled": 0.6, "blas_transpose": 0.9,
+}
