@@ -16,6 +16,8 @@ granularity of the timeout).
 
 from __future__ import annotations
 
+import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,12 +27,14 @@ from egglog import EGraph, ruleset
 
 import verisched.targets.blas  # noqa: F401 - registers the BLAS specifications
 from verisched.pybridge import terms as A
-from verisched.pybridge.coqterm import pretty
+from verisched.pybridge.coqterm import pretty, to_coq
+from verisched.pybridge.derivation import write_text_atomic
 from verisched.pybridge.instrs import registered
+from verisched.pybridge.session import REPO_ROOT
 from verisched.schedule.dsl import Program
 
 from . import egraph as E
-from .certify import Step, find_path, replay
+from .certify import CertificateRefused, Step, find_path, replay
 from .extract import liar_cost
 from .kernel_file import load_program
 from .rules import egglog_rules, idiom_rule
@@ -80,7 +84,7 @@ class SearchResult:
 def _enodes(g: EGraph) -> int:
     # the terms of the encoding only (the side-condition relations are not e-nodes)
     return sum(n for fn, n in g.all_function_sizes()
-               if getattr(fn, "__qualname__", "").split(".")[0] in ("T", "Ix"))
+               if repr(fn).split(".")[0] in ("T", "Ix"))
 
 
 def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
@@ -148,8 +152,37 @@ def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10
     try:
         target = Path(out) if out is not None else Path(path).parent
         target.mkdir(parents=True, exist_ok=True)
-        result.path = sched.save(target / f"{name}_found.v")
+        text = state_found(sched.to_coq(), name, result.found)
+        result.path = write_text_atomic(target / f"{name}_found.v", text)
     finally:
         sched.close()
-    result.seconds = result.seconds  # saturation time; the certificate's is not counted
+    if progress:
+        progress(f"{name}: coqc {result.path}")
+    check_file(result.path)
     return result
+
+
+def state_found(text: str, name: str, found: A.Expr) -> str:
+    """The derivation's file with the found program stated and proved to be the derived
+    one (`same_program`: call for call, loop for loop), as every example states its
+    result."""
+    end = f"End {name}_schedule."
+    lemma = (f"  Lemma {name}_found_program : {name}_scheduled =\n"
+             f"    {to_coq(found)}.\n  Proof. same_program. Qed.\n")
+    return text.replace(end, lemma + end)
+
+
+def check_file(path: Path) -> None:
+    """coqc on the written file (the artifact a user keeps is checked, not only the
+    live session's replay)."""
+    try:
+        with tempfile.TemporaryDirectory() as tmp:   # its .vo and .glob go there
+            copy = Path(tmp) / path.name
+            copy.write_text(path.read_text())
+            r = subprocess.run(["coqc", "-Q", str(REPO_ROOT / "coq"), "Verisched", "-w",
+                                "-notation-overridden", copy.name], cwd=tmp,
+                               capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CertificateRefused(f"coqc could not check {path}: {exc}") from exc
+    if r.returncode != 0:
+        raise CertificateRefused(f"coqc refused {path}:\n{r.stdout}{r.stderr}")

@@ -129,8 +129,9 @@ def find_path(original: A.Expr, found: A.Expr, *, limit: int = 20000) -> list[St
 def replay(program: Program, found: A.Expr, path: list[Step], *,
            progress: Callable[[str], None] | None = None, timeout: float = 120.0
            ) -> Schedule:
-    """Coq replays the certificate; returns the schedule at its end (check_safe and
-    `done` are added by `Schedule.save`)."""
+    """Coq replays the certificate, compares its program with `found`, proves the
+    accesses in bounds (check_safe) and closes the derivation; returns the schedule
+    at its end (`save` writes it)."""
     s = Schedule.of(program, timeout=timeout)
     try:
         for k, step in enumerate(path, 1):
@@ -147,6 +148,16 @@ def replay(program: Program, found: A.Expr, path: list[Step], *,
             raise CertificateRefused(
                 "Coq's program after the certificate is not the found one:\n"
                 f"  Coq:   {s.text}\n  found: {to_coq(found)}")
+        # Ended here, not by Schedule's default ending: `normalize` (which the C
+        # lowering wants) would eta-expand the calls' arguments, and the file is to
+        # derive the program found, call for call.
+        if progress:
+            progress("check_safe: every access of the found program in bounds")
+        for sentence in ("check_safe.", "done."):
+            try:
+                s = s.apply(sentence)
+            except DirectiveRefused as exc:
+                raise CertificateRefused(f"Coq refused {sentence} {exc}") from exc
     except BaseException:
         s.close()
         raise

@@ -28,8 +28,7 @@ from egglog import String, rewrite, vars_
 from verisched.pybridge import terms as A
 from verisched.pybridge.instrs import INDEX, InstrSpec
 
-from .egraph import Ix, T, free_of, ix_free_of, ix_to_egg
-
+from .egraph import Ix, T, free_of, ix_free_of
 
 Pattern = Callable[..., str]
 
