@@ -170,3 +170,32 @@ def test_user_mistakes_are_messages(tmp_path: Path, capsys: pytest.CaptureFixtur
     bad.write_text("Variables (n : Z).\nDefinition p := GEN [ i < n ] q _[ i ].\n")
     with pytest.raises(KernelFileError, match="mentions q"):
         load_program(bad, "p")
+
+
+@requires_coq
+def test_a_step_coq_refuses_is_reported_with_its_rule(monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    """A rule whose Coq steps are wrong (here: gen_split without the sadd_tadd step, so
+    split_tadd meets a scalar +, not <+>) is a bug the search reports, never hides."""
+    from dataclasses import replace
+
+    from verisched.search import CertificateRefused, certify
+
+    broken = tuple(replace(r, coq_steps=lambda pat, e: [f"split_tadd at ({pat(e)})."])
+                   if r.name == "gen_split" else r for r in RULES)
+    monkeypatch.setattr(certify, "RULES", broken)
+    with pytest.raises(CertificateRefused, match=r"step 1 \(rule gen_split\)"):
+        search(KERNELS, "gesummv", out=tmp_path)
+    assert not (tmp_path / "gesummv_found.v").exists()
+
+
+@requires_coq
+def test_cli_prints_what_it_found(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from verisched.cli import main
+    assert main(["search", str(KERNELS), "--program", "atax", "--out", str(tmp_path),
+                 "--steps", "5", "--timeout", "30"]) == 0
+    captured = capsys.readouterr()
+    for text in ("blas_gemv m n A x", "blas_gemvT m n A tmp", "saturation steps: 2",
+                 "e-nodes", "time:", "accepted by Coq"):
+        assert text in captured.out, captured.out
+    assert "atax: step 1:" in captured.err  # progress on stderr

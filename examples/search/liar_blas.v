@@ -2,7 +2,7 @@
    definitions and the LIAR paper's descriptions, as ATL programs for
    `verisched search`.  Each is a plain definition over symbolic sizes; the search
    reads the sizes and inputs from the Variables below and infers each input's
-   shape from the loops that index it.
+   shape from the loops that index it, unless a `shaped` hypothesis states it.
    Single-output ATL: where PolyBench updates several arrays, the program is the
    last one (gemver: w) or the concatenation (mvt: x1 and x2).
    coqc checks that every definition is well typed. *)
@@ -70,3 +70,25 @@ Section Liar.
     GEN [ r < nr ] GEN [ q < nq ] GEN [ p < np ]
       SUM [ s < np ] A3 _[ r ] _[ q ] _[ s ] * C4 _[ s ] _[ p ].
 End Liar.
+
+(* LIAR's stencils, for which the search finds no idiom yet (docs/search.md: LIAR finds
+   a gemv with a filled weight vector by folding the shifted reads into a sum, a rule we
+   do not have).  jacobi-1d: one sweep of PolyBench's time loop, written from 0 (B[i]
+   for PolyBench's i = 1 .. n-2).  blur1d and stencil2d from LIAR's descriptions. *)
+Section Stencils.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n m : Z).
+  Variables (third : S).
+  Variables (a : Z -> S).
+  Variables (img : Z -> Z -> S).
+  Hypothesis Hshape_a : shaped [n + 2] a.
+  Hypothesis Hshape_img : shaped [n + 2; m + 2] img.
+  Definition jacobi1d :=
+    GEN [ i < n ] third * (a _[ i ] + a _[ i + 1 ] + a _[ i + 2 ]).
+  Definition blur1d :=
+    GEN [ i < n ] (a _[ i ] + a _[ i + 1 ] + a _[ i + 2 ]) * third.
+  Definition stencil2d :=
+    GEN [ i < n ] GEN [ j < m ]
+      img _[ i ] _[ j + 1 ] + img _[ i + 1 ] _[ j ] + img _[ i + 1 ] _[ j + 1 ]
+      + img _[ i + 1 ] _[ j + 2 ] + img _[ i + 2 ] _[ j + 1 ].
+End Stencils.

@@ -3,8 +3,9 @@
 The file declares sizes (`Variables (n m : Z).`), inputs (`Variables (A B : Z
 -> Z -> S).`, scalars `Variable alpha : S.`) and programs (`Definition NAME :=
 TERM.`), as examples/search/liar_blas.v does.  The program's inputs are the
-declared tensors its term mentions; each input's shape is inferred from the
-loops that index it (PolyBench's array declarations say the same thing), and
+declared tensors its term mentions; each input's shape is given by a `shaped`
+hypothesis (`Hypothesis H : shaped [n + 2] a.`) or else inferred from the loops
+that index it (PolyBench's array declarations say the same thing), and
 stated as the derivation's `shaped` hypothesis, so Coq's `check_safe` proves
 the found program's accesses in bounds under it.  Coq itself checks that the
 file's definitions are well typed (coqc on the file); this reader only needs
@@ -17,7 +18,7 @@ import re
 from pathlib import Path
 
 from verisched.pybridge import terms as A
-from verisched.pybridge.coqterm import parse_program
+from verisched.pybridge.coqterm import parse_index, parse_program
 from verisched.pybridge.errors import TermParseError
 from verisched.schedule.dsl import Program
 
@@ -28,6 +29,7 @@ class KernelFileError(ValueError):
 
 _COMMENT = re.compile(r"\(\*.*?\*\)", re.S)
 _VARS = re.compile(r"\bVariables?\s+(\(([^)]*)\)|([^.:]+?)\s*:\s*([^.]+))\.", re.S)
+_SHAPED = re.compile(r"\bHypothesis\s+[\w']+\s*:\s*shaped\s*\[([^\]]*)\]\s*([\w']+)\s*\.")
 _DEF = re.compile(r"\bDefinition\s+([A-Za-z_][\w']*)\s*:=(.*?)\.\s*(?=\n|$)", re.S)
 
 
@@ -106,6 +108,13 @@ def load_program(path: str | Path, name: str) -> Program:
         raise KernelFileError(f"{name} mentions {', '.join(unknown)}, which the file does "
                               "not declare as a size (Z) or an input (Z -> ... -> S)")
     shapes = _infer_shapes(expr, tensors)
+    for m in _SHAPED.finditer(_COMMENT.sub(" ", p.read_text())):
+        if m.group(2) in tensors:
+            try:
+                shapes[m.group(2)] = [parse_index(d) for d in m.group(1).split(";")]
+            except TermParseError as exc:
+                raise KernelFileError(f"{p}: cannot read the shape of {m.group(2)}: "
+                                      f"{exc}") from exc
     inputs = []
     for t in sorted(free & set(tensors)):
         shape = shapes.get(t, [])
