@@ -5,12 +5,16 @@ mode is not exposed by the Python bindings), so the path is found again, here,
 by a breadth-first search over the *same* rules (rules.py: each rule's Python
 rewrite is the one its egglog rewrite performs) from the original program to
 the extracted one, applying only idiom rewrites whose call occurs in the
-extracted program.  Each rewrite on the path becomes the Coq steps of its rule
-at its site (`at (pattern)`: the subterm, with the variables bound around it as
-holes), and a live Coq session replays them (schedule/state.py).  Coq decides:
-a refused step raises `CertificateRefused` naming the step and its rule, and
-a replay that ends on a program other than the extracted one (up to the names
-of bound variables) is refused too.  Neither egglog nor this search is trusted.
+extracted program.  Commutativity is searched modulo: programs are compared
+with the operands of *, + and <+> in a canonical order, the idiom matcher
+tries both orders, and the swaps a match or the final program needs become
+`rw smul_comm'`/`sadd_comm`/`tadd_comm_t` steps.  Each rewrite on the path
+becomes the Coq steps of its rule at its site (`at (pattern)`: the subterm,
+with the variables bound around it as holes), and a live Coq session replays
+them (schedule/state.py).  Coq decides: a refused step raises
+`CertificateRefused` naming the step and its rule, and a replay that ends on a
+program other than the extracted one (up to the names of bound variables) is
+refused too.  Neither egglog nor this search is trusted.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from verisched.pybridge.instrs import alpha_equal, spec_of
 from verisched.schedule import DirectiveRefused, Schedule
 from verisched.schedule.dsl import Program
 
-from .rules import RULES, match_spec
+from .rules import COMM, RULES, match_spec
 
 Path = tuple[int, ...]
 
@@ -80,6 +84,64 @@ def site_pattern(node: A.Expr, bound: frozenset[str]) -> str:
     return to_coq(A.subst(node, holes, ix))  # type: ignore[arg-type]
 
 
+def _node_at(e: A.Expr, path: Path) -> tuple[A.Expr, frozenset[str]]:
+    bound: frozenset[str] = frozenset()
+    for k in path:
+        var = A.binder(e)
+        kids = A.children(e)
+        if var is not None and k == len(kids) - 1:
+            bound = bound | {var}
+        e = kids[k]  # type: ignore[assignment]
+    return e, bound
+
+
+def _swap_at(e: A.Expr, path: Path) -> tuple[A.Expr, list[str]]:
+    """`e` with the operands at `path` swapped, and the Coq step that does it."""
+    node, bound = _node_at(e, path)
+    new = COMM.apply(node)
+    assert new is not None, f"no commutative node at {path}"
+    steps = COMM.coq_steps(lambda n, extra=frozenset(): site_pattern(n, bound | extra), node)
+    return _replace_at(e, path, new), steps
+
+
+def _key(e: A.Expr) -> str:
+    return repr(e)
+
+
+def canonical(e: A.Expr) -> A.Expr:
+    """`e` with the operands of every *, + and <+> in a fixed order (the programs the
+    path search identifies: commutativity is searched modulo)."""
+    e = A.rebuild(e, lambda c: c if A.is_idx(c) else canonical(c))  # type: ignore[arg-type]
+    if (isinstance(e, A.SBin) and e.op in ("+", "*") or isinstance(e, A.TAdd)) and \
+            _key(e.right) < _key(e.left):  # type: ignore[union-attr]
+        return COMM.apply(e)  # type: ignore[return-value]
+    return e
+
+
+def _orient(e: A.Expr, want: A.Expr, path: Path = ()) -> list[Path]:
+    """The nodes of `e` (equal to `want` up to commutativity) whose operands must be
+    swapped to make it `want`, deepest first."""
+    if type(e) is not type(want):
+        return []
+    kids, wkids = A.children(e), A.children(want)
+    if isinstance(e, (A.SBin, A.TAdd)) and canonical(e.left) != canonical(want.left):  # type: ignore[union-attr]
+        out = _orient(e.left, want.right, path + (0,)) + _orient(e.right, want.left, path + (1,))  # type: ignore[union-attr]
+        return out + [path]
+    out: list[Path] = []
+    for k, (c, w) in enumerate(zip(kids, wkids, strict=True)):
+        if not A.is_idx(c):
+            out += _orient(c, w, path + (k,))  # type: ignore[arg-type]
+    return out
+
+
+def _fix_orientation(e: A.Expr, found: A.Expr) -> tuple[A.Expr, Step | None]:
+    coq: list[str] = []
+    for p in sorted(_orient(e, found), key=len, reverse=True):
+        e, steps = _swap_at(e, p)
+        coq += steps
+    return e, (Step("comm", (), tuple(coq)) if coq else None)
+
+
 def _calls(e: A.Expr) -> set[A.Instr]:
     return {x for x in A.walk(e) if isinstance(x, A.Instr)}  # type: ignore[misc]
 
@@ -95,29 +157,43 @@ def _neighbours(e: A.Expr, idioms: list[str]
             if new is not None:
                 yield Step(r.name, path, tuple(r.coq_steps(pat, node))), _replace_at(e, path, new)
         for name in idioms:
-            call = match_spec(spec_of(name), node)
-            if call is not None:
-                step = Step(name, path, (f"use_instr {name} at ({pat(node)}).",))
-                yield step, _replace_at(e, path, call)
+            got = match_spec(spec_of(name), node)
+            if got is None:
+                continue
+            call, swaps = got
+            cur, coq = e, []
+            for sub in swaps:   # deepest first: a swap moves no shallower node
+                cur, steps = _swap_at(cur, path + sub)
+                coq += steps
+            node_now, bound_now = _node_at(cur, path)
+            coq.append(f"use_instr {name} at ({site_pattern(node_now, bound_now)}).")
+            yield Step(name, path, tuple(coq)), _replace_at(cur, path, call)
 
 
 def find_path(original: A.Expr, found: A.Expr, *, limit: int = 20000) -> list[Step]:
     """The rewrites from `original` to `found` (breadth-first, so a shortest path),
     or CertificateError when none is found within `limit` programs."""
-    if alpha_equal(original, found):
-        return []
-    wanted = _calls(found)
-    idioms = sorted({c.name for c in wanted})
-    seen = {original}
+    target = canonical(found)
+
+    def finish(e: A.Expr, steps: list[Step]) -> list[Step]:
+        _, fix = _fix_orientation(e, found)
+        return steps + ([fix] if fix else [])
+
+    if alpha_equal(canonical(original), target):
+        return finish(original, [])
+    wanted = {canonical(c) for c in _calls(found)}  # type: ignore[misc]
+    idioms = sorted({c.name for c in wanted})  # type: ignore[attr-defined]
+    seen = {canonical(original)}
     queue: deque[tuple[A.Expr, list[Step]]] = deque([(original, [])])
     while queue:
         e, steps = queue.popleft()
         for step, new in _neighbours(e, idioms):
-            if new in seen or not _calls(new) <= wanted:
+            key = canonical(new)
+            if key in seen or not {canonical(c) for c in _calls(new)} <= wanted:
                 continue
-            if alpha_equal(new, found):
-                return steps + [step]
-            seen.add(new)
+            if alpha_equal(key, target):
+                return finish(new, steps + [step])
+            seen.add(key)
             if len(seen) > limit:
                 raise CertificateError(
                     f"no rewrite path to the found program within {limit} programs")

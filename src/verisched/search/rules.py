@@ -94,6 +94,24 @@ def _swap_sum_steps(pat: Pattern, e: A.Expr) -> list[str]:
     return [f"swap_sum at ({pat(e)})."]
 
 
+# -- commutativity: a * b = b * a, a + b = b + a (scalars), a <+> b = b <+> a ------------
+
+COMM_LEMMA = {"*": "smul_comm'", "+": "sadd_comm"}
+
+
+def _swap(e: A.Expr) -> A.Expr | None:
+    if isinstance(e, A.SBin) and e.op in COMM_LEMMA:
+        return A.SBin(e.op, e.right, e.left)
+    if isinstance(e, A.TAdd):
+        return A.TAdd(e.right, e.left)
+    return None
+
+
+def _swap_steps(pat: Pattern, e: A.Expr) -> list[str]:
+    lemma = COMM_LEMMA[e.op] if isinstance(e, A.SBin) else "tadd_comm_t"
+    return [f"rw {lemma} at ({pat(e)})."]
+
+
 RULES: tuple[Rule, ...] = (
     Rule("gen_split",
          "a generation of a sum is the sum of two generations",
@@ -104,6 +122,14 @@ RULES: tuple[Rule, ...] = (
          (LemmaUse("gen_sum_swap", True, "genr"),),
          "swap_sum", _swap_sum, _swap_sum_steps),
 )
+
+# Commutativity is searched modulo, not step by step (certify.py: the path search compares
+# programs up to it and the idiom matcher tries both orders; the swaps it needs become
+# these steps), so it is not in RULES' breadth-first neighbourhood.
+COMM = Rule("comm", "the two operands of a scalar * or +, or of a tensor <+>, swap",
+            (LemmaUse("smul_comm'", True, "smul"), LemmaUse("sadd_comm", True, "sadd"),
+             LemmaUse("tadd_comm_t", True, "tadd")),
+            None, _swap, _swap_steps)
 
 
 def egglog_rules() -> list[object]:
@@ -119,6 +145,10 @@ def egglog_rules() -> list[object]:
         rewrite(T.gen(v, lo, hi, T.sum(k, lo2, hi2, f))).to(
             T.sum(k, lo2, hi2, T.gen(v, lo, hi, f)),
             v != k, ix_free_of(lo2, v), ix_free_of(hi2, v)),
+        # COMM
+        rewrite(T.sbin("*", a, b)).to(T.sbin("*", b, a)),
+        rewrite(T.sbin("+", a, b)).to(T.sbin("+", b, a)),
+        rewrite(T.tadd(a, b)).to(T.tadd(b, a)),
     ]
 
 
@@ -182,14 +212,16 @@ def idiom_rule(spec: InstrSpec) -> object:
     return rewrite(lhs).to(T.call(spec.name, args), *conds)  # type: ignore[arg-type]
 
 
-def match_spec(spec: InstrSpec, e: A.Expr) -> A.Instr | None:
+def match_spec(spec: InstrSpec, e: A.Expr) -> tuple[A.Instr, list[tuple[int, ...]]] | None:
     """The call `e` is, if `e` is `spec`'s body for some arguments that mention none of
-    the body's binders (the Python side of `idiom_rule`)."""
-    env: dict[str, object] = {}
-    ren: dict[str, str] = {}
+    the body's binders (the Python side of `idiom_rule`), up to the order of the
+    operands of `*`, `+` and `<+>`: with the paths (below `e`) of the nodes whose
+    operands must be swapped first, deepest first."""
     pnames = {p.name for p in spec.params}
+    State = tuple[dict[str, object], dict[str, str], list[tuple[int, ...]]]
 
-    def m_ix(p: A.Idx, t: A.Idx) -> bool:
+    def m_ix(p: A.Idx, t: A.Idx, st: State) -> bool:
+        env, ren, _ = st
         if isinstance(p, A.IVar) and p.name in ren:
             return isinstance(t, A.IVar) and t.name == ren[p.name]
         if isinstance(p, A.IVar) and p.name in pnames:
@@ -197,32 +229,50 @@ def match_spec(spec: InstrSpec, e: A.Expr) -> A.Instr | None:
                 return False
             return env.setdefault(p.name, t) == t
         if isinstance(p, A.IBin):
-            return (isinstance(t, A.IBin) and t.op == p.op and m_ix(p.left, t.left)
-                    and m_ix(p.right, t.right))
+            return (isinstance(t, A.IBin) and t.op == p.op and m_ix(p.left, t.left, st)
+                    and m_ix(p.right, t.right, st))
         return p == t
 
-    def m(p: A.Expr, t: A.Expr) -> bool:
+    def m(p: A.Expr, t: A.Expr, path: tuple[int, ...], st: State) -> State | None:
+        env, ren, swaps = st
         if isinstance(p, A.Var) and p.name in pnames:
             if A.free_vars(t) & set(ren.values()):
-                return False
-            return env.setdefault(p.name, t) == t
+                return None
+            return st if env.setdefault(p.name, t) == t else None
         if isinstance(p, (A.Gen, A.Sum)):
             if type(t) is not type(p) or t.var in ren.values():  # type: ignore[union-attr]
-                return False
-            if not (m_ix(p.lo, t.lo) and m_ix(p.hi, t.hi)):  # type: ignore[union-attr]
-                return False
+                return None
+            if not (m_ix(p.lo, t.lo, st) and m_ix(p.hi, t.hi, st)):  # type: ignore[union-attr]
+                return None
             ren[p.var] = t.var  # type: ignore[union-attr]
-            return m(p.body, t.body)  # type: ignore[union-attr]
+            return m(p.body, t.body, path + (2,), st)  # type: ignore[union-attr]
         if isinstance(p, A.Get):
-            return isinstance(t, A.Get) and m(p.tensor, t.tensor) and m_ix(p.index, t.index)
+            if not isinstance(t, A.Get):
+                return None
+            st2 = m(p.tensor, t.tensor, path + (0,), st)
+            return st2 if st2 is not None and m_ix(p.index, t.index, st2) else None
         if isinstance(p, (A.SBin, A.TAdd)):
-            return (type(t) is type(p) and getattr(p, "op", None) == getattr(t, "op", None)
-                    and m(p.left, t.left) and m(p.right, t.right))  # type: ignore[union-attr]
-        return p == t
+            if type(t) is not type(p) or getattr(p, "op", None) != getattr(t, "op", None):
+                return None
+            for swapped in (False, True):
+                a, b = (t.right, t.left) if swapped else (t.left, t.right)  # type: ignore[union-attr]
+                ka, kb = (1, 0) if swapped else (0, 1)
+                trial: State = (dict(env), dict(ren), list(swaps))
+                r1 = m(p.left, a, path + (ka,), trial)  # type: ignore[union-attr]
+                r2 = m(p.right, b, path + (kb,), r1) if r1 is not None else None  # type: ignore[union-attr]
+                if r2 is not None:
+                    if swapped:
+                        r2[2].append(path)
+                    return r2
+            return None
+        return st if p == t else None
 
-    if not m(spec.body, e):
+    got = m(spec.body, e, (), ({}, {}, []))
+    if got is None:
         return None
-    return A.Instr(spec.name, tuple(env[p.name] for p in spec.params))  # type: ignore[misc]
+    env, _, swaps = got
+    call = A.Instr(spec.name, tuple(env[p.name] for p in spec.params))  # type: ignore[misc]
+    return call, sorted(swaps, key=len, reverse=True)
 
 
 # LIAR's cost model (its Listing 7): a library call costs a discounted amount per
