@@ -25,7 +25,7 @@ from verisched.pybridge.instrs import registered, same_spec
 from verisched.pybridge.interp import evaluate
 from verisched.pybridge.terms import eval_idx
 from verisched.search import KernelFileError, load_program, saturate, search
-from verisched.search.rules import RULES
+from verisched.search.rules import ALL_RULES, RULES
 
 REPO = Path(__file__).resolve().parents[1]
 KERNELS = REPO / "examples" / "search" / "liar_blas.v"
@@ -73,8 +73,8 @@ def _sides(stmt: str) -> tuple[str, str]:
 
 @requires_coq
 def test_rules_name_existing_lemmas_in_their_direction(coq: object) -> None:
-    for rule in RULES:
-        assert rule.lemmas, f"rule {rule.name} names no lemma"
+    for rule in ALL_RULES:
+        assert rule.lemmas or rule.directives, f"rule {rule.name} names no lemma or directive"
         for use in rule.lemmas:
             stmt = _statement(coq, use.name)
             lhs, rhs = _sides(stmt)
@@ -83,10 +83,10 @@ def test_rules_name_existing_lemmas_in_their_direction(coq: object) -> None:
             assert side.lstrip("(@").split()[0] == use.lhs_head, (
                 f"rule {rule.name}: {use.name} used {way} should rewrite from a "
                 f"{use.lhs_head} term: {stmt}")
-        if rule.directive:
-            assert _directive_exists(coq, rule.directive), (
-                f"directive {rule.directive} of rule {rule.name} is unknown")
-    assert not _directive_exists(coq, "no_such_directive")
+        for probe in rule.directives:
+            assert _directive_exists(coq, probe), (
+                f"directive {probe} of rule {rule.name} is unknown")
+    assert not _directive_exists(coq, "no_such_directive at (_)")
 
 
 def _directive_exists(coq: object, name: str) -> bool:
@@ -94,7 +94,7 @@ def _directive_exists(coq: object, name: str) -> bool:
     parse error)."""
     assert coq.run("Goal True.").ok  # type: ignore[attr-defined]
     try:
-        return bool(coq.run(f"Fail {name} at (_).").ok)  # type: ignore[attr-defined]
+        return bool(coq.run(f"Fail {name}.").ok)  # type: ignore[attr-defined]
     finally:
         coq.run("Abort.")  # type: ignore[attr-defined]
 
@@ -134,13 +134,14 @@ EXPECTED = {
 
 
 # Operands in another order than the specifications': found up to commutativity.
-ORDER = REPO / "examples" / "search" / "operand_order.v"
+VARIANTS = REPO / "examples" / "search" / "variants.v"
 EXPECTED_ORDER = {
     "gemv_swapped": {"blas_gemv": 1},
     "gemvT_scaled_right": {"blas_gemvT_scaled": 1},
+    "atax_nolet": {"blas_gemv": 1, "blas_gemvT": 1},
 }
 CASES = [(KERNELS, k, v) for k, v in sorted(EXPECTED.items())] + [
-    (ORDER, k, v) for k, v in sorted(EXPECTED_ORDER.items())]
+    (VARIANTS, k, v) for k, v in sorted(EXPECTED_ORDER.items())]
 
 
 @requires_coq

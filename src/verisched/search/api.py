@@ -37,7 +37,7 @@ from . import egraph as E
 from .certify import CertificateRefused, Step, find_path, replay
 from .extract import liar_cost
 from .kernel_file import load_program
-from .rules import egglog_rules, idiom_rule
+from .rules import egglog_rules, idiom_rule, temp_name
 
 IDIOM_FAMILIES = ("blas",)
 
@@ -101,8 +101,10 @@ def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
     root = g.let("root", E.to_egg(program.expr))
     binders = {b for x in A.walk(program.expr) if (b := A.binder(x)) is not None}
     E.seed(g, binders, program.sizes)
+    g.register(E.is_root(root))
     specs = [s for s in registered().values() if s.family == idioms]
-    rules = ruleset(*egglog_rules(), *[idiom_rule(s) for s in specs])  # type: ignore[arg-type]
+    rules = ruleset(*egglog_rules(temp_name(program.expr)),
+                    *[idiom_rule(s) for s in specs])  # type: ignore[arg-type]
     _, original_cost = g.extract(root, include_cost=True, cost_model=liar_cost)
     stopped: str | None = None
     done = 0

@@ -29,7 +29,7 @@ from verisched.pybridge.instrs import alpha_equal, spec_of
 from verisched.schedule import DirectiveRefused, Schedule
 from verisched.schedule.dsl import Program
 
-from .rules import COMM, RULES, match_spec
+from .rules import COMM, LET_ROOT, RULES, let_root, let_root_steps, match_spec, temp_name
 
 Path = tuple[int, ...]
 
@@ -146,8 +146,12 @@ def _calls(e: A.Expr) -> set[A.Instr]:
     return {x for x in A.walk(e) if isinstance(x, A.Instr)}  # type: ignore[misc]
 
 
-def _neighbours(e: A.Expr, idioms: list[str]
+def _neighbours(e: A.Expr, idioms: list[str], temp: str
                 ) -> Iterator[tuple[Step, A.Expr]]:
+    hoisted = let_root(e, temp)
+    if hoisted is not None:
+        yield Step(LET_ROOT.name, (), tuple(let_root_steps(
+            lambda n, extra=frozenset(): site_pattern(n, extra), e, temp))), hoisted
     for path, node, bound in _positions(e):
         def pat(n: A.Expr, extra: frozenset[str] = frozenset(), b: frozenset[str] = bound
                 ) -> str:
@@ -181,13 +185,14 @@ def find_path(original: A.Expr, found: A.Expr, *, limit: int = 20000) -> list[St
 
     if alpha_equal(canonical(original), target):
         return finish(original, [])
+    temp = temp_name(original)
     wanted = {canonical(c) for c in _calls(found)}  # type: ignore[misc]
     idioms = sorted({c.name for c in wanted})  # type: ignore[attr-defined]
     seen = {canonical(original)}
     queue: deque[tuple[A.Expr, list[Step]]] = deque([(original, [])])
     while queue:
         e, steps = queue.popleft()
-        for step, new in _neighbours(e, idioms):
+        for step, new in _neighbours(e, idioms, temp):
             key = canonical(new)
             if key in seen or not {canonical(c) for c in _calls(new)} <= wanted:
                 continue

@@ -85,6 +85,7 @@ ix_free_of = relation("ix_free_of", Ix, String)
 binder_name = relation("binder_name", String)
 size_name = relation("size_name", String)
 closed_ix = relation("closed_ix", Ix)
+is_root = relation("is_root", T)
 
 
 def _side_rules():  # noqa: ANN202 - an egglog Ruleset

@@ -28,7 +28,7 @@ from egglog import String, rewrite, vars_
 from verisched.pybridge import terms as A
 from verisched.pybridge.instrs import INDEX, InstrSpec
 
-from .egraph import Ix, T, free_of, ix_free_of
+from .egraph import Ix, T, free_of, is_root, ix_free_of
 
 Pattern = Callable[..., str]
 
@@ -49,7 +49,9 @@ class Rule:
     name: str
     doc: str
     lemmas: tuple[LemmaUse, ...]
-    directive: str | None
+    # the directives its Coq steps use, each as a sentence that parses (the test runs
+    # `Fail PROBE.` on `True`: a parse error, an unknown directive, is not caught by Fail)
+    directives: tuple[str, ...]
     apply: Callable[[A.Expr], A.Expr | None]
     # (site pattern of a node below the site, given the binders between, the node)
     # -> Coq sentences
@@ -94,6 +96,50 @@ def _swap_sum_steps(pat: Pattern, e: A.Expr) -> list[str]:
     return [f"swap_sum at ({pat(e)})."]
 
 
+# -- let_root: a reduction that only an inner loop's variable indexes becomes a buffer --------
+#
+#   GEN [j < n] SUM [i < m] X * (SUM [k < p] g)       (the inner SUM free of j)
+#   = tlet t := GEN [i < m] SUM [k < p] g in GEN [j < n] SUM [i < m] X * t _[i]
+#
+# LIAR's let introduction; in Coq `name_buffer (the inner SUM) as t` then `compute_root
+# t` (Tactics.v, Producers.v).  Only at the program's root, where compute_root puts the
+# let (is_root in egglog, path () in the path search).
+
+def temp_name(program: A.Expr) -> str:
+    """The name of the buffer let_root introduces: fresh for the program."""
+    names = set(A.free_vars(program))
+    names |= {b for x in A.walk(program) if (b := A.binder(x)) is not None}
+    return A.fresh_name("tmp", names)
+
+
+def let_root(e: A.Expr, name: str) -> A.Expr | None:
+    if not (isinstance(e, A.Gen) and isinstance(e.body, A.Sum)):
+        return None
+    s = e.body
+    if not (isinstance(s.body, A.SBin) and s.body.op == "*" and isinstance(s.body.right, A.Sum)):
+        return None
+    inner = s.body.right
+    if e.var in A.free_vars(inner) or e.var == s.var or e.var in (
+            A.idx_free_vars(s.lo) | A.idx_free_vars(s.hi)):
+        return None
+    value = A.Gen(s.var, s.lo, s.hi, inner)
+    body = A.Gen(e.var, e.lo, e.hi, A.Sum(s.var, s.lo, s.hi, A.SBin(
+        "*", s.body.left, A.Get(A.Var(name), A.IVar(s.var)))))
+    return A.Let(name, value, body)
+
+
+def let_root_steps(pat: Pattern, e: A.Expr, name: str) -> list[str]:
+    inner = e.body.body.right  # type: ignore[union-attr]
+    bound = frozenset({e.var, e.body.var})  # type: ignore[union-attr]
+    return [f"name_buffer ({pat(inner, bound)}) as {name}.", f"compute_root {name}."]
+
+
+LET_ROOT = Rule("let_root", "a reduction indexed by an inner loop only becomes a buffer "
+                "computed first (let introduction)", (),
+                ("name_buffer (_) as t", "compute_root t"),
+                lambda e: None, lambda pat, e: [])
+
+
 # -- commutativity: a * b = b * a, a + b = b + a (scalars), a <+> b = b <+> a ------------
 
 COMM_LEMMA = {"*": "smul_comm'", "+": "sadd_comm"}
@@ -116,11 +162,11 @@ RULES: tuple[Rule, ...] = (
     Rule("gen_split",
          "a generation of a sum is the sum of two generations",
          (LemmaUse("sadd_tadd", True, "sadd"), LemmaUse("tadd_gen", False, "genr")),
-         "split_tadd", _gen_split, _gen_split_steps),
+         ("split_tadd at (_)",), _gen_split, _gen_split_steps),
     Rule("swap_sum",
          "a generation of a reduction is a reduction of generations (extents independent)",
          (LemmaUse("gen_sum_swap", True, "genr"),),
-         "swap_sum", _swap_sum, _swap_sum_steps),
+         ("swap_sum at (_)",), _swap_sum, _swap_sum_steps),
 )
 
 # Commutativity is searched modulo, not step by step (certify.py: the path search compares
@@ -129,15 +175,27 @@ RULES: tuple[Rule, ...] = (
 COMM = Rule("comm", "the two operands of a scalar * or +, or of a tensor <+>, swap",
             (LemmaUse("smul_comm'", True, "smul"), LemmaUse("sadd_comm", True, "sadd"),
              LemmaUse("tadd_comm_t", True, "tadd")),
-            None, _swap, _swap_steps)
+            (), _swap, _swap_steps)
+
+# Every rule, for the test that checks their lemmas and directives against Coq.
+ALL_RULES: tuple[Rule, ...] = (*RULES, LET_ROOT, COMM)
 
 
-def egglog_rules() -> list[object]:
-    """The structural rules as egglog rewrites (the idioms: `idiom_rules`)."""
-    v, k, op = vars_("v k op", String)
-    lo, hi, lo2, hi2 = vars_("lo hi lo2 hi2", Ix)
-    a, b, f = vars_("a b f", T)
+def egglog_rules(temp: str) -> list[object]:
+    """The structural rules as egglog rewrites (the idioms: `idiom_rules`); `temp` the
+    name let_root gives its buffer."""
+    v, k, op, i2 = vars_("v k op i2", String)
+    lo, hi, lo2, hi2, lo3, hi3 = vars_("lo hi lo2 hi2 lo3 hi3", Ix)
+    a, b, f, g = vars_("a b f g", T)
+    root_lhs = T.gen(v, lo, hi, T.sum(i2, lo2, hi2, T.sbin("*", a, T.sum(k, lo3, hi3, g))))
     return [
+        # LET_ROOT
+        rewrite(root_lhs).to(
+            T.let(temp, T.gen(i2, lo2, hi2, T.sum(k, lo3, hi3, g)),
+                  T.gen(v, lo, hi, T.sum(i2, lo2, hi2, T.sbin(
+                      "*", a, T.get(T.var(temp), Ix.var(i2)))))),
+            is_root(root_lhs), v != i2, free_of(T.sum(k, lo3, hi3, g), v),
+            ix_free_of(lo2, v), ix_free_of(hi2, v)),
         rewrite(T.gen(v, lo, hi, T.sbin("+", a, b))).to(
             T.tadd(T.gen(v, lo, hi, a), T.gen(v, lo, hi, b))),
         rewrite(T.gen(v, lo, hi, T.tadd(a, b))).to(
