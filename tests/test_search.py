@@ -211,3 +211,43 @@ def test_cli_prints_what_it_found(tmp_path: Path, capsys: pytest.CaptureFixture[
                  "e-nodes", "time:", "accepted by Coq"):
         assert text in captured.out, captured.out
     assert "atax: step 1:" in captured.err  # progress on stderr
+
+
+def _openblas() -> bool:
+    import ctypes.util
+    return ctypes.util.find_library("openblas") is not None
+
+
+@requires_coq
+@pytest.mark.skipif(not _openblas(), reason="OpenBLAS not installed (make setup)")
+@pytest.mark.parametrize("name", ["mvt", "two_mm", "doitgen"])
+def test_found_program_runs_with_cblas(name: str, tmp_path: Path) -> None:
+    """The `blas` target lowers the calls to CBLAS; the kernel agrees with the reference
+    interpreter on the original program (sizes no multiple of anything)."""
+    from verisched import pipeline
+
+    r = search(KERNELS, name, out=tmp_path)
+    kernel = pipeline.compile_derivation(r.path, f"{name}_scheduled", "blas")
+    program = load_program(KERNELS, name)
+    rng = np.random.default_rng(3)
+    ins = {k: np.asarray(v, dtype=np.float32) for k, v in _inputs(program, rng).items()}
+    got = kernel(ins, **{k: SIZES[k] for k in program.sizes})
+    want = evaluate(program.expr, {k: np.float64(v) for k, v in ins.items()}, SIZES)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    c_file = tmp_path / "k.c"
+    from verisched.cli import main
+    assert main(["compile", str(r.path), "--derivation", f"{name}_scheduled", "--target",
+                 "blas", "-o", str(c_file), "-q"]) == 0
+    assert "cblas_sgemm" in c_file.read_text() or "cblas_sgemv" in c_file.read_text()
+
+
+@requires_coq
+def test_blas_target_refuses_what_cblas_cannot_do(tmp_path: Path) -> None:
+    """A call stored into part of its result, or an argument that is not a buffer, is
+    refused with a message (here: gemver's tensor <+> is outside the normal form)."""
+    from verisched import pipeline
+    from verisched.codegen.errors import CodegenError
+
+    r = search(KERNELS, "gemver", out=tmp_path)
+    with pytest.raises(CodegenError, match="normal-form check"):
+        pipeline.compile_derivation(r.path, "gemver_scheduled", "blas")

@@ -35,7 +35,7 @@ from verisched.schedule.dsl import Program
 
 from . import egraph as E
 from .certify import CertificateRefused, Step, find_path, replay
-from .extract import liar_cost
+from .extract import calls_last, liar_cost
 from .kernel_file import load_program
 from .rules import egglog_rules, idiom_rule, temp_name
 
@@ -128,7 +128,7 @@ def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
             break
     g.run(E.SIDE_RULES.saturate())
     term, cost = g.extract(root, include_cost=True, cost_model=liar_cost)
-    found = E.from_egg(term)
+    found = calls_last(E.from_egg(term))
     return SearchResult(program.name, program.expr, found, cost[0], original_cost[0], done,
                         _enodes(g), time.monotonic() - start, stopped, saturated=saturated)
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 from egglog import EGraph
 from egglog.deconstruct import get_callable_args, get_callable_fn, get_literal_value
 
+from verisched.pybridge import terms as A
+
 from .egraph import Ix, T
 from .rules import CALL_COST
 
@@ -68,3 +70,21 @@ def liar_cost(egraph: EGraph, expr: object, children: list[Cost]) -> Cost:
         name = str(get_literal_value(get_callable_args(expr)[0]))  # type: ignore[type-var, call-overload]
         return (1.0 + children[1][0] + CALL_COST.get(name, 1.0) * children[1][1], 0.0)
     return (1.0 + body, 0.0)
+
+
+def _accumulates(e: A.Expr) -> bool:
+    while isinstance(e, (A.Let, A.Guard)):
+        e = e.body
+    return isinstance(e, (A.Sum, A.Instr))
+
+
+def calls_last(e: A.Expr) -> A.Expr:
+    """The same program with each `<+>` whose left operand is a call or a reduction and
+    whose right one is not swapped: the C lowering stores the left operand and
+    accumulates the right one, which must be a call or a reduction
+    (codegen/normal.py).  Both orders are in the e-class (comm is a rule) at the same
+    cost; the certificate proves the swap (tadd_comm_t)."""
+    e = A.rebuild(e, lambda c: c if A.is_idx(c) else calls_last(c))  # type: ignore[arg-type]
+    if isinstance(e, A.TAdd) and _accumulates(e.left) and not _accumulates(e.right):
+        return A.TAdd(e.right, e.left)
+    return e
