@@ -126,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         fig, ax = plt.subplots(figsize=(8, 3.5))
         ax.bar([n for n, _ in plot], [s for _, s in plot])
         ax.set_yscale("log")
+        ax.set_ylim(bottom=1)
+        ax.axhline(1, color="black", linewidth=0.8)
         ax.set_ylabel("speedup over naive C")
         ax.set_title("verisched search: found programs (CBLAS) vs naive C")
         fig.tight_layout()
