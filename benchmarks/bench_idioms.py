@@ -45,7 +45,7 @@ from verisched.pybridge.interp import evaluate  # noqa: E402
 from verisched.search import load_program, search  # noqa: E402
 
 PEERS = "OpenBLAS (Debian libopenblas-dev, make setup)"
-DURATION = "about 2 minutes (9 searches and certificates, 18 builds)"
+DURATION = "about 3 minutes (12 searches and certificates, 24 builds)"
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "examples" / "search" / "liar_blas.v"
 
@@ -60,6 +60,9 @@ SIZES = {
     "gesummv": {"n": 1300},
     "gemver": {"n": 2000},
     "doitgen": {"nr": 50, "nq": 40, "np": 60},
+    "one_mm": {"ni": 200, "nj": 220, "nk": 240},
+    "axpy": {"n": 1_000_000},
+    "memset": {"n": 1_000_000},
 }
 
 

@@ -69,6 +69,17 @@ Section Liar.
   Definition doitgen :=
     GEN [ r < nr ] GEN [ q < nq ] GEN [ p < np ]
       SUM [ s < np ] A3 _[ r ] _[ q ] _[ s ] * C4 _[ s ] _[ p ].
+  (* LIAR's custom kernels: 1mm (one plain product), axpy, memset (every element set to
+     a scalar c), vsum (a vector's sum) *)
+  Variable c : S.
+  Definition one_mm :=
+    GEN [ i < ni ] GEN [ j < nj ] SUM [ k < nk ] A _[ i ] _[ k ] * B _[ k ] _[ j ].
+  Definition axpy :=
+    GEN [ i < n ] alpha * x _[ i ] + y _[ i ].
+  Definition memset :=
+    GEN [ i < n ] c.
+  Definition vsum :=
+    SUM [ i < n ] x _[ i ].
 End Liar.
 
 (* LIAR's stencils, for which the search finds no idiom yet (docs/search.md: LIAR finds

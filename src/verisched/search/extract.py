@@ -73,8 +73,11 @@ def liar_cost(egraph: EGraph, expr: object, children: list[Cost]) -> Cost:
 
 
 def _accumulates(e: A.Expr) -> bool:
+    """As codegen/normal.py's: a reduction, a call, or a `<+>` ending in one."""
     while isinstance(e, (A.Let, A.Guard)):
         e = e.body
+    if isinstance(e, A.TAdd):
+        return _accumulates(e.right)
     return isinstance(e, (A.Sum, A.Instr))
 
 

@@ -133,6 +133,14 @@ class CblasRules:
                 out.line(f"cblas_{p}axpy({nc}, 1, {y}, 1, {d}, 1);")
             out.line(f"cblas_{p}axpy({nc}, {alpha}, {x}, 1, {d}, 1);")
             return True
+        if op == "fill":
+            # CBLAS has no fill: a plain loop (LIAR's memset)
+            n = ix(a[0], ctx)  # type: ignore[arg-type]
+            value = self.core.scalar(a[1], ctx, out)  # type: ignore[arg-type]
+            d, _ = self._dest(dest, [n], ctx)
+            with out.block(f"for (int64_t vs_f = 0; vs_f < {ctext(n, ctx)}; ++vs_f)"):
+                out.line(f"({d})[vs_f] {'=' if mode == '=' else '+='} {value};")
+            return True
         raise LowerError(f"blas: {e.name} has no CBLAS lowering yet")
 
     def scalar_term(self, e: Expr, ctx: Ctx, out: Emitter) -> str | None:
