@@ -185,6 +185,11 @@ def test_user_mistakes_are_messages(tmp_path: Path, capsys: pytest.CaptureFixtur
     bad.write_text("Variables (n : Z).\nDefinition p := GEN [ i < n ] q _[ i ].\n")
     with pytest.raises(KernelFileError, match="mentions q"):
         load_program(bad, "p")
+    flat = tmp_path / "flat.v"
+    flat.write_text("Variables (n : Z).\nVariables (v : Z -> S).\n"
+                    "Definition f := flatten n n (GEN [ i < n ] GEN [ j < n ] v _[ i ]).\n")
+    assert main(["search", str(flat), "--program", "f", "-q"]) == 1
+    assert "does not handle Flatten" in capsys.readouterr().err
 
 
 @requires_coq

@@ -22,6 +22,7 @@ from verisched.search import (
     CertificateError,
     KernelFileError,
     SearchArgumentError,
+    SearchEncodingError,
     search,
 )
 
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         r = search(args.file, args.program, idioms=args.idioms, steps=args.steps,
                    nodes=args.nodes, timeout=args.timeout, out=args.out,
                    progress=None if args.quiet else progress)
-    except (KernelFileError, SearchArgumentError, OSError) as exc:
+    except (KernelFileError, SearchArgumentError, SearchEncodingError, OSError) as exc:
         print(f"verisched search: {exc}", file=sys.stderr)
         return 1
     except (CertificateError, ScheduleError) as exc:

@@ -6,7 +6,9 @@ writes the derivation Coq checked (docs/search.md)."""
 
 from verisched.search.api import IDIOM_FAMILIES, SearchArgumentError, SearchResult, saturate, search
 from verisched.search.certify import CertificateError, CertificateRefused
+from verisched.search.egraph import SearchEncodingError
 from verisched.search.kernel_file import KernelFileError, load_program
 
 __all__ = ["IDIOM_FAMILIES", "CertificateError", "CertificateRefused", "KernelFileError",
-           "SearchArgumentError", "SearchResult", "load_program", "saturate", "search"]
+           "SearchArgumentError", "SearchEncodingError", "SearchResult", "load_program",
+           "saturate", "search"]
