@@ -7,11 +7,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup coq venv proofs demo test lint clean node katex chromium
+.PHONY: all setup coq openblas venv proofs demo test lint clean node katex chromium
 
 all: proofs
 
-setup: coq venv
+setup: coq openblas venv
 
 # Coq: install from Debian when root, otherwise say how.
 coq:
@@ -25,6 +25,18 @@ coq:
 	  fi; \
 	fi
 	@coqc --version | head -1
+
+# OpenBLAS for the `blas` target (the BLAS idioms `verisched search` finds, as CBLAS
+# calls): Debian's libopenblas-dev when root, otherwise say how (the rest works without).
+openblas:
+	@if [ ! -e /usr/include/x86_64-linux-gnu/cblas.h ] && [ ! -e /usr/include/cblas.h ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "== installing OpenBLAS from Debian (apt-get install libopenblas-dev)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenblas-dev >/dev/null; \
+	  else \
+	    echo "note: OpenBLAS not found; the blas target needs it (Debian: 'sudo apt-get install libopenblas-dev')." >&2; \
+	  fi; \
+	fi
 
 # The virtualenv is rebuilt when pyproject.toml changes.
 venv: $(VENV)/.installed

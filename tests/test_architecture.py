@@ -21,6 +21,7 @@ from verisched.targets.base import Kernel, Target
 SRC = Path(__file__).resolve().parents[1] / "src" / "verisched"
 BENCH = SRC.parents[1] / "benchmarks"
 LAYERS = {"pybridge": 0, "codegen": 1, "targets": 2, "pipeline": 3, "schedule": 4, "report": 5,
+          "search": 5,
           "commands": 6, "cli": 7}
 MAX_LINES = 800
 

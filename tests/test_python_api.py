@@ -16,7 +16,8 @@ def test_python_api_examples_run(capsys, tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)  # the schedule example saves matvec_tiled.v here
     ns: dict = {}
     for code in blocks:
-        exec(compile(code.replace('"coq/', f'"{REPO}/coq/'), "python-api.md", "exec"), ns)  # noqa: S102
+        code = code.replace('"coq/', f'"{REPO}/coq/').replace('"examples/', f'"{REPO}/examples/')
+        exec(compile(code, "python-api.md", "exec"), ns)  # noqa: S102
     out = capsys.readouterr().out
     # Every `# -> value` comment (what the line prints, before any "  (note)") is printed.
     shown = [m.group(1) for code in blocks
@@ -27,3 +28,4 @@ def test_python_api_examples_run(capsys, tmp_path, monkeypatch) -> None:
     assert "no loop named 'k'" in out and "refused" in out
     assert "expected float32" in out
     assert "tile i j by 32 8 into io jo ii ji." in (tmp_path / "matvec_tiled.v").read_text()
+    assert "use_instr blas_gemvT" in (tmp_path / "atax_found.v").read_text()

@@ -24,6 +24,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("run", "run", "compile a derived program and run it on inputs"),
     ("bench", "bench", "run a benchmark from benchmarks/"),
     ("report", "report", "write a derivation as a self-contained HTML page"),
+    ("search", "search", "find library idioms by equality saturation, certified by Coq"),
 ]
 
 

@@ -255,10 +255,14 @@ def _instr_rank(e: Instr) -> int:
 
 
 def _accumulates(e: Expr) -> bool:
-    """Is `e` a reduction (a SUM, possibly under lets and guards)?"""
+    """Is `e` a reduction (a SUM, possibly under lets and guards), an instruction call
+    (its target stores it by accumulating: CBLAS's beta = 1, a vector FMA), or a `<+>`
+    whose right operand is one (lowered by accumulating both operands)?"""
     while isinstance(e, (Let, Guard)):
         e = e.body
-    return isinstance(e, Sum)
+    if isinstance(e, TAdd):
+        return _accumulates(e.right)
+    return isinstance(e, (Sum, Instr))
 
 
 def check_normal(e: Expr, ranks: dict[str, int], rank: int) -> None:

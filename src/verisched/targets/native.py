@@ -55,6 +55,8 @@ class NativeTarget:
     # the instruction families they emit (docs/architecture.md: adding a target).
     hooks: Callable[[Lowering], TargetHooks] | None = None
     own_families: tuple[str, ...] = ()
+    # Libraries the kernels link with (after the sources: `-lopenblas`).
+    libs: tuple[str, ...] = ()
 
     @property
     def memories(self) -> tuple[str, ...]:
@@ -111,12 +113,12 @@ def load(c_text: str, kernels: list[LoweredKernel], target: NativeTarget, *,
     """Compile C text holding `kernels` into a shared object (cached) and load them.
     A cached object that does not load (truncated, corrupt) is evicted and rebuilt once."""
     flags = target.cflags(fast_math)
-    path = compile_c(c_text, flags)
+    path = compile_c(c_text, flags, libs=target.libs)
     try:
         lib = ctypes.CDLL(str(path))
     except OSError:
         evict(path)
-        path = compile_c(c_text, flags)
+        path = compile_c(c_text, flags, libs=target.libs)
         try:
             lib = ctypes.CDLL(str(path))
         except OSError as exc:
@@ -343,7 +345,8 @@ def build_sanitized(kernels: list[LoweredKernel], target: NativeTarget) -> Path:
     """Compile the kernels with a file-driven harness under ASan+UBSan (executable)."""
     source = render_source(kernels, target.name)
     flags = SANITIZE_FLAGS + list(target.extra_flags)
-    return compile_c(source, flags, kind="exe", extra_sources=(render_harness(kernels),))
+    return compile_c(source, flags, kind="exe", extra_sources=(render_harness(kernels),),
+                     libs=target.libs)
 
 
 def run_sanitized(exe: Path, kernel: LoweredKernel, inputs: dict[str, np.ndarray],

@@ -13,7 +13,7 @@ TARGETS below.  docs/architecture.md walks through an example.
 from __future__ import annotations
 
 from verisched.codegen.errors import LowerError
-from verisched.targets import avx2, avx512, c, openmp
+from verisched.targets import avx2, avx512, c, cblas, openmp
 from verisched.targets.base import Target
 from verisched.targets.gemmini import target as gemmini
 
@@ -25,6 +25,7 @@ TARGETS: tuple[Target, ...] = (
     avx512.TARGET,
     avx512.TARGET_OPENMP,
     gemmini.TARGET,
+    cblas.TARGET,
 )
 
 

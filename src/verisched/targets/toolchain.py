@@ -93,14 +93,16 @@ def evict(path: Path) -> None:
 
 
 def compile_c(source: str, flags: list[str], *, kind: str = "shared",
-              extra_sources: tuple[str, ...] = (), include: tuple[Path, ...] = ()) -> Path:
+              extra_sources: tuple[str, ...] = (), include: tuple[Path, ...] = (),
+              libs: tuple[str, ...] = ()) -> Path:
     """Compile `source` (plus `extra_sources`) to a shared object or executable in the
-    cache; identical inputs reuse the cached artifact once it is validated.  On failure
+    cache; identical inputs reuse the cached artifact once it is validated.  `libs`
+    (`-lopenblas`) go after the sources, where the linker resolves them.  On failure
     the generated file stays in the cache and the error names it with the compiler's
     message."""
     cc = compiler()
     inc = [f"-I{p}" for p in include]
-    key = hashlib.sha256("\0".join([source, *extra_sources, *flags, *inc, kind,
+    key = hashlib.sha256("\0".join([source, *extra_sources, *flags, *inc, *libs, kind,
                                     _compiler_id(cc)]).encode()).hexdigest()[:24]
     d = cache_dir()
     suffix = ".so" if kind == "shared" else ".exe"
@@ -116,7 +118,7 @@ def compile_c(source: str, flags: list[str], *, kind: str = "shared",
         srcs.append(str(p))
     tmp = d / f"vs_{key}.{os.getpid()}{suffix}.tmp"
     cmd = [*cc, *flags, *inc, *(["-shared"] if kind == "shared" else []), *srcs,
-           "-o", str(tmp), "-lm"]
+           "-o", str(tmp), *libs, "-lm"]
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     except (OSError, subprocess.SubprocessError) as exc:

@@ -1,0 +1,190 @@
+"""`search`: equality saturation for library idioms, certified by Coq.
+
+    program (a .v file's definition)
+      -> e-graph (egraph.py)  -- saturate: rules.py, step by step, within budget
+      -> extract (extract.py: LIAR's cost model)
+      -> certificate (certify.py: the path, replayed by Coq)
+      -> NAME_found.v (a derivation coqc accepts)
+
+Budgets: `steps` saturation steps, `nodes` e-nodes and `timeout` seconds.  A
+budget reached stops the saturation cleanly; the best program of the e-graph
+as it is then is extracted and certified like any other (`SearchResult.stopped`
+says which budget).  egglog runs one step at a time so that the budget is
+checked between steps (a step itself is not interrupted: its time is the
+granularity of the timeout).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from egglog import EGraph, ruleset
+
+import verisched.targets.blas  # noqa: F401 - registers the BLAS specifications
+from verisched.pybridge import terms as A
+from verisched.pybridge.coqterm import pretty, to_coq
+from verisched.pybridge.derivation import write_text_atomic
+from verisched.pybridge.instrs import registered
+from verisched.pybridge.session import REPO_ROOT
+from verisched.schedule.dsl import Program
+
+from . import egraph as E
+from .certify import CertificateRefused, Step, find_path, replay
+from .extract import calls_last, liar_cost
+from .kernel_file import load_program
+from .rules import egglog_rules, idiom_rule, temp_name
+
+IDIOM_FAMILIES = ("blas",)
+
+
+class SearchArgumentError(ValueError):
+    """A bad argument (unknown idiom family, nonpositive budget)."""
+
+
+@dataclass
+class SearchResult:
+    """What a search found and how: the program, the calls in it, the saturation
+    steps run, the e-graph's size (e-nodes) at the end, the time, the certificate
+    (its steps) and the file Coq accepted (None when `certify=False`)."""
+
+    name: str
+    original: A.Expr
+    found: A.Expr
+    cost: float
+    original_cost: float
+    steps: int
+    enodes: int
+    seconds: float
+    stopped: str | None
+    certificate: list[Step] = field(default_factory=list)
+    path: Path | None = None
+    saturated: bool = False
+
+    @property
+    def idioms(self) -> dict[str, int]:
+        """Calls of the found program by name, with their counts."""
+        out: dict[str, int] = {}
+        for x in A.walk(self.found):
+            if isinstance(x, A.Instr):
+                out[x.name] = out.get(x.name, 0) + 1
+        return dict(sorted(out.items()))
+
+    def summary(self) -> str:
+        calls = " + ".join(f"{k} x {n}" for n, k in self.idioms.items()) or "no idiom"
+        stop = f", stopped: {self.stopped}" if self.stopped else ""
+        return (f"{self.name}: {calls}; {self.steps} saturation steps, {self.enodes} e-nodes, "
+                f"{self.seconds:.2f} s{stop}; cost {self.original_cost:.0f} -> {self.cost:.0f}")
+
+
+def _enodes(g: EGraph) -> int:
+    # the terms of the encoding only (the side-condition relations are not e-nodes)
+    return sum(n for fn, n in g.all_function_sizes()
+               if repr(fn).split(".")[0] in ("T", "Ix"))
+
+
+def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
+             nodes: int = 200_000, timeout: float = 60.0,
+             progress: Callable[[str], None] | None = None) -> SearchResult:
+    """Grow the e-graph of `program` and extract the best program (no certificate)."""
+    if idioms not in IDIOM_FAMILIES:
+        raise SearchArgumentError(f"unknown idiom family {idioms!r} (known: "
+                                  f"{', '.join(IDIOM_FAMILIES)})")
+    if steps < 0 or nodes <= 0 or timeout <= 0:
+        raise SearchArgumentError("steps must be >= 0, nodes and timeout > 0")
+    start = time.monotonic()
+    g = EGraph()
+    root = g.let("root", E.to_egg(program.expr))
+    binders = {b for x in A.walk(program.expr) if (b := A.binder(x)) is not None}
+    E.seed(g, binders, program.sizes)
+    g.register(E.is_root(root))
+    specs = [s for s in registered().values() if s.family == idioms]
+    rules = ruleset(*egglog_rules(temp_name(program.expr)),
+                    *[idiom_rule(s) for s in specs])  # type: ignore[arg-type]
+    _, original_cost = g.extract(root, include_cost=True, cost_model=liar_cost)
+    stopped: str | None = None
+    done = 0
+    saturated = False
+    for k in range(1, steps + 1):
+        g.run(E.SIDE_RULES.saturate())
+        report = g.run(rules)
+        done = k
+        size = _enodes(g)
+        elapsed = time.monotonic() - start
+        if progress:
+            progress(f"{program.name}: step {k}: {size} e-nodes, {elapsed:.2f} s")
+        if not report.updated:
+            saturated = True
+            break
+        if size > nodes:
+            stopped = f"node budget ({size} e-nodes > {nodes})"
+            break
+        if elapsed > timeout:
+            stopped = f"time budget ({elapsed:.1f} s > {timeout} s)"
+            break
+    g.run(E.SIDE_RULES.saturate())
+    term, cost = g.extract(root, include_cost=True, cost_model=liar_cost)
+    found = calls_last(E.from_egg(term))
+    return SearchResult(program.name, program.expr, found, cost[0], original_cost[0], done,
+                        _enodes(g), time.monotonic() - start, stopped, saturated=saturated)
+
+
+def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10,
+           nodes: int = 200_000, timeout: float = 60.0, out: str | Path | None = None,
+           certify: bool = True, progress: Callable[[str], None] | None = None
+           ) -> SearchResult:
+    """Search program `name` of the `.v` file at `path` for `idioms` calls and, with
+    `certify`, write `NAME_found.v` (into `out`, a directory, default the file's),
+    the derivation from the program to the found one that Coq has just checked.
+    Raises CertificateError (certify.py) if no certificate is found or Coq refuses
+    one."""
+    program = load_program(path, name)
+    result = saturate(program, idioms=idioms, steps=steps, nodes=nodes, timeout=timeout,
+                      progress=progress)
+    if progress:
+        progress(f"{name}: found {pretty(result.found)}")
+    if not certify:
+        return result
+    result.certificate = find_path(program.expr, result.found)
+    sched = replay(program, result.found, result.certificate, progress=progress)
+    try:
+        target = Path(out) if out is not None else Path(path).parent
+        target.mkdir(parents=True, exist_ok=True)
+        text = state_found(sched.to_coq(), name, result.found)
+        result.path = write_text_atomic(target / f"{name}_found.v", text)
+    finally:
+        sched.close()
+    if progress:
+        progress(f"{name}: coqc {result.path}")
+    check_file(result.path)
+    return result
+
+
+def state_found(text: str, name: str, found: A.Expr) -> str:
+    """The derivation's file with the found program stated and proved to be the derived
+    one (`same_program`: call for call, loop for loop), as every example states its
+    result."""
+    end = f"End {name}_schedule."
+    lemma = (f"  Lemma {name}_found_program : {name}_scheduled =\n"
+             f"    {to_coq(found)}.\n  Proof. same_program. Qed.\n")
+    return text.replace(end, lemma + end)
+
+
+def check_file(path: Path) -> None:
+    """coqc on the written file (the artifact a user keeps is checked, not only the
+    live session's replay)."""
+    try:
+        with tempfile.TemporaryDirectory() as tmp:   # its .vo and .glob go there
+            copy = Path(tmp) / path.name
+            copy.write_text(path.read_text())
+            r = subprocess.run(["coqc", "-Q", str(REPO_ROOT / "coq"), "Verisched", "-w",
+                                "-notation-overridden", copy.name], cwd=tmp,
+                               capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CertificateRefused(f"coqc could not check {path}: {exc}") from exc
+    if r.returncode != 0:
+        raise CertificateRefused(f"coqc refused {path}:\n{r.stdout}{r.stderr}")

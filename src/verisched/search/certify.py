@@ -1,0 +1,245 @@
+"""The certificate: Coq re-derives the program the e-graph found.
+
+egglog gives no explanation of why two terms share an e-class (its proof
+mode is not exposed by the Python bindings), so the path is found again, here,
+by a breadth-first search over the *same* rules (rules.py: each rule's Python
+rewrite is the one its egglog rewrite performs) from the original program to
+the extracted one, applying only idiom rewrites whose call occurs in the
+extracted program.  Commutativity is searched modulo: programs are compared
+with the operands of *, + and <+> in a canonical order, the idiom matcher
+tries both orders, and the swaps a match or the final program needs become
+`rw smul_comm'`/`sadd_comm`/`tadd_comm_t` steps.  Each rewrite on the path
+becomes the Coq steps of its rule at its site (`at (pattern)`: the subterm,
+with the variables bound around it as holes), and a live Coq session replays
+them (schedule/state.py).  Coq decides: a refused step raises
+`CertificateRefused` naming the step and its rule, and a replay that ends on a
+program other than the extracted one (up to the names of bound variables) is
+refused too.  Neither egglog nor this search is trusted.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+
+from verisched.pybridge import terms as A
+from verisched.pybridge.coqterm import to_coq
+from verisched.pybridge.instrs import alpha_equal, spec_of
+from verisched.schedule import DirectiveRefused, Schedule
+from verisched.schedule.dsl import Program
+
+from .rules import COMM, LET_ROOT, RULES, let_root, let_root_steps, match_spec, temp_name
+
+Path = tuple[int, ...]
+
+
+class CertificateError(RuntimeError):
+    """No certificate: no path was found, or Coq refused a step."""
+
+
+class CertificateRefused(CertificateError):
+    """Coq refused a step of the certificate: a bug in a rule (its side condition or
+    its Coq steps), never a property of the program."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One rewrite of the path: `rule` (a structural rule or an idiom's name) at the
+    node at `path`, whose enclosing binders are `bound`; `coq` its Coq sentences."""
+
+    rule: str
+    path: Path
+    coq: tuple[str, ...]
+
+
+def _positions(e: A.Expr, path: Path = (), bound: frozenset[str] = frozenset()
+               ) -> Iterator[tuple[Path, A.Expr, frozenset[str]]]:
+    yield path, e, bound
+    var = A.binder(e)
+    kids = A.children(e)
+    for k, c in enumerate(kids):
+        if A.is_idx(c):
+            continue
+        inner = bound | {var} if var is not None and k == len(kids) - 1 else bound
+        yield from _positions(c, path + (k,), inner)  # type: ignore[arg-type]
+
+
+def _replace_at(e: A.Expr, path: Path, new: A.Expr) -> A.Expr:
+    if not path:
+        return new
+    k = path[0]
+    kids = A.children(e)
+    child = _replace_at(kids[k], path[1:], new)  # type: ignore[arg-type]
+    if isinstance(e, A.Instr):
+        return A.Instr(e.name, kids[:k] + (child,) + kids[k + 1:])
+    field = A._CHILD_FIELDS[type(e)][k]  # noqa: SLF001 - the field order is the AST's
+    return replace(e, **{field: child})
+
+
+def site_pattern(node: A.Expr, bound: frozenset[str]) -> str:
+    """The node as a Coq pattern: the variables bound around it become holes."""
+    holes = {b: A.Var("_") for b in bound}
+    ix = {b: A.IVar("_") for b in bound}
+    return to_coq(A.subst(node, holes, ix))  # type: ignore[arg-type]
+
+
+def _node_at(e: A.Expr, path: Path) -> tuple[A.Expr, frozenset[str]]:
+    bound: frozenset[str] = frozenset()
+    for k in path:
+        var = A.binder(e)
+        kids = A.children(e)
+        if var is not None and k == len(kids) - 1:
+            bound = bound | {var}
+        e = kids[k]  # type: ignore[assignment]
+    return e, bound
+
+
+def _swap_at(e: A.Expr, path: Path) -> tuple[A.Expr, list[str]]:
+    """`e` with the operands at `path` swapped, and the Coq step that does it."""
+    node, bound = _node_at(e, path)
+    new = COMM.apply(node)
+    assert new is not None, f"no commutative node at {path}"
+    steps = COMM.coq_steps(lambda n, extra=frozenset(): site_pattern(n, bound | extra), node)
+    return _replace_at(e, path, new), steps
+
+
+def _key(e: A.Expr) -> str:
+    return repr(e)
+
+
+def canonical(e: A.Expr) -> A.Expr:
+    """`e` with the operands of every *, + and <+> in a fixed order (the programs the
+    path search identifies: commutativity is searched modulo)."""
+    e = A.rebuild(e, lambda c: c if A.is_idx(c) else canonical(c))  # type: ignore[arg-type]
+    if (isinstance(e, A.SBin) and e.op in ("+", "*") or isinstance(e, A.TAdd)) and \
+            _key(e.right) < _key(e.left):  # type: ignore[union-attr]
+        return COMM.apply(e)  # type: ignore[return-value]
+    return e
+
+
+def _orient(e: A.Expr, want: A.Expr, path: Path = ()) -> list[Path]:
+    """The nodes of `e` (equal to `want` up to commutativity) whose operands must be
+    swapped to make it `want`, deepest first."""
+    if type(e) is not type(want):
+        return []
+    kids, wkids = A.children(e), A.children(want)
+    if isinstance(e, (A.SBin, A.TAdd)) and canonical(e.left) != canonical(want.left):  # type: ignore[union-attr]
+        out = _orient(e.left, want.right, path + (0,)) + _orient(e.right, want.left, path + (1,))  # type: ignore[union-attr]
+        return out + [path]
+    out: list[Path] = []
+    for k, (c, w) in enumerate(zip(kids, wkids, strict=True)):
+        if not A.is_idx(c):
+            out += _orient(c, w, path + (k,))  # type: ignore[arg-type]
+    return out
+
+
+def _fix_orientation(e: A.Expr, found: A.Expr) -> tuple[A.Expr, Step | None]:
+    coq: list[str] = []
+    for p in sorted(_orient(e, found), key=len, reverse=True):
+        e, steps = _swap_at(e, p)
+        coq += steps
+    return e, (Step("comm", (), tuple(coq)) if coq else None)
+
+
+def _calls(e: A.Expr) -> set[A.Instr]:
+    return {x for x in A.walk(e) if isinstance(x, A.Instr)}  # type: ignore[misc]
+
+
+def _neighbours(e: A.Expr, idioms: list[str], temp: str
+                ) -> Iterator[tuple[Step, A.Expr]]:
+    hoisted = let_root(e, temp)
+    if hoisted is not None:
+        yield Step(LET_ROOT.name, (), tuple(let_root_steps(
+            lambda n, extra=frozenset(): site_pattern(n, extra), e, temp))), hoisted
+    for path, node, bound in _positions(e):
+        def pat(n: A.Expr, extra: frozenset[str] = frozenset(), b: frozenset[str] = bound
+                ) -> str:
+            return site_pattern(n, b | extra)
+        for r in RULES:
+            new = r.apply(node)
+            if new is not None:
+                yield Step(r.name, path, tuple(r.coq_steps(pat, node))), _replace_at(e, path, new)
+        for name in idioms:
+            got = match_spec(spec_of(name), node)
+            if got is None:
+                continue
+            call, swaps = got
+            cur, coq = e, []
+            for sub in swaps:   # deepest first: a swap moves no shallower node
+                cur, steps = _swap_at(cur, path + sub)
+                coq += steps
+            node_now, bound_now = _node_at(cur, path)
+            coq.append(f"use_instr {name} at ({site_pattern(node_now, bound_now)}).")
+            yield Step(name, path, tuple(coq)), _replace_at(cur, path, call)
+
+
+def find_path(original: A.Expr, found: A.Expr, *, limit: int = 20000) -> list[Step]:
+    """The rewrites from `original` to `found` (breadth-first, so a shortest path),
+    or CertificateError when none is found within `limit` programs."""
+    target = canonical(found)
+
+    def finish(e: A.Expr, steps: list[Step]) -> list[Step]:
+        _, fix = _fix_orientation(e, found)
+        return steps + ([fix] if fix else [])
+
+    if alpha_equal(canonical(original), target):
+        return finish(original, [])
+    temp = temp_name(original)
+    wanted = {canonical(c) for c in _calls(found)}  # type: ignore[misc]
+    idioms = sorted({c.name for c in wanted})  # type: ignore[attr-defined]
+    seen = {canonical(original)}
+    queue: deque[tuple[A.Expr, list[Step]]] = deque([(original, [])])
+    while queue:
+        e, steps = queue.popleft()
+        for step, new in _neighbours(e, idioms, temp):
+            key = canonical(new)
+            if key in seen or not {canonical(c) for c in _calls(new)} <= wanted:
+                continue
+            if alpha_equal(key, target):
+                return finish(new, steps + [step])
+            seen.add(key)
+            if len(seen) > limit:
+                raise CertificateError(
+                    f"no rewrite path to the found program within {limit} programs")
+            queue.append((new, steps + [step]))
+    raise CertificateError("the found program is not reachable by the rules' rewrites "
+                           "(an e-class joined by a rule used right to left?)")
+
+
+def replay(program: Program, found: A.Expr, path: list[Step], *,
+           progress: Callable[[str], None] | None = None, timeout: float = 120.0
+           ) -> Schedule:
+    """Coq replays the certificate, compares its program with `found`, proves the
+    accesses in bounds (check_safe) and closes the derivation; returns the schedule
+    at its end (`save` writes it)."""
+    s = Schedule.of(program, timeout=timeout)
+    try:
+        for k, step in enumerate(path, 1):
+            for sentence in step.coq:
+                if progress:
+                    progress(f"certificate step {k}/{len(path)} ({step.rule}): {sentence}")
+                try:
+                    s = s.apply(sentence)
+                except DirectiveRefused as exc:
+                    raise CertificateRefused(
+                        f"Coq refused step {k} (rule {step.rule}): {sentence}\n{exc}") from exc
+        got = s.program
+        if got is None or not alpha_equal(got, found):
+            raise CertificateRefused(
+                "Coq's program after the certificate is not the found one:\n"
+                f"  Coq:   {s.text}\n  found: {to_coq(found)}")
+        # Ended here, not by Schedule's default ending: `normalize` (which the C
+        # lowering wants) would eta-expand the calls' arguments, and the file is to
+        # derive the program found, call for call.
+        if progress:
+            progress("check_safe: every access of the found program in bounds")
+        for sentence in ("check_safe.", "done."):
+            try:
+                s = s.apply(sentence)
+            except DirectiveRefused as exc:
+                raise CertificateRefused(f"Coq refused {sentence} {exc}") from exc
+    except BaseException:
+        s.close()
+        raise
+    return s

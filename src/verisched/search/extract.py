@@ -1,0 +1,93 @@
+"""Extraction by LIAR's cost model (its Sec. IV and Listing 7).
+
+A loop costs its extent times its body; a library call costs a discounted
+amount per element it touches (`rules.CALL_COST`: dot, axpy and fill per
+element, gemv per matrix element, gemm per multiply-add); every other node
+costs 1 plus its children.  Extents are symbolic sizes, so each size counts
+as `NOMINAL_SIZE` (LIAR's own extents are concrete); a constant counts as
+itself.  Costs are pairs (cost, nominal value): index terms carry the value
+of the extent they denote, at cost 0, so that a loop and a call can read
+their extents from their children's costs.  `tadd` of two tensors costs 1:
+the model does not know extents there (a known imprecision, LIAR's
+element-wise add costs per element)."""
+
+from __future__ import annotations
+
+from egglog import EGraph
+from egglog.deconstruct import get_callable_args, get_callable_fn, get_literal_value
+
+from verisched.pybridge import terms as A
+
+from .egraph import Ix, T
+from .rules import CALL_COST
+
+NOMINAL_SIZE = 64.0
+
+Cost = tuple[float, float]
+
+
+def _op(a: float, op: str, b: float) -> float:
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op in ("/", "cdiv"):
+        return a / b if b else a
+    return a
+
+
+def liar_cost(egraph: EGraph, expr: object, children: list[Cost]) -> Cost:
+    """The egglog cost model (see the module docstring)."""
+    fn = get_callable_fn(expr)  # type: ignore[type-var]
+    if fn is None:  # a literal (name, number): no cost
+        return (0.0, 0.0)
+    if fn == Ix.var:
+        return (0.0, NOMINAL_SIZE)
+    if fn == Ix.const:
+        v = get_literal_value(get_callable_args(expr)[0])  # type: ignore[type-var, call-overload]
+        return (0.0, float(v))  # type: ignore[arg-type]
+    if fn == Ix.bin:
+        op = get_literal_value(get_callable_args(expr)[0])  # type: ignore[type-var, call-overload]
+        return (0.0, _op(children[1][1], str(op), children[2][1]))
+    if fn in (Ix.true, Ix.false):
+        return (0.0, 0.0)
+    body = sum(c[0] for c in children)
+    if fn in (T.gen, T.sum):
+        extent = max(children[2][1] - children[1][1], 0.0)
+        return (1.0 + extent * (1.0 + children[3][0]), 0.0)
+    if fn == T.ixarg:
+        return (0.0, children[0][1])
+    if fn == T.nil:
+        return (0.0, 1.0)
+    if fn == T.cons:
+        # a call's argument list: value = product of its index arguments' extents
+        # (an index argument carries its value, a tensor argument value 0)
+        ext = children[0][1] if children[0][1] > 0 else 1.0
+        return (body, ext * children[1][1])
+    if fn == T.call:
+        name = str(get_literal_value(get_callable_args(expr)[0]))  # type: ignore[type-var, call-overload]
+        return (1.0 + children[1][0] + CALL_COST.get(name, 1.0) * children[1][1], 0.0)
+    return (1.0 + body, 0.0)
+
+
+def _accumulates(e: A.Expr) -> bool:
+    """As codegen/normal.py's: a reduction, a call, or a `<+>` ending in one."""
+    while isinstance(e, (A.Let, A.Guard)):
+        e = e.body
+    if isinstance(e, A.TAdd):
+        return _accumulates(e.right)
+    return isinstance(e, (A.Sum, A.Instr))
+
+
+def calls_last(e: A.Expr) -> A.Expr:
+    """The same program with each `<+>` whose left operand is a call or a reduction and
+    whose right one is not swapped: the C lowering stores the left operand and
+    accumulates the right one, which must be a call or a reduction
+    (codegen/normal.py).  Both orders are in the e-class (comm is a rule) at the same
+    cost; the certificate proves the swap (tadd_comm_t)."""
+    e = A.rebuild(e, lambda c: c if A.is_idx(c) else calls_last(c))  # type: ignore[arg-type]
+    if isinstance(e, A.TAdd) and _accumulates(e.left) and not _accumulates(e.right):
+        return A.TAdd(e.right, e.left)
+    return e

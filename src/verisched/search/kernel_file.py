@@ -1,0 +1,127 @@
+"""A program to search, read from a `.v` file.
+
+The file declares sizes (`Variables (n m : Z).`), inputs (`Variables (A B : Z
+-> Z -> S).`, scalars `Variable alpha : S.`) and programs (`Definition NAME :=
+TERM.`), as examples/search/liar_blas.v does.  The program's inputs are the
+declared tensors its term mentions; each input's shape is given by a `shaped`
+hypothesis (`Hypothesis H : shaped [n + 2] a.`) or else inferred from the loops
+that index it (PolyBench's array declarations say the same thing), and
+stated as the derivation's `shaped` hypothesis, so Coq's `check_safe` proves
+the found program's accesses in bounds under it.  Coq itself checks that the
+file's definitions are well typed (coqc on the file); this reader only needs
+the term, which pybridge's parser reads.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from verisched.pybridge import terms as A
+from verisched.pybridge.coqterm import parse_index, parse_program
+from verisched.pybridge.errors import TermParseError
+from verisched.schedule.dsl import Program
+
+
+class KernelFileError(ValueError):
+    """The file or the program in it cannot be read (a user mistake: said plainly)."""
+
+
+_COMMENT = re.compile(r"\(\*.*?\*\)", re.S)
+_VARS = re.compile(r"\bVariables?\s+(\(([^)]*)\)|([^.:]+?)\s*:\s*([^.]+))\.", re.S)
+_SHAPED = re.compile(r"\bHypothesis\s+[\w']+\s*:\s*shaped\s*\[([^\]]*)\]\s*([\w']+)\s*\.")
+_DEF = re.compile(r"\bDefinition\s+([A-Za-z_][\w']*)\s*:=(.*?)\.\s*(?=\n|$)", re.S)
+
+
+def _declarations(text: str) -> tuple[set[str], dict[str, int]]:
+    sizes: set[str] = set()
+    tensors: dict[str, int] = {}
+    for m in _VARS.finditer(text):
+        if m.group(2) is not None:
+            names_text, _, typ = m.group(2).partition(":")
+        else:
+            names_text, typ = m.group(3), m.group(4)
+        parts = [p.strip() for p in typ.split("->")]
+        for name in names_text.split():
+            if parts == ["Z"]:
+                sizes.add(name)
+            elif parts[-1] == "S" and all(p == "Z" for p in parts[:-1]):
+                tensors[name] = len(parts) - 1
+    return sizes, tensors
+
+
+def definitions(path: str | Path) -> dict[str, str]:
+    """The definitions of the file, name -> term text."""
+    text = _COMMENT.sub(" ", Path(path).read_text())
+    return {m.group(1): m.group(2).strip() for m in _DEF.finditer(text)}
+
+
+def _infer_shapes(e: A.Expr, tensors: dict[str, int]) -> dict[str, list[A.Idx | None]]:
+    shapes: dict[str, list[A.Idx | None]] = {}
+    extents: dict[str, A.Idx] = {}
+
+    def visit(x: A.Expr) -> None:
+        if isinstance(x, (A.Gen, A.Sum)) and x.lo == A.IConst(0):
+            extents[x.var] = x.hi
+        if isinstance(x, A.Get):
+            chain: list[A.Idx] = []
+            t: A.Expr = x
+            while isinstance(t, A.Get):
+                chain.append(t.index)
+                t = t.tensor
+            if isinstance(t, A.Var) and t.name in tensors:
+                shape = shapes.setdefault(t.name, [None] * tensors[t.name])
+                for k, i in enumerate(reversed(chain)):
+                    if k < len(shape) and isinstance(i, A.IVar) and i.name in extents:
+                        ext = extents[i.name]
+                        if shape[k] is not None and shape[k] != ext:
+                            raise KernelFileError(
+                                f"input {t.name}: dimension {k + 1} is indexed by loops of "
+                                f"extents {shape[k]} and {ext}")
+                        shape[k] = ext
+        for c in A.children(x):
+            if not A.is_idx(c):
+                visit(c)  # type: ignore[arg-type]
+
+    visit(e)
+    return shapes
+
+
+def load_program(path: str | Path, name: str) -> Program:
+    """The program `name` of the file at `path`."""
+    p = Path(path)
+    if not p.is_file():
+        raise KernelFileError(f"no such file: {p}")
+    defs = definitions(p)
+    if name not in defs:
+        raise KernelFileError(f"{p} defines no program {name} (it defines: "
+                              f"{', '.join(sorted(defs)) or 'nothing'})")
+    try:
+        expr = parse_program(defs[name])
+    except TermParseError as exc:
+        raise KernelFileError(f"{p}: the definition of {name} is not an ATL term the "
+                              f"bridge reads: {exc}") from exc
+    sizes, tensors = _declarations(_COMMENT.sub(" ", p.read_text()))
+    free = A.free_vars(expr)
+    unknown = sorted(free - sizes - set(tensors))
+    if unknown:
+        raise KernelFileError(f"{name} mentions {', '.join(unknown)}, which the file does "
+                              "not declare as a size (Z) or an input (Z -> ... -> S)")
+    shapes = _infer_shapes(expr, tensors)
+    for m in _SHAPED.finditer(_COMMENT.sub(" ", p.read_text())):
+        if m.group(2) in tensors:
+            try:
+                shapes[m.group(2)] = [parse_index(d) for d in m.group(1).split(";")]
+            except TermParseError as exc:
+                raise KernelFileError(f"{p}: cannot read the shape of {m.group(2)}: "
+                                      f"{exc}") from exc
+    inputs = []
+    for t in sorted(free & set(tensors)):
+        shape = shapes.get(t, [])
+        if tensors[t] and (len(shape) != tensors[t] or any(d is None for d in shape)):
+            raise KernelFileError(f"{name}: cannot infer the shape of input {t} from the "
+                                  "loops that index it (index it by loop variables)")
+        inputs.append((t, tuple(shape)))
+    used = set().union(*(A.idx_free_vars(d) for _, s in inputs for d in s)) if inputs else set()
+    order = tuple(sorted((free & sizes) | (used & sizes)))
+    return Program(name, expr, tuple(inputs), order)  # type: ignore[arg-type]
