@@ -24,6 +24,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("run", "run", "compile a derived program and run it on inputs"),
     ("bench", "bench", "run a benchmark from benchmarks/"),
     ("report", "report", "write a derivation as a self-contained HTML page"),
+    ("tune", "tune", "search a program's schedules by measurement, every candidate proved"),
 ]
 
 

@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verisched.pybridge.derivation import write_text_atomic
+from verisched.pybridge.session import REPO_ROOT
 from verisched.schedule.coqfile import derived_name, standalone
 from verisched.schedule.dsl import Program
 
 from .log import Record
 from .space import Op
 
-COQ_ROOT = Path(__file__).resolve().parents[3] / "coq"
+COQ_ROOT = REPO_ROOT / "coq"
 
 
 @dataclass(frozen=True)
