@@ -12,6 +12,7 @@ reproduces it, the plot.
 
 from __future__ import annotations
 
+import os
 import statistics
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -145,7 +146,12 @@ def tune(program: Program, *, target: str = "c", sizes: Mapping[str, int],
     work = workload(program, sizes, seed)
     space = Space.of(program, t)
     say = progress or (lambda _m: None)
-    executor = make_executor(jobs if jobs is not None else default_jobs(), ray)
+    jobs = jobs if jobs is not None else default_jobs()
+    executor = make_executor(jobs, ray)
+    # Timing during the search uses the cores the local workers leave (all of them when
+    # the workers are on a Ray cluster we only joined); the final comparison all.
+    local = ray is None or ray == "auto"
+    work.threads = max(1, (os.cpu_count() or 1) - (jobs if local else 0))
     say(f"tune {program.name}: {executor.description}; timing in this process; "
         f"log {log_path}")
     search = Search(program, t.name, space, work, executor, log_path, out / "candidates",
@@ -182,6 +188,7 @@ def _finish(res: TuneResult, program: Program, space: Space, work: Workload,
             res.notes.append(f"{label}: could not be rebuilt for the final timing: {exc}")
     if hand is not None:
         kernels["hand"] = _hand_kernel(program, hand, res, timeout)
+    work.threads = None    # every core: no worker runs any more
     res.final = _final_timing({k: v for k, v in kernels.items() if v is not None}, work)
     if best is not None:
         res.winner_v = write_winner(res.out_dir, program, best)

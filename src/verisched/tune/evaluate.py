@@ -18,6 +18,7 @@ repeated calls) and compares its output with the reference once.
 from __future__ import annotations
 
 import hashlib
+import os
 import statistics
 import time
 from collections.abc import Mapping
@@ -87,7 +88,6 @@ def prove(program: Program, target: str, ops: tuple[Op, ...], workdir: str,
     """Apply `ops` to `program` in Coq, finish the proof, replay the standalone file
     and build it for `target`.  Never raises for a candidate's own fault: a refusal
     or failure is the returned status (a worker must survive any candidate)."""
-    import os
     import socket
 
     t0 = time.perf_counter()
@@ -150,6 +150,11 @@ class Workload:
     note: str = ""
     warmup: int = 2
     repeat: int = 7
+    # OpenMP threads of a parallel kernel while it is timed: during the search, the
+    # cores the proving workers leave free (an OpenMP team sharing a core with a
+    # worker waits at every barrier: measured 100x slower); None: every core (the
+    # final comparison, with no worker running).
+    threads: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -185,6 +190,12 @@ def measure(kernel: Kernel, w: Workload) -> tuple[float, bool | None]:
     """Median seconds of `w.repeat` calls after `w.warmup` untimed ones, and whether
     the output matched the reference (None: no reference)."""
     sizes = kernel_sizes(kernel, w.sizes)
+    set_threads = getattr(kernel, "set_threads", None)
+    if set_threads is not None:
+        try:
+            set_threads(w.threads or os.cpu_count() or 1)
+        except CodegenError:
+            pass   # not an OpenMP kernel
     _, shape = kernel.extents(sizes)
     out = np.empty(shape, dtype=np.dtype(getattr(kernel, "dtype", np.float32)))
     run = kernel.bind(w.inputs, sizes, out)   # one checked call first
