@@ -1,5 +1,5 @@
 """Autotuning on the directive layer: search schedules by measurement, every
-candidate proved by Coq (issue 17; docs/tune.md).
+candidate proved by Coq (issue 17; docs/decisions.md #54, docs/python-api.md).
 
 One concern per module: `space` (the parameterised directive templates), `search`
 (Optuna's TPE sampler, ask and tell), `evaluate` (prove a candidate in a worker;

@@ -186,9 +186,13 @@ def matches(out: np.ndarray, ref: np.ndarray) -> bool:
     return bool(np.allclose(out, ref, rtol=1e-4, atol=1e-5 * scale))
 
 
-def measure(kernel: Kernel, w: Workload) -> tuple[float, bool | None]:
+def measure(kernel: Kernel, w: Workload, slow: float | None = None
+            ) -> tuple[float, bool | None]:
     """Median seconds of `w.repeat` calls after `w.warmup` untimed ones, and whether
-    the output matched the reference (None: no reference)."""
+    the output matched the reference (None: no reference).  A kernel whose first
+    (checked) call already takes more than `slow` seconds is not called again: that
+    call's time is returned (a candidate far behind the best needs no precise time,
+    and its calls would hold the search, and a Ctrl-C, for as long)."""
     sizes = kernel_sizes(kernel, w.sizes)
     set_threads = getattr(kernel, "set_threads", None)
     if set_threads is not None:
@@ -198,8 +202,12 @@ def measure(kernel: Kernel, w: Workload) -> tuple[float, bool | None]:
             pass   # not an OpenMP kernel
     _, shape = kernel.extents(sizes)
     out = np.empty(shape, dtype=np.dtype(getattr(kernel, "dtype", np.float32)))
+    t0 = time.perf_counter()
     run = kernel.bind(w.inputs, sizes, out)   # one checked call first
+    first = time.perf_counter() - t0
     ok = None if w.reference is None else matches(out, w.reference)
+    if slow is not None and first > slow:
+        return first, ok
     for _ in range(w.warmup):
         run()
     times = []

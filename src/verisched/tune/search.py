@@ -35,6 +35,9 @@ from .space import Op, Space, describe
 # After this many points in a row that were all seen before, the space is taken as
 # exhausted (TPE keeps proposing known points) and the search stops.
 MAX_REPEATS = 40
+# A candidate whose first call takes more than this many times the best median (and
+# more than 50 ms) is timed by that call alone (evaluate.measure).
+SLOW_FACTOR = 20
 
 
 def _optuna() -> Any:
@@ -174,8 +177,13 @@ class Search:
             try:
                 kernel = build_file(self._local_file(proof), self.program,
                                     proof.annotations, self.target, self.timeout)
-                median, ok = measure(kernel, self.work)
+                best = out.best
+                slow = None if best is None else max(SLOW_FACTOR * best.median_s, 0.05)
+                median, ok = measure(kernel, self.work, slow)
                 c.measured += 1
+                if slow is not None and median > slow:
+                    message = (f"timed once: {median / best.median_s:.0f}x the best so far "
+                               f"(more than {SLOW_FACTOR}x is not timed precisely)")
                 if ok is False:
                     status, message = "failed", ("its output does not match the reference "
                                                  "interpreter (a lowering bug: please report)")
