@@ -84,10 +84,13 @@ def candidate_path(workdir: Path, vtext: str) -> Path:
 
 
 def prove(program: Program, target: str, ops: tuple[Op, ...], workdir: str,
-          timeout: float = 120.0) -> Proof:
+          timeout: float = 120.0, sizes: Mapping[str, int] | None = None,
+          limit: float | None = None) -> Proof:
     """Apply `ops` to `program` in Coq, finish the proof, replay the standalone file
-    and build it for `target`.  Never raises for a candidate's own fault: a refusal
-    or failure is the returned status (a worker must survive any candidate)."""
+    and build it for `target`; with `sizes` and `limit`, also call the kernel once
+    (gate_call) and fail it as too slow when that call runs past `limit` seconds.
+    Never raises for a candidate's own fault: a refusal or failure is the returned
+    status (a worker must survive any candidate)."""
     import socket
 
     t0 = time.perf_counter()
@@ -110,7 +113,12 @@ def prove(program: Program, target: str, ops: tuple[Op, ...], workdir: str,
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists():
             path.write_text(vtext)
-        build_file(path, program, s.annotations, target, timeout)
+        kernel = build_file(path, program, s.annotations, target, timeout)
+        if sizes is not None and limit is not None and not gate_call(kernel, program, sizes,
+                                                                     limit):
+            return Proof("failed", tuple(applied), message=f"{TOO_SLOW}: one call ran past "
+                         f"{limit:.3g} s on one thread, stopped", prove_s=time.perf_counter() - t0,
+                         worker=who)
     except REFUSALS as exc:
         return Proof("refused", tuple(applied), message=_one_line(exc),
                      prove_s=time.perf_counter() - t0, worker=who)
@@ -120,6 +128,46 @@ def prove(program: Program, target: str, ops: tuple[Op, ...], workdir: str,
                      prove_s=time.perf_counter() - t0, worker=who)
     return Proof("proved", tuple(applied), steps, s.annotations, str(path), vtext,
                  prove_s=time.perf_counter() - t0, worker=who)
+
+
+TOO_SLOW = "too slow"
+
+
+def gate_call(kernel: Kernel, program: Program, sizes: Mapping[str, int], limit: float
+              ) -> bool:
+    """Whether one call of `kernel` at `sizes` (one thread) ends within `limit` seconds.
+
+    Why here and in a child process: a schedule can be correct and proved yet
+    asymptotically worse (a producer computed inside a loop it does not depend on:
+    the chained matmul's A·B recomputed per output element is n^5), and a C call
+    cannot be interrupted from Python, so the parent would hang on it.  The call runs
+    in a forked child of this worker (which never ran OpenMP, so the child's OpenMP
+    runtime starts fresh), killed at the limit."""
+    import signal
+
+    inputs = random_inputs(program, sizes)
+    ks = kernel_sizes(kernel, sizes)
+    pid = os.fork()
+    if pid == 0:   # the child: one call, then leave without any cleanup
+        try:
+            set_threads = getattr(kernel, "set_threads", None)
+            if set_threads is not None:
+                try:
+                    set_threads(1)
+                except CodegenError:
+                    pass
+            kernel.call(inputs, ks)
+        finally:
+            os._exit(0)
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return True
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return False
 
 
 def build_file(path: Path, program: Program, annotations: tuple[tuple, ...], target: str,
@@ -165,9 +213,7 @@ def workload(program: Program, sizes: Mapping[str, int], seed: int = 0) -> Workl
     if missing:
         raise ScheduleArgumentError("tune", "sizes", f"no value for {', '.join(missing)} "
                                     f"(sizes of {program.name}: {', '.join(program.sizes)})")
-    rng = np.random.default_rng(seed)
-    inputs = {t: rng.standard_normal(tuple(eval_idx(d, sizes) for d in shape))
-              .astype(np.float32) for t, shape in program.inputs}
+    inputs = random_inputs(program, sizes, seed)
     w = Workload({k: int(sizes[k]) for k in program.sizes}, inputs)
     try:
         w.reference = evaluate(program.expr, {k: v.astype(np.float64) for k, v in inputs.items()},
@@ -175,6 +221,14 @@ def workload(program: Program, sizes: Mapping[str, int], seed: int = 0) -> Workl
     except InterpError as exc:
         w.note = f"the reference interpreter cannot evaluate the program: {exc}"
     return w
+
+
+def random_inputs(program: Program, sizes: Mapping[str, int], seed: int = 0
+                  ) -> dict[str, np.ndarray]:
+    """Random normal float32 inputs of the program's shapes at `sizes` (seeded)."""
+    rng = np.random.default_rng(seed)
+    return {t: rng.standard_normal(tuple(eval_idx(d, sizes) for d in shape))
+            .astype(np.float32) for t, shape in program.inputs}
 
 
 def matches(out: np.ndarray, ref: np.ndarray) -> bool:

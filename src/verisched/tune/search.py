@@ -15,6 +15,7 @@ resumed log, is told its known value and never re-measured.
 from __future__ import annotations
 
 import math
+import os
 import time
 import warnings
 from collections.abc import Callable, Iterable
@@ -28,7 +29,7 @@ from verisched.schedule import AnnotationRefused
 from verisched.schedule.dsl import Program
 
 from . import log as tlog
-from .evaluate import REFUSALS, Proof, Workload, build_file, measure, prove
+from .evaluate import REFUSALS, TOO_SLOW, Proof, Workload, build_file, measure, prove
 from .executors import Executor
 from .space import Op, Space, describe
 
@@ -138,7 +139,8 @@ class Search:
                                           message="in flight")
                     ops = tuple(self.space.ops(params))
                     h = self.executor.submit(prove, self.program, self.target, ops,
-                                             str(self.workdir), self.timeout)
+                                             str(self.workdir), self.timeout,
+                                             self.work.sizes, self._limit(out))
                     inflight[h] = (trial, params)
                 if not inflight:
                     out.stopped = "exhausted" if repeats >= MAX_REPEATS else "trials"
@@ -164,6 +166,15 @@ class Search:
 
     def _enough(self, asked: int) -> bool:
         return self._over_budget() or (self.trials is not None and asked >= self.trials)
+
+    def _limit(self, out: Outcome) -> float | None:
+        """How long the worker lets one single-threaded call of a candidate run before
+        calling it too slow: SLOW_FACTOR times the best so far, times the cores (the
+        best may be a parallel kernel), at least a second; none before any is timed."""
+        best = out.best
+        if best is None or best.median_s is None:
+            return None
+        return max(1.0, SLOW_FACTOR * best.median_s * (os.cpu_count() or 1))
 
     # -- one candidate --------------------------------------------------------------
 
@@ -230,7 +241,8 @@ class Search:
         if rec.status == "proved" and rec.median_s is not None:
             return {"values": math.log(max(rec.median_s, 1e-12))}
         state = optuna.trial.TrialState
-        return {"state": state.PRUNED if rec.status == "refused" else state.FAIL}
+        bad = rec.status == "refused" or rec.message.startswith(TOO_SLOW)
+        return {"state": state.PRUNED if bad else state.FAIL}
 
     def _tell_known(self, optuna: Any, study: Any, trial: Any, rec: tlog.Record) -> None:
         if rec.number < 0:   # still in flight: tell it as failed; the real one follows
