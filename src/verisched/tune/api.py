@@ -114,14 +114,17 @@ def tune(program: Program, *, target: str = "c", sizes: Mapping[str, int],
          budget: float | None = 60.0, trials: int | None = None, jobs: int | None = None,
          ray: str | None = None, resume: str | Path | None = None,
          out_dir: str | Path | None = None, seed: int = 0, hand: Hand | None = None,
-         enqueue: Sequence[Mapping[str, Any]] = (), timeout: float = 120.0,
+         enqueue: Sequence[Mapping[str, Any]] = (), seeds: bool = True,
+         timeout: float = 120.0,
          progress: Callable[[str], None] | None = None,
          on_record: Callable[[tlog.Record], None] | None = None) -> TuneResult:
     """Search schedules of `program` for `target` at `sizes`, every candidate proved
     by Coq, for `budget` seconds and/or `trials` candidates (new ones: logged ones
     are not measured again).  `jobs` worker processes prove candidates (default:
     all cores but one, left for timing); `ray` ("auto" or an address) proves them
-    on Ray instead.  `resume`: a log of an earlier run.  Writes the log, the winner
+    on Ray instead.  `resume`: a log of an earlier run.  `enqueue`: points to try
+    first (after the untuned program); `seeds`: then a few vectorized orders
+    (Space.seeds).  Writes the log, the winner
     (`NAME_tuned.v`, `NAME_tuned.py`) and the plot into `out_dir`.  Ctrl-C stops the
     search; the log and the best so far are kept and the outputs written."""
     t = get_target(target)
@@ -157,7 +160,8 @@ def tune(program: Program, *, target: str = "c", sizes: Mapping[str, int],
     search = Search(program, t.name, space, work, executor, log_path, out / "candidates",
                     budget=budget, trials=trials, seed=seed, timeout=timeout,
                     progress=progress, on_record=on_record)
-    outcome = search.run(resumed, [untuned_point(space), *enqueue])
+    first = untuned_point(space)
+    outcome = search.run(resumed, [first, *enqueue, *(space.seeds(first) if seeds else [])])
     res = TuneResult(program.name, t.name, dict(work.sizes), outcome.best, outcome.records,
                      outcome.counters, outcome.stopped, log_path, out)
     if work.note:

@@ -194,6 +194,34 @@ class Space:
             mid = [a] + ([b] if b else [])
         return order[:at] + mid + list(rest)
 
+    def seeds(self, base: dict[str, Any]) -> list[dict[str, Any]]:
+        """A few points to try first, after the untuned `base`: each loop order whose
+        innermost loop is a generation, vectorized with each ISA (and, on an OpenMP
+        target, parallel), with each producer left in place or computed at the
+        outermost generation.  A fixed ordering of candidates, not a cost model:
+        every seed is proved and measured like any other point (the issue's rule:
+        order candidates, never skip measuring), and TPE starts from their times."""
+        out: list[dict[str, Any]] = []
+        gens = [lp.name for lp in self.nest if lp.kind == "gen"]
+        placements = [NONE] + gens[:1]
+        for order in self.orders() if len(self.nest) >= 2 else [None]:
+            p = dict(base)
+            if order is not None:
+                p["order"] = order
+            loops = self._order(p)
+            if not loops or loops[-1].kind != "gen":
+                continue
+            for isa in self.isas:
+                for where in placements if self.producers else [NONE]:
+                    q = dict(p, vectorize=isa)
+                    q.pop("unroll", None)
+                    for prod in self.producers:
+                        q[f"at_{prod}"] = where
+                    if self.target.parallel:
+                        q["parallel"] = True
+                    out.append(q)
+        return out[:8]
+
     # -- parameters -> directives ----------------------------------------------------
 
     def ops(self, p: dict[str, Any]) -> list[Op]:
