@@ -97,6 +97,11 @@ def untuned_point(space: Space) -> dict[str, Any]:
         p["order"] = space.orders()[0]
     for prod in space.producers:
         p[f"at_{prod}"] = "none"
+        own = space.inner.get(prod, ())
+        if len(own) >= 2:
+            p[f"order_{prod}"] = ",".join(lp.name for lp in own)
+            if space.isas and own[-1].kind == "gen":
+                p[f"vectorize_{prod}"] = "none"
     if len(space.nest) >= 2:
         p.update(tile_at=0, tile_outer=1, tile_inner=1)
     elif space.nest:

@@ -78,12 +78,17 @@ def consumer_nest(e: Expr) -> tuple[tuple[str, ...], tuple[Loop, ...]]:
     while isinstance(e, Let):
         lets.append(e.var)
         e = e.body
+    return tuple(lets), loop_nest(e)
+
+
+def loop_nest(e: Expr) -> tuple[Loop, ...]:
+    """The generations and sums from `e` down, through guards."""
     loops: list[Loop] = []
     while isinstance(e, (Gen, Sum, Guard)):
         if isinstance(e, (Gen, Sum)):
             loops.append(Loop(e.var, "gen" if isinstance(e, Gen) else "sum"))
         e = e.body
-    return tuple(lets), tuple(loops)
+    return tuple(loops)
 
 
 def _fresh(base: str, taken: set[str]) -> str:
@@ -111,6 +116,8 @@ class Space:
     nest: tuple[Loop, ...] = ()
     isas: tuple[str, ...] = ()
     taken: set[str] = field(default_factory=set)
+    # each producer's own nest (the let's value), by producer
+    inner: dict[str, tuple[Loop, ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, program: Program, target: Target) -> Space:
@@ -118,16 +125,25 @@ class Space:
         taken = set(program.sizes) | {t for t, _ in program.inputs}
         taken |= {b for x in walk(program.expr) if (b := binder(x)) is not None}
         isas = tuple(isa for isa in ISAS if isa in target.families)
-        return cls(program, target, producers, nest, isas, taken)
+        inner: dict[str, tuple[Loop, ...]] = {}
+        e = program.expr
+        while isinstance(e, Let):
+            inner[e.var] = loop_nest(e.value)
+            e = e.body
+        return cls(program, target, producers, nest, isas, taken, inner)
+
+    @staticmethod
+    def _perms(loops: tuple[Loop, ...]) -> list[str]:
+        names = [lp.name for lp in loops]
+        head, tail = names[:-3], names[-3:]
+        return [",".join(head + list(p)) for p in itertools.permutations(tail)]
 
     # -- the parameters ---------------------------------------------------------------
 
     def orders(self) -> list[str]:
         """Loop orders of the consumer nest (the innermost three loops permuted; the
         program's own order first)."""
-        names = [lp.name for lp in self.nest]
-        head, tail = names[:-3], names[-3:]
-        return [",".join(head + list(p)) for p in itertools.permutations(tail)]
+        return self._perms(self.nest)
 
     def suggest(self, trial: Trial) -> dict[str, Any]:
         """Ask `trial` for one point of the space (define-by-run)."""
@@ -140,6 +156,14 @@ class Space:
         gens = [lp.name for lp in self.nest if lp.kind == "gen"]
         for prod in self.producers:
             p[f"at_{prod}"] = trial.suggest_categorical(f"at_{prod}", [NONE, "inline", *gens])
+            own = self.inner.get(prod, ())
+            if p[f"at_{prod}"] == "inline" or len(own) < 2:
+                continue
+            p[f"order_{prod}"] = trial.suggest_categorical(f"order_{prod}", self._perms(own))
+            kinds = {lp.name: lp.kind for lp in own}
+            if self.isas and kinds[p[f"order_{prod}"].split(",")[-1]] == "gen":
+                p[f"vectorize_{prod}"] = trial.suggest_categorical(f"vectorize_{prod}",
+                                                                   [NONE, *self.isas])
         if len(order) >= 2:
             p["tile_at"] = trial.suggest_categorical("tile_at", list(range(len(order) - 1)))
             p["tile_outer"] = trial.suggest_categorical("tile_outer", TILE_FACTORS)
@@ -217,6 +241,14 @@ class Space:
                     q.pop("unroll", None)
                     for prod in self.producers:
                         q[f"at_{prod}"] = where
+                        own = self.inner.get(prod, ())
+                        if len(own) >= 2:   # the producer with a generation innermost
+                            kinds = {lp.name: lp.kind for lp in own}
+                            porder = next((o for o in self._perms(own)
+                                           if kinds[o.split(",")[-1]] == "gen"), None)
+                            if porder is not None:
+                                q[f"order_{prod}"] = porder
+                                q[f"vectorize_{prod}"] = isa
                     if self.target.parallel:
                         q["parallel"] = True
                     out.append(q)
@@ -233,6 +265,13 @@ class Space:
             moved = [k for k, (x, y) in enumerate(zip(order, self.nest, strict=True))
                      if x.name != y.name]
             out.append(Op("reorder", tuple(order[k].name for k in range(moved[0], moved[-1] + 1))))
+        for prod in self.producers:
+            own = [lp.name for lp in self.inner.get(prod, ())]
+            want = p.get(f"order_{prod}")
+            if want and want.split(",") != own:
+                moved = [k for k, (a, b) in enumerate(zip(want.split(","), own, strict=True))
+                         if a != b]
+                out.append(Op("reorder", tuple(want.split(",")[moved[0]:moved[-1] + 1])))
         for prod in self.producers:
             where = p.get(f"at_{prod}", NONE)
             if where == "inline":
@@ -256,6 +295,10 @@ class Space:
         final = self._tiled(order, p)
         if p.get("vectorize", NONE) != NONE:
             out.append(Op("vectorize", (final[-1].name, p["vectorize"])))
+        for prod in self.producers:
+            if p.get(f"vectorize_{prod}", NONE) != NONE:
+                out.append(Op("vectorize", (p[f"order_{prod}"].split(",")[-1],
+                                            p[f"vectorize_{prod}"])))
         if p.get("unroll", 1) > 1:
             out.append(Op("unroll", (final[-1].name, p["unroll"])))
         if p.get("parallel"):
