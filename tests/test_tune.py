@@ -11,8 +11,10 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -149,6 +151,36 @@ def test_cli_tune_and_its_errors(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=600, env=ENV)
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
     assert "no value for size n" in bad.stderr
+
+
+def test_ctrl_c_keeps_the_log_and_resume_continues(tmp_path: Path) -> None:
+    """A real Ctrl-C (SIGINT to the command's process group) once two candidates are
+    logged: the log is kept, the best so far reported (exit 130); `--resume` then
+    continues from the log without measuring its candidates again."""
+    exe = [sys.executable, "-m", "verisched.cli", "tune", str(REPO / "coq/Examples/Pipeline.v"),
+           "--program", "fused", "--size", "n=1000", "--jobs", "1"]
+    log = tmp_path / "a" / "fused.tune.jsonl"
+    proc = subprocess.Popen(exe + ["--trials", "200", "-o", str(tmp_path / "a")], env=ENV,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if log.is_file() and len(log.read_text().splitlines()) >= 2:
+            break
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    assert "stopped by interrupted" in out and "Traceback" not in err
+    kept = tlog.read(log)
+    assert len(kept) >= 2
+    r = subprocess.run(exe + ["--trials", "1", "--resume", str(log), "-o", str(tmp_path / "b")],
+                       capture_output=True, text=True, timeout=600, env=ENV)
+    assert r.returncode == 0, r.stderr
+    again = tlog.read(tmp_path / "b" / "fused.tune.jsonl")
+    assert [x.to_line() for x in again[:len(kept)]] == [x.to_line() for x in kept]
+    assert len(again) == len(kept) + 1
+    assert f"{len(kept)} from the resumed log" in r.stdout
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None,

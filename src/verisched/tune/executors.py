@@ -47,7 +47,7 @@ class PoolExecutor:
     def __init__(self, jobs: int) -> None:
         self.slots = max(1, jobs)
         self.description = f"process pool of {self.slots} worker(s)"
-        self.pool = multiprocessing.get_context("fork").Pool(self.slots)
+        self.pool = multiprocessing.get_context("fork").Pool(self.slots, _ignore_sigint)
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
         return self.pool.apply_async(fn, args)
@@ -118,6 +118,13 @@ class RayExecutor:
         # Running tasks of a cluster we only joined are cancelled by the driver's exit;
         # a local instance started here is shut down with its workers.
         self.ray.shutdown()
+
+
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C to the parent, which stops the search and ends them."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def make_executor(jobs: int, ray_address: str | None) -> Executor:
