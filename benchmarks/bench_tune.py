@@ -34,7 +34,6 @@ from verisched.targets.cpu import cpu_flags
 from verisched.targets.toolchain import atomic_write
 from verisched.tune import tune
 from verisched.tune.evaluate import build_file, candidate_path, kernel_sizes, workload
-from verisched.tune.search import Counters
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
@@ -157,8 +156,7 @@ def run_problem(p: Problem, args: argparse.Namespace, work_dir: Path) -> dict:
     ms = {v.key[1]: v.median() for v in variants}
     best = res.best
     return {"problem": p.name, "sizes": p.sizes, "target": args.target,
-            "budget_s": args.budget, "counters": vars(res.counters) if isinstance(
-                res.counters, Counters) else {}, "stopped": res.stopped,
+            "budget_s": args.budget, "counters": vars(res.counters), "stopped": res.stopped,
             "candidates": len(res.records), "coqc": res.coq.text if res.coq else "-",
             "winner_ops": [op[0] + str(tuple(op[1])) for op in best.ops] if best else [],
             "ms": ms, "gflops": {k: p.flops / (v * 1e6) for k, v in ms.items()},

@@ -23,13 +23,21 @@ from typing import Any
 from verisched.codegen.errors import CodegenError
 from verisched.pipeline import Kernel, TargetUnavailable, check, compile_checked, get_target, load
 from verisched.pybridge.errors import BridgeError
-from verisched.pybridge.terms import Expr, free_vars
+from verisched.pybridge.terms import Expr, free_vars, idx_free_vars
 from verisched.schedule import Schedule, ScheduleArgumentError, ScheduleError
 from verisched.schedule.coqfile import standalone
 from verisched.schedule.dsl import Program
 
 from . import log as tlog
-from .evaluate import REFUSALS, Workload, build_file, candidate_path, measure, workload
+from .evaluate import (
+    REFUSALS,
+    Workload,
+    build_file,
+    candidate_path,
+    kernel_sizes,
+    measure,
+    workload,
+)
 from .executors import default_jobs, make_executor
 from .output import CoqVerdict, coqc, plot, write_script, write_winner
 from .search import Counters, Search
@@ -144,10 +152,11 @@ def tune(program: Program, *, target: str = "c", sizes: Mapping[str, int],
         rp = Path(resume)
         if not rp.is_file():
             raise ScheduleArgumentError("tune", "resume", f"no such log: {rp}")
+        mine = {k: int(v) for k, v in sizes.items() if k in program.sizes}
         resumed = [r for r in tlog.read(rp)
                    if r.program in ("", program.name) and r.target in ("", t.name)
-                   and (not r.sizes or r.sizes == {k: int(v) for k, v in sizes.items()
-                                                   if k in program.sizes})]
+                   and (not r.sizes or {k: v for k, v in r.sizes.items()
+                                        if k in program.sizes} == mine)]
         if rp.resolve() != log_path.resolve():
             for r in resumed:   # the new log starts with what was resumed
                 tlog.append(log_path, r)
@@ -198,7 +207,7 @@ def _finish(res: TuneResult, program: Program, space: Space, work: Workload,
     if hand is not None:
         kernels["hand"] = _hand_kernel(program, hand, res, timeout)
     work.threads = None    # every core: no worker runs any more
-    res.final = _final_timing({k: v for k, v in kernels.items() if v is not None}, work)
+    res.final = _final_timing(_timeable(kernels, work, res.notes), work)
     if best is not None:
         res.winner_v = write_winner(res.out_dir, program, best)
         say(f"checking {res.winner_v} with coqc")
@@ -234,6 +243,23 @@ def _final_timing(kernels: dict[str, Kernel], work: Workload) -> dict[str, float
     return {k: statistics.median(v) for k, v in times.items()}
 
 
+def _timeable(kernels: dict[str, Kernel | None], work: Workload, notes: list[str]
+              ) -> dict[str, Kernel]:
+    """The kernels that can be called at the given sizes (a hand derivation may take
+    block sizes the user did not give: said in the notes, not timed)."""
+    out = {}
+    for k, kernel in kernels.items():
+        if kernel is None:
+            continue
+        try:
+            kernel_sizes(kernel, work.sizes)
+        except ScheduleArgumentError as exc:
+            notes.append(f"{k}: not timed: {exc}")
+            continue
+        out[k] = kernel
+    return out
+
+
 def program_of(path: str | Path, name: str, timeout: float = 300.0) -> Program:
     """`FILE.v --program NAME`: the *original* program of the derivation NAME (the left
     side of its `Derive`), with its section's sizes, input shapes and integer
@@ -255,14 +281,8 @@ def program_of(path: str | Path, name: str, timeout: float = 300.0) -> Program:
     used = set(free_vars(expr))
     for _, shape in inputs:
         for d in shape:
-            used |= free_vars(d) if isinstance(d, Expr) else _idx_vars(d)
+            used |= set(idx_free_vars(d))
     sizes = tuple(s for s in derived.sizes if s in used)
     assume = tuple(p for c in derived.hypotheses.conditions if c.free_vars() <= set(sizes)
                    for p in c.preds())
     return Program(name, expr, tuple(inputs), sizes, assume)
-
-
-def _idx_vars(d: Any) -> set[str]:
-    from verisched.pybridge.terms import idx_free_vars
-
-    return set(idx_free_vars(d))

@@ -214,7 +214,9 @@ def workload(program: Program, sizes: Mapping[str, int], seed: int = 0) -> Workl
         raise ScheduleArgumentError("tune", "sizes", f"no value for {', '.join(missing)} "
                                     f"(sizes of {program.name}: {', '.join(program.sizes)})")
     inputs = random_inputs(program, sizes, seed)
-    w = Workload({k: int(sizes[k]) for k in program.sizes}, inputs)
+    # every size given: the program's, and any other the hand-derived schedule takes
+    # (block sizes of a derivation); a candidate's kernel takes the program's
+    w = Workload({k: int(v) for k, v in sizes.items()}, inputs)
     try:
         w.reference = evaluate(program.expr, {k: v.astype(np.float64) for k, v in inputs.items()},
                                dict(w.sizes), np.float64)
@@ -277,4 +279,8 @@ def kernel_sizes(kernel: Kernel, sizes: Mapping[str, int]) -> dict[str, int]:
     lowered = getattr(kernel, "lowered", None)
     if lowered is None:
         return dict(sizes)
+    missing = [a for a, _ in lowered.sizes if a not in sizes]
+    if missing:
+        raise ScheduleArgumentError("tune", "sizes", f"kernel {kernel.name} takes size "
+                                    f"{', '.join(missing)}: give it (--size {missing[0]}=INT)")
     return {a: int(sizes[a]) for a, _ in lowered.sizes}
