@@ -44,7 +44,7 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || python3 -m venv $(VENV)
 	@$(PY) -m pip install -q --upgrade pip >/dev/null
-	@$(PY) -m pip install -q -e '.[test]'
+	@$(PY) -m pip install -q -e '.[test,ray]'
 	@touch $@
 
 # KaTeX for the HTML derivation reports (`verisched report`): the npm package, at the

@@ -25,6 +25,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("bench", "bench", "run a benchmark from benchmarks/"),
     ("report", "report", "write a derivation as a self-contained HTML page"),
     ("search", "search", "find library idioms by equality saturation, certified by Coq"),
+    ("tune", "tune", "search a program's schedules by measurement, every candidate proved"),
 ]
 
 

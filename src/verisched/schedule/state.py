@@ -32,6 +32,7 @@ from verisched.pipeline import (
     CheckedProgram,
     FixValue,
     Kernel,
+    Target,
     build,
     check,
     get_target,
@@ -532,35 +533,51 @@ class Schedule:
         `parallel` annotation must be honoured by the target's lowering, or this
         raises AnnotationRefused naming the loop and why."""
         t = get_target(target)
-        wanted = [a[1] for a in self.annotations if a[0] == "parallel"]
-        if wanted and not t.parallel:
-            raise AnnotationRefused(f"parallel {wanted[0]}: target {t.name} runs serially; "
-                                    "use an OpenMP target (openmp, avx2-openmp, ...)")
+        check_parallel_target(self.annotations, t)
         checked = self.checked(fix=fix, unsafe=unsafe, dtype=dtype)
-        places = tuple((a[1], a[2]) for a in self.annotations if a[0] == "store_at")
-        if places:
-            checked = replace(checked, program=replace(checked.program, store_at=places))
-        try:
-            source = render(lower(checked, t))
-        except LowerError as e:
-            if places and str(e).startswith("store_at "):
-                raise AnnotationRefused(str(e)) from None
-            raise
-        if wanted:
-            par = parallel_loops(source.c)
-            for loop in wanted:
-                if loop not in par:
-                    raise AnnotationRefused(
-                        f"parallel {loop}: the {t.name} lowering does not run loop {loop} in "
-                        "parallel: only the outermost generation of a nest that is not "
-                        "under a SUM or another parallel loop is (targets/openmp.py); "
-                        f"parallel loops of this program: {', '.join(sorted(par)) or 'none'}")
-        for a in self.annotations:
-            if a[0] == "unroll":
-                source = replace(source, c=unroll_pragma(source.c, a[1], a[2]))
-        kernel = build(source)[source.lowered[0].name]
-        return kernel
+        return build_annotated(checked, self.annotations, t)
 
+
+
+def check_parallel_target(annotations: tuple[tuple, ...], target: Target) -> None:
+    """Refuse `parallel` annotations for a serial target, before any replay."""
+    wanted = [a[1] for a in annotations if a[0] == "parallel"]
+    if wanted and not target.parallel:
+        raise AnnotationRefused(f"parallel {wanted[0]}: target {target.name} runs serially; "
+                                "use an OpenMP target (openmp, avx2-openmp, ...)")
+
+
+def build_annotated(checked: CheckedProgram, annotations: tuple[tuple, ...],
+                    target: str | Target) -> Kernel:
+    """The kernel of a checked schedule for `target`, its lowering annotations honoured
+    (store_at placed, `parallel` checked against the emitted C, `unroll` pragmas) or
+    refused with AnnotationRefused.  Shared by `Schedule.compile` and the autotuner,
+    which builds a proved candidate from its standalone file (verisched.tune)."""
+    t = get_target(target) if isinstance(target, str) else target
+    check_parallel_target(annotations, t)
+    wanted = [a[1] for a in annotations if a[0] == "parallel"]
+    places = tuple((a[1], a[2]) for a in annotations if a[0] == "store_at")
+    if places:
+        checked = replace(checked, program=replace(checked.program, store_at=places))
+    try:
+        source = render(lower(checked, t))
+    except LowerError as e:
+        if places and str(e).startswith("store_at "):
+            raise AnnotationRefused(str(e)) from None
+        raise
+    if wanted:
+        par = parallel_loops(source.c)
+        for loop in wanted:
+            if loop not in par:
+                raise AnnotationRefused(
+                    f"parallel {loop}: the {t.name} lowering does not run loop {loop} in "
+                    "parallel: only the outermost generation of a nest that is not "
+                    "under a SUM or another parallel loop is (targets/openmp.py); "
+                    f"parallel loops of this program: {', '.join(sorted(par)) or 'none'}")
+    for a in annotations:
+        if a[0] == "unroll":
+            source = replace(source, c=unroll_pragma(source.c, a[1], a[2]))
+    return build(source)[source.lowered[0].name]
 
 
 def _encloses(e: Expr | None, loop: str, buffer: str) -> bool:

@@ -1,0 +1,85 @@
+"""`verisched tune FILE.v --program NAME --target T --size n=.. -o OUTDIR`: autotune.
+
+`--program NAME` names a derivation of FILE.v; its *original* program (the left
+side of the `Derive`) is what is tuned, from scratch, and the derivation itself is
+the hand-derived schedule the result is compared with (docs/decisions.md).  Every
+candidate is proved by Coq; progress (proved, measured, refused, best so far) goes
+to stderr, the summary to stdout.  A thin caller of verisched.tune.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from verisched import pipeline
+from verisched.commands.common import Progress, UsageError, guarded, ints
+from verisched.schedule import ScheduleError
+from verisched.tune import program_of, tune
+from verisched.tune.executors import ExecutorError
+
+
+def run(args: argparse.Namespace) -> int:
+    return int(guarded("tune", lambda: execute(args)))
+
+
+def execute(args: argparse.Namespace) -> int:
+    sizes = ints(args.size, "--size")
+    if args.budget is None and args.trials is None:
+        raise UsageError("give --budget SECONDS or --trials N")
+    for flag, v in (("--budget", args.budget), ("--trials", args.trials), ("--jobs", args.jobs)):
+        if v is not None and v <= 0:
+            raise UsageError(f"{flag} {v}: must be positive")
+    target = pipeline.get_target(args.target)
+    target.check_runtime()
+    progress = Progress(quiet=args.quiet)
+    try:
+        program = program_of(args.file, args.program, timeout=args.timeout)
+        missing = [s for s in program.sizes if s not in sizes]
+        if missing:
+            raise UsageError(f"no value for size {', '.join(missing)} of {args.program}: pass "
+                             f"--size {missing[0]}=INT (sizes: {', '.join(program.sizes)})")
+        hand = None if args.no_hand else (args.file, args.program)
+        res = tune(program, target=target.name, sizes=sizes, budget=args.budget,
+                   trials=args.trials, jobs=args.jobs, ray=args.ray, resume=args.resume,
+                   out_dir=args.output, seed=args.seed, hand=hand, timeout=args.timeout,
+                   progress=progress)
+    except (ScheduleError, ExecutorError) as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        progress.close()
+    print(res.summary())
+    if res.stopped == "interrupted":
+        return 130
+    return 0 if res.best is not None and (res.coq is None or res.coq.ok is not False) else 1
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="the .v file holding the derivation")
+    parser.add_argument("--program", required=True,
+                        help="a derivation of FILE.v: its original program is tuned, and "
+                             "the derivation is the hand-derived baseline")
+    parser.add_argument("--target", default="c", choices=pipeline.target_names(),
+                        help="the target every candidate is built for")
+    parser.add_argument("--size", action="append", default=[],
+                        help="NAME=INT, the sizes candidates are timed at (repeatable)")
+    parser.add_argument("--budget", type=float, default=None,
+                        help="seconds of search (Ctrl-C also stops it, keeping the log)")
+    parser.add_argument("--trials", type=int, default=None,
+                        help="at most this many new candidates")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="worker processes that prove candidates (default: cores - 1; "
+                             "timing runs in this process)")
+    parser.add_argument("--ray", default=None, metavar="ADDRESS",
+                        help="prove candidates on Ray: 'auto' starts a local instance, else "
+                             "the address of a cluster (pip install 'verisched[ray]')")
+    parser.add_argument("--resume", default=None, metavar="LOG",
+                        help="a tuning log (JSON lines) of an earlier run: its candidates "
+                             "are given to the search and not measured again")
+    parser.add_argument("-o", "--output", required=True, metavar="OUTDIR",
+                        help="where the log, the winner (.v, .py) and the plot go")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the sampler and inputs")
+    parser.add_argument("--no-hand", action="store_true",
+                        help="do not build the derivation itself for comparison")
+    parser.add_argument("--timeout", type=float, default=300.0, help="per Coq command, s")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    parser.set_defaults(handler=run)

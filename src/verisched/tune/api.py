@@ -1,0 +1,288 @@
+"""`tune(program, target=..., sizes=..., budget=...)`: the whole tuning run.
+
+The steps: the space of the program (space.py); the untuned program enqueued as
+the first candidate (its time is the baseline); the search (search.py) on a
+process pool or Ray (executors.py) with every candidate logged (log.py); then,
+with every worker stopped, the final comparison timed round-robin in this
+process (the best candidate, the untuned program and the hand-derived schedule
+where one is given: the search's own times are never the only evidence), and the
+outputs (output.py): the winner's `.v` checked by `coqc`, the script that
+reproduces it, the plot.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from verisched.codegen.errors import CodegenError
+from verisched.pipeline import Kernel, TargetUnavailable, check, compile_checked, get_target, load
+from verisched.pybridge.errors import BridgeError
+from verisched.pybridge.terms import Expr, free_vars, idx_free_vars
+from verisched.schedule import Schedule, ScheduleArgumentError, ScheduleError
+from verisched.schedule.coqfile import standalone
+from verisched.schedule.dsl import Program
+
+from . import log as tlog
+from .evaluate import (
+    REFUSALS,
+    Workload,
+    build_file,
+    candidate_path,
+    kernel_sizes,
+    measure,
+    workload,
+)
+from .executors import default_jobs, make_executor
+from .output import CoqVerdict, coqc, plot, write_script, write_winner
+from .search import Counters, Search
+from .space import Space
+
+# How the hand-derived baseline is given: a function of the schedule (Python), or a
+# derivation of a .v file (path, name), built for the same target.
+Hand = Callable[[Schedule], Schedule] | tuple[str | Path, str]
+FINAL_ROUNDS = 5
+
+
+@dataclass
+class TuneResult:
+    """What a run found.  Times are medians in seconds; `final` holds the round-robin
+    re-timing done after the search with every worker stopped (None where a kernel
+    could not be built, with the reason in `notes`)."""
+
+    program: str
+    target: str
+    sizes: dict[str, int]
+    best: tlog.Record | None
+    records: list[tlog.Record]
+    counters: Counters
+    stopped: str
+    log: Path
+    out_dir: Path
+    winner_v: Path | None = None
+    winner_py: Path | None = None
+    coq: CoqVerdict | None = None
+    plot: Path | None = None
+    final: dict[str, float | None] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """The result for a person, a few lines."""
+        c = self.counters
+        lines = [f"tuned {self.program} for {self.target} at {self.sizes}: stopped by "
+                 f"{self.stopped}; {len(self.records)} candidate(s) logged "
+                 f"({c.resumed} from the resumed log), proved {c.proved}, measured "
+                 f"{c.measured}, refused {c.refused}, failed {c.failed}"]
+        if self.best is None:
+            lines.append("no candidate was proved and measured")
+        else:
+            lines.append(f"best: #{self.best.number} {self.best.median_s * 1e3:.4g} ms in the "
+                         f"search; directives: "
+                         + (" ".join(op[0] for op in self.best.ops) or "(none: untuned)"))
+        f = self.final
+        if f.get("tuned"):
+            for k in ("untuned", "hand"):
+                if f.get(k):
+                    lines.append(f"final timing: tuned {f['tuned'] * 1e3:.4g} ms vs {k} "
+                                 f"{f[k] * 1e3:.4g} ms: {f[k] / f['tuned']:.2f}x")
+        if self.winner_v:
+            lines.append(f"winner: {self.winner_v} ({self.coq.text if self.coq else 'unchecked'})"
+                         f", script {self.winner_py}")
+        lines += [f"note: {n}" for n in self.notes]
+        lines.append(f"log: {self.log}" + (f"; plot: {self.plot}" if self.plot else ""))
+        return "\n".join(lines)
+
+
+def untuned_point(space: Space) -> dict[str, Any]:
+    """The point of the space with no directive (the program as written)."""
+    p: dict[str, Any] = {}
+    if len(space.nest) >= 2:
+        p["order"] = space.orders()[0]
+    for prod in space.producers:
+        p[f"at_{prod}"] = "none"
+        own = space.inner.get(prod, ())
+        if len(own) >= 2:
+            p[f"order_{prod}"] = ",".join(lp.name for lp in own)
+            if space.isas and own[-1].kind == "gen":
+                p[f"vectorize_{prod}"] = "none"
+    if len(space.nest) >= 2:
+        p.update(tile_at=0, tile_outer=1, tile_inner=1)
+    elif space.nest:
+        p["tile_outer"] = 1
+    if space.nest and space.nest[-1].kind == "gen" and space.isas:
+        p["vectorize"] = "none"
+    if space.nest:
+        p["unroll"] = 1
+    if space.target.parallel and any(lp.kind == "gen" for lp in space.nest):
+        p["parallel"] = False
+    return p
+
+
+def tune(program: Program, *, target: str = "c", sizes: Mapping[str, int],
+         budget: float | None = 60.0, trials: int | None = None, jobs: int | None = None,
+         ray: str | None = None, resume: str | Path | None = None,
+         out_dir: str | Path | None = None, seed: int = 0, hand: Hand | None = None,
+         enqueue: Sequence[Mapping[str, Any]] = (), seeds: bool = True,
+         timeout: float = 120.0,
+         progress: Callable[[str], None] | None = None,
+         on_record: Callable[[tlog.Record], None] | None = None) -> TuneResult:
+    """Search schedules of `program` for `target` at `sizes`, every candidate proved
+    by Coq, for `budget` seconds and/or `trials` candidates (new ones: logged ones
+    are not measured again).  `jobs` worker processes prove candidates (default:
+    all cores but one, left for timing); `ray` ("auto" or an address) proves them
+    on Ray instead.  `resume`: a log of an earlier run.  `enqueue`: points to try
+    first (after the untuned program); `seeds`: then a few vectorized orders
+    (Space.seeds).  Writes the log, the winner
+    (`NAME_tuned.v`, `NAME_tuned.py`) and the plot into `out_dir`.  Ctrl-C stops the
+    search; the log and the best so far are kept and the outputs written."""
+    t = get_target(target)
+    t.check_runtime()
+    if budget is None and trials is None:
+        raise ScheduleArgumentError("tune", "budget", "give a budget (seconds) or trials")
+    out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="vs-tune-"))
+    out.mkdir(parents=True, exist_ok=True)
+    log_path = out / f"{program.name}.tune.jsonl"
+    resumed: list[tlog.Record] = []
+    if resume is not None:
+        rp = Path(resume)
+        if not rp.is_file():
+            raise ScheduleArgumentError("tune", "resume", f"no such log: {rp}")
+        mine = {k: int(v) for k, v in sizes.items() if k in program.sizes}
+        resumed = [r for r in tlog.read(rp)
+                   if r.program in ("", program.name) and r.target in ("", t.name)
+                   and (not r.sizes or {k: v for k, v in r.sizes.items()
+                                        if k in program.sizes} == mine)]
+        if rp.resolve() != log_path.resolve():
+            for r in resumed:   # the new log starts with what was resumed
+                tlog.append(log_path, r)
+    work = workload(program, sizes, seed)
+    space = Space.of(program, t)
+    say = progress or (lambda _m: None)
+    jobs = jobs if jobs is not None else default_jobs()
+    executor = make_executor(jobs, ray)
+    # Timing during the search uses the cores the local workers leave (all of them when
+    # the workers are on a Ray cluster we only joined); the final comparison all.
+    local = ray is None or ray == "auto"
+    work.threads = max(1, (os.cpu_count() or 1) - (jobs if local else 0))
+    say(f"tune {program.name}: {executor.description}; timing in this process; "
+        f"log {log_path}")
+    search = Search(program, t.name, space, work, executor, log_path, out / "candidates",
+                    budget=budget, trials=trials, seed=seed, timeout=timeout,
+                    progress=progress, on_record=on_record)
+    first = untuned_point(space)
+    outcome = search.run(resumed, [first, *enqueue, *(space.seeds(first) if seeds else [])])
+    res = TuneResult(program.name, t.name, dict(work.sizes), outcome.best, outcome.records,
+                     outcome.counters, outcome.stopped, log_path, out)
+    if work.note:
+        res.notes.append(work.note)
+    _finish(res, program, space, work, hand, timeout, say)
+    return res
+
+
+def _finish(res: TuneResult, program: Program, space: Space, work: Workload,
+            hand: Hand | None, timeout: float, say: Callable[[str], None]) -> None:
+    """Outputs and the final comparison (after the search: nothing else runs)."""
+    best = res.best
+    kernels: dict[str, Kernel | None] = {}
+    untuned = next((r for r in res.records if r.status == "proved" and not r.ops), None)
+    for label, rec in (("tuned", best), ("untuned", untuned)):
+        if rec is None:
+            continue
+        try:
+            text = standalone(program, rec.steps, closed=True)
+            path = candidate_path(res.out_dir / "candidates", text)
+            if not path.is_file():   # resumed from a log written elsewhere
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+            kernels[label] = build_file(path, program,
+                                        tuple(tuple(a) for a in rec.annotations),
+                                        res.target, timeout)
+        except (*REFUSALS, CodegenError, BridgeError, ScheduleError, OSError) as exc:
+            res.notes.append(f"{label}: could not be rebuilt for the final timing: {exc}")
+    if hand is not None:
+        kernels["hand"] = _hand_kernel(program, hand, res, timeout)
+    work.threads = None    # every core: no worker runs any more
+    res.final = _final_timing(_timeable(kernels, work, res.notes), work)
+    if best is not None:
+        res.winner_v = write_winner(res.out_dir, program, best)
+        say(f"checking {res.winner_v} with coqc")
+        res.coq = coqc(res.winner_v)
+        res.winner_py = write_script(res.out_dir, program, best)
+    untuned_s = res.final.get("untuned") or (untuned.median_s if untuned else None)
+    res.plot = plot(res.out_dir, res.records, program.name, untuned_s)
+
+
+def _hand_kernel(program: Program, hand: Hand, res: TuneResult, timeout: float
+                 ) -> Kernel | None:
+    try:
+        if callable(hand):
+            with Schedule.of(program, timeout=timeout) as s:
+                return hand(s).compile(res.target)
+        path, name = hand
+        checked = check(load(path, name, timeout=timeout))
+        return compile_checked(checked, res.target)
+    except (*REFUSALS, CodegenError, BridgeError, ScheduleError, TargetUnavailable,
+            OSError) as exc:
+        res.notes.append(f"hand-derived schedule not built for {res.target}: "
+                         f"{' '.join(str(exc).split())[:300]}")
+        return None
+
+
+def _final_timing(kernels: dict[str, Kernel], work: Workload) -> dict[str, float | None]:
+    """Each kernel timed in turn, FINAL_ROUNDS times (interleaved, so that all see
+    the same load); the median of the rounds' medians."""
+    times: dict[str, list[float]] = {k: [] for k in kernels}
+    for _ in range(FINAL_ROUNDS):
+        for k, kernel in kernels.items():
+            times[k].append(measure(kernel, work)[0])
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _timeable(kernels: dict[str, Kernel | None], work: Workload, notes: list[str]
+              ) -> dict[str, Kernel]:
+    """The kernels that can be called at the given sizes (a hand derivation may take
+    block sizes the user did not give: said in the notes, not timed)."""
+    out = {}
+    for k, kernel in kernels.items():
+        if kernel is None:
+            continue
+        try:
+            kernel_sizes(kernel, work.sizes)
+        except ScheduleArgumentError as exc:
+            notes.append(f"{k}: not timed: {exc}")
+            continue
+        out[k] = kernel
+    return out
+
+
+def program_of(path: str | Path, name: str, timeout: float = 300.0) -> Program:
+    """`FILE.v --program NAME`: the *original* program of the derivation NAME (the left
+    side of its `Derive`), with its section's sizes, input shapes and integer
+    hypotheses, as a Program the tuner can schedule (docs/decisions.md)."""
+    derived = load(path, name, timeout=timeout)
+    if derived.original is None:
+        raise ScheduleArgumentError("tune", "program", f"{path}: derivation {name} has no "
+                                    "original program the bridge could read")
+    expr: Expr = derived.original
+    shapes = derived.hypotheses.shapes
+    inputs = []
+    for t, rank in derived.tensors:
+        if t not in set(free_vars(expr)):
+            continue
+        if t not in shapes or len(shapes[t]) != rank:
+            raise ScheduleArgumentError("tune", "program", f"{path}: input {t} of {name} has "
+                                        "no `shaped` hypothesis giving its extents")
+        inputs.append((t, tuple(shapes[t])))
+    used = set(free_vars(expr))
+    for _, shape in inputs:
+        for d in shape:
+            used |= set(idx_free_vars(d))
+    sizes = tuple(s for s in derived.sizes if s in used)
+    assume = tuple(p for c in derived.hypotheses.conditions if c.free_vars() <= set(sizes)
+                   for p in c.preds())
+    return Program(name, expr, tuple(inputs), sizes, assume)

@@ -1,0 +1,194 @@
+"""The autotuner (verisched.tune, `verisched tune`): a tiny-budget tune of matvec
+finds a proved schedule whose `.v` coqc accepts, whose script reproduces it and
+whose kernel matches numpy at sizes that are not tile multiples; resume does not
+re-measure; an interrupt keeps the log; refusals are logged as refused; the Ray
+path runs against a local instance.  Budgets are counts of candidates (`trials`),
+never wall-clock thresholds."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import REPO, requires_coq
+
+from verisched import pipeline
+from verisched.schedule import dsl
+from verisched.schedule.coqfile import derived_name
+from verisched.tune import log as tlog
+from verisched.tune import tune
+
+pytestmark = requires_coq
+
+n, m = dsl.sizes("n m")
+A, x = dsl.tensor("A", n, m), dsl.tensor("x", m)
+MATVEC = dsl.program("matvec", dsl.gen("i", n, lambda i:
+                                       dsl.sum("j", m, lambda j: A[i, j] * x[j])))
+SIZES = {"n": 37, "m": 45}      # not multiples of any tile factor of the space
+TILED = {"order": "i,j", "tile_at": 0, "tile_outer": 8, "tile_inner": 16, "unroll": 1}
+# A sum over a generation: `tile` refuses it (reorder them first).
+REFUSED = {"order": "j,i", "tile_at": 0, "tile_outer": 8, "tile_inner": 8, "unroll": 1}
+ENV = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory):
+    out = tmp_path_factory.mktemp("tune")
+    res = tune(MATVEC, target="c", sizes=SIZES, budget=None, trials=4, jobs=1, out_dir=out,
+               enqueue=[TILED, REFUSED])
+    return res
+
+
+def test_finds_a_proved_schedule_that_coqc_accepts(run, tmp_path: Path) -> None:
+    assert run.best is not None and run.best.status == "proved"
+    assert run.best.median_s > 0
+    assert run.coq is not None and run.coq.ok, run.coq
+    # checked again here, as the user would, on the file as written
+    copy = tmp_path / run.winner_v.name
+    shutil.copy(run.winner_v, copy)
+    r = subprocess.run(["coqc", "-Q", str(REPO / "coq"), "Verisched", "-w",
+                        "-notation-overridden", copy.name], capture_output=True, text=True,
+                       timeout=600, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert run.final.get("tuned") and run.final.get("untuned")
+    assert run.plot is None or run.plot.is_file()
+
+
+def test_log_has_one_line_per_candidate(run) -> None:
+    lines = run.log.read_text().splitlines()
+    recs = [json.loads(line) for line in lines]
+    assert len(recs) == len(run.records) == 4       # the untuned point, 2 enqueued, 1 more
+    for r in recs:
+        assert r["status"] in tlog.STATUSES
+        assert {"params", "steps", "median_s", "timestamp", "ops"} <= set(r)
+        if r["status"] == "proved":
+            assert r["median_s"] > 0 and r["steps"][-1] == "done."
+    assert recs[0]["ops"] == []       # the untuned program is measured first
+
+
+def test_refused_candidate_is_logged_as_refused(run) -> None:
+    refused = [r for r in run.records if r.params == REFUSED]
+    assert len(refused) == 1 and refused[0].status == "refused"
+    assert "tile" in refused[0].message and refused[0].median_s is None
+    assert run.counters.refused >= 1
+
+
+def test_every_proved_candidate_matches_numpy_off_tile_sizes(run, tmp_path: Path) -> None:
+    tiled = [r for r in run.records if r.params == TILED]
+    assert tiled and tiled[0].status == "proved"
+    assert any(op[0] == "tile" for op in tiled[0].ops)
+    rng = np.random.default_rng(3)
+    from verisched.schedule.coqfile import standalone
+
+    for k, rec in enumerate(r for r in run.records if r.status == "proved"):
+        path = tmp_path / f"c{k}.v"
+        path.write_text(standalone(MATVEC, rec.steps, closed=True))
+        kern = pipeline.compile_derivation(path, derived_name(MATVEC), "c")
+        for rows, cols in ((37, 45), (70, 9), (1, 1), (129, 200)):
+            a = rng.standard_normal((rows, cols)).astype(np.float32)
+            v = rng.standard_normal(cols).astype(np.float32)
+            np.testing.assert_allclose(kern({"A": a, "x": v}, n=rows, m=cols),
+                                       a.astype(np.float64) @ v, rtol=1e-4, atol=1e-4)
+
+
+def test_script_reproduces_the_winner(run) -> None:
+    r = subprocess.run([sys.executable, str(run.winner_py)], capture_output=True, text=True,
+                       timeout=600, env=ENV, cwd=run.out_dir)
+    assert r.returncode == 0, r.stderr
+    again = run.winner_py.with_name("matvec_tuned_reproduced.v")
+    assert again.read_text() == run.winner_v.read_text()
+
+
+def test_resume_does_not_remeasure(run, tmp_path: Path) -> None:
+    before = tlog.read(run.log)
+    res = tune(MATVEC, target="c", sizes=SIZES, budget=None, trials=1, jobs=1,
+               out_dir=tmp_path, resume=run.log, enqueue=[TILED, REFUSED])
+    assert res.counters.resumed == len(before)
+    new = tlog.read(res.log)
+    assert [r.to_line() for r in new[:len(before)]] == [r.to_line() for r in before]
+    # the known points (untuned, tiled, refused) are not candidates again
+    assert res.counters.measured + res.counters.refused + res.counters.failed == 1
+    assert len(new) == len(before) + 1
+    for p in (TILED, REFUSED, before[0].params):
+        assert sum(r.params == p for r in new) == 1
+
+
+def test_interrupt_keeps_the_log_and_the_best(tmp_path: Path) -> None:
+    seen: list[int] = []
+
+    def stop(rec: tlog.Record) -> None:
+        seen.append(rec.number)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    res = tune(MATVEC, target="c", sizes=SIZES, budget=None, trials=10, jobs=1,
+               out_dir=tmp_path, enqueue=[TILED], on_record=stop)
+    assert res.stopped == "interrupted"
+    assert len(tlog.read(res.log)) == 2
+    assert res.best is not None and res.winner_v is not None and res.winner_v.is_file()
+
+
+def test_cli_tune_and_its_errors(tmp_path: Path) -> None:
+    exe = [sys.executable, "-m", "verisched.cli", "tune", str(REPO / "coq/Examples/Pipeline.v"),
+           "--program", "fused"]
+    r = subprocess.run(exe + ["--size", "n=1000", "--trials", "2", "--jobs", "1",
+                              "-o", str(tmp_path)], capture_output=True, text=True,
+                       timeout=600, env=ENV)
+    assert r.returncode == 0, r.stderr
+    assert "best: #" in r.stdout and "vs hand" in r.stdout and "coqc accepted it" in r.stdout
+    assert "proved" in r.stderr and "refused" in r.stderr
+    assert len((tmp_path / "fused.tune.jsonl").read_text().splitlines()) == 2
+    bad = subprocess.run(exe + ["--trials", "1", "-o", str(tmp_path / "x")],
+                         capture_output=True, text=True, timeout=600, env=ENV)
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert "no value for size n" in bad.stderr
+
+
+def test_ctrl_c_keeps_the_log_and_resume_continues(tmp_path: Path) -> None:
+    """A real Ctrl-C (SIGINT to the command's process group) once two candidates are
+    logged: the log is kept, the best so far reported (exit 130); `--resume` then
+    continues from the log without measuring its candidates again."""
+    exe = [sys.executable, "-m", "verisched.cli", "tune", str(REPO / "coq/Examples/Pipeline.v"),
+           "--program", "fused", "--size", "n=1000", "--jobs", "1"]
+    log = tmp_path / "a" / "fused.tune.jsonl"
+    proc = subprocess.Popen(exe + ["--trials", "200", "-o", str(tmp_path / "a")], env=ENV,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if log.is_file() and len(log.read_text().splitlines()) >= 2:
+            break
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    assert "stopped by interrupted" in out and "Traceback" not in err
+    kept = tlog.read(log)
+    assert len(kept) >= 2
+    r = subprocess.run(exe + ["--trials", "1", "--resume", str(log), "-o", str(tmp_path / "b")],
+                       capture_output=True, text=True, timeout=600, env=ENV)
+    assert r.returncode == 0, r.stderr
+    again = tlog.read(tmp_path / "b" / "fused.tune.jsonl")
+    assert [x.to_line() for x in again[:len(kept)]] == [x.to_line() for x in kept]
+    assert len(again) == len(kept) + 1
+    assert f"{len(kept)} from the resumed log" in r.stdout
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                    reason="ray is not installed (pip install 'verisched[ray]')")
+def test_ray_local_instance(tmp_path: Path) -> None:
+    res = tune(MATVEC, target="c", sizes=SIZES, budget=None, trials=2, jobs=1,
+               out_dir=tmp_path, ray="auto", enqueue=[TILED])
+    assert res.best is not None and res.coq is not None and res.coq.ok
+    workers = {r.worker for r in res.records}
+    assert workers and all(w and not w.endswith(f":{os.getpid()}") for w in workers)
+    assert shutil.which("coqc")
