@@ -288,3 +288,27 @@ def test_an_unusable_cache_directory_only_costs_the_replay(vfile, starts, monkey
     k = pipeline.compile_derivation(vfile, "rows_fused", "c")
     k2 = pipeline.compile_derivation(vfile, "rows_fused", "c")
     assert k.name == k2.name == "rows_fused" and len(starts) == 2
+
+
+def test_the_cache_is_bounded_least_recently_used_first(tmp_path, monkeypatch):
+    # Past the size bound, the least recently used entries go (a fetch marks an entry
+    # used), down to 80% of the bound; a temporary file of a concurrent writer stays.
+    import os
+
+    from verisched.pipeline import cache
+
+    monkeypatch.setenv("VERISCHED_CACHE_DIR", str(tmp_path / "c"))
+    for k in range(10):
+        assert cache.store(f"k{k}", "x", {"v": "a" * 1000}, [])
+        p = tmp_path / "c" / "derivations" / f"k{k}.json"
+        os.utime(p, (1000 + k, 1000 + k))  # k0 oldest
+    (tmp_path / "c" / "derivations" / "partial.tmp").write_text("x" * 5000)
+    assert cache.fetch("k0", "x", dict) is None  # a dict is no dataclass: evicted
+    size = (tmp_path / "c" / "derivations" / "k1.json").stat().st_size
+    os.utime(tmp_path / "c" / "derivations" / "k1.json")  # k1 used just now
+    removed = cache.trim(limit=6 * size)
+    left = sorted(p.stem for p in (tmp_path / "c" / "derivations").glob("*.json"))
+    assert removed == 5 and left == ["k1", "k7", "k8", "k9"], left
+    assert (tmp_path / "c" / "derivations" / "partial.tmp").exists()
+    monkeypatch.setenv("VERISCHED_CACHE_MAX_MB", "not a number")
+    assert cache.limit_bytes() == cache.MAX_MB * 10**6

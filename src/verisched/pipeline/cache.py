@@ -296,6 +296,10 @@ def fetch(key: str, name: str, cls: type, *, kind: str = DERIVATIONS,
             instrs.InstrError):
         evict(key, kind)
         return None
+    try:
+        os.utime(path)  # used now: trimming removes the least recently used first
+    except OSError:
+        pass
     return value
 
 
@@ -309,7 +313,53 @@ def store(key: str, name: str, value: Any, instr_exprs: Iterable[Any], *,
         atomic_write(_entry(key, kind), json.dumps(data, separators=(",", ":")))
     except (OSError, TypeError, ValueError, RecursionError):
         return False
+    trim()
     return True
+
+
+# Default bound on the entries' total size (derivations and lowerings together); an
+# entry is 50-70 KB, so about 3,000 of them.  VERISCHED_CACHE_MAX_MB overrides it.
+MAX_MB = 200
+
+
+def limit_bytes() -> int:
+    try:
+        return int(float(os.environ.get("VERISCHED_CACHE_MAX_MB", MAX_MB)) * 1e6)
+    except ValueError:
+        return int(MAX_MB * 1e6)
+
+
+def trim(limit: int | None = None) -> int:
+    """Keep the entries under `limit` bytes (default: `limit_bytes()`): past it, the
+    least recently used entries are removed (a `fetch` marks an entry used) until the
+    rest fit in 80% of it, so trimming is rare.  Returns how many were removed.  Only
+    complete `.json` entries are touched; a concurrent writer's temporary file is not."""
+    limit = limit_bytes() if limit is None else limit
+    try:
+        root = cache_dir().parent
+        entries = []
+        for kind in (DERIVATIONS, LOWERINGS):
+            d = root / kind
+            if d.is_dir():
+                for p in d.glob("*.json"):
+                    st = p.stat()
+                    entries.append((st.st_mtime, st.st_size, p))
+    except OSError:
+        return 0
+    total = sum(size for _, size, _ in entries)
+    if total <= limit:
+        return 0
+    removed = 0
+    for _, size, p in sorted(entries):
+        if total <= 0.8 * limit:
+            break
+        try:
+            p.unlink()
+        except OSError:
+            continue
+        total -= size
+        removed += 1
+    return removed
 
 
 def value_key(*parts: Any) -> str:
