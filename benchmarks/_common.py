@@ -12,6 +12,7 @@ import dataclasses
 import os
 import re
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -47,6 +48,26 @@ class Variant:
 
     def median(self) -> float:
         return statistics.median(self.times_ms)
+
+
+class Estimate:
+    """`[k/n] label (about S s left)` before each problem of a benchmark, on stderr
+    (stdout carries the results): the estimate is the mean time of the problems done
+    so far times those left, so a long run says how long it will take once it has
+    started (issue 15)."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done, self.t0 = total, 0, time.perf_counter()
+
+    def next(self, label: str) -> None:
+        left = self.total - self.done
+        if self.done:
+            per = (time.perf_counter() - self.t0) / self.done
+            eta = f" (about {per * left:.0f} s left)"
+        else:
+            eta = ""
+        self.done += 1
+        print(f"[{self.done}/{self.total}] {label}{eta}", file=sys.stderr, flush=True)
 
 
 def time_round_robin(variants: list[Variant], repeat: int, warmup: int = 2) -> float:

@@ -342,8 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[list[str]] = []
     notes: list[str] = []
     summary: list[tuple[Layer, list[Result]]] = []
+    estimate = cm.Estimate(len(layers))
     for i, layer in enumerate(layers):
-        print(f"{layer.name}: {layer.m} x {layer.n} x {layer.k} ...", flush=True)
+        estimate.next(f"{layer.name}: {layer.m} x {layer.n} x {layer.k}")
         results, _ = run_layer(layer, kernels, use_exo, args.seed + i, args.headroom)
         bound = min_computes(layer.m, layer.n, layer.k)
         for r in results:

@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 from _common import (  # noqa: E402
     RESULTS_DIR,
+    Estimate,
     Variant,
     cpu_model,
     fmt,
@@ -77,7 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     rows, plot = [], []
     with tempfile.TemporaryDirectory() as tmp:
+        estimate = Estimate(len(SIZES))
         for name, base in SIZES.items():
+            estimate.next(name)
             sizes = _scaled(base, args.scale)
             found = search(KERNELS, name, out=tmp)
             program = load_program(KERNELS, name)

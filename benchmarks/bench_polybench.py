@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 from _common import (  # noqa: E402
     RESULTS_DIR,
+    Estimate,
     Variant,
     cpu_model,
     fmt,
@@ -120,10 +121,11 @@ def main(argv: list[str] | None = None) -> int:
                       capture_output=True, text=True).stdout.strip():
         commit += " with uncommitted changes"
     rows, plot = [], []
-    for k, name in enumerate(args.kernels, 1):
+    estimate = Estimate(len(args.kernels))
+    for name in args.kernels:
         file, derivation, ref, blas = KERNELS[name]
         sizes = DATASETS[args.dataset][name]
-        print(f"[{k}/{len(args.kernels)}] {name} {sizes}", file=sys.stderr, flush=True)
+        estimate.next(f"{name} {sizes}")
         derived = pipeline.load(DIR / file, derivation)
         fast = pipeline.build(pipeline.render(pipeline.lower(
             check(derived, dtype="float64"), "c")))[derivation]

@@ -394,7 +394,10 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     rng = np.random.default_rng(0)
     results = []
-    for p in problems(args.square, args.aspect, ASPECT_K, not args.no_in_cache):
+    todo = problems(args.square, args.aspect, ASPECT_K, not args.no_in_cache)
+    estimate = cm.Estimate(len(todo))
+    for p in todo:
+        estimate.next(f"{p.group} {p.label} ({p.M}x{p.N}x{p.K})")
         t0 = time.perf_counter()
         med = run_problem(p, blas, ours, args.threads, args.repeat, args.spin,
                           args.quiet_wait, rng, args.passive)

@@ -116,3 +116,16 @@ def test_multithreaded_call_waits_for_other_pools_spinning_workers(cm) -> None:
             assert t >= last_a + 0.03
     # c (one thread) ran right after a, without waiting for its workers.
     assert [w for w, _ in stamps][:2] == ["a", "c"]
+
+
+def test_estimate_says_problem_k_of_n_and_the_time_left(capsys, monkeypatch) -> None:
+    import _common as cm
+
+    clock = iter([0.0, 10.0, 30.0])
+    monkeypatch.setattr(cm.time, "perf_counter", lambda: next(clock))
+    e = cm.Estimate(3)
+    e.next("a")  # nothing done yet: no estimate
+    e.next("b")  # 10 s for one problem, two left
+    e.next("c")  # 30 s for two, one left
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["[1/3] a", "[2/3] b (about 20 s left)", "[3/3] c (about 15 s left)"]
