@@ -1,10 +1,11 @@
-(** * PolyBench's mvt: [x1 := x1 + A y1] and [x2 := x2 + A^T y2].
+(** * PolyBench's mvt: [x1 := x1 + A y1] and [x2 := x2 + A^T y2], one program.
 
-    Two outputs: until programs may return a tuple (issue 13, not done), each is
-    its own program and kernel.  [x1]'s product reads [A] row by row already;
-    [x2]'s reads it down a column, so [mvt_x2_rows] applies Gemm.v's change:
-    [fission i] over the sum, [reorder j i]: one scaled row of [A] added per
-    [j]. *)
+    Two outputs: the program is a pair, and one kernel writes both (the C takes
+    one output pointer per component).  [x1]'s product reads [A] row by row
+    already; [x2]'s reads it down a column, so [mvt_rows] applies Gemm.v's
+    change to the second component only: [fission i2] over the sum and
+    [reorder j2 i2], one scaled row of [A] added per [j2].  Not done: fusing
+    the two sweeps over [A] into one (a rewrite between the components). *)
 
 From Coq Require Import ZArith List derive.Derive.
 From Verisched Require Import ATL.
@@ -19,17 +20,15 @@ Section Mvt.
   Hypotheses (HA : shaped [n; n] A) (Hx1 : shaped [n] x1) (Hx2 : shaped [n] x2)
              (Hy1 : shaped [n] y1) (Hy2 : shaped [n] y2).
 
-  Definition mvt_x1 := GEN [ i < n ] x1 _[i] <+> SUM [ j < n ] A _[i] _[j] * y1 _[j].
-  Definition mvt_x2 := GEN [ i < n ] x2 _[i] <+> SUM [ j < n ] A _[j] _[i] * y2 _[j].
+  Definition mvt :=
+    (GEN [ i < n ] x1 _[i] <+> SUM [ j < n ] A _[i] _[j] * y1 _[j],
+     GEN [ i2 < n ] x2 _[i2] <+> SUM [ j2 < n ] A _[j2] _[i2] * y2 _[j2]).
 
-  Derive mvt_x1_rows SuchThat (mvt_x1 = mvt_x1_rows) As mvt_x1_rows_correct.
-  Proof. reschedule. check_safe. done. Qed.
-
-  Derive mvt_x2_rows SuchThat (mvt_x2 = mvt_x2_rows) As mvt_x2_rows_correct.
+  Derive mvt_rows SuchThat (mvt = mvt_rows) As mvt_rows_correct.
   Proof.
     reschedule.
-    fission i.
-    reorder j i.
+    fission i2.
+    reorder j2 i2.
     check_safe.
     done.
   Qed.

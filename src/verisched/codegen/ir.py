@@ -231,6 +231,14 @@ class LoweredKernel:
     uses_vectors: bool = False
     # Inputs (ATL names) the output may be passed as, computing in place (inplace.py).
     inplace: tuple[str, ...] = ()
+    # The second and later outputs of a program with several (a tuple): (C name,
+    # extents, extents as C text), after the first in the signature.
+    more_outputs: list[tuple[str, tuple[Poly, ...], list[str]]] = field(default_factory=list)
+
+    @property
+    def outputs(self) -> list[tuple[str, tuple[Poly, ...], list[str]]]:
+        """Every output, in signature order."""
+        return [(self.out_cname, self.out_dims, self.out_extents_c), *self.more_outputs]
 
     @property
     def ctype(self) -> str:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from verisched.codegen.cexpr import ctext, ix, pred, smax
 from verisched.codegen.core import Lowering
-from verisched.codegen.errors import LowerError
+from verisched.codegen.errors import LowerError, NotNormalError
 from verisched.codegen.hooks import TargetHooks
 from verisched.codegen.inplace import allow_inplace
 from verisched.codegen.ir import (
@@ -62,8 +62,10 @@ from verisched.pybridge.terms import (
     Expr,
     Pred,
     Shape,
+    Tuple,
     free_vars,
     idx_free_vars,
+    walk,
 )
 from verisched.pybridge.terms import (
     pred_free_vars as pred_vars,
@@ -101,14 +103,21 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     # buffer (normal.py, inline_zero_lets).
     expr = inline_zero_lets(expr)
     expr = eta_iter_inits(expr, dict(env))
-    out_rank = rank_of(expr, ranks)
-    # A program whose every leaf is zero is zeros of its generations' extents: a bare
-    # zero is a scalar there, as the interpreter reads it (GEN [ i < 2 ] tzero: 2 zeros).
-    all_zero = out_rank is None
-    if all_zero:
-        out_rank = rank_of(expr, ranks, zero=0)
-    assert out_rank is not None
-    check_normal(expr, ranks, out_rank)
+    # Several outputs (a tuple at the top): each is lowered into its own output buffer,
+    # one after the other, in one kernel.
+    items = expr.items if isinstance(expr, Tuple) else (expr,)
+    if any(isinstance(n, Tuple) for x in items for n in walk(x)):
+        raise NotNormalError("lowering: a tuple of outputs may only be the whole program")
+    all_zero = []
+    for x in items:
+        out_rank = rank_of(x, ranks)
+        # A program whose every leaf is zero is zeros of its generations' extents: a bare
+        # zero is a scalar there, as the interpreter reads it (GEN [ i < 2 ] tzero).
+        all_zero.append(out_rank is None)
+        if out_rank is None:
+            out_rank = rank_of(x, ranks, zero=0)
+        assert out_rank is not None
+        check_normal(x, ranks, out_rank)
     sizes = size_params(expr, env, sizes, "lowering")
     lw = Lowering(dtype, parallel, isa, hooks)
     lw.store_at = dict(store_at or {})
@@ -120,21 +129,25 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
         dims = tuple(ix(i, ctx) for i in shp)
         inputs.append((k, c, dims))
         ctx.tensors[k] = Buf(c, dims) if dims else ScalarVar(f"{c}[0]")
-    out_name = lw.names.fresh("out")
-    dims = (shape_of(expr, ctx, lw.target.meaning, zero=()) if all_zero else
-            lw.shape(expr, ctx)) or ()
-    for d in dims:
-        if d.vars() - ctx.facts.sizes:
-            raise LowerError(f"lowering: output extent {ctext(d, ctx)} depends on a loop "
-                             "variable")
-    cdims = tuple(smax(d, Poly.const(0), ctx) for d in dims)
+    outs: list[tuple[str, tuple[Poly, ...]]] = []
+    for k, (x, zero) in enumerate(zip(items, all_zero, strict=True)):
+        out_name = lw.names.fresh("out" if k == 0 else f"out{k}")
+        dims = (shape_of(x, ctx, lw.target.meaning, zero=()) if zero else
+                lw.shape(x, ctx)) or ()
+        for d in dims:
+            if d.vars() - ctx.facts.sizes:
+                raise LowerError(f"lowering: output extent {ctext(d, ctx)} depends on a loop "
+                                 "variable")
+        outs.append((out_name, tuple(smax(d, Poly.const(0), ctx) for d in dims)))
     body = Emitter()
     body.level = 1
-    fill = Emitter()
     # Loop-invariant heap buffers are allocated once, here, not per iteration (lets.py).
     root = StoreSlot(KERNEL_SLOT, frozenset(), 0)
     ctx.slots[KERNEL_SLOT] = root
-    covered = lw.lower(expr, whole(Buf(out_name, cdims)), "=", ctx, fill)
+    fills = []
+    for x, (out_name, cdims) in zip(items, outs, strict=True):
+        fill = Emitter()
+        fills.append((lw.lower(x, whole(Buf(out_name, cdims)), "=", ctx, fill), fill))
     for var, loop in lw.store_at.items():
         if var not in lw.placed:
             raise LowerError(f"store_at {var} {loop}: the lowered program has no buffer {var} "
@@ -144,20 +157,26 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     lw.emit_hoisted(body)
     for line in root.allocs:
         body.line(line)
-    if not covered:
-        total = Poly.const(1)
-        for d in cdims:
-            total = total * d
-        count = ctext(total, ctx, wide=len(cdims) >= 2)
-        body.line(f"memset({out_name}, 0, (size_t)({count}) * sizeof({lw.ctype}));")
-    body.extend(fill)
+    for (covered, fill), (out_name, cdims) in zip(fills, outs, strict=True):
+        if not covered:
+            total = Poly.const(1)
+            for d in cdims:
+                total = total * d
+            count = ctext(total, ctx, wide=len(cdims) >= 2)
+            body.line(f"memset({out_name}, 0, (size_t)({count}) * sizeof({lw.ctype}));")
+        body.extend(fill)
     for line in root.frees:
         body.line(line)
+    out_name, cdims = outs[0]
+    # In place only for a single output (several would each need the analysis).
     inplace = allow_inplace(body.lines, out_name,
-                            [(k, c) for k, c, d in inputs if d == cdims], lw.names.fresh)
+                            [(k, c) for k, c, d in inputs if d == cdims], lw.names.fresh) \
+        if len(outs) == 1 else ()
     return LoweredKernel(name=name, dtype=dtype, inputs=inputs, sizes=size_list,
                          out_dims=cdims, out_cname=out_name, inplace=inplace,
                          out_extents_c=[ctext(d, ctx) for d in cdims], body=body.lines,
+                         more_outputs=[(c, d, [ctext(x, ctx) for x in d])
+                                       for c, d in outs[1:]],
                          parallel_loops=lw.parallel_loops, assumptions=assumptions,
                          uses_openmp=lw.parallel_loops > 0, isa=isa,
                          uses_vectors=has_vector_code(expr))

@@ -27,7 +27,7 @@ def signature(k: LoweredKernel) -> str:
     """The kernel ABI: inputs (const pointers), size parameters (int), output."""
     parts = [f"const {k.ctype} *restrict {c}" for _, c, _ in k.inputs]
     parts += [f"int {c}" for _, c in k.sizes]
-    parts.append(f"{k.ctype} *restrict {k.out_cname}")
+    parts += [f"{k.ctype} *restrict {c}" for c, _, _ in k.outputs]
     return ", ".join(parts)
 
 
@@ -37,7 +37,7 @@ def declaration(k: LoweredKernel) -> str:
     declaration; the C file itself, compiled apart from the caller, keeps them."""
     parts = [f"const {k.ctype} *restrict /* {c} */" for _, c, _ in k.inputs]
     parts += [f"int /* {c} */" for _, c in k.sizes]
-    parts.append(f"{k.ctype} *restrict /* {k.out_cname} */")
+    parts += [f"{k.ctype} *restrict /* {c} */" for c, _, _ in k.outputs]
     return ", ".join(parts)
 
 
@@ -69,7 +69,8 @@ def render_header(kernels: list[LoweredKernel], source_name: str,
     guard = "VERISCHED_" + "".join(ch if ch.isalnum() else "_" for ch in source_name).upper()
     return _ENV.get_template("kernel.h.j2").render(
         kernels=kernels, guard=guard, source_name=source_name, signature=declaration,
-        extents=lambda k: " x ".join(k.out_extents_c) or "scalar", notes=list(notes))
+        extents=lambda k: "; ".join(" x ".join(x) or "scalar" for _, _, x in k.outputs),
+        notes=list(notes))
 
 
 def render_harness(kernels: list[LoweredKernel]) -> str:

@@ -74,16 +74,22 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
     out = kernel.call(inputs, sizes)
     dt = time.perf_counter() - t0
     when = "second call" if native else f"one run on the {target.runs_on}, not a timing"
-    print(f"{checked.name} [{target.name}] output shape {out.shape}, {dt * 1000:.3f} ms "
-          f"({when})")
+    outs = out if isinstance(out, tuple) else (out,)
+    shapes = ", ".join(str(o.shape) for o in outs)
+    print(f"{checked.name} [{target.name}] output shape{'s' if len(outs) > 1 else ''} "
+          f"{shapes}, {dt * 1000:.3f} ms ({when})")
     counters = getattr(kernel, "counters", None)
     if counters:
         print("counters: " + ", ".join(f"{k} {v}" for k, v in counters.items() if v))
     if args.output:
-        np.save(args.output, out)
+        if len(outs) > 1:  # one array per output, named out0, out1, ... in an .npz
+            np.savez(args.output, **{f"out{k}": o for k, o in enumerate(outs)})
+        else:
+            np.save(args.output, out)
         print(f"saved {args.output}")
     else:
-        print(np.array2string(out, threshold=20, precision=4))
+        for o in outs:
+            print(np.array2string(o, threshold=20, precision=4))
     if not args.check:
         return 0
     ok = True

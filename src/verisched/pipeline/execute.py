@@ -53,11 +53,18 @@ class Verdict:
 
 
 def verify(checked: CheckedProgram, inputs: Mapping[str, np.ndarray],
-           sizes: Mapping[str, int], out: np.ndarray) -> list[Verdict]:
+           sizes: Mapping[str, int], out: np.ndarray | tuple[np.ndarray, ...]
+           ) -> list[Verdict]:
     """Compare `out` with the interpreter on the derived and the original program.
     Integer kernels must match exactly; float ones to their type's rounding (float32:
-    1e-4 relative, float64: 1e-10)."""
-    exact = np.issubdtype(out.dtype, np.integer)
+    1e-4 relative, float64: 1e-10).  A kernel with several outputs (a tuple) is right
+    when every output is."""
+    if isinstance(out, tuple):
+        outs = out
+        first = outs[0]
+    else:
+        outs, first = (out,), out
+    exact = np.issubdtype(first.dtype, np.integer)
     ref_t = np.int64 if exact else np.float64
     programs: list[tuple[str, Expr]] = [("derived program", checked.program.expr)]
     if checked.original is not None:
@@ -76,17 +83,25 @@ def verify(checked: CheckedProgram, inputs: Mapping[str, np.ndarray],
         except InterpError as exc:
             verdicts.append(Verdict(what, None, f"the interpreter cannot evaluate it: {exc}"))
             continue
-        # ATL values are zero outside their extent: compare on the common window.
-        full = np.zeros(out.shape, dtype=ref_t)
-        if want.ndim == out.ndim:
-            common = tuple(slice(0, min(a, b)) for a, b in zip(want.shape, out.shape,
-                                                               strict=True))
-            full[common] = want[common]
-        if exact:
-            same = bool(np.array_equal(out, full))
-        else:
-            scale = max(1.0, float(np.abs(full).max(initial=0.0)))
-            rtol, atol = (1e-10, 1e-12) if out.dtype == np.float64 else (1e-4, 1e-5)
-            same = bool(np.allclose(out, full, rtol=rtol, atol=atol * scale))
-        verdicts.append(Verdict(what, same))
+        wants = want if isinstance(want, tuple) else (want,)
+        if len(wants) != len(outs):
+            verdicts.append(Verdict(what, False, f"{len(wants)} outputs, the kernel gave "
+                                    f"{len(outs)}"))
+            continue
+        verdicts.append(Verdict(what, all(_same(o, w, exact, ref_t)
+                                          for o, w in zip(outs, wants, strict=True))))
     return verdicts
+
+
+def _same(out: np.ndarray, want: np.ndarray, exact: bool, ref_t: type) -> bool:
+    # ATL values are zero outside their extent: compare on the common window.
+    full = np.zeros(out.shape, dtype=ref_t)
+    if want.ndim == out.ndim:
+        common = tuple(slice(0, min(a, b)) for a, b in zip(want.shape, out.shape,
+                                                           strict=True))
+        full[common] = want[common]
+    if exact:
+        return bool(np.array_equal(out, full))
+    scale = max(1.0, float(np.abs(full).max(initial=0.0)))
+    rtol, atol = (1e-10, 1e-12) if out.dtype == np.float64 else (1e-4, 1e-5)
+    return bool(np.allclose(out, full, rtol=rtol, atol=atol * scale))

@@ -57,6 +57,7 @@ from .terms import (
     Transpose,
     TruncL,
     TruncR,
+    Tuple,
     Var,
     Zero,
     children,
@@ -326,6 +327,13 @@ class _Parser:
         if t.text == "(":
             self.i += 1
             e = self.expr()
+            if self.at(","):  # a pair: a program with several outputs (left-nested)
+                items = [e]
+                while self.at(","):
+                    self.i += 1
+                    items.append(self.expr())
+                self.eat(")")
+                return Tuple(tuple(items)), 0
             self.eat(")")
             return e, 0
         if t.text == "tzero":
@@ -441,6 +449,8 @@ def to_coq(e: Expr) -> str:
         return "tzero"
     if isinstance(e, Lit):
         return f"(slit {e.num} {e.den})"
+    if isinstance(e, Tuple):
+        return "(" + ", ".join(to_coq(x) for x in e.items) + ")"
     if isinstance(e, (Gen, Sum)):
         kw = "GEN" if isinstance(e, Gen) else "SUM"
         if e.lo == IConst(0):
@@ -531,6 +541,8 @@ def _flat(e: Expr, level: int) -> tuple[str, int]:
         return "tzero", 0
     if isinstance(e, Lit):
         return f"slit {e.num} {e.den}", 10
+    if isinstance(e, Tuple):
+        return "(" + ", ".join(_flat(x, 200)[0] for x in e.items) + ")", 0
     if isinstance(e, (Gen, Sum)):
         kw = "GEN" if isinstance(e, Gen) else "SUM"
         body, _ = _flat(e.body, 200)
@@ -585,6 +597,14 @@ def _pp(e: Expr, level: int, indent: int, width: int) -> list[str]:
     elif isinstance(e, Let):
         lines = [pad + f"tlet {e.var} :="] + _pp(e.value, 200, indent + 4, width)
         lines += [pad + "in"] + _pp(e.body, 200, indent, width)
+    elif isinstance(e, Tuple):
+        lines = []
+        for k, x in enumerate(e.items):
+            sub = _pp(x, 200, indent + 1, width)
+            sub[0] = pad + ("(" if k == 0 else " ") + sub[0][indent + 1:]
+            sub[-1] += ")" if k == len(e.items) - 1 else ","
+            lines += sub
+        return lines
     elif isinstance(e, Iter):
         lines = [pad + f"ITER [ {idx_str(e.steps)} ] {e.var} :="]
         lines += _pp(e.init, 200, indent + 4, width)

@@ -55,6 +55,7 @@ from .terms import (
     Transpose,
     TruncL,
     TruncR,
+    Tuple,
     Var,
     Zero,
     fold_idx,
@@ -101,7 +102,12 @@ def evaluate(
         dtype:  element type; by default that of the inputs
         rank:   the program's rank, if known: a program that is (partly) a
                 bare zero has no extents of its own, and gets extent 0 there
+
+    A program with several outputs (`Tuple`, top level only) gives a tuple of arrays,
+    one per output (`rank`, if given, applies to each).
     """
+    if isinstance(e, Tuple):
+        return tuple(evaluate(x, inputs, sizes, dtype, rank) for x in e.items)  # type: ignore
     arrays = {k: np.asarray(v) for k, v in inputs.items()}
     if dtype is None:
         kinds = [a.dtype for a in arrays.values()]
@@ -215,6 +221,8 @@ def _eval(e: Expr, env: _Env) -> _Val:
             inner = _Env(d, env.indices, {**env.tensors, e.var: state}, env.dtype)
             state = _eval(e.body, inner)
         return state
+    if isinstance(e, Tuple):
+        raise InterpError("several outputs (a tuple) are allowed at the top of a program only")
     if isinstance(e, Get):
         return _get(_eval(e.tensor, env), eval_idx(e.index, env), env)
     if isinstance(e, TAdd):

@@ -161,6 +161,14 @@ class Iter:
 
 
 @dataclass(frozen=True)
+class Tuple:
+    """`(e1, e2, ...)`: a program with several outputs (a Coq pair, left-nested for
+    more than two), at the top level only; each output keeps its own extents."""
+
+    items: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
 class Get:
     """Access `tensor _[ index ]`; zero when out of bounds."""
 
@@ -292,7 +300,7 @@ class Instr:
 
 
 Expr = (
-    Var | Zero | Lit | Gen | Sum | Guard | Let | Iter | Get | TAdd | SBin
+    Var | Zero | Lit | Gen | Sum | Guard | Let | Iter | Tuple | Get | TAdd | SBin
     | Concat | Transpose | Flatten | Split | PadR | PadL | TruncR | TruncL
     | Mem | Instr
 )
@@ -373,6 +381,11 @@ def free_vars(e: Expr) -> frozenset[str]:
         return free_vars(e.value) | (free_vars(e.body) - {e.var})
     if isinstance(e, Iter):
         return idx_free_vars(e.steps) | free_vars(e.init) | (free_vars(e.body) - {e.var})
+    if isinstance(e, Tuple):
+        out_t: frozenset[str] = frozenset()
+        for item in e.items:
+            out_t |= free_vars(item)
+        return out_t
     if isinstance(e, Get):
         return free_vars(e.tensor) | idx_free_vars(e.index)
     if isinstance(e, (TAdd, SBin)):
@@ -392,8 +405,8 @@ def free_vars(e: Expr) -> frozenset[str]:
 
 
 def _is_expr(v: object) -> bool:
-    return isinstance(v, (Var, Zero, Lit, Gen, Sum, Guard, Let, Iter, Get, TAdd, SBin, Mem, Instr,
-                          *RESHAPES))
+    return isinstance(v, (Var, Zero, Lit, Gen, Sum, Guard, Let, Iter, Tuple, Get, TAdd, SBin,
+                          Mem, Instr, *RESHAPES))
 
 
 def is_idx(v: object) -> bool:
@@ -414,8 +427,8 @@ def is_idx(v: object) -> bool:
 
 Node = Expr | Idx | Pred
 _NODE_TYPES = (IVar, IConst, IBin, PBool, PCmp, PAnd, Var, Zero, Lit, Gen, Sum, Guard, Let, Iter,
-               Get, TAdd, SBin, Concat, Transpose, Flatten, Split, PadR, PadL, TruncR, TruncL, Mem,
-               Instr)
+               Tuple, Get, TAdd, SBin, Concat, Transpose, Flatten, Split, PadR, PadL, TruncR,
+               TruncL, Mem, Instr)
 # The fields of each node type that hold sub-terms (names, operators, memories and
 # literal values are data, not sub-terms).
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {
@@ -435,6 +448,8 @@ def children(n: Node) -> tuple[Node, ...]:
     """The immediate sub-terms of `n`, in field order."""
     if isinstance(n, Instr):
         return n.args
+    if isinstance(n, Tuple):
+        return n.items
     try:
         names = _CHILD_FIELDS[type(n)]
     except KeyError:
@@ -447,6 +462,8 @@ def data(n: Node) -> tuple[object, ...]:
     memories, literal values (what two nodes of a type must share to be equal)."""
     if isinstance(n, Instr):
         return (n.name,)
+    if isinstance(n, Tuple):
+        return (len(n.items),)
     kids = _CHILD_FIELDS[type(n)]
     return tuple(getattr(n, f) for f in n.__dataclass_fields__ if f not in kids and f != "var")
 
@@ -496,6 +513,9 @@ def rebuild(n: Node, f: Callable[[Node], Node]) -> Node:
     if isinstance(n, Instr):
         args = tuple(f(a) for a in n.args)
         return n if args == n.args else Instr(n.name, args)
+    if isinstance(n, Tuple):
+        items = tuple(f(a) for a in n.items)
+        return n if items == n.items else Tuple(items)
     names = _CHILD_FIELDS[type(n)]
     if not names:
         return n
@@ -671,6 +691,8 @@ def shape_of(e: Expr, env: dict[str, Shape]) -> Shape:
         return shape_of(e.body, inner)
     if isinstance(e, Iter):
         return shape_of(e.init, env)  # every state has the initial tensor's extents
+    if isinstance(e, Tuple):
+        raise ShapeError("a program with several outputs has one shape per output")
     if isinstance(e, Get):
         s = shape_of(e.tensor, env)
         if not s:

@@ -45,6 +45,7 @@ from verisched.pybridge.terms import (
     Transpose,
     TruncL,
     TruncR,
+    Tuple,
     Var,
     Zero,
     children,
@@ -200,6 +201,9 @@ class TexWriter:
             body = self.expr(e.body, path + (1,))
             return (rf"\mathbf{{let}}\ {name_tex(e.var)} = {value}\ \mathbf{{in}}\ {body}",
                     lev)
+        if isinstance(e, Tuple):
+            parts = [self.expr(x, path + (k,)) for k, x in enumerate(e.items)]
+            return r"\left(" + r",\ ".join(parts) + r"\right)", 0
         if isinstance(e, Iter):
             return (rf"{self.iter_head(e, path)}\ {self.expr(e.init, path + (1,))}\ "
                     rf"\mathbf{{in}}\ {self.expr(e.body, path + (2,))}", lev)

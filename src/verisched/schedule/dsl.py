@@ -56,6 +56,7 @@ from verisched.pybridge.terms import (
     Transpose,
     TruncL,
     TruncR,
+    Tuple,
     Var,
     Zero,
     binder,
@@ -373,14 +374,23 @@ class Program:
         return to_coq(self.expr)
 
 
-def program(name: str, body: T, *, inputs: Sequence[Tensor] | None = None,
+def program(name: str, body: T | tuple[T, ...], *, inputs: Sequence[Tensor] | None = None,
             sizes: Sequence[str] | None = None, assume: Sequence[Cond] = ()) -> Program:
     """Name a program.  Its inputs are the tensors it mentions (or `inputs`, in that
-    order); its sizes the remaining free index names (or `sizes`, in that order)."""
+    order); its sizes the remaining free index names (or `sizes`, in that order).  A
+    tuple of expressions is a program with several outputs (mvt's two vectors): one
+    kernel writes them all, in that order."""
     _name(name, "program")
-    expr = _t(body).term
+    if isinstance(body, (tuple, list)):
+        if len(body) < 2:
+            raise DslError(f"program {name}: several outputs need at least two expressions")
+        parts = [_t(b) for b in body]
+        expr: Expr = Tuple(tuple(p.term for p in parts))
+        uses: frozenset[Tensor] = frozenset().union(*(p.inputs() for p in parts))
+    else:
+        expr, uses = _t(body).term, _t(body).inputs()
     found: dict[str, Tensor] = {}
-    for t in _t(body).inputs():
+    for t in uses:
         if found.setdefault(t.name, t) != t:
             raise DslError(f"program {name}: two tensors named {t.name} with different shapes")
     if inputs is None:

@@ -149,7 +149,7 @@ class NativeKernel:
         self._fn.restype = None
         ptr = ctypes.POINTER(CT_TYPES[lowered.dtype])
         self._fn.argtypes = ([ptr] * len(lowered.inputs) + [ctypes.c_int] * len(lowered.sizes)
-                             + [ptr])
+                             + [ptr] * len(lowered.outputs))
         self._err = ctypes.c_int.in_dll(lib, f"{lowered.name}_error")
         self.dtype = NP_DTYPES[lowered.dtype]
 
@@ -221,6 +221,9 @@ class NativeKernel:
         benchmark times the C code, not the argument checks.  The arrays must stay alive
         and unchanged in shape while it is used."""
         lw = self.lowered
+        if lw.more_outputs:
+            raise KernelCallError(f"{self.name}: bind takes one output; this kernel has "
+                                  f"{len(lw.outputs)} (call it instead)")
         self.call(inputs, sizes, out)  # validates everything once (and warms up)
         ptr = self._fn.argtypes[0]
         arrays = [np.ascontiguousarray(inputs[a]) for a, _, _ in lw.inputs]
@@ -314,10 +317,15 @@ class NativeKernel:
             raise KernelCallError(f"{self.name}: out must be a C-contiguous "
                                   f"{np.dtype(self.dtype)} array of shape {out_shape}")
         self._check_overlap(inputs, keep, out)
-        # Never hand C a null pointer, even for empty arrays.
-        buf = out if out.size else np.empty(1, dtype=self.dtype)
+        # The later outputs of a program with several: fresh arrays, returned with it.
+        more = [np.empty(x, dtype=self.dtype) for x in self.more_shapes(sizes)]
         args += [int(sizes[a]) for a, _ in lw.sizes]
-        args.append(buf.ctypes.data_as(self._fn.argtypes[0]))
+        held = []
+        for o in (out, *more):
+            # Never hand C a null pointer, even for empty arrays.
+            buf = o if o.size else np.empty(1, dtype=self.dtype)
+            held.append(buf)
+            args.append(buf.ctypes.data_as(self._fn.argtypes[0]))
         for k, arr in enumerate(keep):
             if arr.size == 0:
                 stub = np.empty(1, dtype=self.dtype)
@@ -330,7 +338,14 @@ class NativeKernel:
         if self._err.value:
             raise KernelCallError(f"{self.name}: the kernel could not allocate a buffer "
                                   "(the output is invalid)")
-        return out
+        return (out, *more) if more else out
+
+    def more_shapes(self, sizes: Mapping[str, int]) -> list[tuple[int, ...]]:
+        """The shapes of the second and later outputs (a program with several), for
+        sizes `extents` accepted."""
+        values = {c: int(sizes[a]) for a, c in self.lowered.sizes}
+        return [tuple(evaluate(d, values) for d in dims)
+                for _, dims, _ in self.lowered.more_outputs]
 
 
 def _same_buffer(a: np.ndarray, b: np.ndarray) -> bool:
@@ -350,15 +365,21 @@ def build_sanitized(kernels: list[LoweredKernel], target: NativeTarget) -> Path:
 
 
 def run_sanitized(exe: Path, kernel: LoweredKernel, inputs: dict[str, np.ndarray],
-                  sizes: dict[str, int], out_shape: tuple[int, ...]) -> np.ndarray:
-    """Run one kernel in the sanitized harness; raise with the sanitizer report on error."""
+                  sizes: dict[str, int], out_shape: tuple[int, ...] | list[tuple[int, ...]]
+                  ) -> np.ndarray | tuple[np.ndarray, ...]:
+    """Run one kernel in the sanitized harness; raise with the sanitizer report on error.
+    `out_shape`: the output's shape, or a list of every output's (then a tuple comes
+    back), as `NativeKernel.extents` gives them."""
+    shapes = out_shape if isinstance(out_shape, list) else [out_shape]
+    if len(shapes) != len(kernel.outputs):
+        raise KernelCallError(f"{kernel.name}: {len(kernel.outputs)} output shapes needed")
     dtype = NP_DTYPES[kernel.dtype]
     if kernel.isa is not None and kernel.uses_vectors:
         check_cpu(kernel.isa.cpu_flags, kernel.isa.name, kernel.name)
     with tempfile.TemporaryDirectory(prefix="vs_san_") as d:
         dp = Path(d)
         np.array([sizes[a] for a, _ in kernel.sizes], dtype=np.int32).tofile(dp / "sizes.bin")
-        np.array([int(np.prod(out_shape, dtype=np.int64))], dtype=np.int64).tofile(
+        np.array([int(np.prod(x, dtype=np.int64)) for x in shapes], dtype=np.int64).tofile(
             dp / "outcount.bin")
         for k, (a, _, _) in enumerate(kernel.inputs):
             np.ascontiguousarray(inputs[a], dtype=dtype).tofile(dp / f"in{k}.bin")
@@ -369,4 +390,6 @@ def run_sanitized(exe: Path, kernel: LoweredKernel, inputs: dict[str, np.ndarray
         if res.returncode != 0:
             raise KernelCallError(f"sanitized run of {kernel.name} failed "
                                   f"(exit {res.returncode}):\n{res.stderr[-4000:]}")
-        return np.fromfile(dp / "out.bin", dtype=dtype).reshape(out_shape)
+        outs = tuple(np.fromfile(dp / f"out{k if k else ''}.bin", dtype=dtype).reshape(x)
+                     for k, x in enumerate(shapes))
+        return outs if isinstance(out_shape, list) else outs[0]

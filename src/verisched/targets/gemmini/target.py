@@ -27,6 +27,7 @@ import numpy as np
 from verisched.codegen.errors import CompileError, KernelCallError, LowerError, PreconditionError
 from verisched.codegen.program import KernelProgram
 from verisched.pybridge.instrs import InstrSpec, registered
+from verisched.pybridge.terms import Tuple
 from verisched.targets.base import CSource, Kernel, Lowered, TargetUnavailable, banner
 from verisched.targets.gemmini import build as gbuild
 from verisched.targets.gemmini import instrs  # noqa: F401  (registers the specifications)
@@ -129,6 +130,10 @@ class GemminiTarget:
             raise LowerError(f"store_at {var} {loop}: target gemmini places buffers itself "
                              "(DRAM lets at their let, on-chip ones by in_mem); the CPU "
                              "targets honour store_at")
+        if isinstance(program.expr, Tuple):
+            raise LowerError("target gemmini: a program with several outputs is not "
+                             "supported (its runner reads one output matrix); derive and "
+                             "compile each output as its own program")
         configs = config_names(program.expr)
         # Output-path settings are not sizes: facts about them are not handed to the
         # prover (they are still checked before every call, GemminiRunner).
