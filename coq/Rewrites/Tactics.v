@@ -232,7 +232,21 @@ Ltac atl_head_evar t :=
   | _ => is_evar t
   end.
 
-Ltac atl_skel l t :=
+(* The application case walks the two spines together; its head is known
+   not to be an evar (checked once by [atl_skel]), so the partial
+   applications are not re-checked for it (which made the walk quadratic
+   in the number of arguments, implicit ones included). *)
+Ltac atl_skel_app l t :=
+  first
+    [ constr_eq l t
+    | lazymatch l with
+      | ?lf ?la =>
+          lazymatch t with
+          | ?tf ?ta => atl_skel_app lf tf; atl_skel la ta
+          end
+      | _ => atl_skel l t
+      end ]
+with atl_skel l t :=
   first
     [ is_evar l
     | constr_eq l t
@@ -240,7 +254,7 @@ Ltac atl_skel l t :=
     | lazymatch l with
       | ?lf ?la =>
           lazymatch t with
-          | ?tf ?ta => atl_skel lf tf; atl_skel la ta
+          | ?tf ?ta => atl_skel_app lf tf; atl_skel la ta
           end
       | ?A -> ?B =>
           lazymatch t with
