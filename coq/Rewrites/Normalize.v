@@ -84,15 +84,15 @@ Ltac norm_pass root :=
 with norm_children root :=
   lazymatch goal with
   | |- genr _ _ (fun x => _) = _ =>
-      eapply genr_ctx; let i := fresh x in let Hi := fresh "H" i in
+      refine (genr_ctx _ _ _ _ _); let i := fresh x in let Hi := fresh "H" i in
       intros i Hi; atl_beta_lhs; norm_pass root
   | |- sumr _ _ (fun x => _) = _ =>
-      eapply sumr_ctx; let i := fresh x in let Hi := fresh "H" i in
+      refine (sumr_ctx _ _ _ _ _); let i := fresh x in let Hi := fresh "H" i in
       intros i Hi; atl_beta_lhs; norm_pass root
   | |- iverson _ _ = _ =>
-      eapply iverson_ctx; let Hp := fresh "Hguard" in intros Hp; norm_pass root
+      refine (iverson_ctx _ _ _ _); let Hp := fresh "Hguard" in intros Hp; norm_pass root
   | |- atl_let _ (fun x => _) = _ =>
-      eapply let_ctx;
+      refine (let_ctx _ _ _ _ _ _);
       [ norm_pass root
       | let y := fresh x in let Hy := fresh "H" y in
         intros y Hy; atl_beta_lhs; norm_pass root ]
@@ -103,14 +103,14 @@ with norm_children root :=
       | atl_eta_binder; atl_into_step x ltac:(norm_pass root) ]
   | |- get _ _ = _ =>
       lazymatch goal with
-      | |- ?F ?a _ = _ => eapply (f_equal2 F); [ norm_pass norm_root_noeta | reflexivity ]
+      | |- ?F ?a _ = _ => refine (f_equal2 F _ _); [ norm_pass norm_root_noeta | reflexivity ]
       end
   | |- ?F ?a ?b = _ =>
-      eapply (f_equal2 F);
+      refine (f_equal2 F _ _);
       [ tryif atl_is_index a then reflexivity else norm_pass root
       | tryif atl_is_index b then reflexivity else norm_pass root ]
   | |- ?F ?a = _ =>
-      eapply (f_equal F); tryif atl_is_index a then reflexivity else norm_pass root
+      refine (f_equal F _); tryif atl_is_index a then reflexivity else norm_pass root
   | |- _ = _ => reflexivity
   end.
 

@@ -265,11 +265,11 @@ Ltac prod_restrict_root p i :=
   lazymatch goal with
   | |- genr _ _ (fun x => atl_let _ (fun y => _)) = _ =>
       atl_same_name i x; atl_same_name p y;
-      eapply genr_ctx; let iv := fresh x in let Hi := fresh "H" iv in
+      refine (genr_ctx _ _ _ _ _); let iv := fresh x in let Hi := fresh "H" iv in
       intros iv Hi; atl_beta_lhs; prod_restrict_let p iv
   | |- sumr _ _ (fun x => atl_let _ (fun y => _)) = _ =>
       atl_same_name i x; atl_same_name p y;
-      eapply sumr_ctx; let iv := fresh x in let Hi := fresh "H" iv in
+      refine (sumr_ctx _ _ _ _ _); let iv := fresh x in let Hi := fresh "H" iv in
       intros iv Hi; atl_beta_lhs; prod_restrict_let p iv
   end.
 

@@ -222,7 +222,7 @@ Ltac stage_body A Ap r :=
                tryif (lazymatch F with context [A] => idtac end)
                then (unify r st_many; reflexivity)
                else (unify r st_done;
-                     eapply let_ctx;
+                     refine (let_ctx _ _ _ _ _ _);
                      [ repeat stage_local ltac:(atl_descend ltac:(atl_root_l uconstr:(guard_merge)));
                        reflexivity
                      | let y := fresh Ap in let Hy := fresh "H" y in intros y Hy; reflexivity ])
@@ -245,9 +245,9 @@ Ltac stage_loop_node A i Ap r :=
   atl_eta_binder;
   lazymatch goal with
   | |- genr _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z;
-      eapply genr_ctx; let iv := fresh z in let Hi := fresh "H" iv in intros iv Hi; atl_beta_lhs
+      refine (genr_ctx _ _ _ _ _); let iv := fresh z in let Hi := fresh "H" iv in intros iv Hi; atl_beta_lhs
   | |- sumr _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z;
-      eapply sumr_ctx; let iv := fresh z in let Hi := fresh "H" iv in intros iv Hi; atl_beta_lhs
+      refine (sumr_ctx _ _ _ _ _); let iv := fresh z in let Hi := fresh "H" iv in intros iv Hi; atl_beta_lhs
   end;
   atl_fresh_rhs ltac:(stage_body A Ap r).
 

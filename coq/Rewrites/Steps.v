@@ -100,6 +100,41 @@ Ltac step_hoist_past x pat :=
   else (idtac "hoist: the let" x "cannot move further out before leaving" pat;
         fail 0 "hoist: the let" x "cannot move further out before leaving" pat).
 
+(** The same moves in one traversal.  [step_hoist_past] descends from the
+    root once per move; but after a move out of a node [N], the next
+    pre-order-first node where the let can move is [N]'s parent (the nodes
+    before it are ancestors, whose children have not changed, or lie in
+    subtrees that were already passed over), so the moves go up one
+    path.  [hoist_rec] finds the first node where [step_hoist_node]
+    applies, as [atl_step] does, then makes each move on the way back up,
+    until [s] records that the move out of a node matching [pat] was made.
+    If a move on the way up is not possible, it records that in [b] and
+    changes nothing more; [hoist] then falls back on [step_hoist_past],
+    whose one-move-per-traversal search gives the result (or the error) it
+    always gave.  The derived program is the same; the proof term has one
+    path from the root instead of one per move. *)
+Ltac hoist_flag_set s := let v := eval hnf in s in lazymatch v with true => idtac end.
+
+Ltac hoist_here x pat s := first [ atl_match pat; unify s true | idtac ]; step_hoist_node x.
+
+Ltac hoist_rec x pat s b :=
+  atl_fresh_rhs ltac:(
+    first
+      [ hoist_here x pat s
+      | etransitivity;
+        [ atl_into ltac:(hoist_rec x pat s b)
+        | atl_beta_lhs;
+          tryif hoist_flag_set s then reflexivity
+          else tryif hoist_flag_set b then reflexivity
+          else first [ hoist_here x pat s | unify b true; reflexivity ] ] ]).
+
+Ltac step_hoist_fast x pat :=
+  let s := open_constr:(_ : bool) in
+  let b := open_constr:(_ : bool) in
+  etransitivity; [ hoist_rec x pat s b | ]; atl_beta_lhs;
+  hoist_flag_set s;
+  tryif hoist_flag_set b then fail else unify b false.
+
 Ltac atl_is_let_named x :=
   atl_eta_binder;
   lazymatch goal with
@@ -114,7 +149,7 @@ Tactic Notation "hoist" ident(x) "past" uconstr(pat) :=
   tryif atl_has_node ltac:(atl_match pat) then idtac
   else (idtac "hoist: no node of the program matches" pat;
         fail 0 "hoist: no node of the program matches" pat);
-  step_hoist_past x pat.
+  tryif step_hoist_fast x pat then idtac else step_hoist_past x pat.
 
 (** The other steps, each at the first node matching [pat]. *)
 Ltac step_swap_sum_node :=

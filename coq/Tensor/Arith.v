@@ -90,10 +90,35 @@ Ltac div_nonneg_facts :=
   | _ : context [(?a / ?b)%Z] |- _ => div_nonneg_fact a b
   end.
 
+(** Does the goal or a hypothesis mention a division or a modulo?  Does a
+    hypothesis have the form [A -> B] (every rule of
+    [Z.euclidean_division_equations_cleanup] needs one; a function such
+    as a tensor [A : Z -> S] is specialised by it too, which [nia] does not
+    see, so only implications between propositions count)? *)
+Ltac has_div_mod :=
+  match goal with
+  | |- context [(_ / _)%Z] => idtac
+  | |- context [(_ mod _)%Z] => idtac
+  | _ : context [(_ / _)%Z] |- _ => idtac
+  | _ : context [(_ mod _)%Z] |- _ => idtac
+  end.
+Ltac has_impl_hyp :=
+  match goal with _ : _ -> ?B |- _ => lazymatch type of B with Prop => idtac end end.
+
+(** [lia], then [nia] on the Euclidean equations, then [nia] with the
+    quotients' signs as well.  Without a division or modulo anywhere,
+    [Z.div_mod_to_equations] only runs its clean-up (which rewrites
+    nothing unless a hypothesis is an implication) and [div_nonneg_facts]
+    adds nothing, so the third try would repeat the second: the cheap
+    path runs [nia] once, on the same goal, and so succeeds on exactly the
+    same goals. *)
 Ltac zarith :=
   first [ lia
-        | (Z.div_mod_to_equations; nia)
-        | (div_nonneg_facts; Z.div_mod_to_equations; nia) ].
+        | tryif has_div_mod then
+            first [ (Z.div_mod_to_equations; nia)
+                  | (div_nonneg_facts; Z.div_mod_to_equations; nia) ]
+          else tryif has_impl_hyp then (Z.euclidean_division_equations_cleanup; nia)
+          else nia ].
 
 (** Goals of the form [p = q] between two guard predicates, decided by
     case analysis on the atoms of [p] and [q]. *)
