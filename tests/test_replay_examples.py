@@ -22,7 +22,7 @@ from verisched.pybridge.interp import evaluate
 from verisched.pybridge.replay import DERIVE_RE, ReplayedDerivation, replay_file
 from verisched.pybridge.sentences import split_sentences
 from verisched.pybridge.session import REPO_ROOT, CoqSession
-from verisched.pybridge.terms import RESHAPES, Expr
+from verisched.pybridge.terms import RESHAPES, Expr, Tuple
 
 REPO = REPO_ROOT  # the source tree, or $VERISCHED_REPO
 EXAMPLES = sorted(p for p in (REPO / "coq" / "Examples").rglob("*.v")
@@ -85,9 +85,15 @@ def test_every_step_preserves_meaning(coq: CoqSession, path: Path) -> None:
             sizes, inputs = sample(sig.sizes, sig.tensors, hyps, rng, bools=sig.bools)
             want = evaluate(original, inputs, sizes)
             for k, prog in enumerate(programs[1:], start=1):
-                got = evaluate(prog, inputs, sizes, rank=want.ndim)
+                if isinstance(want, tuple):  # several outputs: each one compared
+                    got = evaluate(prog, inputs, sizes)
+                    same = isinstance(got, tuple) and len(got) == len(want) and all(
+                        _same(evaluate(p, inputs, sizes, rank=w.ndim), w)
+                        for p, w in zip(prog.items, want, strict=True))
+                else:
+                    same = _same(evaluate(prog, inputs, sizes, rank=want.ndim), want)
                 step = rd.derivation.steps[k - 1]
-                assert _same(got, want), (
+                assert same, (
                     f"{rd.derivation.name} step {k} ({step.tactic}) changes the result "
                     f"(sizes {sizes}, trial {trial})")
 
@@ -112,7 +118,10 @@ def test_interpreter_agrees_with_coq_on_examples(coq: CoqSession, path: Path) ->
         # covered by the proof itself plus the interpreter's reshape checks
         # against Coq on random programs (test_interp.py).
         finals = [] if _has_reshape(rd.semantics[-1]) else [rd.semantics[-1]]
-        for prog in [rd.semantics[0], *finals]:
+        # A program with several outputs: each output checked on its own.
+        parts = [x for p in [rd.semantics[0], *finals]
+                 for x in (p.items if isinstance(p, Tuple) else (p,))]
+        for prog in parts:
             ours = evaluate(prog, ints, sizes, dtype=np.int64)
             box = tuple(d + 1 for d in ours.shape)
             theirs = coq_evaluate(coq, prog, ours.ndim, box, ints, sizes, timeout=120,
