@@ -10,6 +10,7 @@ also draw literals."""
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -141,21 +142,8 @@ def test_vectorized_constant_is_broadcast() -> None:
             np.testing.assert_array_equal(k({"A": a}, n=size), np.float32(0.5) * a)
 
 
-AXPY_V = """From Coq Require Import ZArith List derive.Derive.
-From Verisched Require Import ATL.
-Import ListNotations.
-Open Scope Z_scope. Open Scope atl_scope.
-Section Scale.
-  Context {S : Type} `{ScalarLaws S}.
-  Variables (n : Z).
-  Variable alpha : S.
-  Variables (x y : Z -> S).
-  Hypotheses (Hx : shaped [n] x) (Hy : shaped [n] y).
-  Definition axpy := GEN [ i < n ] alpha * x _[i] + y _[i].
-  Derive axpy_s SuchThat (axpy = axpy_s) As axpy_ok.
-  Proof. reschedule. check_safe. done. Qed.
-End Scale.
-"""
+# A derivation over a scalar input alpha, shared with test_wheel_install.py.
+AXPY_V = (Path(__file__).parent / "data" / "scalar_axpy.v").read_text()
 
 
 @pytest.mark.usefixtures("coq")
