@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import REPO, requires_coq
+from test_time_iteration import jacobi_1d as jacobi1d
 
 DIR = REPO / "coq" / "Examples" / "PolyBench"
 
@@ -23,15 +24,6 @@ def grid(rows: int, cols: int, c: int, mod: int) -> np.ndarray:
 
 def vec(n: int, c: int) -> np.ndarray:
     return (np.arange(n) + c) % n / n
-
-
-def jacobi1d(a: np.ndarray, steps: int) -> np.ndarray:
-    a = a.copy()
-    for _ in range(steps):
-        b = a.copy()
-        b[1:-1] = (a[:-2] + a[1:-1] + a[2:]) / 3.0
-        a = b
-    return a
 
 
 def jacobi2d(a: np.ndarray, steps: int) -> np.ndarray:
