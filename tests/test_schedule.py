@@ -292,6 +292,34 @@ def test_unroll_places_a_pragma_before_the_loop_and_keeps_the_result(mv: Schedul
                                rtol=1e-4, atol=1e-4)
 
 
+def test_unroll_takes_a_collapsed_loop_out_of_the_collapse(mv: Schedule) -> None:
+    # The openmp target collapses a tile loop pair; a pragma between collapsed loops is
+    # a GCC error ("not enough perfectly nested loops"), found by the tuner.
+    c = ("  #pragma omp parallel for schedule(static) collapse(2)\n"
+         "  for (int io = 0; io < n; ++io) {\n"
+         "    for (int ii = 0; ii < 64; ++ii) {\n"
+         "      for (int j = 0; j < 2; ++j) {")
+    out = unroll_pragma(c, "ii", 4).splitlines()
+    assert out[0] == "  #pragma omp parallel for schedule(static)"
+    assert out[2] == "    #pragma GCC unroll 4" and out[3].startswith("    for (int ii")
+    c3 = c.replace("collapse(2)", "collapse(3)")
+    assert "collapse(2)" in unroll_pragma(c3, "j", 4).splitlines()[0]
+    after = c.replace("      for (int j", "      x = 1;\n      for (int j")
+    assert "collapse(2)" in unroll_pragma(after, "j", 4).splitlines()[0]
+    with pytest.raises(AnnotationRefused, match="runs io as the parallel loop"):
+        unroll_pragma(c, "io", 4)
+    n, = dsl.sizes("n")
+    f = dsl.tensor("f", n)
+    p = dsl.program("pipe", dsl.let("buf", dsl.gen("j", n, lambda j: f[j]), lambda buf:
+                    dsl.gen("i", n, lambda i: dsl.guard(i - 1 >= 0, buf[i - 1]) + buf[i])))
+    with Schedule.of(p) as s:
+        t = s.compute_at("buf", "i").simpl_guard().split("i", 64, "io", "ii")
+        k = t.unroll("ii", 4).compile("openmp")
+    x = np.random.default_rng(9).standard_normal(131).astype(np.float32)
+    want = x + np.concatenate([[0.0], x[:-1]])
+    np.testing.assert_allclose(k({"f": x}), want, rtol=1e-6, atol=1e-6)
+
+
 def test_microkernel_directives_check_arguments_and_carry_coqs_refusals(mv: Schedule) -> None:
     cases = [
         (lambda: mv.fission("k"), "fission: argument loop: no loop named 'k'"),

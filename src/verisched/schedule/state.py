@@ -599,11 +599,44 @@ def parallel_loops(c: str) -> set[str]:
 
 def unroll_pragma(c: str, loop: str, factor: int) -> str:
     """`c` with `#pragma GCC unroll factor` before every C loop over `loop` (or its
-    fresh copies `loop_1`, ...); AnnotationRefused if the lowering emitted none."""
-    pat = re.compile(rf"(?m)^([ \t]*)(for \((?:int|int64_t) {re.escape(loop)}(?:_\d+)? = )")
-    out, n = pat.subn(
-        lambda m: f"{m.group(1)}#pragma GCC unroll {factor}\n{m.group(1)}{m.group(2)}", c)
+    fresh copies `loop_1`, ...); AnnotationRefused if the lowering emitted none.
+
+    A loop the parallel pragma collapses (`collapse(k)`) admits no pragma of its own
+    between the collapsed loops (GCC: "not enough perfectly nested loops"), so such a
+    loop is taken out of the collapse: the pragma's `collapse(k)` becomes the loops
+    above it, which stay parallel, and the unrolled loop runs inside each thread's
+    iterations.  The parallel loop itself cannot be unrolled: refused, naming it."""
+    loop_re = re.compile(rf"^([ \t]*)(for \((?:int|int64_t) {re.escape(loop)}(?:_\d+)? = )")
+    collapse_re = re.compile(r"^\s*#pragma omp parallel for.*?collapse\((\d+)\)")
+    out: list[str] = []
+    n = 0
+    pragma, k, seen = -1, 0, 0     # the open parallel pragma (index in out), k, loops seen
+    for line in c.split("\n"):
+        text = line.strip()
+        depth = 0                  # 1: the parallel loop; 2..k: a loop it collapses
+        if text.startswith("#pragma omp parallel for"):
+            m = collapse_re.match(line)
+            pragma, k, seen = len(out), int(m.group(1)) if m else 1, 0
+        elif text.startswith("for (") and pragma >= 0 and seen < k:
+            seen += 1
+            depth = seen
+        elif text and not text.startswith("#pragma"):
+            pragma, k, seen = -1, 0, 0      # not perfectly nested: the pragma's loops end
+        lm = loop_re.match(line)
+        if lm:
+            if depth == 1:
+                raise AnnotationRefused(
+                    f"unroll {loop}: the lowering runs {loop} as the parallel loop "
+                    "(an OpenMP loop cannot also be unrolled); unroll a loop inside it")
+            if depth > 1:
+                out[pragma] = re.sub(r"\s*collapse\(\d+\)",
+                                     "" if depth == 2 else f" collapse({depth - 1})",
+                                     out[pragma])
+                pragma, k, seen = -1, 0, 0
+            out.append(f"{lm.group(1)}#pragma GCC unroll {factor}")
+            n += 1
+        out.append(line)
     if n == 0:
         raise AnnotationRefused(f"unroll {loop}: the lowering emitted no C loop over {loop} "
                                 "(it was vectorized, peeled to one iteration or fused away)")
-    return out
+    return "\n".join(out)
