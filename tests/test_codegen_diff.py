@@ -33,6 +33,9 @@ def make_inputs(rng: np.random.Generator, sizes: dict[str, int], dtype: str
     for k, shp in shapes.items():
         if dtype == "int32":
             a = rng.integers(-3, 4, size=shp).astype(np.int32)
+        elif dtype == "int8":
+            # Wide enough that outputs leave int8's range (the store wraps them).
+            a = rng.integers(-20, 21, size=shp).astype(np.int8)
         else:
             a = rng.uniform(-2, 2, size=shp).astype(np.dtype(dtype))
         out[k] = a
@@ -42,6 +45,9 @@ def make_inputs(rng: np.random.Generator, sizes: dict[str, int], dtype: str
 def check(got: np.ndarray, want: np.ndarray, dtype: str, what: str) -> None:
     if dtype == "int32":
         np.testing.assert_array_equal(got, want, err_msg=what)
+    elif dtype == "int8":
+        # The exact Z result, wrapped into int8 on the store (targets/base.py ROUNDING).
+        np.testing.assert_array_equal(got, want.astype(np.int64).astype(np.int8), err_msg=what)
     else:
         scale = max(1.0, float(np.max(np.abs(want))) if want.size else 1.0)
         # float64 kernels against the float64 reference: only reassociation differs.
@@ -56,7 +62,7 @@ def run_batch(progs: list, target: str, dtype: str, sanitize: bool) -> None:
     kernels = build(lowered, t)
     exe = build_sanitized(lowered, t) if sanitize else None
     rng = np.random.default_rng(0)
-    ref_dtype = np.int64 if dtype == "int32" else np.float64
+    ref_dtype = np.int64 if dtype in ("int32", "int8") else np.float64
     for sizes in SIZE_SETS:
         inputs = make_inputs(rng, sizes, dtype)
         wide = {k: v.astype(ref_dtype) for k, v in inputs.items()}
@@ -66,7 +72,8 @@ def run_batch(progs: list, target: str, dtype: str, sanitize: bool) -> None:
             want = run_reference(e, wide, sizes, shape, ref_dtype)
             # The bridge's interpreter is the project's reference; ours cross-checks it.
             theirs = dense(evaluate(e, wide, sizes, ref_dtype), shape, ref_dtype)
-            check(theirs, want, dtype, f"interp.py vs tests' reference on {e}")
+            check(theirs, want, "int32" if dtype == "int8" else dtype,
+                  f"interp.py vs tests' reference on {e}")
             what = f"{lw.name} at {sizes}:\n{e}\n" + "\n".join(lw.body)
             if exe is not None:
                 # Sanitized first: an out-of-bounds store is then a report, not a crash.
@@ -78,7 +85,8 @@ def run_batch(progs: list, target: str, dtype: str, sanitize: bool) -> None:
 
 
 @pytest.mark.parametrize("target,dtype", [("c", "float32"), ("c", "int32"), ("c", "float64"),
-                                          ("openmp", "float32"), ("openmp", "int32")])
+                                          ("openmp", "float32"), ("openmp", "int32"),
+                                          ("c", "int8")])
 # No shrinking: every attempt recompiles a batch; the failure message already
 # shows the failing program and its generated C.
 @settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True,

@@ -12,6 +12,7 @@ from verisched.codegen import NotNormalError, lower
 from verisched.codegen.errors import LowerError
 from verisched.codegen.poly import Poly, evaluate, from_idx
 from verisched.codegen.prover import Facts
+from verisched.codegen.render import render_header
 from verisched.pybridge.terms import (
     Concat,
     Flatten,
@@ -177,6 +178,29 @@ def test_int32_semantics_floor_division_and_div_by_zero():
     x = np.array([7, -7, 0, 3, -2], dtype=np.int32)
     # Z.div: floor division, and x / 0 = 0 (the last element divides by f[5] = 0).
     np.testing.assert_array_equal(ks["d"]({"f": x}, n=5), [7 // -7, 0, 0 // 3, 3 // -2, 0])
+
+
+def test_int8_kernels_compute_in_int32_and_wrap_on_the_store():
+    # matvec with a let buffer and a division: partial sums and the buffer leave int8's
+    # range; only the output wraps (targets/base.py ROUNDING["int8"]).
+    A, x = Var("A"), Var("x")
+    row = summ("j", m, SBin("*", get(A, "i", "j"), get(x, "j")))
+    e = Let("r", gen("i", n, row),
+            gen("i", n, SBin("/", get(Var("r"), "i"), get(x, IConst(0)))))
+    ks = compile_kernels([("mv8", e, {"A": (n, m), "x": (m,)})], dtype="int8")
+    k = ks["mv8"]
+    assert "const int8_t *restrict /* A */" in render_header([k.lowered], "mv8.c")
+    rng = np.random.default_rng(11)
+    a = rng.integers(-128, 128, size=(7, 13)).astype(np.int8)
+    v = rng.integers(-128, 128, size=13).astype(np.int8)
+    v[0] = 3
+    got = k({"A": a, "x": v}, n=7, m=13)
+    assert got.dtype == np.int8
+    exact = (a.astype(np.int64) @ v.astype(np.int64)) // 3
+    assert np.abs(exact).max() > 127           # the test exercises the wrap
+    np.testing.assert_array_equal(got, exact.astype(np.int8))
+    body = "\n".join(k.lowered.body)
+    assert "int32_t" in body and "int8_t" not in body     # computes in int32
 
 
 def test_index_floor_division_and_modulo_follow_z():

@@ -21,12 +21,17 @@ from verisched.codegen.isa import VectorISA
 from verisched.codegen.poly import Poly
 from verisched.codegen.prover import Facts
 
-CTYPES = {"float32": "float", "float64": "double", "int32": "int32_t"}
+# The C type a kernel computes in (temporaries, accumulators, let buffers), per element
+# type; int8 kernels compute in int32 and only their inputs and outputs are int8
+# (IO_CTYPES; the policy is targets/base.py ROUNDING["int8"]).
+CTYPES = {"float32": "float", "float64": "double", "int32": "int32_t", "int8": "int32_t"}
+# The C type of a kernel's input and output arrays.
+IO_CTYPES = {**CTYPES, "int8": "int8_t"}
 # Bytes per element (stack buffers are limited in bytes, codegen/lets.py).
-ELEM_BYTES = {"float32": 4, "float64": 8, "int32": 4}
+ELEM_BYTES = {"float32": 4, "float64": 8, "int32": 4, "int8": 4}
 # The helpers (templates/helpers.c.j2) for Coq's division and max, per element type.
 DIV_MAX = {"float32": ("vs_sdiv", "vs_smax"), "float64": ("vs_ddiv", "vs_dmax"),
-           "int32": ("vs_idiv", "vs_imax")}
+           "int32": ("vs_idiv", "vs_imax"), "int8": ("vs_idiv", "vs_imax")}
 C_RESERVED = {
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
     "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
@@ -243,3 +248,9 @@ class LoweredKernel:
     @property
     def ctype(self) -> str:
         return CTYPES[self.dtype]
+
+    @property
+    def io_ctype(self) -> str:
+        """The C type of the input and output arrays (int8_t for an int8 kernel, which
+        computes in int32)."""
+        return IO_CTYPES[self.dtype]

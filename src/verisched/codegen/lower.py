@@ -37,6 +37,7 @@ from verisched.codegen.hooks import TargetHooks
 from verisched.codegen.inplace import allow_inplace
 from verisched.codegen.ir import (
     CTYPES,
+    IO_CTYPES,
     KERNEL_SLOT,
     Buf,
     Ctx,
@@ -163,7 +164,7 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
             for d in cdims:
                 total = total * d
             count = ctext(total, ctx, wide=len(cdims) >= 2)
-            body.line(f"memset({out_name}, 0, (size_t)({count}) * sizeof({lw.ctype}));")
+            body.line(f"memset({out_name}, 0, (size_t)({count}) * sizeof({IO_CTYPES[dtype]}));")
         body.extend(fill)
     for line in root.frees:
         body.line(line)

@@ -25,9 +25,9 @@ _ENV = jinja2.Environment(
 
 def signature(k: LoweredKernel) -> str:
     """The kernel ABI: inputs (const pointers), size parameters (int), output."""
-    parts = [f"const {k.ctype} *restrict {c}" for _, c, _ in k.inputs]
+    parts = [f"const {k.io_ctype} *restrict {c}" for _, c, _ in k.inputs]
     parts += [f"int {c}" for _, c in k.sizes]
-    parts += [f"{k.ctype} *restrict {c}" for c, _, _ in k.outputs]
+    parts += [f"{k.io_ctype} *restrict {c}" for c, _, _ in k.outputs]
     return ", ".join(parts)
 
 
@@ -35,9 +35,9 @@ def declaration(k: LoweredKernel) -> str:
     """The signature as the header declares it: parameter names in comments, so that a
     caller's macro of the same name (a size `NI`, an input `A`) cannot rewrite the
     declaration; the C file itself, compiled apart from the caller, keeps them."""
-    parts = [f"const {k.ctype} *restrict /* {c} */" for _, c, _ in k.inputs]
+    parts = [f"const {k.io_ctype} *restrict /* {c} */" for _, c, _ in k.inputs]
     parts += [f"int /* {c} */" for _, c in k.sizes]
-    parts += [f"{k.ctype} *restrict /* {c} */" for c, _, _ in k.outputs]
+    parts += [f"{k.io_ctype} *restrict /* {c} */" for c, _, _ in k.outputs]
     return ", ".join(parts)
 
 

@@ -56,7 +56,8 @@ def scalar(lw: Lowering, e: Expr, ctx: Ctx, out: Emitter) -> str:
         return lw.zero
     if isinstance(e, Lit):
         try:  # rounded once, to nearest, into the kernel's type (pybridge/literals.py)
-            return literal_c(e.num, e.den, lw.dtype)
+            # An int8 kernel computes in int32 (ir.CTYPES): its constants are int32.
+            return literal_c(e.num, e.den, "int32" if lw.dtype == "int8" else lw.dtype)
         except LiteralError as exc:
             raise LowerError(f"lowering: {exc}") from None
     if isinstance(e, Var):

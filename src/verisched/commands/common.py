@@ -90,7 +90,7 @@ def add_program_args(parser: argparse.ArgumentParser) -> None:
                         help="; ".join(f"{t.name}: {t.summary}" for t in pipeline.TARGETS))
     parser.add_argument("--dtype", default=None,
                         help="element type (default: the target's; C targets: float32, "
-                             "float64, int32)")
+                             "float64, int32, int8)")
     parser.add_argument("--shape", action="append", default=[],
                         help="input shape when no `shaped` hypothesis gives it: NAME=n,m")
     parser.add_argument("--kernel-name", default=None, help="C name (default: the derivation)")

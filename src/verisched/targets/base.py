@@ -149,7 +149,10 @@ ROUNDING = {
                "round differently from the original's)",
     "int32": "two's-complement 32-bit integers; exact while no value overflows (the proof "
              "is over Z)",
-    "int8": "int8 data with int32 accumulators (Gemmini; see its header for saturation)",
+    "int8": "int8 inputs and outputs, computed in int32 (temporaries, accumulators, let "
+            "buffers); a value stored into an int8 output wraps modulo 2^8, so an output "
+            "is the exact Z result whenever that lies in [-128, 127], exact while no int32 "
+            "value overflows (Gemmini: int32 accumulators, see its header for saturation)",
 }
 
 

@@ -34,8 +34,9 @@ from verisched.targets.base import CSource, Kernel, Lowered, TargetUnavailable, 
 from verisched.targets.cpu import CpuSupportError, check_cpu
 from verisched.targets.toolchain import compile_c, evict
 
-NP_DTYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32}
-CT_TYPES = {"float32": ctypes.c_float, "float64": ctypes.c_double, "int32": ctypes.c_int32}
+NP_DTYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32, "int8": np.int8}
+CT_TYPES = {"float32": ctypes.c_float, "float64": ctypes.c_double, "int32": ctypes.c_int32,
+            "int8": ctypes.c_int8}
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class NativeTarget:
     extra_flags: tuple[str, ...] = ()
     # The vector instruction library (avx2.py, avx512.py); None for scalar C.
     isa: VectorISA | None = None
-    dtypes: tuple[str, ...] = ("float32", "float64", "int32")
+    dtypes: tuple[str, ...] = ("float32", "float64", "int32", "int8")
     runs_on: str = "native"
     coq_scalar: str = "S"
     # A member's own lowering rules (codegen/hooks.py) instead of the vector rules, and
