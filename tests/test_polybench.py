@@ -78,6 +78,16 @@ def case(name: str, size: str):
         C4 = grid(np_, np_, 1, np_)
         return ("Doitgen.v", "doitgen_rows", {"A": A, "C4": C4},
                 {"nr": nr, "nq": nq, "np": np_}, A @ C4)
+    if name == "gesummv":
+        n = {"MINI": 30, "SMALL": 90}[size]
+        A, B, x = grid(n, n, 1, n), grid(n, n, 2, n), vec(n, 0)
+        return ("Gesummv.v", "gesummv_fused", {"A": A, "B": B, "x": x}, {"n": n},
+                1.5 * A @ x + 1.2 * B @ x)
+    if name == "syrk":
+        n, m = {"MINI": (30, 20), "SMALL": (80, 60)}[size]
+        C, A = grid(n, n, 2, m), grid(n, m, 1, n)
+        want = np.where(np.tril(np.ones((n, n), bool)), 1.2 * C + 1.5 * A @ A.T, C)
+        return ("Syrk.v", "syrk_ikj", {"C": C, "A": A}, {"n": n, "m": m}, want)
     if name == "jacobi-1d":
         tsteps, n = {"MINI": (20, 30), "SMALL": (40, 120)}[size]
         A = (np.arange(n) + 2) / n
@@ -91,7 +101,8 @@ def case(name: str, size: str):
     raise AssertionError(name)
 
 
-KERNELS = ["gemm", "2mm", "3mm", "atax", "bicg", "mvt", "doitgen", "jacobi-1d", "jacobi-2d"]
+KERNELS = ["gemm", "2mm", "3mm", "atax", "bicg", "mvt", "doitgen", "gesummv", "syrk",
+           "jacobi-1d", "jacobi-2d"]
 
 
 @requires_coq

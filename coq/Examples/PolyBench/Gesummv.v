@@ -1,0 +1,39 @@
+(** * PolyBench's gesummv: [y := alpha A x + beta B x], with the suite's constants.
+
+    PolyBench/C computes both products in one sweep over [j] per row: [tmp[i]]
+    and [y[i]] accumulate [A[i][j] * x[j]] and [B[i][j] * x[j]] in the same
+    loop, and the constants [alpha = 1.5], [beta = 1.2] scale them after it.
+    Written from the definition, the two products are two sums.
+
+    [gesummv_fused]: the constants move into the sums ([smul_sum_l]) and the
+    two sums over the same range become one ([sumr_tadd] from right to left):
+    one pass over [j] reading a row of [A] and of [B] together, as the suite's
+    loop does. *)
+
+From Coq Require Import ZArith List derive.Derive.
+From Verisched Require Import ATL.
+Import ListNotations.
+Open Scope Z_scope. Open Scope atl_scope.
+
+Section Gesummv.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n : Z).
+  Variables (A B : Z -> Z -> S).
+  Variable x : Z -> S.
+  Hypotheses (HA : shaped [n; n] A) (HB : shaped [n; n] B) (Hx : shaped [n] x).
+
+  Definition gesummv :=
+    GEN [ i < n ]
+      slit 3 2 * (SUM [ j < n ] A _[i] _[j] * x _[j])
+      <+> slit 6 5 * (SUM [ j < n ] B _[i] _[j] * x _[j]).
+
+  Derive gesummv_fused SuchThat (gesummv = gesummv_fused) As gesummv_fused_correct.
+  Proof.
+    reschedule.
+    rw smul_sum_l.
+    rw smul_sum_l.
+    rw <- sumr_tadd.
+    check_safe.
+    done.
+  Qed.
+End Gesummv.
