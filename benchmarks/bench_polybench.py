@@ -1,12 +1,12 @@
 """verisched bench polybench: derived PolyBench kernels vs the naive loop nest and OpenBLAS.
 
 For every kernel of coq/Examples/PolyBench/ (gemm, 2mm, 3mm, atax, bicg, mvt, doitgen,
-gesummv, syrk, jacobi-1d, jacobi-2d), the derivation is replayed and lowered for the `c` target, and
-so is the original program before any step: the suite's loop order as our `c` target
-lowers it (serial loops, -O3 -march=native), not PolyBench's own C file.  Where a BLAS
-call computes the kernel (gemm, 2mm, 3mm, atax, bicg, mvt, doitgen, gesummv), numpy's
-OpenBLAS on one thread is the peer (syrk has none: numpy has no syrk).  Every output is
-checked against our numpy transcription.
+gesummv, gemver, syrk, jacobi-1d, jacobi-2d), the derivation is replayed and lowered for
+the `c` target, and so is the original program before any step: the suite's loop order
+as our `c` target lowers it (serial loops, -O3 -march=native), not PolyBench's own C
+file.  Where a BLAS call computes the kernel (gemm, 2mm, 3mm, atax, bicg, mvt, doitgen,
+gesummv), numpy's OpenBLAS on one thread is the peer (syrk and gemver have none: numpy
+has no syrk or dger).  Every output is checked against our numpy transcription.
 float64, as the suite computes; medians of interleaved runs (benchmarks/_common.py);
 sizes: PolyBench/C 4.2's LARGE datasets unless --dataset says otherwise.  Writes
 benchmarks/results/polybench.md and .png.
@@ -56,7 +56,7 @@ DATASETS = {
                "atax": {"m": 390, "n": 410}, "bicg": {"m": 390, "n": 410},
                "mvt": {"n": 400},
                "doitgen": {"nr": 50, "nq": 40, "np": 60},
-               "gesummv": {"n": 250}, "syrk": {"n": 240, "m": 200},
+               "gesummv": {"n": 250}, "gemver": {"n": 400}, "syrk": {"n": 240, "m": 200},
                "jacobi-1d": {"n": 400, "T": 200}, "jacobi-2d": {"n": 250, "T": 200}},
     "LARGE": {"gemm": {"ni": 1000, "nj": 1100, "nk": 1200},
               "2mm": {"ni": 800, "nj": 900, "nk": 1100, "nl": 1200},
@@ -64,7 +64,8 @@ DATASETS = {
               "atax": {"m": 1900, "n": 2100}, "bicg": {"m": 1900, "n": 2100},
               "mvt": {"n": 2000},
               "doitgen": {"nr": 150, "nq": 140, "np": 160},
-              "gesummv": {"n": 1300}, "syrk": {"n": 1200, "m": 1000},
+              "gesummv": {"n": 1300}, "gemver": {"n": 2000},
+              "syrk": {"n": 1200, "m": 1000},
               "jacobi-1d": {"n": 2000, "T": 1000}, "jacobi-2d": {"n": 1300, "T": 1000}},
 }
 
@@ -81,6 +82,9 @@ KERNELS = {
     "doitgen": ("Doitgen.v", "doitgen_rows", lambda x: x["A"] @ x["C4"], True),
     "gesummv": ("Gesummv.v", "gesummv_fused",
                 lambda x: 1.5 * x["A"] @ x["x"] + 1.2 * x["B"] @ x["x"], True),
+    # No BLAS peer: numpy's outer products are not BLAS calls (no dger without scipy),
+    # so its time is numpy's, not OpenBLAS's (bench idioms calls CBLAS for gemver).
+    "gemver": ("Gemver.v", "gemver_rows", lambda x: _gemver(x), False),
     # No BLAS peer: numpy has no syrk, and a gemm computes both triangles (twice the work).
     "syrk": ("Syrk.v", "syrk_ikj",
              lambda x: np.where(np.tri(len(x["C"]), dtype=bool),
@@ -88,6 +92,12 @@ KERNELS = {
     "jacobi-1d": ("Jacobi1d.v", "jacobi1d_fused", None, False),
     "jacobi-2d": ("Jacobi2d.v", "jacobi2d_fused", None, False),
 }
+
+
+def _gemver(x: dict[str, np.ndarray]) -> np.ndarray:
+    ah = x["A"] + np.outer(x["u1"], x["v1"]) + np.outer(x["u2"], x["v2"])
+    xn = x["x"] + 1.2 * ah.T @ x["y"] + x["z"]
+    return x["w"] + 1.5 * ah @ xn
 
 
 def _stencil(name: str, a: np.ndarray, steps: int) -> np.ndarray:

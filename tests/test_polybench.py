@@ -83,6 +83,15 @@ def case(name: str, size: str):
         A, B, x = grid(n, n, 1, n), grid(n, n, 2, n), vec(n, 0)
         return ("Gesummv.v", "gesummv_fused", {"A": A, "B": B, "x": x}, {"n": n},
                 1.5 * A @ x + 1.2 * B @ x)
+    if name == "gemver":
+        n = {"MINI": 40, "SMALL": 120}[size]
+        A = grid(n, n, 0, n)
+        u1, v1, u2, v2, w, x, y, z = (vec(n, c) for c in range(1, 9))
+        Ah = A + np.outer(u1, v1) + np.outer(u2, v2)
+        xn = x + 1.2 * Ah.T @ y + z
+        return ("Gemver.v", "gemver_rows",
+                {"A": A, "u1": u1, "v1": v1, "u2": u2, "v2": v2, "w": w, "x": x, "y": y,
+                 "z": z}, {"n": n}, w + 1.5 * Ah @ xn)
     if name == "syrk":
         n, m = {"MINI": (30, 20), "SMALL": (80, 60)}[size]
         C, A = grid(n, n, 2, m), grid(n, m, 1, n)
@@ -101,8 +110,8 @@ def case(name: str, size: str):
     raise AssertionError(name)
 
 
-KERNELS = ["gemm", "2mm", "3mm", "atax", "bicg", "mvt", "doitgen", "gesummv", "syrk",
-           "jacobi-1d", "jacobi-2d"]
+KERNELS = ["gemm", "2mm", "3mm", "atax", "bicg", "mvt", "doitgen", "gesummv", "gemver",
+           "syrk", "jacobi-1d", "jacobi-2d"]
 
 
 @requires_coq
