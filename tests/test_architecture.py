@@ -165,3 +165,20 @@ def test_kernels_implement_the_protocol() -> None:
     assert isinstance(k, Kernel)
     stub = GemminiRunner(lowered=SimpleNamespace(name="stub"), exe=Path("/dev/null"))
     assert isinstance(stub, Kernel)
+
+
+def test_no_merge_conflict_markers_in_the_repository() -> None:
+    # A merge left markers in docs/architecture.md once; nothing else would catch it.
+    root = SRC.parents[1]
+    marker = re.compile(r"^(<{7} |>{7} |={7}$)", re.M)
+    bad = []
+    for sub in ("src", "tests", "benchmarks", "docs", "coq", "examples"):
+        for path in (root / sub).rglob("*"):
+            if path.suffix in {".py", ".md", ".v", ".j2", ".c", ".h", ".txt", ".toml"} \
+                    and "vendor" not in path.parts and marker.search(
+                        path.read_text(encoding="utf-8", errors="replace")):
+                bad.append(str(path.relative_to(root)))
+    for name in ("README.md", "Makefile", "_CoqProject", "pyproject.toml", "setup.py"):
+        if (root / name).exists() and marker.search((root / name).read_text()):
+            bad.append(name)
+    assert not bad, f"merge conflict markers in {bad}"

@@ -28,6 +28,19 @@ PROGRAMS = {
     # C is read again after the copy: never in place.
     "rereads": ("GEN [ i < n ] ((GEN [ j < m ] C _[ i ] _[ j ]) <+> "
                 "(SUM [ k < p ] GEN [ j < m ] C _[ i ] _[ j ] * A _[ i ] _[ k ]))", ()),
+    # gemm's beta * C <+> A B (PolyBench, BLAS with beta): each store of row i reads C
+    # at the element it writes, before anything else writes it (the general form).
+    "scaled": (f"GEN [ i < n ] ((GEN [ j < m ] slit 6 5 * C _[ i ] _[ j ]) <+> ({PROD}))",
+               ("C",)),
+    # C read twice at the element written, and guarded: still elementwise.
+    "square": ("GEN [ i < n ] GEN [ j < m ] |[ j <? 3 ]| C _[ i ] _[ j ] * C _[ i ] _[ j ] "
+               "+ A _[ i ] _[ 0 ]", ("C",)),
+    # Scaled, then C read again by the product: never in place.
+    "scaled_rereads": ("GEN [ i < n ] ((GEN [ j < m ] slit 6 5 * C _[ i ] _[ j ]) <+> "
+                       "(SUM [ k < p ] GEN [ j < m ] C _[ i ] _[ j ] * A _[ i ] _[ k ]))", ()),
+    # C transposed-ish: the store of (i, j) reads another element.
+    "scaled_shifted": ("GEN [ i < n ] ((GEN [ j < m ] |[ j + 1 <? m ]| slit 2 1 * "
+                       f"C _[ i ] _[ j + 1 ]) <+> ({PROD}))", ()),
     # C shifted: not an identity copy.
     "shifted": ("GEN [ i < n ] ((GEN [ j < m ] |[ j + 1 <? m ]| C _[ i ] _[ j + 1 ]) <+> "
                 f"({PROD}))", ()),

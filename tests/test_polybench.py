@@ -135,3 +135,18 @@ def test_polybench_kernel_matches_our_transcription(name: str) -> None:
             for g, w in zip(got, want, strict=True):
                 np.testing.assert_allclose(g, w, rtol=tol, atol=tol,
                                            err_msg=f"{name} {size} {dtype}")
+
+
+@requires_coq
+def test_gemm_updates_c_in_place_as_the_suite_does() -> None:
+    # beta * C <+> alpha A B: C may be the output (codegen/inplace.py, general form).
+    from verisched import pipeline
+
+    file, derivation, inputs, sizes, want = case("gemm", "SMALL")
+    checked = pipeline.check(pipeline.load(DIR / file, derivation), dtype="float64")
+    kernel = pipeline.build(pipeline.render(pipeline.lower(checked, "c")))[derivation]
+    assert kernel.lowered.inplace == ("C",)
+    c = inputs["C"].copy()
+    got = kernel.call({**inputs, "C": c}, sizes, out=c)
+    assert got is c
+    np.testing.assert_allclose(c, want, rtol=1e-12, atol=1e-12)
