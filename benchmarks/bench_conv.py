@@ -12,7 +12,9 @@ Contenders, timed round-robin in the same run, 1 and 2 threads:
           conv2d has no `out=`, so the timed call allocates its 20 MB result,
           as every torch caller's does; ours writes into a preallocated array.
   ours    the kernel derived in coq/Examples/Conv.v, replayed, lowered with the
-          AVX2 library (serial) and with OpenMP (2 threads).  Its inputs are
+          AVX-512 library where the CPU has avx512f (`conv_avx512`, 6x32 tiles),
+          else AVX2 (`conv_avx2`, 6x16), serial and with OpenMP (2 threads);
+          --isa picks one.  Its inputs are
           laid out as the derivation's shapes say (the benchmark matches
           numpy's NCHW arrays to them by extents, checking every candidate
           layout against the reference).
@@ -35,6 +37,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
+
+from verisched.targets.cpu import cpu_flags  # noqa: E402
 
 BATCH, CI, CO, HO, WO, KH, KW = 5, 128, 128, 80, 100, 3, 3
 DEFAULT_FIX: dict[str, int] = {}
@@ -104,9 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--ours-file", default=str(cm.REPO_ROOT / "coq" / "Examples" / "Conv.v"))
-    ap.add_argument("--derivation", default=None)
-    ap.add_argument("--target", default="avx2")
-    ap.add_argument("--par-target", default="avx2-openmp")
+    ap.add_argument("--isa", choices=("auto", "avx2", "avx512"), default="auto",
+                    help="auto: avx512 where the CPU has avx512f (PyTorch's oneDNN uses it "
+                         "there too), else avx2; picks the derivation and the targets")
+    ap.add_argument("--derivation", default=None, help="default: conv_ISA")
+    ap.add_argument("--target", default=None, help="default: ISA")
+    ap.add_argument("--par-target", default=None, help="default: ISA-openmp")
     ap.add_argument("--fix", action="append", default=[])
     ap.add_argument("--fast-math", action="store_true")
     ap.add_argument("--no-ours", action="store_true")
@@ -117,6 +124,11 @@ def main(argv: list[str] | None = None) -> int:
                          "CPUs idle before timing")
     ap.add_argument("--out-dir", default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
+    isa = args.isa if args.isa != "auto" else (
+        "avx512" if "avx512f" in cpu_flags() else "avx2")
+    args.derivation = args.derivation or f"conv_{isa}"
+    args.target = args.target or isa
+    args.par_target = args.par_target or f"{isa}-openmp"
     # Before torch loads its OpenMP runtime: idle workers sleep instead of spinning, so
     # the interleaved variants do not slow each other (see bench_blur.py).
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")

@@ -144,4 +144,49 @@ Section Conv.
 
   Lemma conv_avx2_spec : conv = conv_avx2_expected.
   Proof. rewrite conv_avx2_correct; apply conv_avx2_is_expected. Qed.
+  (** ** AVX-512: the same schedule with 16-lane vectors, a 6 x 32 tile. *)
+  Derive conv_avx512 SuchThat (conv = conv_avx512) As conv_avx512_correct.
+  Proof.
+    reschedule.
+    (* As [conv_avx2] above, with 16-lane vectors: channel strips [jm] of
+       32 outside pixel tiles [xo] of 6, a 6 x 32 tile of 2 x 16 lanes. *)
+    swap_gen at (genr 0 W _).
+    rw (gen_tile_cols 32 KO) at (genr 0 KO _).
+    guard_in at (iverson (_ <? KO) _).
+    swap_gen at (genr 0 32 _).
+    rw (gen_tile_rows 6 W) at (genr 0 W _).
+    guard_in at (iverson (_ <? W) _).
+    (* The register tile, as in Sgemm.v: guards copied onto the operands,
+       32 channels as 2 vectors, the tile's value bound as [t] with its
+       depth sum outermost. *)
+    rw guard2_sum3_prod_l.
+    guard_out at (genr 0 32 _).
+    rw (gen_split_lanes 32 2 16) at (genr 0 32 _).
+    (* The store's channel guard as a lane count (before the weights' read
+       is packed, whose guard has the same form). *)
+    rw guard_lanes at (iverson (_ <? KO) _).
+    name_buffer (sumr 0 3 (fun _ => sumr 0 3 _)) as t.
+    hoist t past (genr 0 6 _).
+    (* The im2col panel of the output row, packed while the pixel loop
+       [ir] is still outside the reductions, so that its innermost
+       dimension is the input channel [c]: [Ap[xo][ir][r][s][c]], each
+       [c] run a contiguous copy of the input. *)
+    name_buffer (|[ _ ]| I _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as Ap.
+    hoist Ap past (transpose KO W _).
+    (* The depth sums outermost in the tile. *)
+    do 3 swap_sum at (genr 0 16 _).
+    do 3 swap_sum at (genr 0 2 _).
+    do 3 swap_sum at (genr 0 6 _).
+    (* The weights, once: [Wp[jm][r][s][c][jv][l]], 32 channels contiguous. *)
+    name_buffer (|[ _ ]| w _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as Wp.
+    hoist Wp past (genr 0 NB _).
+    (* Instruction form. *)
+    use_instr avx512_maskstore.
+    rw avx512_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_] _[_]).
+    rw avx512_broadcast_lane.
+    use_instr avx512_mul.
+    set_memory t AVX512_REG.
+    check_safe.
+    done.
+  Qed.
 End Conv.
