@@ -1,7 +1,7 @@
 (** The library in one import: language, shapes, rewrites and tactics. *)
 From Verisched Require Export Tensor.Scalar Tensor.ScalarR Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape Tensor.Iter.
 From Verisched Require Export Rewrites.Context Rewrites.Let Rewrites.Gen Rewrites.Guard.
-From Verisched Require Export Rewrites.Distrib Rewrites.Tactics Rewrites.Time.
+From Verisched Require Export Rewrites.Distrib Rewrites.Tactics Rewrites.Time Rewrites.Outputs.
 From Verisched Require Export Rewrites.Safety.
 From Verisched Require Export Reshape.Reshape.
 From Verisched Require Export Rewrites.SameProgram.

@@ -32,4 +32,13 @@ Section Mvt.
     check_safe.
     done.
   Qed.
+  Derive mvt_sweep SuchThat (mvt = mvt_sweep) As mvt_sweep_correct.
+  Proof.
+    reschedule.
+    fission i2.
+    reorder j2 i2.
+    fuse_outputs.
+    check_safe.
+    done.
+  Qed.
 End Mvt.
