@@ -71,6 +71,8 @@ def case(name: str, size: str):
         A, x1, x2, y1, y2 = grid(n, n, 1, n), vec(n, 1), vec(n, 2), vec(n, 3), vec(n, 4)
         return ("Mvt.v", "mvt_rows", {"A": A, "x1": x1, "x2": x2, "y1": y1, "y2": y2},
                 {"n": n}, (x1 + A @ y1, x2 + A.T @ y2))
+    if name == "mvt-sweep":  # the same, both outputs in one sweep over A (fuse_outputs)
+        return ("Mvt.v", "mvt_sweep", *case("mvt", size)[2:])
     if name == "doitgen":
         nq, nr, np_ = {"MINI": (8, 10, 12), "SMALL": (20, 25, 30)}[size]
         A = ((np.arange(nr)[:, None, None] * np.arange(nq)[None, :, None]
@@ -110,8 +112,8 @@ def case(name: str, size: str):
     raise AssertionError(name)
 
 
-KERNELS = ["gemm", "2mm", "3mm", "atax", "bicg", "mvt", "doitgen", "gesummv", "gemver",
-           "syrk", "jacobi-1d", "jacobi-2d"]
+KERNELS = ["gemm", "2mm", "3mm", "atax", "bicg", "mvt", "mvt-sweep", "doitgen", "gesummv",
+           "gemver", "syrk", "jacobi-1d", "jacobi-2d"]
 
 
 @requires_coq

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import requires_coq
 
 from verisched.codegen import lower
 from verisched.codegen.errors import CodegenError, KernelCallError
@@ -21,6 +22,11 @@ MVT = ("(GEN [ i < n ] x1 _[i] <+> (SUM [ j < n ] A _[i] _[j] * y1 _[j]), "
        "(GEN [ i2 < n ] x2 _[i2]) <+> (SUM [ j2 < n ] GEN [ i2 < n ] A _[j2] _[i2] * y2 _[j2]))")
 n = IVar("n")
 ENV = {"A": (n, n), "x1": (n,), "x2": (n,), "y1": (n,), "y2": (n,)}
+# What fuse_outputs leaves of mvt (coq/Rewrites/Outputs.v, pair_gen_sum): one sweep over
+# the rows of A, row i adding x1's element i (a one-hot slice) and A's row into x2.
+MVT_SWEEP = ("(tzero, GEN [ i2 < n ] x2 _[i2]) <+> SUM [ i < n ] "
+             "(GEN [ k < n ] |[ k =? i ]| (x1 _[i] + (SUM [ j < n ] A _[i] _[j] * y1 _[j])), "
+             "GEN [ i2 < n ] A _[i] _[i2] * y2 _[i])")
 
 
 def test_parse_print_and_interpret() -> None:
@@ -33,17 +39,24 @@ def test_parse_print_and_interpret() -> None:
     np.testing.assert_allclose(x2, ins["x2"] + ins["A"].T @ ins["y2"])
 
 
+@pytest.mark.parametrize("program", ["pair", "sweep"])
 @pytest.mark.parametrize("target", ["c", "openmp"])
-def test_one_kernel_writes_every_output(target: str) -> None:
-    e = parse_program(MVT)
+def test_one_kernel_writes_every_output(target: str, program: str) -> None:
+    e = parse_program(MVT if program == "pair" else MVT_SWEEP)
     t = get_target(target)
     k = lower(e, ENV, name="mvt", sizes=["n"], dtype="float64", parallel=t.parallel)
     assert k.more_outputs and len(k.outputs) == 2
+    body = "\n".join(k.body)
+    if program == "sweep":  # one loop over the rows of A; row i's x1 element stored once
+        assert body.count("for (int i = 0; i < n; ++i)") == 1
+        assert "for (int k = i; k < i + 1; ++k)" in body
     kern, exe = build([k], t)["mvt"], build_sanitized([k], t)
     rng = np.random.default_rng(1)
     for size in (1, 6, 19):
         ins = {a: rng.standard_normal((size, size) if a == "A" else size) for a in ENV}
         want = evaluate(e, ins, {"n": size})
+        np.testing.assert_allclose(want[0], ins["x1"] + ins["A"] @ ins["y1"], rtol=1e-12)
+        np.testing.assert_allclose(want[1], ins["x2"] + ins["A"].T @ ins["y2"], rtol=1e-12)
         got = kern.call(ins, {"n": size})
         assert isinstance(got, tuple) and len(got) == 2
         _, first = kern.extents({"n": size})
@@ -72,3 +85,36 @@ def test_a_tuple_inside_a_program_is_refused() -> None:
     inner = parse_program("GEN [ i < n ] (x1 _[i], x2 _[i])")
     with pytest.raises(CodegenError, match="tuple"):
         lower(inner, ENV, name="bad", sizes=["n"])
+    # A SUM of tuples after something that is not a tuple of initial values.
+    odd = parse_program("GEN [ i < n ] x1 _[i] <+> SUM [ i < n ] (x1, x2)")
+    with pytest.raises(CodegenError, match="fuse_outputs"):
+        lower(odd, ENV, name="bad", sizes=["n"])
+
+
+@requires_coq
+def test_fuse_outputs_from_python_sweeps_both_outputs_once() -> None:
+    from verisched.schedule import DirectiveRefused, Schedule, ScheduleArgumentError
+
+    m, = dsl.sizes("m")
+    A, x1, x2, y1, y2 = (dsl.tensor("A", m, m), dsl.tensor("x1", m), dsl.tensor("x2", m),
+                         dsl.tensor("y1", m), dsl.tensor("y2", m))
+    p = dsl.program("mvt", (
+        dsl.gen("i", m, lambda i: x1[i] + dsl.sum("j", m, lambda j: A[i, j] * y1[j])),
+        dsl.gen("c", m, lambda c: x2[c])
+        + dsl.sum("r", m, lambda r: dsl.gen("c", m, lambda c: A[r, c] * y2[r]))))
+    with Schedule.of(p) as s:
+        t = s.fuse_outputs()
+        assert t.text.startswith("((tzero, GEN")
+        k = t.compile("openmp", dtype="float64")
+        with pytest.raises(DirectiveRefused, match="not a pair of a generation or a sum"):
+            t.fuse_outputs()
+    with Schedule.of(dsl.program("one", dsl.gen("i", m, lambda i: x1[i]))) as s:
+        with pytest.raises(ScheduleArgumentError, match="one output"):
+            s.fuse_outputs()
+    rng = np.random.default_rng(4)
+    for size in (1, 13):
+        ins = {"A": rng.random((size, size)), **{v: rng.random(size)
+                                                  for v in ("x1", "x2", "y1", "y2")}}
+        a, b = k(ins)
+        np.testing.assert_allclose(a, ins["x1"] + ins["A"] @ ins["y1"], rtol=1e-12)
+        np.testing.assert_allclose(b, ins["x2"] + ins["A"].T @ ins["y2"], rtol=1e-12)

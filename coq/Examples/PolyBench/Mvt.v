@@ -4,8 +4,12 @@
     one output pointer per component).  [x1]'s product reads [A] row by row
     already; [x2]'s reads it down a column, so [mvt_rows] applies Gemm.v's
     change to the second component only: [fission i2] over the sum and
-    [reorder j2 i2], one scaled row of [A] added per [j2].  Not done: fusing
-    the two sweeps over [A] into one (a rewrite between the components). *)
+    [reorder j2 i2], one scaled row of [A] added per [j2].
+
+    [mvt_sweep] then fuses the two sweeps over [A] into one
+    ([fuse_outputs], Rewrites/Outputs.v): a sum over the rows [i] of pairs,
+    row [i] adding [x1]'s element [i] (a one-hot slice, which the lowering
+    stores once) and [A]'s row scaled by [y2 _[i]] into [x2]. *)
 
 From Coq Require Import ZArith List derive.Derive.
 From Verisched Require Import ATL.

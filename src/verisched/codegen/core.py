@@ -64,6 +64,7 @@ from verisched.pybridge.terms import (
     SBin,
     Sum,
     TAdd,
+    Tuple,
     Var,
     Zero,
 )
@@ -268,6 +269,18 @@ class Lowering:
             self.lower(e.body, dest, "+=", c2, sub)
         out.extend(sub)
         return True
+
+    def lower_sum_tuple(self, e: Sum, dests: list[Dest], ctx: Ctx, out: Emitter) -> None:
+        """Several outputs swept by one loop (`fuse_outputs`): every iteration of the
+        SUM adds each item of its tuple body into that output's destination."""
+        assert isinstance(e.body, Tuple)
+        lo, hi = ix(e.lo, ctx), ix(e.hi, ctx)
+        sub = Emitter()
+        for c2, _ in self.loops.iterate(e.var, lo, hi, ctx, sub, [], False, False):
+            c2.in_sum = True
+            for item, dest in zip(e.body.items, dests, strict=True):
+                self.lower(item, dest, "+=", c2, sub)
+        out.extend(sub)
 
     def lower_guard(self, e: Guard, dest: Dest, mode: str, ctx: Ctx, out: Emitter) -> bool:
         """A tensor guard: `if`, with the semantics' zeros in the `else` (for `=`)."""

@@ -18,7 +18,7 @@ from verisched.codegen.cexpr import ctext, ix, smax, smin
 from verisched.codegen.ir import Ctx, Dest, Emitter
 from verisched.codegen.parallel import FALLBACK, collapse_tiles, only_if_several
 from verisched.codegen.poly import Poly
-from verisched.pybridge.terms import Gen
+from verisched.pybridge.terms import Gen, Guard, Idx, IVar, PCmp, idx_free_vars
 
 if TYPE_CHECKING:
     from verisched.codegen.core import Lowering
@@ -44,7 +44,14 @@ def lower_gen(lw: Lowering, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitte
         parallel = FALLBACK
     ranges: list[tuple[Poly, Poly, list[Poly], bool | str]] = [
         (lo + start, lo + end, [], parallel)]
-    if not unroll:
+    pin = _pinned(e) if mode == "+=" else None
+    if pin is not None:
+        # A one-hot slice (`GEN k |[ k =? i ]| v`, from fuse_outputs' genr_as_sum):
+        # added into its destination, only index i is nonzero, so the loop keeps that
+        # one iteration (the guard stays, and holds there).
+        at = ix(pin, ctx)
+        ranges = [(smax(lo + start, at, ctx), smin(lo + end, at + 1, ctx), [], False)]
+    if not unroll and pin is None:  # (no vector split of a loop of one iteration)
         # Vector code: iterations whose lanes are all in bounds first, unmasked; the
         # ragged tail after them (codegen/vloops.py, mask_split).
         split = lw.loops.mask_split(e, dest, mode, ctx, out, lo, lo + start, lo + end, facts)
@@ -68,6 +75,19 @@ def lower_gen(lw: Lowering, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitte
             collapse_tiles(out, mark, lw.gen_loops)
             only_if_several(out, mark, rhi - rlo, ctx, inner, lw.fallback_loops)
     return gen_zero_edges(lw, dest, mode, ctx, out, extent) and cov
+
+
+def _pinned(e: Gen) -> Idx | None:
+    """`i` when the body of `e` is guarded by `var = i` (either side) with `i`
+    free of the generation's own variable."""
+    if not isinstance(e.body, Guard) or not isinstance(e.body.pred, PCmp) \
+            or e.body.pred.op != "=":
+        return None
+    a, b = e.body.pred.left, e.body.pred.right
+    for x, y in ((a, b), (b, a)):
+        if x == IVar(e.var) and e.var not in idx_free_vars(y):
+            return y
+    return None
 
 
 def gen_zero_edges(lw: Lowering, dest: Dest, mode: str, ctx: Ctx, out: Emitter,

@@ -59,6 +59,7 @@ from verisched.codegen.poly import Poly
 from verisched.codegen.prover import Facts
 from verisched.codegen.scan import has_vector_code
 from verisched.codegen.shapes import shape_of
+from verisched.pybridge.outputs import distribute_outputs, fused_form, has_inner_tuple
 from verisched.pybridge.terms import (
     Expr,
     Pred,
@@ -66,7 +67,6 @@ from verisched.pybridge.terms import (
     Tuple,
     free_vars,
     idx_free_vars,
-    walk,
 )
 from verisched.pybridge.terms import (
     pred_free_vars as pred_vars,
@@ -105,10 +105,17 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     expr = inline_zero_lets(expr)
     expr = eta_iter_inits(expr, dict(env))
     # Several outputs (a tuple at the top): each is lowered into its own output buffer,
-    # one after the other, in one kernel.
-    items = expr.items if isinstance(expr, Tuple) else (expr,)
-    if any(isinstance(n, Tuple) for x in items for n in walk(x)):
-        raise NotNormalError("lowering: a tuple of outputs may only be the whole program")
+    # one after the other, in one kernel; or, swept by one loop (`fuse_outputs`: a
+    # tuple of initial values <+> a SUM of tuples), each output's initial value, then
+    # the one loop adding into every output (pybridge/outputs.py).  Shapes and the
+    # normal form are read one output at a time, from the componentwise form.
+    fused = fused_form(expr)
+    parts = distribute_outputs(expr)
+    items = parts.items if isinstance(parts, Tuple) else (parts,)
+    if has_inner_tuple(parts) or (has_inner_tuple(expr) and fused is None):
+        raise NotNormalError("lowering: a tuple of outputs may only be the whole program, "
+                             "or its outputs' initial values <+> one SUM of tuples "
+                             "(fuse_outputs)")
     all_zero = []
     for x in items:
         out_rank = rank_of(x, ranks)
@@ -146,9 +153,12 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     root = StoreSlot(KERNEL_SLOT, frozenset(), 0)
     ctx.slots[KERNEL_SLOT] = root
     fills = []
-    for x, (out_name, cdims) in zip(items, outs, strict=True):
+    for x, (out_name, cdims) in zip(fused.inits if fused else items, outs, strict=True):
         fill = Emitter()
         fills.append((lw.lower(x, whole(Buf(out_name, cdims)), "=", ctx, fill), fill))
+    sweep = Emitter()
+    if fused is not None:
+        lw.lower_sum_tuple(fused.loop, [whole(Buf(o, d)) for o, d in outs], ctx, sweep)
     for var, loop in lw.store_at.items():
         if var not in lw.placed:
             raise LowerError(f"store_at {var} {loop}: the lowered program has no buffer {var} "
@@ -166,6 +176,7 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
             count = ctext(total, ctx, wide=len(cdims) >= 2)
             body.line(f"memset({out_name}, 0, (size_t)({count}) * sizeof({IO_CTYPES[dtype]}));")
         body.extend(fill)
+    body.extend(sweep)
     for line in root.frees:
         body.line(line)
     out_name, cdims = outs[0]

@@ -30,6 +30,7 @@ import numpy as np
 
 from .instrs import INDEX, InstrError, instantiate, lookup
 from .literals import LiteralError, literal_value
+from .outputs import distribute_outputs
 from .terms import (
     Concat,
     Expr,
@@ -104,8 +105,11 @@ def evaluate(
                 bare zero has no extents of its own, and gets extent 0 there
 
     A program with several outputs (`Tuple`, top level only) gives a tuple of arrays,
-    one per output (`rank`, if given, applies to each).
+    one per output (`rank`, if given, applies to each); outputs swept by one loop
+    (`fuse_outputs`, a tuple below the top) are read componentwise
+    (pybridge/outputs.py).
     """
+    e = distribute_outputs(e)
     if isinstance(e, Tuple):
         return tuple(evaluate(x, inputs, sizes, dtype, rank) for x in e.items)  # type: ignore
     arrays = {k: np.asarray(v) for k, v in inputs.items()}

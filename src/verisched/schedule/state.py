@@ -42,8 +42,9 @@ from verisched.pipeline import (
 )
 from verisched.pybridge.derivation import Derivation, ProofState, StepError
 from verisched.pybridge.errors import CoqCommandError
+from verisched.pybridge.outputs import distribute_outputs
 from verisched.pybridge.session import CoqSession
-from verisched.pybridge.terms import Expr, Gen, Iter, Let, Sum, pred_free_vars, walk
+from verisched.pybridge.terms import Expr, Gen, Iter, Let, Sum, Tuple, pred_free_vars, walk
 
 from . import directives as D
 from .coqfile import derived_name, section_sentences, standalone
@@ -461,6 +462,15 @@ class Schedule:
     def simpl_guard(self) -> Schedule:
         return self.apply("simpl_guard.")
 
+    def fuse_outputs(self) -> Schedule:
+        """Sweep a program's two outputs with one loop (coq/Rewrites/Outputs.v): a
+        generation or a sum (`x <+> SUM`) over the same range in each output becomes
+        one SUM of pairs, each iteration adding into both outputs."""
+        if not isinstance(distribute_outputs(self.program), Tuple):
+            raise ScheduleArgumentError("fuse_outputs", "program",
+                                        "the program has one output (a pair is needed)")
+        return self.apply("fuse_outputs.")
+
     def rename_loop(self, loop: str, new: str) -> Schedule:
         names = self._names()
         i = D.loop("rename_loop", "loop", loop, names)
@@ -487,8 +497,10 @@ class Schedule:
         if e is None:
             return False
         ranks = {t: len(shape) for t, shape in self.live.program.inputs}
+        parts = distribute_outputs(e)  # several outputs: each in normal form
         try:
-            check_normal(e, ranks, rank_of(e, ranks) or 0)
+            for x in parts.items if isinstance(parts, Tuple) else (parts,):
+                check_normal(x, ranks, rank_of(x, ranks) or 0)
         except CodegenError:
             return False
         return True
