@@ -10,11 +10,12 @@
     triangle and the scaled lower one) from the product, and [reorder k j]
     puts the reduction outside the [j] loop, so each step of [k] adds a
     scaled column of [A] to the row's triangle: the suite's i, k, j order.
-    On row-major [A] that order reads [A _[j] _[k]] with a stride of [m],
-    and it is slower than the definition's own order (a dot product of two
-    rows of [A] per element): `verisched bench polybench` measures both, and
-    says so.  The derivation is here for the triangular guard, which every
-    directive keeps. *)
+    On row-major [A] that column is strided, so the read [A _[j] _[k]] is
+    named [At] and hoisted out of every loop ([name_buffer], [hoist],
+    [compute_root]): [At] is [A]'s transpose, packed once, and the inner
+    loop runs along a row of [At] and of [C], contiguous, like gemm's.
+    (The product is written [A _[j] _[k] * alpha * A _[i] _[k], the same
+    value, so that [name_buffer]'s first match is the strided read.) *)
 
 From Coq Require Import ZArith List derive.Derive.
 From Verisched Require Import ATL.
@@ -31,13 +32,17 @@ Section Syrk.
     GEN [ i < n ] GEN [ j < n ]
       |[ i <? j ]| C _[i] _[j]
       <+> |[ j <=? i ]| slit 6 5 * C _[i] _[j]
-      <+> |[ j <=? i ]| SUM [ k < m ] slit 3 2 * A _[i] _[k] * A _[j] _[k].
+      <+> |[ j <=? i ]| SUM [ k < m ] A _[j] _[k] * slit 3 2 * A _[i] _[k].
 
   Derive syrk_ikj SuchThat (syrk = syrk_ikj) As syrk_ikj_correct.
   Proof.
     reschedule.
     fission j.
     reorder k j.
+    name_buffer (A _[_] _[_]) as At.
+    hoist At past (genr 0 n _).
+    hoist At past (sumr 0 m _).
+    compute_root At.
     check_safe.
     done.
   Qed.

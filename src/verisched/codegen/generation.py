@@ -18,7 +18,7 @@ from verisched.codegen.cexpr import ctext, ix, smax, smin
 from verisched.codegen.ir import Ctx, Dest, Emitter
 from verisched.codegen.parallel import FALLBACK, collapse_tiles, only_if_several
 from verisched.codegen.poly import Poly
-from verisched.pybridge.terms import Gen, Guard, Idx, IVar, PCmp, idx_free_vars
+from verisched.pybridge.terms import Gen, Guard, IBin, IConst, Idx, IVar, PCmp, idx_free_vars
 
 if TYPE_CHECKING:
     from verisched.codegen.core import Lowering
@@ -44,14 +44,19 @@ def lower_gen(lw: Lowering, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitte
         parallel = FALLBACK
     ranges: list[tuple[Poly, Poly, list[Poly], bool | str]] = [
         (lo + start, lo + end, [], parallel)]
-    pin = _pinned(e) if mode == "+=" else None
+    # (Scalar code only: vector code keeps its mask split and register unrolling.)
+    pin = _guard_range(e) if mode == "+=" and not unroll and lw.isa is None else None
     if pin is not None:
-        # A one-hot slice (`GEN k |[ k =? i ]| v`, from fuse_outputs' genr_as_sum):
-        # added into its destination, only index i is nonzero, so the loop keeps that
-        # one iteration (the guard stays, and holds there).
-        at = ix(pin, ctx)
-        ranges = [(smax(lo + start, at, ctx), smin(lo + end, at + 1, ctx), [], False)]
-    if not unroll and pin is None:  # (no vector split of a loop of one iteration)
+        # The body is guarded by a bound on the loop's own variable (`GEN k |[ k =? i ]|`
+        # from fuse_outputs' one-hot slices, a triangle's `j <=? i`): added into its
+        # destination, the iterations where the guard fails add zero, so the loop keeps
+        # only those where it holds (the guard stays, and holds there).
+        (glo, ghi), rlo, rhi = pin, lo + start, lo + end
+        rlo = rlo if glo is None else smax(rlo, ix(glo, ctx), ctx)
+        rhi = rhi if ghi is None else smin(rhi, ix(ghi, ctx), ctx)
+        one = glo is not None and ghi is not None  # at most one iteration: not parallel
+        ranges = [(rlo, rhi, [], False if one else parallel)]
+    if not unroll and pin is None:  # (a guarded range: no vector split)
         # Vector code: iterations whose lanes are all in bounds first, unmasked; the
         # ragged tail after them (codegen/vloops.py, mask_split).
         split = lw.loops.mask_split(e, dest, mode, ctx, out, lo, lo + start, lo + end, facts)
@@ -77,16 +82,22 @@ def lower_gen(lw: Lowering, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitte
     return gen_zero_edges(lw, dest, mode, ctx, out, extent) and cov
 
 
-def _pinned(e: Gen) -> Idx | None:
-    """`i` when the body of `e` is guarded by `var = i` (either side) with `i`
-    free of the generation's own variable."""
-    if not isinstance(e.body, Guard) or not isinstance(e.body.pred, PCmp) \
-            or e.body.pred.op != "=":
+def _guard_range(e: Gen) -> tuple[Idx | None, Idx | None] | None:
+    """(lower, upper) bounds, upper exclusive, on the variable of `e` that a guard
+    directly around its body states (`var <= x`, `x < var`, `var = x`, ... with `x`
+    free of the variable; None for a side it leaves open), or None."""
+    if not isinstance(e.body, Guard) or not isinstance(e.body.pred, PCmp):
         return None
-    a, b = e.body.pred.left, e.body.pred.right
-    for x, y in ((a, b), (b, a)):
-        if x == IVar(e.var) and e.var not in idx_free_vars(y):
-            return y
+    p, v = e.body.pred, IVar(e.var)
+    one = IConst(1)
+    if p.left == v and e.var not in idx_free_vars(p.right):
+        x = p.right
+        return {"<": (None, x), "<=": (None, IBin("+", x, one)),
+                "=": (x, IBin("+", x, one))}.get(p.op)
+    if p.right == v and e.var not in idx_free_vars(p.left):
+        x = p.left
+        return {"<": (IBin("+", x, one), None), "<=": (x, None),
+                "=": (x, IBin("+", x, one))}.get(p.op)
     return None
 
 
