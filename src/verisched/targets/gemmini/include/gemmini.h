@@ -87,6 +87,10 @@ typedef struct gemmini_sim_counters {
   uint64_t zero_fill_rows;  /* rows written by mvin from DRAM address 0 */
   uint64_t macs_issued;     /* DIM*DIM*DIM per compute */
   uint64_t macs_useful;     /* products of in-bounds operands only */
+  uint64_t loop_ws;         /* gemmini_loop_ws commands (LOOP_WS) */
+  uint64_t loop_ws_config;  /* its five configuration commands per call */
+  uint64_t loop_unrolled;   /* single instructions the loop unroller generated (also counted
+                               by kind above, so bytes and MACs stay complete) */
 } gemmini_sim_counters_t;
 
 /* ------------------------------------------------------------------------ */
@@ -134,6 +138,9 @@ struct gemmini_sim_state {
 
   uint64_t insn_count;
   gemmini_sim_counters_t counters;
+  /* gemmini_loop.h: which half of the scratchpad / accumulator the next loop_ws uses. */
+  unsigned loop_ab_half;
+  unsigned loop_acc_half;
 };
 
 /* One accelerator per program, whichever translation units include this header. */
@@ -354,6 +361,8 @@ GEMMINI_SIM_WEAK void gemmini_sim_reset(void) {
   memset(s->ld, 0, sizeof s->ld);
   s->preload_pending = 0;
   s->insn_count = 0;
+  s->loop_ab_half = 0;
+  s->loop_acc_half = 0;
   memset(&s->counters, 0, sizeof s->counters);
 }
 
@@ -392,6 +401,9 @@ GEMMINI_SIM_WEAK void gemmini_sim_print_counters(FILE *out) {
   GEMMINI_SIM_PRINT("zero_fill_rows", c->zero_fill_rows);
   GEMMINI_SIM_PRINT("macs_issued", c->macs_issued);
   GEMMINI_SIM_PRINT("macs_useful", c->macs_useful);
+  GEMMINI_SIM_PRINT("loop_ws", c->loop_ws);
+  GEMMINI_SIM_PRINT("loop_ws_config", c->loop_ws_config);
+  GEMMINI_SIM_PRINT("loop_unrolled", c->loop_unrolled);
 #undef GEMMINI_SIM_PRINT
   fflush(out);
 }
@@ -900,5 +912,8 @@ GEMMINI_SIM_WEAK void gemmini_sim_compute(int preloaded, uint64_t a, uint64_t bd
       }
   }
 }
+
+/* The CISC loop instructions (gemmini_loop_ws), over the single instructions above. */
+#include "gemmini_loop.h"
 
 #endif /* VERISCHED_GEMMINI_SIM_H */
