@@ -224,6 +224,21 @@ Section GemminiMatmul.
   Lemma qmatmul_nobias_gemmini_is_expected :
     qmatmul_nobias_gemmini = qmatmul_nobias_gemmini_expected.
   Proof. same_program. Qed.
+
+  (** ** As Gemmini's hardware loop (Targets/GemminiLoop.v, issue 16)
+
+      The per-tile schedules are, term for term, the specifications of
+      [gemmini_loop_ws] and [gemmini_loop_ws_bias]: the whole layer is one
+      loop instruction (which the lowering issues as hardware loops over
+      blocks of output tiles). *)
+  Lemma qmatmul_nobias_loop_ws : qmatmul_nobias = gemmini_loop_ws sm se act A B M N K.
+  Proof.
+    rewrite qmatmul_nobias_gemmini_correct, qmatmul_nobias_gemmini_is_expected.
+    reflexivity.
+  Qed.
+
+  Lemma qmatmul_loop_ws : qmatmul = gemmini_loop_ws_bias sm se act A B D M N K.
+  Proof. rewrite qmatmul_gemmini_spec. reflexivity. Qed.
 End GemminiMatmul.
 
 (** ** Reusing the A row panel
