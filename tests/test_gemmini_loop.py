@@ -137,3 +137,25 @@ def test_loop_ws_misuse(loop_exe: Path, case: str, message: str) -> None:
     assert result.returncode != 0
     assert result.sim_error is not None and "gemmini_loop_ws(" in result.sim_error
     assert message in result.sim_error
+
+
+# ---- gemmini_config_norm and the counter API (gemmini_perf.h) -------------------------
+
+
+def test_counter_api_and_config_norm(tmp_path: Path) -> None:
+    exe = compile_program([C_DIR / "perf_counters.c"], tmp_path / "perf")
+    result = run_program(exe)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "PASS perf_counters" in result.stdout
+    assert result.counters["config_norm"] == 2
+
+
+@pytest.mark.parametrize(("case", "message"), [
+    ("err_norm", "one-bit fields"),
+    ("err_event", "does not exist"),
+])
+def test_counter_api_misuse(tmp_path: Path, case: str, message: str) -> None:
+    exe = compile_program([C_DIR / "perf_counters.c"], tmp_path / "perf")
+    result = run_program(exe, [case])
+    assert result.returncode != 0
+    assert result.sim_error is not None and message in result.sim_error

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "include/gemmini.h"
+#include "include/gemmini_testutils.h"
 
 #define ACC_BIT (1u << 31)
 #define ACCUM_BIT (1u << 30)

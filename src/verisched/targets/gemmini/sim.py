@@ -46,6 +46,7 @@ COUNTER_NAMES: tuple[str, ...] = (
     "loop_ws",
     "loop_ws_config",
     "loop_unrolled",
+    "config_norm",
 )
 
 DEFAULT_CFLAGS: tuple[str, ...] = ("-std=gnu11", "-O1", "-g", "-Wall", "-Wextra")

@@ -42,6 +42,8 @@
 #include <unistd.h>
 
 #include "gemmini_params.h"
+/* Event codes of the performance-counter API (gemmini_perf.h), as the original includes them. */
+#include "gemmini_counter.h"
 
 #define GEMMINI_SIM 1
 
@@ -91,6 +93,7 @@ typedef struct gemmini_sim_counters {
   uint64_t loop_ws_config;  /* its five configuration commands per call */
   uint64_t loop_unrolled;   /* single instructions the loop unroller generated (also counted
                                by kind above, so bytes and MACs stay complete) */
+  uint64_t config_norm;     /* gemmini_config_norm (gemmini_perf.h) */
 } gemmini_sim_counters_t;
 
 /* ------------------------------------------------------------------------ */
@@ -141,6 +144,13 @@ struct gemmini_sim_state {
   /* gemmini_loop.h: which half of the scratchpad / accumulator the next loop_ws uses. */
   unsigned loop_ab_half;
   unsigned loop_acc_half;
+  /* gemmini_perf.h: normalization configuration and the performance counters. */
+  uint32_t norm_q_const, norm_stat_id, norm_igelu_qb, norm_igelu_qc;
+  int norm_q_const_type, norm_act_msb;
+  unsigned perf_event[8];
+  uint64_t perf_base[8];
+  uint32_t perf_snap[8];
+  int perf_snapshot;
 };
 
 /* One accelerator per program, whichever translation units include this header. */
@@ -262,8 +272,7 @@ void gemmini_sim_fence(const char *file, int line);
 #define gemmini_flush(skip) gemmini_sim_flush((uint64_t)(skip), __FILE__, __LINE__)
 #define gemmini_fence() gemmini_sim_fence(__FILE__, __LINE__)
 
-/* No timing model: "cycles" is the number of Gemmini instructions issued so far. */
-static inline uint64_t read_cycles(void) { return gemmini_sim_insn_count(); }
+/* read_cycles() is in gemmini_testutils.h, where the original headers put it. */
 
 /* ------------------------------------------------------------------------ */
 /* Implementation                                                            */
@@ -363,6 +372,9 @@ GEMMINI_SIM_WEAK void gemmini_sim_reset(void) {
   s->insn_count = 0;
   s->loop_ab_half = 0;
   s->loop_acc_half = 0;
+  memset(s->perf_event, 0, sizeof s->perf_event);
+  memset(s->perf_base, 0, sizeof s->perf_base);
+  s->perf_snapshot = 0;
   memset(&s->counters, 0, sizeof s->counters);
 }
 
@@ -404,6 +416,7 @@ GEMMINI_SIM_WEAK void gemmini_sim_print_counters(FILE *out) {
   GEMMINI_SIM_PRINT("loop_ws", c->loop_ws);
   GEMMINI_SIM_PRINT("loop_ws_config", c->loop_ws_config);
   GEMMINI_SIM_PRINT("loop_unrolled", c->loop_unrolled);
+  GEMMINI_SIM_PRINT("config_norm", c->config_norm);
 #undef GEMMINI_SIM_PRINT
   fflush(out);
 }
@@ -915,5 +928,7 @@ GEMMINI_SIM_WEAK void gemmini_sim_compute(int preloaded, uint64_t a, uint64_t bd
 
 /* The CISC loop instructions (gemmini_loop_ws), over the single instructions above. */
 #include "gemmini_loop.h"
+/* gemmini_config_norm and the performance-counter API. */
+#include "gemmini_perf.h"
 
 #endif /* VERISCHED_GEMMINI_SIM_H */
