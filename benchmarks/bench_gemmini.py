@@ -29,11 +29,11 @@ the comparison is by its counters: instructions by kind, bytes moved):
         panel per row block, so every block of A and B is moved in exactly once; its
         hypotheses (cdiv K 16 <= 16, cdiv N 16 <= 63: B fits the scratchpad) hold only for
         some layers, the others say so; K and N fixed per layer;
-  loop_ws (ours)  the layer as ONE instruction, gemmini_loop_ws (coq/Targets/GemminiLoop.v:
-        its specification is the per-tile program it unrolls into; GemminiMatmul.v proves
-        qmatmul_nobias equal to it, qmatmul_nobias_loop_ws), lowered to Gemmini's hardware
-        loop over blocks of output tiles; a convolution as the matmul of its im2col matrix
-        (host, not counted, as for Exo), no bias.  "instrs" counts what the CPU issues (six
+  loop_ws (ours)  GemminiMatmul.v's qmatmul_nobias_loop: the layer as ONE instruction,
+        gemmini_loop_ws (coq/Targets/GemminiLoop.v: its specification is the per-tile program
+        it unrolls into), lowered to Gemmini's hardware loop over blocks of output tiles; a
+        convolution as the matmul of its im2col matrix (host, not counted, as for Exo), no
+        bias.  "instrs" counts what the CPU issues (six
         per hardware loop); the per-kind columns count what the accelerator executes,
         unrolled loops included;
   panel (only with --headroom; NOT a derived program) a hand-written program in the
@@ -188,22 +188,12 @@ def panel_kernel(k: int):
                                     sizes=["M", "N", "act", "se", "sm"], bools=["act"])
 
 
-LOOP_WS = "gemmini_loop_ws sm se act A B M N K"
-
-
-def loop_ws_kernel():
-    """The layer as one gemmini_loop_ws instruction (coq/Targets/GemminiLoop.v; Coq proves
-    qmatmul_nobias = gemmini_loop_ws ... in GemminiMatmul.v, qmatmul_nobias_loop_ws),
-    lowered to hardware loops over blocks of output tiles (targets/gemmini/loops.py)."""
-    env = {"A": (IVar("M"), IVar("K")), "B": (IVar("K"), IVar("N"))}
-    return pipeline.compile_program(parse_program(LOOP_WS), env, "gemmini", name="ours_loop",
-                                    sizes=["M", "N", "K", "act", "se", "sm"], bools=["act"])
-
-
 def loop_ws_result(layer: Layer, kernel, a: np.ndarray, b: np.ndarray, scale: float,
                    relu: bool) -> Result:
-    """The loop row: the matmul (a convolution's im2col matrix, built on the host and not
-    counted, as for Exo), no bias, checked against numpy."""
+    """The loop row: GemminiMatmul.v's qmatmul_nobias_loop (the layer as one gemmini_loop_ws
+    instruction, coq/Targets/GemminiLoop.v), lowered to hardware loops over blocks of output
+    tiles (targets/gemmini/loops.py), on the matmul (a convolution's im2col matrix, built on
+    the host and not counted, as for Exo), no bias, checked against numpy."""
     sm, se = split_scale(scale)
     sizes = {"M": a.shape[0], "N": b.shape[1], "K": a.shape[1], "sm": sm, "se": se,
              "act": int(relu)}
@@ -364,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     ex = REPO_ROOT / "coq" / "Examples"
     mm = pipeline.load_many(ex / "GemminiMatmul.v",
                             ["qmatmul_nobias_gemmini", "qmatmul_gemmini_panel",
-                             "qmatmul_gemmini_staged"])
+                             "qmatmul_gemmini_staged", "qmatmul_nobias_loop"])
     cv = pipeline.load(ex / "GemminiConv.v", "qconv_gemmini")
 
     def build_ours(dp: pipeline.DerivedProgram, name: str,
@@ -383,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
                                              {"K": k}),
                "staged": lambda k, n: build_ours(mm["qmatmul_gemmini_staged"], "ours_staged",
                                                  {"K": k, "N": n}),
-               "loop_ws": loop_ws_kernel()}
+               "loop_ws": build_ours(mm["qmatmul_nobias_loop"], "ours_loop")}
     headers = ["layer", "M x N x K", "impl", "instrs", "loop instrs", "mvin", "preload+compute",
                "mvout",
                "config", "DRAM->spad B", "DRAM->acc B", "acc->DRAM B", "computes / min",
@@ -440,7 +430,8 @@ def main(argv: list[str] | None = None) -> int:
         "Exo: exo-lang's Gemmini platform, its standard matmul schedule (16x64 output "
         "blocks, 64-deep reduction blocks), on the same matmul or the convolution's im2col "
         "matrix (no bias); shapes that are not multiples run zero-padded.  Every output was "
-        "checked bit for bit against numpy.  Rows `loop_ws (ours)`: the layer as one "
+        "checked bit for bit against numpy.  Rows `loop_ws (ours)`: GemminiMatmul.v "
+        "`qmatmul_nobias_loop`, the layer as one "
         "`gemmini_loop_ws` instruction (coq/Targets/GemminiLoop.v), lowered to Gemmini's "
         "hardware loops; `instrs` counts the instructions the CPU issues (six per hardware "
         "loop, column `loop instrs`), the per-kind columns what the accelerator executes, "

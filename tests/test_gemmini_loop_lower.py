@@ -18,10 +18,12 @@ import numpy as np
 import pytest
 from gemmini_reference import matmul_acc, min_computes, quantize
 
+from verisched import pipeline
 from verisched.codegen.errors import LowerError
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.instrs import alpha_equal, instantiate, spec_of
 from verisched.pybridge.interp import evaluate
+from verisched.pybridge.session import REPO_ROOT
 from verisched.pybridge.terms import Instr, IVar, Var
 from verisched.targets.gemmini import build
 from verisched.targets.gemmini.instrs import split_scale
@@ -109,6 +111,18 @@ def test_loop_kernel_matches_per_tile_program(bias: bool, shape) -> None:
     assert issued(c) < issued(t) or m * n * k <= 16 ** 3
     # Each input is read at most as often as the per-tile program reads it.
     assert c["dram_to_spad_bytes"] <= t["dram_to_spad_bytes"]
+
+
+def test_derived_loop_kernel(coq) -> None:
+    """GemminiMatmul.v's qmatmul_nobias_loop, replayed: the layer rewritten into the loop
+    instruction, lowered to hardware loops, on the simulator against numpy."""
+    dp = pipeline.load(REPO_ROOT / "coq/Examples/GemminiMatmul.v", "qmatmul_nobias_loop")
+    checked = pipeline.check(dp)
+    assert alpha_equal(checked.program.expr, parse_program(LOOP))
+    kernel = pipeline.lower(checked, "gemmini").kernel
+    for m, n, k in [(20, 33, 40), (3, 70, 200)]:
+        res, _, _ = run(kernel, m, n, k, False, 1 / 97, False, seed=m + n + k)
+        assert res.counters["loop_ws"] >= 1
 
 
 def test_loop_needs_the_whole_output() -> None:

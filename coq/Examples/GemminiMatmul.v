@@ -239,6 +239,23 @@ Section GemminiMatmul.
 
   Lemma qmatmul_loop_ws : qmatmul = gemmini_loop_ws_bias sm se act A B D M N K.
   Proof. rewrite qmatmul_gemmini_spec. reflexivity. Qed.
+
+  (** The same as a derivation, for the bridge and the lowering: one step,
+      the layer rewritten into the loop instruction by the lemma above. *)
+  Lemma qmatmul_nobias_is_loop_ws :
+    (GEN [ i < M ] GEN [ j < N ]
+       gemmini_acc_out sm se act (SUM [ k < K ] A _[ i ] _[ k ] * B _[ k ] _[ j ]))
+    = gemmini_loop_ws sm se act A B M N K.
+  Proof. exact qmatmul_nobias_loop_ws. Qed.
+
+  Derive qmatmul_nobias_loop SuchThat (qmatmul_nobias = qmatmul_nobias_loop)
+    As qmatmul_nobias_loop_correct.
+  Proof.
+    reschedule.
+    rw qmatmul_nobias_is_loop_ws.
+    check_safe.
+    done.
+  Qed.
 End GemminiMatmul.
 
 (** ** Reusing the A row panel
