@@ -5,7 +5,8 @@ hand-written sequence of mvin / preload / compute / mvout; here both outputs and
 accumulator images must agree bit for bit, and the output must agree with numpy, on
 random sizes that are mostly not multiples of 16, with row strides wider than the
 matrices, with and without bias (int32 or int8), narrow or full-width C, and K split
-over two loop calls as Gemmini's tiled_matmul does.
+over two loop calls as Gemmini's tiled_matmul does.  Also gemmini_config_norm and the
+performance-counter API (include/gemmini_perf.h), through tests/gemmini_c/perf_counters.c.
 """
 
 from __future__ import annotations
