@@ -29,6 +29,13 @@ the comparison is by its counters: instructions by kind, bytes moved):
         panel per row block, so every block of A and B is moved in exactly once; its
         hypotheses (cdiv K 16 <= 16, cdiv N 16 <= 63: B fits the scratchpad) hold only for
         some layers, the others say so; K and N fixed per layer;
+  loop_ws (ours)  GemminiMatmul.v's qmatmul_nobias_loop: the layer as ONE instruction,
+        gemmini_loop_ws (coq/Targets/GemminiLoop.v: its specification is the per-tile program
+        it unrolls into), lowered to Gemmini's hardware loop over blocks of output tiles; a
+        convolution as the matmul of its im2col matrix (host, not counted, as for Exo), no
+        bias.  "instrs" counts what the CPU issues (six
+        per hardware loop); the per-kind columns count what the accelerator executes,
+        unrolled loops included;
   panel (only with --headroom; NOT a derived program) a hand-written program in the
         same specification form, run through the same lowering: A staged as a row panel
         (every K block, moved 64 columns at a time) reused across all column blocks, B as
@@ -141,7 +148,16 @@ class Result:
 
     @property
     def instructions(self) -> int:
-        return sum(self.counters.get(k, 0) for k in INSTR_KEYS)
+        """Instructions the CPU issued: the single ones, and six per hardware loop
+        (gemmini_loop_ws: five configuration commands and the loop), not the single
+        instructions the loops unrolled into (the per-kind counters include those)."""
+        return sum(self.counters.get(k, 0) for k in INSTR_KEYS) + self.loop_instructions \
+            - self.counters.get("loop_unrolled", 0)
+
+    @property
+    def loop_instructions(self) -> int:
+        """The hardware loops' own instructions (gemmini_loop_ws and its configuration)."""
+        return self.get("loop_ws", "loop_ws_config")
 
     def get(self, *keys: str) -> int:
         return sum(self.counters.get(k, 0) for k in keys)
@@ -170,6 +186,25 @@ def panel_kernel(k: int):
     env = {"A": (IVar("M"), IConst(k)), "B": (IConst(k), IVar("N"))}
     return pipeline.compile_program(prog, env, "gemmini", name="panel",
                                     sizes=["M", "N", "act", "se", "sm"], bools=["act"])
+
+
+def loop_ws_result(layer: Layer, kernel, a: np.ndarray, b: np.ndarray, scale: float,
+                   relu: bool) -> Result:
+    """The loop row: GemminiMatmul.v's qmatmul_nobias_loop (the layer as one gemmini_loop_ws
+    instruction, coq/Targets/GemminiLoop.v), lowered to hardware loops over blocks of output
+    tiles (targets/gemmini/loops.py), on the matmul (a convolution's im2col matrix, built on
+    the host and not counted, as for Exo), no bias, checked against numpy."""
+    sm, se = split_scale(scale)
+    sizes = {"M": a.shape[0], "N": b.shape[1], "K": a.shape[1], "sm": sm, "se": se,
+             "act": int(relu)}
+    res = run_kernel(kernel, {"A": a, "B": b}, sizes)
+    if not np.array_equal(res.out, quantize(matmul_acc(a, b), scale, relu)):
+        raise SystemExit(f"bench gemmini: ours (loop_ws) is WRONG on {layer.name}")
+    note = (f"{res.counters.get('loop_ws', 0)} hardware loops, unrolled by Gemmini into "
+            f"{res.counters.get('loop_unrolled', 0)} instructions")
+    if layer.kind == "conv":
+        note += "; im2col on the host, no bias (as Exo)"
+    return Result("loop_ws (ours)", res.counters, note)
 
 
 def run_layer(layer: Layer, kernels: dict, use_exo: bool, seed: int,
@@ -227,6 +262,8 @@ def run_layer(layer: Layer, kernels: dict, use_exo: bool, seed: int,
             if not np.array_equal(sres.out, quantize(matmul_acc(a, b) + d, scale, relu)):
                 raise SystemExit(f"bench gemmini: ours (staged) is WRONG on {layer.name}")
             results.append(Result("ours staged", sres.counters, "with bias (DRAM->acc)"))
+    if "loop_ws" in kernels:
+        results.append(loop_ws_result(layer, kernels["loop_ws"], a, b, scale, relu))
     if headroom and layer.kind == "matmul":
         pk = panel_kernel(layer.k)
         psizes = {"M": layer.m, "N": layer.n, "sm": sm, "se": se, "act": 1}
@@ -317,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     ex = REPO_ROOT / "coq" / "Examples"
     mm = pipeline.load_many(ex / "GemminiMatmul.v",
                             ["qmatmul_nobias_gemmini", "qmatmul_gemmini_panel",
-                             "qmatmul_gemmini_staged"])
+                             "qmatmul_gemmini_staged", "qmatmul_nobias_loop"])
     cv = pipeline.load(ex / "GemminiConv.v", "qconv_gemmini")
 
     def build_ours(dp: pipeline.DerivedProgram, name: str,
@@ -335,8 +372,10 @@ def main(argv: list[str] | None = None) -> int:
                "panel": lambda k: build_ours(mm["qmatmul_gemmini_panel"], "ours_panel",
                                              {"K": k}),
                "staged": lambda k, n: build_ours(mm["qmatmul_gemmini_staged"], "ours_staged",
-                                                 {"K": k, "N": n})}
-    headers = ["layer", "M x N x K", "impl", "instrs", "mvin", "preload+compute", "mvout",
+                                                 {"K": k, "N": n}),
+               "loop_ws": build_ours(mm["qmatmul_nobias_loop"], "ours_loop")}
+    headers = ["layer", "M x N x K", "impl", "instrs", "loop instrs", "mvin", "preload+compute",
+               "mvout",
                "config", "DRAM->spad B", "DRAM->acc B", "acc->DRAM B", "computes / min",
                "note"]
     rows: list[list[str]] = []
@@ -350,11 +389,12 @@ def main(argv: list[str] | None = None) -> int:
         for r in results:
             if not r.counters:
                 rows.append([layer.name, f"{layer.m} x {layer.n} x {layer.k}", r.impl,
-                             *(["-"] * 9), r.note])
+                             *(["-"] * 10), r.note])
                 continue
             comp = r.get("compute_preloaded", "compute_accumulated")
             rows.append([layer.name, f"{layer.m} x {layer.n} x {layer.k}", r.impl,
-                         f"{r.instructions}", f"{r.get('mvin', 'mvin2', 'mvin3')}",
+                         f"{r.instructions}", f"{r.loop_instructions}",
+                         f"{r.get('mvin', 'mvin2', 'mvin3')}",
                          f"{r.get('preload') + comp}", f"{r.get('mvout')}",
                          f"{r.get('config_ex', 'config_ld', 'config_st')}",
                          f"{r.get('dram_to_spad_bytes')}", f"{r.get('dram_to_acc_bytes')}",
@@ -390,7 +430,12 @@ def main(argv: list[str] | None = None) -> int:
         "Exo: exo-lang's Gemmini platform, its standard matmul schedule (16x64 output "
         "blocks, 64-deep reduction blocks), on the same matmul or the convolution's im2col "
         "matrix (no bias); shapes that are not multiples run zero-padded.  Every output was "
-        "checked bit for bit against numpy."
+        "checked bit for bit against numpy.  Rows `loop_ws (ours)`: GemminiMatmul.v "
+        "`qmatmul_nobias_loop`, the layer as one "
+        "`gemmini_loop_ws` instruction (coq/Targets/GemminiLoop.v), lowered to Gemmini's "
+        "hardware loops; `instrs` counts the instructions the CPU issues (six per hardware "
+        "loop, column `loop instrs`), the per-kind columns what the accelerator executes, "
+        "unrolled loops included."
         + (" Rows `panel*` (with --headroom) are a HAND-WRITTEN program in the same "
            "specification form, not a derivation: A staged once per 16-row block as a "
            "panel moved 64 columns at a time, B in 4-block panels; they show what the "

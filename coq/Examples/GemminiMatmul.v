@@ -224,6 +224,38 @@ Section GemminiMatmul.
   Lemma qmatmul_nobias_gemmini_is_expected :
     qmatmul_nobias_gemmini = qmatmul_nobias_gemmini_expected.
   Proof. same_program. Qed.
+
+  (** ** As Gemmini's hardware loop (Targets/GemminiLoop.v, issue 16)
+
+      The per-tile schedules are, term for term, the specifications of
+      [gemmini_loop_ws] and [gemmini_loop_ws_bias]: the whole layer is one
+      loop instruction (which the lowering issues as hardware loops over
+      blocks of output tiles). *)
+  Lemma qmatmul_nobias_loop_ws : qmatmul_nobias = gemmini_loop_ws sm se act A B M N K.
+  Proof.
+    rewrite qmatmul_nobias_gemmini_correct, qmatmul_nobias_gemmini_is_expected.
+    reflexivity.
+  Qed.
+
+  Lemma qmatmul_loop_ws : qmatmul = gemmini_loop_ws_bias sm se act A B D M N K.
+  Proof. rewrite qmatmul_gemmini_spec. reflexivity. Qed.
+
+  (** The same as a derivation, for the bridge and the lowering: one step,
+      the layer rewritten into the loop instruction by the lemma above. *)
+  Lemma qmatmul_nobias_is_loop_ws :
+    (GEN [ i < M ] GEN [ j < N ]
+       gemmini_acc_out sm se act (SUM [ k < K ] A _[ i ] _[ k ] * B _[ k ] _[ j ]))
+    = gemmini_loop_ws sm se act A B M N K.
+  Proof. exact qmatmul_nobias_loop_ws. Qed.
+
+  Derive qmatmul_nobias_loop SuchThat (qmatmul_nobias = qmatmul_nobias_loop)
+    As qmatmul_nobias_loop_correct.
+  Proof.
+    reschedule.
+    rw qmatmul_nobias_is_loop_ws.
+    check_safe.
+    done.
+  Qed.
 End GemminiMatmul.
 
 (** ** Reusing the A row panel

@@ -6,6 +6,7 @@
  * (counters_helper.c), which must see the same accelerator state.
  */
 #include "sim_test_common.h"
+#include "include/gemmini_testutils.h"
 
 void helper_mvout_acc_full(void *dst, uint32_t acc_row); /* counters_helper.c */
 

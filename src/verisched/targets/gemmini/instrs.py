@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.instrs import INDEX, SCALAR, TENSOR, InstrSpec, Param, register
 from verisched.pybridge.terms import (
     Expr,
@@ -124,6 +125,31 @@ MVOUT_SPEC = InstrSpec(
                                                   Get(Get(Var("c"), IVar("i")), IVar("j"))))),
     "gemmini", None, "an accumulator tile through the output path to DRAM (config_st + mvout)")
 
+# The hardware loop (coq/Targets/GemminiLoop.v): its specification is the per-tile
+# schedule of single instructions it unrolls into, transcribed as Coq prints it.
+_LOOP_TILE = """(tlet c := in_mem GEMMINI_ACC
+           ({bias}SUM [ ko < cdiv K 16 ]
+              tlet a := in_mem GEMMINI_SPAD (gemmini_mvin A (io * 16) (ko * 16) M K) in
+              tlet b := in_mem GEMMINI_SPAD (gemmini_mvin B (ko * 16) (jo * 16) K N) in
+              gemmini_matmul a b) in
+         gemmini_mvout sm se act c (io * 16) (jo * 16) M N)"""
+_LOOP_BODY = ("trunc_r M (flatten (cdiv M 16) 16 (GEN [ io < cdiv M 16 ] transpose N 16 "
+              "(trunc_r N (flatten (cdiv N 16) 16 (GEN [ jo < cdiv N 16 ] transpose 16 16 "
+              + _LOOP_TILE + ")))))")
+
+
+def _loop_spec(bias: bool) -> InstrSpec:
+    body = parse_program(_LOOP_BODY.format(
+        bias="gemmini_mvin_acc D (io * 16) (jo * 16) M N <+> " if bias else ""))
+    tensors = ("A", "B", "D") if bias else ("A", "B")
+    params = (_index("sm"), _index("se"), _index("act"), *(_tensor(x) for x in tensors),
+              _index("M"), _index("N"), _index("K"))
+    return InstrSpec("gemmini_loop_ws_bias" if bias else "gemmini_loop_ws", params, body,
+                     "gemmini", None,
+                     "the whole quantized matmul as Gemmini's hardware loop (gemmini_loop_ws "
+                     "calls over blocks of output tiles, targets/gemmini/loops.py)"
+                     + (", from an int32 bias" if bias else ""))
+
 SPECS: list[tuple[InstrSpec, Role | None]] = [
     (_move_spec("gemmini_mvin", "a clipped 16x16 window of an int8 DRAM matrix to the "
                 "scratchpad (config_ld + mvin)"),
@@ -145,6 +171,8 @@ for _spec, _role in SPECS:
     register(_spec)
     if _role is not None:
         ROLES[_spec.name] = _role
+# After the single instructions: the loops' bodies are parsed in terms of them.
+LOOP_SPECS = (register(_loop_spec(False)), register(_loop_spec(True)))
 
 
 def scale_float(sm: np.ndarray | int, se: np.ndarray | int) -> np.ndarray:

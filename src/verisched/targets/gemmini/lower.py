@@ -14,6 +14,7 @@ for build.py's templates.  The rules live in:
 | onchip.py | on-chip lets with static rows; resolving tiles and what they hold |
 | moves.py | mvin / mvout (and block moves) from calls |
 | matmul.py | products; reductions whose first product overwrites |
+| loops.py | hardware loops (`gemmini_loop_ws`) over blocks of output tiles |
 | arith.py | div/mod/min/max arithmetic of tile indices |
 
 Bad input is refused with the subterm and the reason: float element types,
@@ -49,6 +50,7 @@ from verisched.pybridge.terms import (
 )
 from verisched.targets.gemmini import config as cfg
 from verisched.targets.gemmini.instrs import ACC_OUT, LOAD, ROLES, STORE
+from verisched.targets.gemmini.loops import BIAS_ARG, LOOPS
 from verisched.targets.gemmini.moves import ELEM
 from verisched.targets.gemmini.rules import GemminiRules
 
@@ -88,6 +90,10 @@ def wide_tensors(e: Expr) -> set[str]:
             base, _ = access_base(x.args[0])  # type: ignore[arg-type]
             if isinstance(base, Var):
                 wide.add(base.name)
+        if isinstance(x, Instr) and x.name in BIAS_ARG:  # a hardware loop's int32 bias
+            base, _ = access_base(x.args[BIAS_ARG[x.name]])  # type: ignore[arg-type]
+            if isinstance(base, Var):
+                wide.add(base.name)
         if isinstance(x, Let):
             lets[x.var] = x.value
     todo = list(wide)
@@ -110,7 +116,7 @@ def config_names(e: object) -> set[str]:
             continue
         role = ROLES.get(x.name)
         spec = check_call(x)
-        names = {"sm", "se", "act"} if x.name == ACC_OUT else \
+        names = {"sm", "se", "act"} if x.name == ACC_OUT or x.name in LOOPS else \
             {role.scale_m, role.scale_e, role.act} if role and role.kind == STORE else set()
         for p, a in zip(spec.params, x.args, strict=True):
             if p.name in names:

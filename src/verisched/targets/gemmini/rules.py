@@ -12,7 +12,8 @@ ids and their last configuration, element types) and answers the core's
 hooks Exo-style (thesis Sec. 3.2: memories, instructions, configuration):
 
 - `let_in_memory`: on-chip lets get static rows (targets/gemmini/onchip.py).
-- `lower_term`: calls become moves and products (moves.py, matmul.py); a
+- `lower_term`: calls become moves and products (moves.py, matmul.py), or
+  hardware loops (loops.py, `gemmini_loop_ws`); a
   reduction or `bias <+> ...` into an accumulator tile is the product's
   (first iteration overwrites); a generation of moves into consecutive
   tiles is a block move; scalar arithmetic and stray memory markers are
@@ -34,6 +35,7 @@ from verisched.codegen.normal import show
 from verisched.pybridge.instrs import InstrError, instantiate
 from verisched.pybridge.terms import Expr, Gen, Instr, Let, Mem, SBin, Sum, TAdd
 from verisched.targets.gemmini import config as cfg
+from verisched.targets.gemmini.loops import LOOPS, lower_loop
 from verisched.targets.gemmini.matmul import lower_acc_sum, lower_acc_tadd
 from verisched.targets.gemmini.moves import LD_MACRO, block_load, lower_instr
 from verisched.targets.gemmini.onchip import ONCHIP, OnChip, onchip_let, zero_tile
@@ -71,6 +73,8 @@ class GemminiRules:
 
     def lower_term(self, e: Expr, dest: Dest, mode: str, ctx: Ctx, out: Emitter
                    ) -> bool | None:
+        if isinstance(e, Instr) and e.name in LOOPS:
+            return lower_loop(self, e, dest, mode, ctx, out)
         if isinstance(e, Instr):
             return lower_instr(self, e, dest, mode, ctx, out)
         if isinstance(e, Mem):

@@ -43,6 +43,10 @@ COUNTER_NAMES: tuple[str, ...] = (
     "zero_fill_rows",
     "macs_issued",
     "macs_useful",
+    "loop_ws",
+    "loop_ws_config",
+    "loop_unrolled",
+    "config_norm",
 )
 
 DEFAULT_CFLAGS: tuple[str, ...] = ("-std=gnu11", "-O1", "-g", "-Wall", "-Wextra")

@@ -42,6 +42,8 @@
 #include <unistd.h>
 
 #include "gemmini_params.h"
+/* Event codes of the performance-counter API (gemmini_perf.h), as the original includes them. */
+#include "gemmini_counter.h"
 
 #define GEMMINI_SIM 1
 
@@ -87,6 +89,11 @@ typedef struct gemmini_sim_counters {
   uint64_t zero_fill_rows;  /* rows written by mvin from DRAM address 0 */
   uint64_t macs_issued;     /* DIM*DIM*DIM per compute */
   uint64_t macs_useful;     /* products of in-bounds operands only */
+  uint64_t loop_ws;         /* gemmini_loop_ws commands (LOOP_WS) */
+  uint64_t loop_ws_config;  /* its five configuration commands per call */
+  uint64_t loop_unrolled;   /* single instructions the loop unroller generated (also counted
+                               by kind above, so bytes and MACs stay complete) */
+  uint64_t config_norm;     /* gemmini_config_norm (gemmini_perf.h) */
 } gemmini_sim_counters_t;
 
 /* ------------------------------------------------------------------------ */
@@ -134,6 +141,16 @@ struct gemmini_sim_state {
 
   uint64_t insn_count;
   gemmini_sim_counters_t counters;
+  /* gemmini_loop.h: which half of the scratchpad / accumulator the next loop_ws uses. */
+  unsigned loop_ab_half;
+  unsigned loop_acc_half;
+  /* gemmini_perf.h: normalization configuration and the performance counters. */
+  uint32_t norm_q_const, norm_stat_id, norm_igelu_qb, norm_igelu_qc;
+  int norm_q_const_type, norm_act_msb;
+  unsigned perf_event[8];
+  uint64_t perf_base[8];
+  uint32_t perf_snap[8];
+  int perf_snapshot;
 };
 
 /* One accelerator per program, whichever translation units include this header. */
@@ -255,8 +272,7 @@ void gemmini_sim_fence(const char *file, int line);
 #define gemmini_flush(skip) gemmini_sim_flush((uint64_t)(skip), __FILE__, __LINE__)
 #define gemmini_fence() gemmini_sim_fence(__FILE__, __LINE__)
 
-/* No timing model: "cycles" is the number of Gemmini instructions issued so far. */
-static inline uint64_t read_cycles(void) { return gemmini_sim_insn_count(); }
+/* read_cycles() is in gemmini_testutils.h, where the original headers put it. */
 
 /* ------------------------------------------------------------------------ */
 /* Implementation                                                            */
@@ -354,6 +370,11 @@ GEMMINI_SIM_WEAK void gemmini_sim_reset(void) {
   memset(s->ld, 0, sizeof s->ld);
   s->preload_pending = 0;
   s->insn_count = 0;
+  s->loop_ab_half = 0;
+  s->loop_acc_half = 0;
+  memset(s->perf_event, 0, sizeof s->perf_event);
+  memset(s->perf_base, 0, sizeof s->perf_base);
+  s->perf_snapshot = 0;
   memset(&s->counters, 0, sizeof s->counters);
 }
 
@@ -392,6 +413,10 @@ GEMMINI_SIM_WEAK void gemmini_sim_print_counters(FILE *out) {
   GEMMINI_SIM_PRINT("zero_fill_rows", c->zero_fill_rows);
   GEMMINI_SIM_PRINT("macs_issued", c->macs_issued);
   GEMMINI_SIM_PRINT("macs_useful", c->macs_useful);
+  GEMMINI_SIM_PRINT("loop_ws", c->loop_ws);
+  GEMMINI_SIM_PRINT("loop_ws_config", c->loop_ws_config);
+  GEMMINI_SIM_PRINT("loop_unrolled", c->loop_unrolled);
+  GEMMINI_SIM_PRINT("config_norm", c->config_norm);
 #undef GEMMINI_SIM_PRINT
   fflush(out);
 }
@@ -900,5 +925,10 @@ GEMMINI_SIM_WEAK void gemmini_sim_compute(int preloaded, uint64_t a, uint64_t bd
       }
   }
 }
+
+/* The CISC loop instructions (gemmini_loop_ws), over the single instructions above. */
+#include "gemmini_loop.h"
+/* gemmini_config_norm and the performance-counter API. */
+#include "gemmini_perf.h"
 
 #endif /* VERISCHED_GEMMINI_SIM_H */
