@@ -222,9 +222,8 @@ def sgemm(data: dict):
         ax.set_ylabel("GFLOP/s (higher is better)")
         ax.set_ylim(0, max(peak.values()) * 1.15)
     missing = data.get("ours_missing")
-    fig.suptitle("SGEMM float32: " + (f"ours ({data.get('ours')})" if not missing
-                                      else "NO derived kernel, peers only") + " vs OpenBLAS",
-                 fontsize=10)
+    fig.suptitle("SGEMM float32: " + (f"ours ({data.get('ours')}) vs OpenBLAS" if not missing
+                                      else "OpenBLAS only (NO derived kernel)"), fontsize=10)
     handles, labels = next(ax for ax in axes if ax.get_visible()).get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.95), ncol=4,
                fontsize=8, frameon=False)
@@ -383,11 +382,17 @@ def _ratio_bars(ax, xs, rows: list[dict], num: str, den: str, width: float, labe
 
 
 def _log_ratio_axis(plt, ax) -> None:
-    plain = plt.matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
+    """Log scale labelled 0.2, 0.5, 1, 2, 5, 10, ... (plain numbers, not 10^k)."""
+    ticker = plt.matplotlib.ticker
+    plain = ticker.FuncFormatter(lambda v, _: f"{v:g}")
     ax.set_yscale("log")
+    ax.yaxis.set_minor_locator(ticker.LogLocator(subs=(2.0, 5.0)))
     ax.yaxis.set_major_formatter(plain)
     ax.yaxis.set_minor_formatter(plain)
     ax.axhline(1, color="black", linewidth=0.8)
+    lo = min([*(b.get_height() for b in ax.patches if np.isfinite(b.get_height())
+               and b.get_height() > 0), 1.0])
+    ax.set_ylim(bottom=min(0.9, lo * 0.8))
 
 
 def idioms(data: dict):
@@ -404,7 +409,6 @@ def idioms(data: dict):
             ax.text(x, 1.05, "n/a:\nnot\nlowered", ha="center", va="bottom", fontsize=7,
                     gid=NA_GID)
     _log_ratio_axis(plt, ax)
-    ax.set_ylim(bottom=0.9)
     ax.set_xticks(xs, [r["name"] for r in rows], rotation=25, ha="right", fontsize=8)
     ax.set_xlabel("kernel (examples/search/liar_blas.v)")
     ax.set_ylabel("speedup over naive C (x, time ratio)")
@@ -438,8 +442,8 @@ def polybench(data: dict):
     ax.set_xticks(xs, [r["name"] for r in rows], rotation=20, fontsize=8)
     ax.set_xlabel("PolyBench kernel")
     ax.set_ylabel("time ratio (x); above 1: derived faster")
-    ax.set_title(f"PolyBench {data.get('dataset', '')}, float64, {data.get('cpu', '')}",
-                 fontsize=9)
+    ax.set_title(", ".join(x for x in (f"PolyBench {data.get('dataset', '')}".strip(),
+                                       "float64", data.get("cpu")) if x), fontsize=9)
     ax.legend(fontsize=8, loc="upper right")
     has = any(r.get("samples_ms") for r in rows)
     lines = [(SPREAD.replace("median", "ratio of medians") + " (per-round ratios, "
@@ -512,10 +516,59 @@ def _conv_flops(data: dict) -> float:
     return 2.0 * bc.BATCH * bc.CO * bc.CI * bc.KH * bc.KW * bc.HO * bc.WO
 
 
+def md_rows(text: str) -> list[dict[str, str]]:
+    """The first markdown table of a result, as one dict per row (header -> cell)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.startswith("| ")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    out = []
+    for ln in lines[1:]:
+        cells = [c.strip() for c in ln.strip("|").split("|")]
+        if len(cells) == len(header) and not all(set(c) <= {"-", ":"} for c in cells):
+            out.append(dict(zip(header, cells, strict=True)))
+    return out
+
+
+def _ms(cell: str) -> float | None:
+    try:
+        return float(cell)
+    except ValueError:
+        return None
+
+
+def polybench_from_md(text: str) -> dict:
+    """polybench.md's table as bench_polybench's JSON result (medians only)."""
+    rows = []
+    for r in md_rows(text):
+        med = {k: _ms(r[c]) for k, c in (("naive", "naive ms"), ("ours", "derived ms"),
+                                         ("numpy", "OpenBLAS ms"))}
+        rows.append({"name": r["kernel"], "median_ms": {k: v for k, v in med.items() if v}})
+    dataset = next((w.strip("`") for w in text.split() if w.strip("`") in
+                    ("MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE")), "")
+    return {"dataset": dataset, "rows": rows}
+
+
+def idioms_from_md(text: str) -> dict:
+    """idioms_bench.md's table as bench_idioms's JSON result (medians only)."""
+    rows = []
+    for r in md_rows(text):
+        last = r["outputs = interpreter"]
+        row: dict = {"name": r["kernel"]}
+        if last.startswith("not lowered: "):
+            row["not_lowered"] = last.removeprefix("not lowered: ")
+        else:
+            row["median_ms"] = {"naive": _ms(r["naive C ms"]), "found": _ms(r["found ms"])}
+        rows.append(row)
+    return {"rows": rows}
+
+
 def figure_for(stem: str, results_dir: Path = cm.RESULTS_DIR):
-    """The chart of results/STEM from its saved result alone (no timing)."""
-    if stem == "gemmini" and not (results_dir / "gemmini.json").exists():
-        return gemmini(gemmini_from_md((results_dir / "gemmini.md").read_text()))
+    """The chart of results/STEM from its saved result alone (no timing); from the
+    markdown table for a result saved before the bench wrote JSON."""
+    from_md = {"gemmini": gemmini_from_md, "polybench": polybench_from_md,
+               "idioms_bench": idioms_from_md}
+    if stem in from_md and not (results_dir / f"{stem}.json").exists():
+        return {"gemmini": gemmini, "polybench": polybench, "idioms_bench": idioms}[stem](
+            from_md[stem]((results_dir / f"{stem}.md").read_text()))
     data = json.loads((results_dir / f"{stem}.json").read_text())
     draw: dict[str, Callable] = {"blur": blur, "sgemm": sgemm, "gemmini": gemmini,
                                  "idioms_bench": idioms, "polybench": polybench,
