@@ -205,3 +205,39 @@ def test_committed_results_redraw(pl, tmp_path, stem) -> None:
     _render(pl, fig, tmp_path, stem)
     if stem == "gemmini":
         assert "n/a" in pl.texts(fig)  # the staged schedule's excluded layers
+
+
+def test_every_result_writer_stamps_its_commit() -> None:
+    """Each script that writes benchmarks/results/* states the commit (one helper,
+    _common.source_revision) in its markdown, and in its JSON when it writes one."""
+    writers = [p for p in BENCH.glob("*.py") if not p.name.startswith("_")
+               and ("write_outputs(" in p.read_text() or "OUT.write_text" in p.read_text())]
+    assert {p.name for p in writers} >= {"bench_blur.py", "bench_conv.py", "bench_sgemm.py",
+                                         "bench_gemmini.py", "bench_idioms.py",
+                                         "bench_polybench.py", "bench_tune.py",
+                                         "search_idioms.py"}
+    for p in writers:
+        text = p.read_text()
+        assert "source_revision()" in text and "rev-parse" not in text, p.name
+        if ".json" in text:
+            assert '"commit": ' in text, p.name
+
+
+def test_source_revision_marks_a_dirty_tree(tmp_path, monkeypatch) -> None:
+    import subprocess
+
+    cm = _load("_common")
+    monkeypatch.delenv("VERISCHED_COMMIT", raising=False)
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "f").write_text("a")
+    subprocess.run([*git, "add", "f"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    monkeypatch.setattr(cm, "REPO_ROOT", tmp_path)
+    assert cm.source_revision() == head
+    (tmp_path / "f").write_text("b")
+    assert cm.source_revision() == f"{head} + uncommitted changes"
+    monkeypatch.setenv("VERISCHED_COMMIT", "exported")
+    assert cm.source_revision() == "exported"
