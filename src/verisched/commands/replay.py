@@ -91,8 +91,9 @@ def _live_steps(path: Path, full: bool) -> LiveSteps:
 
 def _say(text: str, *, err: bool = False) -> None:
     """One line of the verdict through rich, as plain text (a `[` in Coq's message is
-    not markup), not cut: a message is searched for as a whole."""
-    console(stderr=err).print(text, markup=False, highlight=False, soft_wrap=True)
+    not markup); a verdict is wrapped within 100 columns, an error is not (Coq's message
+    is searched for as a whole, and a terminal wraps it anyway)."""
+    console(stderr=err).print(text, markup=False, highlight=False, soft_wrap=err)
 
 
 def _report(path: Path, result: ReplayResult) -> int:

@@ -28,6 +28,8 @@ MAX_WIDTH = 100
 MAX_LINES = 8
 # Changed subterms shown per step before the rest are counted.
 MAX_CHANGES = 3
+# A changed subterm shorter than this is shown with its enclosing subterm.
+MIN_CONTEXT = 12
 
 
 def console(*, stderr: bool = False, file: IO[str] | None = None) -> Console:
@@ -90,7 +92,7 @@ def show_step(out: Console, head: Text, old: Expr | None, new: Expr | None,
         text = " ".join(after_text.split())
         out.print(Text(textwrap.indent(_cut(_wrap(text, width), MAX_LINES), "    ")))
     else:
-        marks = changed_paths(old, new)
+        marks = _with_context(new, changed_paths(old, new), width)
         if marks == [()]:
             out.print("    rewrote the whole program:", style="dim")
         for p in marks[:MAX_CHANGES]:
@@ -103,6 +105,19 @@ def show_step(out: Console, head: Text, old: Expr | None, new: Expr | None,
     if full and new is not None:
         out.print(Text(textwrap.indent(_wrap(pretty(new, width=width), width), "      "),
                        style="dim"))
+
+
+def _with_context(new: Expr, marks: list[tuple], width: int) -> list[tuple]:
+    """The changed subterms widened to their smallest enclosing subterm of at least
+    MIN_CONTEXT characters (a bare `f` says little: `f _[i - 1]` says where), without
+    repeating a subterm inside another one shown."""
+    out: list[tuple] = []
+    for p in marks:
+        while p and len(" ".join(_text(subterm(new, p), width).split())) < MIN_CONTEXT:
+            p = p[:-1]
+        if not any(p[:len(q)] == q for q in out):
+            out = [q for q in out if q[:len(p)] != p] + [p]
+    return out
 
 
 def step_head(label: str, tactic: str, seconds: float) -> Text:
