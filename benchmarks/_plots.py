@@ -21,11 +21,16 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 NOTE_GID = "verisched-note"
 NA_GID = "verisched-na"
@@ -66,7 +71,7 @@ def errbar(values: Sequence[float], samples: Sequence[Sequence[float] | None],
     return err
 
 
-def note(fig, lines: Sequence[str], y: float = 0.01) -> None:
+def note(fig: Figure, lines: Sequence[str], y: float = 0.01) -> None:
     """Notes at the foot of the figure (missing peers, n/a rows, how spread is shown);
     the caller leaves room for them with tight_layout(rect=...)."""
     text = "\n".join(lines)
@@ -79,7 +84,7 @@ def foot(n_lines: int) -> float:
     return min(0.04 + 0.035 * n_lines, 0.4)
 
 
-def texts(fig) -> list[str]:
+def texts(fig: Figure) -> list[str]:
     """Every text drawn on a figure (titles, labels, notes, value labels): for tests."""
     return [t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text"))]
 
@@ -91,7 +96,7 @@ def texts(fig) -> list[str]:
 BLUR_COLS = ("ours-1t", "halide-1t", "ours-par", "halide-par")
 
 
-def blur(data: dict):
+def blur(data: dict) -> Figure | None:
     """Median time per schedule and column, IQR whiskers; the image copy as the floor."""
     plt = cm.pyplot()
     if plt is None:
@@ -134,7 +139,7 @@ def blur(data: dict):
 # bench conv
 
 
-def conv(data: dict, flops: float):
+def conv(data: dict, flops: float) -> Figure | None:
     """GFLOP/s per thread count, IQR whiskers, the measured FMA peak dashed; the
     legend sits below the axes so it covers no bar or line."""
     plt = cm.pyplot()
@@ -182,7 +187,7 @@ def conv(data: dict, flops: float):
 # bench sgemm
 
 
-def sgemm(data: dict):
+def sgemm(data: dict) -> Figure | None:
     """GFLOP/s over the square and aspect sweeps, a shaded IQR band per line."""
     plt = cm.pyplot()
     if plt is None:
@@ -248,7 +253,7 @@ GEMMINI_COLORS = {"ours": "tab:blue", "ours panel": "tab:green", "ours staged": 
                   "panel*": "tab:gray"}
 
 
-def gemmini(data: dict):
+def gemmini(data: dict) -> Figure | None:
     """Counters relative to Exo's per layer (absolute counts, log scale, without Exo).
     Value labels are vertical inside the top of each bar (no overlap between the narrow
     neighbours); a bar over the axis is clipped and labelled at the top with an arrow;
@@ -334,36 +339,25 @@ def gemmini(data: dict):
 def gemmini_from_md(text: str) -> dict:
     """gemmini.md's table as bench_gemmini's JSON result (a result from before the bench
     wrote JSON): the columns the chart uses, and each row's note."""
-    lines = [ln for ln in text.splitlines() if ln.startswith("| ")]
-    header = [c.strip() for c in lines[0].strip("|").split("|")]
-    col = {h: i for i, h in enumerate(header)}
     layers: dict[str, dict] = {}
-    for ln in lines[1:]:
-        cells = [c.strip() for c in ln.strip().strip("|").split("|")]
-        if len(cells) != len(header) or cells[0] == "---":
-            continue
-        m, n, k = (int(v) for v in cells[col["M x N x K"]].split(" x "))
-        lay = layers.setdefault(cells[0], {"name": cells[0], "m": m, "n": n, "k": k,
-                                           "results": []})
-
-        def num(h: str, cells=cells) -> int | None:
-            v = cells[col[h]]
-            return int(v) if v.isdigit() else None
-
-        lay["results"].append({"impl": cells[col["impl"]], "instructions": num("instrs"),
-                               "dram_to_spad_bytes": num("DRAM->spad B"),
-                               "note": cells[col["note"]]})
-    return {"layers": list(layers.values()),
-            "exo_note": "" if any(r["impl"] == "exo" for lay in layers.values()
-                                  for r in lay["results"]) else "Exo was not run"}
+    for r in md_rows(text):
+        m, n, k = (int(v) for v in r["M x N x K"].split(" x "))
+        lay = layers.setdefault(r["layer"], {"name": r["layer"], "m": m, "n": n, "k": k,
+                                             "results": []})
+        lay["results"].append({"impl": r["impl"], "note": r["note"],
+                               **{key: int(r[col]) if r[col].isdigit() else None
+                                  for key, col in (("instructions", "instrs"),
+                                                   ("dram_to_spad_bytes", "DRAM->spad B"))}})
+    ran_exo = any(x["impl"] == "exo" for lay in layers.values() for x in lay["results"])
+    return {"layers": list(layers.values()), "exo_note": "" if ran_exo else "Exo was not run"}
 
 
 # ---------------------------------------------------------------------------
 # bench idioms and bench polybench: time ratios per kernel, log scale
 
 
-def _ratio_bars(ax, xs, rows: list[dict], num: str, den: str, width: float, label: str
-                ) -> list[str]:
+def _ratio_bars(ax: Axes, xs: np.ndarray, rows: list[dict], num: str, den: str, width: float,
+                label: str) -> list[str]:
     """Bars of median(num) / median(den) per row, whiskers from the per-round ratios;
     returns the names of the rows without this ratio."""
     vals, samp, missing = [], [], []
@@ -381,7 +375,7 @@ def _ratio_bars(ax, xs, rows: list[dict], num: str, den: str, width: float, labe
     return missing
 
 
-def _log_ratio_axis(plt, ax) -> None:
+def _log_ratio_axis(plt: Any, ax: Axes) -> None:
     """Log scale labelled 0.2, 0.5, 1, 2, 5, 10, ... (plain numbers, not 10^k)."""
     ticker = plt.matplotlib.ticker
     plain = ticker.FuncFormatter(lambda v, _: f"{v:g}")
@@ -395,7 +389,7 @@ def _log_ratio_axis(plt, ax) -> None:
     ax.set_ylim(bottom=min(0.9, lo * 0.8))
 
 
-def idioms(data: dict):
+def idioms(data: dict) -> Figure | None:
     """Speedup of the found program (CBLAS calls) over naive C per kernel."""
     plt = cm.pyplot()
     if plt is None:
@@ -423,7 +417,7 @@ def idioms(data: dict):
     return fig
 
 
-def polybench(data: dict):
+def polybench(data: dict) -> Figure | None:
     """naive / derived and OpenBLAS / derived per kernel; kernels with no BLAS peer are
     marked on the chart."""
     plt = cm.pyplot()
@@ -464,7 +458,7 @@ TUNE_PEERS = (("hand", "--", "grey", "hand schedule"), ("numpy", ":", "black", "
               ("untuned", "-.", "tab:brown", "untuned"))
 
 
-def tune(rows: list[dict]):
+def tune(rows: list[dict]) -> Figure | None:
     """Best-so-far time over the search per problem; the final timings as lines with an
     IQR band; a missing contender is named on the chart."""
     plt = cm.pyplot()
@@ -561,7 +555,7 @@ def idioms_from_md(text: str) -> dict:
     return {"rows": rows}
 
 
-def figure_for(stem: str, results_dir: Path = cm.RESULTS_DIR):
+def figure_for(stem: str, results_dir: Path = cm.RESULTS_DIR) -> Figure | None:
     """The chart of results/STEM from its saved result alone (no timing); from the
     markdown table for a result saved before the bench wrote JSON."""
     from_md = {"gemmini": gemmini_from_md, "polybench": polybench_from_md,
@@ -576,7 +570,7 @@ def figure_for(stem: str, results_dir: Path = cm.RESULTS_DIR):
     return draw[stem](data)
 
 
-def save_png(fig, path: Path) -> Path:
+def save_png(fig: Figure, path: Path) -> Path:
     """Write the figure alone (write_outputs writes it with its markdown)."""
     fd_path = path.with_name(path.name + ".tmp.png")
     fig.savefig(fd_path, dpi=110)
