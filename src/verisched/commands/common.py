@@ -125,7 +125,7 @@ class Progress:
     `rich` (terminal.py's console, at most 100 columns).
 
     On a terminal, the steps of a replay (`pipeline.derive.ReplayStep`) are one live
-    line, "NAME: step k of n: TACTIC" with a bar, redrawn in place (no refresh thread:
+    line, a bar, "k/n" and "NAME: TACTIC", redrawn in place (no refresh thread:
     it is redrawn when a step arrives); in a log (stderr not a terminal) a step is
     printed when it is the first or the last, every tenth of the way, or 10 s after the
     last line, so a long replay is never silent and a short one does not flood the
@@ -151,8 +151,10 @@ class Progress:
             self.close()
             self._line(message)
             return
-        if self.tty:
-            self._live(str(message), step, total)
+        if self.tty:  # the bar shows k/n: "NAME: TACTIC" beside it
+            name = getattr(message, "derivation", "")
+            tactic = str(message).split(f"step {step} of {total}: ", 1)[-1]
+            self._live(f"{name}: {tactic}" if name else str(message), step, total)
             if step >= total:
                 self.close()
             return
