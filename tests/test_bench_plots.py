@@ -241,3 +241,22 @@ def test_source_revision_marks_a_dirty_tree(tmp_path, monkeypatch) -> None:
     assert cm.source_revision() == f"{head} + uncommitted changes"
     monkeypatch.setenv("VERISCHED_COMMIT", "exported")
     assert cm.source_revision() == "exported"
+
+
+def test_gemmini_value_labels_do_not_overlap(pl) -> None:
+    """The committed Gemmini chart: no two value labels (or n/a marks) of one panel share
+    a pixel, and the legend covers no axes (the defect issue 15 names)."""
+    results = BENCH / "results"
+    if not (results / "gemmini.md").exists():
+        pytest.skip("no committed gemmini result")
+    fig = pl.figure_for("gemmini", results)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_text()]
+        assert len(boxes) > 10
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1:]:
+                assert not a.overlaps(b), (a, b)
+        legend = fig.legends[0].get_window_extent(renderer)
+        assert not legend.overlaps(ax.get_window_extent(renderer))
