@@ -386,7 +386,7 @@ def _log_ratio_axis(plt: Any, ax: Axes) -> None:
     ax.axhline(1, color="black", linewidth=0.8)
     lo = min([*(b.get_height() for b in ax.patches if np.isfinite(b.get_height())
                and b.get_height() > 0), 1.0])
-    ax.set_ylim(bottom=min(0.9, lo * 0.8))
+    ax.set_ylim(bottom=min(0.9, lo * 0.7))
 
 
 def idioms(data: dict) -> Figure | None:
@@ -438,7 +438,7 @@ def polybench(data: dict) -> Figure | None:
     ax.set_ylabel("time ratio (x); above 1: derived faster")
     ax.set_title(", ".join(x for x in (f"PolyBench {data.get('dataset', '')}".strip(),
                                        "float64", data.get("cpu")) if x), fontsize=9)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=8, ncol=2, loc="lower center", bbox_to_anchor=(0.5, 1.07), frameon=False)
     has = any(r.get("samples_ms") for r in rows)
     lines = [(SPREAD.replace("median", "ratio of medians") + " (per-round ratios, "
               f"{data.get('repeat', '?')} interleaved runs)") if has else NO_SPREAD]

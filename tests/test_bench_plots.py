@@ -203,6 +203,12 @@ def test_committed_results_redraw(pl, tmp_path, stem) -> None:
         pytest.skip(f"no committed {stem} result")
     fig = pl.figure_for(stem, results)
     _render(pl, fig, tmp_path, stem)
+    renderer = fig.canvas.get_renderer()
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+    for legend in legends:  # outside the axes: a legend covers no bar or line
+        box = legend.get_window_extent(renderer)
+        assert not any(box.overlaps(ax.get_window_extent(renderer)) for ax in fig.axes
+                       if ax.get_visible()), stem
     if stem == "gemmini":
         assert "n/a" in pl.texts(fig)  # the staged schedule's excluded layers
 
