@@ -375,14 +375,19 @@ def _ratio_bars(ax: Axes, xs: np.ndarray, rows: list[dict], num: str, den: str, 
     return missing
 
 
-def _log_ratio_axis(plt: Any, ax: Axes) -> None:
-    """Log scale labelled 0.2, 0.5, 1, 2, 5, 10, ... (plain numbers, not 10^k)."""
+def _plain_log(plt: Any, ax: Axes) -> None:
+    """A log y axis labelled 0.2, 0.5, 1, 2, 5, 10, ... (plain numbers, not 10^k)."""
     ticker = plt.matplotlib.ticker
     plain = ticker.FuncFormatter(lambda v, _: f"{v:g}")
     ax.set_yscale("log")
     ax.yaxis.set_minor_locator(ticker.LogLocator(subs=(2.0, 5.0)))
     ax.yaxis.set_major_formatter(plain)
     ax.yaxis.set_minor_formatter(plain)
+
+
+def _log_ratio_axis(plt: Any, ax: Axes) -> None:
+    """A log ratio axis with the line at 1, from below the lowest bar."""
+    _plain_log(plt, ax)
     ax.axhline(1, color="black", linewidth=0.8)
     lo = min([*(b.get_height() for b in ax.patches if np.isfinite(b.get_height())
                and b.get_height() > 0), 1.0])
@@ -485,11 +490,11 @@ def tune(rows: list[dict]) -> Figure | None:
             q = quartiles(samples.get(k))
             if q is not None:
                 ax.axhspan(q[0], q[2], color=color, alpha=0.15, linewidth=0)
-        ax.set_yscale("log")
+        _plain_log(plt, ax)
         ax.set_xlabel("tuning time (s)")
         ax.set_ylabel("time per call (ms)")
         ax.set_title(f"{r['problem']} {r['sizes']}", fontsize=10)
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2,
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.24), ncol=2,
                   frameon=False)
     lines.insert(0, "lines: final median; bands: 25th-75th percentile of the final runs"
                  if has else NO_SPREAD)
