@@ -54,21 +54,32 @@ def ratio_samples(num: Sequence[float] | None, den: Sequence[float] | None
     return [a / b for a, b in zip(num, den, strict=True) if b > 0]
 
 
-def errbar(values: Sequence[float], samples: Sequence[Sequence[float] | None],
-           transform: Callable[[float], float] = float) -> np.ndarray | None:
-    """Asymmetric error bars (2 x n) around `values` from each sample set's quartiles,
-    mapped through `transform` (e.g. ms -> GFLOP/s, which swaps the quartiles); None
-    when no sample set was saved (the bars are then drawn without whiskers)."""
-    if not any(samples):
-        return None
-    err = np.zeros((2, len(values)))
-    for i, (v, s) in enumerate(zip(values, samples, strict=True)):
+def iqr_bounds(samples: Sequence[Sequence[float] | None],
+               transform: Callable[[float], float] = float) -> list[tuple[float, float] | None]:
+    """(low, high) of each sample set's interquartile range, mapped through `transform`
+    (e.g. ms -> GFLOP/s, which swaps the quartiles); None where no samples were saved."""
+    out: list[tuple[float, float] | None] = []
+    for s in samples:
         q = quartiles(s)
-        if q is None or not np.isfinite(v):
-            continue
-        lo, hi = sorted((transform(q[0]), transform(q[2])))
-        err[0, i], err[1, i] = max(v - lo, 0.0), max(hi - v, 0.0)
-    return err
+        out.append(None if q is None else
+                   tuple(sorted((transform(q[0]), transform(q[2])))))  # type: ignore[misc]
+    return out
+
+
+def whiskers(ax: Axes, xs: Sequence[float], bounds: Sequence[tuple[float, float] | None],
+             capsize: float = 2) -> bool:
+    """Draw each interval [low, high] as a whisker at its x, exactly where it lies (a
+    ratio of medians may fall outside the IQR of the per-round ratios: the whisker is
+    not stretched to reach the bar).  False when there was nothing to draw."""
+    pts = [(x, b) for x, b in zip(xs, bounds, strict=True) if b is not None]
+    if not pts:
+        return False
+    x = [p[0] for p in pts]
+    lo = np.array([p[1][0] for p in pts])
+    hi = np.array([p[1][1] for p in pts])
+    ax.errorbar(x, (lo + hi) / 2, yerr=(hi - lo) / 2, fmt="none", ecolor="black",
+                elinewidth=0.8, capsize=capsize)
+    return True
 
 
 def note(fig: Figure, lines: Sequence[str], y: float = 0.01) -> None:
@@ -111,10 +122,9 @@ def blur(data: dict) -> Figure | None:
     width = 0.8 / max(len(cols), 1)
     for j, c in enumerate(cols):
         vals = [med[k].get(c, np.nan) for k in keys]
-        err = errbar(vals, [samples.get(k, {}).get(c) for k in keys])
         xs = [i + (j - (len(cols) - 1) / 2) * width for i in range(len(keys))]
-        ax.bar(xs, vals, width, yerr=err, capsize=2, label=c,
-               error_kw={"elinewidth": 0.8, "ecolor": "black"})
+        ax.bar(xs, vals, width, label=c)
+        whiskers(ax, xs, iqr_bounds([samples.get(k, {}).get(c) for k in keys]))
     ax.axhline(data["copy_ms"], color="grey", linestyle="--", linewidth=0.8,
                label="image copy (memory floor, 1t)")
     ax.set_xticks(range(len(keys)), keys, fontsize=8)
@@ -159,9 +169,9 @@ def conv(data: dict, flops: float) -> Figure | None:
     for j, who in enumerate(whos):
         keys = [f"{who}-{t}t" for t in ts]
         vals = [gf(med[k]) if k in med else np.nan for k in keys]
-        err = errbar(vals, [samples.get(k) for k in keys], gf)
-        ax.bar([i + (j - (len(whos) - 1) / 2) * width for i in range(len(ts))], vals, width,
-               yerr=err, capsize=3, label=who, error_kw={"elinewidth": 0.8})
+        xs = [i + (j - (len(whos) - 1) / 2) * width for i in range(len(ts))]
+        ax.bar(xs, vals, width, label=who)
+        whiskers(ax, xs, iqr_bounds([samples.get(k) for k in keys], gf), capsize=3)
     for i, t in enumerate(ts):
         ax.hlines(peak[t], i - 0.45, i + 0.45, colors="grey", linestyles="dashed",
                   label="measured FMA peak" if i == 0 else None)
@@ -370,8 +380,8 @@ def _ratio_bars(ax: Axes, xs: np.ndarray, rows: list[dict], num: str, den: str, 
             missing.append(r["name"])
         s = r.get("samples_ms", {})
         samp.append(ratio_samples(s.get(num), s.get(den)))
-    ax.bar(xs, vals, width, yerr=errbar(vals, samp), capsize=2, label=label,
-           error_kw={"elinewidth": 0.8})
+    ax.bar(xs, vals, width, label=label)
+    whiskers(ax, xs, iqr_bounds(samp))
     return missing
 
 
@@ -408,6 +418,7 @@ def idioms(data: dict) -> Figure | None:
             ax.text(x, 1.05, "n/a:\nnot\nlowered", ha="center", va="bottom", fontsize=7,
                     gid=NA_GID)
     _log_ratio_axis(plt, ax)
+    ax.set_xlim(-0.6, len(rows) - 0.4)
     ax.set_xticks(xs, [r["name"] for r in rows], rotation=25, ha="right", fontsize=8)
     ax.set_xlabel("kernel (examples/search/liar_blas.v)")
     ax.set_ylabel("speedup over naive C (x, time ratio)")
@@ -438,6 +449,7 @@ def polybench(data: dict) -> Figure | None:
             ax.text(x + 0.2, 1.03, "no BLAS\npeer", ha="center", va="bottom", fontsize=7,
                     gid=NA_GID)
     _log_ratio_axis(plt, ax)
+    ax.set_xlim(-0.6, len(rows) - 0.4)
     ax.set_xticks(xs, [r["name"] for r in rows], rotation=20, fontsize=8)
     ax.set_xlabel("PolyBench kernel")
     ax.set_ylabel("time ratio (x); above 1: derived faster")
