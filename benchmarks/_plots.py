@@ -399,8 +399,13 @@ def _log_ratio_axis(plt: Any, ax: Axes) -> None:
     """A log ratio axis with the line at 1, from below the lowest bar."""
     _plain_log(plt, ax)
     ax.axhline(1, color="black", linewidth=0.8)
-    lo = min([*(b.get_height() for b in ax.patches if np.isfinite(b.get_height())
-               and b.get_height() > 0), 1.0])
+    from matplotlib.container import ErrorbarContainer
+
+    lows = [b.get_height() for b in ax.patches]  # and the whiskers' lower ends
+    for c in ax.containers:
+        if isinstance(c, ErrorbarContainer):
+            lows += [float(seg[:, 1].min()) for seg in c.lines[2][0].get_segments()]
+    lo = min([v for v in lows if np.isfinite(v) and v > 0] + [1.0])
     ax.set_ylim(bottom=min(0.9, lo * 0.7))
 
 
