@@ -96,8 +96,20 @@ chromium:
 CoqMakefile: _CoqProject
 	coq_makefile -f _CoqProject -o CoqMakefile
 
+# `[k/n] file` before each file Coq compiles.  n: the files out of date, from a dry run
+# of CoqMakefile (-n builds nothing; a fraction of a second); k: coq_makefile's own
+# "COQC file" lines numbered as they come, under -j too (a line is printed as its job
+# starts; bash's `read` passes each line on at once, where mawk would hold a block
+# back).  Only stdout is filtered: Coq's errors go to stderr as before, and pipefail
+# keeps make's exit status.
 proofs: coq CoqMakefile
-	@$(MAKE) --no-print-directory -f CoqMakefile -j$(JOBS)
+	@set -o pipefail; \
+	n=$$($(MAKE) --no-print-directory -f CoqMakefile -n 2>/dev/null | grep -c 'COQC ' || true); \
+	$(MAKE) --no-print-directory -f CoqMakefile -j$(JOBS) | { k=0; \
+	  while IFS= read -r line; do case "$$line" in \
+	    *COQC\ *) k=$$((k + 1)); echo "[$$k/$$((k > n ? k : n))] $${line##*COQC }";; \
+	    *) printf '%s\n' "$$line";; \
+	  esac; done; }
 
 demo: setup proofs
 	@$(VENV)/bin/verisched demo

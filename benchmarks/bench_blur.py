@@ -72,6 +72,7 @@ from verisched.targets.toolchain import atomic_write
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
+import _plots  # noqa: E402
 
 N, M = IVar("n"), IVar("m")
 ONE = IConst(1)
@@ -422,10 +423,13 @@ def main(argv: list[str] | None = None) -> int:
     cm.time_round_robin(variants, args.repeat, warmup=3)
     others = other.cores()
     results: dict[str, dict[str, float]] = {}
+    samples: dict[str, dict[str, list[float]]] = {}
     for v in variants:
         results.setdefault(v.key[0], {})[v.key[1]] = v.median()
+        samples.setdefault(v.key[0], {})[v.key[1]] = list(v.times_ms)
     copy_ms = results.pop("copy")["numpy"]
-    report(results, args, origin, fast, load_before, vec, copy_ms, others)
+    samples.pop("copy")
+    report(results, args, origin, fast, load_before, vec, copy_ms, others, samples)
     return 0
 
 
@@ -435,7 +439,8 @@ def _speed(r: dict[str, float], ours: str, peer: str) -> float | None:
 
 def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origin: str,
            fast: bool, load_before: tuple[float, float, float], vec: list[cm.Ours],
-           copy_ms: float, others: float) -> None:
+           copy_ms: float, others: float,
+           samples: dict[str, dict[str, list[float]]] | None = None) -> None:
     n, m = args.size
     T = args.threads
     # The vectorized rows have their own Halide counterpart (tile+vec); put it last.
@@ -444,6 +449,8 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origi
         for k in vec_rows:
             for col in ("halide-1t", "halide-par"):
                 results[k][col] = results["tile+vec"][col]
+                if samples and col in samples.get("tile+vec", {}):
+                    samples.setdefault(k, {})[col] = samples["tile+vec"][col]
     head = [
         f"# 3x3 blur {n}x{m} float32 vs Halide "
         f"({time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC)",
@@ -485,28 +492,14 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origi
     print("\n".join(notes))
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write(out_dir / "blur.json", json.dumps(
-        {"size": [n, m], "repeat": args.repeat, "threads": T, "origin": origin,
-         "fast_math": fast, "load_average_before": load_before,
-         "speed_convention": "halide_ms / ours_ms", "median_ms": results,
-         "copy_ms": copy_ms, "other_cores": others,
-         "vectorized": [{"origin": o.origin, "missing": o.missing} for o in vec]}, indent=2))
-    fig = None
-    plt = cm.pyplot()
-    if plt is not None:
-        fig, ax = plt.subplots(figsize=(9, 4))
-        keys = list(results)
-        width = 0.2
-        for j, c in enumerate(COLS):
-            vals = [results[k].get(c, 0.0) for k in keys]
-            ax.bar([i + (j - 1.5) * width for i in range(len(keys))], vals, width, label=c)
-        ax.axhline(copy_ms, color="grey", linestyle="--", linewidth=0.8,
-                   label="image copy (memory floor, 1t)")
-        ax.set_xticks(range(len(keys)), keys, fontsize=8)
-        ax.set_ylabel("median time (ms)")
-        ax.set_title(f"3x3 blur {n}x{m}: verisched vs Halide (par = {T} threads)", fontsize=10)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
+    data = {"size": [n, m], "repeat": args.repeat, "threads": T, "origin": origin,
+            "commit": cm.source_revision(), "fast_math": fast,
+            "load_average_before": load_before, "speed_convention": "halide_ms / ours_ms",
+            "median_ms": results, "samples_ms": samples or {}, "copy_ms": copy_ms,
+            "other_cores": others, "halide_note": getattr(args, "halide_note", ""),
+            "vectorized": [{"origin": o.origin, "missing": o.missing} for o in vec]}
+    atomic_write(out_dir / "blur.json", json.dumps(data, indent=2))
+    fig = _plots.blur(data)
     for p in cm.write_outputs(out_dir, "blur", md, fig):
         print(f"wrote {p}")
 

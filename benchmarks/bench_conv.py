@@ -37,6 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
+import _plots  # noqa: E402
 
 from verisched.targets.cpu import cpu_flags  # noqa: E402
 
@@ -198,13 +199,14 @@ def main(argv: list[str] | None = None) -> int:
         profile = cm.perf_split(run1, k1.name, seconds=3.0)
     med = {f"{v.key[0]}-{v.key[1]}": v.median() for v in variants}
     best = {f"{v.key[0]}-{v.key[1]}": min(v.times_ms) for v in variants}
+    samples = {f"{v.key[0]}-{v.key[1]}": list(v.times_ms) for v in variants}
     report(med, best, flops, peak, ours, layout, args, started, load_before, torch, others,
-           profile)
+           profile, samples)
     return 0
 
 
 def report(med, best, flops, peak, ours, layout, args, started, load_before, torch, others,
-           profile) -> None:
+           profile, samples: dict[str, list[float]] | None = None) -> None:
     T = args.threads
     headers = ["threads", "torch ms", "GF/s", "% peak"]
     if not ours.missing:
@@ -253,12 +255,14 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
     print(cm.text_table(headers, rows))
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    cm.atomic_write(out_dir / "conv.json", json.dumps(
-        {"started": started.isoformat(), "peak_gflops": peak, "repeat": args.repeat,
-         "median_ms": med, "best_ms": best, "ours": ours.origin,
-         "ours_missing": ours.missing, "layout": layout, "other_cores": others,
-         "perf_split": profile}, indent=2))
-    fig = plot(med, flops, peak, ours, T)
+    data = {"started": started.isoformat(), "commit": cm.source_revision(),
+            "peak_gflops": peak, "repeat": args.repeat, "flops": flops,
+            "title": f"3x3 conv {BATCH}x{CI}->{CO}, {HO}x{WO}",
+            "median_ms": med, "best_ms": best, "samples_ms": samples or {},
+            "ours": ours.origin, "ours_missing": ours.missing, "layout": layout,
+            "other_cores": others, "perf_split": profile}
+    cm.atomic_write(out_dir / "conv.json", json.dumps(data, indent=2))
+    fig = _plots.conv(json.loads(json.dumps(data)), flops)  # as a replot reads it
     for p in cm.write_outputs(out_dir, "conv", md, fig):
         print(f"wrote {p}")
 
@@ -301,29 +305,6 @@ def analysis(med, flops, peak, ours, T, others, profile) -> list[str]:
                    "reduction, as Sgemm.v has, listed as not done in Conv.v) would keep the "
                    "panel in L1; oneDNN also blocks the input channels.")
     return out
-
-
-def plot(med, flops, peak, ours, T):
-    plt = cm.pyplot()
-    if plt is None:
-        return None
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ts = list(dict.fromkeys((1, T)))
-    whos = ["torch"] + ([] if ours.missing else ["ours"])
-    width = 0.35
-    for j, who in enumerate(whos):
-        ax.bar([i + (j - (len(whos) - 1) / 2) * width for i in range(len(ts))],
-               [flops / med[f"{who}-{t}t"] / 1e6 for t in ts], width, label=who)
-    for i, t in enumerate(ts):
-        ax.hlines(peak[t], i - 0.45, i + 0.45, colors="grey", linestyles="dashed")
-    ax.set_xticks(range(len(ts)), [f"{t} thread(s)" for t in ts])
-    ax.set_ylabel("GFLOP/s (dashed: measured FMA peak)")
-    ax.set_title(f"3x3 conv {BATCH}x{CI}->{CO}, {HO}x{WO}: "
-                 + ("NO derived kernel, torch only" if ours.missing else "ours vs torch"),
-                 fontsize=10)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
 
 
 if __name__ == "__main__":

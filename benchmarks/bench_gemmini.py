@@ -44,13 +44,15 @@ the comparison is by its counters: instructions by kind, bytes moved):
 Every output is checked bit for bit against numpy before its counters are used.
 The minimum of compute instructions is the utilization bound ceil(M/16) *
 ceil(N/16) * ceil(K/16); the minimum bytes are each input read once.
-Writes gemmini.md and gemmini.png into --out-dir atomically.
+Writes gemmini.md, gemmini.json (the counters the chart shows) and gemmini.png into
+--out-dir atomically.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import sys
 import time
 from dataclasses import dataclass, field
@@ -60,6 +62,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
+import _plots  # noqa: E402
 import gemmini_exo as exo_peer  # noqa: E402
 from gemmini_reference import (  # noqa: E402
     matmul_acc,
@@ -419,7 +422,8 @@ def main(argv: list[str] | None = None) -> int:
     md = [
         "# Gemmini: ResNet-50 layers (batch 4), ours vs Exo",
         "",
-        f"Run {started:%Y-%m-%d %H:%M} UTC, {elapsed:.0f} s, on the functional simulator "
+        f"Run {started:%Y-%m-%d %H:%M} UTC at commit {cm.source_revision()}, "
+        f"{elapsed:.0f} s, on the functional simulator "
         "(instruction and byte counters; no timing model).  Command: "
         "`verisched bench gemmini" + (" --no-exo" if not use_exo else "")
         + (" --headroom" if args.headroom else "") + "`.",
@@ -454,59 +458,26 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if notes:
         md += ["## Where ours costs more than Exo", "", *[f"- {s}" for s in notes], ""]
-    fig = plot(summary) if use_exo else None
+    fig = plot(summary, Path(args.out_dir),
+               "" if use_exo else "Exo was not run (--no-exo, or exo-lang not installed)")
     for p in cm.write_outputs(Path(args.out_dir), "gemmini", "\n".join(md), fig):
         print(f"wrote {p}")
     return 0
 
 
-def plot(summary: list[tuple[Layer, list[Result]]]):
-    plt = cm.pyplot()
-    if plt is None:
-        return None
-    rows = [(layer, {r.impl: r for r in results if r.counters}) for layer, results in summary]
-    rows = [(layer, rs) for layer, rs in rows if "exo" in rs]
-    if not rows:
-        return None
-    names = [layer.name for layer, _ in rows]
-    impls = [i for i in ("ours", "ours panel", "ours staged", "panel*")
-             if any(i in rs for _, rs in rows)]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
-    x = np.arange(len(names))
-    width = 0.8 / len(impls)
-    colors = {"ours": "tab:blue", "ours panel": "tab:green", "ours staged": "tab:olive",
-              "panel*": "tab:gray"}
-    for ax, key, title in ((axes[0], None, "instructions / Exo's"),
-                           (axes[1], "dram_to_spad_bytes", "DRAM->scratchpad bytes / Exo's")):
-        for n_i, impl in enumerate(impls):
-            vals = []
-            for _, rs in rows:
-                r, e = rs.get(impl), rs["exo"]
-                if r is None:
-                    vals.append(np.nan)
-                elif key is None:
-                    vals.append(r.instructions / e.instructions)
-                else:
-                    vals.append(r.get(key) / max(e.get(key), 1))
-            xs = x + (n_i - (len(impls) - 1) / 2) * width
-            label = {"ours": "ours (derived, per-tile)",
-                     "ours panel": "ours panel (derived, with bias)",
-                     "ours staged": "ours staged (derived, with bias)",
-                     "panel*": "panel* (hand-written, not derived)"}[impl]
-            ax.bar(xs, vals, width, color=colors[impl], label=label)
-            for xi, v in zip(xs, vals, strict=True):
-                if np.isfinite(v):
-                    ax.text(xi, v, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
-        ax.axhline(1.0, color="k", lw=0.8)
-        ax.set_xticks(x, names, rotation=35, ha="right")
-        ax.set_title(title)
-        ax.set_ylim(0, 2.0)
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(impls), fontsize=8)
-    fig.suptitle("Gemmini, ResNet-50 batch 4, simulator counters relative to Exo "
-                 "(below 1: fewer than Exo)")
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
-    return fig
+def plot(summary: list[tuple[Layer, list[Result]]], out_dir: Path, exo_note: str = ""):
+    """Save the counters the chart needs as gemmini.json (so it can be redrawn:
+    benchmarks/_plots.py gemmini) and draw it (benchmarks/_plots.py)."""
+    data = {"commit": cm.source_revision(), "exo_note": exo_note, "layers": [
+        {"name": layer.name, "m": layer.m, "n": layer.n, "k": layer.k,
+         "results": [{"impl": r.impl, "note": r.note,
+                      "instructions": r.instructions if r.counters else None,
+                      "dram_to_spad_bytes": r.get("dram_to_spad_bytes") if r.counters
+                      else None, "counters": r.counters} for r in results]}
+        for layer, results in summary]}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cm.atomic_write(out_dir / "gemmini.json", json.dumps(data, indent=1))
+    return _plots.gemmini(data)
 
 
 if __name__ == "__main__":

@@ -17,14 +17,15 @@ benchmarks/results/polybench.md and .png.
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _plots  # noqa: E402
 import numpy as np  # noqa: E402
 from _common import (  # noqa: E402
     RESULTS_DIR,
@@ -33,7 +34,7 @@ from _common import (  # noqa: E402
     cpu_model,
     fmt,
     md_table,
-    pyplot,
+    source_revision,
     text_table,
     time_round_robin,
     write_outputs,
@@ -42,6 +43,7 @@ from _common import (  # noqa: E402
 from verisched import pipeline  # noqa: E402
 from verisched.pipeline.check import check  # noqa: E402
 from verisched.pybridge.terms import Expr  # noqa: E402
+from verisched.targets.toolchain import atomic_write  # noqa: E402
 
 PEERS = "OpenBLAS through numpy (one thread), where a BLAS call computes the kernel"
 DURATION = "about 5 minutes at LARGE (9 derivations, 18 builds, 9 kernels)"
@@ -139,11 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         threadpool_limits(1, user_api="blas")
     except ImportError:
         print("threadpoolctl missing: OpenBLAS may use every core", file=sys.stderr)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                            capture_output=True, text=True).stdout.strip() or "unknown"
-    if subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                      capture_output=True, text=True).stdout.strip():
-        commit += " with uncommitted changes"
+    commit = source_revision()
     rows, plot = [], []
     estimate = Estimate(len(args.kernels))
     for name in args.kernels:
@@ -177,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
                      fmt(med["naive"] / med["ours"], 2),
                      fmt(peer, 2) if peer else "-",
                      fmt(peer / med["ours"], 2) if peer else "-", "yes" if ok else "NO"])
-        plot.append((name, med["naive"] / med["ours"], peer / med["ours"] if peer else None))
+        plot.append({"name": name, "sizes": sizes, "median_ms": med, "ok": ok,
+                     "samples_ms": {v.key[1]: list(v.times_ms) for v in variants}})
         print(f"  naive {med['naive']:.2f} ms, ours {med['ours']:.2f} ms"
               + (f", OpenBLAS {peer:.2f} ms" if peer else "")
               + f"; outputs {'OK' if ok else 'WRONG'}", file=sys.stderr, flush=True)
@@ -195,26 +194,10 @@ def main(argv: list[str] | None = None) -> int:
         "A ratio above 1 in the last column: ours is faster.",
         "",
         md_table(headers, rows), ""])
-    plt = pyplot()
-    fig = None
-    if plt is not None:
-        fig, ax = plt.subplots(figsize=(9, 3.8))
-        xs = np.arange(len(plot))
-        ax.bar(xs - 0.2, [p[1] for p in plot], 0.4, label="naive / derived")
-        ax.bar(xs + 0.2, [p[2] or 0 for p in plot], 0.4, label="OpenBLAS / derived")
-        for x, p in zip(xs, plot, strict=True):
-            if p[2] is None:
-                ax.text(x + 0.2, 1, "no BLAS\npeer", ha="center", va="bottom", fontsize=7)
-        ax.set_xticks(xs, [p[0] for p in plot], rotation=20)
-        ax.set_yscale("log")
-        plain = plt.matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
-        ax.yaxis.set_major_formatter(plain)
-        ax.yaxis.set_minor_formatter(plain)
-        ax.axhline(1, color="black", linewidth=0.8)
-        ax.set_ylabel("time ratio (x); above 1: derived faster")
-        ax.set_title(f"PolyBench {args.dataset}, float64, {cpu_model()}", fontsize=9)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
+    data = {"dataset": args.dataset, "repeat": args.repeat, "commit": commit,
+            "cpu": cpu_model(), "rows": plot}
+    atomic_write(RESULTS_DIR / "polybench.json", json.dumps(data, indent=1))
+    fig = _plots.polybench(data)
     for p in write_outputs(RESULTS_DIR, "polybench", md, fig):
         print(f"wrote {p}", file=sys.stderr)
     return 0 if all(r[-1] == "yes" for r in rows) else 1

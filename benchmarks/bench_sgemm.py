@@ -43,6 +43,7 @@ from verisched.targets.cpu import cpu_flags
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
+import _plots  # noqa: E402
 
 SQUARE = (256, 512, 768, 1024, 1536, 2048)
 ASPECT_LOG2 = (-6, -4, -2, 0, 2, 4, 6)  # M/N = 2^x
@@ -281,6 +282,7 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
     cm.time_round_robin(variants, repeat * (5 if p.flops < 2e7 else 1))
     med = {f"{v.key[0]}-{v.key[1]}": v.median() for v in variants}
     med["best"] = {f"{v.key[0]}-{v.key[1]}": min(v.times_ms) for v in variants}
+    med["samples"] = {f"{v.key[0]}-{v.key[1]}": list(v.times_ms) for v in variants}
     med["other_cores"] = other.cores()
     med["kernels"] = chosen
     return med
@@ -442,7 +444,8 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
     for p, med in results:
         row = [f"{p.group} {p.label}", f"{p.M}x{p.N}x{p.K}"]
         rec = {"group": p.group, "label": p.label, "M": p.M, "N": p.N, "K": p.K,
-               "median_ms": med}
+               "median_ms": {k: v for k, v in med.items() if k != "samples"},
+               "samples_ms": med.get("samples", {})}
         for t in thread_counts:
             b = med[f"openblas-{t}t"]
             gb = p.flops / b / 1e6
@@ -523,11 +526,12 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
     print(cm.text_table(headers, rows))
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    cm.atomic_write(out_dir / "sgemm.json", json.dumps(
-        {"started": started.isoformat(), "peak_gflops": peak, "repeat": args.repeat,
-         "openblas": blas.version, "ours": ours.origin, "ours_missing": ours.missing,
-         "fixed": ours.fixed, "perf_split": profile, "problems": data}, indent=2))
-    fig = plot(results, peak, ours, T)
+    saved = {"started": started.isoformat(), "commit": cm.source_revision(),
+             "peak_gflops": peak, "repeat": args.repeat, "openblas": blas.version,
+             "ours": ours.origin, "ours_missing": ours.missing, "fixed": ours.fixed,
+             "perf_split": profile, "problems": data}
+    cm.atomic_write(out_dir / "sgemm.json", json.dumps(saved, indent=2))
+    fig = _plots.sgemm(json.loads(json.dumps(saved)))  # as a replot reads it
     for p in cm.write_outputs(out_dir, "sgemm", md, fig):
         print(f"wrote {p}")
 
@@ -655,44 +659,6 @@ def analysis(results, peak, ours: cm.Ours, T: int, profile: dict) -> list[str]:
                    "M = 64 there is a single row block, so the 2-thread kernel runs on one "
                    "thread: a parallel loop over column strips would be needed there.")
     return out
-
-
-def plot(results, peak, ours: cm.Ours, T: int):
-    plt = cm.pyplot()
-    if plt is None:
-        print("matplotlib missing: no chart")
-        return None
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for ax, group in zip(axes, ("square", "aspect"), strict=True):
-        rs = [(p, med) for p, med in results if p.group == group]
-        if not rs:
-            ax.set_visible(False)
-            continue
-        x = list(range(len(rs)))
-        for t, style in ((1, "-"), (T, "--")):
-            if t == T and T == 1 and style == "--":
-                continue
-            for who, marker in (("openblas", "o"), ("ours", "s")):
-                key = f"{who}-{t}t"
-                if key not in rs[0][1]:
-                    continue
-                ax.plot(x, [p.flops / med[key] / 1e6 for p, med in rs], style,
-                        marker=marker, label=f"{'OpenBLAS' if who == 'openblas' else 'ours'} {t}t")
-            ax.axhline(peak[t], color="grey", linestyle=style, linewidth=0.8)
-            ax.text(0 if t == 1 else len(rs) - 1, peak[t], f"FMA peak {t}t", fontsize=7,
-                    ha="left" if t == 1 else "right", va="bottom", color="grey")
-        ax.set_xticks(x, [p.label for p, _ in rs])
-        ax.set_xlabel("M = N = K" if group == "square" else "M / N  (K = 512, M·N = 512²)")
-        ax.set_ylabel("GFLOP/s")
-        top = max([*peak.values(), *(p.flops / v / 1e6 for p, med in rs
-                                     for k, v in med.items() if "-" in k)])
-        ax.set_ylim(0, top * 1.1)
-        ax.legend(fontsize=7)
-    title = "SGEMM float32: " + ("ours (" + ours.origin + ")" if not ours.missing
-                                 else "NO derived kernel, peers only") + " vs OpenBLAS"
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return fig
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from verisched.tune.evaluate import build_file, candidate_path, kernel_sizes, wo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
+import _plots  # noqa: E402
 
 PEERS = "OpenBLAS through numpy; the hand-derived schedules of examples/*.py"
 DURATION = "about --budget seconds per problem plus a minute of Coq and timing"
@@ -159,7 +160,9 @@ def run_problem(p: Problem, args: argparse.Namespace, work_dir: Path) -> dict:
             "budget_s": args.budget, "counters": vars(res.counters), "stopped": res.stopped,
             "candidates": len(res.records), "coqc": res.coq.text if res.coq else "-",
             "winner_ops": [op[0] + str(tuple(op[1])) for op in best.ops] if best else [],
-            "ms": ms, "gflops": {k: p.flops / (v * 1e6) for k, v in ms.items()},
+            "ms": ms, "samples_ms": {v.key[1]: list(v.times_ms) for v in variants},
+            "commit": cm.source_revision(),
+            "gflops": {k: p.flops / (v * 1e6) for k, v in ms.items()},
             "best_over_time": [(r.elapsed_s, r.median_s) for r in res.records
                                if r.status == "proved"], "notes": notes}
 
@@ -224,27 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "tune.json", json.dumps(rows, indent=1, default=str))
-    plt = cm.pyplot()
-    fig = None
-    if plt is not None:
-        fig, axes = plt.subplots(1, len(rows), figsize=(5 * len(rows), 3.5), squeeze=False)
-        for ax, r in zip(axes[0], rows, strict=True):
-            xs, ys, best = [], [], None
-            for t, v in sorted(r["best_over_time"]):
-                best = v if best is None else min(best, v)
-                xs.append(t)
-                ys.append(best * 1e3)
-            ax.step(xs, ys, where="post", label="tuned (best so far, search timing)")
-            for k, style in (("hand", "--"), ("numpy", ":"), ("untuned", "-.")):
-                if r["ms"].get(k):
-                    ax.axhline(r["ms"][k], ls=style, color="grey" if k != "numpy" else "k",
-                               label=f"{'OpenBLAS' if k == 'numpy' else k} (final timing)")
-            ax.set_yscale("log")
-            ax.set_xlabel("tuning time (s)")
-            ax.set_ylabel("ms")
-            ax.set_title(f"{r['problem']} {r['sizes']}")
-            ax.legend(fontsize=7)
-        fig.tight_layout()
+    fig = _plots.tune(json.loads(json.dumps(rows, default=str)))  # as a replot reads it
     for path in cm.write_outputs(out, "tune", md, fig):
         print(f"wrote {path}")
     return 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -234,7 +235,12 @@ def test_progress_in_a_log_and_on_a_terminal():
     p = Progress(stream=term)
     for k in range(1, 4):
         p(derive.ReplayStep("d", k, 3, "rw x."))
-    assert term.getvalue().count("\r\x1b[K") == 3 and term.getvalue().endswith("\n")
+    p("done")
+    shown = term.getvalue()  # rich's live line: redrawn in place, closed at the last step
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown)
+    assert all(f"{k}/3 d: rw x." in plain for k in (1, 2, 3))
+    assert shown.count("\r\x1b[2K") >= 3 and shown.endswith("done\n")
+    assert max(len(line) for line in plain.replace("\r", "\n").splitlines()) <= 100
     quiet = io.StringIO()
     Progress(quiet=True, stream=quiet)(derive.ReplayStep("d", 1, 3, "rw x."))
     assert quiet.getvalue() == ""

@@ -32,11 +32,22 @@ def test_replay_prints_steps_and_verdict(repo: Path, tmp_path: Path, capsys) -> 
     rc = main(["replay", str(repo / "coq" / "Examples" / "Pipeline.v"), "--json", str(out)])
     text = capsys.readouterr().out
     assert rc == 0
-    assert "[fused step 3] rw get_gen." in text
-    assert "GEN [ i < n ] |[ 0 <=? i - 1 ]| f _[i - 1] <+> f _[i]" in text
+    # Through rich, within 100 columns: each step, k of n, and what it changed.
+    assert "[fused step 3/6] rw get_gen." in text
+    assert "    |[ 0 <=? i - 1 ]| f _[i - 1]\n" in text
+    assert "GEN [ i < n ] |[ 0 <=? i - 1 ]| f _[i - 1] <+> f _[i]" not in text
     assert "Coq accepted fused_correct" in text
+    assert max(map(len, text.splitlines())) <= 100
     data = json.loads(out.read_text())
     assert data["ok"] and data["derivations"][0]["derivation"] == "fused"
+    # --full: the whole program after each step too; --quiet: the verdict alone.
+    assert main(["replay", str(repo / "coq" / "Examples" / "Pipeline.v"), "--full"]) == 0
+    text = capsys.readouterr().out
+    assert "GEN [ i < n ] |[ 0 <=? i - 1 ]| f _[i - 1] <+> f _[i]" in text
+    assert main(["replay", str(repo / "coq" / "Examples" / "Pipeline.v"), "--quiet"]) == 0
+    quiet = capsys.readouterr()
+    assert "[fused step" not in quiet.out + quiet.err
+    assert "Coq accepted fused_correct" in quiet.out
 
 
 def test_failed_replay_names_step_tactic_and_message(tmp_path: Path, capsys) -> None:

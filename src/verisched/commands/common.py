@@ -9,7 +9,6 @@ lower -> render -> build.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -122,19 +121,26 @@ def store_at(items: list[str]) -> tuple[tuple[str, str], ...]:
 
 
 class Progress:
-    """Progress of a long job on stderr, never on stdout (which carries results).
+    """Progress of a long job on stderr, never on stdout (which carries results), through
+    `rich` (terminal.py's console, at most 100 columns).
 
-    On a terminal, the steps of a replay (`pipeline.derive.ReplayStep`) update one
-    line in place; in a log (stderr not a terminal) a step is printed when it is the
-    first or the last, every tenth of the way, or 10 s after the last line, so a
-    long replay is never silent and a short one does not flood the log.  Other
-    messages are printed as lines, as they are.  `quiet` prints nothing."""
+    On a terminal, the steps of a replay (`pipeline.derive.ReplayStep`) are one live
+    line, a bar, "k/n" and "NAME: TACTIC", redrawn in place (no refresh thread:
+    it is redrawn when a step arrives); in a log (stderr not a terminal) a step is
+    printed when it is the first or the last, every tenth of the way, or 10 s after the
+    last line, so a long replay is never silent and a short one does not flood the
+    log.  Other messages are printed as lines, as they are.  `quiet` prints nothing.
+    pybridge and pipeline never print: they call this object (a plain
+    `Callable[[str], None]`), so the layering holds."""
 
     def __init__(self, quiet: bool = False, stream: TextIO | None = None) -> None:
+        from verisched.commands.terminal import console
+
         self.quiet = quiet
-        self.stream = stream or sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.open = False      # a line being updated in place
+        self.out = console(stderr=True, file=stream)
+        self.tty = self.out.is_terminal
+        self.live = None       # the rich Progress of the steps under way (terminal)
+        self.task = None
         self.last = 0.0        # when the last line was printed (logs)
 
     def __call__(self, message: str) -> None:
@@ -145,11 +151,10 @@ class Progress:
             self.close()
             self._line(message)
             return
-        if self.tty:
-            width = max(20, shutil.get_terminal_size().columns - 1)
-            self.stream.write("\r\x1b[K" + message[:width])
-            self.stream.flush()
-            self.open = True
+        if self.tty:  # the bar shows k/n: "NAME: TACTIC" beside it
+            name = getattr(message, "derivation", "")
+            tactic = str(message).split(f"step {step} of {total}: ", 1)[-1]
+            self._live(f"{name}: {tactic}" if name else str(message), step, total)
             if step >= total:
                 self.close()
             return
@@ -157,16 +162,30 @@ class Progress:
         if step in (1, total) or step % every == 0 or time.monotonic() - self.last >= 10:
             self._line(message)
 
+    def _live(self, text: str, step: int, total: int) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
+        from rich.progress import Progress as Bar
+
+        if self.live is None:
+            self.live = Bar(BarColumn(bar_width=12), MofNCompleteColumn(),
+                            TextColumn("{task.description}", markup=False),
+                            console=self.out, auto_refresh=False, transient=False)
+            self.live.start()
+            self.task = self.live.add_task("", total=total)
+        width = max(20, self.out.width - 24)  # the bar and the count take about 20
+        self.live.update(self.task, completed=step, total=total,
+                         description=text if len(text) <= width else text[:width - 3] + "...")
+        self.live.refresh()
+
     def _line(self, text: str) -> None:
-        print(text, file=self.stream, flush=True)
+        self.out.print(text, markup=False, highlight=False)
         self.last = time.monotonic()
 
     def close(self) -> None:
-        """End a line left open in place (before any other output)."""
-        if self.open:
-            self.stream.write("\n")
-            self.stream.flush()
-            self.open = False
+        """End the live line (before any other output); it stays as the last step."""
+        if self.live is not None:
+            self.live.stop()
+            self.live = self.task = None
 
 
 def checked_from_args(args: argparse.Namespace) -> pipeline.CheckedProgram:

@@ -59,7 +59,11 @@ def _demo(out_dir: Path, timeout: float, full: bool) -> int:
 
     # Progress on stderr while Coq replays; a derivation already checked (the cache of
     # pipeline/cache.py, keyed by the file, the library and Coq) is not replayed again.
-    derived = pipeline.load(FLAGSHIP, DERIVATION, timeout=timeout, progress=Progress(False))
+    progress = Progress(False)
+    try:
+        derived = pipeline.load(FLAGSHIP, DERIVATION, timeout=timeout, progress=progress)
+    finally:
+        progress.close()  # a failed replay leaves no live line behind
     show_steps(out, derived.trace, full=full)
     out.print(f"[bold green]{DERIVATION}: Coq accepted it[/] ({derived.steps} steps); "
               f"axioms: {', '.join(derived.axioms) or 'none'}")

@@ -16,11 +16,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from verisched.pybridge.coqterm import pretty
+from verisched.commands.terminal import LiveSteps, console
 from verisched.pybridge.derivation import (
-    Derivation,
-    StepError,
-    StepOk,
     check_writable,
     write_json_atomic,
 )
@@ -28,25 +25,11 @@ from verisched.pybridge.errors import BridgeError, OutputPathError
 from verisched.pybridge.replay import (
     ReplayFailure,
     ReplayResult,
+    outline_file,
     precheck_file,
     replay_file,
 )
 from verisched.pybridge.session import CoqSession
-
-
-def _print_step(d: Derivation, res: StepOk | StepError) -> None:
-    if isinstance(res, StepError):
-        return
-    print(f"[{d.name} step {res.step}] {res.tactic}   ({res.coq_seconds * 1000:.0f} ms)")
-    after = res.after
-    if after.program is not None:
-        print(textwrap.indent(pretty(after.program), "    "))
-    elif after.program_text is not None:
-        print(textwrap.indent(" ".join(after.program_text.split()), "    "))
-    elif not after.side_goals:
-        print("    (no goals left)")
-    for g in after.side_goals:
-        print(f"    side goal: {g}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         precheck_file(path, args.derivation)
         with CoqSession(timeout=args.timeout) as session:
             result = replay_file(session, path, only=args.derivation,
-                                 on_step=None if args.quiet else _print_step)
+                                 on_step=None if args.quiet else _live_steps(path, args.full))
     except BridgeError as exc:
         print(f"verisched replay: {type(exc).__name__}: {exc}", file=sys.stderr)
         if isinstance(exc.partial, ReplayResult):
@@ -96,6 +79,23 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
+def _live_steps(path: Path, full: bool) -> LiveSteps:
+    """Each step as Coq accepts it, on stdout through rich: "[NAME step k/n] TACTIC" and
+    the subterms it changed (the whole program with --full), within 100 columns."""
+    try:
+        totals = {n: o.steps for n, o in outline_file(path).items()}
+    except BridgeError:
+        totals = {}
+    return LiveSteps(console(), totals, full)
+
+
+def _say(text: str, *, err: bool = False) -> None:
+    """One line of the verdict through rich, as plain text (a `[` in Coq's message is
+    not markup); a verdict is wrapped within 100 columns, an error is not (Coq's message
+    is searched for as a whole, and a terminal wraps it anyway)."""
+    console(stderr=err).print(text, markup=False, highlight=False, soft_wrap=err)
+
+
 def _report(path: Path, result: ReplayResult) -> int:
     """Print every derivation's outcome; the exit status (1 if anything failed)."""
     if result.failure:
@@ -103,34 +103,32 @@ def _report(path: Path, result: ReplayResult) -> int:
         where = f"{path}:{f.line}"
         if f.derivation is not None:
             where += f": derivation {f.derivation}" + (f", step {f.step}" if f.step else "")
-        print(f"FAILED: {where}: Coq rejected {f.sentence!r}: {f.message}", file=sys.stderr)
+        _say(f"FAILED: {where}: Coq rejected {f.sentence!r}: {f.message}", err=True)
         return 1
     if not result.derivations:
-        print(f"verisched replay: {path} has no derivation (Derive ... SuchThat ...)",
-              file=sys.stderr)
+        _say(f"verisched replay: {path} has no derivation (Derive ... SuchThat ...)", err=True)
         return 1
     status = 0
     for rd in result.derivations:
         d = rd.derivation
         if rd.error is not None:
             e = rd.error
-            print(f"FAILED: {d.name}: step {e.step} ({e.tactic}): Coq says: {e.message}",
-                  file=sys.stderr)
+            _say(f"FAILED: {d.name}: step {e.step} ({e.tactic}): Coq says: {e.message}", err=True)
             if e.details:
-                print(textwrap.indent(e.details, "    "), file=sys.stderr)
+                _say(textwrap.indent(e.details, "    "), err=True)
             status = 1
             continue
         v = rd.verdict
         if v is None or not v.accepted:
             msg = v.message if v else "not closed"
-            print(f"FAILED: {d.name}: Coq did not accept the proof: {msg}", file=sys.stderr)
+            _say(f"FAILED: {d.name}: Coq did not accept the proof: {msg}", err=True)
             status = 1
             continue
         axioms = ", ".join(v.axioms) if v.axioms else "none"
-        print(f"{d.name}: Coq accepted {d.proof_name} ({len(d.steps)} steps); axioms: {axioms}")
+        _say(f"{d.name}: Coq accepted {d.proof_name} ({len(d.steps)} steps); axioms: {axioms}")
         if v.disallowed_axioms:
-            print(f"FAILED: {d.name} depends on disallowed axioms: "
-                  f"{', '.join(v.disallowed_axioms)}", file=sys.stderr)
+            _say(f"FAILED: {d.name} depends on disallowed axioms: "
+                 f"{', '.join(v.disallowed_axioms)}", err=True)
             status = 1
     return status
 
@@ -143,4 +141,6 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="per-command limit in seconds (default 300)")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print only the verdict, not every step")
+    parser.add_argument("--full", action="store_true",
+                        help="print the whole program after every step, not only what changed")
     parser.set_defaults(handler=run)
