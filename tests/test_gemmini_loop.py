@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from verisched.targets.gemmini import compile_program, run_program
@@ -107,7 +107,7 @@ def test_loop_ws_fixed_shapes(loop_exe: Path, tmp_path: Path, m: int, n: int, k:
     assert counters["loop_unrolled"] == a_moves + b_moves + d_moves + 2 * ti * tj * tk + c_moves
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, derandomize=True)
 @given(
     m=st.integers(1, 90),
     n=st.integers(1, 90),
@@ -123,6 +123,9 @@ def test_loop_ws_fixed_shapes(loop_exe: Path, tmp_path: Path, m: int, n: int, k:
 def test_loop_ws_random(loop_exe: Path, tmp_path_factory: pytest.TempPathFactory, m: int,
                         n: int, k: int, pads: tuple[int, int, int], relu: bool, scale: float,
                         bias: int, full: bool, split: bool, seed: int) -> None:
+    # C's tiles must fit half of the accumulator (512 rows, 32 tiles of 16): a larger C
+    # is refused by the simulator (test_loop_ws_misuse), as by the hardware's unroller.
+    assume(-(-m // 16) * -(-n // 16) <= 32)
     run_case(loop_exe, tmp_path_factory.mktemp("loop"), m, n, k, pads, relu, scale, bias, full,
              split, seed)
 
