@@ -325,7 +325,10 @@ Ltac prod_restrict_let_tile p i :=
       | fun _ => (?K, (?M, (?c1, ?c2))) =>
           let lo := prod_plus (i * M) c1 in
           let e := eval compute in (c2 - c1) in
-          let len := prod_plus K e in
+          let len := lazymatch K with
+                     | Zpos _ => eval compute in (K + e)
+                     | _ => prod_plus K e
+                     end in
           let v := eval cbv beta in
             (genr 0 len (fun j => iverson ((0 <=? lo + j) && (lo + j <? N)) (G (lo + j)))) in
           eapply (let_window N lo len G B _ v eq_refl);
@@ -376,7 +379,7 @@ Ltac prod_compute_at p i :=
          ": that loop is not one enclosing every use of it (the let's body does not reach it through guards, loops, lets and operands that do not use it)");
   tryif atl_step ltac:(prod_restrict_root p i) then idtac
   else (idtac "compute_at: cannot infer the region of" p "that one iteration of loop" i
-         "reads: the producer must be a generation from 0 and every read of it an access at the loop index plus a constant, or, at a tile loop of split, the let's body the tile's inner loop ii and every read at" i "* k + ii plus a constant (sink p into i places it without restricting it)"; fail 0 "compute_at: cannot infer the region of" p "that one iteration of loop" i
-         "reads: the producer must be a generation from 0 and every read of it an access at the loop index plus a constant, or, at a tile loop of split, the let's body the tile's inner loop ii and every read at" i "* k + ii plus a constant (sink p into i places it without restricting it)").
+         "reads: the producer must be a generation from 0, and every read of it an access at the loop index plus a constant or, where" i "is the tile loop of a split (split x by k into" i "ii), the let's body the tile's loop ii and every read at" i "* k + ii plus a constant (sink p into i places it without restricting it)"; fail 0 "compute_at: cannot infer the region of" p "that one iteration of loop" i
+         "reads: the producer must be a generation from 0, and every read of it an access at the loop index plus a constant or, where" i "is the tile loop of a split (split x by k into" i "ii), the let's body the tile's loop ii and every read at" i "* k + ii plus a constant (sink p into i places it without restricting it)").
 
 Tactic Notation "compute_at" ident(p) ident(i) := prod_compute_at p i.
