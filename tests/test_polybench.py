@@ -5,7 +5,10 @@ the MINI and SMALL dataset sizes of PolyBench/C 4.2.
 
 bicg and mvt have two outputs each: one program (a pair), one kernel returning both.
 Inputs follow the suite's style of initialisation (values (i * j + c) mod n / n); gemm's
-are its own formulas.  Jacobi: one suite time step is two of ours (A to B, B to A)."""
+are its own formulas.  Jacobi: one suite time step is two of ours (A to B, B to A).
+jacobi-1d-tiled and jacobi-2d-tiled (overlapped time tiling, jacobi1d_tiled and
+jacobi2d_tiled) run with tile k = 7, which divides none of the n (partial last tile), and
+an odd T (one step before the unrolled pairs)."""
 
 from __future__ import annotations
 
@@ -104,16 +107,26 @@ def case(name: str, size: str):
         A = (np.arange(n) + 2) / n
         return ("Jacobi1d.v", "jacobi1d_fused", {"A": A}, {"n": n, "T": 2 * tsteps},
                 jacobi1d(A, 2 * tsteps))
+    if name == "jacobi-1d-tiled":  # overlapped time tiling; k divides neither n
+        tsteps, n = {"MINI": (20, 30), "SMALL": (41, 120)}[size]
+        A = (np.arange(n) + 2) / n
+        return ("Jacobi1d.v", "jacobi1d_tiled", {"A": A},
+                {"n": n, "T": 2 * tsteps + 1, "k": 7}, jacobi1d(A, 2 * tsteps + 1))
     if name == "jacobi-2d":
         tsteps, n = {"MINI": (20, 30), "SMALL": (40, 90)}[size]
         A = grid(n, n, 2, n) + 0.5
         return ("Jacobi2d.v", "jacobi2d_fused", {"A": A}, {"n": n, "T": 2 * tsteps},
                 jacobi2d(A, 2 * tsteps))
+    if name == "jacobi-2d-tiled":  # overlapped time tiling in strips of k = 7 rows
+        tsteps, n = {"MINI": (20, 30), "SMALL": (40, 90)}[size]
+        A = grid(n, n, 2, n) + 0.5
+        return ("Jacobi2d.v", "jacobi2d_tiled", {"A": A},
+                {"n": n, "T": 2 * tsteps + 1, "k": 7}, jacobi2d(A, 2 * tsteps + 1))
     raise AssertionError(name)
 
 
 KERNELS = ["gemm", "2mm", "3mm", "atax", "bicg", "mvt", "mvt-sweep", "doitgen", "gesummv",
-           "gemver", "syrk", "jacobi-1d", "jacobi-2d"]
+           "gemver", "syrk", "jacobi-1d", "jacobi-1d-tiled", "jacobi-2d", "jacobi-2d-tiled"]
 
 
 @requires_coq

@@ -247,6 +247,31 @@ def test_compute_at_where_the_region_is_not_available_is_refused() -> None:
     assert "region of buf is not available at loop j" in msg
 
 
+def test_compute_at_a_split_tile_loop_computes_the_tiles_window() -> None:
+    # Halide's split + compute_at at the tile loop: the producer over the tile's window
+    # (one element wider on the left: buf[i - 1]), reads made window-relative
+    p = stencil()
+    with Schedule.of(p) as s:
+        t = s.split("i", 4, "io", "ii").compute_at("buf", "io")
+        assert "GEN [ j < 5 ]" in t.text and "buf _[ii + 1]" in t.text
+        k = t.compile("c")
+    rng = np.random.default_rng(5)
+    for size in (1, 7, 37):
+        fv = rng.standard_normal(size).astype(np.float32)
+        want = evaluate(p.expr, {"f": fv.astype(np.float64)}, {"n": size}, np.float64)
+        np.testing.assert_allclose(k({"f": fv}, n=size), want, rtol=1e-5, atol=1e-5)
+
+
+def test_compute_at_where_the_region_cannot_be_inferred_names_both_forms() -> None:
+    strided = dsl.program("strided", dsl.let(
+        "buf", dsl.gen("j", n, lambda j: f[j] + f[j]),
+        lambda buf: dsl.gen("i", n, lambda i: dsl.guard(i * 2 < n, buf[i * 2]))))
+    with Schedule.of(strided) as s:
+        msg = _refused(s, "compute_at", "buf", "i")
+    assert "cannot infer the region of buf" in msg
+    assert "loop index plus a constant" in msg and "i * k + ii plus a constant" in msg
+
+
 def test_vectorize_of_a_body_that_is_not_lane_wise_is_refused() -> None:
     strided = dsl.program("strided", dsl.gen("i", n, lambda i: A[i, i * 2]))
     with Schedule.of(strided) as s:

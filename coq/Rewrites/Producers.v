@@ -188,7 +188,23 @@ Tactic Notation "compute_root" ident(p) := prod_compute_root p.
     [p _[i + c]] for constants [c] (also [i] and [i - c]); the window is
     [c1 .. c2], the least and greatest offsets, and the producer becomes
     [GEN [j < c2 - c1 + 1] |[ in bounds ]| g (i + c1 + j)], read at
-    [p _[c - c1]] ([let_window]).  Where the reads are not of that form
+    [p _[c - c1]] ([let_window]).
+
+    Tiles (overlapped time tiling, issue 13 item 5): where [i] is the tile
+    loop of a [split] ([split x by k into i ii]), the let's body is the
+    tile's inner loop [GEN [ii < K] ..] and the reads are
+    [p _[i * M + ii + c]] (also [i * M + ii], [i * M + ii - c]), the form
+    [split] produces.  The region one iteration of [i] reads is then the
+    window [i * M + c1 .. i * M + K - 1 + c2] (with [ii] over [0, K)), of
+    [K + (c2 - c1)] elements (symbolic [K]), read at [p _[ii + (c - c1)]]:
+    Halide's compute_at of a producer at a tile of its consumer with
+    bounds inference (Halide formal semantics, Sec. 8.3 "Compute Phase":
+    the producer is computed per tile over the region its consumers in
+    the tile need; a window computed once per tile and overlapping its
+    neighbours' is the trapezoid of overlapped time tiling).  The same
+    lemma [let_window] proves it: every read is shown inside the window
+    by [solve_idx] from the bounds of [ii], so the inference is only a
+    guess that the proof checks.  Where the reads are of neither form
     [compute_at] refuses, saying so; [sink p into i] alone then gives the
     unrestricted (correct but recomputing) placement. *)
 
@@ -260,17 +276,95 @@ Ltac prod_restrict_let p i :=
       end
   end.
 
+(** Tile reads [k = i * M + b + c] (also [i * M + b], [i * M + b - c]):
+    the base [i * M + b] of such a read of the tile loop [i]. *)
+Ltac prod_tile_base i k :=
+  let r := lazymatch k with
+           | ?a * ?M + ?b + _ => constr:((a, a * M + b))
+           | ?a * ?M + ?b - _ => constr:((a, a * M + b))
+           | ?a * ?M + ?b => constr:((a, a * M + b))
+           end in
+  lazymatch r with (?a, ?base) => lazymatch constr:((a, i)) with (?x, ?x) => base end end.
+
+(** The index [b + d] ([b], [b - |d|]) of a read in the window. *)
+Ltac prod_plus b d :=
+  lazymatch d with
+  | Z0 => b
+  | Zpos _ => constr:(b + d)
+  | Zneg ?q => constr:(b - Zpos q)
+  end.
+
+(** The let named [p] directly inside the tile loop [i], its body the
+    tile's inner loop: restrict the producer to the tile's window. *)
+Ltac prod_restrict_let_tile p i :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- atl_let (genr 0 ?N (fun j => @?G j)) (fun y => @?B y) = _ =>
+      atl_same_name p y;
+      let T := type of (genr 0 N G) in
+      let w := constr:(fun y : T =>
+                 ltac:(let b := eval cbv beta in (B y) in
+                       lazymatch b with
+                       | genr 0 ?K (fun x => @?F x) =>
+                           let r := constr:(fun x : Z =>
+                                      ltac:(let f := eval cbv beta in (F x) in
+                                            match f with
+                                            | context [get y ?k] =>
+                                                let base := prod_tile_base i k in
+                                                let c := prod_offset base k in
+                                                lazymatch base with
+                                                | _ * ?M + _ =>
+                                                    refine (M, _); prod_window f y base c c
+                                                end
+                                            end)) in
+                           lazymatch r with
+                           | fun _ => (?M, (?c1, ?c2)) => exact (K, (M, (c1, c2)))
+                           end
+                       end)) in
+      lazymatch w with
+      | fun _ => (?K, (?M, (?c1, ?c2))) =>
+          let lo := prod_plus (i * M) c1 in
+          let e := eval compute in (c2 - c1) in
+          let len := lazymatch K with
+                     | Zpos _ => eval compute in (K + e)
+                     | _ => prod_plus K e
+                     end in
+          let v := eval cbv beta in
+            (genr 0 len (fun j => iverson ((0 <=? lo + j) && (lo + j <? N)) (G (lo + j)))) in
+          eapply (let_window N lo len G B _ v eq_refl);
+          let a := fresh "a" in
+          let Hab := fresh "Hab" in
+          intros a p Hab; cbv beta;
+          etransitivity;
+          [ atl_everywhere ltac:(
+              idtac;
+              lazymatch goal with
+              | |- get a ?k = _ =>
+                  let base := prod_tile_base i k in
+                  let c := prod_offset base k in
+                  let d := eval compute in (c - c1) in
+                  let ib := lazymatch base with _ * _ + ?ib => ib end in
+                  let ix := prod_plus ib d in
+                  exact (eq_trans (Hab k ltac:(solve_idx))
+                                  (f_equal (get p) (ltac:(lia) : k - lo = ix)))
+              end)
+          | reflexivity ]
+      end
+  end.
+
 Ltac prod_restrict_root p i :=
   atl_eta_binder;
   lazymatch goal with
   | |- genr _ _ (fun x => atl_let _ (fun y => _)) = _ =>
       atl_same_name i x; atl_same_name p y;
       refine (genr_ctx _ _ _ _ _); let iv := fresh x in let Hi := fresh "H" iv in
-      intros iv Hi; atl_beta_lhs; prod_restrict_let p iv
+      intros iv Hi; atl_beta_lhs;
+      first [ prod_restrict_let p iv | prod_restrict_let_tile p iv ]
   | |- sumr _ _ (fun x => atl_let _ (fun y => _)) = _ =>
       atl_same_name i x; atl_same_name p y;
       refine (sumr_ctx _ _ _ _ _); let iv := fresh x in let Hi := fresh "H" iv in
-      intros iv Hi; atl_beta_lhs; prod_restrict_let p iv
+      intros iv Hi; atl_beta_lhs;
+      first [ prod_restrict_let p iv | prod_restrict_let_tile p iv ]
   end.
 
 Ltac prod_compute_at p i :=
@@ -285,7 +379,7 @@ Ltac prod_compute_at p i :=
          ": that loop is not one enclosing every use of it (the let's body does not reach it through guards, loops, lets and operands that do not use it)");
   tryif atl_step ltac:(prod_restrict_root p i) then idtac
   else (idtac "compute_at: cannot infer the region of" p "that one iteration of loop" i
-         "reads: the producer must be a generation from 0 and every read of it an access at the loop index plus a constant (sink p into i places it without restricting it)"; fail 0 "compute_at: cannot infer the region of" p "that one iteration of loop" i
-         "reads: the producer must be a generation from 0 and every read of it an access at the loop index plus a constant (sink p into i places it without restricting it)").
+         "reads: the producer must be a generation from 0, and every read of it an access at the loop index plus a constant or, where" i "is the tile loop of a split (split x by k into" i "ii), the let's body the tile's loop ii and every read at" i "* k + ii plus a constant (sink p into i places it without restricting it)"; fail 0 "compute_at: cannot infer the region of" p "that one iteration of loop" i
+         "reads: the producer must be a generation from 0, and every read of it an access at the loop index plus a constant or, where" i "is the tile loop of a split (split x by k into" i "ii), the let's body the tile's loop ii and every read at" i "* k + ii plus a constant (sink p into i places it without restricting it)").
 
 Tactic Notation "compute_at" ident(p) ident(i) := prod_compute_at p i.

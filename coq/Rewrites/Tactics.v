@@ -133,11 +133,27 @@ Ltac atl_eta_binder :=
 (** Into the step of a time iteration (Tensor/Iter.v): with the state's extents
     as a fact ([titer_ctx_shaped]: the initial tensor's, when the step keeps
     them, proved by [solve_shape]), else with no fact about the state. *)
+(** [solve_shape_iter] with the reshape operators' rules
+    ([solve_shape_reshape], Reshape/ShapeRules.v): a step tiled by [split]
+    is a [trunc_r] of a [flatten]. *)
+Ltac solve_shape_iter_r :=
+  solve
+    [ solve_shape_iter
+    | solve_shape_reshape;
+      lazymatch goal with
+      | |- shaped _ (titer _ _ _) =>
+          eapply shaped_titer;
+          [ solve_shape_iter_r
+          | let u := fresh "u" in let Hu := fresh "Hu" in
+            intros u Hu; cbv beta; solve_shape_iter_r ]
+      end
+    | solve_shape_reshape ].
+
 Ltac atl_into_step x k :=
   first
     [ eapply titer_ctx_shaped;
-      [ solve_shape_iter
-      | let y := fresh x in let Hy := fresh "H" y in intros y Hy; cbv beta; solve_shape_iter
+      [ solve_shape_iter_r
+      | let y := fresh x in let Hy := fresh "H" y in intros y Hy; cbv beta; solve_shape_iter_r
       | let y := fresh x in let Hy := fresh "H" y in intros y Hy; atl_beta_lhs; k ]
     | eapply titer_ctx;
       [ reflexivity | let y := fresh x in intros y; atl_beta_lhs; k ] ].

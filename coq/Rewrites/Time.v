@@ -9,11 +9,14 @@
 
     The [k] steps are chained by lets ([tpow_nat]), so each intermediate state
     is a buffer; [inline] then fuses consecutive steps into one pass over the
-    tensor (recomputing the neighbours it needs), and [split] with
-    [compute_at] tiles the fused step in space with an overlapping window of
-    the intermediate state: overlapped time tiling (a trapezoid per tile,
-    Halide-semantics seed Sec. 8: compute_at of a producer at a tile of its
-    consumer), every step proved.  [unroll_time k] is the directive. *)
+    tensor (recomputing the neighbours it needs); instead, [split] of the
+    last step's loop and [compute_at] of the previous step at its tile loop
+    (Rewrites/Producers.v, the tile form of the region inference) tile the
+    unrolled steps in space with an overlapping window of the intermediate
+    state: overlapped time tiling (a trapezoid per tile, Halide-semantics
+    seed Sec. 8.3: compute_at of a producer at a tile of its consumer),
+    every step proved ([jacobi1d_tiled], Examples/PolyBench/Jacobi1d.v).
+    [unroll_time k] is the directive. *)
 
 From Coq Require Import ZArith List Lia.
 From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Iter Rewrites.Tactics.

@@ -1,6 +1,6 @@
 (* Pinned behaviour of the producer directives (Rewrites/Producers.v):
-   inline p, sink p into i, compute_root p, compute_at p i, each working
-   and refusing with its message. *)
+   inline p, sink p into i, compute_root p, compute_at p i (also at a
+   split's tile loop), each working and refusing with its message. *)
 From Coq Require Import ZArith List Lia derive.Derive.
 From Verisched Require Import ATL.
 Import ListNotations.
@@ -80,4 +80,22 @@ Section Producers.
   Definition p10 := GENR [ 1 <= i < n ] tlet q := f _[ i ] in q.
   Derive d10 SuchThat (p10 = d10) As d10_ok.
   Proof. reschedule. Fail compute_root q. done. Qed.
+
+  (* compute_at at the tile loop of a split (overlapped tiling): the window
+     io * k - 1 .. io * k + k of k + 2 elements, read at ii, ii + 1, ii + 2;
+     a numeral tile size gives a numeral window. *)
+  Section Tile.
+    Variable k : Z.
+    Hypothesis Hk : 0 < k.
+    Derive d11 SuchThat (p1 = d11) As d11_ok.
+    Proof. reschedule. split i by k into io ii. compute_at p io. check_safe. done. Qed.
+    Print d11.
+    Derive d12 SuchThat (p1 = d12) As d12_ok.
+    Proof. reschedule. split i by 4 into io ii. compute_at p io. check_safe. done. Qed.
+    Print d12.
+    (* a tile read not at io * k + ii plus a constant: refused *)
+    Definition p13 := tlet p := GEN [ j < n ] f _[ j ] in GEN [ i < n ] p _[ 2 * i ].
+    Derive d13 SuchThat (p13 = d13) As d13_ok.
+    Proof. reschedule. split i by k into io ii. Fail compute_at p io. done. Qed.
+  End Tile.
 End Producers.

@@ -12,10 +12,16 @@
       neighbours of [v] it reads.  Half the passes over memory, three times the
       arithmetic of a step per element.
     - [jacobi1d_tiled]: the same two steps tiled in space instead: the second
-      step's loop is split into tiles of [k] and the first step is computed at
-      each tile ([compute_at v io]) over the tile's window, one element wider
-      on each side: overlapped time tiling (a trapezoid per tile), so the
-      intermediate state of a tile stays in cache.  [k] stays symbolic.
+      step's loop is split into tiles of [k] ([split i by k into io ii]) and
+      the first step is computed at each tile ([compute_at v io],
+      Rewrites/Producers.v, tile form of its bounds inference) over the
+      tile's window, one element wider on each side ([k + 2] elements from
+      [io * k - 1], guarded where it leaves the vector): overlapped time
+      tiling (a trapezoid per tile), so the intermediate state of a tile
+      stays in cache and each step's pass over memory is shared.  [k] stays
+      symbolic.  The two [rename_loop]s first give the loops of the initial
+      steps ([i0]) and of the first step ([j]) their own names, so that
+      [split i] finds the second step's loop.
 
     Every step is a proved rewrite, and [check_safe] proves every access in
     bounds. *)
@@ -49,3 +55,25 @@ Section Jacobi1d.
     done.
   Qed.
 End Jacobi1d.
+
+(** Overlapped time tiling: [k] is a section variable, any positive tile. *)
+Section Jacobi1dTiled.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n T k : Z).
+  Hypothesis HT : 0 <= T.
+  Hypothesis Hk : 0 < k.
+  Variable A : Z -> S.
+  Hypothesis HA : shaped [n] A.
+
+  Derive jacobi1d_tiled SuchThat (jacobi1d n T A = jacobi1d_tiled) As jacobi1d_tiled_correct.
+  Proof.
+    reschedule.
+    unroll_time 2.
+    rename_loop i into i0.
+    rename_loop i into j.
+    split i by k into io ii.
+    compute_at v io.
+    check_safe.
+    done.
+  Qed.
+End Jacobi1dTiled.

@@ -4,7 +4,12 @@
     weight [0.2] over the interior of an [n x n] grid, the boundary kept (two
     arrays alternating; one step here is one half step).  [jacobi2d_fused]:
     [unroll_time 2] then [inline v]: two steps in one pass over the grid, as
-    Jacobi1d.v does in 1-D. *)
+    Jacobi1d.v does in 1-D.  [jacobi2d_tiled]: the two steps tiled in rows
+    instead, as Jacobi1d.v's [jacobi1d_tiled]: the second step's row loop is
+    split into strips of [k] rows and the first step is computed at each
+    strip ([compute_at v io], the tile form of its bounds inference) over
+    the strip's [k + 2] rows: overlapped time tiling along the rows, [k]
+    symbolic. *)
 
 From Coq Require Import ZArith List derive.Derive.
 From Verisched Require Import ATL.
@@ -39,3 +44,25 @@ Section Jacobi2d.
     done.
   Qed.
 End Jacobi2d.
+
+(** Overlapped time tiling in strips of [k] rows, [k] any positive size. *)
+Section Jacobi2dTiled.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n T k : Z).
+  Hypothesis HT : 0 <= T.
+  Hypothesis Hk : 0 < k.
+  Variable A : Z -> Z -> S.
+  Hypothesis HA : shaped [n; n] A.
+
+  Derive jacobi2d_tiled SuchThat (jacobi2d n T A = jacobi2d_tiled) As jacobi2d_tiled_correct.
+  Proof.
+    reschedule.
+    unroll_time 2.
+    rename_loop i into i0.
+    rename_loop i into r.
+    split i by k into io ii.
+    compute_at v io.
+    check_safe.
+    done.
+  Qed.
+End Jacobi2dTiled.
