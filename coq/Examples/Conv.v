@@ -76,41 +76,46 @@ Section Conv.
       SUM [ r < 3 ] SUM [ s < 3 ] SUM [ c < CI ]
         I _[ n ] _[ y + r ] _[ x + s ] _[ c ] * w _[ r ] _[ s ] _[ c ] _[ k ].
 
-  Derive conv_avx2 SuchThat (conv = conv_avx2) As conv_avx2_correct.
-  Proof.
-    reschedule.
+  (** The schedule both ISAs share, up to the instruction form: output
+      channels in strips of [tile] = 2 vectors of [lanes]. *)
+  Ltac conv_schedule tile lanes :=
     (* An output row [x, k] as a matrix product: channel strips [jm] of
-       16 outside pixel tiles [xo] of 6, a 6 x 16 tile inside. *)
-    swap_gen at (genr 0 W _).
-    rw (gen_tile_cols 16 KO) at (genr 0 KO _).
-    guard_in at (iverson (_ <? KO) _).
-    swap_gen at (genr 0 16 _).
-    rw (gen_tile_rows 6 W) at (genr 0 W _).
-    guard_in at (iverson (_ <? W) _).
+       [tile] outside pixel tiles [xo] of 6, a 6 x [tile] tile inside. *)
+    swap_gen at (genr 0 W _);
+    rw (gen_tile_cols tile KO) at (genr 0 KO _);
+    guard_in at (iverson (_ <? KO) _);
+    swap_gen at (genr 0 tile _);
+    rw (gen_tile_rows 6 W) at (genr 0 W _);
+    guard_in at (iverson (_ <? W) _);
     (* The register tile, as in Sgemm.v: guards copied onto the operands,
-       16 channels as 2 vectors, the tile's value bound as [t] with its
+       [tile] channels as 2 vectors, the tile's value bound as [t] with its
        depth sum outermost. *)
-    rw guard2_sum3_prod_l.
-    guard_out at (genr 0 16 _).
-    rw (gen_split_lanes 16 2 8) at (genr 0 16 _).
+    rw guard2_sum3_prod_l;
+    guard_out at (genr 0 tile _);
+    rw (gen_split_lanes tile 2 lanes) at (genr 0 tile _);
     (* The store's channel guard as a lane count (before the weights' read
        is packed, whose guard has the same form). *)
-    rw guard_lanes at (iverson (_ <? KO) _).
-    name_buffer (sumr 0 3 (fun _ => sumr 0 3 _)) as t.
-    hoist t past (genr 0 6 _).
+    rw guard_lanes at (iverson (_ <? KO) _);
+    name_buffer (sumr 0 3 (fun _ => sumr 0 3 _)) as t;
+    hoist t past (genr 0 6 _);
     (* The im2col panel of the output row, packed while the pixel loop
        [ir] is still outside the reductions, so that its innermost
        dimension is the input channel [c]: [Ap[xo][ir][r][s][c]], each
        [c] run a contiguous copy of the input. *)
-    name_buffer (|[ _ ]| I _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as Ap.
-    hoist Ap past (transpose KO W _).
+    name_buffer (|[ _ ]| I _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as Ap;
+    hoist Ap past (transpose KO W _);
     (* The depth sums outermost in the tile. *)
-    do 3 swap_sum at (genr 0 8 _).
-    do 3 swap_sum at (genr 0 2 _).
-    do 3 swap_sum at (genr 0 6 _).
-    (* The weights, once: [Wp[jm][r][s][c][jv][l]], 16 channels contiguous. *)
-    name_buffer (|[ _ ]| w _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as Wp.
+    do 3 swap_sum at (genr 0 lanes _);
+    do 3 swap_sum at (genr 0 2 _);
+    do 3 swap_sum at (genr 0 6 _);
+    (* The weights, once: [Wp[jm][r][s][c][jv][l]], [tile] channels contiguous. *)
+    name_buffer (|[ _ ]| w _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as Wp;
     hoist Wp past (genr 0 NB _).
+
+  Derive conv_avx2 SuchThat (conv = conv_avx2) As conv_avx2_correct.
+  Proof.
+    reschedule.
+    conv_schedule 16 8.
     (* Instruction form. *)
     use_instr avx2_maskstore.
     rw avx2_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_] _[_]).
@@ -148,38 +153,7 @@ Section Conv.
   Derive conv_avx512 SuchThat (conv = conv_avx512) As conv_avx512_correct.
   Proof.
     reschedule.
-    (* As [conv_avx2] above, with 16-lane vectors: channel strips [jm] of
-       32 outside pixel tiles [xo] of 6, a 6 x 32 tile of 2 x 16 lanes. *)
-    swap_gen at (genr 0 W _).
-    rw (gen_tile_cols 32 KO) at (genr 0 KO _).
-    guard_in at (iverson (_ <? KO) _).
-    swap_gen at (genr 0 32 _).
-    rw (gen_tile_rows 6 W) at (genr 0 W _).
-    guard_in at (iverson (_ <? W) _).
-    (* The register tile, as in Sgemm.v: guards copied onto the operands,
-       32 channels as 2 vectors, the tile's value bound as [t] with its
-       depth sum outermost. *)
-    rw guard2_sum3_prod_l.
-    guard_out at (genr 0 32 _).
-    rw (gen_split_lanes 32 2 16) at (genr 0 32 _).
-    (* The store's channel guard as a lane count (before the weights' read
-       is packed, whose guard has the same form). *)
-    rw guard_lanes at (iverson (_ <? KO) _).
-    name_buffer (sumr 0 3 (fun _ => sumr 0 3 _)) as t.
-    hoist t past (genr 0 6 _).
-    (* The im2col panel of the output row, packed while the pixel loop
-       [ir] is still outside the reductions, so that its innermost
-       dimension is the input channel [c]: [Ap[xo][ir][r][s][c]], each
-       [c] run a contiguous copy of the input. *)
-    name_buffer (|[ _ ]| I _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as Ap.
-    hoist Ap past (transpose KO W _).
-    (* The depth sums outermost in the tile. *)
-    do 3 swap_sum at (genr 0 16 _).
-    do 3 swap_sum at (genr 0 2 _).
-    do 3 swap_sum at (genr 0 6 _).
-    (* The weights, once: [Wp[jm][r][s][c][jv][l]], 32 channels contiguous. *)
-    name_buffer (|[ _ ]| w _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as Wp.
-    hoist Wp past (genr 0 NB _).
+    conv_schedule 32 16.
     (* Instruction form. *)
     use_instr avx512_maskstore.
     rw avx512_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_] _[_]).

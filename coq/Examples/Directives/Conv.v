@@ -1,7 +1,8 @@
 (** * The 3x3 convolution for AVX2 in 5 directive lines.
 
-    The schedule [conv_avx2] of Examples/Conv.v (24 steps there) derived
-    with directives only, as Directives/Sgemm.v does for SGEMM (Exo thesis
+    The schedule [conv_avx2] of Examples/Conv.v (24 low-level steps there:
+    its Ltac [conv_schedule] and the instruction form) derived with
+    directives only, as Directives/Sgemm.v does for SGEMM (Exo thesis
     Sec. 7.2's CONV benchmark, scheduled like its SGEMM: divide the loops,
     stage the operands and the accumulator, replace by instructions):
 
