@@ -5,9 +5,7 @@ writes a missing peer, a missing kernel or an n/a row on the chart (issue 15).""
 
 from __future__ import annotations
 
-import importlib.util
 import struct
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,16 +13,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-
-
-def _load(name: str):
-    sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+from test_bench_helpers import BENCH, _load
 
 
 @pytest.fixture(scope="module")
