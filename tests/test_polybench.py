@@ -112,6 +112,11 @@ def case(name: str, size: str):
         A = (np.arange(n) + 2) / n
         return ("Jacobi1d.v", "jacobi1d_tiled", {"A": A},
                 {"n": n, "T": 2 * tsteps + 1, "k": 7}, jacobi1d(A, 2 * tsteps + 1))
+    if name == "jacobi-1d-peeled":  # the step's boundary peeled: a guard-free interior
+        tsteps, n = {"MINI": (20, 30), "SMALL": (41, 120)}[size]
+        A = (np.arange(n) + 2) / n
+        return ("Jacobi1d.v", "jacobi1d_peeled", {"A": A}, {"n": n, "T": 2 * tsteps + 1},
+                jacobi1d(A, 2 * tsteps + 1))
     if name == "jacobi-2d":
         tsteps, n = {"MINI": (20, 30), "SMALL": (40, 90)}[size]
         A = grid(n, n, 2, n) + 0.5
@@ -122,11 +127,17 @@ def case(name: str, size: str):
         A = grid(n, n, 2, n) + 0.5
         return ("Jacobi2d.v", "jacobi2d_tiled", {"A": A},
                 {"n": n, "T": 2 * tsteps + 1, "k": 7}, jacobi2d(A, 2 * tsteps + 1))
+    if name == "jacobi-2d-peeled":  # the step's border peeled: a guard-free interior
+        tsteps, n = {"MINI": (20, 30), "SMALL": (41, 90)}[size]
+        A = grid(n, n, 2, n) + 0.5
+        return ("Jacobi2d.v", "jacobi2d_peeled", {"A": A}, {"n": n, "T": 2 * tsteps + 1},
+                jacobi2d(A, 2 * tsteps + 1))
     raise AssertionError(name)
 
 
 KERNELS = ["gemm", "2mm", "3mm", "atax", "bicg", "mvt", "mvt-sweep", "doitgen", "gesummv",
-           "gemver", "syrk", "jacobi-1d", "jacobi-1d-tiled", "jacobi-2d", "jacobi-2d-tiled"]
+           "gemver", "syrk", "jacobi-1d", "jacobi-1d-tiled", "jacobi-1d-peeled", "jacobi-2d",
+           "jacobi-2d-tiled", "jacobi-2d-peeled"]
 
 
 @requires_coq
