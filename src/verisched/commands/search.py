@@ -1,4 +1,4 @@
-"""`verisched search FILE.v --program NAME --idioms blas [--steps N] [--timeout S]`.
+"""`verisched search FILE.v --program NAME --idioms blas|avx2 [--steps N] [--timeout S]`.
 
 Equality saturation (egglog) finds the cheapest program equal to NAME with
 library calls (LIAR's idiom recognition); Coq then replays the certificate
