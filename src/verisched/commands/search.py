@@ -1,4 +1,4 @@
-"""`verisched search FILE.v --program NAME --idioms blas [--steps N] [--timeout S]`.
+"""`verisched search FILE.v --program NAME --idioms blas|avx2 [--steps N] [--timeout S]`.
 
 Equality saturation (egglog) finds the cheapest program equal to NAME with
 library calls (LIAR's idiom recognition); Coq then replays the certificate
@@ -64,8 +64,9 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="the library whose idioms to look for (default blas)")
     parser.add_argument("--steps", type=int, default=10,
                         help="saturation steps at most (default 10)")
-    parser.add_argument("--nodes", type=int, default=200_000,
-                        help="e-node budget (default 200000)")
+    parser.add_argument("--nodes", type=int, default=50_000,
+                        help="e-node budget (default 50000); the step that goes over it "
+                        "is undone")
     parser.add_argument("--timeout", type=float, default=60.0,
                         help="saturation time budget in seconds (default 60)")
     parser.add_argument("--out", metavar="DIR",

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from egglog import EGraph, ruleset
 
+import verisched.targets.avx  # noqa: F401 - registers the AVX2 specifications
 import verisched.targets.blas  # noqa: F401 - registers the BLAS specifications
 from verisched.pybridge import terms as A
 from verisched.pybridge.coqterm import pretty, to_coq
@@ -35,11 +36,12 @@ from verisched.schedule.dsl import Program
 
 from . import egraph as E
 from .certify import CertificateRefused, Step, find_path, replay
-from .extract import calls_last, liar_cost
+from .extract import calls_last, cost_model
 from .kernel_file import load_program
+from .latent import lane_egglog_rules, latent_egglog_rules, latent_names
 from .rules import egglog_rules, idiom_rule, temp_name
 
-IDIOM_FAMILIES = ("blas",)
+IDIOM_FAMILIES = ("blas", "avx2")
 
 
 class SearchArgumentError(ValueError):
@@ -88,7 +90,7 @@ def _enodes(g: EGraph) -> int:
 
 
 def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
-             nodes: int = 200_000, timeout: float = 60.0,
+             nodes: int = 50_000, timeout: float = 60.0,
              progress: Callable[[str], None] | None = None) -> SearchResult:
     """Grow the e-graph of `program` and extract the best program (no certificate)."""
     if idioms not in IDIOM_FAMILIES:
@@ -100,41 +102,55 @@ def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
     g = EGraph()
     root = g.let("root", E.to_egg(program.expr))
     binders = {b for x in A.walk(program.expr) if (b := A.binder(x)) is not None}
-    E.seed(g, binders, program.sizes)
+    latent = latent_names(program.expr)
+    E.seed(g, binders | set(latent), program.sizes)
     g.register(E.is_root(root))
     specs = [s for s in registered().values() if s.family == idioms]
-    rules = ruleset(*egglog_rules(temp_name(program.expr)),
-                    *[idiom_rule(s) for s in specs])  # type: ignore[arg-type]
-    _, original_cost = g.extract(root, include_cost=True, cost_model=liar_cost)
+    # the vector idioms bring the broadcast rule (search/latent.py); the masked forms
+    # (guards) are not searched: the encoding's idiom patterns have no guard
+    lanes = lane_egglog_rules(latent[3]) if any(s.lanes for s in specs) else []
+    rules = ruleset(*egglog_rules(temp_name(program.expr)), *latent_egglog_rules(latent),
+                    *lanes, *[idiom_rule(s) for s in specs
+                              if not any(isinstance(x, A.Guard) for x in A.walk(s.body))]
+                    )  # type: ignore[arg-type]
+    model = cost_model(frozenset(latent[1:3]))   # the window's binders
+    _, original_cost = g.extract(root, include_cost=True, cost_model=model)
     stopped: str | None = None
     done = 0
     saturated = False
     for k in range(1, steps + 1):
+        # A step that goes over a budget is undone (egglog's push/pop): the best program
+        # is taken from the last e-graph within the budgets, whose extraction (a Python
+        # cost model, about 0.5 ms per e-node) stays as cheap as the budget says.
+        g.push()
         g.run(E.SIDE_RULES.saturate())
         report = g.run(rules)
-        done = k
         size = _enodes(g)
         elapsed = time.monotonic() - start
         if progress:
             progress(f"{program.name}: step {k}: {size} e-nodes, {elapsed:.2f} s")
+        over = (f"node budget ({size} e-nodes > {nodes})" if size > nodes else
+                f"time budget ({elapsed:.1f} s > {timeout} s)" if elapsed > timeout else None)
+        if over is not None:
+            g.pop()
+            stopped = (f"{over} at step {k}; step {k} undone, the best program of step "
+                       f"{k - 1}'s e-graph ({_enodes(g)} e-nodes)")
+            if progress:
+                progress(f"{program.name}: stopped: {stopped}")
+            break
+        done = k
         if not report.updated:
             saturated = True
             break
-        if size > nodes:
-            stopped = f"node budget ({size} e-nodes > {nodes})"
-            break
-        if elapsed > timeout:
-            stopped = f"time budget ({elapsed:.1f} s > {timeout} s)"
-            break
     g.run(E.SIDE_RULES.saturate())
-    term, cost = g.extract(root, include_cost=True, cost_model=liar_cost)
+    term, cost = g.extract(root, include_cost=True, cost_model=model)
     found = calls_last(E.from_egg(term))
     return SearchResult(program.name, program.expr, found, cost[0], original_cost[0], done,
                         _enodes(g), time.monotonic() - start, stopped, saturated=saturated)
 
 
 def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10,
-           nodes: int = 200_000, timeout: float = 60.0, out: str | Path | None = None,
+           nodes: int = 50_000, timeout: float = 60.0, out: str | Path | None = None,
            certify: bool = True, progress: Callable[[str], None] | None = None
            ) -> SearchResult:
     """Search program `name` of the `.v` file at `path` for `idioms` calls and, with

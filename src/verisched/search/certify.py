@@ -29,7 +29,8 @@ from verisched.pybridge.instrs import alpha_equal, spec_of
 from verisched.schedule import DirectiveRefused, Schedule
 from verisched.schedule.dsl import Program
 
-from .rules import COMM, LET_ROOT, RULES, let_root, let_root_steps, match_spec, temp_name
+from .latent import LANE_RULES, LATENT_RULES
+from .rules import COMM, LET_ROOT, RULES, Rule, let_root, let_root_steps, match_spec, temp_name
 
 Path = tuple[int, ...]
 
@@ -146,7 +147,8 @@ def _calls(e: A.Expr) -> set[A.Instr]:
     return {x for x in A.walk(e) if isinstance(x, A.Instr)}  # type: ignore[misc]
 
 
-def _neighbours(e: A.Expr, idioms: list[str], temp: str
+def _neighbours(e: A.Expr, idioms: list[str], temp: str,
+                rules: tuple[Rule, ...] = (*RULES, *LATENT_RULES)
                 ) -> Iterator[tuple[Step, A.Expr]]:
     hoisted = let_root(e, temp)
     if hoisted is not None:
@@ -156,7 +158,7 @@ def _neighbours(e: A.Expr, idioms: list[str], temp: str
         def pat(n: A.Expr, extra: frozenset[str] = frozenset(), b: frozenset[str] = bound
                 ) -> str:
             return site_pattern(n, b | extra)
-        for r in RULES:
+        for r in rules:
             new = r.apply(node)
             if new is not None:
                 yield Step(r.name, path, tuple(r.coq_steps(pat, node))), _replace_at(e, path, new)
@@ -188,11 +190,14 @@ def find_path(original: A.Expr, found: A.Expr, *, limit: int = 20000) -> list[St
     temp = temp_name(original)
     wanted = {canonical(c) for c in _calls(found)}  # type: ignore[misc]
     idioms = sorted({c.name for c in wanted})  # type: ignore[attr-defined]
+    # the broadcast rule only where the found program has vector calls
+    lanes = LANE_RULES if any(spec_of(n).lanes for n in idioms) else ()
+    rules = (*RULES, *LATENT_RULES, *lanes)
     seen = {canonical(original)}
     queue: deque[tuple[A.Expr, list[Step]]] = deque([(original, [])])
     while queue:
         e, steps = queue.popleft()
-        for step, new in _neighbours(e, idioms, temp):
+        for step, new in _neighbours(e, idioms, temp, rules):
             key = canonical(new)
             if key in seen or not {canonical(c) for c in _calls(new)} <= wanted:
                 continue

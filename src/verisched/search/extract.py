@@ -9,9 +9,12 @@ itself.  Costs are pairs (cost, nominal value): index terms carry the value
 of the extent they denote, at cost 0, so that a loop and a call can read
 their extents from their children's costs.  `tadd` of two tensors costs 1:
 the model does not know extents there (a known imprecision, LIAR's
-element-wise add costs per element)."""
+element-wise add costs per element).  A generation the latent rules introduce
+as a view (`VIEW`) costs its body once, as LIAR's views cost nothing per element."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from egglog import EGraph
 from egglog.deconstruct import get_callable_args, get_callable_fn, get_literal_value
@@ -22,6 +25,15 @@ from .egraph import Ix, T
 from .rules import CALL_COST
 
 NOMINAL_SIZE = 64.0
+# The value a tensor term carries when it is a *view*: an access of a variable or of a
+# view (VAR marks a variable), or a generation that the latent rules introduce as a view
+# (its binder is one of `views`: the window of a stencil, search/latent.py) whose body
+# is one.  Such a view costs its body once, not per element: LIAR's views are index
+# remappings, not loops.  A copy loop the program itself has is not one of them and
+# keeps its cost.  Costs stay monotone (a node costs at least its children), which
+# egglog's extractor needs.
+VIEW = -1.0
+VAR = -2.0
 
 Cost = tuple[float, float]
 
@@ -38,8 +50,10 @@ def _op(a: float, op: str, b: float) -> float:
     return a
 
 
-def liar_cost(egraph: EGraph, expr: object, children: list[Cost]) -> Cost:
-    """The egglog cost model (see the module docstring)."""
+def liar_cost(egraph: EGraph, expr: object, children: list[Cost],
+              views: frozenset[str] = frozenset()) -> Cost:
+    """The egglog cost model (see the module docstring); `views` the binder names of
+    the generations the latent rules introduce as views (search/latent.py)."""
     fn = get_callable_fn(expr)  # type: ignore[type-var]
     if fn is None:  # a literal (name, number): no cost
         return (0.0, 0.0)
@@ -54,6 +68,13 @@ def liar_cost(egraph: EGraph, expr: object, children: list[Cost]) -> Cost:
     if fn in (Ix.true, Ix.false):
         return (0.0, 0.0)
     body = sum(c[0] for c in children)
+    if fn == T.var:
+        return (1.0, VAR)
+    if fn == T.get:
+        return (1.0 + body, VIEW if children[0][1] in (VIEW, VAR) else 0.0)
+    if (fn == T.gen and children[3][1] == VIEW
+            and str(get_literal_value(get_callable_args(expr)[0])) in views):  # type: ignore[type-var, call-overload]
+        return (1.0 + children[3][0], VIEW)
     if fn in (T.gen, T.sum):
         extent = max(children[2][1] - children[1][1], 0.0)
         return (1.0 + extent * (1.0 + children[3][0]), 0.0)
@@ -70,6 +91,13 @@ def liar_cost(egraph: EGraph, expr: object, children: list[Cost]) -> Cost:
         name = str(get_literal_value(get_callable_args(expr)[0]))  # type: ignore[type-var, call-overload]
         return (1.0 + children[1][0] + CALL_COST.get(name, 1.0) * children[1][1], 0.0)
     return (1.0 + body, 0.0)
+
+
+def cost_model(views: frozenset[str]) -> Callable[[EGraph, object, list[Cost]], Cost]:
+    """`liar_cost` with the view binders of one program."""
+    def model(egraph: EGraph, expr: object, children: list[Cost]) -> Cost:
+        return liar_cost(egraph, expr, children, views)
+    return model
 
 
 def _accumulates(e: A.Expr) -> bool:

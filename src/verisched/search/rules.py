@@ -158,6 +158,69 @@ def _swap_steps(pat: Pattern, e: A.Expr) -> list[str]:
     return [f"rw {lemma} at ({pat(e)})."]
 
 
+# -- assoc: a + (b + c) = (a + b) + c (scalars), both ways --------------------------------
+#
+# With comm, a sum of k terms has an e-class for every subset of its terms and an e-node
+# for every split of each: the classic explosion of associativity-commutativity, which
+# the budgets (api.py) stop (tests/test_search_budget.py).
+
+def _plus(e: A.Expr) -> bool:
+    return isinstance(e, A.SBin) and e.op == "+"
+
+
+def _assoc_rule(left: bool, outer: bool, inner: bool) -> Rule:
+    """One orientation of associativity, modulo commutativity (the path search compares
+    programs up to comm, so the operands a rule needs may be written the other way):
+    `outer` swaps the node's operands first, `inner` those of the nested sum, each
+    with a `rw sadd_comm` step; then `rw sadd_assoc` (left: `a + (b + c)` -> `(a + b) +
+    c`) or `rw <- sadd_assoc` (right: `(a + b) + c` -> `a + (b + c)`)."""
+
+    def parts(e: A.Expr) -> tuple[A.Expr, A.Expr, A.Expr, A.Expr] | None:
+        """(the node after the outer swap, the nested sum after its swap, the two
+        outer operands after both swaps as (outer operand, nested sum))."""
+        if not _plus(e):
+            return None
+        e0 = A.SBin("+", e.right, e.left) if outer else e  # type: ignore[union-attr]
+        nested = e0.right if left else e0.left  # type: ignore[union-attr]
+        other = e0.left if left else e0.right  # type: ignore[union-attr]
+        if not _plus(nested):
+            return None
+        n1 = A.SBin("+", nested.right, nested.left) if inner else nested  # type: ignore[union-attr]
+        return e0, nested, n1, other
+
+    def apply(e: A.Expr) -> A.Expr | None:
+        got = parts(e)
+        if got is None:
+            return None
+        _, _, n1, other = got
+        assert isinstance(n1, A.SBin)
+        if left:
+            return A.SBin("+", A.SBin("+", other, n1.left), n1.right)
+        return A.SBin("+", n1.left, A.SBin("+", n1.right, other))
+
+    def steps(pat: Pattern, e: A.Expr) -> list[str]:
+        got = parts(e)
+        assert got is not None
+        e0, nested, n1, other = got
+        out = [f"rw sadd_comm at ({pat(e)})."] if outer else []
+        if inner:
+            out.append(f"rw sadd_comm at ({pat(nested)}).")
+        node = A.SBin("+", other, n1) if left else A.SBin("+", n1, other)
+        out.append(f"rw {'' if left else '<- '}sadd_assoc at ({pat(node)}).")
+        return out
+
+    name = f"assoc_{'l' if left else 'r'}{'_o' if outer else ''}{'_i' if inner else ''}"
+    uses = (LemmaUse("sadd_assoc", left, "sadd"),) + (
+        (LemmaUse("sadd_comm", True, "sadd"),) if outer or inner else ())
+    return Rule(name, "a scalar sum regroups (up to the order of its operands)", uses, (),
+                apply, steps)
+
+
+ASSOC_RULES: tuple[Rule, ...] = tuple(
+    _assoc_rule(left, outer, inner)
+    for left in (True, False) for outer in (False, True) for inner in (False, True))
+
+
 RULES: tuple[Rule, ...] = (
     Rule("gen_split",
          "a generation of a sum is the sum of two generations",
@@ -167,6 +230,7 @@ RULES: tuple[Rule, ...] = (
          "a generation of a reduction is a reduction of generations (extents independent)",
          (LemmaUse("gen_sum_swap", True, "genr"),),
          ("swap_sum at (_)",), _swap_sum, _swap_sum_steps),
+    *ASSOC_RULES,
 )
 
 # Commutativity is searched modulo, not step by step (certify.py: the path search compares
@@ -203,6 +267,9 @@ def egglog_rules(temp: str) -> list[object]:
         rewrite(T.gen(v, lo, hi, T.sum(k, lo2, hi2, f))).to(
             T.sum(k, lo2, hi2, T.gen(v, lo, hi, f)),
             v != k, ix_free_of(lo2, v), ix_free_of(hi2, v)),
+        # ASSOC (both ways)
+        rewrite(T.sbin("+", a, T.sbin("+", b, f))).to(T.sbin("+", T.sbin("+", a, b), f)),
+        rewrite(T.sbin("+", T.sbin("+", a, b), f)).to(T.sbin("+", a, T.sbin("+", b, f))),
         # COMM
         rewrite(T.sbin("*", a, b)).to(T.sbin("*", b, a)),
         rewrite(T.sbin("+", a, b)).to(T.sbin("+", b, a)),
