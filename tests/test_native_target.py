@@ -89,11 +89,13 @@ def test_mixed_isas_are_refused() -> None:
         _native(AVX512).resolve(prog)
 
 
-def test_native_is_registered_and_takes_both_isas() -> None:
+def test_native_is_registered_and_offers_the_isas_the_cpu_runs() -> None:
     names = pipeline.target_names()
     assert "native" in names and "native-openmp" in names
-    fams = {s.family for s in pipeline.get_target("native").instructions()}
-    assert fams == {"avx2", "avx512"}
+    for flags, want in ((AVX512, {"avx512", "avx2"}), (AVX2, {"avx2"}), (PLAIN, set())):
+        t = _native(flags)
+        assert set(t.families) == want == {s.family for s in t.instructions()}
+        assert set(t.memories) == {f"{x.upper()}_REG" for x in want}
 
 
 def test_native_kernels_say_what_they_picked_and_match_the_interpreter() -> None:

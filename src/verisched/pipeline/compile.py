@@ -74,16 +74,16 @@ def lower(checked: CheckedProgram, target: str | Target, *, cache: bool = True) 
     of the instructions it calls and the package's code, which is everything it reads.
     A target from outside the registry is never cached (its code is not in the key)."""
     t = get_target(target)
+    registered = any(t is x for x in TARGETS)
+    resolve = getattr(t, "resolve", None)
+    if resolve is not None:  # `native`: the member this CPU and program call for
+        t = resolve(checked.program)
     missing = supports(t, checked.program.expr)
     if missing:
         able = [x.name for x in TARGETS if supports(x, checked.program.expr) is None]
         raise LowerError(f"target {t.name}: {checked.name} uses {missing}, which target "
                          f"{t.name} does not provide (targets that do: "
                          f"{', '.join(able) or 'none'})")
-    registered = any(t is x for x in TARGETS)
-    resolve = getattr(t, "resolve", None)
-    if resolve is not None:  # `native`: the member this CPU and program call for
-        t = resolve(checked.program)
     key = None
     if cache and derive_cache.enabled() and registered:
         exprs = (checked.program.expr,)

@@ -91,16 +91,21 @@ class AutoTarget:
     # Set only by tests: the CPU flags to pick by (None: this CPU's).
     flags: frozenset[str] | None = None
 
+    def _runnable(self) -> list[NativeTarget]:
+        flags = set(cpu_flags() if self.flags is None else self.flags)
+        return [s for s, _ in _VECTOR.values() if _has(s, flags)]
+
     @property
     def memories(self) -> tuple[str, ...]:
-        return tuple(s.isa.memory for s, _ in _VECTOR.values())
+        return tuple(s.isa.memory for s in self._runnable())
 
     @property
     def families(self) -> tuple[str, ...]:
-        return tuple(_VECTOR)
+        """The vector ISAs this CPU runs (what the autotuner may vectorize with)."""
+        return tuple(s.isa.family for s in self._runnable())
 
     def instructions(self) -> tuple[InstrSpec, ...]:
-        return tuple(i for s, _ in _VECTOR.values() for i in s.instructions())
+        return tuple(i for s in self._runnable() for i in s.instructions())
 
     def check_runtime(self) -> None:
         pass  # whatever it picks, this CPU runs (picked by its flags)
