@@ -340,12 +340,14 @@ class Schedule:
         divide_loop, reorder and stage_mem of the accumulator).  `into` names the
         micro-panel, row, strip, vector and lane loops.  `rows="exact"`: Coq refuses an
         extent of `i` that is not q * mr (a row block of an SGEMM); `rows="guard"`: any
-        extent, the last micro-panel guarded (a convolution's output row)."""
+        extent, the last micro-panel guarded (a convolution's output row).  `isa` may be
+        "native" (the CPU's best vector ISA, as `select_instr`'s default)."""
         d, names = "register_tile", self._names()
         if rows not in ("exact", "guard"):
             raise ScheduleArgumentError(d, "rows", f"{rows!r} is not 'exact' or 'guard'")
         a, b = D.loop(d, "i", i, names), D.loop(d, "j", j, names)
         D.distinct(d, {"i": a, "j": b})
+        isa = best_vector_isa() if isa == "native" else isa
         if isa not in D.ISAS:
             raise ScheduleArgumentError(d, "isa", f"{isa!r} is not one of {', '.join(D.ISAS)}")
         for arg, k in (("mr", mr), ("nr", nr)):
