@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
 import _plots  # noqa: E402
 
-from verisched.targets.cpu import cpu_flags  # noqa: E402
+from verisched.targets.auto import best_vector_isa  # noqa: E402
 
 BATCH, CI, CO, HO, WO, KH, KW = 5, 128, 128, 80, 100, 3, 3
 DEFAULT_FIX: dict[str, int] = {}
@@ -113,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="auto: avx512 where the CPU has avx512f (PyTorch's oneDNN uses it "
                          "there too), else avx2; picks the derivation and the targets")
     ap.add_argument("--derivation", default=None, help="default: conv_ISA")
-    ap.add_argument("--target", default=None, help="default: ISA")
-    ap.add_argument("--par-target", default=None, help="default: ISA-openmp")
+    ap.add_argument("--target", default=None, help="default: native (the derivation's ISA)")
+    ap.add_argument("--par-target", default=None, help="default: native-openmp")
     ap.add_argument("--fix", action="append", default=[])
     ap.add_argument("--fast-math", action="store_true")
     ap.add_argument("--no-ours", action="store_true")
@@ -125,11 +125,10 @@ def main(argv: list[str] | None = None) -> int:
                          "CPUs idle before timing")
     ap.add_argument("--out-dir", default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
-    isa = args.isa if args.isa != "auto" else (
-        "avx512" if "avx512f" in cpu_flags() else "avx2")
+    isa = args.isa if args.isa != "auto" else best_vector_isa()
     args.derivation = args.derivation or f"conv_{isa}"
-    args.target = args.target or isa
-    args.par_target = args.par_target or f"{isa}-openmp"
+    args.target = args.target or "native"  # builds conv_<isa> with <isa> (targets/auto.py)
+    args.par_target = args.par_target or "native-openmp"
     # Before torch loads its OpenMP runtime: idle workers sleep instead of spinning, so
     # the interleaved variants do not slow each other (see bench_blur.py).
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")

@@ -10,8 +10,10 @@ variant sees the same machine load), 1 and 2 threads:
              `cblas_sgemm` with beta = 1, i.e. exactly C += A·B in place; the
              thread count is set with threadpoolctl before each timed call.
   ours       the kernel derived in coq/Examples/Sgemm.v, replayed through the
-             bridge, lowered with the AVX2 instruction library (serial) and with
-             OpenMP (2 threads), compiled once (size-generic) and cached.  It
+             bridge, lowered for the `native` targets (the derivation's ISA,
+             sgemm_avx512 where the CPU has avx512f, else sgemm_avx2: --isa
+             auto), serial and with OpenMP (2 threads), compiled once
+             (size-generic) and cached.  It
              writes a separate output (out = C + A·B when the derivation takes C,
              else out = A·B): the same reads of A and B, one read of C fewer at
              most; the report says which.
@@ -39,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from verisched.targets.auto import best_vector_isa
 from verisched.targets.cpu import cpu_flags
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -296,17 +299,18 @@ def choose_isa(args: argparse.Namespace) -> None:
     """Fill the derivation and target defaults from --isa.  `auto` takes AVX-512 where
     the CPU has it: there OpenBLAS runs its AVX-512 kernels, and our AVX2 kernels ran
     at about half their speed (issue 16), so an AVX2 default would compare a user's
-    best choice with a handicapped one."""
+    best choice with a handicapped one.  The targets default to `native`, which builds
+    a derivation in one ISA's instruction form with that ISA (targets/auto.py)."""
     isa = args.isa
     if isa == "auto":
-        isa = "avx512" if "avx512f" in cpu_flags() else "avx2"
+        isa = best_vector_isa()
     args.isa = isa
     if args.derivation is None:
         args.derivation = f"sgemm_{isa}"
     if args.strip_derivation is None:
         args.strip_derivation = STRIP_DERIVATION.get(isa, "")
-    args.target = args.target or isa
-    args.par_target = args.par_target or f"{isa}-openmp"
+    args.target = args.target or "native"
+    args.par_target = args.par_target or "native-openmp"
     print(f"our kernels: {args.derivation} on {args.target} / {args.par_target} "
           f"(--isa {isa}{'; the CPU has avx512f' if 'avx512f' in cpu_flags() else ''})",
           flush=True)
@@ -336,7 +340,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="the derivation called instead where use_strip says so "
                          "('' for none; default: sgemm_avx2_strip for AVX2, none for "
                          "AVX-512, which has no strip variant)")
-    ap.add_argument("--target", default=None, help="our serial target (default: the ISA)")
+    ap.add_argument("--target", default=None, help="our serial target (default: native, which "
+                    "builds the derivation with its ISA)")
     ap.add_argument("--par-target", default=None,
                     help="our OpenMP target (default: the ISA's -openmp)")
     ap.add_argument("--fix", action="append", default=[],
@@ -656,8 +661,9 @@ def analysis(results, peak, ours: cm.Ours, T: int, profile: dict) -> list[str]:
                    "block) weighs far more there.  MKL pulls ahead of Exo and OpenBLAS there "
                    "with kernels specialised for such shapes (Exo thesis Sec. 7.2, Fig. "
                    "7-2b).  At "
-                   "M = 64 there is a single row block, so the 2-thread kernel runs on one "
-                   "thread: a parallel loop over column strips would be needed there.")
+                   "M = 64 there is a single row block: with fewer row blocks than threads "
+                   "the OpenMP kernel runs its column strips in parallel instead "
+                   "(targets/openmp.py, rule 6).")
     return out
 
 

@@ -166,12 +166,16 @@ def test_sgemm_runtime_block_sizes(coq) -> None:
     exe = build_sanitized([lw], get_target("avx2"))
     par.set_threads(2)
     rng = np.random.default_rng(5)
-    # One row block (M <= 6 mcr) takes the serial copy of the row-block loop, whose
-    # column strips are then the parallel loop (openmp.py, rule 6).
+    # Fewer row blocks than threads (one: M <= 6 mcr) take the serial copy of the
+    # row-block loop, whose column strips are then the parallel loop (openmp.py, rule 6).
     body = "\n".join(par.lowered.body)
-    assert "if(!omp_in_parallel())" not in body and "6*mcr) > 1) {" in body
-    for M, N, K, mcr, kc in [(50, 33, 29, 2, 5), (13, 17, 7, 1, 3), (61, 40, 16, 3, 16),
-                             (7, 5, 40, 5, 7), (30, 70, 20, 5, 8)]:
+    assert "if(!omp_in_parallel())" not in body
+    assert "6*mcr) >= omp_get_max_threads()) {" in body
+    for M, N, K, mcr, kc, threads in [(50, 33, 29, 2, 5, 2), (13, 17, 7, 1, 3, 2),
+                                      (61, 40, 16, 3, 16, 2), (7, 5, 40, 5, 7, 2),
+                                      (30, 70, 20, 5, 8, 2), (24, 37, 19, 2, 6, 3),
+                                      (40, 21, 9, 1, 4, 3)]:
+        par.set_threads(threads)  # 3 threads, 2 row blocks: the strips are parallel
         case = {"M": M, "N": N, "K": K, "mcr": mcr, "kc": kc}
         assert checked.program.violated(case) is None
         shapes, out_shape = kernel.extents(case)
@@ -179,9 +183,9 @@ def test_sgemm_runtime_block_sizes(coq) -> None:
         want = evaluate(dp.original, {a: v.astype(np.float64) for a, v in ins.items()},
                         case, np.float64)
         assert kernel.lowered.inplace == par.lowered.inplace == ("C",)
-        for what, k in (("serial", kernel), ("2 threads", par)):
+        for what, k in (("serial", kernel), ("openmp", par)):
             np.testing.assert_allclose(k.call(ins, case), want, rtol=1e-4, atol=1e-4,
-                                       err_msg=f"sgemm_avx2 [{what}] at {case}")
+                                       err_msg=f"sgemm_avx2 [{what}, {threads}t] at {case}")
             c = ins["C"].copy()  # in place: C += A B, as BLAS with beta = 1
             k.call({**ins, "C": c}, case, out=c)
             np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4,

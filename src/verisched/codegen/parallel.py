@@ -25,8 +25,10 @@ FOR_HEADER = re.compile(r"for \(int (\w+) = (.*); \1 < (.*); \+\+\1\) \{")
 def only_if_several(out: Emitter, mark: int, trips: Poly, ctx: Ctx, fallbacks_before: int,
                     fallbacks_now: int) -> None:
     """A parallel loop (emitted from line `mark` on) with fallback loops inside runs its
-    region only with at least two iterations; with one (a single row block of a wide
-    GEMM), the fallbacks, say its column strips, take the threads instead (rule 6).
+    region only with at least two iterations and at least as many as there are threads;
+    with fewer (a single row block of a wide GEMM, or 2 row blocks for 4 threads), the
+    fallbacks, say its column strips, take the threads instead (rule 6).  Which copy
+    runs is a matter of speed only: each computes the loop's result.
 
     Two copies of the loop, not an `if` clause: a region disabled by `if`
     still opens a (one-thread) team, so the fallbacks' regions would be
@@ -41,8 +43,10 @@ def only_if_several(out: Emitter, mark: int, trips: Poly, ctx: Ctx, fallbacks_be
     par = [x for x in loop if not x.rstrip().endswith(FALLBACK_PRAGMA)]
     ser = [x.replace(FALLBACK_PRAGMA, "#pragma omp parallel for schedule(static)")
            for x in loop[1:]]
-    out.lines[mark:] = [f"{pad}if ({ctext(trips, ctx)} > 1) {{", *("  " + x for x in par),
-                        f"{pad}}}", f"{pad}else {{", *("  " + x for x in ser), f"{pad}}}"]
+    n = ctext(trips, ctx)
+    out.lines[mark:] = [f"{pad}if ({n} > 1 && {n} >= omp_get_max_threads()) {{",
+                        *("  " + x for x in par), f"{pad}}}", f"{pad}else {{",
+                        *("  " + x for x in ser), f"{pad}}}"]
 
 
 def collapse_tiles(out: Emitter, mark: int, gen_loops: set[str]) -> None:

@@ -67,7 +67,7 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
         if set_threads is None or not target.parallel:
             raise UsageError(f"--threads: target {target.name} is not parallel")
         set_threads(args.threads)
-    native = target.runs_on == "native"
+    native = target.runs_on != "simulator"  # ctypes on this CPU
     if native:
         kernel.call(inputs, sizes)  # a cold call first: the figure below is a warm one
     t0 = time.perf_counter()
@@ -76,7 +76,9 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
     when = "second call" if native else f"one run on the {target.runs_on}, not a timing"
     outs = out if isinstance(out, tuple) else (out,)
     shapes = ", ".join(str(o.shape) for o in outs)
-    print(f"{checked.name} [{target.name}] output shape{'s' if len(outs) > 1 else ''} "
+    picked = getattr(kernel, "picked", "")  # what `native` chose (targets/auto.py)
+    label = f"{target.name} picked {picked}" if picked else target.name
+    print(f"{checked.name} [{label}] output shape{'s' if len(outs) > 1 else ''} "
           f"{shapes}, {dt * 1000:.3f} ms ({when})")
     counters = getattr(kernel, "counters", None)
     if counters:

@@ -74,6 +74,10 @@ def lower(checked: CheckedProgram, target: str | Target, *, cache: bool = True) 
     of the instructions it calls and the package's code, which is everything it reads.
     A target from outside the registry is never cached (its code is not in the key)."""
     t = get_target(target)
+    registered = any(t is x for x in TARGETS)
+    resolve = getattr(t, "resolve", None)
+    if resolve is not None:  # `native`: the member this CPU and program call for
+        t = resolve(checked.program)
     missing = supports(t, checked.program.expr)
     if missing:
         able = [x.name for x in TARGETS if supports(x, checked.program.expr) is None]
@@ -81,10 +85,10 @@ def lower(checked: CheckedProgram, target: str | Target, *, cache: bool = True) 
                          f"{t.name} does not provide (targets that do: "
                          f"{', '.join(able) or 'none'})")
     key = None
-    if cache and derive_cache.enabled() and any(t is x for x in TARGETS):
+    if cache and derive_cache.enabled() and registered:
         exprs = (checked.program.expr,)
         try:
-            key = derive_cache.value_key(checked.program, t.name,
+            key = derive_cache.value_key(checked.program, getattr(t, "cache_name", t.name),
                                          derive_cache.instruction_specs(exprs))
         except (TypeError, ValueError, RecursionError, OSError):
             key = None  # not encodable: lowered every time, never wrongly reused
@@ -128,7 +132,7 @@ def compile_checked(checked: CheckedProgram, target: str | Target, *,
     return build(src, fast_math=fast_math)[checked.name]
 
 
-def compile_derivation(path: str | Path, derivation: str, target: str | Target = "c", *,
+def compile_derivation(path: str | Path, derivation: str, target: str | Target = "native", *,
                        fix: Mapping[str, FixValue] | None = None,
                        shapes: Mapping[str, Shape] | None = None, unsafe: bool = False,
                        name: str | None = None, dtype: str | None = None,
@@ -136,7 +140,7 @@ def compile_derivation(path: str | Path, derivation: str, target: str | Target =
                        cache: bool = True) -> Kernel:
     """The whole path for a derivation in a .v file: replay it in Coq (or take it from
     the cache of checked derivations unless `cache=False`), check it, and build its
-    kernel for `target`.
+    kernel for `target` (default `native`: targets/auto.py picks the ISA).
 
     >>> k = compile_derivation("coq/Examples/Blur.v", "blur_tiled", "openmp",
     ...                        fix={"kn": 32, "km": 16})          # doctest: +SKIP
@@ -147,7 +151,7 @@ def compile_derivation(path: str | Path, derivation: str, target: str | Target =
     return compile_checked(checked, target, fast_math=fast_math, cache=cache)
 
 
-def compile_program(expr: Expr, env: Mapping[str, Shape], target: str | Target = "c", *,
+def compile_program(expr: Expr, env: Mapping[str, Shape], target: str | Target = "native", *,
                     name: str = "kernel", sizes: Sequence[str] | None = None,
                     assume: Sequence[Pred | str] = (), bools: Sequence[str] = (),
                     fix: Mapping[str, FixValue] | None = None,

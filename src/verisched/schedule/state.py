@@ -45,6 +45,7 @@ from verisched.pybridge.errors import CoqCommandError
 from verisched.pybridge.outputs import distribute_outputs
 from verisched.pybridge.session import CoqSession
 from verisched.pybridge.terms import Expr, Gen, Iter, Let, Sum, Tuple, pred_free_vars, walk
+from verisched.targets.auto import best_vector_isa
 
 from . import directives as D
 from .coqfile import derived_name, section_sentences, standalone
@@ -297,13 +298,16 @@ class Schedule:
         b = D.buffer("compute_root", "buffer", buffer, self._names())
         return self.apply(f"compute_root {b}.")
 
-    def vectorize(self, loop: str, isa: str = "avx2") -> Schedule:
-        """Vectorize the generation `loop` with `isa` ("avx2": 8 lanes, "avx512": 16):
-        full vectors and a masked tail, the lanes as the instructions of
-        coq/Targets/AVX.v (Exo's divide_loop and replace)."""
+    def vectorize(self, loop: str, isa: str = "native") -> Schedule:
+        """Vectorize the generation `loop` with `isa` ("avx2": 8 lanes, "avx512": 16,
+        "native": the better of the two this CPU has, targets/auto.py): full vectors
+        and a masked tail, the lanes as the instructions of coq/Targets/AVX.v (Exo's
+        divide_loop and replace)."""
         i = D.loop("vectorize", "loop", loop, self._names())
+        isa = best_vector_isa() if isa == "native" else isa
         if isa not in ("avx2", "avx512"):
-            raise ScheduleArgumentError("vectorize", "isa", f"{isa!r} is not avx2 or avx512")
+            raise ScheduleArgumentError("vectorize", "isa",
+                                        f"{isa!r} is not avx2, avx512 or native")
         return self.apply(f"vectorize {i} with {isa}.")
 
     def unroll_time(self, factor: int) -> Schedule:
@@ -336,12 +340,14 @@ class Schedule:
         divide_loop, reorder and stage_mem of the accumulator).  `into` names the
         micro-panel, row, strip, vector and lane loops.  `rows="exact"`: Coq refuses an
         extent of `i` that is not q * mr (a row block of an SGEMM); `rows="guard"`: any
-        extent, the last micro-panel guarded (a convolution's output row)."""
+        extent, the last micro-panel guarded (a convolution's output row).  `isa` may be
+        "native" (the CPU's best vector ISA, as `select_instr`'s default)."""
         d, names = "register_tile", self._names()
         if rows not in ("exact", "guard"):
             raise ScheduleArgumentError(d, "rows", f"{rows!r} is not 'exact' or 'guard'")
         a, b = D.loop(d, "i", i, names), D.loop(d, "j", j, names)
         D.distinct(d, {"i": a, "j": b})
+        isa = best_vector_isa() if isa == "native" else isa
         if isa not in D.ISAS:
             raise ScheduleArgumentError(d, "isa", f"{isa!r} is not one of {', '.join(D.ISAS)}")
         for arg, k in (("mr", mr), ("nr", nr)):
@@ -359,11 +365,14 @@ class Schedule:
                           f"into {loops} as {new['buffer']}"
                           + (" guard." if rows == "guard" else "."))
 
-    def select_instr(self, buffer: str, isa: str = "avx2") -> Schedule:
+    def select_instr(self, buffer: str, isa: str = "native") -> Schedule:
         """The register tile `buffer` in `isa`'s instructions (Exo's replace): partial
         micro-tiles skipped, masked stores, broadcast x load products, `buffer` in vector
-        registers.  Coq refuses a tile that is not an outer product of packed operands."""
+        registers.  Coq refuses a tile that is not an outer product of packed operands.
+        `isa="native"`: the better of avx2 and avx512 this CPU has; the tile's lanes
+        (register_tile) must be that ISA's."""
         b = D.buffer("select_instr", "buffer", buffer, self._names())
+        isa = best_vector_isa() if isa == "native" else isa
         if isa not in D.ISAS:
             raise ScheduleArgumentError("select_instr", "isa",
                                         f"{isa!r} is not one of {', '.join(D.ISAS)}")
@@ -539,9 +548,11 @@ class Schedule:
             derived = load(path, derived_name(self.live.program))
         return check(derived, fix=fix, unsafe=unsafe, dtype=dtype)
 
-    def compile(self, target: str = "c", *, fix: Mapping[str, FixValue] | None = None,
+    def compile(self, target: str = "native", *, fix: Mapping[str, FixValue] | None = None,
                 unsafe: bool = False, dtype: str | None = None) -> Kernel:
-        """The scheduled kernel for `target`, callable with numpy arrays.  Each
+        """The scheduled kernel for `target` (default `native`: the ISA the schedule's
+        instructions are in, or this CPU's best for an ISA-neutral one; targets/auto.py),
+        callable with numpy arrays.  Each
         `parallel` annotation must be honoured by the target's lowering, or this
         raises AnnotationRefused naming the loop and why."""
         t = get_target(target)

@@ -58,6 +58,20 @@ class NativeTarget:
     own_families: tuple[str, ...] = ()
     # Libraries the kernels link with (after the sources: `-lopenblas`).
     libs: tuple[str, ...] = ()
+    # Set on the member `native` picked (targets/auto.py): its ISA ("avx512", "avx2",
+    # "c") and why; stated in the summary, the C banner and on each kernel.
+    picked: str = ""
+    picked_why: str = ""
+
+    @property
+    def cache_name(self) -> str:
+        """The name a cached lowering is keyed by (the pick included)."""
+        return f"{self.name}={self.picked}" if self.picked else self.name
+
+    @property
+    def pick_note(self) -> str:
+        return f"target {self.name} picked {self.picked}: {self.picked_why}" if self.picked \
+            else ""
 
     @property
     def memories(self) -> tuple[str, ...]:
@@ -92,11 +106,17 @@ class NativeTarget:
                    parallel=self.parallel, sizes=list(program.sizes), assume=program.assume(),
                    isa=self.isa, hooks=self.hooks, store_at=dict(program.store_at))
         loops = f"{lw.parallel_loops} parallel loop(s)" if self.parallel else "serial"
+        if self.picked:
+            loops = f"{self.pick_note}; {loops}"
         return Lowered(self, program, lw, loops)
 
     def render(self, lowered: Sequence[Lowered]) -> CSource:
         kernels = [x.kernel for x in lowered]
-        notes = banner(lowered)
+        others = sorted({x.target.cache_name for x in lowered if x.target != self})
+        if others:
+            raise LowerError(f"render: kernels lowered for {self.cache_name} and "
+                             f"{', '.join(others)} cannot share a C file")
+        notes = ([self.pick_note] if self.picked else []) + banner(lowered)
         return CSource(self, tuple(lowered), render_source(kernels, self.name, notes),
                        render_header(kernels, f"{lowered[0].name}.c", notes))
 
@@ -124,7 +144,8 @@ def load(c_text: str, kernels: list[LoweredKernel], target: NativeTarget, *,
             lib = ctypes.CDLL(str(path))
         except OSError as exc:
             raise CompileError(f"load: cannot load {path}: {exc}") from exc
-    return {k.name: NativeKernel(lib, k, path, target.name) for k in kernels}
+    return {k.name: NativeKernel(lib, k, path, target.name, picked=target.picked)
+            for k in kernels}
 
 
 def build(kernels: list[LoweredKernel], target: NativeTarget, *, fast_math: bool = False
@@ -139,8 +160,11 @@ class NativeKernel:
     and integer sizes.  Implements targets.base.Kernel."""
 
     def __init__(self, lib: ctypes.CDLL, lowered: LoweredKernel, path: Path,
-                 target: str = "c", program: KernelProgram | None = None) -> None:
+                 target: str = "c", program: KernelProgram | None = None, *,
+                 picked: str = "") -> None:
         self.lowered = lowered
+        # The ISA `native` picked for it ("" for a target named by its ISA).
+        self.picked = picked
         self.path = path
         self.target = target
         self.program = program

@@ -29,10 +29,12 @@ parallel only if
 6. a fallback: inside a parallel loop and under a SUM, the first generation on
    each path is parallel too, but runs so only when the parallel loop does not
    (`parallel.only_if_several`): that loop is emitted twice, a parallel copy
-   taken with two or more iterations, in which the fallbacks are serial, and
-   a serial copy, in which they are parallel.  A one-iteration parallel loop
-   (a wide GEMM's single row block, whose size is known only at run time)
-   thus hands the threads to its column strips.  Safe by 3 and 4 for the
+   taken with two or more iterations and at least as many as threads
+   (`omp_get_max_threads()`), in which the fallbacks are serial, and a serial
+   copy, in which they are parallel.  A parallel loop with fewer iterations
+   than threads (a wide GEMM's single row block, or 2 row blocks for 4
+   threads, known only at run time) thus hands the threads to its column
+   strips.  Which copy runs changes the speed only, never the result.  Safe by 3 and 4 for the
    fallback loop itself (its iterations write disjoint slices of what the
    SUM accumulates into, and lets inside it are per iteration); the SUM's
    steps stay in order, each a fork/join.

@@ -13,7 +13,7 @@ TARGETS below.  docs/architecture.md walks through an example.
 from __future__ import annotations
 
 from verisched.codegen.errors import LowerError
-from verisched.targets import avx2, avx512, c, cblas, openmp
+from verisched.targets import auto, avx2, avx512, c, cblas, openmp
 from verisched.targets.base import Target
 from verisched.targets.gemmini import target as gemmini
 
@@ -24,6 +24,8 @@ TARGETS: tuple[Target, ...] = (
     avx2.TARGET_OPENMP,
     avx512.TARGET,
     avx512.TARGET_OPENMP,
+    auto.TARGET,
+    auto.TARGET_OPENMP,
     gemmini.TARGET,
     cblas.TARGET,
 )
