@@ -109,7 +109,7 @@ def sgemm(n: int, target: str) -> Problem:
     isa = "avx512" if target.startswith("avx512") else "avx2"
 
     def hand(s: Schedule) -> Schedule:   # examples/sgemm_avx2.py, mcr = 16, kc = 256
-        return (s.split("i", 96, "io", "ii").fission("ii").split("k", 256, "ko", "kk")
+        return (s.split("i", dsl.ix(16) * 6, "io", "ii").fission("ii").split("k", 256, "ko", "kk")
                 .reorder("ko", "ii", "j")
                 .register_tile("ii", "j", 6, 64 if isa == "avx512" else 16, isa,
                                into=("im", "ir", "jm", "jv", "l"), buffer="t")

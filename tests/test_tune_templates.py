@@ -41,7 +41,7 @@ def test_sgemm_template_is_the_hand_chain() -> None:
     assert "microkernel" in space.templates
     calls = [(op.method, op.args) for op in space.ops(KERNEL)]
     assert calls == [("split", ("i", {"mul": [8, 6]}, "io", "ii")), ("fission", ("ii",)),
-                     ("split", ("k", 64, "ko", "kk")), ("reorder", ("ko", "ii", "j")),
+                     ("split", ("k", 64, "ko", "kd")), ("reorder", ("ko", "ii", "j")),
                      ("register_tile", ("ii", "j", 6, 16, "avx2")),
                      ("stage", ("B", "io", "Bp")), ("compute_root", ("Bp",)),
                      ("stage", ("A", "ko", "Ap")), ("select_instr", ("t", "avx2"))]

@@ -245,7 +245,8 @@ class Space:
             out = []
             if p.get("mk_producers"):
                 for prod in self.producers:
-                    out += tpl.microkernel_ops(self.kernels[prod], p, taken, tag=prod)
+                    out += tpl.microkernel_ops(self.kernels[prod], p, taken, tag=prod,
+                                               select="mk_select_producers")
             return out + tpl.microkernel_ops(self.kernel, p, taken)
         if template == "lanes" and self.kernel is not None:
             return tpl.lanes_ops(self.kernel, p, set(self.taken))

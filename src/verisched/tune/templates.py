@@ -105,6 +105,9 @@ def suggest(trial: Trial, template: str, isas: tuple[str, ...], has_producers: b
         p["mk_select"] = trial.suggest_categorical("mk_select", [False, True])
         if has_producers:
             p["mk_producers"] = trial.suggest_categorical("mk_producers", [False, True])
+            if p["mk_producers"]:   # the producers' own instruction selection
+                p["mk_select_producers"] = trial.suggest_categorical(
+                    "mk_select_producers", [False, True])
     elif template == "lanes":
         p["ln_isa"] = trial.suggest_categorical("ln_isa", list(isas))
         p["ln_rows"] = trial.suggest_categorical("ln_rows", ROW_FACTORS)
@@ -112,8 +115,11 @@ def suggest(trial: Trial, template: str, isas: tuple[str, ...], has_producers: b
     return p
 
 
-def microkernel_ops(n: Nest, p: dict[str, Any], taken: set[str], tag: str = "") -> list[Op]:
-    """Sgemm.v's chain on the nest `n` (see the module docstring)."""
+def microkernel_ops(n: Nest, p: dict[str, Any], taken: set[str], tag: str = "",
+                    select: str = "mk_select") -> list[Op]:
+    """Sgemm.v's chain on the nest `n` (see the module docstring); `select`: the
+    parameter that asks for its instruction selection (a producer whose operands are
+    inputs can be packed and selected where the consumer reading a let cannot)."""
     if n.a is None or n.b is None:
         # nothing to name a tile by: ask register_tile anyway, so Coq says why
         first = n.a or n.k or "i"
@@ -122,14 +128,14 @@ def microkernel_ops(n: Nest, p: dict[str, Any], taken: set[str], tag: str = "") 
                    (("buffer", fresh("t" + tag, taken)),
                     ("into", tuple(fresh(x + tag, taken) for x in
                                    ("im", "ir", "jm", "jv", "l")))))]
-    ao, ai = fresh(n.a + "o", taken), fresh(n.a + "i", taken)
+    ao, ai = fresh(n.a + "o" + tag, taken), fresh(n.a + "i" + tag, taken)
     # the row block as q * mr, the form register_tile's exact split matches (MC_FACTORS
     # are multiples of every MR_FACTORS entry)
     out = [Op("split", (n.a, mul(p["mk_mc"] // p["mk_mr"], p["mk_mr"]), ao, ai))]
     if n.adds:
         out.append(Op("fission", (ai,)))
     if n.k is not None:
-        ko, kk = fresh(n.k + "o", taken), fresh(n.k + "k", taken)
+        ko, kk = fresh(n.k + "o" + tag, taken), fresh(n.k + "d" + tag, taken)
         out += [Op("split", (n.k, p["mk_kc"], ko, kk)), Op("reorder", (ko, ai, n.b))]
     t = fresh("t" + tag, taken)
     into = tuple(fresh(x + tag, taken) for x in ("im", "ir", "jm", "jv", "l"))
@@ -141,7 +147,7 @@ def microkernel_ops(n: Nest, p: dict[str, Any], taken: set[str], tag: str = "") 
     if p.get("mk_pack_row") and n.row_operand:
         at = ko if n.k is not None else ao
         out.append(Op("stage", (n.row_operand, at, fresh(n.row_operand + "p", taken))))
-    if p.get("mk_select"):
+    if p.get(select):
         out.append(Op("select_instr", (t, p["mk_isa"])))
     return out
 
@@ -172,12 +178,16 @@ def seeds(isas: tuple[str, ...], has_producers: bool) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for isa in reversed(isas):
         nr = 64 if isa == "avx512" else 32
-        for sel, row in ((True, True), (False, True), (False, False)):
+        # with producers (the chained matmul), the consumer reads a let: its tile
+        # unselected first, the producers' selected
+        for sel, row in (((False, True), (True, True), (False, False)) if has_producers
+                         else ((True, True), (False, True), (False, False))):
             q = {"template": "microkernel", "mk_isa": isa, "mk_mc": 96, "mk_kc": 256,
                  "mk_mr": 6, "mk_nr": nr, "mk_pack_col": True, "mk_pack_row": row,
                  "mk_select": sel}
             if has_producers:
                 q["mk_producers"] = True
+                q["mk_select_producers"] = row
             out.append(q)
         for rows in (32, 64):
             for st in (True, False):
