@@ -119,7 +119,12 @@ class Search:
         asked = repeats = 0
         try:
             while True:
-                if self._over_budget():
+                # The budget stops asking; candidates already in flight may finish
+                # for one more `timeout` (a micro-kernel candidate's proof takes
+                # minutes on a loaded machine: cut at the budget, a short run would
+                # never see one), then the rest are dropped.
+                if self._over_budget() and (not inflight or self.budget is None or
+                                            self.elapsed() >= self.budget + self.timeout):
                     out.stopped = "budget"
                     break
                 while len(inflight) < self.executor.slots and not self._enough(asked):
