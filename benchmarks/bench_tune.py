@@ -3,7 +3,9 @@
 Problems, each starting from the naive program of the example that hand-schedules
 it (examples/matvec_tiled.py, examples/chained_matmul.py):
   matvec   y = A·x, A n x m (hand: two levels of tiles, 64 x 64 of 8 x 8);
-  chain    (A·B)·C (hand: compute_at of A·B per output row).
+  chain    (A·B)·C (hand: compute_at of A·B per output row);
+  sgemm    C + A·B (hand: coq/Examples/Directives/Sgemm.v's chain, examples/sgemm_avx2.py:
+           6 x 16 AVX2 or 6 x 64 AVX-512 register tile, both packs, select_instr).
 For each, `verisched.tune.tune` searches for --budget seconds (every candidate
 proved by Coq; proving on a pool of --jobs workers, timing in this process), then
 the tuned kernel, the untuned program, the hand-derived schedule (same target)
@@ -96,6 +98,29 @@ def chain(n: int) -> Problem:
 
     return Problem("chain", prog, {"n": n, "m": n, "p": n, "q": n}, hand, peer,
                    4.0 * n ** 3)
+
+
+def sgemm(n: int, target: str) -> Problem:
+    ms, ns, ks = dsl.sizes("M N K")
+    A, B, C = dsl.tensor("A", ms, ks), dsl.tensor("B", ks, ns), dsl.tensor("C", ms, ns)
+    prog = dsl.program("sgemm", dsl.gen("i", ms, lambda i: dsl.gen("j", ns, lambda j: C[i, j]
+                       + dsl.sum("k", ks, lambda k: A[i, k] * B[k, j]))),
+                       inputs=[A, B, C], sizes=["M", "N", "K"])
+    isa = "avx512" if target.startswith("avx512") else "avx2"
+
+    def hand(s: Schedule) -> Schedule:   # examples/sgemm_avx2.py, mcr = 16, kc = 256
+        return (s.split("i", dsl.ix(16) * 6, "io", "ii").fission("ii").split("k", 256, "ko", "kk")
+                .reorder("ko", "ii", "j")
+                .register_tile("ii", "j", 6, 64 if isa == "avx512" else 16, isa,
+                               into=("im", "ir", "jm", "jv", "l"), buffer="t")
+                .stage("B", "io", "Bp").compute_root("Bp").stage("A", "ko", "Ap")
+                .select_instr("t", isa))
+
+    def peer(ins: dict[str, np.ndarray]) -> Callable[[], object]:
+        a, b, c = ins["A"], ins["B"], ins["C"]
+        return lambda: c + a @ b
+
+    return Problem("sgemm", prog, {"M": n, "N": n, "K": n}, hand, peer, 2.0 * n ** 3)
 
 
 def blas_threads(n: int):
@@ -207,9 +232,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="proving worker processes")
     ap.add_argument("--target", default=None, help="default: the CPU's widest ISA, OpenMP")
     ap.add_argument("--problems", nargs="*", default=["matvec", "chain"],
-                    choices=["matvec", "chain"])
+                    choices=["matvec", "chain", "sgemm"])
     ap.add_argument("--matvec", type=int, nargs=2, default=[1000, 1000], metavar=("N", "M"))
     ap.add_argument("--chain", type=int, default=200, help="n = m = p = q")
+    ap.add_argument("--sgemm", type=int, default=256, help="M = N = K")
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--blas-threads", type=int, default=1, help="OpenBLAS's threads")
     ap.add_argument("--seed", type=int, default=0)
@@ -217,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     args.target = args.target or default_target()
     started = datetime.datetime.now(datetime.timezone.utc)
-    problems = {"matvec": lambda: matvec(*args.matvec), "chain": lambda: chain(args.chain)}
+    problems = {"matvec": lambda: matvec(*args.matvec), "chain": lambda: chain(args.chain),
+                "sgemm": lambda: sgemm(args.sgemm, args.target)}
     rows = []
     with tempfile.TemporaryDirectory(prefix="vs-bench-tune-") as tmp:
         for name in args.problems:

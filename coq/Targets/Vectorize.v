@@ -93,6 +93,12 @@ Section Guards.
 
   Lemma guard_smul_both p (a b : S) : |[ p ]| (a * b) = (|[ p ]| a) * (|[ p ]| b).
   Proof. destruct p; cbn; [reflexivity|]; symmetry; apply smul_0_l. Qed.
+
+  (** The guard onto the left factor only (the tuner's lanes template, before
+      [stage] moves it into the packed, zero-padded operand): the right factor
+      stays a lane-free broadcast. *)
+  Lemma guard_smul_l p (a b : S) : |[ p ]| (a * b) = (|[ p ]| a) * b.
+  Proof. destruct p; cbn; [reflexivity|]; symmetry; apply smul_0_l. Qed.
 End Guards.
 
 (** ** The directive *)

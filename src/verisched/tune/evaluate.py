@@ -100,7 +100,7 @@ def prove(program: Program, target: str, ops: tuple[Op, ...], workdir: str,
         s = _root(program, timeout)
         for op in ops:
             try:
-                s = getattr(s, op.method)(*op.args, **dict(op.kwargs))
+                s = getattr(s, op.method)(*op.call_args(), **dict(op.kwargs))
             except DirectiveRefused:
                 if op.optional:
                     continue

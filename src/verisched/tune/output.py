@@ -79,7 +79,7 @@ from verisched.pybridge.interp import evaluate
 from verisched.pybridge.terms import *  # noqa: F401,F403  (the program's AST below)
 from verisched.pybridge.terms import eval_idx
 from verisched.schedule import Schedule
-from verisched.schedule.dsl import Program
+from verisched.schedule.dsl import Ix, Program
 
 PROGRAM = {program}
 SIZES = {sizes}

@@ -31,7 +31,7 @@ from verisched.schedule.dsl import Program
 from . import log as tlog
 from .evaluate import REFUSALS, TOO_SLOW, Proof, Workload, build_file, measure, prove
 from .executors import Executor
-from .space import Op, Space, describe
+from .space import Op, Space, describe, with_template
 
 # After this many points in a row that were all seen before, the space is taken as
 # exhausted (TPE keeps proposing known points) and the search stops.
@@ -113,13 +113,18 @@ class Search:
             out.counters.resumed += 1
         for params in enqueue:
             if tlog.key(params) not in seen:
-                study.enqueue_trial(params, skip_if_exists=True)
+                study.enqueue_trial(with_template(self.space, params), skip_if_exists=True)
         self.t0 = time.monotonic()
         inflight: dict[Any, tuple[Any, dict[str, Any]]] = {}
         asked = repeats = 0
         try:
             while True:
-                if self._over_budget():
+                # The budget stops asking; candidates already in flight may finish
+                # for one more `timeout` (a micro-kernel candidate's proof takes
+                # minutes on a loaded machine: cut at the budget, a short run would
+                # never see one), then the rest are dropped.
+                if self._over_budget() and (not inflight or self.budget is None or
+                                            self.elapsed() >= self.budget + self.timeout):
                     out.stopped = "budget"
                     break
                 while len(inflight) < self.executor.slots and not self._enough(asked):
@@ -256,8 +261,11 @@ class Search:
             dists = {k: optuna.distributions.json_to_distribution(v)
                      for k, v in rec.distributions.items()}
             v = self._verdict(optuna, rec)
+            params = rec.params
+            if "template" in dists and "template" not in params:   # a loop-template point
+                params = {**params, "template": "loops"}
             trial = optuna.trial.create_trial(
-                params=rec.params, distributions=dists, value=v.get("values"),
+                params=params, distributions=dists, value=v.get("values"),
                 state=v.get("state", optuna.trial.TrialState.COMPLETE))
             study.add_trial(trial)
         except (ValueError, TypeError, KeyError) as exc:

@@ -20,54 +20,20 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from verisched.pipeline import Target
 from verisched.pybridge.terms import Expr, Gen, Guard, Let, Sum, binder, walk
 from verisched.schedule.directives import ISAS
 from verisched.schedule.dsl import Program
 
+from . import templates as tpl
+from .space_types import NONE, Loop, Op, Trial
+from .space_types import fresh as _fresh
+
 # Tile factors tried for each of the two tiled loops; 1 means "not split".
 TILE_FACTORS = (1, 4, 8, 16, 32, 64, 128, 256)
 UNROLL_FACTORS = (1, 4, 8)
-NONE = "none"
-
-
-class Trial(Protocol):
-    """What the space needs of an Optuna trial (optuna.trial.Trial has it)."""
-
-    def suggest_categorical(self, name: str, choices: Any) -> Any: ...
-
-
-@dataclass(frozen=True)
-class Op:
-    """One directive call on a `Schedule`: `getattr(s, method)(*args, **kwargs)`.
-    `optional`: a cleanup (simpl_guard) whose refusal only means there was nothing
-    to clean; it is then left out of the candidate, not counted as a refusal."""
-
-    method: str
-    args: tuple[Any, ...] = ()
-    kwargs: tuple[tuple[str, Any], ...] = ()
-    optional: bool = False
-
-    def python(self) -> str:
-        """The call as Python source (`.tile('i', 'j', 32, 8, ...)`)."""
-        parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs]
-        return f".{self.method}({', '.join(parts)})"
-
-    def to_json(self) -> list[Any]:
-        return [self.method, list(self.args), dict(self.kwargs)]
-
-    @staticmethod
-    def from_json(data: list[Any]) -> Op:
-        method, args, kwargs = data
-        return Op(method, tuple(args), tuple(sorted(kwargs.items())))
-
-
-@dataclass(frozen=True)
-class Loop:
-    name: str
-    kind: str  # "gen" or "sum"
 
 
 def consumer_nest(e: Expr) -> tuple[tuple[str, ...], tuple[Loop, ...]]:
@@ -91,14 +57,6 @@ def loop_nest(e: Expr) -> tuple[Loop, ...]:
     return tuple(loops)
 
 
-def _fresh(base: str, taken: set[str]) -> str:
-    name, k = base, 1
-    while name in taken:
-        name, k = f"{base}{k}", k + 1
-    taken.add(name)
-    return name
-
-
 @dataclass
 class Space:
     """The directive templates of one program for one target.
@@ -118,6 +76,16 @@ class Space:
     taken: set[str] = field(default_factory=set)
     # each producer's own nest (the let's value), by producer
     inner: dict[str, tuple[Loop, ...]] = field(default_factory=dict)
+    # the micro-kernel templates' view of the consumer and of each producer (templates.py)
+    kernel: tpl.Nest | None = None
+    kernels: dict[str, tpl.Nest] = field(default_factory=dict)
+
+    @property
+    def templates(self) -> tuple[str, ...]:
+        """The templates offered: the loop template alone without a vector ISA or a
+        nest (nothing for a micro-kernel to be built of), else all of them; whether
+        one fits a program is the directives' to say."""
+        return tpl.TEMPLATES if self.isas and self.nest else ("loops",)
 
     @classmethod
     def of(cls, program: Program, target: Target) -> Space:
@@ -126,11 +94,15 @@ class Space:
         taken |= {b for x in walk(program.expr) if (b := binder(x)) is not None}
         isas = tuple(isa for isa in ISAS if isa in target.families)
         inner: dict[str, tuple[Loop, ...]] = {}
+        kernels: dict[str, tpl.Nest] = {}
+        ins = {t for t, _ in program.inputs}
         e = program.expr
         while isinstance(e, Let):
             inner[e.var] = loop_nest(e.value)
+            kernels[e.var] = tpl.nest_of(e.value, inner[e.var], ins)
             e = e.body
-        return cls(program, target, producers, nest, isas, taken, inner)
+        return cls(program, target, producers, nest, isas, taken, inner,
+                   tpl.nest_of(e, nest, ins), kernels)
 
     @staticmethod
     def _perms(loops: tuple[Loop, ...]) -> list[str]:
@@ -146,7 +118,13 @@ class Space:
         return self._perms(self.nest)
 
     def suggest(self, trial: Trial) -> dict[str, Any]:
-        """Ask `trial` for one point of the space (define-by-run)."""
+        """Ask `trial` for one point of the space (define-by-run).  The loop template's
+        points carry no `template` key (logs written before the micro-kernel templates
+        stay valid)."""
+        if len(self.templates) > 1:
+            template = trial.suggest_categorical("template", list(self.templates))
+            if template != "loops":
+                return tpl.suggest(trial, template, self.isas, bool(self.producers))
         p: dict[str, Any] = {}
         if len(self.nest) >= 2:
             p["order"] = trial.suggest_categorical("order", self.orders())
@@ -225,6 +203,9 @@ class Space:
         outermost generation.  A fixed ordering of candidates, not a cost model:
         every seed is proved and measured like any other point (the issue's rule:
         order candidates, never skip measuring), and TPE starts from their times."""
+        first: list[dict[str, Any]] = []
+        if len(self.templates) > 1:   # the hand schedules' points, widest ISA only
+            first = tpl.seeds(self.isas, bool(self.producers))[:tpl.SEEDS_PER_ISA]
         out: list[dict[str, Any]] = []
         gens = [lp.name for lp in self.nest if lp.kind == "gen"]
         placements = [NONE] + gens[:1]
@@ -252,12 +233,23 @@ class Space:
                     if self.target.parallel:
                         q["parallel"] = True
                     out.append(q)
-        return out[:8]
+        return first + out[:8]
 
     # -- parameters -> directives ----------------------------------------------------
 
     def ops(self, p: dict[str, Any]) -> list[Op]:
         """The directive calls of the point `p` (a pure function of `p`)."""
+        template = p.get("template", "loops")
+        if template == "microkernel" and self.kernel is not None:
+            taken = set(self.taken)
+            out = []
+            if p.get("mk_producers"):
+                for prod in self.producers:
+                    out += tpl.microkernel_ops(self.kernels[prod], p, taken, tag=prod,
+                                               select="mk_select_producers")
+            return out + tpl.microkernel_ops(self.kernel, p, taken)
+        if template == "lanes" and self.kernel is not None:
+            return tpl.lanes_ops(self.kernel, p, set(self.taken))
         out: list[Op] = []
         order = self._order(p)
         if order and [lp.name for lp in order] != [lp.name for lp in self.nest]:
@@ -304,6 +296,14 @@ class Space:
         if p.get("parallel"):
             out.append(Op("parallel", (next(lp.name for lp in final if lp.kind == "gen"),)))
         return out
+
+
+def with_template(space: Space, p: dict[str, Any]) -> dict[str, Any]:
+    """`p` as Optuna must be given it: a loop-template point without its `template`
+    key gets `template=loops` when the space asks for one (enqueue, resume)."""
+    if len(space.templates) > 1 and "template" not in p:
+        return {**p, "template": "loops"}
+    return dict(p)
 
 
 def describe(p: dict[str, Any]) -> str:
