@@ -33,6 +33,7 @@ import numpy as np
 from verisched.schedule import Schedule, dsl
 from verisched.schedule.dsl import Program
 from verisched.targets.cpu import cpu_flags
+from verisched.targets.registry import get_target
 from verisched.targets.toolchain import atomic_write
 from verisched.tune import tune
 from verisched.tune.evaluate import build_file, candidate_path, kernel_sizes, workload
@@ -108,10 +109,13 @@ def sgemm(n: int, target: str) -> Problem:
                        inputs=[A, B, C], sizes=["M", "N", "K"])
     isa = "avx512" if target.startswith("avx512") else "avx2"
 
+    # Sgemm.v's register tile: 2 vectors of 8 lanes (avx2), 4 of 16 (avx512)
+    width = {8: 16, 16: 64}[get_target(isa).isa.lanes]
+
     def hand(s: Schedule) -> Schedule:   # examples/sgemm_avx2.py, mcr = 16, kc = 256
         return (s.split("i", dsl.ix(16) * 6, "io", "ii").fission("ii").split("k", 256, "ko", "kk")
                 .reorder("ko", "ii", "j")
-                .register_tile("ii", "j", 6, 64 if isa == "avx512" else 16, isa,
+                .register_tile("ii", "j", 6, width, isa,
                                into=("im", "ir", "jm", "jv", "l"), buffer="t")
                 .stage("B", "io", "Bp").compute_root("Bp").stage("A", "ko", "Ap")
                 .select_instr("t", isa))

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from verisched.pybridge.terms import Expr, Gen, Get, Guard, Sum, TAdd, Var, idx_free_vars, walk
+from verisched.targets.registry import get_target
 
 from .space_types import NONE, Loop, Op, Trial, fresh, mul
 
@@ -170,6 +171,12 @@ def lanes_ops(n: Nest, p: dict[str, Any], taken: set[str]) -> list[Op]:
     return out
 
 
+def _lanes(isa: str) -> int:
+    """The float32 lanes of a vector ISA's target (8 for avx2, 16 for avx512)."""
+    vec = getattr(get_target(isa), "isa", None)
+    return vec.lanes if vec is not None else 8
+
+
 def seeds(isas: tuple[str, ...], has_producers: bool) -> list[dict[str, Any]]:
     """The hand schedules' points, widest ISA first: Sgemm.v's 6 x (4 vectors) tile
     with both packs and instruction selection at mc 96, kc 256 (and the same without
@@ -177,7 +184,7 @@ def seeds(isas: tuple[str, ...], has_producers: bool) -> list[dict[str, Any]]:
     template at 32 and 64 rows, packed and not."""
     out: list[dict[str, Any]] = []
     for isa in reversed(isas):
-        nr = 64 if isa == "avx512" else 32
+        nr = 4 * _lanes(isa)  # Sgemm.v's tile: four vectors wide
         # with producers (the chained matmul), the consumer reads a let: its tile
         # unselected first, the producers' selected
         for sel, row in (((False, True), (True, True), (False, False)) if has_producers
