@@ -19,6 +19,7 @@ import pytest
 from verisched.pybridge.crosscheck import coq_evaluate
 from verisched.pybridge.inputs import sample
 from verisched.pybridge.interp import evaluate
+from verisched.pybridge.outputs import distribute_outputs
 from verisched.pybridge.replay import DERIVE_RE, ReplayedDerivation, replay_file
 from verisched.pybridge.sentences import split_sentences
 from verisched.pybridge.session import REPO_ROOT, CoqSession
@@ -85,6 +86,8 @@ def test_every_step_preserves_meaning(coq: CoqSession, path: Path) -> None:
             sizes, inputs = sample(sig.sizes, sig.tensors, hyps, rng, bools=sig.bools)
             want = evaluate(original, inputs, sizes)
             for k, prog in enumerate(programs[1:], start=1):
+                # outputs swept by one loop (fuse_outputs): compared one by one
+                prog = distribute_outputs(prog)
                 if isinstance(want, tuple):  # several outputs: each one compared
                     same = isinstance(prog, Tuple) and len(prog.items) == len(want) and all(
                         _same(evaluate(p, inputs, sizes, rank=w.ndim), w)
@@ -118,7 +121,7 @@ def test_interpreter_agrees_with_coq_on_examples(coq: CoqSession, path: Path) ->
         # against Coq on random programs (test_interp.py).
         finals = [] if _has_reshape(rd.semantics[-1]) else [rd.semantics[-1]]
         # A program with several outputs: each output checked on its own.
-        parts = [x for p in [rd.semantics[0], *finals]
+        parts = [x for p in map(distribute_outputs, [rd.semantics[0], *finals])
                  for x in (p.items if isinstance(p, Tuple) else (p,))]
         for prog in parts:
             ours = evaluate(prog, ints, sizes, dtype=np.int64)
