@@ -237,6 +237,28 @@ Ltac prod_window b y i lo hi :=
       end
     | exact (lo, hi) ].
 
+(** [let_window] applied to the let [atl_let (genr 0 N G) B] with the window [lo]
+    of [len] elements, the new buffer named [p]; every read [get a k] of the old buffer
+    becomes [get p (idx k)], [idx] giving the read's place in the window (both forms
+    of [compute_at] below). *)
+Ltac prod_apply_window N G B lo len p idx :=
+  let v := eval cbv beta in
+    (genr 0 len (fun j => iverson ((0 <=? lo + j) && (lo + j <? N)) (G (lo + j)))) in
+  eapply (let_window N lo len G B _ v eq_refl);
+  let a := fresh "a" in
+  let Hab := fresh "Hab" in
+  intros a p Hab; cbv beta;
+  etransitivity;
+  [ atl_everywhere ltac:(
+      idtac;
+      lazymatch goal with
+      | |- get a ?k = _ =>
+          let d := idx k in
+          exact (eq_trans (Hab k ltac:(solve_idx))
+                          (f_equal (get p) (ltac:(lia) : k - lo = d)))
+      end)
+  | reflexivity ].
+
 Ltac prod_restrict_let p i :=
   atl_eta_binder;
   lazymatch goal with
@@ -256,23 +278,8 @@ Ltac prod_restrict_let p i :=
                     | _ => constr:(i + c1)
                     end in
           let len := eval compute in (c2 - c1 + 1) in
-          let v := eval cbv beta in
-            (genr 0 len (fun j => iverson ((0 <=? lo + j) && (lo + j <? N)) (G (lo + j)))) in
-          eapply (let_window N lo len G B _ v eq_refl);
-          let a := fresh "a" in
-          let Hab := fresh "Hab" in
-          intros a p Hab; cbv beta;
-          etransitivity;
-          [ atl_everywhere ltac:(
-              idtac;
-              lazymatch goal with
-              | |- get a ?k = _ =>
-                  let c := prod_offset i k in
-                  let d := eval compute in (c - c1) in
-                  exact (eq_trans (Hab k ltac:(solve_idx))
-                                  (f_equal (get p) (ltac:(lia) : k - lo = d)))
-              end)
-          | reflexivity ]
+          prod_apply_window N G B lo len p
+            ltac:(fun k => let c := prod_offset i k in eval compute in (c - c1))
       end
   end.
 
@@ -329,26 +336,12 @@ Ltac prod_restrict_let_tile p i :=
                      | Zpos _ => eval compute in (K + e)
                      | _ => prod_plus K e
                      end in
-          let v := eval cbv beta in
-            (genr 0 len (fun j => iverson ((0 <=? lo + j) && (lo + j <? N)) (G (lo + j)))) in
-          eapply (let_window N lo len G B _ v eq_refl);
-          let a := fresh "a" in
-          let Hab := fresh "Hab" in
-          intros a p Hab; cbv beta;
-          etransitivity;
-          [ atl_everywhere ltac:(
-              idtac;
-              lazymatch goal with
-              | |- get a ?k = _ =>
-                  let base := prod_tile_base i k in
-                  let c := prod_offset base k in
-                  let d := eval compute in (c - c1) in
-                  let ib := lazymatch base with _ * _ + ?ib => ib end in
-                  let ix := prod_plus ib d in
-                  exact (eq_trans (Hab k ltac:(solve_idx))
-                                  (f_equal (get p) (ltac:(lia) : k - lo = ix)))
-              end)
-          | reflexivity ]
+          prod_apply_window N G B lo len p
+            ltac:(fun k => let base := prod_tile_base i k in
+                           let c := prod_offset base k in
+                           let d := eval compute in (c - c1) in
+                           let ib := lazymatch base with _ * _ + ?ib => ib end in
+                           prod_plus ib d)
       end
   end.
 
