@@ -115,7 +115,7 @@ demo: setup proofs
 	@$(VENV)/bin/verisched demo
 
 test: setup proofs katex chromium
-	@$(PY) -m pytest -q --durations=25 tests
+	@$(PY) -m pytest -q --durations=25 -n $(JOBS) --dist loadfile tests
 
 lint: venv
 	@$(VENV)/bin/ruff check src tests benchmarks

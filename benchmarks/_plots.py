@@ -258,10 +258,9 @@ def sgemm(data: dict) -> Figure | None:
 GEMMINI_LABELS = {"ours": "ours (derived, per-tile)",
                   "ours panel": "ours panel (derived, with bias)",
                   "ours staged": "ours staged (derived, with bias)",
-                  "loop_ws (ours)": "loop_ws (derived; CPU-issued instructions)",
-                  "panel*": "panel* (hand-written, not derived)"}
+                  "loop_ws (ours)": "loop_ws (derived; CPU-issued instructions)"}
 GEMMINI_COLORS = {"ours": "tab:blue", "ours panel": "tab:green", "ours staged": "tab:olive",
-                  "loop_ws (ours)": "tab:purple", "panel*": "tab:gray"}
+                  "loop_ws (ours)": "tab:purple"}
 
 
 def gemmini(data: dict) -> Figure | None:

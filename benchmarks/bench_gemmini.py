@@ -36,11 +36,6 @@ the comparison is by its counters: instructions by kind, bytes moved):
         bias.  "instrs" counts what the CPU issues (six
         per hardware loop); the per-kind columns count what the accelerator executes,
         unrolled loops included;
-  panel (only with --headroom; NOT a derived program) a hand-written program in the
-        same specification form, run through the same lowering: A staged as a row panel
-        (every K block, moved 64 columns at a time) reused across all column blocks, B as
-        4-block panels, i.e. the schedule a derivation would have to reach to do less
-        than Exo.  It shows what the lowering does with such a schedule; it is not proved.
 Every output is checked bit for bit against numpy before its counters are used.
 The minimum of compute instructions is the utilization bound ceil(M/16) *
 ceil(N/16) * ceil(K/16); the minimum bytes are each input read once.
@@ -73,9 +68,7 @@ from gemmini_reference import (  # noqa: E402
 
 from verisched import pipeline  # noqa: E402
 from verisched.codegen.errors import PreconditionError  # noqa: E402
-from verisched.pybridge.coqterm import parse_program  # noqa: E402
 from verisched.pybridge.session import REPO_ROOT  # noqa: E402
-from verisched.pybridge.terms import IConst, IVar, specialize  # noqa: E402
 from verisched.targets.gemmini.instrs import split_scale  # noqa: E402
 from verisched.targets.gemmini.sim import GemminiSimError  # noqa: E402
 
@@ -90,7 +83,7 @@ class Run:
 
 # Shown by `verisched bench --help` (read without importing this module).
 PEERS = "Exo's Gemmini code (PyPI exo-lang; optional)"
-DURATION = "about 2 min (102 s measured, --headroom)"
+DURATION = "about 5 min (282 s measured, with Exo)"
 
 
 def run_kernel(kernel, inputs: dict, sizes: dict) -> Run:
@@ -126,17 +119,6 @@ LAYERS = [
     conv_layer("res4 3x3", 14, 256, 256),
     conv_layer("res5 3x3", 7, 512, 512),
 ]
-
-# The --headroom schedule (hand-written, in the specification form the derivations produce).
-PANEL64 = """trunc_r M (flatten (cdiv M 16) 16 (GEN [ io < cdiv M 16 ]
-  tlet a := in_mem GEMMINI_SPAD (GEN [ ko < cdiv K 16 ] gemmini_mvin A (io * 16) (ko * 16) M K) in
-  transpose N 16 (trunc_r N (flatten (cdiv N 64) 64 (GEN [ jb < cdiv N 64 ]
-    tlet b := in_mem GEMMINI_SPAD (GEN [ ko < cdiv K 16 ] GEN [ jj < 4 ]
-        gemmini_mvin B (ko * 16) (jb * 64 + jj * 16) K N) in
-    flatten 4 16 (GEN [ jj < 4 ] transpose 16 16 (
-      tlet c := in_mem GEMMINI_ACC
-        (SUM [ ko < cdiv K 16 ] gemmini_matmul (a _[ ko ]) (b _[ ko ] _[ jj ])) in
-      gemmini_mvout sm se act c (io * 16) (jb * 64 + jj * 16) M N)))))))"""
 
 INSTR_KEYS = ("config_ex", "config_ld", "config_st", "mvin", "mvin2", "mvin3", "mvout",
               "preload", "compute_preloaded", "compute_accumulated", "flush", "fence")
@@ -182,15 +164,6 @@ def scale_for(k: int) -> float:
     return float(np.float32(1.0 / (64.0 * np.sqrt(k))))
 
 
-def panel_kernel(k: int):
-    """The --headroom program built for reduction depth k (its panels have static rows):
-    hand-written, not derived, so Coq's check_safe proves its bounds here."""
-    prog = specialize(parse_program(PANEL64), {"K": k})
-    env = {"A": (IVar("M"), IConst(k)), "B": (IConst(k), IVar("N"))}
-    return pipeline.compile_program(prog, env, "gemmini", name="panel",
-                                    sizes=["M", "N", "act", "se", "sm"], bools=["act"])
-
-
 def loop_ws_result(layer: Layer, kernel, a: np.ndarray, b: np.ndarray, scale: float,
                    relu: bool) -> Result:
     """The loop row: GemminiMatmul.v's qmatmul_nobias_loop (the layer as one gemmini_loop_ws
@@ -210,8 +183,8 @@ def loop_ws_result(layer: Layer, kernel, a: np.ndarray, b: np.ndarray, scale: fl
     return Result("loop_ws (ours)", res.counters, note)
 
 
-def run_layer(layer: Layer, kernels: dict, use_exo: bool, seed: int,
-              headroom: bool = False) -> tuple[list[Result], str]:
+def run_layer(layer: Layer, kernels: dict, use_exo: bool,
+              seed: int) -> tuple[list[Result], str]:
     rng = np.random.default_rng(seed)
     scale = scale_for(layer.k)
     sm, se = split_scale(scale)
@@ -267,13 +240,6 @@ def run_layer(layer: Layer, kernels: dict, use_exo: bool, seed: int,
             results.append(Result("ours staged", sres.counters, "with bias (DRAM->acc)"))
     if "loop_ws" in kernels:
         results.append(loop_ws_result(layer, kernels["loop_ws"], a, b, scale, relu))
-    if headroom and layer.kind == "matmul":
-        pk = panel_kernel(layer.k)
-        psizes = {"M": layer.m, "N": layer.n, "sm": sm, "se": se, "act": 1}
-        pres = run_kernel(pk, {"A": a, "B": b}, psizes)
-        if not np.array_equal(pres.out, want):
-            raise SystemExit(f"bench gemmini: the panel schedule is WRONG on {layer.name}")
-        results.append(Result("panel*", pres.counters, "hand-written, NOT derived"))
     note = ""
     if use_exo:
         t0 = time.perf_counter()
@@ -339,9 +305,6 @@ def main(argv: list[str] | None = None) -> int:
                     help="subset of layer names (default: all): " +
                          ", ".join(repr(x.name) for x in LAYERS))
     ap.add_argument("--no-exo", action="store_true", help="ours only")
-    ap.add_argument("--headroom", action="store_true",
-                    help="also run the hand-written panel schedule (not derived) on the "
-                         "matmul layers: what the lowering does with a better schedule")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out-dir", default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
@@ -387,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     estimate = cm.Estimate(len(layers))
     for i, layer in enumerate(layers):
         estimate.next(f"{layer.name}: {layer.m} x {layer.n} x {layer.k}")
-        results, _ = run_layer(layer, kernels, use_exo, args.seed + i, args.headroom)
+        results, _ = run_layer(layer, kernels, use_exo, args.seed + i)
         bound = min_computes(layer.m, layer.n, layer.k)
         for r in results:
             if not r.counters:
@@ -426,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{elapsed:.0f} s, on the functional simulator "
         "(instruction and byte counters; no timing model).  Command: "
         "`verisched bench gemmini" + (" --no-exo" if not use_exo else "")
-        + (" --headroom" if args.headroom else "") + "`.",
+        + "`.",
         "",
         "Ours: coq/Examples/GemminiMatmul.v `qmatmul_nobias_gemmini` (matmuls) and "
         "GemminiConv.v `qconv_gemmini` (3x3 convolutions via im2col in DRAM, with an int32 "
@@ -439,12 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         "`gemmini_loop_ws` instruction (coq/Targets/GemminiLoop.v), lowered to Gemmini's "
         "hardware loops; `instrs` counts the instructions the CPU issues (six per hardware "
         "loop, column `loop instrs`), the per-kind columns what the accelerator executes, "
-        "unrolled loops included."
-        + (" Rows `panel*` (with --headroom) are a HAND-WRITTEN program in the same "
-           "specification form, not a derivation: A staged once per 16-row block as a "
-           "panel moved 64 columns at a time, B in 4-block panels; they show what the "
-           "lowering does with the schedule a derivation would need to reach, and are not "
-           "proved." if args.headroom else ""),
+        "unrolled loops included.",
         "",
         cm.md_table(headers, rows),
         "",

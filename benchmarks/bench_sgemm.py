@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from verisched.targets.auto import best_vector_isa
+from verisched.targets.blocking import cache_sizes, gemm_blocks, kc_max, mc_max
 from verisched.targets.cpu import cpu_flags
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -55,10 +56,13 @@ ASPECT_K = 512
 # mc = 6·mcr rows and depth blocks of kc.  By default both stay kernel arguments and
 # are chosen per call (block_sizes); --fix NAME=INT compiles one in instead.
 DEFAULT_FIX: dict[str, int] = {}
-# kc at most 256: a kc x 16 packed B micro-panel (16 KiB) stays in the 32 KiB L1 across
-# the micro-kernel calls of a strip.  mcr at most 32 (mc = 192): the 192 x 256 packed A
-# block (192 KiB) stays in the 512 KiB L2.
-KC_MAX, MCR_MAX = 256, 32
+# The block sizes come from this machine's caches (targets/blocking.py: BLIS's analytical
+# model): kc so that a kc x nr packed B micro-panel stays in L1 across the micro-kernel
+# calls of a strip, mc = 6 mcr so that the mc x kc packed A block stays in L2.  nr is the
+# register tile's width in the derivation that runs (Sgemm.v: 16 for sgemm_avx2 and its
+# strip variant, 64 for sgemm_avx512); choose_isa sets it.
+TILE_NR = {"avx2": 16, "avx512": 64}
+nr = 16
 # Each timed call follows one untimed call of the same variant (decisions #29): a
 # multi-threaded call that follows the wait for the other pool's spinning workers
 # otherwise starts with sleeping workers and, on this VM, descheduled vCPUs (measured at
@@ -72,25 +76,12 @@ DURATION = "not measured yet (12 square and 13 aspect problems, 1 and 2 threads)
 
 
 def block_sizes(M: int, K: int, threads: int) -> dict[str, int]:
-    """Run-time block sizes, as BLIS picks its partitioning per call.
-
-    kc: ceil(K / ceil(K / 256)), depth blocks of nearly equal size, so the
-    zero-padded last block wastes at most ceil(K / 256) - 1 steps per tile.
-    mcr: up to 32 micro-panels (M <= 192), one row block.  Otherwise the row blocks
-    are the parallel loop's iterations, so their count is
-    made a multiple of the thread count and their sizes nearly equal: with mcr
-    fixed at 16, M = 1024 gives 10 full 96-row blocks and a 64-row one, 6 of
-    them on one thread and 4 2/3 on the other (measured: 0.82x OpenBLAS at 2
-    threads against 0.88x balanced)."""
-    kc = -(-K // -(-K // KC_MAX))
-    panels = -(-M // 6)
-    if panels <= MCR_MAX:
-        # One row block: the OpenMP kernel then shares its column strips among the
-        # threads instead (openmp.py, rule 6), so each packs only its strips of B
-        # (64x4096x512, 2 threads: 0.95x OpenBLAS against 0.80x with two row blocks).
-        return {"kc": kc, "mcr": panels}
-    nblocks = threads * -(-panels // (threads * MCR_MAX))
-    return {"kc": kc, "mcr": -(-panels // nblocks)}
+    """Run-time block sizes, as BLIS picks its partitioning per call: from this
+    machine's caches and the register tile's width (targets/blocking.gemm_blocks,
+    which says why; at most one row block when M fits in L2's block, so the OpenMP
+    kernel shares the column strips among the threads, openmp.py rule 6: 64x4096x512
+    on 2 threads measured 0.95x OpenBLAS against 0.80x with two row blocks)."""
+    return gemm_blocks(M, K, threads, nr=nr)
 
 
 @dataclass
@@ -305,6 +296,8 @@ def choose_isa(args: argparse.Namespace) -> None:
     if isa == "auto":
         isa = best_vector_isa()
     args.isa = isa
+    global nr
+    nr = TILE_NR.get(isa, 16)
     if args.derivation is None:
         args.derivation = f"sgemm_{isa}"
     if args.strip_derivation is None:
@@ -501,9 +494,10 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
         takes_c = any(a == "C" for a, _, _ in k.lowered.inputs)
         head += [
             f"- ours: {ours.origin}, block sizes {ours.fixed or 'chosen per call'} "
-            f"(unless fixed: kc = ceil(K / ceil(K / {KC_MAX})), mcr for at most {MCR_MAX} "
-            "micro-panels per row block and a row-block count that is a multiple of the "
-            "thread count); serial target "
+            f"(unless fixed: from the caches, {cache_sizes().describe()}, for a 6 x {nr} "
+            f"register tile: kc = ceil(K / ceil(K / {kc_max(nr)})), at most "
+            f"{mc_max(kc_max(nr), nr)} rows per row block and a row-block count that is a "
+            "multiple of the thread count; targets/blocking.py); serial target "
             f"`{args.target}`, parallel target `{args.par_target}` ({T} threads, "
             f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset: libgomp default')}); "
             + ("computes C += A·B in place (the output is C's buffer: codegen/inplace.py), "

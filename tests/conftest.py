@@ -21,9 +21,16 @@ import verisched.targets.registry  # noqa: F401  (every target's instructions, a
 from verisched.pybridge.session import REPO_ROOT
 
 # The tests never read or fill the user's cache of checked derivations (pipeline/cache.py):
-# each test session gets a fresh one (subprocesses inherit it), removed at exit.
-os.environ["VERISCHED_CACHE_DIR"] = tempfile.mkdtemp(prefix="verisched-test-cache-")
-atexit.register(shutil.rmtree, os.environ["VERISCHED_CACHE_DIR"], True)
+# each test session gets a fresh one (subprocesses inherit it), removed at exit.  Under
+# pytest-xdist (`make test` runs `-n $(JOBS)`) the controller makes it and its workers,
+# which inherit the controller's environment, share it: entries are written atomically
+# (pipeline/cache.py), so a derivation one worker replays is reused by the others.
+if os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("VERISCHED_TEST_CACHE_DIR"):
+    os.environ["VERISCHED_CACHE_DIR"] = os.environ["VERISCHED_TEST_CACHE_DIR"]
+else:
+    os.environ["VERISCHED_CACHE_DIR"] = tempfile.mkdtemp(prefix="verisched-test-cache-")
+    os.environ["VERISCHED_TEST_CACHE_DIR"] = os.environ["VERISCHED_CACHE_DIR"]
+    atexit.register(shutil.rmtree, os.environ["VERISCHED_CACHE_DIR"], True)
 
 REPO = REPO_ROOT  # the source tree, or $VERISCHED_REPO
 # Test-only and benchmark-only helpers live outside the package: the benchmarks' peers and
