@@ -112,8 +112,11 @@ class Search:
         seen: dict[str, tlog.Record] = {}
         for rec in resumed:
             self._add_known(optuna, study, rec)
-            self._note(rec, {k: optuna.distributions.json_to_distribution(v)
-                             for k, v in rec.distributions.items()})
+            try:
+                self._note(rec, {k: optuna.distributions.json_to_distribution(v)
+                                 for k, v in rec.distributions.items()})
+            except (ValueError, TypeError, KeyError):   # warned by _add_known
+                pass
             seen[tlog.key(rec.params)] = rec
             out.records.append(rec)
             out.counters.resumed += 1
