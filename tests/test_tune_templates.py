@@ -100,3 +100,29 @@ def test_sgemm_microkernel_point_is_proved_and_its_winner_checked(tmp_path) -> N
         np.testing.assert_allclose(kern({"A": a, "B": b, "C": c}, M=mm, N=nn, K=kk),
                                    c.astype(np.float64) + a.astype(np.float64) @ b,
                                    rtol=1e-4, atol=1e-4)
+
+
+DOT = {"template": "dot", "dt_isa": "avx2", "dt_vectors": 2}
+
+
+@requires_coq
+@avx2
+def test_matvec_dot_point_proved_and_matches_numpy(tmp_path) -> None:
+    # the reduction as 2 vector accumulators of 8 lanes (rw sum_lanes_let), its tail
+    # peeled: rows of 45 = 2 blocks of 16 and 13 left, of 9 none full, of 1 a tail only
+    space = Space.of(MATVEC, get_target("avx2"))
+    assert [op.method for op in space.ops(DOT)] == ["split", "reorder", "rw", "reorder",
+                                                 "vectorize"]
+    res = tune(MATVEC, target="avx2", sizes={"n": 37, "m": 45}, budget=None, trials=2,
+               jobs=1, out_dir=tmp_path, enqueue=[DOT], seeds=False)
+    rec = next(r for r in res.records if r.params.get("template") == "dot")
+    assert rec.status == "proved", rec.message
+    rng = np.random.default_rng(7)
+    path = tmp_path / "dot.v"
+    path.write_text(standalone(MATVEC, rec.steps, closed=True))
+    kern = pipeline.compile_derivation(path, derived_name(MATVEC), "avx2")
+    for rows, cols in ((37, 45), (70, 9), (1, 1), (5, 64)):
+        a = rng.standard_normal((rows, cols)).astype(np.float32)
+        v = rng.standard_normal(cols).astype(np.float32)
+        np.testing.assert_allclose(kern({"A": a, "x": v}, n=rows, m=cols),
+                                   a.astype(np.float64) @ v, rtol=1e-4, atol=1e-4)

@@ -99,6 +99,18 @@ Section Guards.
       stays a lane-free broadcast. *)
   Lemma guard_smul_l p (a b : S) : |[ p ]| (a * b) = (|[ p ]| a) * b.
   Proof. destruct p; cbn; [reflexivity|]; symmetry; apply smul_0_l. Qed.
+
+  (** A reduction as a sum of lanes (the tuner's [dot] template, decisions #NN):
+      [SUM [ l < w ] g l] names its [w] terms as a buffer [t] and sums that, so
+      that, once the depth sum is moved inside the lanes' generation ([reorder]),
+      [vectorize] gives [w] independent vector accumulators over the depth and
+      the buffer's lanes are summed once at the end (a matvec row read
+      contiguously, without the transposing pack of the [lanes] template). *)
+  Lemma sum_lanes_let w (g : Z -> S) :
+    sumr 0 w g = atl_let (genr 0 w g) (fun t => sumr 0 w (fun l => get t l)).
+  Proof.
+    unfold atl_let; apply sumr_ext_ctx; intros; rewrite get_gen by lia; reflexivity.
+  Qed.
 End Guards.
 
 (** ** The directive *)

@@ -197,4 +197,7 @@ def _allocation(lw: Lowering, cdims: tuple[Poly, ...], covered: bool, ctx: Ctx
         if count not in lw.hoisted:
             lw.hoisted[count] = lw.names.fresh("count")
         count = lw.hoisted[count]
+        # reserved again on reuse: a probe (vloops.mask_split) gives back the names it
+        # took, so a count it hoisted must not be handed out twice (two `count_2`)
+        lw.names.used.add(count)
     return f"vs_alloc({count}, sizeof({lw.ctype}), {0 if covered else 1})"

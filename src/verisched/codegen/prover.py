@@ -12,12 +12,20 @@ with its two defining facts `0 <= x - k*(x/k) <= k-1` (tiling leaves
 `(n - 2) / 64` in loop bounds); a product of size parameters is at least 1,
 and a product of nonnegative atoms is nonnegative.
 Failure only costs a runtime check, never correctness.
+
+The search is memoised: within one `ge0` call, a goal already tried at a depth is
+not tried again (the elimination reaches the same residual goal by many orders of
+the same eliminations, which is exponential in the depth without it: a chained
+matmul with both nests register-tiled and packed lowered for minutes; decisions #NN).
+A goal's answer depends only on the goal, the facts and the depth, and the facts are
+fixed during one call.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from verisched.codegen.poly import Atom, Poly
 
@@ -44,7 +52,7 @@ class Facts:
 
     def ge0(self, p: Poly) -> bool:
         """Is `p >= 0` provable?"""
-        return _prove(p, self, _MAX_DEPTH)
+        return _prove(p, self, _MAX_DEPTH, {})
 
     def le(self, a: Poly, b: Poly) -> bool:
         return self.ge0(b - a)
@@ -53,6 +61,7 @@ class Facts:
         return self.ge0(b - a - 1)
 
 
+@lru_cache(maxsize=1 << 16)
 def _occurs_inside(a: Atom, b: Atom) -> bool:
     """Does atom `a` occur in the arguments of atom `b`?"""
     for arg in b.args:
@@ -63,6 +72,7 @@ def _occurs_inside(a: Atom, b: Atom) -> bool:
     return False
 
 
+@lru_cache(maxsize=1 << 18)
 def _linear_coeff(p: Poly, a: Atom) -> int | None:
     """Coefficient of atom `a` if it occurs in `p` only linearly, else None (or 0)."""
     coeff = 0
@@ -80,7 +90,7 @@ def _atoms(p: Poly) -> set[Atom]:
     return {m[0] for m, _ in p.terms if len(m) == 1}
 
 
-def _div_facts(p: Poly, ctx: Facts, depth: int) -> list[Poly]:
+def _div_facts(p: Poly, ctx: Facts, depth: int, memo: _Memo) -> list[Poly]:
     """Defining inequalities of the floor divisions by positive constants in `p`, and
     `x / k >= 0` when `x >= 0` is provable (floor division is monotone)."""
     out = []
@@ -89,7 +99,7 @@ def _div_facts(p: Poly, ctx: Facts, depth: int) -> list[Poly]:
             if a.op == "/" and (k := a.args[1].as_const()) is not None and k > 0:
                 x, q = a.args[0], Poly.atom(a)
                 out += [x - q.scale(k), q.scale(k) + (k - 1) - x]
-                if depth > 0 and _prove(x, ctx, depth - 1):
+                if depth > 0 and _prove(x, ctx, depth - 1, memo):
                     out.append(q)
             elif (a.op == "/" and any(len(m2) >= 2 for m2, _ in p.terms)
                   and _sizes_only_bound(a.args[1] - 1, ctx.sizes)):
@@ -127,7 +137,7 @@ def _sizes_only_bound(p: Poly, sizes: frozenset[str]) -> bool:
     return low >= 0
 
 
-def _drop_nonneg_products(p: Poly, ctx: Facts, depth: int) -> Poly | None:
+def _drop_nonneg_products(p: Poly, ctx: Facts, depth: int, memo: _Memo) -> Poly | None:
     """`p` without its products of provably nonnegative atoms with positive
     coefficients (`6*io*mcr` with a loop variable io >= 0 and a size mcr >= 1), or
     None if it has none: `p >= rest` then, so `rest >= 0` suffices.  Elimination
@@ -138,7 +148,7 @@ def _drop_nonneg_products(p: Poly, ctx: Facts, depth: int) -> Poly | None:
     dropped = False
     for m, c in p.terms:
         if len(m) >= 2 and c > 0 and all(
-                (a.op == "var" and a.name in ctx.sizes) or _prove(Poly.atom(a), ctx, depth)
+                (a.op == "var" and a.name in ctx.sizes) or _prove(Poly.atom(a), ctx, depth, memo)
                 for a in m):
             dropped = True
         else:
@@ -153,7 +163,18 @@ def _rank(a: Atom, ctx: Facts) -> float:
     return max((ctx.depth.get(v, 0) for v in Poly.atom(a).vars()), default=0) + 0.5
 
 
-def _prove(p: Poly, ctx: Facts, depth: int) -> bool:
+_Memo = dict[tuple[Poly, int], bool]
+
+
+def _prove(p: Poly, ctx: Facts, depth: int, memo: _Memo) -> bool:
+    key = (p, depth)
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = _prove_once(p, ctx, depth, memo)
+    return hit
+
+
+def _prove_once(p: Poly, ctx: Facts, depth: int, memo: _Memo) -> bool:
     p = _tighten(p)
     c = p.as_const()
     if c is not None:
@@ -162,10 +183,10 @@ def _prove(p: Poly, ctx: Facts, depth: int) -> bool:
         return True
     if depth == 0:
         return False
-    rest = _drop_nonneg_products(p, ctx, depth - 1)
-    if rest is not None and _prove(rest, ctx, depth - 1):
+    rest = _drop_nonneg_products(p, ctx, depth - 1, memo)
+    if rest is not None and _prove(rest, ctx, depth - 1, memo):
         return True
-    facts = ctx.facts + _div_facts(p, ctx, depth - 1)
+    facts = ctx.facts + _div_facts(p, ctx, depth - 1, memo)
     if any(len(m) >= 2 for m, _ in p.terms):
         # Elimination cannot use a product; a fact equal to the goal up to a constant
         # still proves it.
@@ -183,6 +204,6 @@ def _prove(p: Poly, ctx: Facts, depth: int) -> bool:
             if not da or (da > 0) != (ca > 0):
                 continue
             q = p.scale(abs(da)) - f.scale(abs(ca))
-            if _prove(q, ctx, depth - 1):
+            if _prove(q, ctx, depth - 1, memo):
                 return True
     return False

@@ -69,7 +69,7 @@ class LoopShaping:
             return None
         # The probe's output is discarded: so are its names, loops and counters.
         saved = (core.parallel_loops, set(core.gen_loops),
-                 set(core.names.used), core.fallback_loops)
+                 set(core.names.used), core.fallback_loops, dict(core.hoisted))
         # ... and the allocations it placed in enclosing store_at slots (lets.py).
         slots = [(sl, len(sl.allocs), len(sl.frees)) for sl in ctx.slots.values()]
         self.mask_log = []
@@ -84,6 +84,9 @@ class LoopShaping:
             self.mask_log = None
             core.parallel_loops, core.gen_loops = saved[0], saved[1]
             core.names.used, core.fallback_loops = saved[2], saved[3]
+            # the prologue's counts it hoisted (lets.py) hold names just given back:
+            # kept, a later count would get the same name (two `count_2` in C)
+            core.hoisted = saved[4]
             for sl, na, nf in slots:
                 del sl.allocs[na:], sl.frees[nf:]
         scope = set(ctx.idx_names.values()) | set(ctx.facts.sizes)

@@ -31,6 +31,7 @@ from verisched.schedule.dsl import Program
 from . import log as tlog
 from .evaluate import REFUSALS, TOO_SLOW, Proof, Workload, build_file, measure, prove
 from .executors import Executor
+from .prune import Pruner, refused_at
 from .space import Op, Space, describe, with_template
 
 # After this many points in a row that were all seen before, the space is taken as
@@ -58,6 +59,7 @@ class Counters:
     refused: int = 0
     failed: int = 0
     reused: int = 0        # points known from the log or earlier in this run
+    skipped: int = 0       # points of a dead template (prune.py): never proved
     resumed: int = 0       # records read from --resume
 
     def line(self, best: tlog.Record | None, elapsed: float) -> str:
@@ -65,7 +67,8 @@ class Counters:
             f"{best.median_s * 1e3:.4g} ms (#{best.number})"
         return (f"tune {elapsed:5.0f}s: proved {self.proved}, measured {self.measured}, "
                 f"refused {self.refused}, failed {self.failed}"
-                + (f", reused {self.reused}" if self.reused else "") + f"; best {b}")
+                + (f", reused {self.reused}" if self.reused else "")
+                + (f", skipped {self.skipped}" if self.skipped else "") + f"; best {b}")
 
 
 @dataclass
@@ -97,6 +100,7 @@ class Search:
     timeout: float = 120.0
     progress: Callable[[str], None] | None = None
     on_record: Callable[[tlog.Record], None] | None = None
+    pruner: Pruner = field(default_factory=Pruner)
 
     def run(self, resumed: Iterable[tlog.Record] = (), enqueue: Iterable[dict] = ()
             ) -> Outcome:
@@ -108,6 +112,11 @@ class Search:
         seen: dict[str, tlog.Record] = {}
         for rec in resumed:
             self._add_known(optuna, study, rec)
+            try:
+                self._note(rec, {k: optuna.distributions.json_to_distribution(v)
+                                 for k, v in rec.distributions.items()})
+            except (ValueError, TypeError, KeyError):   # warned by _add_known
+                pass
             seen[tlog.key(rec.params)] = rec
             out.records.append(rec)
             out.counters.resumed += 1
@@ -131,9 +140,13 @@ class Search:
                     trial = study.ask()
                     params = self.space.suggest(trial)
                     k = tlog.key(params)
-                    if k in seen:   # known: tell its value, measure nothing
-                        self._tell_known(optuna, study, trial, seen[k])
-                        out.counters.reused += 1
+                    if k in seen or self.pruner.skip(params):
+                        if k in seen:   # known: tell its value, measure nothing
+                            self._tell_known(optuna, study, trial, seen[k])
+                            out.counters.reused += 1
+                        else:   # a dead template (prune.py): refused, without a proof
+                            study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+                            out.counters.skipped += 1
                         repeats += 1
                         if repeats >= MAX_REPEATS:
                             break
@@ -154,6 +167,7 @@ class Search:
                     trial, params = inflight.pop(h)
                     rec = self._decide(optuna, trial, params, self.executor.result(h), out)
                     seen[tlog.key(params)] = rec
+                    self._note(rec, trial.distributions)
                     study.tell(trial, **self._verdict(optuna, rec))
         except KeyboardInterrupt:
             out.stopped = "interrupted"
@@ -238,6 +252,18 @@ class Search:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(proof.vtext)
         return path
+
+    def _note(self, rec: tlog.Record, dists: dict[str, Any]) -> None:
+        """Tell the pruner a finished point (prune.py); say so when its template dies."""
+        try:
+            full = self.space.ops(rec.params)
+        except (KeyError, ValueError, TypeError):   # a resumed point of another space
+            return
+        why = self.pruner.note(
+            rec.params, rec.status, refused_at(full, ops_of(rec)), rec.message,
+            {k: getattr(d, "choices", ()) for k, d in dists.items()})
+        if why and self.progress:
+            self.progress(f"not proposed again: {why}")
 
     # -- telling Optuna -------------------------------------------------------------
 

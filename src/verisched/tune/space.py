@@ -250,6 +250,8 @@ class Space:
             return out + tpl.microkernel_ops(self.kernel, p, taken)
         if template == "lanes" and self.kernel is not None:
             return tpl.lanes_ops(self.kernel, p, set(self.taken))
+        if template == "dot" and self.kernel is not None:
+            return tpl.dot_ops(self.kernel, p, set(self.taken))
         out: list[Op] = []
         order = self._order(p)
         if order and [lp.name for lp in order] != [lp.name for lp in self.nest]:

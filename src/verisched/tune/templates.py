@@ -19,6 +19,12 @@ express either, so the tuner stalled at 0.2-0.3x OpenBLAS (decisions #59).
   contiguous; the edge guard first moved onto the matrix's read by `rw guard_smul_l`,
   so the pack is zero-padded and the product's lanes are unguarded but for the tail),
   and `vectorize ai`.
+- `dot`: a reduction read contiguously, as several vector accumulators (matvec's
+  row): `split k by v * lanes` with a peeled tail (the main part unguarded),
+  `reorder kl ko`, `rw sum_lanes_let` (coq/Targets/Vectorize.v: the `v * lanes`
+  terms named as a buffer `t`, then summed), `reorder ko kl` (the depth inside the
+  buffer's generation) and `vectorize kl`: `v` independent vector accumulators over
+  the depth, summed once per output element; no pack (decisions #NN).
 
 Nothing here decides legality: a template applied where it does not fit (a
 register tile on a nest with one generation, a stage of a let buffer, an instruction
@@ -37,13 +43,14 @@ from verisched.targets.registry import get_target
 
 from .space_types import NONE, Loop, Op, Trial, fresh, mul
 
-TEMPLATES = ("loops", "microkernel", "lanes")
+TEMPLATES = ("loops", "microkernel", "lanes", "dot")
 MC_FACTORS = (48, 96, 192)     # row blocks: multiples of every register-tile height
 KC_FACTORS = (64, 128, 256)    # depth blocks
 MR_FACTORS = (4, 6, 8)         # register tile rows
 NR_FACTORS = (16, 32, 64)      # register tile columns (multiples of 8 and 16 lanes)
 ROW_FACTORS = (16, 32, 64)     # lanes template: rows per vector block
-SEEDS_PER_ISA = 7              # seeds(): 3 micro-kernel points and 4 lanes points
+DOT_VECTORS = (1, 2, 4)        # dot template: vector accumulators per output element
+SEEDS_PER_ISA = 9              # seeds(): 3 micro-kernel, 2 dot and 4 lanes points
 
 
 @dataclass(frozen=True)
@@ -113,6 +120,9 @@ def suggest(trial: Trial, template: str, isas: tuple[str, ...], has_producers: b
         p["ln_isa"] = trial.suggest_categorical("ln_isa", list(isas))
         p["ln_rows"] = trial.suggest_categorical("ln_rows", ROW_FACTORS)
         p["ln_stage"] = trial.suggest_categorical("ln_stage", [False, True])
+    elif template == "dot":
+        p["dt_isa"] = trial.suggest_categorical("dt_isa", list(isas))
+        p["dt_vectors"] = trial.suggest_categorical("dt_vectors", DOT_VECTORS)
     return p
 
 
@@ -171,6 +181,15 @@ def lanes_ops(n: Nest, p: dict[str, Any], taken: set[str]) -> list[Op]:
     return out
 
 
+def dot_ops(n: Nest, p: dict[str, Any], taken: set[str]) -> list[Op]:
+    """`dt_vectors` vector accumulators over the reduction (see the module docstring)."""
+    k = n.k or "j"
+    ko, kl = fresh(k + "o", taken), fresh(k + "l", taken)
+    return [Op("split", (k, p["dt_vectors"] * _lanes(p["dt_isa"]), ko, kl), (("tail", "peel"),)),
+            Op("reorder", (kl, ko)), Op("rw", ("sum_lanes_let",)), Op("reorder", (ko, kl)),
+            Op("vectorize", (kl, p["dt_isa"]))]
+
+
 def _lanes(isa: str) -> int:
     """The float32 lanes of a vector ISA's target (8 for avx2, 16 for avx512)."""
     vec = getattr(get_target(isa), "isa", None)
@@ -180,8 +199,9 @@ def _lanes(isa: str) -> int:
 def seeds(isas: tuple[str, ...], has_producers: bool) -> list[dict[str, Any]]:
     """The hand schedules' points, widest ISA first: Sgemm.v's 6 x (4 vectors) tile
     with both packs and instruction selection at mc 96, kc 256 (and the same without
-    instruction selection, which the chained matmul's let operand needs), and the lanes
-    template at 32 and 64 rows, packed and not."""
+    instruction selection, which the chained matmul's let operand needs), the dot
+    template with 1 and 2 vector accumulators, and the lanes template at 32 and 64
+    rows, packed and not."""
     out: list[dict[str, Any]] = []
     for isa in reversed(isas):
         nr = 4 * _lanes(isa)  # Sgemm.v's tile: four vectors wide
@@ -196,6 +216,8 @@ def seeds(isas: tuple[str, ...], has_producers: bool) -> list[dict[str, Any]]:
                 q["mk_producers"] = True
                 q["mk_select_producers"] = row
             out.append(q)
+        for v in (1, 2):
+            out.append({"template": "dot", "dt_isa": isa, "dt_vectors": v})
         for rows in (32, 64):
             for st in (True, False):
                 out.append({"template": "lanes", "ln_isa": isa, "ln_rows": rows,
@@ -203,5 +225,5 @@ def seeds(isas: tuple[str, ...], has_producers: bool) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["NONE", "TEMPLATES", "Nest", "lanes_ops", "microkernel_ops", "nest_of", "seeds",
-           "suggest"]
+__all__ = ["NONE", "TEMPLATES", "Nest", "dot_ops", "lanes_ops", "microkernel_ops", "nest_of",
+           "seeds", "suggest"]
