@@ -94,6 +94,8 @@ class CblasRules:
         if p is None:
             raise LowerError(f"blas: element type {self.core.dtype} has no CBLAS routines")
         op = e.name.removeprefix("blas_")
+        if op == "dot":
+            return None   # a scalar: the core stores it through scalar_term
         a = e.args
         beta = "0" if mode == "=" else "1"
         scaled = op.endswith("_scaled")
