@@ -7,8 +7,12 @@
     [W[i][k] = a[i+k]] (a view, no copy in LIAR) with a filled weight
     vector [w[k] = c] (its memset).  Nothing of that is trusted here: the
     two lemmas below are the two steps the search's rules [fold_shift3]
-    and [window_gemv] (src/verisched/search/rules_latent.py) name, and the
+    and [window_gemv] (src/verisched/search/latent.py) name, and the
     calls are then introduced by [use_instr blas_gemv] / [blas_fill].
+    [sum_dot_ones] (vsum: a dot with a vector of ones) and [gather5_gemv]
+    (stencil2d: a gemv per row of outputs over a gather view of the five
+    reads, with a vector of ones) are the same idea for LIAR's other two
+    latent kernels.
 
     [window_gemv] is stated over the whole generation so that the bounds
     of [i] and [k] (the window is zero outside them) are the lemma's own:
@@ -43,6 +47,41 @@ Section Latent.
   Proof.
     apply genr_ext_ctx; intros i Hi; apply sumr_ext_ctx; intros k Hk.
     rewrite !get_genr by lia; reflexivity.
+  Qed.
+
+  (** A reduction of a vector is its dot product with a vector of ones
+      (LIAR's vsum: [dot xs (fill 1)]; the body of [blas_dot], then of
+      [blas_fill] for the ones). *)
+  Lemma sum_dot_ones (n : Z) (x : Z -> S) :
+    (SUM [ k < n ] x _[ k ]) = (SUM [ k < n ] x _[ k ] * (GEN [ kw < n ] slit 1 1) _[ k ]).
+  Proof.
+    apply sumr_ext_ctx; intros k Hk.
+    rewrite get_genr by lia; rewrite slit_1; symmetry; apply smul_1_r.
+  Qed.
+
+  (** Five reads per output (LIAR's stencil2d, a 5-point cross) are, for
+      one row of outputs, the product of a *gather view* with a vector of
+      ones: row [j] of the view holds the five values output [j] reads,
+      selected by the column [kw] with Iverson brackets (summed with [<+>],
+      at rank 0 the same as [+]).  Stated for any
+      five functions of [j] over the whole generation (the search applies
+      it to five 2-D reads of one tensor); the body of [blas_gemv] with
+      [m] rows and 5 columns, then of [blas_fill 5 (slit 1 1)]. *)
+  Lemma gather5_gemv (m : Z) (e0 e1 e2 e3 e4 : Z -> S) :
+    (GEN [ j < m ] e0 j + e1 j + e2 j + e3 j + e4 j) =
+    (GEN [ j < m ] SUM [ k < 5 ]
+      (GEN [ jw < m ] GEN [ kw < 5 ]
+         (|[ kw =? 0 ]| e0 jw) <+> (|[ kw =? 1 ]| e1 jw) <+> (|[ kw =? 2 ]| e2 jw)
+         <+> (|[ kw =? 3 ]| e3 jw) <+> (|[ kw =? 4 ]| e4 jw)) _[ j ] _[ k ]
+      * (GEN [ kw < 5 ] slit 1 1) _[ k ]).
+  Proof.
+    apply genr_ext_ctx; intros j Hj.
+    unfold sumr; change (Z.to_nat (5 - 0)) with 5%nat; cbn [sum_nat].
+    rewrite !get_genr by lia.
+    change (Z.succ 0) with 1; change (Z.succ 1) with 2; change (Z.succ 2) with 3;
+      change (Z.succ 3) with 4.
+    rewrite ?Z.add_0_l; cbn [Z.eqb Pos.eqb iverson tadd tzero TensorElem_scalar].
+    rewrite !slit_1, !smul_1_r, !sadd_0_l, !sadd_0_r, !sadd_assoc; reflexivity.
   Qed.
 
   (** ** Latent vector idioms (the search's [--idioms avx2])

@@ -5,8 +5,8 @@
     the accelerator's integer kernels (instantiate with [Z]), and so that
     small examples can be computed inside Coq with [vm_compute] over [Z].
 
-    [ScalarLaws] are the commutative-semiring laws plus [0 / a = 0]; they
-    hold for both [R] and [Z] (floor division).  Laws that hold only in a
+    [ScalarLaws] are the commutative-semiring laws plus [0 / a = 0] and
+    [a / 1 = a]; they hold for both [R] and [Z] (floor division).  Laws that hold only in a
     field, such as distributing a division over a sum, live in the separate
     class [FieldLaws] so a rewrite that needs them says so in its type.
     docs/decisions.md lists which rewrites need which class. *)
@@ -30,7 +30,8 @@ Class ScalarLaws (S : Type) `{Scalar S} := {
   smul_1_l : forall a, smul sone a = a;
   smul_add_distr_r : forall a b c, smul (sadd a b) c = sadd (smul a c) (smul b c);
   smul_0_l : forall a, smul szero a = szero;
-  sdiv_0_l : forall a, sdiv szero a = szero
+  sdiv_0_l : forall a, sdiv szero a = szero;
+  sdiv_1_r : forall a, sdiv a sone = a
 }.
 
 (** Laws of a field's division, needed only by rewrites that move a
@@ -83,6 +84,10 @@ Definition slit {S : Type} `{Scalar S} (n d : positive) : S := sdiv (spos n) (sp
 Arguments slit {S _} (n d)%positive : simpl never.
 Arguments spos {S _} p%positive : simpl never.
 
+(** The literal one is [sone] (LIAR's latent idioms multiply by it: BlasLatent.v). *)
+Lemma slit_1 {S : Type} `{ScalarLaws S} : slit 1 1 = (sone : S).
+Proof. unfold slit; change (@spos S _ 1%positive) with (@sone S _); apply sdiv_1_r. Qed.
+
 (** ** Instances (those for [R] are in Tensor/ScalarR.v) *)
 
 #[global] Instance Scalar_Z : Scalar Z :=
@@ -91,7 +96,8 @@ Arguments spos {S _} p%positive : simpl never.
 #[global] Instance ScalarLaws_Z : ScalarLaws Z.
 Proof.
   split; intros; cbv [sadd smul sdiv szero sone Scalar_Z]; try ring.
-  apply Zdiv_0_l.
+  - apply Zdiv_0_l.
+  - apply Z.div_1_r.
 Qed.
 
 Lemma spos_Z (p : positive) : spos p = Zpos p.

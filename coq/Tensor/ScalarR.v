@@ -12,7 +12,8 @@ From Verisched Require Import Tensor.Scalar.
 
 #[global] Instance ScalarLaws_R : ScalarLaws R.
 Proof.
-  split; intros; cbv [sadd smul sdiv szero sone Scalar_R]; unfold Rdiv; ring.
+  split; intros; cbv [sadd smul sdiv szero sone Scalar_R]; unfold Rdiv;
+    try rewrite Rinv_1; ring.
 Qed.
 
 #[global] Instance FieldLaws_R : FieldLaws R.

@@ -82,10 +82,12 @@ Section Liar.
     SUM [ i < n ] x _[ i ].
 End Liar.
 
-(* LIAR's stencils, for which the search finds no idiom yet (docs/search.md: LIAR finds
-   a gemv with a filled weight vector by folding the shifted reads into a sum, a rule we
-   do not have).  jacobi-1d: one sweep of PolyBench's time loop, written from 0 (B[i]
-   for PolyBench's i = 1 .. n-2).  blur1d and stencil2d from LIAR's descriptions. *)
+(* LIAR's stencils, which contain no idiom as written: the latent rules
+   (search/latent.py, Targets/BlasLatent.v) find LIAR's gemv + memset, over a window
+   view of the input (jacobi1d, blur1d) or, per row of outputs, over a gather view of
+   the cross's five reads with a vector of ones (stencil2d).  jacobi-1d: one sweep of
+   PolyBench's time loop, written from 0 (B[i] for PolyBench's i = 1 .. n-2).  blur1d
+   and stencil2d from LIAR's descriptions. *)
 Section Stencils.
   Context {S : Type} `{ScalarLaws S}.
   Variables (n m : Z).

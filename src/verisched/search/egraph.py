@@ -46,6 +46,8 @@ class T(EExpr):
     @classmethod
     def zero(cls) -> T: ...
     @classmethod
+    def lit(cls, num: i64Like, den: i64Like) -> T: ...
+    @classmethod
     def gen(cls, v: StringLike, lo: Ix, hi: Ix, body: T) -> T: ...
     @classmethod
     def sum(cls, v: StringLike, lo: Ix, hi: Ix, body: T) -> T: ...
@@ -93,7 +95,7 @@ def _side_rules():  # noqa: ANN202 - an egglog Ruleset
     i, j, lo, hi = vars_("i j lo hi", Ix)
     a, b = vars_("a b", T)
     (v,) = vars_("v", String)
-    (n,) = vars_("n", i64)
+    n, m = vars_("n m", i64)
     return ruleset(
         # index expressions
         rule(Ix.var(x), binder_name(s), x != s).then(ix_free_of(Ix.var(x), s)),
@@ -108,6 +110,7 @@ def _side_rules():  # noqa: ANN202 - an egglog Ruleset
         # tensor expressions
         rule(T.var(x), binder_name(s), x != s).then(free_of(T.var(x), s)),
         rule(T.zero(), binder_name(s)).then(free_of(T.zero(), s)),
+        rule(T.lit(n, m), binder_name(s)).then(free_of(T.lit(n, m), s)),
         rule(T.nil(), binder_name(s)).then(free_of(T.nil(), s)),
         rule(T.ixarg(i), ix_free_of(i, s)).then(free_of(T.ixarg(i), s)),
         rule(T.get(a, i), free_of(a, s), ix_free_of(i, s)).then(free_of(T.get(a, i), s)),
@@ -159,6 +162,8 @@ def to_egg(e: A.Expr) -> T:  # noqa: C901 - one case per constructor
         return T.var(e.name)
     if isinstance(e, A.Zero):
         return T.zero()
+    if isinstance(e, A.Lit):
+        return T.lit(e.num, e.den)
     if isinstance(e, A.Gen):
         return T.gen(e.var, ix_to_egg(e.lo), ix_to_egg(e.hi), to_egg(e.body))
     if isinstance(e, A.Sum):
@@ -184,7 +189,7 @@ def to_egg(e: A.Expr) -> T:  # noqa: C901 - one case per constructor
         return T.call(e.name, args)
     raise SearchEncodingError(
         f"the search does not handle {type(e).__name__} yet (only gen, sum, guards, lets, "
-        "accesses, + and *, concat and transpose)")
+        "accesses, literals, + and *, concat and transpose)")
 
 
 # -- egglog -> AST ----------------------------------------------------------------------
@@ -228,6 +233,8 @@ def from_egg(x: T) -> A.Expr:  # noqa: C901 - one case per constructor
         return A.Var(str(_lit(args[0])))
     if fn == T.zero:
         return A.Zero()
+    if fn == T.lit:
+        return A.Lit(int(_lit(args[0])), int(_lit(args[1])))  # type: ignore[call-overload]
     if fn == T.gen:
         return A.Gen(str(_lit(args[0])), ix(args[1]), ix(args[2]), ex(args[3]))  # type: ignore[arg-type]
     if fn == T.sum:

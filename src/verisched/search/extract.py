@@ -28,12 +28,16 @@ NOMINAL_SIZE = 64.0
 # The value a tensor term carries when it is a *view*: an access of a variable or of a
 # view (VAR marks a variable), or a generation that the latent rules introduce as a view
 # (its binder is one of `views`: the window of a stencil, search/latent.py) whose body
-# is one.  Such a view costs its body once, not per element: LIAR's views are index
-# remappings, not loops.  A copy loop the program itself has is not one of them and
-# keeps its cost.  Costs stay monotone (a node costs at least its children), which
-# egglog's extractor needs.
+# is one, or a generation of such a generation; a gather (a <+> of guarded reads, which
+# selects one read) is one too.  Such a view costs its body once, not per element:
+# LIAR's views are index remappings, not loops.  A copy loop the program itself has is
+# not one of them and keeps its cost.  Costs stay monotone (a node costs at least its
+# children), which egglog's extractor needs.
 VIEW = -1.0
 VAR = -2.0
+# a view generation: a latent view binder's generation of reads, or a generation of one
+# (the outer loop of a 2-D window or gather view, which may reuse the program's binder)
+VIEW_GEN = -3.0
 
 Cost = tuple[float, float]
 
@@ -71,10 +75,15 @@ def liar_cost(egraph: EGraph, expr: object, children: list[Cost],
     if fn == T.var:
         return (1.0, VAR)
     if fn == T.get:
-        return (1.0 + body, VIEW if children[0][1] in (VIEW, VAR) else 0.0)
-    if (fn == T.gen and children[3][1] == VIEW
-            and str(get_literal_value(get_callable_args(expr)[0])) in views):  # type: ignore[type-var, call-overload]
-        return (1.0 + children[3][0], VIEW)
+        return (1.0 + body, VIEW if children[0][1] in (VIEW, VAR, VIEW_GEN) else 0.0)
+    if fn == T.gen and (children[3][1] == VIEW_GEN or children[3][1] == VIEW and str(
+            get_literal_value(get_callable_args(expr)[0])) in views):  # type: ignore[type-var, call-overload]
+        return (1.0 + children[3][0], VIEW_GEN)
+    # a gather (search/latent.py, gather5_gemv): guarded reads, <+>-summed, select a read
+    if fn == T.guard and children[1][1] == VIEW:
+        return (1.0 + body, VIEW)
+    if fn == T.tadd and children[0][1] == VIEW and children[1][1] == VIEW:
+        return (1.0 + body, VIEW)
     if fn in (T.gen, T.sum):
         extent = max(children[2][1] - children[1][1], 0.0)
         return (1.0 + extent * (1.0 + children[3][0]), 0.0)

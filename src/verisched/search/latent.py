@@ -130,6 +130,92 @@ def _window_gemv_steps(pat: Pattern, e: A.Expr) -> list[str]:
     return steps
 
 
+# -- sum_dot_ones: SUM [k < n] x[k] = SUM [k < n] x[k] * (GEN [kw < n] 1)[k] -------------
+#
+# LIAR's vsum: a plain reduction is a dot product with a vector of ones (the ones are a
+# fill, LIAR's memset).  The one is the literal `slit 1 1` (Tensor/Scalar.v).
+
+ONE = A.Lit(1, 1)
+
+
+def _dot_ones(e: A.Expr) -> A.Expr | None:
+    if not (isinstance(e, A.Sum) and e.lo == ZERO and isinstance(e.body, A.Get)
+            and e.body.index == A.IVar(e.var) and e.var not in A.free_vars(e.body.tensor)):
+        return None
+    kw = A.fresh_name("kw", _names_in(e))
+    ones = A.Gen(kw, ZERO, e.hi, ONE)
+    return A.Sum(e.var, ZERO, e.hi, A.SBin("*", e.body, A.Get(ones, A.IVar(e.var))))
+
+
+def _dot_ones_steps(pat: Pattern, e: A.Expr) -> list[str]:
+    return [f"rw sum_dot_ones at ({pat(e)})."]
+
+
+# -- gather5_gemv: a 2-D stencil's five reads are a gemv over a gather view ---------------
+#
+#   GEN [j < m] r0 + r1 + r2 + r3 + r4          (each r_t a read img[_][_] of one tensor)
+#   = GEN [j < m] SUM [k < 5] V[j][k] * (GEN [kw < 5] 1)[k]
+#     with V = GEN [j < m] GEN [kw < 5] |[kw = 0]| r0 <+> ... <+> |[kw = 4]| r4
+#
+# The gather's sum is written `<+>` (at rank 0 the same as +, Core.v), which no
+# associativity rule rewrites: with `+`, assoc and comm would give every gather's
+# five terms an e-class per subset (the explosion of rules.py's assoc).
+# The view V (its row j: the five points the output reads) is written with the
+# generation's own binder j, so no substitution is needed in egglog; Coq's lemma
+# (gather5_gemv) is stated for any five functions of j.  LIAR's stencil2d row.
+
+def _plus_terms(e: A.Expr, k: int) -> list[A.Expr] | None:
+    """The k terms of a left-nested scalar sum `((t0 + t1) + ...) + t(k-1)`."""
+    terms: list[A.Expr] = []
+    while len(terms) < k - 1:
+        if not (isinstance(e, A.SBin) and e.op == "+"):
+            return None
+        terms.append(e.right)
+        e = e.left
+    terms.append(e)
+    return terms[::-1]
+
+
+def _read2(e: A.Expr) -> A.Expr | None:
+    """The tensor of a 2-D read `a[I][J]`."""
+    if isinstance(e, A.Get) and isinstance(e.tensor, A.Get):
+        return e.tensor.tensor
+    return None
+
+
+def _gather5_parts(e: A.Expr) -> list[A.Expr] | None:
+    if not (isinstance(e, A.Gen) and e.lo == ZERO and e.var not in A.idx_free_vars(e.hi)):
+        return None
+    terms = _plus_terms(e.body, 5)
+    if terms is None:
+        return None
+    bases = [_read2(t) for t in terms]
+    if bases[0] is None or any(b != bases[0] for b in bases):
+        return None
+    return terms
+
+
+def _gather5(e: A.Expr) -> A.Expr | None:
+    terms = _gather5_parts(e)
+    if terms is None:
+        return None
+    assert isinstance(e, A.Gen)
+    used = _names_in(e)
+    ks = A.fresh_name("ks", used)
+    kw = A.fresh_name("kw", used | {ks})
+    gathered: A.Expr = A.Guard(A.PCmp("=", A.IVar(kw), A.IConst(0)), terms[0])
+    for t, term in enumerate(terms[1:], 1):
+        gathered = A.TAdd(gathered, A.Guard(A.PCmp("=", A.IVar(kw), A.IConst(t)), term))
+    view = A.Gen(e.var, ZERO, e.hi, A.Gen(kw, ZERO, A.IConst(5), gathered))
+    ones = A.Gen(kw, ZERO, A.IConst(5), ONE)
+    body = A.SBin("*", A.Get(A.Get(view, A.IVar(e.var)), A.IVar(ks)), A.Get(ones, A.IVar(ks)))
+    return A.Gen(e.var, ZERO, e.hi, A.Sum(ks, ZERO, A.IConst(5), body))
+
+
+def _gather5_steps(pat: Pattern, e: A.Expr) -> list[str]:
+    return [f"rw gather5_gemv at ({pat(e)})."]
+
+
 LATENT_RULES: tuple[Rule, ...] = (
     Rule("fold_shift3",
          "three shifted reads are a reduction over the shift (LIAR's latent idioms)",
@@ -140,11 +226,20 @@ LATENT_RULES: tuple[Rule, ...] = (
          (LemmaUse("smul_sum_l", True, "smul"), LemmaUse("smul_comm'", True, "smul"),
           LemmaUse("window_gemv", True, "genr")),
          ("rw window_gemv at (_)",), _window_gemv, _window_gemv_steps),
+    Rule("sum_dot_ones",
+         "a reduction of a vector is its dot product with a vector of ones (LIAR's vsum)",
+         (LemmaUse("sum_dot_ones", True, "sumr"),), ("rw sum_dot_ones at (_)",),
+         _dot_ones, _dot_ones_steps),
+    Rule("gather5_gemv",
+         "the five reads of a 2-D stencil are a gemv over a gather view with a vector of "
+         "ones (LIAR's stencil2d)",
+         (LemmaUse("gather5_gemv", True, "genr"),), ("rw gather5_gemv at (_)",),
+         _gather5, _gather5_steps),
 )
 
 
 def latent_egglog_rules(names: tuple[str, str, str, str]) -> list[object]:
-    """The two rules as egglog rewrites, with the binder names `latent_names` chose."""
+    """LATENT_RULES as egglog rewrites, with the binder names `latent_names` chose."""
     ks, iw, kw, _ = names
     v, k = vars_("lv lk", String)
     ix, n, m = vars_("lix ln lm", Ix)
@@ -166,7 +261,38 @@ def latent_egglog_rules(names: tuple[str, str, str, str]) -> list[object]:
             v != k, free_of(a, v), free_of(a, k), free_of(c, v), free_of(c, k),
             ix_free_of(m, v), ix_free_of(m, k), free_of(a, iw), free_of(a, kw),
             free_of(c, kw), ix_free_of(n, iw), ix_free_of(m, kw), ix_free_of(m, iw)),
+        # sum_dot_ones
+        rewrite(T.sum(k, zero, n, T.get(a, Ix.var(k)))).to(
+            T.sum(k, zero, n, T.sbin("*", T.get(a, Ix.var(k)), T.get(
+                T.gen(kw, zero, n, T.lit(1, 1)), Ix.var(k)))),
+            free_of(a, k), ix_free_of(n, kw)),
+        _gather5_rule(ks, kw),
     ]
+
+
+def _gather5_rule(ks: str, kw: str) -> object:
+    """gather5_gemv as an egglog rewrite: five 2-D reads of one tensor `a`."""
+    (v,) = vars_("gv", String)
+    (m,) = vars_("gm", Ix)
+    (a,) = vars_("ga", T)
+    rows = vars_(" ".join(f"gi{t}" for t in range(5)), Ix)
+    cols = vars_(" ".join(f"gj{t}" for t in range(5)), Ix)
+    zero = Ix.const(0)
+    reads = [T.get(T.get(a, i), j) for i, j in zip(rows, cols, strict=True)]
+    lhs = reads[0]
+    gathered = T.guard(Ix.bin("?=", Ix.var(kw), Ix.const(0)), reads[0])
+    for t in range(1, 5):
+        lhs = T.sbin("+", lhs, reads[t])
+        gathered = T.tadd(gathered, T.guard(Ix.bin("?=", Ix.var(kw), Ix.const(t)), reads[t]))
+    view = T.gen(v, zero, m, T.gen(kw, zero, Ix.const(5), gathered))
+    ones = T.gen(kw, zero, Ix.const(5), T.lit(1, 1))
+    conds = [ix_free_of(m, v), ix_free_of(m, ks), free_of(a, ks), free_of(a, kw)]
+    conds += [c for i, j in zip(rows, cols, strict=True)
+              for c in (ix_free_of(i, ks), ix_free_of(j, ks), ix_free_of(i, kw), ix_free_of(j, kw))]
+    return rewrite(T.gen(v, zero, m, lhs)).to(
+        T.gen(v, zero, m, T.sum(ks, zero, Ix.const(5), T.sbin(
+            "*", T.get(T.get(view, Ix.var(v)), Ix.var(ks)), T.get(ones, Ix.var(ks))))),
+        *conds)
 
 
 # -- latent vector idioms (--idioms avx2): a scalar factor becomes a broadcast ------------

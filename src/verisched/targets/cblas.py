@@ -94,6 +94,8 @@ class CblasRules:
         if p is None:
             raise LowerError(f"blas: element type {self.core.dtype} has no CBLAS routines")
         op = e.name.removeprefix("blas_")
+        if op == "dot":
+            return None   # a scalar: the core stores it through scalar_term
         a = e.args
         beta = "0" if mode == "=" else "1"
         scaled = op.endswith("_scaled")
@@ -144,13 +146,36 @@ class CblasRules:
         raise LowerError(f"blas: {e.name} has no CBLAS lowering yet")
 
     def scalar_term(self, e: Expr, ctx: Ctx, out: Emitter) -> str | None:
-        if isinstance(e, Instr) and e.name == "blas_dot":
-            p = PREFIX.get(self.core.dtype, "s")
-            n: Idx = e.args[0]  # type: ignore[assignment]
+        if not (isinstance(e, Instr) and e.name == "blas_dot"):
+            return None
+        p = PREFIX.get(self.core.dtype, "s")
+        n: Idx = e.args[0]  # type: ignore[assignment]
+        fills = [a for a in e.args[1:] if isinstance(a, Instr) and a.name == "blas_fill"]
+        if not fills:
             x, _ = self._tensor(e.args[1], 1, ctx)  # type: ignore[arg-type]
             y, _ = self._tensor(e.args[2], 1, ctx)  # type: ignore[arg-type]
             return f"cblas_{p}dot({self._ix(n, ctx)}, {x}, 1, {y}, 1)"
-        return None
+        # A filled operand (vsum's vector of ones, LIAR's `double ones[N] = {1, ...};
+        # ddot(N, xs, 1, ones, 1)`): the fill is written into a buffer of its own first.
+        if len(fills) == 2:
+            raise LowerError("blas: a dot of two filled vectors")
+        fill = fills[0]
+        other = e.args[2] if e.args[1] is fill else e.args[1]
+        x, _ = self._tensor(other, 1, ctx)  # type: ignore[arg-type]
+        count = self._ix(fill.args[0], ctx)
+        value = self.core.scalar(fill.args[1], ctx, out)  # type: ignore[arg-type]
+        T = self.core.ctype
+        buf, res = self.core.names.fresh("ones"), self.core.names.fresh("dot")
+        out.line(f"{T} {res} = 0;")
+        out.line(f"{T} *{buf} = ({T} *)vs_alloc({count}, sizeof({T}), 0);")
+        with out.block(f"if ({buf} == NULL)"):
+            out.line(f"{self.core.error_flag} = 1;")
+        with out.block("else"):
+            with out.block(f"for (int64_t vs_f = 0; vs_f < {count}; ++vs_f)"):
+                out.line(f"{buf}[vs_f] = {value};")
+            out.line(f"{res} = cblas_{p}dot({self._ix(n, ctx)}, {x}, 1, {buf}, 1);")
+            out.line(f"free({buf});")
+        return res
 
     def let_in_memory(self, e: Let, ctx: Ctx, out: Emitter, body: LetBody) -> bool | None:
         return None
