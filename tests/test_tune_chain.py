@@ -1,4 +1,4 @@
-"""The chained matmul's micro-kernel points failed to compile (decisions #NN): the C
+"""The chained matmul's micro-kernel points failed to compile (decisions #78): the C
 declared one hoisted element count twice (`const int64_t count_2` for the producer's
 pack and for `AB`).  The vector lowering's mask-split probe (codegen/vloops.py) lowers
 a loop body into a scratch emitter and gives back the C names it took, but kept the

@@ -100,7 +100,7 @@ Section Guards.
   Lemma guard_smul_l p (a b : S) : |[ p ]| (a * b) = (|[ p ]| a) * b.
   Proof. destruct p; cbn; [reflexivity|]; symmetry; apply smul_0_l. Qed.
 
-  (** A reduction as a sum of lanes (the tuner's [dot] template, decisions #NN):
+  (** A reduction as a sum of lanes (the tuner's [dot] template, decisions #78):
       [SUM [ l < w ] g l] names its [w] terms as a buffer [t] and sums that, so
       that, once the depth sum is moved inside the lanes' generation ([reorder]),
       [vectorize] gives [w] independent vector accumulators over the depth and

@@ -16,7 +16,7 @@ Failure only costs a runtime check, never correctness.
 The search is memoised: within one `ge0` call, a goal already tried at a depth is
 not tried again (the elimination reaches the same residual goal by many orders of
 the same eliminations, which is exponential in the depth without it: a chained
-matmul with both nests register-tiled and packed lowered for minutes; decisions #NN).
+matmul with both nests register-tiled and packed lowered for minutes; decisions #78).
 A goal's answer depends only on the goal, the facts and the depth, and the facts are
 fixed during one call.
 """

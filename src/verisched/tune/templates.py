@@ -24,7 +24,7 @@ express either, so the tuner stalled at 0.2-0.3x OpenBLAS (decisions #59).
   `reorder kl ko`, `rw sum_lanes_let` (coq/Targets/Vectorize.v: the `v * lanes`
   terms named as a buffer `t`, then summed), `reorder ko kl` (the depth inside the
   buffer's generation) and `vectorize kl`: `v` independent vector accumulators over
-  the depth, summed once per output element; no pack (decisions #NN).
+  the depth, summed once per output element; no pack (decisions #78).
 
 Nothing here decides legality: a template applied where it does not fit (a
 register tile on a nest with one generation, a stage of a let buffer, an instruction
