@@ -122,7 +122,7 @@ Ltac reshape_shape_step :=
   | |- @shaped _ _ _ _ _ => idtac
   end;
   first
-  [ apply shaped_scalar
+  [ shape_scalar_try
   | match goal with
       | |- shaped _ (concat _ _ _ _) => eapply shaped_concat; [reshape_extent | |]
       | |- shaped _ (transpose _ _ _) => eapply shaped_transpose; [reshape_extent | reshape_extent |]

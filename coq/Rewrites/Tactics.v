@@ -135,7 +135,8 @@ Ltac atl_eta_binder :=
     them, proved by [solve_shape]), else with no fact about the state. *)
 (** [solve_shape_iter] with the reshape operators' rules
     ([solve_shape_reshape], Reshape/ShapeRules.v): a step tiled by [split]
-    is a [trunc_r] of a [flatten]. *)
+    is a [trunc_r] of a [flatten].  (No third branch [solve_shape_reshape]
+    alone: the second solves every goal it would, as in [solve_shape_iter].) *)
 Ltac solve_shape_iter_r :=
   solve
     [ solve_shape_iter
@@ -146,8 +147,7 @@ Ltac solve_shape_iter_r :=
           [ solve_shape_iter_r
           | let u := fresh "u" in let Hu := fresh "Hu" in
             intros u Hu; cbv beta; solve_shape_iter_r ]
-      end
-    | solve_shape_reshape ].
+      end ].
 
 Ltac atl_into_step x k :=
   first

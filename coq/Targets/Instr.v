@@ -69,21 +69,69 @@ Class AtlInstr {T : Type} (c : T) : Prop := {}.
     (for [check_safe]: the specification is the term). *)
 Ltac atl_is_instr c := is_const c; let _ := constr:(_ : AtlInstr c) in idtac.
 
-Ltac atl_unfold_instrs P :=
+(** Both tactics below ask [AtlInstr c] of every constant occurrence of the
+    program, once per registered constant found (the search restarts after
+    each), which was a sixth of a derivation file's time.  The constants of
+    the language and of index arithmetic are most of those occurrences and
+    are never registered: [atl_plain_const] recognizes them by syntax, and
+    the fast test [atl_is_instr_fast] skips its query for them.  It is used
+    only after [atl_plain_registered] has asked, once per call, whether any
+    of them is registered after all (then the full test is used), so both
+    tactics find exactly the constants they found. *)
+Ltac atl_plain_const c :=
+  lazymatch c with
+  | @genr => idtac | @sumr => idtac | @get => idtac | @iverson => idtac
+  | @atl_let => idtac | @tadd => idtac | @tzero => idtac
+  | @sadd => idtac | @smul => idtac | @sdiv => idtac | @szero => idtac | @sone => idtac
+  | @slit => idtac | @cdiv => idtac
+  | @TensorElem_fun => idtac | @TensorElem_scalar => idtac | @Scalar_Z => idtac
+  | Z.add => idtac | Z.mul => idtac | Z.sub => idtac | Z.opp => idtac
+  | Z.div => idtac | Z.modulo => idtac
+  | Z.ltb => idtac | Z.leb => idtac | Z.eqb => idtac
+  | andb => idtac | orb => idtac | negb => idtac
+  end.
+Ltac atl_plain_registered :=
+  first
+    [ atl_is_instr (@genr) | atl_is_instr (@sumr) | atl_is_instr (@get)
+    | atl_is_instr (@iverson) | atl_is_instr (@atl_let) | atl_is_instr (@tadd)
+    | atl_is_instr (@tzero) | atl_is_instr (@sadd) | atl_is_instr (@smul)
+    | atl_is_instr (@sdiv) | atl_is_instr (@szero) | atl_is_instr (@sone)
+    | atl_is_instr (@slit) | atl_is_instr (@cdiv)
+    | atl_is_instr (@TensorElem_fun) | atl_is_instr (@TensorElem_scalar)
+    | atl_is_instr (@Scalar_Z)
+    | atl_is_instr Z.add | atl_is_instr Z.mul | atl_is_instr Z.sub | atl_is_instr Z.opp
+    | atl_is_instr Z.div | atl_is_instr Z.modulo
+    | atl_is_instr Z.ltb | atl_is_instr Z.leb | atl_is_instr Z.eqb
+    | atl_is_instr andb | atl_is_instr orb | atl_is_instr negb ].
+Ltac atl_is_instr_fast c :=
+  is_const c; tryif atl_plain_const c then fail else atl_is_instr c.
+Ltac atl_is_instr_by fast c :=
+  lazymatch fast with true => atl_is_instr_fast c | false => atl_is_instr c end.
+Ltac atl_instr_fast :=
+  match constr:(tt) with
+  | _ => let _ := constr:(ltac:(atl_plain_registered; exact I) : True) in constr:(false)
+  | _ => constr:(true)
+  end.
+
+Ltac atl_unfold_instrs_by fast P :=
   match P with
   | context [?c] =>
-      let _ := constr:(ltac:(atl_is_instr c; exact I) : True) in
+      let _ := constr:(ltac:(atl_is_instr_by fast c; exact I) : True) in
       let P' := eval unfold c in P in
       let P'' := eval cbv beta in P' in
-      atl_unfold_instrs P''
+      atl_unfold_instrs_by fast P''
   | _ => P
   end.
+Ltac atl_unfold_instrs P :=
+  let fast := atl_instr_fast in
+  atl_unfold_instrs_by fast P.
 
 (** [atl_generalize_instrs]: abstract every registered constant of the
     goal as a variable (for [same_program]). *)
 Ltac atl_generalize_instrs :=
+  let fast := atl_instr_fast in
   repeat match goal with
-    | |- context [?c] => atl_is_instr c; generalize c; intro
+    | |- context [?c] => atl_is_instr_by fast c; generalize c; intro
     end.
 
 (** ** [set_memory x M] *)

@@ -84,7 +84,10 @@ End IterShaped.
 
 (** [solve_shape] through time iterations: a state has the initial tensor's
     extents when the step keeps them ([shaped_titer]).  Fails unless it solves
-    the goal. *)
+    the goal.  (A second branch, [solve_shape] alone, was dropped: whenever
+    it solves the goal, the branch below does too, with the same proof, since
+    the [lazymatch] is then run on no goal; it only repeated [solve_shape]
+    when the goal could not be solved.) *)
 Ltac solve_shape_iter :=
   solve
     [ solve_shape;
@@ -94,5 +97,4 @@ Ltac solve_shape_iter :=
           [ solve_shape_iter
           | let u := fresh "u" in let Hu := fresh "Hu" in
             intros u Hu; cbv beta; solve_shape_iter ]
-      end
-    | solve_shape ].
+      end ].
