@@ -48,8 +48,9 @@ def test_the_model_on_a_zen_core() -> None:
     # 32 KiB 8-way L1 (64 sets): a 6 x 16 tile leaves the A micro-panel one way and
     # the C tile one, so the B micro-panel gets 6 ways = 24 KiB = 384 rows of 16 floats.
     assert kc_max(16, caches=ZEN) == 384
-    # 6 x 64 (AVX-512): still one way for A, 24 KiB of 64 floats per row = 96.
-    assert kc_max(64, caches=ZEN) == 96
+    # 6 x 64 (AVX-512): still one way for A, 24 KiB of 64 floats per row = 96 steps,
+    # under the floor: the micro-panel goes to one 128 KiB way of L2 instead, 512 steps.
+    assert kc_max(64, caches=ZEN) == 512
     # 1 MiB 8-way L2 (128 KiB ways): B's micro-panel takes one way, C one, A six.
     assert mc_max(384, 16, caches=ZEN) == 6 * 128 * 1024 // (384 * 4) // 6 * 6
 

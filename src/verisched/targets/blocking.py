@@ -12,6 +12,8 @@ L2 across the strips), and a set-associative cache of `W` ways keeps
 - in L1, the B micro-panel in `C_B = W - 1 - C_A` ways, where the A micro-panel that
   streams past it takes `C_A = floor((W - 1) / (1 + nr / mr))` ways (at least one)
   and one way is left for the C tile: `kc = C_B * sets * line / (nr * elem)`;
+  When L1 leaves the micro-panel fewer than `KC_L1_FLOOR` steps (a wide AVX-512
+  tile), it is kept in one way of L2 instead (measured, see `KC_L1_FLOOR`);
 - in L2, the A block in `W - 1 - C_B2` ways, where `C_B2 = ceil(nr kc elem / (sets
   line))` ways hold the B micro-panel: `mc = (W - 1 - C_B2) * sets * line / (kc elem)`.
 
@@ -108,13 +110,27 @@ def cache_sizes() -> CacheSizes:
     return _from_sysfs(_SYSFS) or _from_sysconf() or DEFAULT
 
 
+# The shallowest depth block worth keeping B's micro-panel in L1 for.  A wide register
+# tile (Sgemm.v's AVX-512 6 x 64) leaves L1 room for fewer steps than this, and there the
+# L1 rule loses: its 4 B vectors per 24 FMAs stream from L2 at a fraction of L2's
+# bandwidth, while a short depth block reloads the C tile and re-enters the micro-kernel
+# more often.  Measured (AMD EPYC, 1 thread, AVX-512 kernel, 1024^3 and 2048^3, medians
+# of 9 interleaved calls): kc = 94 (the L1 rule) 101.0-102.4 GFLOP/s, kc = 128 101.7-105.4,
+# kc = 256 105.9-108.6, kc = 342 107.2-108.7, kc = 512 108.1-108.5.
+KC_L1_FLOOR = 256
+
+
 def kc_max(nr: int, mr: int = 6, elem: int = 4, caches: CacheSizes | None = None) -> int:
     """The deepest depth block whose `kc x nr` B micro-panel stays in L1 (the model
-    above), rounded down to a multiple of 8 and kept in [16, 1024]."""
-    l1 = (caches or cache_sizes()).l1
+    above); when that is under `KC_L1_FLOOR` (a wide register tile), the micro-panel
+    is kept in one way of L2 instead.  Rounded down to a multiple of 8, in [16, 1024]."""
+    c = caches or cache_sizes()
+    l1 = c.l1
     c_a = max(1, (l1.ways - 1) * mr // (mr + nr))
     c_b = max(1, l1.ways - 1 - c_a)
     kc = c_b * l1.sets * l1.line // (nr * elem)
+    if kc < KC_L1_FLOOR:
+        kc = max(kc, c.l2.sets * c.l2.line // (nr * elem))
     return min(1024, max(16, kc // 8 * 8))
 
 
