@@ -62,7 +62,8 @@ DEFAULT_FIX: dict[str, int] = {}
 # register tile's width in the derivation that runs (Sgemm.v: 16 for sgemm_avx2 and its
 # strip variant, 64 for sgemm_avx512); choose_isa sets it.
 TILE_NR = {"avx2": 16, "avx512": 64}
-nr = 16
+LANES = {"avx2": 8, "avx512": 16}
+nr, lanes = 16, 8
 # Each timed call follows one untimed call of the same variant (decisions #29): a
 # multi-threaded call that follows the wait for the other pool's spinning workers
 # otherwise starts with sleeping workers and, on this VM, descheduled vCPUs (measured at
@@ -72,7 +73,7 @@ WARM = 1
 
 # Shown by `verisched bench --help` (read without importing this module).
 PEERS = "OpenBLAS through numpy (threadpoolctl for threads)"
-DURATION = "not measured yet (12 square and 13 aspect problems, 1 and 2 threads)"
+DURATION = "about 1.5 min on the 2-core development machine (76 s measured: 14 problems, 1 and 2 threads)"
 
 
 def block_sizes(M: int, K: int, threads: int) -> dict[str, int]:
@@ -296,8 +297,8 @@ def choose_isa(args: argparse.Namespace) -> None:
     if isa == "auto":
         isa = best_vector_isa()
     args.isa = isa
-    global nr
-    nr = TILE_NR.get(isa, 16)
+    global nr, lanes
+    nr, lanes = TILE_NR.get(isa, 16), LANES.get(isa, 8)
     if args.derivation is None:
         args.derivation = f"sgemm_{isa}"
     if args.strip_derivation is None:
@@ -539,10 +540,11 @@ def code_facts(kernel) -> dict[str, int]:
     """What the generated C contains (the source sits next to the cached .so)."""
     src = Path(str(kernel.path).removesuffix(".so") + "_0.c")
     text = src.read_text() if src.is_file() else ""
-    keys = {"fmadd": "_mm256_fmadd_ps", "maskload": "_mm256_maskload_ps",
-            "maskstore": "_mm256_maskstore_ps", "loadu": "_mm256_loadu_ps",
-            "broadcast": "_mm256_set1_ps", "omp": "#pragma omp", "for": "for ("}
-    return {k: text.count(v) for k, v in keys.items()}
+    keys = {"fmadd": "_fmadd_ps(", "maskload": ("_mm256_maskload_ps", "_maskz_loadu_ps"),
+            "maskstore": ("_mm256_maskstore_ps", "_mask_storeu_ps"), "loadu": "_loadu_ps(",
+            "broadcast": "_set1_ps(", "omp": "#pragma omp", "for": "for ("}
+    return {k: sum(text.count(x) for x in ((v,) if isinstance(v, str) else v))
+            for k, v in keys.items()}
 
 
 def analysis(results, peak, ours: cm.Ours, T: int, profile: dict) -> list[str]:
@@ -578,9 +580,11 @@ def analysis(results, peak, ours: cm.Ours, T: int, profile: dict) -> list[str]:
                                for p, med, t in losses) + ".")
     out.append("")
     facts = code_facts(ours.kernels["1t"])
-    out.append(f"- The generated serial kernel has {facts['fmadd']} `_mm256_fmadd_ps` "
-               f"(12 per register tile: the 6x16 tile of 12 accumulators, in its main, row-edge "
-               f"and column-edge versions), {facts['broadcast']} broadcasts, "
+    acc = 6 * nr // lanes
+    out.append(f"- The generated serial kernel has {facts['fmadd']} vector FMAs "
+               f"({acc} per register tile: the 6x{nr} tile of {acc} accumulators of {lanes} "
+               f"lanes, in its main, row-edge and column-edge versions), "
+               f"{facts['broadcast']} broadcasts, "
                f"{facts['maskstore']} masked stores (right edge only).")
     cache = [(p, med) for p, med in results if p.group == "in-cache"]
     square = [(p, med) for p, med in results if p.group == "square"]
@@ -649,9 +653,10 @@ def analysis(results, peak, ours: cm.Ours, T: int, profile: dict) -> list[str]:
         sp = ", ".join(f"{p.label}: {med['openblas-1t'] / med['ours-1t']:.2f}"
                        for p, med in asp)
         out.append(f"- Aspect sweep, 1-thread speed by M/N: {sp}.  Packing A costs M·K element "
-                   "copies against M·N·K/8 vector FMAs, 8/N copies per FMA, and packing B 8/M; "
-                   "at N = 64 (or M = 64) that is one copy per 8 FMAs, against one per 256 "
-                   "at the square 2048, so packing (and the C tile's load-add-store per depth "
+                   f"copies against M·N·K/{lanes} vector FMAs, {lanes}/N copies per FMA, and "
+                   f"packing B {lanes}/M; at N = 64 (or M = 64) that is one copy per "
+                   f"{64 // lanes} FMAs, against one per {2048 // lanes} at the square 2048, "
+                   "so packing (and the C tile's load-add-store per depth "
                    "block) weighs far more there.  MKL pulls ahead of Exo and OpenBLAS there "
                    "with kernels specialised for such shapes (Exo thesis Sec. 7.2, Fig. "
                    "7-2b).  At "
