@@ -197,7 +197,7 @@ STRIP = "/strip"
 
 
 def use_strip(M: int, N: int, K: int, threads: int) -> bool:
-    """Whether to call the strip-packing derivation (Sgemm.v: sgemm_avx2_strip) rather
+    """Whether to call the strip-packing derivation (Sgemm.v: sgemm_<isa>_strip) rather
     than the one that packs all of B once.  Strip packing repacks B for every row block
     but packs each strip right before the micro-kernels read it from L1; packing once
     costs a round trip of B through L3 or memory and a parallel region of its own.
@@ -284,7 +284,7 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
 
 
 # The strip variant of each ISA's kernel, where Sgemm.v derives one.
-STRIP_DERIVATION = {"avx2": "sgemm_avx2_strip"}
+STRIP_DERIVATION = {"avx2": "sgemm_avx2_strip", "avx512": "sgemm_avx512_strip"}
 
 
 def choose_isa(args: argparse.Namespace) -> None:
@@ -332,8 +332,8 @@ def main(argv: list[str] | None = None) -> int:
                          "by --isa)")
     ap.add_argument("--strip-derivation", default=None,
                     help="the derivation called instead where use_strip says so "
-                         "('' for none; default: sgemm_avx2_strip for AVX2, none for "
-                         "AVX-512, which has no strip variant)")
+                         "('' for none; default: the ISA's strip variant, sgemm_avx2_strip "
+                         "or sgemm_avx512_strip)")
     ap.add_argument("--target", default=None, help="our serial target (default: native, which "
                     "builds the derivation with its ISA)")
     ap.add_argument("--par-target", default=None,
