@@ -80,7 +80,8 @@ ONE = IConst(1)
 
 # Shown by `verisched bench --help` (read without importing this module).
 PEERS = "Halide (PyPI halide; optional)"
-DURATION = "about 35 s on the 2-core development machine (32 s measured; the default replays BlurVec.v and times 4 schedule pairs)"
+DURATION = ("about 35 s on the 2-core development machine (32 s measured; the default "
+            "replays BlurVec.v and times 4 schedule pairs)")
 
 
 def _i(x: Idx | int | str) -> Idx:

@@ -73,7 +73,8 @@ WARM = 1
 
 # Shown by `verisched bench --help` (read without importing this module).
 PEERS = "OpenBLAS through numpy (threadpoolctl for threads)"
-DURATION = "about 1.5 min on the 2-core development machine (76 s measured: 14 problems, 1 and 2 threads)"
+DURATION = ("about 1.5 min on the 2-core development machine (76 s measured: 14 problems, "
+            "1 and 2 threads)")
 
 
 def block_sizes(M: int, K: int, threads: int) -> dict[str, int]:
