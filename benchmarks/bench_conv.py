@@ -40,6 +40,7 @@ import _common as cm  # noqa: E402
 import _plots  # noqa: E402
 
 from verisched.targets.auto import best_vector_isa  # noqa: E402
+from verisched.targets.registry import get_target  # noqa: E402
 
 BATCH, CI, CO, HO, WO, KH, KW = 5, 128, 128, 80, 100, 3, 3
 DEFAULT_FIX: dict[str, int] = {}
@@ -249,7 +250,7 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
     md = "\n".join(head) + "\n\n" + cm.md_table(headers, rows) + "\n"
     md += "\nBest (minimum) times, ms: " + ", ".join(f"{k} {v:.1f}" for k, v in best.items())
     md += "\n\n" + "\n".join(analysis(med, flops, peak, ours, T, others, profile,
-                                          TILE_WIDTH.get(args.isa, 16))) + "\n"
+                                          TILE_VECTORS * get_target(args.isa).isa.lanes)) + "\n"
     print()
     print("\n".join(h.removeprefix("# ").removeprefix("- ") for h in head))
     print(cm.text_table(headers, rows))
@@ -267,9 +268,9 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
         print(f"wrote {p}")
 
 
-# The register tile's width (output channels) of each ISA's derivation (Conv.v:
+# The register tile's width in output channels: two vectors of the ISA's lanes (Conv.v:
 # `conv_schedule 16 8` for conv_avx2, `conv_schedule 32 16` for conv_avx512).
-TILE_WIDTH = {"avx2": 16, "avx512": 32}
+TILE_VECTORS = 2
 
 
 def analysis(med, flops, peak, ours, T, others, profile, width: int = 16) -> list[str]:

@@ -44,6 +44,7 @@ import numpy as np
 from verisched.targets.auto import best_vector_isa
 from verisched.targets.blocking import cache_sizes, gemm_blocks, kc_max, mc_max
 from verisched.targets.cpu import cpu_flags
+from verisched.targets.registry import get_target
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
@@ -59,10 +60,10 @@ DEFAULT_FIX: dict[str, int] = {}
 # The block sizes come from this machine's caches (targets/blocking.py: BLIS's analytical
 # model): kc so that a kc x nr packed B micro-panel stays in L1 across the micro-kernel
 # calls of a strip, mc = 6 mcr so that the mc x kc packed A block stays in L2.  nr is the
-# register tile's width in the derivation that runs (Sgemm.v: 16 for sgemm_avx2 and its
-# strip variant, 64 for sgemm_avx512); choose_isa sets it.
-TILE_NR = {"avx2": 16, "avx512": 64}
-LANES = {"avx2": 8, "avx512": 16}
+# register tile's width in the derivation that runs: Sgemm.v's tiles are 2 vectors wide
+# for AVX2 (6 x 16) and 4 for AVX-512 (6 x 64), the lanes are the ISA's own
+# (targets/avx2.py, avx512.py); choose_isa sets both.
+TILE_VECTORS = {"avx2": 2, "avx512": 4}
 nr, lanes = 16, 8
 # Each timed call follows one untimed call of the same variant (decisions #29): a
 # multi-threaded call that follows the wait for the other pool's spinning workers
@@ -299,7 +300,8 @@ def choose_isa(args: argparse.Namespace) -> None:
         isa = best_vector_isa()
     args.isa = isa
     global nr, lanes
-    nr, lanes = TILE_NR.get(isa, 16), LANES.get(isa, 8)
+    lanes = get_target(isa).isa.lanes
+    nr = TILE_VECTORS.get(isa, 2) * lanes
     if args.derivation is None:
         args.derivation = f"sgemm_{isa}"
     if args.strip_derivation is None:
