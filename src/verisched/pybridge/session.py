@@ -103,6 +103,19 @@ def _close_all() -> None:
         s.close()
 
 
+def kill_all_sessions() -> None:
+    """SIGKILL every live coqtop's process group without waiting for it: for a
+    process about to `os._exit` (a tuning worker told to stop), where a `close()`
+    that reaps its child could block."""
+    for s in list(_LIVE):
+        child = s._child
+        if child is not None:
+            try:
+                os.killpg(child.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
 def _on_sigterm(signum: int, frame: object) -> None:
     _close_all()
     raise SystemExit(128 + signum)

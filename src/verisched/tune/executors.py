@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
+
+from verisched.pybridge.session import kill_all_sessions
 
 
 class ExecutorError(RuntimeError):
@@ -47,7 +51,7 @@ class PoolExecutor:
     def __init__(self, jobs: int) -> None:
         self.slots = max(1, jobs)
         self.description = f"process pool of {self.slots} worker(s)"
-        self.pool = multiprocessing.get_context("fork").Pool(self.slots, _ignore_sigint)
+        self.pool = multiprocessing.get_context("fork").Pool(self.slots, _init_worker)
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
         return self.pool.apply_async(fn, args)
@@ -63,7 +67,24 @@ class PoolExecutor:
     def result(self, handle: Any) -> Any:
         return handle.get()
 
-    def close(self) -> None:
+    def close(self, grace: float = 15.0) -> None:
+        """End every worker; never wait on the pool's machinery for more than `grace` s.
+
+        `Pool.terminate()` takes the task queue's lock and joins its handler threads: a
+        worker killed while it held that lock, or half-way through writing a result,
+        would leave the caller waiting forever (seen once in CI after a Ctrl-C).  So it
+        runs in a daemon thread; past `grace`, the workers are killed outright and the
+        caller goes on, the pool's own threads being daemons that die with it."""
+        workers = list(getattr(self.pool, "_pool", []))
+        closer = threading.Thread(target=self._terminate, daemon=True)
+        closer.start()
+        closer.join(grace)
+        if closer.is_alive():
+            for p in workers:
+                if p.exitcode is None:
+                    p.kill()
+
+    def _terminate(self) -> None:
         self.pool.terminate()
         self.pool.join()
 
@@ -120,11 +141,20 @@ class RayExecutor:
         self.ray.shutdown()
 
 
-def _ignore_sigint() -> None:
-    """Workers leave Ctrl-C to the parent, which stops the search and ends them."""
-    import signal
+def _init_worker() -> None:
+    """Workers leave Ctrl-C to the parent, which stops the search and ends them; a
+    SIGTERM (from `close`) kills the worker's coqtop processes and exits at once.
 
+    A worker must not run the Coq bridge's own SIGTERM handler (pybridge/session.py),
+    which raises SystemExit: that unwinds through the pool's worker loop, which may hold
+    a queue lock at that moment, and the worker can then outlive `terminate()`."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _die)
+
+
+def _die(signum: int, frame: object) -> None:
+    kill_all_sessions()
+    os._exit(128 + signum)
 
 
 def make_executor(jobs: int, ray_address: str | None) -> Executor:
