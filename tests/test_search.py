@@ -243,7 +243,8 @@ def _openblas() -> bool:
 
 @requires_coq
 @pytest.mark.skipif(not _openblas(), reason="OpenBLAS not installed (make setup)")
-@pytest.mark.parametrize("name", ["mvt", "two_mm", "gemver", "memset", "vsum"])
+@pytest.mark.parametrize("name", ["mvt", "two_mm", "gemver", "memset", "vsum", "stencil2d",
+                                  "jacobi1d", "blur1d"])
 def test_found_program_runs_with_cblas(name: str, tmp_path: Path) -> None:
     """The `blas` target lowers the calls to CBLAS; the kernel agrees with the reference
     interpreter on the original program (sizes no multiple of anything)."""

@@ -52,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"time: {r.seconds:.2f} s saturation, {time.monotonic() - start:.2f} s in all")
     if r.stopped:
         print(f"stopped at the {r.stopped}: the best program so far")
-    print(f"certificate: {len(r.certificate)} rewrites, accepted by Coq: {r.path}")
+    bound = (f", then {len(r.bound)} operand(s) of calls bound to buffers (name_buffer)"
+             if r.bound else "")
+    print(f"certificate: {len(r.certificate)} rewrites{bound}, accepted by Coq: {r.path}")
     return 0
 
 

@@ -32,6 +32,7 @@ from verisched.pybridge.coqterm import pretty, to_coq
 from verisched.pybridge.derivation import write_text_atomic
 from verisched.pybridge.instrs import registered
 from verisched.pybridge.session import REPO_ROOT
+from verisched.schedule import Schedule
 from verisched.schedule.dsl import Program
 
 from . import egraph as E
@@ -39,6 +40,7 @@ from .certify import CertificateRefused, Step, find_path, replay
 from .extract import calls_last, cost_model
 from .kernel_file import load_program
 from .latent import lane_egglog_rules, latent_egglog_rules, latent_names
+from .operands import bind_operands
 from .rules import egglog_rules, idiom_rule, temp_name
 
 IDIOM_FAMILIES = ("blas", "avx2")
@@ -66,6 +68,10 @@ class SearchResult:
     certificate: list[Step] = field(default_factory=list)
     path: Path | None = None
     saturated: bool = False
+    # After the certificate: the operands of calls bound to buffers (search/operands.py,
+    # `name_buffer` steps) and the program derived at the end, which the file states.
+    bound: list[str] = field(default_factory=list)
+    program: A.Expr | None = None
 
     @property
     def idioms(self) -> dict[str, int]:
@@ -166,11 +172,18 @@ def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10
     if not certify:
         return result
     result.certificate = find_path(program.expr, result.found)
-    sched = replay(program, result.found, result.certificate, progress=progress)
+
+    def bind(s: Schedule) -> Schedule:
+        s, result.bound = bind_operands(s, progress=progress)
+        result.program = s.program
+        return s
+
+    sched = replay(program, result.found, result.certificate, progress=progress,
+                   before_end=bind)
     try:
         target = Path(out) if out is not None else Path(path).parent
         target.mkdir(parents=True, exist_ok=True)
-        text = state_found(sched.to_coq(), name, result.found)
+        text = state_found(sched.to_coq(), name, result.program or result.found)
         result.path = write_text_atomic(target / f"{name}_found.v", text)
     finally:
         sched.close()

@@ -213,11 +213,12 @@ def find_path(original: A.Expr, found: A.Expr, *, limit: int = 20000) -> list[St
 
 
 def replay(program: Program, found: A.Expr, path: list[Step], *,
-           progress: Callable[[str], None] | None = None, timeout: float = 120.0
-           ) -> Schedule:
-    """Coq replays the certificate, compares its program with `found`, proves the
-    accesses in bounds (check_safe) and closes the derivation; returns the schedule
-    at its end (`save` writes it)."""
+           progress: Callable[[str], None] | None = None, timeout: float = 120.0,
+           before_end: Callable[[Schedule], Schedule] | None = None) -> Schedule:
+    """Coq replays the certificate, compares its program with `found`, runs
+    `before_end` (more proved steps: search/operands.py binds the calls' operands),
+    proves the accesses in bounds (check_safe) and closes the derivation; returns the
+    schedule at its end (`save` writes it)."""
     s = Schedule.of(program, timeout=timeout)
     try:
         for k, step in enumerate(path, 1):
@@ -237,6 +238,8 @@ def replay(program: Program, found: A.Expr, path: list[Step], *,
         # Ended here, not by Schedule's default ending: `normalize` (which the C
         # lowering wants) would eta-expand the calls' arguments, and the file is to
         # derive the program found, call for call.
+        if before_end is not None:
+            s = before_end(s)
         if progress:
             progress("check_safe: every access of the found program in bounds")
         for sentence in ("check_safe.", "done."):
