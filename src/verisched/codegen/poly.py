@@ -26,10 +26,26 @@ class Atom:
     name: str = ""
     args: tuple[Poly, ...] = ()
 
+    # Hash and key are computed once per object: the bounds prover (prover.py) hashes
+    # and sorts the same nested atoms millions of times on a deep nest (decisions #84).
+    def __hash__(self) -> int:
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.op, self.name, self.args))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict:
+        # not the cached hash: a string's hash differs between processes
+        return {"op": self.op, "name": self.name, "args": self.args}
+
     def key(self) -> str:
-        if self.op == "var":
-            return self.name
-        return f"{self.op}(" + ",".join(a.key() for a in self.args) + ")"
+        k = self.__dict__.get("_key")
+        if k is None:
+            k = (self.name if self.op == "var"
+                 else f"{self.op}(" + ",".join(a.key() for a in self.args) + ")")
+            object.__setattr__(self, "_key", k)
+        return k
 
 
 Monomial = tuple  # tuple[Atom, ...], sorted by key; () is the constant monomial
@@ -40,6 +56,16 @@ class Poly:
     """Sum of `coeff * monomial`; `terms` is sorted and has no zero coefficients."""
 
     terms: tuple[tuple[Monomial, int], ...]
+
+    def __hash__(self) -> int:
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(self.terms)
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict:
+        return {"terms": self.terms}
 
     # -- construction -------------------------------------------------------
     @staticmethod

@@ -138,9 +138,16 @@ def access(lw: Lowering, e: Get, ctx: Ctx) -> str:
     checks: list[Poly] = []
     for p, d in zip(polys, t.dims, strict=False):
         checks += [p, d - 1 - p]
-    if any(ctx.facts.ge0(-f - 1) for f in checks):
-        return lw.zero  # provably out of bounds: zero (Fig. 2)
     ref = f"{t.cname}[{flat_text(polys, t.dims, ctx)}]"
-    cond = ge_text(checks, ctx)
+    # In bounds first: almost every access is, and a refused goal costs the prover a
+    # whole search, so the out-of-bounds question is asked only of the bounds not
+    # proved (a proved bound cannot also be provably violated, short of a context
+    # that is itself contradictory, i.e. dead code).
+    unproved = [f for f in checks if not ctx.facts.ge0(f)]
+    if not unproved:
+        return ref
+    if any(ctx.facts.ge0(-f - 1) for f in unproved):
+        return lw.zero  # provably out of bounds: zero (Fig. 2)
+    cond = ge_text(unproved, ctx)
     # Out of bounds reads are zero (Fig. 2); C must not perform them.
     return f"(({cond}) ? {ref} : {lw.zero})" if cond else ref

@@ -302,7 +302,8 @@ class VectorRules:
         for p, d in zip(lead, buf.dims[:-1], strict=True):
             checks += [p, d - 1 - p]
         last = buf.dims[-1]
-        if any(ctx.facts.ge0(-f - 1) for f in checks):
+        # as scalar.access: the out-of-bounds question only for bounds not proved
+        if any(ctx.facts.ge0(-f - 1) for f in checks if not ctx.facts.ge0(f)):
             return isa.setzero  # provably out of bounds: zero (Fig. 2)
         ptr = f"&{buf.cname}[{flat_text([*lead, o], buf.dims, ctx)}]"
         if not ctx.facts.ge0(o):
