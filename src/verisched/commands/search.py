@@ -1,4 +1,5 @@
-"""`verisched search FILE.v --program NAME --idioms blas|avx2 [--steps N] [--timeout S]`.
+"""`verisched search FILE.v --program NAME --idioms blas|avx2 [--steps N] [--timeout S]
+[--costs liar|measured]`.
 
 Equality saturation (egglog) finds the cheapest program equal to NAME with
 library calls (LIAR's idiom recognition); Coq then replays the certificate
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     start = time.monotonic()
     try:
         r = search(args.file, args.program, idioms=args.idioms, steps=args.steps,
-                   nodes=args.nodes, timeout=args.timeout, out=args.out,
+                   nodes=args.nodes, timeout=args.timeout, out=args.out, costs=args.costs,
                    progress=None if args.quiet else progress)
     except (KernelFileError, SearchArgumentError, SearchEncodingError, OSError) as exc:
         print(f"verisched search: {exc}", file=sys.stderr)
@@ -48,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"idioms: {calls}")
     print(f"saturation steps: {r.steps}{' (saturated)' if r.saturated else ''}")
     print(f"e-graph size: {r.enodes} e-nodes")
-    print(f"cost (LIAR's model): {r.original_cost:.0f} -> {r.cost:.0f}")
+    model = "LIAR's model" if args.costs == "liar" else "LIAR's model, measured call costs"
+    print(f"cost ({model}): {r.original_cost:.0f} -> {r.cost:.0f}")
     print(f"time: {r.seconds:.2f} s saturation, {time.monotonic() - start:.2f} s in all")
     if r.stopped:
         print(f"stopped at the {r.stopped}: the best program so far")
@@ -71,6 +73,10 @@ def register(parser: argparse.ArgumentParser) -> None:
                         "is undone")
     parser.add_argument("--timeout", type=float, default=60.0,
                         help="saturation time budget in seconds (default 60)")
+    parser.add_argument("--costs", default="liar", choices=("liar", "measured"),
+                        help="call costs of the extraction: LIAR's constants (default), or "
+                        "measured on this CPU (each BLAS idiom against its own loop, "
+                        "once, kept in verisched's cache directory)")
     parser.add_argument("--out", metavar="DIR",
                         help="where NAME_found.v goes (default: beside FILE)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")

@@ -37,6 +37,7 @@ from verisched.schedule.dsl import Program
 
 from . import egraph as E
 from .certify import CertificateRefused, Step, find_path, replay
+from .costs import COSTS, call_costs
 from .extract import calls_last, cost_model
 from .kernel_file import load_program
 from .latent import lane_egglog_rules, latent_egglog_rules, latent_names
@@ -96,7 +97,7 @@ def _enodes(g: EGraph) -> int:
 
 
 def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
-             nodes: int = 50_000, timeout: float = 60.0,
+             nodes: int = 50_000, timeout: float = 60.0, costs: str = "liar",
              progress: Callable[[str], None] | None = None) -> SearchResult:
     """Grow the e-graph of `program` and extract the best program (no certificate)."""
     if idioms not in IDIOM_FAMILIES:
@@ -104,6 +105,9 @@ def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
                                   f"{', '.join(IDIOM_FAMILIES)})")
     if steps < 0 or nodes <= 0 or timeout <= 0:
         raise SearchArgumentError("steps must be >= 0, nodes and timeout > 0")
+    if costs not in COSTS:
+        raise SearchArgumentError(f"costs must be one of {', '.join(COSTS)}, not {costs!r}")
+    table = call_costs(costs, progress)   # measured once per CPU, before the clock starts
     start = time.monotonic()
     g = EGraph()
     root = g.let("root", E.to_egg(program.expr))
@@ -119,7 +123,7 @@ def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
                     *lanes, *[idiom_rule(s) for s in specs
                               if not any(isinstance(x, A.Guard) for x in A.walk(s.body))]
                     )  # type: ignore[arg-type]
-    model = cost_model(frozenset(latent[1:3]))   # the window's binders
+    model = cost_model(frozenset(latent[1:3]), table)   # the window's binders
     _, original_cost = g.extract(root, include_cost=True, cost_model=model)
     stopped: str | None = None
     done = 0
@@ -157,8 +161,8 @@ def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
 
 def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10,
            nodes: int = 50_000, timeout: float = 60.0, out: str | Path | None = None,
-           certify: bool = True, progress: Callable[[str], None] | None = None
-           ) -> SearchResult:
+           certify: bool = True, costs: str = "liar",
+           progress: Callable[[str], None] | None = None) -> SearchResult:
     """Search program `name` of the `.v` file at `path` for `idioms` calls and, with
     `certify`, write `NAME_found.v` (into `out`, a directory, default the file's),
     the derivation from the program to the found one that Coq has just checked.
@@ -166,7 +170,7 @@ def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10
     one."""
     program = load_program(path, name)
     result = saturate(program, idioms=idioms, steps=steps, nodes=nodes, timeout=timeout,
-                      progress=progress)
+                      costs=costs, progress=progress)
     if progress:
         progress(f"{name}: found {pretty(result.found)}")
     if not certify:

@@ -14,7 +14,7 @@ as a view (`VIEW`) costs its body once, as LIAR's views cost nothing per element
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from egglog import EGraph
 from egglog.deconstruct import get_callable_args, get_callable_fn, get_literal_value
@@ -55,9 +55,11 @@ def _op(a: float, op: str, b: float) -> float:
 
 
 def liar_cost(egraph: EGraph, expr: object, children: list[Cost],
-              views: frozenset[str] = frozenset()) -> Cost:
+              views: frozenset[str] = frozenset(),
+              call_cost: Mapping[str, float] = CALL_COST) -> Cost:
     """The egglog cost model (see the module docstring); `views` the binder names of
-    the generations the latent rules introduce as views (search/latent.py)."""
+    the generations the latent rules introduce as views (search/latent.py);
+    `call_cost` the per-element cost of each call (LIAR's, or measured: costs.py)."""
     fn = get_callable_fn(expr)  # type: ignore[type-var]
     if fn is None:  # a literal (name, number): no cost
         return (0.0, 0.0)
@@ -98,14 +100,15 @@ def liar_cost(egraph: EGraph, expr: object, children: list[Cost],
         return (body, ext * children[1][1])
     if fn == T.call:
         name = str(get_literal_value(get_callable_args(expr)[0]))  # type: ignore[type-var, call-overload]
-        return (1.0 + children[1][0] + CALL_COST.get(name, 1.0) * children[1][1], 0.0)
+        return (1.0 + children[1][0] + call_cost.get(name, 1.0) * children[1][1], 0.0)
     return (1.0 + body, 0.0)
 
 
-def cost_model(views: frozenset[str]) -> Callable[[EGraph, object, list[Cost]], Cost]:
-    """`liar_cost` with the view binders of one program."""
+def cost_model(views: frozenset[str], call_cost: Mapping[str, float] = CALL_COST
+               ) -> Callable[[EGraph, object, list[Cost]], Cost]:
+    """`liar_cost` with the view binders of one program and a table of call costs."""
     def model(egraph: EGraph, expr: object, children: list[Cost]) -> Cost:
-        return liar_cost(egraph, expr, children, views)
+        return liar_cost(egraph, expr, children, views, call_cost)
     return model
 
 

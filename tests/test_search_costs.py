@@ -1,0 +1,67 @@
+"""Measured call costs for the extraction (search/costs.py, decisions #85): the table is
+measured from our own kernels (each idiom's CBLAS call against its own loop, both checked
+by Coq and built), kept per CPU, and it changes what the extraction takes.  No timing is
+asserted: only that the costs are finite and positive, and what a given table implies."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from conftest import requires_coq
+
+from verisched.search import SearchArgumentError, load_program, saturate
+from verisched.search import costs as C
+from verisched.search.rules import CALL_COST
+
+REPO = Path(__file__).resolve().parents[1]
+KERNELS = REPO / "examples" / "search" / "liar_blas.v"
+
+
+@requires_coq
+def test_measured_costs_are_built_and_timed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                            ) -> None:
+    monkeypatch.setenv("VERISCHED_CACHE_DIR", str(tmp_path))
+    got = C.measure(names=("blas_dot", "blas_fill"))
+    assert set(got) == {"blas_dot", "blas_fill"}
+    assert all(math.isfinite(v) and v > 0 for v in got.values())
+
+
+def test_liar_cost_counts_loops_per_iteration() -> None:
+    import verisched.targets.blas  # noqa: F401
+    from verisched.pybridge.instrs import spec_of
+
+    # SUM [k < n] x[k] * y[k]: 1 + n * (1 + (1 + (1 + 1) + (1 + 1)))
+    assert C.liar_cost(spec_of("blas_dot").body, {"n": 10}) == 1 + 10 * 6
+
+
+def test_a_measured_table_changes_the_extraction(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """axpy found by LIAR's constants; with a measured table where the call is dearer than
+    the loop (as the out-of-place axpy, two passes, measures here), the loop is kept.  The
+    table is read from the cache on the next search, not measured again."""
+    monkeypatch.setenv("VERISCHED_CACHE_DIR", str(tmp_path))
+    calls: list[int] = []
+
+    def fake(progress=None, names=None):  # noqa: ANN001, ANN202
+        calls.append(1)
+        return {"blas_axpy": 50.0}
+
+    monkeypatch.setattr(C, "measure", fake)
+    program = load_program(KERNELS, "axpy")
+    liar = saturate(program, costs="liar")
+    assert "blas_axpy" in liar.idioms
+    measured = saturate(program, costs="measured")
+    assert measured.idioms == {} and calls == [1]
+    saved = json.loads((tmp_path / C.FILE).read_text())
+    assert saved["costs"] == {"blas_axpy": 50.0} and saved["cpu"] == C._cpu()
+    assert saturate(program, costs="measured").idioms == {} and calls == [1]
+    assert C.call_costs("measured")["blas_gemm"] == CALL_COST["blas_gemm"]
+
+
+def test_unknown_costs_is_an_argument_error() -> None:
+    program = load_program(KERNELS, "axpy")
+    with pytest.raises(SearchArgumentError, match="costs must be one of liar, measured"):
+        saturate(program, costs="guess")
