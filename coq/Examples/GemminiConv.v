@@ -31,9 +31,10 @@
     leaves the buffer in the [K x N] orientation [gemmini_mvin] loads.
 
     The im2col and weight buffers live in DRAM and are filled by scalar
-    code; a bias row broadcast by an [mvin] with row stride 0 would spare
-    [dm], and an im2col done by the moves themselves (Exo's conv) would
-    spare [a]; neither is attempted here. *)
+    code.  The last section gives the same layer as one
+    [gemmini_loop_conv_ws] (Targets/GemminiLoopConv.v, issue 16), where the
+    hardware moves the pixels itself and broadcasts the bias row (an
+    [mvin] with DRAM stride 0): no [col], [wm] or [dm] buffer at all. *)
 
 From Coq Require Import ZArith List Lia.
 Import ListNotations.
