@@ -258,9 +258,11 @@ def sgemm(data: dict) -> Figure | None:
 GEMMINI_LABELS = {"ours": "ours (derived, per-tile)",
                   "ours panel": "ours panel (derived, with bias)",
                   "ours staged": "ours staged (derived, with bias)",
-                  "loop_ws (ours)": "loop_ws (derived; CPU-issued instructions)"}
+                  "loop_ws (ours)": "loop_ws (derived; CPU-issued instructions)",
+                  "loop_conv_ws (ours)": "loop_conv_ws (derived, with bias, no im2col; "
+                                         "CPU-issued)"}
 GEMMINI_COLORS = {"ours": "tab:blue", "ours panel": "tab:green", "ours staged": "tab:olive",
-                  "loop_ws (ours)": "tab:purple"}
+                  "loop_ws (ours)": "tab:purple", "loop_conv_ws (ours)": "tab:brown"}
 
 
 def gemmini(data: dict) -> Figure | None:

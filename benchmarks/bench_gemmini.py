@@ -36,6 +36,14 @@ the comparison is by its counters: instructions by kind, bytes moved):
         bias.  "instrs" counts what the CPU issues (six
         per hardware loop); the per-kind columns count what the accelerator executes,
         unrolled loops included;
+  loop_conv_ws (ours)  GemminiConv.v's qconv_loop (3x3 convolutions): the layer, with its
+        bias, as ONE instruction, gemmini_loop_conv_ws (coq/Targets/GemminiLoopConv.v),
+        lowered to Gemmini's hardware conv loops over tiles (targets/gemmini/conv_loop.py):
+        the loop moves each input pixel into the scratchpad itself (on-chip im2col), so
+        there is no im2col matrix in DRAM, on the host or anywhere; seven CPU-issued
+        instructions per hardware loop.  Against the row "ours" of the same layer (the same
+        convolution and bias without the loop: im2col in DRAM, single instructions), this
+        is the count of instructions with and without it;
 Every output is checked bit for bit against numpy before its counters are used.
 The minimum of compute instructions is the utilization bound ceil(M/16) *
 ceil(N/16) * ceil(K/16); the minimum bytes are each input read once.
@@ -133,16 +141,17 @@ class Result:
 
     @property
     def instructions(self) -> int:
-        """Instructions the CPU issued: the single ones, and six per hardware loop
-        (gemmini_loop_ws: five configuration commands and the loop), not the single
+        """Instructions the CPU issued: the single ones, and six per gemmini_loop_ws (five
+        configuration commands and the loop), seven per gemmini_loop_conv_ws, not the single
         instructions the loops unrolled into (the per-kind counters include those)."""
         return sum(self.counters.get(k, 0) for k in INSTR_KEYS) + self.loop_instructions \
             - self.counters.get("loop_unrolled", 0)
 
     @property
     def loop_instructions(self) -> int:
-        """The hardware loops' own instructions (gemmini_loop_ws and its configuration)."""
-        return self.get("loop_ws", "loop_ws_config")
+        """The hardware loops' own instructions (gemmini_loop_ws, gemmini_loop_conv_ws and
+        their configuration commands)."""
+        return self.get("loop_ws", "loop_ws_config", "loop_conv_ws", "loop_conv_ws_config")
 
     def get(self, *keys: str) -> int:
         return sum(self.counters.get(k, 0) for k in keys)
@@ -181,6 +190,20 @@ def loop_ws_result(layer: Layer, kernel, a: np.ndarray, b: np.ndarray, scale: fl
     if layer.kind == "conv":
         note += "; im2col on the host, no bias (as Exo)"
     return Result("loop_ws (ours)", res.counters, note)
+
+
+def loop_conv_ws_result(layer: Layer, kernel, inputs: dict, sizes: dict,
+                        want: np.ndarray) -> Result:
+    """The conv loop row: GemminiConv.v's qconv_loop (the layer with its bias as one
+    gemmini_loop_conv_ws instruction, coq/Targets/GemminiLoopConv.v), lowered to hardware
+    conv loops (targets/gemmini/conv_loop.py), checked against numpy."""
+    res = run_kernel(kernel, inputs, sizes)
+    if not np.array_equal(res.out.reshape(want.shape), want):
+        raise SystemExit(f"bench gemmini: ours (loop_conv_ws) is WRONG on {layer.name}")
+    note = (f"{res.counters.get('loop_conv_ws', 0)} hardware conv loops, unrolled by Gemmini "
+            f"into {res.counters.get('loop_unrolled', 0)} instructions; with bias, no im2col "
+            "matrix (on-chip)")
+    return Result("loop_conv_ws (ours)", res.counters, note)
 
 
 def run_layer(layer: Layer, kernels: dict, use_exo: bool,
@@ -240,6 +263,9 @@ def run_layer(layer: Layer, kernels: dict, use_exo: bool,
             results.append(Result("ours staged", sres.counters, "with bias (DRAM->acc)"))
     if "loop_ws" in kernels:
         results.append(loop_ws_result(layer, kernels["loop_ws"], a, b, scale, relu))
+    if layer.kind == "conv" and "loop_conv_ws" in kernels:
+        results.append(loop_conv_ws_result(layer, kernels["loop_conv_ws"],
+                                           {"x": x, "w": wt, "bias": bias}, sizes, want))
     note = ""
     if use_exo:
         t0 = time.perf_counter()
@@ -321,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     mm = pipeline.load_many(ex / "GemminiMatmul.v",
                             ["qmatmul_nobias_gemmini", "qmatmul_gemmini_panel",
                              "qmatmul_gemmini_staged", "qmatmul_nobias_loop"])
-    cv = pipeline.load(ex / "GemminiConv.v", "qconv_gemmini")
+    cv = pipeline.load_many(ex / "GemminiConv.v", ["qconv_gemmini", "qconv_loop"])
 
     def build_ours(dp: pipeline.DerivedProgram, name: str,
                    fix: dict[str, int] | None = None) -> object:
@@ -334,7 +360,8 @@ def main(argv: list[str] | None = None) -> int:
         return pipeline.compile_checked(checked, "gemmini")
 
     kernels = {"matmul": build_ours(mm["qmatmul_nobias_gemmini"], "ours_matmul"),
-               "conv": build_ours(cv, "ours_conv"),
+               "conv": build_ours(cv["qconv_gemmini"], "ours_conv"),
+               "loop_conv_ws": build_ours(cv["qconv_loop"], "ours_loop_conv"),
                "panel": lambda k: build_ours(mm["qmatmul_gemmini_panel"], "ours_panel",
                                              {"K": k}),
                "staged": lambda k, n: build_ours(mm["qmatmul_gemmini_staged"], "ours_staged",
@@ -402,7 +429,12 @@ def main(argv: list[str] | None = None) -> int:
         "`gemmini_loop_ws` instruction (coq/Targets/GemminiLoop.v), lowered to Gemmini's "
         "hardware loops; `instrs` counts the instructions the CPU issues (six per hardware "
         "loop, column `loop instrs`), the per-kind columns what the accelerator executes, "
-        "unrolled loops included.",
+        "unrolled loops included.  Rows `loop_conv_ws (ours)` (3x3 layers): GemminiConv.v "
+        "`qconv_loop`, the layer with its bias as one `gemmini_loop_conv_ws` instruction "
+        "(coq/Targets/GemminiLoopConv.v), lowered to hardware conv loops that move the "
+        "input pixels themselves (on-chip im2col: no im2col matrix in DRAM); seven "
+        "CPU-issued instructions per loop.  The same layer's `ours` row is it without the "
+        "loop (im2col in DRAM, single instructions).",
         "",
         cm.md_table(headers, rows),
         "",

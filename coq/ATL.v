@@ -8,6 +8,7 @@ From Verisched Require Export Rewrites.SameProgram.
 From Verisched Require Export Rewrites.Normalize.
 From Verisched Require Export Targets.Instr Targets.AVX Targets.Vectorize Targets.Gemmini.
 From Verisched Require Export Targets.GemminiLoop.
+From Verisched Require Export Targets.GemminiLoopConv.
 From Verisched Require Export Targets.Blas Targets.BlasLatent.
 From Verisched Require Export Rewrites.Steps.
 From Verisched Require Export Rewrites.Producers.

@@ -333,6 +333,7 @@ def test_counters_from_c_and_python(build) -> None:
         "spad_to_dram_bytes": 256, "acc_to_dram_bytes": 336, "zero_fill_rows": 16,
         "macs_issued": 3 * 4096, "macs_useful": 4096 + 560 + 2304,
         "loop_ws": 0, "loop_ws_config": 0, "loop_unrolled": 0, "config_norm": 0,
+        "loop_conv_ws": 0, "loop_conv_ws_config": 0,
     }  # fmt: skip
     assert result.counters == expected
     assert tuple(result.counters) == COUNTER_NAMES

@@ -31,9 +31,10 @@
     leaves the buffer in the [K x N] orientation [gemmini_mvin] loads.
 
     The im2col and weight buffers live in DRAM and are filled by scalar
-    code; a bias row broadcast by an [mvin] with row stride 0 would spare
-    [dm], and an im2col done by the moves themselves (Exo's conv) would
-    spare [a]; neither is attempted here. *)
+    code.  The last section gives the same layer as one
+    [gemmini_loop_conv_ws] (Targets/GemminiLoopConv.v, issue 16), where the
+    hardware moves the pixels itself and broadcasts the bias row (an
+    [mvin] with DRAM stride 0): no [col], [wm] or [dm] buffer at all. *)
 
 From Coq Require Import ZArith List Lia.
 Import ListNotations.
@@ -238,3 +239,104 @@ Section GemminiConv.
   Lemma qconv_gemmini_spec : qconv = qconv_gemmini_expected.
   Proof. rewrite qconv_gemmini_correct; apply qconv_gemmini_is_expected. Qed.
 End GemminiConv.
+
+(** ** The layer as Gemmini's convolution loop (Targets/GemminiLoopConv.v, issue 16)
+
+    The same layer is one [gemmini_loop_conv_ws]: the hardware moves every
+    input pixel once and reads the pixels of each output block from the
+    scratchpad (the on-chip im2col), so no im2col matrix is built in DRAM.
+    The proof reads both sides element by element: an output block of the
+    loop at [(p / 16, k / 16)], element [(p mod 16, k mod 16)], is the bias
+    plus, over [s], [r] and the 16-channel blocks [co], the products of the
+    clipped windows, which [sumr_tile] turns back into the sum over the
+    [C] channels. *)
+Section GemminiConvLoop.
+  Variables (NB H W C KO KH KW : Z).
+  Hypotheses (HNB : 0 <= NB) (HC : 0 < C) (HKO : 0 <= KO) (HKH : 0 < KH) (HKW : 0 < KW)
+             (HH : KH <= H) (HW : KW <= W).
+  Variables (x w : Z -> Z -> Z -> Z -> gint) (bias : Z -> gint).
+  Hypotheses (Hx : shaped [NB; H; W; C] x) (Hw : shaped [KH; KW; C; KO] w)
+             (Hbias : shaped [KO] bias).
+  Variables (sm se : Z) (act : bool).
+
+  Lemma qconv_loop_conv_ws :
+    qconv NB H W C KO KH KW x w bias sm se act =
+    gemmini_loop_conv_ws sm se act x w bias NB H W C KO KH KW.
+  Proof.
+    unfold qconv, gemmini_loop_conv_ws.
+    apply genr_ext_ctx; intros n Hn; apply genr_ext_ctx; intros q Hq.
+    match goal with
+    | |- _ = trunc_r ?M (flatten _ 16 (genr 0 _ (fun io => transpose ?N 16 (trunc_r _
+               (flatten _ 16 (genr 0 _ (fun jo => transpose 16 16 (@?F io jo)))))))) =>
+        rewrite (gemmini_tiles_gen M N F) by lia
+    end.
+    apply genr_ext_ctx; intros p Hp; apply genr_ext_ctx; intros k Hk; cbv beta.
+    assert (Ep : (p / 16 * 16 + p mod 16 = p)%Z) by (Z.div_mod_to_equations; lia).
+    assert (Ek : (k / 16 * 16 + k mod 16 = k)%Z) by (Z.div_mod_to_equations; lia).
+    assert (Hpm : (0 <= p mod 16 < 16)%Z) by (apply Z.mod_pos_bound; lia).
+    assert (Hkm : (0 <= k mod 16 < 16)%Z) by (apply Z.mod_pos_bound; lia).
+    unfold atl_let, in_mem, gemmini_mvout.
+    rewrite get_gen, get_gen by lia.
+    rewrite Ep, Ek.
+    assert (Lp : (p <? W - KW + 1)%Z = true) by (apply Z.ltb_lt; lia).
+    assert (Lk : (k <? KO)%Z = true) by (apply Z.ltb_lt; lia).
+    rewrite Lp, Lk; cbn [iverson andb]; f_equal.
+    rewrite !get_tadd; f_equal.
+    - unfold gemmini_mvin_acc; rewrite get_gen, get_gen by lia.
+      rewrite Ep, Ek.
+      rewrite Lp, Lk; cbn [iverson andb]; rewrite get_gen by lia; reflexivity.
+    - rewrite get_sum, get_sum; apply sumr_ext_ctx; intros s Hs.
+      rewrite get_sum, get_sum; apply sumr_ext_ctx; intros r Hr.
+      rewrite get_sum, get_sum.
+      rewrite (sumr_tile C 16) by lia.
+      apply sumr_ext_ctx; intros co Hco.
+      unfold gemmini_matmul; rewrite get_gen, get_gen by lia.
+      apply sumr_ext_ctx; intros kk Hkk.
+      unfold gemmini_mvin; rewrite !get_gen by lia.
+      replace ((p / 16 * 16 + r + p mod 16)%Z) with ((p + r)%Z) by lia.
+      rewrite Ek.
+      rewrite <- guard_mul_split.
+      replace ((p + r <? W - KW + 1 + r)%Z) with true by (symmetry; apply Z.ltb_lt; lia).
+      rewrite Lk.
+      destruct ((co * 16 + kk <? C)%Z); reflexivity.
+  Qed.
+
+  (** The same, stated on the layer's program and the loop's unrolling, so
+      that a derivation rewrites to the per-tile program of single
+      instructions and then recognises it as the loop with [use_instr]. *)
+  Lemma qconv_is_loop_conv_ws_unrolled :
+    (GEN [ n < NB ] GEN [ q < H - KH + 1 ] GEN [ p < W - KW + 1 ] GEN [ k < KO ]
+      gemmini_acc_out sm se act
+        (bias _[ k ] <+> SUM [ s < KH ] SUM [ r < KW ] SUM [ c < C ]
+           x _[ n ] _[ q + s ] _[ p + r ] _[ c ] * w _[ s ] _[ r ] _[ c ] _[ k ]))
+    = GEN [ n < NB ] GEN [ q < H - KH + 1 ]
+        trunc_r (W - KW + 1) (flatten (cdiv (W - KW + 1) 16) 16
+          (GEN [ io < cdiv (W - KW + 1) 16 ]
+            transpose KO 16 (trunc_r KO (flatten (cdiv KO 16) 16 (GEN [ jo < cdiv KO 16 ]
+              transpose 16 16
+                (tlet c := in_mem GEMMINI_ACC
+                   (gemmini_mvin_acc (GEN [ p < W - KW + 1 ] bias) (io * 16) (jo * 16)
+                      (W - KW + 1) KO <+>
+                    SUM [ s < KH ] SUM [ r < KW ] SUM [ co < cdiv C 16 ]
+                      tlet a := in_mem GEMMINI_SPAD
+                        (gemmini_mvin (x _[ n ] _[ q + s ]) (io * 16 + r) (co * 16)
+                           (W - KW + 1 + r) C) in
+                      tlet b := in_mem GEMMINI_SPAD
+                        (gemmini_mvin (w _[ s ] _[ r ]) (co * 16) (jo * 16) C KO) in
+                      gemmini_matmul a b) in
+                 gemmini_mvout sm se act c (io * 16) (jo * 16) (W - KW + 1) KO)))))).
+  Proof. exact qconv_loop_conv_ws. Qed.
+
+  (** The layer as one [gemmini_loop_conv_ws] (no im2col matrix in DRAM),
+      for the bridge and the gemmini target's lowering
+      (targets/gemmini/conv_loop.py). *)
+  Derive qconv_loop SuchThat (qconv NB H W C KO KH KW x w bias sm se act = qconv_loop)
+    As qconv_loop_correct.
+  Proof.
+    reschedule.
+    rw qconv_is_loop_conv_ws_unrolled.
+    use_instr gemmini_loop_conv_ws.
+    check_safe.
+    done.
+  Qed.
+End GemminiConvLoop.

@@ -174,6 +174,29 @@ for _spec, _role in SPECS:
 # After the single instructions: the loops' bodies are parsed in terms of them.
 LOOP_SPECS = (register(_loop_spec(False)), register(_loop_spec(True)))
 
+# The convolution loop (coq/Targets/GemminiLoopConv.v), transcribed likewise: per image n
+# and output row q, the per-tile program whose A blocks are windows of the image rows.
+_CONV_BODY = """GEN [ n < NB ] GEN [ q < H - KH + 1 ]
+  trunc_r (W - KW + 1) (flatten (cdiv (W - KW + 1) 16) 16 (GEN [ io < cdiv (W - KW + 1) 16 ]
+    transpose KO 16 (trunc_r KO (flatten (cdiv KO 16) 16 (GEN [ jo < cdiv KO 16 ]
+      transpose 16 16
+        (tlet c := in_mem GEMMINI_ACC
+           (gemmini_mvin_acc (GEN [ p < W - KW + 1 ] bias) (io * 16) (jo * 16) (W - KW + 1) KO
+            <+> SUM [ s < KH ] SUM [ r < KW ] SUM [ co < cdiv C 16 ]
+              tlet a := in_mem GEMMINI_SPAD
+                (gemmini_mvin (x _[ n ] _[ q + s ]) (io * 16 + r) (co * 16) (W - KW + 1 + r) C) in
+              tlet b := in_mem GEMMINI_SPAD
+                (gemmini_mvin (w _[ s ] _[ r ]) (co * 16) (jo * 16) C KO) in
+              gemmini_matmul a b) in
+         gemmini_mvout sm se act c (io * 16) (jo * 16) (W - KW + 1) KO))))))"""
+CONV_SPEC = register(InstrSpec(
+    "gemmini_loop_conv_ws",
+    (_index("sm"), _index("se"), _index("act"), _tensor("x"), _tensor("w"), _tensor("bias"),
+     *(_index(v) for v in ("NB", "H", "W", "C", "KO", "KH", "KW"))),
+    parse_program(_CONV_BODY), "gemmini", None,
+    "the whole quantized 2-D convolution (stride 1, no padding) as Gemmini's hardware conv "
+    "loop (gemmini_loop_conv_ws calls over tiles, targets/gemmini/conv_loop.py)"))
+
 
 def scale_float(sm: np.ndarray | int, se: np.ndarray | int) -> np.ndarray:
     """The float32 scale sm * 2^se (exact when |sm| < 2^24 and it is in float range)."""

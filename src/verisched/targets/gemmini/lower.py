@@ -15,6 +15,7 @@ for build.py's templates.  The rules live in:
 | moves.py | mvin / mvout (and block moves) from calls |
 | matmul.py | products; reductions whose first product overwrites |
 | loops.py | hardware loops (`gemmini_loop_ws`) over blocks of output tiles |
+| conv_loop.py | hardware conv loops (`gemmini_loop_conv_ws`) over tiles |
 | arith.py | div/mod/min/max arithmetic of tile indices |
 
 Bad input is refused with the subterm and the reason: float element types,
@@ -49,6 +50,7 @@ from verisched.pybridge.terms import (
     walk,
 )
 from verisched.targets.gemmini import config as cfg
+from verisched.targets.gemmini.conv_loop import LOOP_CONV_WS
 from verisched.targets.gemmini.instrs import ACC_OUT, LOAD, ROLES, STORE
 from verisched.targets.gemmini.loops import BIAS_ARG, LOOPS
 from verisched.targets.gemmini.moves import ELEM
@@ -78,6 +80,10 @@ class GemminiKernel:
     assumptions_c: list[tuple[str, str]] = field(default_factory=list)  # (text, C condition)
 
 
+# Position of the int32 bias among a hardware loop's arguments.
+WIDE_ARG = {**BIAS_ARG, LOOP_CONV_WS: 5}
+
+
 def wide_tensors(e: Expr) -> set[str]:
     """Names of DRAM tensors holding int32 data: sources of gemmini_mvin_acc, and what the
     values of such lets read (a bias broadcast into a matrix reads an int32 bias)."""
@@ -90,8 +96,8 @@ def wide_tensors(e: Expr) -> set[str]:
             base, _ = access_base(x.args[0])  # type: ignore[arg-type]
             if isinstance(base, Var):
                 wide.add(base.name)
-        if isinstance(x, Instr) and x.name in BIAS_ARG:  # a hardware loop's int32 bias
-            base, _ = access_base(x.args[BIAS_ARG[x.name]])  # type: ignore[arg-type]
+        if isinstance(x, Instr) and x.name in WIDE_ARG:  # a hardware loop's int32 bias
+            base, _ = access_base(x.args[WIDE_ARG[x.name]])  # type: ignore[arg-type]
             if isinstance(base, Var):
                 wide.add(base.name)
         if isinstance(x, Let):
@@ -116,7 +122,7 @@ def config_names(e: object) -> set[str]:
             continue
         role = ROLES.get(x.name)
         spec = check_call(x)
-        names = {"sm", "se", "act"} if x.name == ACC_OUT or x.name in LOOPS else \
+        names = {"sm", "se", "act"} if x.name in (ACC_OUT, *LOOPS, LOOP_CONV_WS) else \
             {role.scale_m, role.scale_e, role.act} if role and role.kind == STORE else set()
         for p, a in zip(spec.params, x.args, strict=True):
             if p.name in names:

@@ -35,6 +35,7 @@ from verisched.codegen.normal import show
 from verisched.pybridge.instrs import InstrError, instantiate
 from verisched.pybridge.terms import Expr, Gen, Instr, Let, Mem, SBin, Sum, TAdd
 from verisched.targets.gemmini import config as cfg
+from verisched.targets.gemmini.conv_loop import LOOP_CONV_WS, lower_conv_loop
 from verisched.targets.gemmini.loops import LOOPS, lower_loop
 from verisched.targets.gemmini.matmul import lower_acc_sum, lower_acc_tadd
 from verisched.targets.gemmini.moves import LD_MACRO, block_load, lower_instr
@@ -75,6 +76,8 @@ class GemminiRules:
                    ) -> bool | None:
         if isinstance(e, Instr) and e.name in LOOPS:
             return lower_loop(self, e, dest, mode, ctx, out)
+        if isinstance(e, Instr) and e.name == LOOP_CONV_WS:
+            return lower_conv_loop(self, e, dest, mode, ctx, out)
         if isinstance(e, Instr):
             return lower_instr(self, e, dest, mode, ctx, out)
         if isinstance(e, Mem):

@@ -47,6 +47,8 @@ COUNTER_NAMES: tuple[str, ...] = (
     "loop_ws_config",
     "loop_unrolled",
     "config_norm",
+    "loop_conv_ws",
+    "loop_conv_ws_config",
 )
 
 DEFAULT_CFLAGS: tuple[str, ...] = ("-std=gnu11", "-O1", "-g", "-Wall", "-Wextra")

@@ -94,6 +94,8 @@ typedef struct gemmini_sim_counters {
   uint64_t loop_unrolled;   /* single instructions the loop unroller generated (also counted
                                by kind above, so bytes and MACs stay complete) */
   uint64_t config_norm;     /* gemmini_config_norm (gemmini_perf.h) */
+  uint64_t loop_conv_ws;        /* gemmini_loop_conv_ws commands (LOOP_CONV_WS) */
+  uint64_t loop_conv_ws_config; /* its six configuration commands per call */
 } gemmini_sim_counters_t;
 
 /* ------------------------------------------------------------------------ */
@@ -144,6 +146,9 @@ struct gemmini_sim_state {
   /* gemmini_loop.h: which half of the scratchpad / accumulator the next loop_ws uses. */
   unsigned loop_ab_half;
   unsigned loop_acc_half;
+  /* gemmini_loop_conv.h: the conv unroller's own loop slot and accumulator half. */
+  unsigned conv_slot;
+  unsigned conv_acc_half;
   /* gemmini_perf.h: normalization configuration and the performance counters. */
   uint32_t norm_q_const, norm_stat_id, norm_igelu_qb, norm_igelu_qc;
   int norm_q_const_type, norm_act_msb;
@@ -372,6 +377,8 @@ GEMMINI_SIM_WEAK void gemmini_sim_reset(void) {
   s->insn_count = 0;
   s->loop_ab_half = 0;
   s->loop_acc_half = 0;
+  s->conv_slot = 0;
+  s->conv_acc_half = 0;
   memset(s->perf_event, 0, sizeof s->perf_event);
   memset(s->perf_base, 0, sizeof s->perf_base);
   s->perf_snapshot = 0;
@@ -417,6 +424,8 @@ GEMMINI_SIM_WEAK void gemmini_sim_print_counters(FILE *out) {
   GEMMINI_SIM_PRINT("loop_ws_config", c->loop_ws_config);
   GEMMINI_SIM_PRINT("loop_unrolled", c->loop_unrolled);
   GEMMINI_SIM_PRINT("config_norm", c->config_norm);
+  GEMMINI_SIM_PRINT("loop_conv_ws", c->loop_conv_ws);
+  GEMMINI_SIM_PRINT("loop_conv_ws_config", c->loop_conv_ws_config);
 #undef GEMMINI_SIM_PRINT
   fflush(out);
 }
@@ -926,8 +935,10 @@ GEMMINI_SIM_WEAK void gemmini_sim_compute(int preloaded, uint64_t a, uint64_t bd
   }
 }
 
-/* The CISC loop instructions (gemmini_loop_ws), over the single instructions above. */
+/* The CISC loop instructions (gemmini_loop_ws, gemmini_loop_conv_ws), over the single
+ * instructions above. */
 #include "gemmini_loop.h"
+#include "gemmini_loop_conv.h"
 /* gemmini_config_norm and the performance-counter API. */
 #include "gemmini_perf.h"
 

@@ -1,0 +1,122 @@
+(** * Gemmini's convolution loop unroller [gemmini_loop_conv_ws] as a
+    specification (issue 16, item 2).
+
+    [gemmini_loop_conv_ws] is one command (seven RoCC instructions: six
+    configuration commands and [LOOP_CONV_WS]; 53 arguments in Gemmini's
+    [gemmini.h]) after which the accelerator itself (LoopConv.scala) issues
+    the moves, preloads, computes and stores of one tile of a
+    weight-stationary convolution: the bias broadcast into the accumulator,
+    every input pixel of the tile moved once into the scratchpad (one row
+    per pixel, its channels in the columns: the on-chip im2col, no im2col
+    matrix in DRAM), the weights of every kernel offset, then for every
+    16 output channels, kernel offset [(s, r)] and 16 input channels a
+    preload of the weights and a compute per 16 output pixels whose [A]
+    operand is the scratchpad rows of the pixels those outputs read (rows
+    [stride] apart, [stride] = 1 here), accumulated in the accumulator, and
+    an [mvout] of every output block through the output path.  The
+    simulator implements it in
+    [src/verisched/targets/gemmini/include/gemmini_loop_conv.h] by issuing
+    exactly those single instructions (tests/test_gemmini_loop_conv.py).
+
+    As for [gemmini_loop_ws] (Targets/GemminiLoop.v), the specification
+    is the program of single instructions the loop stands for, written with
+    [gemmini_mvin], [gemmini_mvin_acc], [gemmini_matmul] and
+    [gemmini_mvout]: for every image [n] and output row [q], every block of
+    16 output pixels [io] and 16 output channels [jo], the accumulator
+    block starts from the bias ([gemmini_mvin_acc] of the bias row
+    broadcast over the pixels) and accumulates, over the kernel rows [s],
+    columns [r] and blocks of 16 input channels [co], the product of
+
+    - the [A] block [gemmini_mvin (x _[ n ] _[ q + s ]) (io * 16 + r)
+      (co * 16) (OW + r) C]: the 16 pixels [io * 16 + r + i] of input row
+      [q + s] (the outputs [io * 16 + i] at kernel column [r]), clipped at
+      the last output pixel: a window of the image row itself, which is
+      what the hardware reads from its copy of the pixels, and
+    - the [B] block [gemmini_mvin (w _[ s ] _[ r ]) (co * 16) (jo * 16) C KO],
+
+    then the block leaves through [gemmini_mvout].  Stride 1 and no
+    padding (the layer of Examples/GemminiConv.v, whose input is given
+    padded); the output is [NB x (H - KH + 1) x (W - KW + 1) x KO], NHWC.
+    The loop order of the hardware (channel blocks outermost, pixels
+    innermost) is a reordering of these sums that the lowering and the
+    simulator perform; the value is the same.
+
+    That the convolution layer equals this specification is
+    [qconv_loop_conv_ws] in Examples/GemminiConv.v. *)
+
+From Coq Require Import ZArith Lia FunctionalExtensionality.
+From Verisched Require Import Tensor.Scalar Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape.
+From Verisched Require Import Rewrites.Gen Reshape.Reshape Reshape.Access.
+From Verisched Require Import Targets.Instr Targets.Gemmini.
+Open Scope Z_scope. Open Scope atl_scope.
+
+(** The quantized convolution [act(scale(bias + x * w))] (stride 1, no
+    padding) as [gemmini_loop_conv_ws] calls. *)
+Definition gemmini_loop_conv_ws (sm se : Z) (act : bool) (x w : Z -> Z -> Z -> Z -> gint)
+  (bias : Z -> gint) (NB H W C KO KH KW : Z) : Z -> Z -> Z -> Z -> gint :=
+  GEN [ n < NB ] GEN [ q < H - KH + 1 ]
+    trunc_r (W - KW + 1) (flatten (cdiv (W - KW + 1) 16) 16
+      (GEN [ io < cdiv (W - KW + 1) 16 ]
+        transpose KO 16 (trunc_r KO (flatten (cdiv KO 16) 16 (GEN [ jo < cdiv KO 16 ]
+          transpose 16 16
+            (tlet c := in_mem GEMMINI_ACC
+               (gemmini_mvin_acc (GEN [ p < W - KW + 1 ] bias) (io * 16) (jo * 16)
+                  (W - KW + 1) KO <+>
+                SUM [ s < KH ] SUM [ r < KW ] SUM [ co < cdiv C 16 ]
+                  tlet a := in_mem GEMMINI_SPAD
+                    (gemmini_mvin (x _[ n ] _[ q + s ]) (io * 16 + r) (co * 16)
+                       (W - KW + 1 + r) C) in
+                  tlet b := in_mem GEMMINI_SPAD
+                    (gemmini_mvin (w _[ s ] _[ r ]) (co * 16) (jo * 16) C KO) in
+                  gemmini_matmul a b) in
+             gemmini_mvout sm se act c (io * 16) (jo * 16) (W - KW + 1) KO)))))).
+
+#[global] Instance AtlInstr_gemmini_loop_conv_ws : AtlInstr (@gemmini_loop_conv_ws) := {}.
+
+(** The loop is its unrolling (definitional). *)
+Lemma gemmini_loop_conv_ws_unroll sm se act x w bias NB H W C KO KH KW :
+  gemmini_loop_conv_ws sm se act x w bias NB H W C KO KH KW =
+  GEN [ n < NB ] GEN [ q < H - KH + 1 ]
+    trunc_r (W - KW + 1) (flatten (cdiv (W - KW + 1) 16) 16
+      (GEN [ io < cdiv (W - KW + 1) 16 ]
+        transpose KO 16 (trunc_r KO (flatten (cdiv KO 16) 16 (GEN [ jo < cdiv KO 16 ]
+          transpose 16 16
+            (tlet c := in_mem GEMMINI_ACC
+               (gemmini_mvin_acc (GEN [ p < W - KW + 1 ] bias) (io * 16) (jo * 16)
+                  (W - KW + 1) KO <+>
+                SUM [ s < KH ] SUM [ r < KW ] SUM [ co < cdiv C 16 ]
+                  tlet a := in_mem GEMMINI_SPAD
+                    (gemmini_mvin (x _[ n ] _[ q + s ]) (io * 16 + r) (co * 16)
+                       (W - KW + 1 + r) C) in
+                  tlet b := in_mem GEMMINI_SPAD
+                    (gemmini_mvin (w _[ s ] _[ r ]) (co * 16) (jo * 16) C KO) in
+                  gemmini_matmul a b) in
+             gemmini_mvout sm se act c (io * 16) (jo * 16) (W - KW + 1) KO)))))).
+Proof. reflexivity. Qed.
+
+(** The reshapes around the output blocks read block [(p / 16, k / 16)]
+    at [(p mod 16, k mod 16)]: the [M x N] matrix of 16 x 16 blocks. *)
+Lemma gemmini_tiles_gen M N (F : Z -> Z -> Z -> Z -> gint) :
+  0 <= M -> 0 <= N ->
+  trunc_r M (flatten (cdiv M 16) 16 (GEN [ io < cdiv M 16 ]
+    transpose N 16 (trunc_r N (flatten (cdiv N 16) 16 (GEN [ jo < cdiv N 16 ]
+      transpose 16 16 (F io jo))))))
+  = GEN [ p < M ] GEN [ k < N ] (F (p / 16)%Z (k / 16)%Z) _[ p mod 16 ] _[ k mod 16 ].
+Proof.
+  intros HM HN.
+  pose proof (cdiv_mul_ge M 16) as HcM; pose proof (cdiv_mul_ge N 16) as HcN.
+  unfold trunc_r; apply genr_ext_ctx; intros p Hp.
+  assert (Hp16 : 0 <= p / 16 < cdiv M 16)
+    by (split; [apply Z.div_pos; lia | apply cdiv_lt_iff; Z.div_mod_to_equations; lia]).
+  rewrite get_flatten by (try lia; nia).
+  rewrite get_gen by lia.
+  rewrite get_transpose by (Z.div_mod_to_equations; lia).
+  apply genr_ext_ctx; intros k Hk.
+  assert (Hk16 : 0 <= k / 16 < cdiv N 16)
+    by (split; [apply Z.div_pos; lia | apply cdiv_lt_iff; Z.div_mod_to_equations; lia]).
+  rewrite get_gen by lia.
+  rewrite get_flatten by (try lia; nia).
+  rewrite get_gen by lia.
+  rewrite get_get_transpose by (Z.div_mod_to_equations; lia).
+  reflexivity.
+Qed.

@@ -1,0 +1,151 @@
+"""The hardware conv loop instruction gemmini_loop_conv_ws, lowered.
+
+`gemmini_loop_conv_ws sm se act x w bias NB H W C KO KH KW`
+(coq/Targets/GemminiLoopConv.v) is by definition the per-tile program of single
+instructions; GemminiConv.v proves the layer equal to it (qconv_loop_conv_ws) and
+derives `qconv_loop`.  Here: the registry's specification is Coq's definition; the
+lowered kernel (targets/gemmini/conv_loop.py: hardware conv loops over tiles, the
+input moved pixel by pixel, no im2col matrix in DRAM) agrees with numpy, with the
+reference interpreter and with the per-tile program lowered instruction by
+instruction, on sizes that are not multiples of 16, including channel counts too
+large for one hardware loop; and it issues far fewer instructions.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from gemmini_reference import quantize
+
+from verisched import pipeline
+from verisched.codegen.errors import LowerError
+from verisched.pybridge.coqterm import parse_program
+from verisched.pybridge.instrs import alpha_equal, instantiate, spec_of
+from verisched.pybridge.interp import evaluate
+from verisched.pybridge.session import REPO_ROOT
+from verisched.pybridge.terms import Instr, IVar, Var
+from verisched.targets.gemmini import build
+from verisched.targets.gemmini.instrs import split_scale
+from verisched.targets.gemmini.lower import lower_gemmini
+
+NB, H, W, C, KO, KH, KW = (IVar(v) for v in ("NB", "H", "W", "C", "KO", "KH", "KW"))
+CONV = "gemmini_loop_conv_ws sm se act x w bias NB H W C KO KH KW"
+ENV = {"x": (NB, H, W, C), "w": (KH, KW, C, KO), "bias": (KO,)}
+INSTR_KEYS = ("config_ex", "config_ld", "config_st", "mvin", "mvin2", "mvin3", "mvout",
+              "preload", "compute_preloaded", "compute_accumulated", "flush", "fence")
+
+
+def issued(c: dict[str, int]) -> int:
+    """Instructions the CPU issued: single ones plus seven per conv loop (six per matmul
+    loop), not what the loops unrolled."""
+    return sum(c[k] for k in INSTR_KEYS) + c["loop_ws"] + c["loop_ws_config"] \
+        + c["loop_conv_ws"] + c["loop_conv_ws_config"] - c["loop_unrolled"]
+
+
+def conv_acc(x: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """bias + the valid (stride 1, unpadded) convolution, in int64."""
+    kh, kw = w.shape[:2]
+    oh, ow = x.shape[1] - kh + 1, x.shape[2] - kw + 1
+    acc = np.broadcast_to(bias.astype(np.int64), (x.shape[0], oh, ow, w.shape[3])).copy()
+    for s in range(kh):
+        for r in range(kw):
+            acc += np.einsum("nqpc,ck->nqpk", x[:, s:s + oh, r:r + ow, :].astype(np.int64),
+                             w[s, r].astype(np.int64))
+    return acc
+
+
+def run(kernel, shape: tuple[int, ...], scale: float, relu: bool, seed: int):
+    nb, h, wd, c, ko, kh, kw = shape
+    rng = np.random.default_rng(seed)
+    ins = {"x": rng.integers(-128, 128, (nb, h, wd, c), dtype=np.int8),
+           "w": rng.integers(-128, 128, (kh, kw, c, ko), dtype=np.int8),
+           "bias": rng.integers(-2**16, 2**16, (ko,), dtype=np.int32)}
+    sm, se = split_scale(scale)
+    sizes = {"NB": nb, "H": h, "W": wd, "C": c, "KO": ko, "KH": kh, "KW": kw, "sm": sm,
+             "se": se, "act": int(relu)}
+    res = build.run(kernel, ins, sizes)
+    want = quantize(conv_acc(ins["x"], ins["w"], ins["bias"]), scale, relu)
+    np.testing.assert_array_equal(res.out, want)
+    return res, ins, sizes
+
+
+def test_conv_loop_spec_agrees_with_coq(coq) -> None:
+    """The registry's template is GemminiLoopConv.v's definition (printed, parsed back)."""
+    start = coq.state
+    try:
+        coq.run_ok("From Verisched Require Import Targets.GemminiLoopConv.")
+        coq.run_ok("Section VS_gemmini_loop_conv_spec.")
+        coq.run_ok("Variables (x w : Z -> Z -> Z -> Z -> gint) (bias : Z -> gint) "
+                   "(NB H W C KO KH KW sm se : Z) (act : bool).")
+        coq.run_ok("Goal True.")
+        name = CONV.split()[0]
+        r = coq.run(f"let t := eval unfold {name} in ({CONV}) in bridge_print_term t.",
+                    timeout=60)
+        assert r.ok, r.error
+        printed = re.search(r"<VS-TERM>(.*?)</VS-TERM>", r.output, re.S).group(1)
+        spec = spec_of(name)
+        call = Instr(name, tuple(IVar(a) if p.kind == "index" else Var(a)
+                                 for p, a in zip(spec.params, CONV.split()[1:], strict=True)))
+        assert alpha_equal(parse_program(printed), instantiate(call)), printed
+    finally:
+        coq.back_to(start)
+
+
+# (NB, H, W, C, KO, KH, KW)
+@pytest.mark.parametrize("shape", [(1, 3, 3, 1, 1, 3, 3), (1, 5, 7, 3, 5, 3, 3),
+                                   (2, 9, 20, 17, 33, 3, 3), (1, 6, 18, 40, 70, 3, 2),
+                                   (1, 4, 4, 16, 16, 1, 1)])
+def test_conv_loop_kernel_matches_per_tile_program(shape) -> None:
+    """The kernel against numpy and against the interpreter, which evaluates the
+    specification: the per-tile program of single instructions (the bias broadcast is a
+    generation, not a DRAM tensor, so that program is not lowered on its own)."""
+    loop = parse_program(CONV)
+    kernel = lower_gemmini(loop, ENV, name="convws")
+    assert any("gemmini_loop_conv_ws(" in s for s in kernel.body)
+    res, ins, sizes = run(kernel, shape, 1 / 701, True, seed=sum(shape))
+    got = evaluate(loop, {a: v.astype(np.int64) for a, v in ins.items()}, sizes, np.int64)
+    np.testing.assert_array_equal(got, res.out)
+    c = res.counters
+    assert c["loop_conv_ws"] >= 1 and c["loop_conv_ws_config"] == 6 * c["loop_conv_ws"]
+    nb, h, wd, cc, ko, kh, kw = shape
+    assert c["macs_useful"] == nb * (h - kh + 1) * (wd - kw + 1) * ko * kh * kw * cc
+    # The CPU issued the configuration and seven commands per loop, nothing else.
+    assert issued(c) == c["config_ex"] + c["config_st"] + c["fence"] + c["flush"] \
+        + 7 * c["loop_conv_ws"], c
+
+
+@pytest.mark.parametrize("shape", [(1, 10, 10, 300, 40, 3, 3), (1, 40, 40, 16, 16, 3, 3)])
+def test_conv_loop_kernel_large_tiles(shape) -> None:
+    """Channels too many for one hardware loop (split, accumulating) and an image too
+    large for one tile: against numpy."""
+    kernel = lower_gemmini(parse_program(CONV), ENV, name="convws")
+    res, _, _ = run(kernel, shape, 1 / 4096, False, seed=3)
+    assert res.counters["loop_conv_ws"] > 1
+
+
+def test_derived_conv_loop_kernel(coq) -> None:
+    """GemminiConv.v's qconv_loop, replayed: the layer rewritten into its unrolling, then
+    `use_instr gemmini_loop_conv_ws`; lowered to hardware conv loops; against numpy."""
+    dp = pipeline.load(REPO_ROOT / "coq/Examples/GemminiConv.v", "qconv_loop")
+    checked = pipeline.check(dp)
+    assert alpha_equal(checked.program.expr, parse_program(CONV))
+    kernel = pipeline.lower(checked, "gemmini").kernel
+    for shape in [(1, 8, 9, 20, 24, 3, 3), (2, 5, 5, 3, 17, 3, 3)]:
+        res, _, _ = run(kernel, shape, 1 / 97, False, seed=sum(shape))
+        assert res.counters["loop_conv_ws"] >= 1
+        # No im2col matrix: the input moves hold each pixel's channels once per tile.
+        assert res.counters["mvin"] > 0
+
+
+def test_conv_loop_needs_the_whole_output() -> None:
+    prog = parse_program(f"GEN [ i < 2 ] ({CONV})")
+    with pytest.raises(LowerError, match="must be the whole program"):
+        lower_gemmini(prog, ENV, name="bad")
+
+
+def test_conv_loop_operands_must_be_whole_tensors() -> None:
+    env = dict(ENV, w=(KH, KW, KO, C))
+    with pytest.raises(LowerError, match="must have extents"):
+        lower_gemmini(parse_program(CONV), env, name="bad")
