@@ -37,6 +37,38 @@ Section Latent.
     rewrite sadd_0_r, sadd_assoc; reflexivity.
   Qed.
 
+  (** The same for two, four and five reads (a stencil of another width;
+      the search's rules [fold_shift2], [fold_shift4], [fold_shift5]). *)
+  Lemma fold_shift2 (a : Z -> S) (i : Z) :
+    a _[ i ] + a _[ i + 1 ] = (SUM [ k < 2 ] a _[ i + k ]).
+  Proof.
+    unfold sumr, get; change (Z.to_nat (2 - 0)) with 2%nat; cbn [sum_nat].
+    cbn [tadd tzero TensorElem_scalar].
+    rewrite Z.add_0_r; change (Z.succ 0) with 1%Z.
+    rewrite sadd_0_r; reflexivity.
+  Qed.
+
+  Lemma fold_shift4 (a : Z -> S) (i : Z) :
+    a _[ i ] + a _[ i + 1 ] + a _[ i + 2 ] + a _[ i + 3 ] = (SUM [ k < 4 ] a _[ i + k ]).
+  Proof.
+    unfold sumr, get; change (Z.to_nat (4 - 0)) with 4%nat; cbn [sum_nat].
+    cbn [tadd tzero TensorElem_scalar].
+    rewrite Z.add_0_r; change (Z.succ 0) with 1%Z; change (Z.succ 1) with 2%Z;
+    change (Z.succ 2) with 3%Z.
+    rewrite sadd_0_r, !sadd_assoc; reflexivity.
+  Qed.
+
+  Lemma fold_shift5 (a : Z -> S) (i : Z) :
+    a _[ i ] + a _[ i + 1 ] + a _[ i + 2 ] + a _[ i + 3 ] + a _[ i + 4 ]
+    = (SUM [ k < 5 ] a _[ i + k ]).
+  Proof.
+    unfold sumr, get; change (Z.to_nat (5 - 0)) with 5%nat; cbn [sum_nat].
+    cbn [tadd tzero TensorElem_scalar].
+    rewrite Z.add_0_r; change (Z.succ 0) with 1%Z; change (Z.succ 1) with 2%Z;
+    change (Z.succ 2) with 3%Z; change (Z.succ 3) with 4%Z.
+    rewrite sadd_0_r, !sadd_assoc; reflexivity.
+  Qed.
+
   (** A reduction of shifted reads times a weight is the window's product
       with the filled weight vector (the body of [blas_gemv], then of
       [blas_fill] for the weights). *)

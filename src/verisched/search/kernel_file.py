@@ -56,9 +56,24 @@ def definitions(path: str | Path) -> dict[str, str]:
     return {m.group(1): m.group(2).strip() for m in _DEF.finditer(text)}
 
 
+def _loop_offset(i: A.Idx) -> tuple[str, int] | None:
+    """`v` or `v + c` (c >= 0 a constant): the loop variable and the offset."""
+    if isinstance(i, A.IVar):
+        return i.name, 0
+    if (isinstance(i, A.IBin) and i.op == "+" and isinstance(i.left, A.IVar)
+            and isinstance(i.right, A.IConst) and i.right.value >= 0):
+        return i.left.name, i.right.value
+    return None
+
+
 def _infer_shapes(e: A.Expr, tensors: dict[str, int]) -> dict[str, list[A.Idx | None]]:
+    """Each input's extents from the loops that index it: a dimension read at `v` or at
+    `v + c` by a loop `v < n` (from 0) has extent `n + c`, the largest `c` of its reads
+    (a stencil's `x[i + 4]`); two loops of different extents on one dimension are an
+    error, as the dimension's extent is then a guess."""
     shapes: dict[str, list[A.Idx | None]] = {}
     extents: dict[str, A.Idx] = {}
+    reach: dict[tuple[str, int], tuple[A.Idx, int]] = {}
 
     def visit(x: A.Expr) -> None:
         if isinstance(x, (A.Gen, A.Sum)) and x.lo == A.IConst(0):
@@ -72,13 +87,18 @@ def _infer_shapes(e: A.Expr, tensors: dict[str, int]) -> dict[str, list[A.Idx | 
             if isinstance(t, A.Var) and t.name in tensors:
                 shape = shapes.setdefault(t.name, [None] * tensors[t.name])
                 for k, i in enumerate(reversed(chain)):
-                    if k < len(shape) and isinstance(i, A.IVar) and i.name in extents:
-                        ext = extents[i.name]
-                        if shape[k] is not None and shape[k] != ext:
-                            raise KernelFileError(
-                                f"input {t.name}: dimension {k + 1} is indexed by loops of "
-                                f"extents {shape[k]} and {ext}")
-                        shape[k] = ext
+                    lo = _loop_offset(i)
+                    if k >= len(shape) or lo is None or lo[0] not in extents:
+                        continue
+                    ext, off = extents[lo[0]], lo[1]
+                    seen = reach.get((t.name, k))
+                    if seen is not None and seen[0] != ext:
+                        raise KernelFileError(
+                            f"input {t.name}: dimension {k + 1} is indexed by loops of "
+                            f"extents {seen[0]} and {ext}")
+                    off = max(off, seen[1]) if seen is not None else off
+                    reach[(t.name, k)] = (ext, off)
+                    shape[k] = A.IBin("+", ext, A.IConst(off)) if off else ext
         for c in A.children(x):
             if not A.is_idx(c):
                 visit(c)  # type: ignore[arg-type]

@@ -10,8 +10,8 @@ coq/Targets/BlasLatent.v, written (as in rules.py) three times side by side:
 the egglog rewrite, the Python rewrite of one node (the certificate's path
 search), the Coq steps at one site:
 
-- fold_shift3: `a[i] + a[i+1] + a[i+2]` -> `SUM [k < 3] a[i+k]`
-  (`rw fold_shift3 at (..)`);
+- fold_shift2 .. fold_shift5: `a[i] + a[i+1] + a[i+2]` -> `SUM [k < 3] a[i+k]`, and
+  the same for 2, 4 and 5 reads (`rw fold_shift3 at (..)`, one lemma per width);
 - window_gemv: `GEN i (c * SUM [k < m] a[i+k])` -> `GEN i SUM k W[i][k] * w[k]`
   with the window `W = GEN i' GEN k' a[i'+k']` and the weights `w = GEN k' c`
   (`rw smul_sum_l`, `rw smul_comm'`, `rw window_gemv`, each `at (..)`).
@@ -24,6 +24,8 @@ so the egglog side conditions (free_of) range over them too.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from egglog import String, rewrite, vars_
 
@@ -58,22 +60,38 @@ def _shift(i: A.Idx, c: int) -> A.Idx:
     return A.IBin("+", i, A.IConst(c))
 
 
-def _fold_shift3(e: A.Expr) -> A.Expr | None:
-    if not (isinstance(e, A.SBin) and e.op == "+" and isinstance(e.left, A.SBin)
-            and e.left.op == "+"):
-        return None
-    x, y, z = e.left.left, e.left.right, e.right
-    if not (isinstance(x, A.Get) and isinstance(y, A.Get) and isinstance(z, A.Get)):
-        return None
-    if not (x.tensor == y.tensor == z.tensor and y.index == _shift(x.index, 1)
-            and z.index == _shift(x.index, 2)):
-        return None
-    k = A.fresh_name("ks", _names_in(e))
-    return A.Sum(k, ZERO, A.IConst(3), A.Get(x.tensor, A.IBin("+", x.index, A.IVar(k))))
+FOLD_WIDTHS = (2, 3, 4, 5)   # one lemma each: fold_shift2 .. fold_shift5
 
 
-def _fold_shift3_steps(pat: Pattern, e: A.Expr) -> list[str]:
-    return [f"rw fold_shift3 at ({pat(e)})."]
+def _fold_shift(width: int) -> Callable[[A.Expr], A.Expr | None]:
+    """`a[i] + a[i+1] + ... + a[i+width-1]` (left-nested) -> `SUM [k < width] a[i+k]`."""
+    def fold(e: A.Expr) -> A.Expr | None:
+        reads: list[A.Expr] = []
+        x = e
+        for _ in range(width - 1):
+            if not (isinstance(x, A.SBin) and x.op == "+"):
+                return None
+            reads.append(x.right)
+            x = x.left
+        reads.append(x)
+        reads.reverse()
+        if not all(isinstance(r, A.Get) for r in reads):
+            return None
+        first = reads[0]
+        assert isinstance(first, A.Get)
+        if not all(r.tensor == first.tensor and r.index == _shift(first.index, t)  # type: ignore[attr-defined]
+                   for t, r in enumerate(reads) if t):
+            return None
+        k = A.fresh_name("ks", _names_in(e))
+        return A.Sum(k, ZERO, A.IConst(width),
+                     A.Get(first.tensor, A.IBin("+", first.index, A.IVar(k))))
+    return fold
+
+
+def _fold_shift_steps(width: int) -> Callable[[Pattern, A.Expr], list[str]]:
+    def steps(pat: Pattern, e: A.Expr) -> list[str]:
+        return [f"rw fold_shift{width} at ({pat(e)})."]
+    return steps
 
 
 # -- window_gemv: GEN i (c * SUM [k < m] a[i+k]) = GEN i SUM k W[i][k] * w[k] ------------
@@ -217,10 +235,10 @@ def _gather5_steps(pat: Pattern, e: A.Expr) -> list[str]:
 
 
 LATENT_RULES: tuple[Rule, ...] = (
-    Rule("fold_shift3",
-         "three shifted reads are a reduction over the shift (LIAR's latent idioms)",
-         (LemmaUse("fold_shift3", True, "sadd"),), ("rw fold_shift3 at (_)",),
-         _fold_shift3, _fold_shift3_steps),
+    *(Rule(f"fold_shift{w}",
+           f"{w} shifted reads are a reduction over the shift (LIAR's latent idioms)",
+           (LemmaUse(f"fold_shift{w}", True, "sadd"),), (f"rw fold_shift{w} at (_)",),
+           _fold_shift(w), _fold_shift_steps(w)) for w in FOLD_WIDTHS),
     Rule("window_gemv",
          "a weighted reduction of shifted reads is the window times a filled vector",
          (LemmaUse("smul_sum_l", True, "smul"), LemmaUse("smul_comm'", True, "smul"),
@@ -245,16 +263,20 @@ def latent_egglog_rules(names: tuple[str, str, str, str]) -> list[object]:
     ix, n, m = vars_("lix ln lm", Ix)
     a, c = vars_("la lc", T)
     zero = Ix.const(0)
-    fold_lhs = T.sbin("+", T.sbin("+", T.get(a, ix), T.get(a, Ix.bin("+", ix, Ix.const(1)))),
-                      T.get(a, Ix.bin("+", ix, Ix.const(2))))
+    folds = []
+    for w in FOLD_WIDTHS:
+        lhs = T.get(a, ix)
+        for t in range(1, w):
+            lhs = T.sbin("+", lhs, T.get(a, Ix.bin("+", ix, Ix.const(t))))
+        folds.append(rewrite(lhs).to(
+            T.sum(ks, zero, Ix.const(w), T.get(a, Ix.bin("+", ix, Ix.var(ks)))),
+            ix_free_of(ix, ks), free_of(a, ks)))
     window = T.gen(iw, zero, n, T.gen(kw, zero, m, T.get(
         a, Ix.bin("+", Ix.var(iw), Ix.var(kw)))))
     weights = T.gen(kw, zero, m, c)
     read = T.get(a, Ix.bin("+", Ix.var(v), Ix.var(k)))
     return [
-        rewrite(fold_lhs).to(
-            T.sum(ks, zero, Ix.const(3), T.get(a, Ix.bin("+", ix, Ix.var(ks)))),
-            ix_free_of(ix, ks), free_of(a, ks)),
+        *folds,
         rewrite(T.gen(v, zero, n, T.sbin("*", c, T.sum(k, zero, m, read)))).to(
             T.gen(v, zero, n, T.sum(k, zero, m, T.sbin(
                 "*", T.get(T.get(window, Ix.var(v)), Ix.var(k)), T.get(weights, Ix.var(k))))),
