@@ -16,6 +16,7 @@ granularity of the timeout).
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import tempfile
 import time
@@ -23,10 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from egglog import EGraph, ruleset
+from egglog import EGraph, ruleset, union
 
 import verisched.targets.avx  # noqa: F401 - registers the AVX2 specifications
 import verisched.targets.blas  # noqa: F401 - registers the BLAS specifications
+import verisched.targets.gemmini.instrs  # noqa: F401 - registers the Gemmini specifications
 from verisched.pybridge import terms as A
 from verisched.pybridge.coqterm import pretty, to_coq
 from verisched.pybridge.derivation import write_text_atomic
@@ -37,11 +39,12 @@ from verisched.schedule.dsl import Program
 from . import egraph as E
 from .certify import CertificateRefused, Step, find_path, replay
 from .extract import calls_last, cost_model
+from .glenside import LOOP_WS, REQUIRES, closure, egglog_idiom
 from .kernel_file import load_program
 from .latent import lane_egglog_rules, latent_egglog_rules, latent_names
 from .rules import egglog_rules, idiom_rule, temp_name
 
-IDIOM_FAMILIES = ("blas", "avx2")
+IDIOM_FAMILIES = ("blas", "avx2", "gemmini")
 
 
 class SearchArgumentError(ValueError):
@@ -106,14 +109,28 @@ def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
     E.seed(g, binders | set(latent), program.sizes)
     g.register(E.is_root(root))
     specs = [s for s in registered().values() if s.family == idioms]
+    glen: list[object] = []
+    if idioms == "gemmini":
+        # Our Gemmini matmul specification, the hardware loop, is the idiom (its body
+        # is the per-tile schedule, no pattern): its rule is glenside.py's, and the
+        # substituting rules (flatten3, merge_rows, im2col) are applied by Python to the
+        # program, their results unioned with the root (egglog cannot substitute).
+        specs = [s for s in specs if s.name == LOOP_WS]
+        glen = [egglog_idiom()]
+        shapes = dict(program.inputs)
+        for other in closure(program.expr, shapes):
+            g.register(union(root).with_(E.to_egg(other)))
+            binders |= {b for x in A.walk(other) if (b := A.binder(x)) is not None}
+        E.seed(g, binders, program.sizes)
     # the vector idioms bring the broadcast rule (search/latent.py); the masked forms
     # (guards) are not searched: the encoding's idiom patterns have no guard
     lanes = lane_egglog_rules(latent[3]) if any(s.lanes for s in specs) else []
     rules = ruleset(*egglog_rules(temp_name(program.expr)), *latent_egglog_rules(latent),
-                    *lanes, *[idiom_rule(s) for s in specs
-                              if not any(isinstance(x, A.Guard) for x in A.walk(s.body))]
+                    *lanes, *glen, *[idiom_rule(s) for s in specs if not glen and not any(
+                        isinstance(x, A.Guard) for x in A.walk(s.body))]
                     )  # type: ignore[arg-type]
-    model = cost_model(frozenset(latent[1:3]))   # the window's binders
+    model = cost_model(frozenset(latent[1:3]),   # the window's binders
+                       frozenset(program.signed) | frozenset(program.bools))
     _, original_cost = g.extract(root, include_cost=True, cost_model=model)
     stopped: str | None = None
     done = 0
@@ -159,13 +176,15 @@ def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10
     Raises CertificateError (certify.py) if no certificate is found or Coq refuses
     one."""
     program = load_program(path, name)
+    if idioms == "gemmini":   # the certificate's lemmas (glenside.py)
+        program = dataclasses.replace(program, requires=REQUIRES)
     result = saturate(program, idioms=idioms, steps=steps, nodes=nodes, timeout=timeout,
                       progress=progress)
     if progress:
         progress(f"{name}: found {pretty(result.found)}")
     if not certify:
         return result
-    result.certificate = find_path(program.expr, result.found)
+    result.certificate = find_path(program.expr, result.found, shapes=dict(program.inputs))
     sched = replay(program, result.found, result.certificate, progress=progress)
     try:
         target = Path(out) if out is not None else Path(path).parent

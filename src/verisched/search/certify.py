@@ -29,6 +29,7 @@ from verisched.pybridge.instrs import alpha_equal, spec_of
 from verisched.schedule import DirectiveRefused, Schedule
 from verisched.schedule.dsl import Program
 
+from .glenside import ACC_OUT, GLENSIDE_RULES, LOOP_WS, RootRule, root_rules
 from .latent import LANE_RULES, LATENT_RULES
 from .rules import COMM, LET_ROOT, RULES, Rule, let_root, let_root_steps, match_spec, temp_name
 
@@ -144,16 +145,23 @@ def _fix_orientation(e: A.Expr, found: A.Expr) -> tuple[A.Expr, Step | None]:
 
 
 def _calls(e: A.Expr) -> set[A.Instr]:
-    return {x for x in A.walk(e) if isinstance(x, A.Instr)}  # type: ignore[misc]
+    # gemmini_acc_out is a scalar primitive of the algorithm (the output path), not an
+    # idiom: the rules rewrite its argument
+    return {x for x in A.walk(e) if isinstance(x, A.Instr)  # type: ignore[misc]
+            and x.name != ACC_OUT}
 
 
 def _neighbours(e: A.Expr, idioms: list[str], temp: str,
-                rules: tuple[Rule, ...] = (*RULES, *LATENT_RULES)
-                ) -> Iterator[tuple[Step, A.Expr]]:
+                rules: tuple[Rule, ...] = (*RULES, *LATENT_RULES),
+                roots: tuple[RootRule, ...] = ()) -> Iterator[tuple[Step, A.Expr]]:
     hoisted = let_root(e, temp)
     if hoisted is not None:
         yield Step(LET_ROOT.name, (), tuple(let_root_steps(
             lambda n, extra=frozenset(): site_pattern(n, extra), e, temp))), hoisted
+    for name, fn in roots:   # rules that apply to the whole program (glenside.py)
+        got = fn(e)
+        if got is not None:
+            yield Step(name, (), tuple(got[1])), got[0]
     for path, node, bound in _positions(e):
         def pat(n: A.Expr, extra: frozenset[str] = frozenset(), b: frozenset[str] = bound
                 ) -> str:
@@ -176,9 +184,11 @@ def _neighbours(e: A.Expr, idioms: list[str], temp: str,
             yield Step(name, path, tuple(coq)), _replace_at(cur, path, call)
 
 
-def find_path(original: A.Expr, found: A.Expr, *, limit: int = 20000) -> list[Step]:
+def find_path(original: A.Expr, found: A.Expr, *, limit: int = 20000,
+              shapes: dict[str, tuple[A.Idx, ...]] | None = None) -> list[Step]:
     """The rewrites from `original` to `found` (breadth-first, so a shortest path),
-    or CertificateError when none is found within `limit` programs."""
+    or CertificateError when none is found within `limit` programs.  `shapes`, the
+    inputs' extents, for the im2col rule (glenside.py)."""
     target = canonical(found)
 
     def finish(e: A.Expr, steps: list[Step]) -> list[Step]:
@@ -193,11 +203,16 @@ def find_path(original: A.Expr, found: A.Expr, *, limit: int = 20000) -> list[St
     # the broadcast rule only where the found program has vector calls
     lanes = LANE_RULES if any(spec_of(n).lanes for n in idioms) else ()
     rules = (*RULES, *LATENT_RULES, *lanes)
+    roots: tuple[RootRule, ...] = ()
+    if LOOP_WS in idioms:   # the Gemmini family: Glenside's im2col rules
+        rules = (*rules, *GLENSIDE_RULES)
+        roots = tuple(root_rules(shapes or {}))
+        idioms = [n for n in idioms if n != LOOP_WS]   # found by its rule, not its body
     seen = {canonical(original)}
     queue: deque[tuple[A.Expr, list[Step]]] = deque([(original, [])])
     while queue:
         e, steps = queue.popleft()
-        for step, new in _neighbours(e, idioms, temp, rules):
+        for step, new in _neighbours(e, idioms, temp, rules, roots):
             key = canonical(new)
             if key in seen or not {canonical(c) for c in _calls(new)} <= wanted:
                 continue

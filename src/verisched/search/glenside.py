@@ -1,0 +1,317 @@
+"""`--idioms gemmini`: a convolution becomes im2col and a Gemmini matmul (Glenside).
+
+Glenside (the seed `glenside-access-patterns.txt`, Sec. 5.2, "Mapping
+convolutions to matrix multiplication via im2col") rewrites a 2-D convolution,
+by equality saturation, into an im2col access pattern (the windows of the
+image gathered into a matrix) followed by a matrix multiply that its hardware
+(a systolic array) runs.  Here the same search ends on our Gemmini matmul
+specification, the hardware loop `gemmini_loop_ws sm se act A B M N K`
+(coq/Targets/GemminiLoop.v), each step a lemma Coq checks:
+
+- flatten3: `SUM s SUM r SUM c f` -> `SUM [j < KH * (KW * C)] f(j / (KW C),
+  (j / C) mod KW, j mod C)` (`rw sum_flatten3`, Rewrites/Gen.v): one reduction
+  index, the matrix's column;
+- merge_rows (at the root): `GEN a GEN b g` -> `split m (n m) (GEN [t < n m]
+  g(t / m, t mod m))` (`rw gen_split2`, Examples/GemminiConv.v): the output
+  pixels become the matrix's rows (the last output loop, the channels, stays);
+- operand_let (at the root), Glenside's im2col: in `GEN m GEN k acc_out(SUM j
+  a * b)`, the read `a` of the image (indices in m and j only) is bound as the
+  gathered matrix `col[m][j]`, guarded by its bounds (`get4_bound_guard`, which
+  hands check_safe the bounds of the div/mod indices), and lifted out of the
+  loops (`name_buffer`, `let_sum_lift0`, `ll_acc_out`, `ll_gen`,
+  `let_gen_lift0`, `ll_split`); the weights `b` (indices in j and k) likewise
+  as `wm[j][k]`, through a transpose (`transpose_gen`, `let_transpose_out`,
+  `get_get_transpose`), as GemminiConv.v does;
+- gemmini_matmul (the idiom, also an egglog rewrite): `GEN [i < M] GEN [j < N]
+  gemmini_acc_out sm se act (SUM [k < K] A[i][k] * B[k][j])` -> `gemmini_loop_ws
+  sm se act A B M N K` (`rw qmatmul_nobias_is_loop_ws`, Examples/GemminiMatmul.v:
+  the layer equals the loop instruction, proved from its per-tile derivation).
+
+The first three substitute index expressions into a body, which egglog's
+rewrites cannot do (the encoding's index terms are opaque), so they are
+applied by Python to the programs of the root e-class before saturation
+(`closure`), each result unioned with the root; the idiom and the structural
+rules then saturate as for the other families.  The certificate's path search
+(certify.py) uses the same Python rewrites and their Coq steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from egglog import String, rewrite, vars_
+
+from verisched.pybridge import terms as A
+from verisched.pybridge.coqterm import idx_to_coq
+
+from .egraph import Ix, T, free_of, ix_free_of
+from .rules import LemmaUse, Pattern, Rule
+
+ACC_OUT = "gemmini_acc_out"
+LOOP_WS = "gemmini_loop_ws"
+ZERO = A.IConst(0)
+# the Coq modules whose lemmas the certificate uses (beyond ATL)
+REQUIRES = ("Examples.GemminiMatmul", "Examples.GemminiConv")
+
+
+def _names_in(e: A.Expr) -> set[str]:
+    return set(A.free_vars(e)) | {b for x in A.walk(e) if (b := A.binder(x)) is not None}
+
+
+def _ibin(op: str, a: A.Idx, b: A.Idx) -> A.Idx:
+    return A.IBin(op, a, b)
+
+
+# -- flatten3: SUM s SUM r SUM c f = SUM j f(j / (m l), (j / l) mod m, j mod l) -------------
+
+def _flatten3(e: A.Expr) -> A.Expr | None:
+    if not (isinstance(e, A.Sum) and isinstance(e.body, A.Sum)
+            and isinstance(e.body.body, A.Sum)):
+        return None
+    s, r, c = e, e.body, e.body.body
+    if any(x.lo != ZERO for x in (s, r, c)):
+        return None
+    if (A.idx_free_vars(r.hi) | A.idx_free_vars(c.hi)) & {s.var, r.var, c.var}:
+        return None
+    j = A.fresh_name("j", _names_in(e))
+    jv, ml = A.IVar(j), _ibin("*", r.hi, c.hi)
+    body = A.subst(c.body, None, {s.var: _ibin("/", jv, ml),
+                                  r.var: _ibin("%", _ibin("/", jv, c.hi), r.hi),
+                                  c.var: _ibin("%", jv, c.hi)})
+    return A.Sum(j, ZERO, _ibin("*", s.hi, ml), body)  # type: ignore[arg-type]
+
+
+def _flatten3_steps(pat: Pattern, e: A.Expr) -> list[str]:
+    return [f"rw sum_flatten3 at ({pat(e)})."]
+
+
+FLATTEN3 = Rule("flatten3", "three nested reductions from 0 are one, over a flattened index",
+                (LemmaUse("sum_flatten3", True, "sumr"),), (), _flatten3, _flatten3_steps)
+
+
+# -- root rules: the program's shape `tlet ... in split ... (GEN m GEN k acc_out(..))` -------
+
+RootRule = tuple[str, Callable[[A.Expr], tuple[A.Expr, list[str]] | None]]
+
+
+def _peel(e: A.Expr) -> tuple[list[A.Let], list[A.Split], A.Expr]:
+    """The lets and then the splits around the program's loops."""
+    lets: list[A.Let] = []
+    while isinstance(e, A.Let):
+        lets.append(e)
+        e = e.body
+    splits: list[A.Split] = []
+    while isinstance(e, A.Split):
+        splits.append(e)
+        e = e.body
+    return lets, splits, e
+
+
+def _wrap(lets: list[A.Let], splits: list[A.Split], core: A.Expr,
+          extra: A.Let | None = None) -> A.Expr:
+    out = core
+    for sp in reversed(splits):
+        out = A.Split(sp.k, sp.n, out)
+    if extra is not None:
+        out = A.Let(extra.var, extra.value, out)
+    for lt in reversed(lets):
+        out = A.Let(lt.var, lt.value, out)
+    return out
+
+
+def merge_rows(e: A.Expr) -> tuple[A.Expr, list[str]] | None:
+    """The two outermost output loops as one (gen_split2), when a third loop follows
+    (the last output loop, the matrix's columns, is never merged)."""
+    lets, splits, core = _peel(e)
+    if lets or not (isinstance(core, A.Gen) and isinstance(core.body, A.Gen)
+                    and isinstance(core.body.body, A.Gen)):
+        return None
+    a, b = core, core.body
+    if a.lo != ZERO or b.lo != ZERO or a.var in A.idx_free_vars(b.hi):
+        return None
+    t = A.fresh_name("t", _names_in(e))
+    tv = A.IVar(t)
+    body = A.subst(b.body, None, {a.var: _ibin("/", tv, b.hi), b.var: _ibin("%", tv, b.hi)})
+    nm = _ibin("*", a.hi, b.hi)
+    merged = A.Split(b.hi, nm, A.Gen(t, ZERO, nm, body))  # type: ignore[arg-type]
+    from .certify import site_pattern  # noqa: PLC0415 - certify imports this module
+    return _wrap([], splits, merged), [f"rw gen_split2 at ({site_pattern(core, frozenset())})."]
+
+
+def _layer(core: A.Expr) -> tuple[A.Gen, A.Gen, A.Instr, A.Sum, A.SBin] | None:
+    """`GEN m GEN k acc_out(sm, se, act, SUM j a * b)`, from 0."""
+    if not (isinstance(core, A.Gen) and isinstance(core.body, A.Gen)):
+        return None
+    g1, g2 = core, core.body
+    call = g2.body
+    if not (isinstance(call, A.Instr) and call.name == ACC_OUT
+            and isinstance(call.args[3], A.Sum)):
+        return None
+    s = call.args[3]
+    if not (isinstance(s.body, A.SBin) and s.body.op == "*") or any(
+            x.lo != ZERO for x in (g1, g2, s)):
+        return None
+    return g1, g2, call, s, s.body
+
+
+def _read(e: A.Expr) -> tuple[str, list[A.Idx]] | None:
+    """`x _[i1] ... _[in]` for a variable x: (x, indices)."""
+    ix: list[A.Idx] = []
+    while isinstance(e, A.Get):
+        ix.append(e.index)
+        e = e.tensor
+    return (e.name, ix[::-1]) if isinstance(e, A.Var) else None
+
+
+def _bounds_guard(ix: list[A.Idx], dims: tuple[A.Idx, ...]) -> A.Pred:
+    """`get4_bound_guard`'s guard: ((0 <=? i1) && (i1 <? n1)) && ... (left-nested)."""
+    parts = [A.PAnd(A.PCmp("<=", ZERO, i), A.PCmp("<", i, n)) for i, n in zip(ix, dims,
+                                                                            strict=True)]
+    out: A.Pred = parts[0]
+    for p in parts[1:]:
+        out = A.PAnd(out, p)
+    return out
+
+
+def operand_let(shapes: dict[str, tuple[A.Idx, ...]]) -> RootRule:
+    """Glenside's im2col: an operand read of a 4-D input bound as a matrix buffer."""
+
+    def apply(e: A.Expr) -> tuple[A.Expr, list[str]] | None:
+        lets, splits, core = _peel(e)
+        got = _layer(core)
+        if got is None:
+            return None
+        g1, g2, call, s, prod = got
+        names = _names_in(e)
+        for left, op in ((True, prod.left), (False, prod.right)):
+            rd = _read(op)
+            if rd is None or rd[0] not in shapes or len(rd[1]) != 4 or rd[0] in {
+                    lt.var for lt in lets}:
+                continue
+            used = set().union(*(A.idx_free_vars(i) for i in rd[1]))
+            rows, cols = (g1, s) if left else (s, g2)   # the buffer's two loops
+            if g2.var in used and left or g1.var in used and not left:
+                continue
+            buf = A.fresh_name("col" if left else "wm", names)
+            value = A.Gen(rows.var, ZERO, rows.hi, A.Gen(cols.var, ZERO, cols.hi, A.Guard(
+                _bounds_guard(rd[1], shapes[rd[0]]), op)))
+            use = A.Get(A.Get(A.Var(buf), A.IVar(rows.var)), A.IVar(cols.var))
+            new_prod = A.SBin("*", use, prod.right) if left else A.SBin("*", prod.left, use)
+            core2 = A.Gen(g1.var, ZERO, g1.hi, A.Gen(g2.var, ZERO, g2.hi, A.Instr(
+                ACC_OUT, call.args[:3] + (A.Sum(s.var, ZERO, s.hi, new_prod),))))
+            new = _wrap(lets, splits, core2, A.Let(buf, value, core2))
+            holes = " ".join(["_[ _ ]"] * 4)
+            steps = [f"rw get4_bound_guard at ({rd[0]} {holes}).",
+                     f"name_buffer (|[ _ ]| {rd[0]} {holes}) as {buf}.", "rw let_sum_lift0.",
+                     "rw ll_acc_out."]
+            steps += ["rw ll_gen.", "rw let_gen_lift0."] if left else [
+                "rw let_gen_lift0.", "rw ll_gen."]
+            steps += ["rw ll_split."] * len(splits)
+            if not left:   # lifted as [k][j]: transposed back to the [j][k] matrix
+                steps += [f"rw <- transpose_gen at (genr 0 {idx_to_coq(g2.hi)} _).",
+                          "rw let_transpose_out.", "rw get_get_transpose."]
+            return new, steps
+        return None
+
+    return ("operand_let", apply)
+
+
+OPERAND_LET = Rule(
+    "operand_let", "an operand of the layer's product read from a 4-D input becomes a "
+    "let-bound matrix, guarded by its bounds (im2col)",
+    (LemmaUse("get4_bound_guard", True, "get"), LemmaUse("let_sum_lift0", True, "sumr"),
+     LemmaUse("ll_acc_out", True, "gemmini_acc_out"), LemmaUse("ll_gen", True, "genr"),
+     LemmaUse("let_gen_lift0", True, "genr"), LemmaUse("ll_split", True, "split"),
+     LemmaUse("transpose_gen", False, "transpose"),
+     LemmaUse("let_transpose_out", True, "atl_let"),
+     LemmaUse("get_get_transpose", True, "get")),
+    ("name_buffer (_) as t",), lambda e: None, lambda pat, e: [])
+MERGE_ROWS = Rule("merge_rows", "two nested generations are one, viewed back by split",
+                  (LemmaUse("gen_split2", True, "genr"),), (), lambda e: None,
+                  lambda pat, e: [])
+
+
+# -- the idiom: the quantized matmul layer is the hardware loop ------------------------------
+
+def _matmul_call(e: A.Expr) -> A.Expr | None:
+    got = _layer(e)
+    if got is None:
+        return None
+    g1, g2, call, s, prod = got
+    ra, rb = prod.left, prod.right
+    if not (isinstance(ra, A.Get) and isinstance(ra.tensor, A.Get)
+            and isinstance(rb, A.Get) and isinstance(rb.tensor, A.Get)):
+        return None
+    i, j, k = A.IVar(g1.var), A.IVar(g2.var), A.IVar(s.var)
+    if (ra.tensor.index, ra.index, rb.tensor.index, rb.index) != (i, k, k, j):
+        return None
+    a, b = ra.tensor.tensor, rb.tensor.tensor
+    bound = {g1.var, g2.var, s.var}
+    if len(bound) < 3 or (A.free_vars(a) | A.free_vars(b)) & bound or (
+            A.idx_free_vars(g2.hi) | A.idx_free_vars(s.hi)) & bound:
+        return None
+    return A.Instr(LOOP_WS, call.args[:3] + (a, b, g1.hi, g2.hi, s.hi))
+
+
+GEMMINI_MATMUL = Rule(
+    "gemmini_matmul", "the quantized matmul layer (no bias) is the gemmini_loop_ws "
+    "instruction", (LemmaUse("qmatmul_nobias_is_loop_ws", True, "genr"),), (),
+    _matmul_call, lambda pat, e: [f"rw qmatmul_nobias_is_loop_ws at ({pat(e)})."])
+
+GLENSIDE_RULES: tuple[Rule, ...] = (FLATTEN3, GEMMINI_MATMUL)
+# for the test that checks every lemma against Coq
+ALL_GLENSIDE_RULES: tuple[Rule, ...] = (FLATTEN3, MERGE_ROWS, OPERAND_LET, GEMMINI_MATMUL)
+
+
+def root_rules(shapes: dict[str, tuple[A.Idx, ...]]) -> list[RootRule]:
+    return [("merge_rows", merge_rows), operand_let(shapes)]
+
+
+def _rewrites(e: A.Expr, roots: list[RootRule]) -> Iterator[A.Expr]:
+    from .certify import _positions, _replace_at  # noqa: PLC0415 - certify imports this
+    for _, fn in roots:
+        got = fn(e)
+        if got is not None:
+            yield got[0]
+    for path, node, _ in _positions(e):
+        new = _flatten3(node)
+        if new is not None:
+            yield _replace_at(e, path, new)
+
+
+def closure(program: A.Expr, shapes: dict[str, tuple[A.Idx, ...]], limit: int = 200
+            ) -> list[A.Expr]:
+    """The programs the substituting rules reach from `program` (breadth-first, at
+    most `limit`), to be unioned with the root e-class."""
+    roots = root_rules(shapes)
+    seen = {repr(program)}
+    out, frontier = [], [program]
+    while frontier and len(out) < limit:
+        nxt = []
+        for e in frontier:
+            for new in _rewrites(e, roots):
+                if repr(new) not in seen and len(out) < limit:
+                    seen.add(repr(new))
+                    out.append(new)
+                    nxt.append(new)
+        frontier = nxt
+    return out
+
+
+def egglog_idiom() -> object:
+    """gemmini_matmul as an egglog rewrite."""
+    i, j, k = vars_("gi gj gk", String)
+    m, n, kk, sm, se, act = vars_("gM gN gK gsm gse gact", Ix)
+    a, b = vars_("gA gB", T)
+    zero = Ix.const(0)
+    body = T.sum(k, zero, kk, T.sbin("*", T.get(T.get(a, Ix.var(i)), Ix.var(k)),
+                                    T.get(T.get(b, Ix.var(k)), Ix.var(j))))
+    args = T.cons(T.ixarg(sm), T.cons(T.ixarg(se), T.cons(T.ixarg(act), T.cons(body, T.nil()))))
+    lhs = T.gen(i, zero, m, T.gen(j, zero, n, T.call(ACC_OUT, args)))
+    out = T.nil()
+    for x in reversed([T.ixarg(sm), T.ixarg(se), T.ixarg(act), a, b, T.ixarg(m), T.ixarg(n),
+                       T.ixarg(kk)]):
+        out = T.cons(x, out)
+    conds = [i != j, i != k, j != k, ix_free_of(n, i), ix_free_of(kk, i), ix_free_of(kk, j)]
+    conds += [free_of(t, v) for t in (a, b) for v in (i, j, k)]
+    return rewrite(lhs).to(T.call(LOOP_WS, out), *conds)
