@@ -35,4 +35,11 @@ Section GlensideConv.
       gemmini_acc_out sm se act
         (SUM [ s < KH ] SUM [ r < KW ] SUM [ c < C ]
            x _[ n ] _[ q + s ] _[ p + r ] _[ c ] * w _[ s ] _[ r ] _[ c ] _[ k ]).
+  (* The same, the product written weights first: the rules tell the image's read from
+     the weights' by their indices, and the certificate swaps the product back. *)
+  Definition conv2d_wx :=
+    GEN [ n < NB ] GEN [ q < H - KH + 1 ] GEN [ p < W - KW + 1 ] GEN [ k < KO ]
+      gemmini_acc_out sm se act
+        (SUM [ s < KH ] SUM [ r < KW ] SUM [ c < C ]
+           w _[ s ] _[ r ] _[ c ] _[ k ] * x _[ n ] _[ q + s ] _[ p + r ] _[ c ]).
 End GlensideConv.

@@ -39,7 +39,7 @@ from verisched.schedule.dsl import Program
 from . import egraph as E
 from .certify import CertificateRefused, Step, find_path, replay
 from .extract import calls_last, cost_model
-from .glenside import LOOP_WS, REQUIRES, closure, egglog_idiom
+from .glenside import LOOP_WS, REQUIRES, closure, egglog_idiom, write_unrolled
 from .kernel_file import load_program
 from .latent import lane_egglog_rules, latent_egglog_rules, latent_names
 from .rules import egglog_rules, idiom_rule, temp_name
@@ -69,6 +69,9 @@ class SearchResult:
     certificate: list[Step] = field(default_factory=list)
     path: Path | None = None
     saturated: bool = False
+    # `--idioms gemmini`: NAME_gemmini.v, the found program with its hardware loop
+    # unrolled into single instructions, which the gemmini target lowers (glenside.py)
+    lowering: Path | None = None
 
     @property
     def idioms(self) -> dict[str, int]:
@@ -196,6 +199,12 @@ def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10
     if progress:
         progress(f"{name}: coqc {result.path}")
     check_file(result.path)
+    if any(isinstance(x, A.Instr) and x.name == LOOP_WS for x in A.walk(result.found)):
+        if progress:
+            progress(f"{name}: {name}_gemmini.v (the loop unrolled, for the gemmini target)")
+        result.lowering = write_unrolled(program, [s.coq for s in result.certificate],
+                                         result.path.parent / f"{name}_gemmini.v")
+        check_file(result.lowering)
     return result
 
 

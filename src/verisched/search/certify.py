@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from verisched.pybridge import terms as A
 from verisched.pybridge.coqterm import to_coq
@@ -32,6 +32,9 @@ from verisched.schedule.dsl import Program
 from .glenside import ACC_OUT, GLENSIDE_RULES, LOOP_WS, RootRule, root_rules
 from .latent import LANE_RULES, LATENT_RULES
 from .rules import COMM, LET_ROOT, RULES, Rule, let_root, let_root_steps, match_spec, temp_name
+from .sites import positions as _positions
+from .sites import replace_at as _replace_at
+from .sites import site_pattern
 
 Path = tuple[int, ...]
 
@@ -53,37 +56,6 @@ class Step:
     rule: str
     path: Path
     coq: tuple[str, ...]
-
-
-def _positions(e: A.Expr, path: Path = (), bound: frozenset[str] = frozenset()
-               ) -> Iterator[tuple[Path, A.Expr, frozenset[str]]]:
-    yield path, e, bound
-    var = A.binder(e)
-    kids = A.children(e)
-    for k, c in enumerate(kids):
-        if A.is_idx(c):
-            continue
-        inner = bound | {var} if var is not None and k == len(kids) - 1 else bound
-        yield from _positions(c, path + (k,), inner)  # type: ignore[arg-type]
-
-
-def _replace_at(e: A.Expr, path: Path, new: A.Expr) -> A.Expr:
-    if not path:
-        return new
-    k = path[0]
-    kids = A.children(e)
-    child = _replace_at(kids[k], path[1:], new)  # type: ignore[arg-type]
-    if isinstance(e, A.Instr):
-        return A.Instr(e.name, kids[:k] + (child,) + kids[k + 1:])
-    field = A._CHILD_FIELDS[type(e)][k]  # noqa: SLF001 - the field order is the AST's
-    return replace(e, **{field: child})
-
-
-def site_pattern(node: A.Expr, bound: frozenset[str]) -> str:
-    """The node as a Coq pattern: the variables bound around it become holes."""
-    holes = {b: A.Var("_") for b in bound}
-    ix = {b: A.IVar("_") for b in bound}
-    return to_coq(A.subst(node, holes, ix))  # type: ignore[arg-type]
 
 
 def _node_at(e: A.Expr, path: Path) -> tuple[A.Expr, frozenset[str]]:

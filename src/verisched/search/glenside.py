@@ -1,12 +1,17 @@
 """`--idioms gemmini`: a convolution becomes im2col and a Gemmini matmul (Glenside).
 
-Glenside (the seed `glenside-access-patterns.txt`, Sec. 5.2, "Mapping
-convolutions to matrix multiplication via im2col") rewrites a 2-D convolution,
-by equality saturation, into an im2col access pattern (the windows of the
-image gathered into a matrix) followed by a matrix multiply that its hardware
-(a systolic array) runs.  Here the same search ends on our Gemmini matmul
-specification, the hardware loop `gemmini_loop_ws sm se act A B M N K`
-(coq/Targets/GemminiLoop.v), each step a lemma Coq checks:
+Glenside (the seed `glenside-access-patterns.txt`, Sec. 5.3, "Flexible Mapping:
+Discovering im2col", Fig. 4 and 5) rewrites a 2-D convolution, by equality
+saturation, into an im2col access pattern (the windows of the image flattened
+into a matrix, `(N 1 H' W') x (C Kh Kw)`) followed by a matrix multiply that its
+systolic array runs: an exploratory rewrite flattens every access pattern and
+reshapes it back, two rewrites bubble the reshapes out, and the systolic-array
+rewrite fires on the flat product.  Here the same search ends on our Gemmini
+matmul specification, the hardware loop `gemmini_loop_ws sm se act A B M N K`
+(coq/Targets/GemminiLoop.v), each step a lemma Coq checks (flatten3 and
+merge_rows are Glenside's flatten-and-reshape, the reshape, `split`, ending
+outside as Glenside's does; operand_let instantiates the windows in memory;
+gemmini_matmul is its systolic-array rewrite):
 
 - flatten3: `SUM s SUM r SUM c f` -> `SUM [j < KH * (KW * C)] f(j / (KW C),
   (j / C) mod KW, j mod C)` (`rw sum_flatten3`, Rewrites/Gen.v): one reduction
@@ -38,14 +43,18 @@ rules then saturate as for the other families.  The certificate's path search
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from egglog import String, rewrite, vars_
 
 from verisched.pybridge import terms as A
 from verisched.pybridge.coqterm import idx_to_coq
+from verisched.schedule import Schedule
+from verisched.schedule.dsl import Program
 
 from .egraph import Ix, T, free_of, ix_free_of
 from .rules import LemmaUse, Pattern, Rule
+from .sites import positions, replace_at, site_pattern
 
 ACC_OUT = "gemmini_acc_out"
 LOOP_WS = "gemmini_loop_ws"
@@ -134,7 +143,6 @@ def merge_rows(e: A.Expr) -> tuple[A.Expr, list[str]] | None:
     body = A.subst(b.body, None, {a.var: _ibin("/", tv, b.hi), b.var: _ibin("%", tv, b.hi)})
     nm = _ibin("*", a.hi, b.hi)
     merged = A.Split(b.hi, nm, A.Gen(t, ZERO, nm, body))  # type: ignore[arg-type]
-    from .certify import site_pattern  # noqa: PLC0415 - certify imports this module
     return _wrap([], splits, merged), [f"rw gen_split2 at ({site_pattern(core, frozenset())})."]
 
 
@@ -183,20 +191,23 @@ def operand_let(shapes: dict[str, tuple[A.Idx, ...]]) -> RootRule:
             return None
         g1, g2, call, s, prod = got
         names = _names_in(e)
-        for left, op in ((True, prod.left), (False, prod.right)):
+        for first, op in ((True, prod.left), (False, prod.right)):
             rd = _read(op)
             if rd is None or rd[0] not in shapes or len(rd[1]) != 4 or rd[0] in {
                     lt.var for lt in lets}:
                 continue
             used = set().union(*(A.idx_free_vars(i) for i in rd[1]))
-            rows, cols = (g1, s) if left else (s, g2)   # the buffer's two loops
-            if g2.var in used and left or g1.var in used and not left:
+            # the role is read off the indices, not the operand's side: the image's read
+            # (in m, j) is the matrix A, the weights' (in j, k) the matrix B
+            if (g1.var in used) == (g2.var in used):
                 continue
+            left = g1.var in used
+            rows, cols = (g1, s) if left else (s, g2)   # the buffer's two loops
             buf = A.fresh_name("col" if left else "wm", names)
             value = A.Gen(rows.var, ZERO, rows.hi, A.Gen(cols.var, ZERO, cols.hi, A.Guard(
                 _bounds_guard(rd[1], shapes[rd[0]]), op)))
             use = A.Get(A.Get(A.Var(buf), A.IVar(rows.var)), A.IVar(cols.var))
-            new_prod = A.SBin("*", use, prod.right) if left else A.SBin("*", prod.left, use)
+            new_prod = A.SBin("*", use, prod.right) if first else A.SBin("*", prod.left, use)
             core2 = A.Gen(g1.var, ZERO, g1.hi, A.Gen(g2.var, ZERO, g2.hi, A.Instr(
                 ACC_OUT, call.args[:3] + (A.Sum(s.var, ZERO, s.hi, new_prod),))))
             new = _wrap(lets, splits, core2, A.Let(buf, value, core2))
@@ -222,7 +233,7 @@ OPERAND_LET = Rule(
     (LemmaUse("get4_bound_guard", True, "get"), LemmaUse("let_sum_lift0", True, "sumr"),
      LemmaUse("ll_acc_out", True, "gemmini_acc_out"), LemmaUse("ll_gen", True, "genr"),
      LemmaUse("let_gen_lift0", True, "genr"), LemmaUse("ll_split", True, "split"),
-     LemmaUse("transpose_gen", False, "transpose"),
+     LemmaUse("transpose_gen", False, "genr"),
      LemmaUse("let_transpose_out", True, "atl_let"),
      LemmaUse("get_get_transpose", True, "get")),
     ("name_buffer (_) as t",), lambda e: None, lambda pat, e: [])
@@ -233,30 +244,53 @@ MERGE_ROWS = Rule("merge_rows", "two nested generations are one, viewed back by 
 
 # -- the idiom: the quantized matmul layer is the hardware loop ------------------------------
 
-def _matmul_call(e: A.Expr) -> A.Expr | None:
+def _matmul_parts(e: A.Expr) -> tuple[A.Instr, bool] | None:
+    """The call `e` is, and whether its product is written `B[k][j] * A[i][k]`."""
     got = _layer(e)
     if got is None:
         return None
     g1, g2, call, s, prod = got
-    ra, rb = prod.left, prod.right
-    if not (isinstance(ra, A.Get) and isinstance(ra.tensor, A.Get)
-            and isinstance(rb, A.Get) and isinstance(rb.tensor, A.Get)):
-        return None
     i, j, k = A.IVar(g1.var), A.IVar(g2.var), A.IVar(s.var)
-    if (ra.tensor.index, ra.index, rb.tensor.index, rb.index) != (i, k, k, j):
-        return None
-    a, b = ra.tensor.tensor, rb.tensor.tensor
-    bound = {g1.var, g2.var, s.var}
-    if len(bound) < 3 or (A.free_vars(a) | A.free_vars(b)) & bound or (
-            A.idx_free_vars(g2.hi) | A.idx_free_vars(s.hi)) & bound:
-        return None
-    return A.Instr(LOOP_WS, call.args[:3] + (a, b, g1.hi, g2.hi, s.hi))
+    for swapped, (ra, rb) in ((False, (prod.left, prod.right)),
+                              (True, (prod.right, prod.left))):
+        if not (isinstance(ra, A.Get) and isinstance(ra.tensor, A.Get)
+                and isinstance(rb, A.Get) and isinstance(rb.tensor, A.Get)):
+            continue
+        if (ra.tensor.index, ra.index, rb.tensor.index, rb.index) != (i, k, k, j):
+            continue
+        a, b = ra.tensor.tensor, rb.tensor.tensor
+        bound = {g1.var, g2.var, s.var}
+        if len(bound) < 3 or (A.free_vars(a) | A.free_vars(b)) & bound or (
+                A.idx_free_vars(g2.hi) | A.idx_free_vars(s.hi)) & bound:
+            continue
+        return A.Instr(LOOP_WS, call.args[:3] + (a, b, g1.hi, g2.hi, s.hi)), swapped
+    return None
+
+
+def _matmul_call(e: A.Expr) -> A.Expr | None:
+    got = _matmul_parts(e)
+    return got[0] if got is not None else None
+
+
+def _matmul_steps(pat: Pattern, e: A.Expr) -> list[str]:
+    got, layer = _matmul_parts(e), _layer(e)
+    assert got is not None and layer is not None
+    g1, g2, call, s, prod = layer
+    if not got[1]:
+        return [f"rw qmatmul_nobias_is_loop_ws at ({pat(e)})."]
+    # the lemma's product is A[i][k] * B[k][j]: swap the operands first
+    swapped = A.SBin("*", prod.right, prod.left)
+    node = A.Gen(g1.var, ZERO, g1.hi, A.Gen(g2.var, ZERO, g2.hi, A.Instr(
+        ACC_OUT, call.args[:3] + (A.Sum(s.var, ZERO, s.hi, swapped),))))
+    return [f"rw smul_comm' at ({pat(prod, frozenset({g1.var, g2.var, s.var}))}).",
+            f"rw qmatmul_nobias_is_loop_ws at ({pat(node)})."]
 
 
 GEMMINI_MATMUL = Rule(
     "gemmini_matmul", "the quantized matmul layer (no bias) is the gemmini_loop_ws "
-    "instruction", (LemmaUse("qmatmul_nobias_is_loop_ws", True, "genr"),), (),
-    _matmul_call, lambda pat, e: [f"rw qmatmul_nobias_is_loop_ws at ({pat(e)})."])
+    "instruction (its product in either order)",
+    (LemmaUse("qmatmul_nobias_is_loop_ws", True, "genr"), LemmaUse("smul_comm'", True, "smul")),
+    (), _matmul_call, _matmul_steps)
 
 GLENSIDE_RULES: tuple[Rule, ...] = (FLATTEN3, GEMMINI_MATMUL)
 # for the test that checks every lemma against Coq
@@ -268,15 +302,14 @@ def root_rules(shapes: dict[str, tuple[A.Idx, ...]]) -> list[RootRule]:
 
 
 def _rewrites(e: A.Expr, roots: list[RootRule]) -> Iterator[A.Expr]:
-    from .certify import _positions, _replace_at  # noqa: PLC0415 - certify imports this
     for _, fn in roots:
         got = fn(e)
         if got is not None:
             yield got[0]
-    for path, node, _ in _positions(e):
+    for path, node, _ in positions(e):
         new = _flatten3(node)
         if new is not None:
-            yield _replace_at(e, path, new)
+            yield replace_at(e, path, new)
 
 
 def closure(program: A.Expr, shapes: dict[str, tuple[A.Idx, ...]], limit: int = 200
@@ -315,3 +348,22 @@ def egglog_idiom() -> object:
     conds = [i != j, i != k, j != k, ix_free_of(n, i), ix_free_of(kk, i), ix_free_of(kk, j)]
     conds += [free_of(t, v) for t in (a, b) for v in (i, j, k)]
     return rewrite(lhs).to(T.call(LOOP_WS, out), *conds)
+
+
+def write_unrolled(program: Program, steps: list[list[str]] | list[tuple[str, ...]],
+                   path: Path) -> Path:
+    """`NAME_gemmini.v`: the certificate's steps, then `rw gemmini_loop_ws_unroll` (the
+    hardware loop is its per-tile program of single instructions, GemminiLoop.v, by
+    definition), check_safe and done.  Why a second file: the gemmini target lowers a
+    `gemmini_loop_ws` only as the whole program (it stores the kernel's whole M x N
+    output), and the found convolution views the matrix as its 4-D output through two
+    splits; the per-tile program lowers under them (as GemminiConv.v's does)."""
+    s = Schedule.of(program)
+    try:
+        for sentences in steps:
+            for c in sentences:
+                s = s.apply(c)
+        s = s.apply("rw gemmini_loop_ws_unroll.")
+        return s.save(path)
+    finally:
+        s.close()
