@@ -25,7 +25,7 @@ from verisched.pybridge.instrs import alpha_equal
 from verisched.pybridge.interp import evaluate
 from verisched.pybridge.session import REPO_ROOT
 from verisched.pybridge.terms import Instr, Let, Var, walk
-from verisched.search import IDIOM_FAMILIES, SearchResult, search
+from verisched.search import IDIOM_FAMILIES, KernelFileError, SearchResult, load_program, search
 from verisched.search.api import check_file
 from verisched.search.glenside import ALL_GLENSIDE_RULES, LOOP_WS, REQUIRES
 from verisched.targets.gemmini import build
@@ -123,3 +123,22 @@ def test_weights_first_product_is_found_and_runs(tmp_path: Path) -> None:
     res = build.run(kernel, ins, sizes)
     wide = {a: v.astype(np.int64) for a, v in ins.items()}
     np.testing.assert_array_equal(res.out, evaluate(dp.original, wide, sizes, np.int64))
+
+
+def test_kernel_file_mistakes_are_messages(tmp_path: Path) -> None:
+    head = "Variables (n : Z).\nVariable act : bool.\nVariable x : Z -> gint.\n"
+    bad = tmp_path / "mixed.v"
+    bad.write_text(head + "Variable y : Z -> S.\n"
+                   "Definition p := GEN [ i < n ] x _[ i ] * y _[ i ].\n")
+    with pytest.raises(KernelFileError, match="mix element types"):
+        load_program(bad, "p")
+    hyp = tmp_path / "hyp.v"
+    hyp.write_text(head + "Hypothesis Hm : 0 < m.\nDefinition p := GEN [ i < n ] x _[ i ].\n")
+    with pytest.raises(KernelFileError, match="not over sizes"):
+        load_program(hyp, "p")
+    ok = tmp_path / "ok.v"
+    ok.write_text(head + "Variables (sm : Z).\nHypothesis Hn : 2 <= n.\n"
+                  "Definition p := GEN [ i < n ] gemmini_acc_out sm sm act (x _[ i ]).\n")
+    prog = load_program(ok, "p")
+    assert prog.scalar == "gint" and prog.bools == ("act",) and prog.signed == ("sm",)
+    assert len(prog.assume) == 1

@@ -39,7 +39,7 @@ from verisched.schedule.dsl import Program
 from . import egraph as E
 from .certify import CertificateRefused, Step, find_path, replay
 from .extract import calls_last, cost_model
-from .glenside import LOOP_WS, REQUIRES, closure, egglog_idiom, write_unrolled
+from .glenside import ACC_OUT, LOOP_WS, REQUIRES, closure, egglog_idiom, write_unrolled
 from .kernel_file import load_program
 from .latent import lane_egglog_rules, latent_egglog_rules, latent_names
 from .rules import egglog_rules, idiom_rule, temp_name
@@ -78,7 +78,8 @@ class SearchResult:
         """Calls of the found program by name, with their counts."""
         out: dict[str, int] = {}
         for x in A.walk(self.found):
-            if isinstance(x, A.Instr):
+            # gemmini_acc_out is a scalar primitive of the algorithm, not an idiom
+            if isinstance(x, A.Instr) and x.name != ACC_OUT:
                 out[x.name] = out.get(x.name, 0) + 1
         return dict(sorted(out.items()))
 
@@ -113,18 +114,15 @@ def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
     g.register(E.is_root(root))
     specs = [s for s in registered().values() if s.family == idioms]
     glen: list[object] = []
+    others: list[A.Expr] = []
     if idioms == "gemmini":
         # Our Gemmini matmul specification, the hardware loop, is the idiom (its body
         # is the per-tile schedule, no pattern): its rule is glenside.py's, and the
         # substituting rules (flatten3, merge_rows, im2col) are applied by Python to the
-        # program, their results unioned with the root (egglog cannot substitute).
+        # program, their results unioned with the root below (egglog cannot substitute).
         specs = [s for s in specs if s.name == LOOP_WS]
         glen = [egglog_idiom()]
-        shapes = dict(program.inputs)
-        for other in closure(program.expr, shapes):
-            g.register(union(root).with_(E.to_egg(other)))
-            binders |= {b for x in A.walk(other) if (b := A.binder(x)) is not None}
-        E.seed(g, binders, program.sizes)
+        others = closure(program.expr, dict(program.inputs))
     # the vector idioms bring the broadcast rule (search/latent.py); the masked forms
     # (guards) are not searched: the encoding's idiom patterns have no guard
     lanes = lane_egglog_rules(latent[3]) if any(s.lanes for s in specs) else []
@@ -135,6 +133,11 @@ def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
     model = cost_model(frozenset(latent[1:3]),   # the window's binders
                        frozenset(program.signed) | frozenset(program.bools))
     _, original_cost = g.extract(root, include_cost=True, cost_model=model)
+    for other in others:   # after the original's cost: it is the program's, not the class's
+        g.register(union(root).with_(E.to_egg(other)))
+        binders |= {b for x in A.walk(other) if (b := A.binder(x)) is not None}
+    if others:
+        E.seed(g, binders, program.sizes)
     stopped: str | None = None
     done = 0
     saturated = False
