@@ -142,3 +142,12 @@ def test_kernel_file_mistakes_are_messages(tmp_path: Path) -> None:
     prog = load_program(ok, "p")
     assert prog.scalar == "gint" and prog.bools == ("act",) and prog.signed == ("sm",)
     assert len(prog.assume) == 1
+
+
+@requires_coq
+def test_nchw_layout_is_not_mapped_but_certified(tmp_path: Path) -> None:
+    """Glenside's NCHW layout (the output channel not innermost) is a documented gap:
+    no Gemmini call, and what the search found is still certified."""
+    r = search(CONV, "conv2d_nchw", idioms="gemmini", out=tmp_path)
+    assert LOOP_WS not in r.idioms and r.lowering is None
+    assert r.path is not None and r.path.is_file()

@@ -42,4 +42,17 @@ Section GlensideConv.
       gemmini_acc_out sm se act
         (SUM [ s < KH ] SUM [ r < KW ] SUM [ c < C ]
            w _[ s ] _[ r ] _[ c ] _[ k ] * x _[ n ] _[ q + s ] _[ p + r ] _[ c ]).
+
+  (* Glenside's own layouts: image NCHW, weights O C KH KW, output N O H' W' (the output
+     channel is the second output loop).  Not mapped (docs/search.md, "Not done"): the
+     search finds the flattened reduction only, and certifies that. *)
+  Variable xc : Z -> Z -> Z -> Z -> gint.
+  Variable wc : Z -> Z -> Z -> Z -> gint.
+  Hypothesis Hshape_xc : shaped [NB; C; H; W] xc.
+  Hypothesis Hshape_wc : shaped [KO; C; KH; KW] wc.
+  Definition conv2d_nchw :=
+    GEN [ n < NB ] GEN [ k < KO ] GEN [ q < H - KH + 1 ] GEN [ p < W - KW + 1 ]
+      gemmini_acc_out sm se act
+        (SUM [ c < C ] SUM [ s < KH ] SUM [ r < KW ]
+           xc _[ n ] _[ c ] _[ q + s ] _[ p + r ] * wc _[ k ] _[ c ] _[ s ] _[ r ]).
 End GlensideConv.

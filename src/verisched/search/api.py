@@ -122,7 +122,7 @@ def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
         # program, their results unioned with the root below (egglog cannot substitute).
         specs = [s for s in specs if s.name == LOOP_WS]
         glen = [egglog_idiom()]
-        others = closure(program.expr, dict(program.inputs))
+        others = closure(program.expr, dict(program.inputs), program.assume)
     # the vector idioms bring the broadcast rule (search/latent.py); the masked forms
     # (guards) are not searched: the encoding's idiom patterns have no guard
     lanes = lane_egglog_rules(latent[3]) if any(s.lanes for s in specs) else []
@@ -190,7 +190,8 @@ def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10
         progress(f"{name}: found {pretty(result.found)}")
     if not certify:
         return result
-    result.certificate = find_path(program.expr, result.found, shapes=dict(program.inputs))
+    result.certificate = find_path(program.expr, result.found, shapes=dict(program.inputs),
+                                   assume=program.assume, gemmini=idioms == "gemmini")
     sched = replay(program, result.found, result.certificate, progress=progress)
     try:
         target = Path(out) if out is not None else Path(path).parent

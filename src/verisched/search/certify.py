@@ -29,7 +29,7 @@ from verisched.pybridge.instrs import alpha_equal, spec_of
 from verisched.schedule import DirectiveRefused, Schedule
 from verisched.schedule.dsl import Program
 
-from .glenside import ACC_OUT, GLENSIDE_RULES, LOOP_WS, RootRule, root_rules
+from .glenside import ACC_OUT, LOOP_WS, RootRule, glenside_rules, root_rules
 from .latent import LANE_RULES, LATENT_RULES
 from .rules import COMM, LET_ROOT, RULES, Rule, let_root, let_root_steps, match_spec, temp_name
 from .sites import positions as _positions
@@ -157,10 +157,13 @@ def _neighbours(e: A.Expr, idioms: list[str], temp: str,
 
 
 def find_path(original: A.Expr, found: A.Expr, *, limit: int = 20000,
-              shapes: dict[str, tuple[A.Idx, ...]] | None = None) -> list[Step]:
+              shapes: dict[str, tuple[A.Idx, ...]] | None = None,
+              assume: tuple[A.Pred, ...] = (), gemmini: bool = False) -> list[Step]:
     """The rewrites from `original` to `found` (breadth-first, so a shortest path),
     or CertificateError when none is found within `limit` programs.  `shapes`, the
-    inputs' extents, for the im2col rule (glenside.py)."""
+    inputs' extents, for the im2col rule, and `assume`, the size hypotheses; `gemmini`:
+    the search was for that family, whose rules (glenside.py) the path may use even
+    where the found program has no call."""
     target = canonical(found)
 
     def finish(e: A.Expr, steps: list[Step]) -> list[Step]:
@@ -176,9 +179,9 @@ def find_path(original: A.Expr, found: A.Expr, *, limit: int = 20000,
     lanes = LANE_RULES if any(spec_of(n).lanes for n in idioms) else ()
     rules = (*RULES, *LATENT_RULES, *lanes)
     roots: tuple[RootRule, ...] = ()
-    if LOOP_WS in idioms:   # the Gemmini family: Glenside's im2col rules
-        rules = (*rules, *GLENSIDE_RULES)
-        roots = tuple(root_rules(shapes or {}))
+    if gemmini or LOOP_WS in idioms:   # the Gemmini family: Glenside's im2col rules
+        rules = (*rules, *glenside_rules(assume))
+        roots = tuple(root_rules(shapes or {}, assume))
         idioms = [n for n in idioms if n != LOOP_WS]   # found by its rule, not its body
     seen = {canonical(original)}
     queue: deque[tuple[A.Expr, list[Step]]] = deque([(original, [])])

@@ -73,12 +73,33 @@ def _ibin(op: str, a: A.Idx, b: A.Idx) -> A.Idx:
 
 # -- flatten3: SUM s SUM r SUM c f = SUM j f(j / (m l), (j / l) mod m, j mod l) -------------
 
-def _flatten3(e: A.Expr) -> A.Expr | None:
+Assume = tuple[A.Pred, ...]
+
+
+def positive(i: A.Idx, assume: Assume) -> bool:
+    """`0 < i` follows syntactically from the program's size hypotheses (a constant, a
+    size stated positive, `X - Y + 1` with `Y <= X` stated, a product of such): the side
+    condition of sum_flatten3 and gen_split2, checked before a rule fires so that the
+    search offers Coq no rewrite it must refuse (Coq still decides)."""
+    if isinstance(i, A.IConst):
+        return i.value > 0
+    if A.PCmp("<", ZERO, i) in assume:
+        return True
+    if isinstance(i, A.IBin) and i.op == "*":
+        return positive(i.left, assume) and positive(i.right, assume)
+    if (isinstance(i, A.IBin) and i.op == "+" and i.right == A.IConst(1)
+            and isinstance(i.left, A.IBin) and i.left.op == "-"):
+        return A.PCmp("<=", i.left.right, i.left.left) in assume
+    return False
+
+
+def _flatten3(e: A.Expr, assume: Assume) -> A.Expr | None:
     if not (isinstance(e, A.Sum) and isinstance(e.body, A.Sum)
             and isinstance(e.body.body, A.Sum)):
         return None
     s, r, c = e, e.body, e.body.body
-    if any(x.lo != ZERO for x in (s, r, c)):
+    if any(x.lo != ZERO for x in (s, r, c)) or not (positive(r.hi, assume)
+                                                     and positive(c.hi, assume)):
         return None
     if (A.idx_free_vars(r.hi) | A.idx_free_vars(c.hi)) & {s.var, r.var, c.var}:
         return None
@@ -94,8 +115,14 @@ def _flatten3_steps(pat: Pattern, e: A.Expr) -> list[str]:
     return [f"rw sum_flatten3 at ({pat(e)})."]
 
 
-FLATTEN3 = Rule("flatten3", "three nested reductions from 0 are one, over a flattened index",
-                (LemmaUse("sum_flatten3", True, "sumr"),), (), _flatten3, _flatten3_steps)
+def flatten3_rule(assume: Assume) -> Rule:
+    """flatten3 for a program with size hypotheses `assume`."""
+    return Rule("flatten3", "three nested reductions from 0 are one, over a flattened index",
+                (LemmaUse("sum_flatten3", True, "sumr"),), (),
+                lambda e: _flatten3(e, assume), _flatten3_steps)
+
+
+FLATTEN3 = flatten3_rule(())
 
 
 # -- root rules: the program's shape `tlet ... in split ... (GEN m GEN k acc_out(..))` -------
@@ -128,15 +155,17 @@ def _wrap(lets: list[A.Let], splits: list[A.Split], core: A.Expr,
     return out
 
 
-def merge_rows(e: A.Expr) -> tuple[A.Expr, list[str]] | None:
+def merge_rows(e: A.Expr, assume: Assume = ()) -> tuple[A.Expr, list[str]] | None:
     """The two outermost output loops as one (gen_split2), when a third loop follows
-    (the last output loop, the matrix's columns, is never merged)."""
+    (the last output loop, the matrix's columns, is never merged) and the inner extent
+    is positive by the hypotheses."""
     lets, splits, core = _peel(e)
     if lets or not (isinstance(core, A.Gen) and isinstance(core.body, A.Gen)
                     and isinstance(core.body.body, A.Gen)):
         return None
     a, b = core, core.body
-    if a.lo != ZERO or b.lo != ZERO or a.var in A.idx_free_vars(b.hi):
+    if a.lo != ZERO or b.lo != ZERO or a.var in A.idx_free_vars(b.hi) or not positive(
+            b.hi, assume):
         return None
     t = A.fresh_name("t", _names_in(e))
     tv = A.IVar(t)
@@ -292,37 +321,42 @@ GEMMINI_MATMUL = Rule(
     (LemmaUse("qmatmul_nobias_is_loop_ws", True, "genr"), LemmaUse("smul_comm'", True, "smul")),
     (), _matmul_call, _matmul_steps)
 
-GLENSIDE_RULES: tuple[Rule, ...] = (FLATTEN3, GEMMINI_MATMUL)
+def glenside_rules(assume: Assume) -> tuple[Rule, ...]:
+    """The rules applied at every site, for a program with size hypotheses `assume`."""
+    return (flatten3_rule(assume), GEMMINI_MATMUL)
+
+
 # for the test that checks every lemma against Coq
 ALL_GLENSIDE_RULES: tuple[Rule, ...] = (FLATTEN3, MERGE_ROWS, OPERAND_LET, GEMMINI_MATMUL)
 
 
-def root_rules(shapes: dict[str, tuple[A.Idx, ...]]) -> list[RootRule]:
-    return [("merge_rows", merge_rows), operand_let(shapes)]
+def root_rules(shapes: dict[str, tuple[A.Idx, ...]], assume: Assume = ()) -> list[RootRule]:
+    """The rules applied to the whole program (the inputs' extents for the guards)."""
+    return [("merge_rows", lambda e: merge_rows(e, assume)), operand_let(shapes)]
 
 
-def _rewrites(e: A.Expr, roots: list[RootRule]) -> Iterator[A.Expr]:
+def _rewrites(e: A.Expr, roots: list[RootRule], assume: Assume) -> Iterator[A.Expr]:
     for _, fn in roots:
         got = fn(e)
         if got is not None:
             yield got[0]
     for path, node, _ in positions(e):
-        new = _flatten3(node)
+        new = _flatten3(node, assume)
         if new is not None:
             yield replace_at(e, path, new)
 
 
-def closure(program: A.Expr, shapes: dict[str, tuple[A.Idx, ...]], limit: int = 200
-            ) -> list[A.Expr]:
+def closure(program: A.Expr, shapes: dict[str, tuple[A.Idx, ...]], assume: Assume = (),
+            limit: int = 200) -> list[A.Expr]:
     """The programs the substituting rules reach from `program` (breadth-first, at
     most `limit`), to be unioned with the root e-class."""
-    roots = root_rules(shapes)
+    roots = root_rules(shapes, assume)
     seen = {repr(program)}
     out, frontier = [], [program]
     while frontier and len(out) < limit:
         nxt = []
         for e in frontier:
-            for new in _rewrites(e, roots):
+            for new in _rewrites(e, roots, assume):
                 if repr(new) not in seen and len(out) < limit:
                     seen.add(repr(new))
                     out.append(new)
