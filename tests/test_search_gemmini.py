@@ -151,3 +151,25 @@ def test_nchw_layout_is_not_mapped_but_certified(tmp_path: Path) -> None:
     r = search(CONV, "conv2d_nchw", idioms="gemmini", out=tmp_path)
     assert LOOP_WS not in r.idioms and r.lowering is None
     assert r.path is not None and r.path.is_file()
+
+
+@requires_coq
+def test_matmul_layer_becomes_the_hardware_loop(tmp_path: Path) -> None:
+    """A naive quantized matmul: one rewrite, the found program is the loop itself, which
+    the gemmini target lowers to Gemmini's hardware loops."""
+    r = search(CONV, "qmatmul", idioms="gemmini", out=tmp_path)
+    assert isinstance(r.found, Instr) and r.found.name == LOOP_WS
+    assert [s.rule for s in r.certificate] == ["gemmini_matmul"]
+    assert r.path is not None
+    dp = pipeline.load(r.path, "qmatmul_scheduled")
+    kernel = pipeline.lower(pipeline.check(dp), "gemmini").kernel
+    rng = np.random.default_rng(7)
+    m, n, k = 37, 20, 50
+    ins = {"A": rng.integers(-128, 128, (m, k), dtype=np.int8),
+           "B": rng.integers(-128, 128, (k, n), dtype=np.int8)}
+    sm, se = split_scale(1 / 301)
+    sizes = dict(M=m, N=n, K=k, sm=sm, se=se, act=1)
+    res = build.run(kernel, ins, sizes)
+    assert res.counters["loop_ws"] >= 1
+    wide = {a: v.astype(np.int64) for a, v in ins.items()}
+    np.testing.assert_array_equal(res.out, evaluate(dp.original, wide, sizes, np.int64))

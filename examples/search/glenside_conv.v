@@ -55,4 +55,14 @@ Section GlensideConv.
       gemmini_acc_out sm se act
         (SUM [ c < C ] SUM [ s < KH ] SUM [ r < KW ]
            xc _[ n ] _[ c ] _[ q + s ] _[ p + r ] * wc _[ k ] _[ c ] _[ s ] _[ r ]).
+
+  (* A quantized matmul layer written naively (GemminiMatmul.v's qmatmul_nobias): the
+     idiom alone maps it onto the hardware loop, which the gemmini target lowers as
+     the whole program. *)
+  Variables (M N K : Z).
+  Variable A : Z -> Z -> gint.
+  Variable B : Z -> Z -> gint.
+  Definition qmatmul :=
+    GEN [ i < M ] GEN [ j < N ]
+      gemmini_acc_out sm se act (SUM [ k < K ] A _[ i ] _[ k ] * B _[ k ] _[ j ]).
 End GlensideConv.
