@@ -144,12 +144,14 @@ def _peel(e: A.Expr) -> tuple[list[A.Let], list[A.Split], A.Expr]:
 
 
 def _wrap(lets: list[A.Let], splits: list[A.Split], core: A.Expr,
-          extra: A.Let | None = None) -> A.Expr:
+          extra: tuple[str, A.Expr] | None = None) -> A.Expr:
+    """`core` under `splits`, then the new let `extra` (name, value), then `lets`: where
+    Coq's lifts leave a buffer (out of the splits, inside the lets already there)."""
     out = core
     for sp in reversed(splits):
         out = A.Split(sp.k, sp.n, out)
     if extra is not None:
-        out = A.Let(extra.var, extra.value, out)
+        out = A.Let(extra[0], extra[1], out)
     for lt in reversed(lets):
         out = A.Let(lt.var, lt.value, out)
     return out
@@ -239,7 +241,7 @@ def operand_let(shapes: dict[str, tuple[A.Idx, ...]]) -> RootRule:
             new_prod = A.SBin("*", use, prod.right) if first else A.SBin("*", prod.left, use)
             core2 = A.Gen(g1.var, ZERO, g1.hi, A.Gen(g2.var, ZERO, g2.hi, A.Instr(
                 ACC_OUT, call.args[:3] + (A.Sum(s.var, ZERO, s.hi, new_prod),))))
-            new = _wrap(lets, splits, core2, A.Let(buf, value, core2))
+            new = _wrap(lets, splits, core2, (buf, value))
             holes = " ".join(["_[ _ ]"] * 4)
             steps = [f"rw get4_bound_guard at ({rd[0]} {holes}).",
                      f"name_buffer (|[ _ ]| {rd[0]} {holes}) as {buf}.", "rw let_sum_lift0.",
