@@ -173,3 +173,28 @@ def test_matmul_layer_becomes_the_hardware_loop(tmp_path: Path) -> None:
     assert res.counters["loop_ws"] >= 1
     wide = {a: v.astype(np.int64) for a, v in ins.items()}
     np.testing.assert_array_equal(res.out, evaluate(dp.original, wide, sizes, np.int64))
+
+
+@requires_coq
+def test_conv_with_bias_is_gemminiconv_found(tmp_path: Path) -> None:
+    """GemminiConv.v's layer (its derivation written by hand there) found by the search:
+    im2col, weights, the bias broadcast to a matrix, gemmini_loop_ws_bias; run on the
+    simulator against the interpreter."""
+    r = search(CONV, "conv2d_bias", idioms="gemmini", out=tmp_path)
+    assert r.idioms == {"gemmini_loop_ws_bias": 1} and r.lowering is not None
+    rules = [s.rule for s in r.certificate]
+    assert "bias_let" in rules and rules.count("operand_let") == 2
+    dp = pipeline.load(r.lowering, "conv2d_bias_scheduled")
+    kernel = pipeline.lower(pipeline.check(dp), "gemmini").kernel
+    for dims in [(2, 7, 6, 5, 20, 3, 3), (3, 5, 9, 3, 7, 2, 4)]:
+        nb, h, w, c, ko, kh, kw = dims
+        rng = np.random.default_rng(sum(dims))
+        ins = {"x": rng.integers(-128, 128, (nb, h, w, c), dtype=np.int8),
+               "w": rng.integers(-128, 128, (kh, kw, c, ko), dtype=np.int8),
+               "bias": rng.integers(-2**16, 2**16, (ko,), dtype=np.int32)}
+        sm, se = split_scale(1 / 613)
+        sizes = dict(NB=nb, H=h, W=w, C=c, KO=ko, KH=kh, KW=kw, sm=sm, se=se, act=1)
+        res = build.run(kernel, ins, sizes)
+        wide = {a: v.astype(np.int64) for a, v in ins.items()}
+        for prog in (dp.original, dp.expr):
+            np.testing.assert_array_equal(res.out, evaluate(prog, wide, sizes, np.int64))

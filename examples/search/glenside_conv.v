@@ -43,6 +43,17 @@ Section GlensideConv.
         (SUM [ s < KH ] SUM [ r < KW ] SUM [ c < C ]
            w _[ s ] _[ r ] _[ c ] _[ k ] * x _[ n ] _[ q + s ] _[ p + r ] _[ c ]).
 
+  (* With an int32 bias per output channel: GemminiConv.v's layer [qconv] exactly, whose
+     derivation there is written by hand; the search finds it (im2col, the weight
+     matrix, the bias broadcast to a matrix, then gemmini_loop_ws_bias). *)
+  Variable bias : Z -> gint.
+  Hypothesis Hshape_bias : shaped [KO] bias.
+  Definition conv2d_bias :=
+    GEN [ n < NB ] GEN [ q < H - KH + 1 ] GEN [ p < W - KW + 1 ] GEN [ k < KO ]
+      gemmini_acc_out sm se act
+        (bias _[ k ] <+> SUM [ s < KH ] SUM [ r < KW ] SUM [ c < C ]
+           x _[ n ] _[ q + s ] _[ p + r ] _[ c ] * w _[ s ] _[ r ] _[ c ] _[ k ]).
+
   (* Glenside's own layouts: image NCHW, weights O C KH KW, output N O H' W' (the output
      channel is the second output loop).  Not mapped (docs/search.md, "Not done"): the
      search finds the flattened reduction only, and certifies that. *)

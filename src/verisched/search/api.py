@@ -39,7 +39,7 @@ from verisched.schedule.dsl import Program
 from . import egraph as E
 from .certify import CertificateRefused, Step, find_path, replay
 from .extract import calls_last, cost_model
-from .glenside import ACC_OUT, LOOP_WS, REQUIRES, closure, egglog_idiom, write_unrolled
+from .glenside import ACC_OUT, LOOPS, REQUIRES, closure, egglog_idioms, write_unrolled
 from .kernel_file import load_program
 from .latent import lane_egglog_rules, latent_egglog_rules, latent_names
 from .rules import egglog_rules, idiom_rule, temp_name
@@ -120,8 +120,8 @@ def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
         # is the per-tile schedule, no pattern): its rule is glenside.py's, and the
         # substituting rules (flatten3, merge_rows, im2col) are applied by Python to the
         # program, their results unioned with the root below (egglog cannot substitute).
-        specs = [s for s in specs if s.name == LOOP_WS]
-        glen = [egglog_idiom()]
+        specs = [s for s in specs if s.name in LOOPS]
+        glen = egglog_idioms()
         others = closure(program.expr, dict(program.inputs), program.assume)
     # the vector idioms bring the broadcast rule (search/latent.py); the masked forms
     # (guards) are not searched: the encoding's idiom patterns have no guard
@@ -203,7 +203,7 @@ def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10
     if progress:
         progress(f"{name}: coqc {result.path}")
     check_file(result.path)
-    if any(isinstance(x, A.Instr) and x.name == LOOP_WS for x in A.walk(result.found)):
+    if any(isinstance(x, A.Instr) and x.name in LOOPS for x in A.walk(result.found)):
         if progress:
             progress(f"{name}: {name}_gemmini.v (the loop unrolled, for the gemmini target)")
         result.lowering = write_unrolled(program, [s.coq for s in result.certificate],

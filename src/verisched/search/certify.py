@@ -29,7 +29,7 @@ from verisched.pybridge.instrs import alpha_equal, spec_of
 from verisched.schedule import DirectiveRefused, Schedule
 from verisched.schedule.dsl import Program
 
-from .glenside import ACC_OUT, LOOP_WS, RootRule, glenside_rules, root_rules
+from .glenside import ACC_OUT, LOOPS, RootRule, glenside_rules, root_rules
 from .latent import LANE_RULES, LATENT_RULES
 from .rules import COMM, LET_ROOT, RULES, Rule, let_root, let_root_steps, match_spec, temp_name
 from .sites import positions as _positions
@@ -179,10 +179,10 @@ def find_path(original: A.Expr, found: A.Expr, *, limit: int = 20000,
     lanes = LANE_RULES if any(spec_of(n).lanes for n in idioms) else ()
     rules = (*RULES, *LATENT_RULES, *lanes)
     roots: tuple[RootRule, ...] = ()
-    if gemmini or LOOP_WS in idioms:   # the Gemmini family: Glenside's im2col rules
+    if gemmini or set(LOOPS) & set(idioms):   # the Gemmini family: Glenside's rules
         rules = (*rules, *glenside_rules(assume))
         roots = tuple(root_rules(shapes or {}, assume))
-        idioms = [n for n in idioms if n != LOOP_WS]   # found by its rule, not its body
+        idioms = [n for n in idioms if n not in LOOPS]   # found by its rule, not its body
     seen = {canonical(original)}
     queue: deque[tuple[A.Expr, list[Step]]] = deque([(original, [])])
     while queue:

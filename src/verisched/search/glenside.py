@@ -43,6 +43,7 @@ rules then saturate as for the other families.  The certificate's path search
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from egglog import String, rewrite, vars_
@@ -58,6 +59,8 @@ from .sites import positions, replace_at, site_pattern
 
 ACC_OUT = "gemmini_acc_out"
 LOOP_WS = "gemmini_loop_ws"
+LOOP_WS_BIAS = "gemmini_loop_ws_bias"
+LOOPS = (LOOP_WS, LOOP_WS_BIAS)
 ZERO = A.IConst(0)
 # the Coq modules whose lemmas the certificate uses (beyond ATL)
 REQUIRES = ("Examples.GemminiMatmul", "Examples.GemminiConv")
@@ -177,20 +180,44 @@ def merge_rows(e: A.Expr, assume: Assume = ()) -> tuple[A.Expr, list[str]] | Non
     return _wrap([], splits, merged), [f"rw gen_split2 at ({site_pattern(core, frozenset())})."]
 
 
-def _layer(core: A.Expr) -> tuple[A.Gen, A.Gen, A.Instr, A.Sum, A.SBin] | None:
-    """`GEN m GEN k acc_out(sm, se, act, SUM j a * b)`, from 0."""
+@dataclass(frozen=True)
+class Layer:
+    """`GEN [m < M] GEN [k < N] acc_out(sm, se, act, (bias <+>) SUM [j < K] a * b)`, loops
+    from 0: the quantized layer (`bias` None: GemminiMatmul.v's qmatmul_nobias)."""
+
+    g1: A.Gen
+    g2: A.Gen
+    call: A.Instr
+    bias: A.Expr | None
+    s: A.Sum
+    prod: A.SBin
+
+    def rebuilt(self, prod: A.SBin | None = None, bias: A.Expr | None = None) -> A.Expr:
+        """The layer with another product or bias."""
+        acc: A.Expr = A.Sum(self.s.var, ZERO, self.s.hi, prod or self.prod)
+        b = bias or self.bias
+        if b is not None:
+            acc = A.TAdd(b, acc)
+        return A.Gen(self.g1.var, ZERO, self.g1.hi, A.Gen(self.g2.var, ZERO, self.g2.hi,
+                                                           A.Instr(ACC_OUT, self.call.args[:3]
+                                                                   + (acc,))))
+
+
+def _layer(core: A.Expr) -> Layer | None:
     if not (isinstance(core, A.Gen) and isinstance(core.body, A.Gen)):
         return None
     g1, g2 = core, core.body
     call = g2.body
-    if not (isinstance(call, A.Instr) and call.name == ACC_OUT
-            and isinstance(call.args[3], A.Sum)):
+    if not (isinstance(call, A.Instr) and call.name == ACC_OUT):
         return None
-    s = call.args[3]
-    if not (isinstance(s.body, A.SBin) and s.body.op == "*") or any(
-            x.lo != ZERO for x in (g1, g2, s)):
+    acc, bias = call.args[3], None
+    if isinstance(acc, A.TAdd):
+        acc, bias = acc.right, acc.left
+    if not (isinstance(acc, A.Sum) and isinstance(acc.body, A.SBin) and acc.body.op == "*"):
         return None
-    return g1, g2, call, s, s.body
+    if any(x.lo != ZERO for x in (g1, g2, acc)):
+        return None
+    return Layer(g1, g2, call, bias, acc, acc.body)
 
 
 def _read(e: A.Expr) -> tuple[str, list[A.Idx]] | None:
@@ -217,10 +244,10 @@ def operand_let(shapes: dict[str, tuple[A.Idx, ...]]) -> RootRule:
 
     def apply(e: A.Expr) -> tuple[A.Expr, list[str]] | None:
         lets, splits, core = _peel(e)
-        got = _layer(core)
-        if got is None:
+        ly = _layer(core)
+        if ly is None:
             return None
-        g1, g2, call, s, prod = got
+        g1, g2, s, prod = ly.g1, ly.g2, ly.s, ly.prod
         names = _names_in(e)
         for first, op in ((True, prod.left), (False, prod.right)):
             rd = _read(op)
@@ -239,13 +266,12 @@ def operand_let(shapes: dict[str, tuple[A.Idx, ...]]) -> RootRule:
                 _bounds_guard(rd[1], shapes[rd[0]]), op)))
             use = A.Get(A.Get(A.Var(buf), A.IVar(rows.var)), A.IVar(cols.var))
             new_prod = A.SBin("*", use, prod.right) if first else A.SBin("*", prod.left, use)
-            core2 = A.Gen(g1.var, ZERO, g1.hi, A.Gen(g2.var, ZERO, g2.hi, A.Instr(
-                ACC_OUT, call.args[:3] + (A.Sum(s.var, ZERO, s.hi, new_prod),))))
-            new = _wrap(lets, splits, core2, (buf, value))
+            new = _wrap(lets, splits, ly.rebuilt(prod=new_prod), (buf, value))
             holes = " ".join(["_[ _ ]"] * 4)
             steps = [f"rw get4_bound_guard at ({rd[0]} {holes}).",
-                     f"name_buffer (|[ _ ]| {rd[0]} {holes}) as {buf}.", "rw let_sum_lift0.",
-                     "rw ll_acc_out."]
+                     f"name_buffer (|[ _ ]| {rd[0]} {holes}) as {buf}.", "rw let_sum_lift0."]
+            steps += ["rw ll_tadd_r."] if ly.bias is not None else []   # out of the <+>
+            steps += ["rw ll_acc_out."]
             steps += ["rw ll_gen.", "rw let_gen_lift0."] if left else [
                 "rw let_gen_lift0.", "rw ll_gen."]
             steps += ["rw ll_split."] * len(splits)
@@ -258,15 +284,39 @@ def operand_let(shapes: dict[str, tuple[A.Idx, ...]]) -> RootRule:
     return ("operand_let", apply)
 
 
+def bias_let(e: A.Expr) -> tuple[A.Expr, list[str]] | None:
+    """The bias `v[k]` of the layer, broadcast to a let-bound `M x N` matrix `dm[m][k]`
+    (the accumulator's starting value, as GemminiConv.v's `dm`)."""
+    lets, splits, core = _peel(e)
+    ly = _layer(core)
+    if ly is None or ly.bias is None:
+        return None
+    rd = _read(ly.bias)
+    if rd is None or rd[1] != [A.IVar(ly.g2.var)] or rd[0] in {lt.var for lt in lets}:
+        return None
+    buf = A.fresh_name("dm", _names_in(e))
+    value = A.Gen(ly.g1.var, ZERO, ly.g1.hi, A.Gen(ly.g2.var, ZERO, ly.g2.hi, ly.bias))
+    use = A.Get(A.Get(A.Var(buf), A.IVar(ly.g1.var)), A.IVar(ly.g2.var))
+    steps = [f"name_buffer ({rd[0]} _[ _ ]) as {buf}.", "rw ll_acc_out.",
+             "rw let_gen_lift0.", "rw let_gen_lift0."] + ["rw ll_split."] * len(splits)
+    return _wrap(lets, splits, ly.rebuilt(bias=use), (buf, value)), steps
+
+
 OPERAND_LET = Rule(
     "operand_let", "an operand of the layer's product read from a 4-D input becomes a "
     "let-bound matrix, guarded by its bounds (im2col)",
     (LemmaUse("get4_bound_guard", True, "get"), LemmaUse("let_sum_lift0", True, "sumr"),
+     LemmaUse("ll_tadd_r", True, "tadd"),
      LemmaUse("ll_acc_out", True, "gemmini_acc_out"), LemmaUse("ll_gen", True, "genr"),
      LemmaUse("let_gen_lift0", True, "genr"), LemmaUse("ll_split", True, "split"),
      LemmaUse("transpose_gen", False, "genr"),
      LemmaUse("let_transpose_out", True, "atl_let"),
      LemmaUse("get_get_transpose", True, "get")),
+    ("name_buffer (_) as t",), lambda e: None, lambda pat, e: [])
+BIAS_LET = Rule(
+    "bias_let", "the layer's bias, a vector over the output channel, becomes a let-bound "
+    "matrix", (LemmaUse("ll_acc_out", True, "gemmini_acc_out"),
+               LemmaUse("let_gen_lift0", True, "genr"), LemmaUse("ll_split", True, "split")),
     ("name_buffer (_) as t",), lambda e: None, lambda pat, e: [])
 MERGE_ROWS = Rule("merge_rows", "two nested generations are one, viewed back by split",
                   (LemmaUse("gen_split2", True, "genr"),), (), lambda e: None,
@@ -276,12 +326,23 @@ MERGE_ROWS = Rule("merge_rows", "two nested generations are one, viewed back by 
 # -- the idiom: the quantized matmul layer is the hardware loop ------------------------------
 
 def _matmul_parts(e: A.Expr) -> tuple[A.Instr, bool] | None:
-    """The call `e` is, and whether its product is written `B[k][j] * A[i][k]`."""
-    got = _layer(e)
-    if got is None:
+    """The call `e` is (gemmini_loop_ws, or gemmini_loop_ws_bias with a bias matrix
+    `D[i][j]`), and whether its product is written `B[k][j] * A[i][k]`."""
+    ly = _layer(e)
+    if ly is None:
         return None
-    g1, g2, call, s, prod = got
+    g1, g2, s, prod = ly.g1, ly.g2, ly.s, ly.prod
     i, j, k = A.IVar(g1.var), A.IVar(g2.var), A.IVar(s.var)
+    bound = {g1.var, g2.var, s.var}
+    d: A.Expr | None = None
+    if ly.bias is not None:
+        rd = ly.bias
+        if not (isinstance(rd, A.Get) and isinstance(rd.tensor, A.Get)
+                and (rd.tensor.index, rd.index) == (i, j)):
+            return None
+        d = rd.tensor.tensor
+        if A.free_vars(d) & bound:
+            return None
     for swapped, (ra, rb) in ((False, (prod.left, prod.right)),
                               (True, (prod.right, prod.left))):
         if not (isinstance(ra, A.Get) and isinstance(ra.tensor, A.Get)
@@ -290,11 +351,13 @@ def _matmul_parts(e: A.Expr) -> tuple[A.Instr, bool] | None:
         if (ra.tensor.index, ra.index, rb.tensor.index, rb.index) != (i, k, k, j):
             continue
         a, b = ra.tensor.tensor, rb.tensor.tensor
-        bound = {g1.var, g2.var, s.var}
         if len(bound) < 3 or (A.free_vars(a) | A.free_vars(b)) & bound or (
                 A.idx_free_vars(g2.hi) | A.idx_free_vars(s.hi)) & bound:
             continue
-        return A.Instr(LOOP_WS, call.args[:3] + (a, b, g1.hi, g2.hi, s.hi)), swapped
+        sizes = (g1.hi, g2.hi, s.hi)
+        if d is None:
+            return A.Instr(LOOP_WS, ly.call.args[:3] + (a, b) + sizes), swapped
+        return A.Instr(LOOP_WS_BIAS, ly.call.args[:3] + (a, b, d) + sizes), swapped
     return None
 
 
@@ -304,24 +367,26 @@ def _matmul_call(e: A.Expr) -> A.Expr | None:
 
 
 def _matmul_steps(pat: Pattern, e: A.Expr) -> list[str]:
-    got, layer = _matmul_parts(e), _layer(e)
-    assert got is not None and layer is not None
-    g1, g2, call, s, prod = layer
-    if not got[1]:
-        return [f"rw qmatmul_nobias_is_loop_ws at ({pat(e)})."]
-    # the lemma's product is A[i][k] * B[k][j]: swap the operands first
-    swapped = A.SBin("*", prod.right, prod.left)
-    node = A.Gen(g1.var, ZERO, g1.hi, A.Gen(g2.var, ZERO, g2.hi, A.Instr(
-        ACC_OUT, call.args[:3] + (A.Sum(s.var, ZERO, s.hi, swapped),))))
-    return [f"rw smul_comm' at ({pat(prod, frozenset({g1.var, g2.var, s.var}))}).",
-            f"rw qmatmul_nobias_is_loop_ws at ({pat(node)})."]
+    got, ly = _matmul_parts(e), _layer(e)
+    assert got is not None and ly is not None
+    steps, node = [], e
+    if got[1]:   # the lemma's product is A[i][k] * B[k][j]: swap the operands first
+        node = ly.rebuilt(prod=A.SBin("*", ly.prod.right, ly.prod.left))
+        inner = frozenset({ly.g1.var, ly.g2.var, ly.s.var})
+        steps.append(f"rw smul_comm' at ({pat(ly.prod, inner)}).")
+    if ly.bias is None:
+        return steps + [f"rw qmatmul_nobias_is_loop_ws at ({pat(node)})."]
+    # the layer with a bias is GemminiMatmul.v's qmatmul (folded), equal to the loop
+    return steps + [f"rw qmatmul_fold at ({pat(node)}).", "rw qmatmul_loop_ws."]
 
 
 GEMMINI_MATMUL = Rule(
-    "gemmini_matmul", "the quantized matmul layer (no bias) is the gemmini_loop_ws "
-    "instruction (its product in either order)",
-    (LemmaUse("qmatmul_nobias_is_loop_ws", True, "genr"), LemmaUse("smul_comm'", True, "smul")),
+    "gemmini_matmul", "the quantized matmul layer is the gemmini_loop_ws instruction, or "
+    "gemmini_loop_ws_bias with a bias matrix (its product in either order)",
+    (LemmaUse("qmatmul_nobias_is_loop_ws", True, "genr"), LemmaUse("smul_comm'", True, "smul"),
+     LemmaUse("qmatmul_fold", True, "genr"), LemmaUse("qmatmul_loop_ws", True, "qmatmul")),
     (), _matmul_call, _matmul_steps)
+
 
 def glenside_rules(assume: Assume) -> tuple[Rule, ...]:
     """The rules applied at every site, for a program with size hypotheses `assume`."""
@@ -329,12 +394,14 @@ def glenside_rules(assume: Assume) -> tuple[Rule, ...]:
 
 
 # for the test that checks every lemma against Coq
-ALL_GLENSIDE_RULES: tuple[Rule, ...] = (FLATTEN3, MERGE_ROWS, OPERAND_LET, GEMMINI_MATMUL)
+ALL_GLENSIDE_RULES: tuple[Rule, ...] = (FLATTEN3, MERGE_ROWS, OPERAND_LET, BIAS_LET,
+                                         GEMMINI_MATMUL)
 
 
 def root_rules(shapes: dict[str, tuple[A.Idx, ...]], assume: Assume = ()) -> list[RootRule]:
     """The rules applied to the whole program (the inputs' extents for the guards)."""
-    return [("merge_rows", lambda e: merge_rows(e, assume)), operand_let(shapes)]
+    return [("merge_rows", lambda e: merge_rows(e, assume)), operand_let(shapes),
+            ("bias_let", bias_let)]
 
 
 def _rewrites(e: A.Expr, roots: list[RootRule], assume: Assume) -> Iterator[A.Expr]:
@@ -367,23 +434,34 @@ def closure(program: A.Expr, shapes: dict[str, tuple[A.Idx, ...]], assume: Assum
     return out
 
 
-def egglog_idiom() -> object:
-    """gemmini_matmul as an egglog rewrite."""
+def egglog_idioms() -> list[object]:
+    """gemmini_matmul as egglog rewrites: the layer without and with a bias matrix."""
     i, j, k = vars_("gi gj gk", String)
     m, n, kk, sm, se, act = vars_("gM gN gK gsm gse gact", Ix)
-    a, b = vars_("gA gB", T)
+    a, b, d = vars_("gA gB gD", T)
     zero = Ix.const(0)
     body = T.sum(k, zero, kk, T.sbin("*", T.get(T.get(a, Ix.var(i)), Ix.var(k)),
                                     T.get(T.get(b, Ix.var(k)), Ix.var(j))))
-    args = T.cons(T.ixarg(sm), T.cons(T.ixarg(se), T.cons(T.ixarg(act), T.cons(body, T.nil()))))
-    lhs = T.gen(i, zero, m, T.gen(j, zero, n, T.call(ACC_OUT, args)))
-    out = T.nil()
-    for x in reversed([T.ixarg(sm), T.ixarg(se), T.ixarg(act), a, b, T.ixarg(m), T.ixarg(n),
-                       T.ixarg(kk)]):
-        out = T.cons(x, out)
     conds = [i != j, i != k, j != k, ix_free_of(n, i), ix_free_of(kk, i), ix_free_of(kk, j)]
     conds += [free_of(t, v) for t in (a, b) for v in (i, j, k)]
-    return rewrite(lhs).to(T.call(LOOP_WS, out), *conds)
+    out = []
+    for acc, name, mats in ((body, LOOP_WS, [a, b]), (T.tadd(T.get(T.get(d, Ix.var(i)),
+                                                                    Ix.var(j)), body),
+                                                       LOOP_WS_BIAS, [a, b, d])):
+        args = T.cons(T.ixarg(sm), T.cons(T.ixarg(se), T.cons(T.ixarg(act),
+                                                              T.cons(acc, T.nil()))))
+        lhs = T.gen(i, zero, m, T.gen(j, zero, n, T.call(ACC_OUT, args)))
+        call = T.nil()
+        for x in reversed([T.ixarg(sm), T.ixarg(se), T.ixarg(act), *mats, T.ixarg(m),
+                           T.ixarg(n), T.ixarg(kk)]):
+            call = T.cons(x, call)
+        extra = [free_of(d, v) for v in (i, j, k)] if name == LOOP_WS_BIAS else []
+        out.append(rewrite(lhs).to(T.call(name, call), *conds, *extra))
+    return out
+
+
+def _call_names(e: A.Expr | None) -> set[str]:
+    return {x.name for x in A.walk(e) if isinstance(x, A.Instr)} if e is not None else set()
 
 
 def write_unrolled(program: Program, steps: list[list[str]] | list[tuple[str, ...]],
@@ -399,7 +477,13 @@ def write_unrolled(program: Program, steps: list[list[str]] | list[tuple[str, ..
         for sentences in steps:
             for c in sentences:
                 s = s.apply(c)
-        s = s.apply("rw gemmini_loop_ws_unroll.")
+        # the loop is its unrolling (gemmini_loop_ws_unroll; the bias form by unfolding
+        # its definition, a conversion Coq checks)
+        calls = _call_names(s.program)
+        if LOOP_WS in calls:
+            s = s.apply("rw gemmini_loop_ws_unroll.")
+        if LOOP_WS_BIAS in calls:
+            s = s.apply("unfold gemmini_loop_ws_bias.")
         return s.save(path)
     finally:
         s.close()
