@@ -27,10 +27,14 @@ gemmini_matmul is its systolic-array rewrite):
   `let_gen_lift0`, `ll_split`); the weights `b` (indices in j and k) likewise
   as `wm[j][k]`, through a transpose (`transpose_gen`, `let_transpose_out`,
   `get_get_transpose`), as GemminiConv.v does;
-- gemmini_matmul (the idiom, also an egglog rewrite): `GEN [i < M] GEN [j < N]
+- bias_let (at the root): a bias `v[k]` added before the sum becomes the matrix
+  `dm[m][k]` (`name_buffer`, `ll_acc_out`, `let_gen_lift0`, `ll_split`);
+- gemmini_matmul (the idiom, also egglog rewrites): `GEN [i < M] GEN [j < N]
   gemmini_acc_out sm se act (SUM [k < K] A[i][k] * B[k][j])` -> `gemmini_loop_ws
   sm se act A B M N K` (`rw qmatmul_nobias_is_loop_ws`, Examples/GemminiMatmul.v:
-  the layer equals the loop instruction, proved from its per-tile derivation).
+  the layer equals the loop instruction, proved from its per-tile derivation); with
+  `D[i][j] <+>` before the sum, `gemmini_loop_ws_bias` (`rw qmatmul_fold`,
+  `rw qmatmul_loop_ws`).
 
 The first three substitute index expressions into a body, which egglog's
 rewrites cannot do (the encoding's index terms are opaque), so they are
