@@ -1,5 +1,5 @@
-"""`verisched search FILE.v --program NAME --idioms blas|avx2 [--steps N] [--timeout S]
-[--costs liar|measured]`.
+"""`verisched search FILE.v --program NAME --idioms blas|avx2|gemmini [--steps N]
+[--timeout S] [--costs liar|measured]`.
 
 Equality saturation (egglog) finds the cheapest program equal to NAME with
 library calls (LIAR's idiom recognition); Coq then replays the certificate
@@ -57,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
     bound = (f", then {len(r.bound)} operand(s) of calls bound to buffers (name_buffer)"
              if r.bound else "")
     print(f"certificate: {len(r.certificate)} rewrites{bound}, accepted by Coq: {r.path}")
+    if r.lowering is not None:
+        print(f"for the gemmini target: {r.lowering} (derivation {r.name}_scheduled: the "
+              "loop unrolled into single instructions, accepted by Coq)")
     return 0
 
 
@@ -65,7 +68,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--program", required=True, metavar="NAME",
                         help="the Definition to search")
     parser.add_argument("--idioms", default="blas", choices=IDIOM_FAMILIES,
-                        help="the library whose idioms to look for (default blas)")
+                        help="the library whose idioms to look for: blas (CBLAS routines), "
+                        "avx2 (our AVX2 instructions), gemmini (our Gemmini matmul, with "
+                        "Glenside's im2col for convolutions); default blas")
     parser.add_argument("--steps", type=int, default=10,
                         help="saturation steps at most (default 10)")
     parser.add_argument("--nodes", type=int, default=50_000,

@@ -34,20 +34,26 @@ def section_sentences(p: Program) -> list[str]:
     # The instances are named (not Coq's automatic H, H0), so that a size may be called
     # H (an image height) without Coq refusing its declaration; dsl.program reserves
     # these names (dsl.RESERVED).
-    out = [f"Section {p.name}_schedule.", f"Context {{{SCALAR_TYPE} : Type}} "
-           f"{{{SCALAR_INST} : Scalar {SCALAR_TYPE}}} "
-           f"{{{LAWS_INST} : ScalarLaws {SCALAR_TYPE}}}."]
-    if p.sizes:
-        out.append(f"Variables ({' '.join(p.sizes)} : Z).")
+    out = [f"From Verisched Require Import {m}." for m in p.requires]
+    out.append(f"Section {p.name}_schedule.")
+    if p.scalar == SCALAR_TYPE:
+        out.append(f"Context {{{SCALAR_TYPE} : Type}} {{{SCALAR_INST} : Scalar {SCALAR_TYPE}}} "
+                   f"{{{LAWS_INST} : ScalarLaws {SCALAR_TYPE}}}.")
+    ints = [x for x in p.sizes if x not in p.bools]
+    if ints:
+        out.append(f"Variables ({' '.join(ints)} : Z).")
+    if p.bools:
+        out.append(f"Variables ({' '.join(p.bools)} : bool).")
     for t, shape in p.inputs:
-        out.append(f"Variable {t} : {' -> '.join(['Z'] * len(shape) + ['S'])}.")
+        out.append(f"Variable {t} : {' -> '.join(['Z'] * len(shape) + [p.scalar])}.")
     for t, shape in p.inputs:
         if shape:
             out.append(f"Hypothesis Hshape_{t} : shaped [{'; '.join(map(idx_to_coq, shape))}] {t}.")
     # Sizes are extents: nonnegative (as every Halide extent).  Stated, so that the
     # directives' side conditions (peel, vectorize) can use it; a precondition at run time.
-    for x in p.sizes:
-        out.append(f"Hypothesis Hnonneg_{x} : 0 <= {x}.")
+    for x in ints:
+        if x not in p.signed:
+            out.append(f"Hypothesis Hnonneg_{x} : 0 <= {x}.")
     for k, a in enumerate(p.assume):
         out.append(f"Hypothesis Hsize{k} : {prop_of(a)}.")
     out.append(f"Definition {p.name} := {to_coq(p.expr)}.")
@@ -64,8 +70,9 @@ def standalone(p: Program, steps: Sequence[str], *, closed: bool) -> str:
     lines += list(HEADER)
     lines.append("")
     sents = section_sentences(p)
-    lines.append(sents[0])
-    lines += [f"  {s}" for s in sents[1:]]
+    head = len(p.requires)
+    lines += sents[:head + 1]   # the Requires, then the Section
+    lines += [f"  {s}" for s in sents[head + 1:]]
     lines.append("  Proof.")
     lines += [f"    {s}" for s in steps]
     if closed:

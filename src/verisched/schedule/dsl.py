@@ -368,6 +368,14 @@ class Program:
     inputs: tuple[tuple[str, Shape], ...]
     sizes: tuple[str, ...]
     assume: tuple[Pred, ...] = field(default=())
+    # The element type ("S": generic; "gint": Gemmini's integers, coq/Targets/Gemmini.v),
+    # the sizes that are Coq booleans (a ReLU flag), the integer parameters that are no
+    # extents (an output scale: no nonnegativity hypothesis), and the library modules
+    # the section needs beyond ATL (`Examples.GemminiConv`: lemmas a certificate uses).
+    scalar: str = "S"
+    bools: tuple[str, ...] = field(default=())
+    signed: tuple[str, ...] = field(default=())
+    requires: tuple[str, ...] = field(default=())
 
     def to_coq(self) -> str:
         """The program in Coq's ATL notation."""

@@ -16,6 +16,7 @@ granularity of the timeout).
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import tempfile
 import time
@@ -23,10 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from egglog import EGraph, ruleset
+from egglog import EGraph, ruleset, union
 
 import verisched.targets.avx  # noqa: F401 - registers the AVX2 specifications
 import verisched.targets.blas  # noqa: F401 - registers the BLAS specifications
+import verisched.targets.gemmini.instrs  # noqa: F401 - registers the Gemmini specifications
 from verisched.pybridge import terms as A
 from verisched.pybridge.coqterm import pretty, to_coq
 from verisched.pybridge.derivation import write_text_atomic
@@ -39,12 +41,13 @@ from . import egraph as E
 from .certify import CertificateRefused, Step, find_path, replay
 from .costs import COSTS, call_costs
 from .extract import calls_last, cost_model
+from .glenside import ACC_OUT, LOOPS, REQUIRES, closure, egglog_idioms, write_unrolled
 from .kernel_file import load_program
 from .latent import lane_egglog_rules, latent_egglog_rules, latent_names
 from .operands import bind_operands
 from .rules import egglog_rules, idiom_rule, temp_name
 
-IDIOM_FAMILIES = ("blas", "avx2")
+IDIOM_FAMILIES = ("blas", "avx2", "gemmini")
 
 
 class SearchArgumentError(ValueError):
@@ -73,13 +76,17 @@ class SearchResult:
     # `name_buffer` steps) and the program derived at the end, which the file states.
     bound: list[str] = field(default_factory=list)
     program: A.Expr | None = None
+    # `--idioms gemmini`: NAME_gemmini.v, the found program with its hardware loop
+    # unrolled into single instructions, which the gemmini target lowers (glenside.py)
+    lowering: Path | None = None
 
     @property
     def idioms(self) -> dict[str, int]:
         """Calls of the found program by name, with their counts."""
         out: dict[str, int] = {}
         for x in A.walk(self.found):
-            if isinstance(x, A.Instr):
+            # gemmini_acc_out is a scalar primitive of the algorithm, not an idiom
+            if isinstance(x, A.Instr) and x.name != ACC_OUT:
                 out[x.name] = out.get(x.name, 0) + 1
         return dict(sorted(out.items()))
 
@@ -116,15 +123,31 @@ def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
     E.seed(g, binders | set(latent), program.sizes)
     g.register(E.is_root(root))
     specs = [s for s in registered().values() if s.family == idioms]
+    glen: list[object] = []
+    others: list[A.Expr] = []
+    if idioms == "gemmini":
+        # Our Gemmini matmul specification, the hardware loop, is the idiom (its body
+        # is the per-tile schedule, no pattern): its rule is glenside.py's, and the
+        # substituting rules (flatten3, merge_rows, im2col) are applied by Python to the
+        # program, their results unioned with the root below (egglog cannot substitute).
+        specs = [s for s in specs if s.name in LOOPS]
+        glen = egglog_idioms()
+        others = closure(program.expr, dict(program.inputs), program.assume)
     # the vector idioms bring the broadcast rule (search/latent.py); the masked forms
     # (guards) are not searched: the encoding's idiom patterns have no guard
     lanes = lane_egglog_rules(latent[3]) if any(s.lanes for s in specs) else []
     rules = ruleset(*egglog_rules(temp_name(program.expr)), *latent_egglog_rules(latent),
-                    *lanes, *[idiom_rule(s) for s in specs
-                              if not any(isinstance(x, A.Guard) for x in A.walk(s.body))]
+                    *lanes, *glen, *[idiom_rule(s) for s in specs if not glen and not any(
+                        isinstance(x, A.Guard) for x in A.walk(s.body))]
                     )  # type: ignore[arg-type]
-    model = cost_model(frozenset(latent[1:3]), table)   # the window's binders
+    model = cost_model(frozenset(latent[1:3]),   # the window's binders
+                       frozenset(program.signed) | frozenset(program.bools), table)
     _, original_cost = g.extract(root, include_cost=True, cost_model=model)
+    for other in others:   # after the original's cost: it is the program's, not the class's
+        g.register(union(root).with_(E.to_egg(other)))
+        binders |= {b for x in A.walk(other) if (b := A.binder(x)) is not None}
+    if others:
+        E.seed(g, binders, program.sizes)
     stopped: str | None = None
     done = 0
     saturated = False
@@ -169,13 +192,16 @@ def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10
     Raises CertificateError (certify.py) if no certificate is found or Coq refuses
     one."""
     program = load_program(path, name)
+    if idioms == "gemmini":   # the certificate's lemmas (glenside.py)
+        program = dataclasses.replace(program, requires=REQUIRES)
     result = saturate(program, idioms=idioms, steps=steps, nodes=nodes, timeout=timeout,
                       costs=costs, progress=progress)
     if progress:
         progress(f"{name}: found {pretty(result.found)}")
     if not certify:
         return result
-    result.certificate = find_path(program.expr, result.found)
+    result.certificate = find_path(program.expr, result.found, shapes=dict(program.inputs),
+                                   assume=program.assume, gemmini=idioms == "gemmini")
 
     def bind(s: Schedule) -> Schedule:
         s, result.bound = bind_operands(s, progress=progress)
@@ -194,6 +220,12 @@ def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10
     if progress:
         progress(f"{name}: coqc {result.path}")
     check_file(result.path)
+    if any(isinstance(x, A.Instr) and x.name in LOOPS for x in A.walk(result.found)):
+        if progress:
+            progress(f"{name}: {name}_gemmini.v (the loop unrolled, for the gemmini target)")
+        result.lowering = write_unrolled(program, [s.coq for s in result.certificate],
+                                         result.path.parent / f"{name}_gemmini.v")
+        check_file(result.lowering)
     return result
 
 

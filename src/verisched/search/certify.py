@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from verisched.pybridge import terms as A
 from verisched.pybridge.coqterm import to_coq
@@ -29,8 +29,12 @@ from verisched.pybridge.instrs import alpha_equal, spec_of
 from verisched.schedule import DirectiveRefused, Schedule
 from verisched.schedule.dsl import Program
 
+from .glenside import ACC_OUT, LOOPS, RootRule, glenside_rules, root_rules
 from .latent import LANE_RULES, LATENT_RULES
 from .rules import COMM, LET_ROOT, RULES, Rule, let_root, let_root_steps, match_spec, temp_name
+from .sites import positions as _positions
+from .sites import replace_at as _replace_at
+from .sites import site_pattern
 
 Path = tuple[int, ...]
 
@@ -52,37 +56,6 @@ class Step:
     rule: str
     path: Path
     coq: tuple[str, ...]
-
-
-def _positions(e: A.Expr, path: Path = (), bound: frozenset[str] = frozenset()
-               ) -> Iterator[tuple[Path, A.Expr, frozenset[str]]]:
-    yield path, e, bound
-    var = A.binder(e)
-    kids = A.children(e)
-    for k, c in enumerate(kids):
-        if A.is_idx(c):
-            continue
-        inner = bound | {var} if var is not None and k == len(kids) - 1 else bound
-        yield from _positions(c, path + (k,), inner)  # type: ignore[arg-type]
-
-
-def _replace_at(e: A.Expr, path: Path, new: A.Expr) -> A.Expr:
-    if not path:
-        return new
-    k = path[0]
-    kids = A.children(e)
-    child = _replace_at(kids[k], path[1:], new)  # type: ignore[arg-type]
-    if isinstance(e, A.Instr):
-        return A.Instr(e.name, kids[:k] + (child,) + kids[k + 1:])
-    field = A._CHILD_FIELDS[type(e)][k]  # noqa: SLF001 - the field order is the AST's
-    return replace(e, **{field: child})
-
-
-def site_pattern(node: A.Expr, bound: frozenset[str]) -> str:
-    """The node as a Coq pattern: the variables bound around it become holes."""
-    holes = {b: A.Var("_") for b in bound}
-    ix = {b: A.IVar("_") for b in bound}
-    return to_coq(A.subst(node, holes, ix))  # type: ignore[arg-type]
 
 
 def _node_at(e: A.Expr, path: Path) -> tuple[A.Expr, frozenset[str]]:
@@ -144,16 +117,23 @@ def _fix_orientation(e: A.Expr, found: A.Expr) -> tuple[A.Expr, Step | None]:
 
 
 def _calls(e: A.Expr) -> set[A.Instr]:
-    return {x for x in A.walk(e) if isinstance(x, A.Instr)}  # type: ignore[misc]
+    # gemmini_acc_out is a scalar primitive of the algorithm (the output path), not an
+    # idiom: the rules rewrite its argument
+    return {x for x in A.walk(e) if isinstance(x, A.Instr)  # type: ignore[misc]
+            and x.name != ACC_OUT}
 
 
 def _neighbours(e: A.Expr, idioms: list[str], temp: str,
-                rules: tuple[Rule, ...] = (*RULES, *LATENT_RULES)
-                ) -> Iterator[tuple[Step, A.Expr]]:
+                rules: tuple[Rule, ...] = (*RULES, *LATENT_RULES),
+                roots: tuple[RootRule, ...] = ()) -> Iterator[tuple[Step, A.Expr]]:
     hoisted = let_root(e, temp)
     if hoisted is not None:
         yield Step(LET_ROOT.name, (), tuple(let_root_steps(
             lambda n, extra=frozenset(): site_pattern(n, extra), e, temp))), hoisted
+    for name, fn in roots:   # rules that apply to the whole program (glenside.py)
+        got = fn(e)
+        if got is not None:
+            yield Step(name, (), tuple(got[1])), got[0]
     for path, node, bound in _positions(e):
         def pat(n: A.Expr, extra: frozenset[str] = frozenset(), b: frozenset[str] = bound
                 ) -> str:
@@ -176,9 +156,14 @@ def _neighbours(e: A.Expr, idioms: list[str], temp: str,
             yield Step(name, path, tuple(coq)), _replace_at(cur, path, call)
 
 
-def find_path(original: A.Expr, found: A.Expr, *, limit: int = 20000) -> list[Step]:
+def find_path(original: A.Expr, found: A.Expr, *, limit: int = 20000,
+              shapes: dict[str, tuple[A.Idx, ...]] | None = None,
+              assume: tuple[A.Pred, ...] = (), gemmini: bool = False) -> list[Step]:
     """The rewrites from `original` to `found` (breadth-first, so a shortest path),
-    or CertificateError when none is found within `limit` programs."""
+    or CertificateError when none is found within `limit` programs.  `shapes`, the
+    inputs' extents, for the im2col rule, and `assume`, the size hypotheses; `gemmini`:
+    the search was for that family, whose rules (glenside.py) the path may use even
+    where the found program has no call."""
     target = canonical(found)
 
     def finish(e: A.Expr, steps: list[Step]) -> list[Step]:
@@ -193,11 +178,16 @@ def find_path(original: A.Expr, found: A.Expr, *, limit: int = 20000) -> list[St
     # the broadcast rule only where the found program has vector calls
     lanes = LANE_RULES if any(spec_of(n).lanes for n in idioms) else ()
     rules = (*RULES, *LATENT_RULES, *lanes)
+    roots: tuple[RootRule, ...] = ()
+    if gemmini or set(LOOPS) & set(idioms):   # the Gemmini family: Glenside's rules
+        rules = (*rules, *glenside_rules(assume))
+        roots = tuple(root_rules(shapes or {}, assume))
+        idioms = [n for n in idioms if n not in LOOPS]   # found by its rule, not its body
     seen = {canonical(original)}
     queue: deque[tuple[A.Expr, list[Step]]] = deque([(original, [])])
     while queue:
         e, steps = queue.popleft()
-        for step, new in _neighbours(e, idioms, temp, rules):
+        for step, new in _neighbours(e, idioms, temp, rules, roots):
             key = canonical(new)
             if key in seen or not {canonical(c) for c in _calls(new)} <= wanted:
                 continue

@@ -66,6 +66,8 @@ class T(EExpr):
     @classmethod
     def transpose(cls, n: Ix, m: Ix, a: T) -> T: ...
     @classmethod
+    def split(cls, k: Ix, n: Ix, a: T) -> T: ...
+    @classmethod
     def ixarg(cls, i: Ix) -> T: ...
     @classmethod
     def nil(cls) -> T: ...
@@ -76,8 +78,8 @@ class T(EExpr):
 
 
 class SearchEncodingError(ValueError):
-    """A program construct the search does not encode (a reshape other than concat and
-    transpose, a memory marker)."""
+    """A program construct the search does not encode (a reshape other than concat,
+    transpose and split, a memory marker)."""
 
 
 # -- relations: side conditions -------------------------------------------------------
@@ -123,6 +125,8 @@ def _side_rules():  # noqa: ANN202 - an egglog Ruleset
              free_of(b, s)).then(free_of(T.concat(i, j, a, b), s)),
         rule(T.transpose(i, j, a), ix_free_of(i, s), ix_free_of(j, s), free_of(a, s)).then(
             free_of(T.transpose(i, j, a), s)),
+        rule(T.split(i, j, a), ix_free_of(i, s), ix_free_of(j, s), free_of(a, s)).then(
+            free_of(T.split(i, j, a), s)),
         # binders: the bound name is not free; another one is free in the body or not
         *[rule(ctor(v, lo, hi, a), ix_free_of(lo, s), ix_free_of(hi, s), binder_name(s),
                v == s).then(free_of(ctor(v, lo, hi, a), s)) for ctor in (T.gen, T.sum)],
@@ -182,6 +186,8 @@ def to_egg(e: A.Expr) -> T:  # noqa: C901 - one case per constructor
         return T.concat(ix_to_egg(e.n1), ix_to_egg(e.n2), to_egg(e.left), to_egg(e.right))
     if isinstance(e, A.Transpose):
         return T.transpose(ix_to_egg(e.n), ix_to_egg(e.m), to_egg(e.body))
+    if isinstance(e, A.Split):   # the rows of im2col's matrix, viewed as the output
+        return T.split(ix_to_egg(e.k), ix_to_egg(e.n), to_egg(e.body))
     if isinstance(e, A.Instr):
         args = T.nil()
         for a in reversed(e.args):
@@ -189,7 +195,7 @@ def to_egg(e: A.Expr) -> T:  # noqa: C901 - one case per constructor
         return T.call(e.name, args)
     raise SearchEncodingError(
         f"the search does not handle {type(e).__name__} yet (only gen, sum, guards, lets, "
-        "accesses, literals, + and *, concat and transpose)")
+        "accesses, literals, + and *, concat, transpose and split)")
 
 
 # -- egglog -> AST ----------------------------------------------------------------------
@@ -253,6 +259,8 @@ def from_egg(x: T) -> A.Expr:  # noqa: C901 - one case per constructor
         return A.Concat(ix(args[0]), ix(args[1]), ex(args[2]), ex(args[3]))  # type: ignore[arg-type]
     if fn == T.transpose:
         return A.Transpose(ix(args[0]), ix(args[1]), ex(args[2]))  # type: ignore[arg-type]
+    if fn == T.split:
+        return A.Split(ix(args[0]), ix(args[1]), ex(args[2]))  # type: ignore[arg-type]
     if fn == T.call:
         out: list[A.Expr | A.Idx] = []
         rest = args[1]

@@ -55,16 +55,19 @@ def _op(a: float, op: str, b: float) -> float:
 
 
 def liar_cost(egraph: EGraph, expr: object, children: list[Cost],
-              views: frozenset[str] = frozenset(),
+              views: frozenset[str] = frozenset(), params: frozenset[str] = frozenset(),
               call_cost: Mapping[str, float] = CALL_COST) -> Cost:
     """The egglog cost model (see the module docstring); `views` the binder names of
-    the generations the latent rules introduce as views (search/latent.py);
+    the generations the latent rules introduce as views (search/latent.py); `params`
+    the program's integer parameters that are no extents (an output scale, a ReLU
+    flag), which count 1 where a call's extents are multiplied, not as a size;
     `call_cost` the per-element cost of each call (LIAR's, or measured: costs.py)."""
     fn = get_callable_fn(expr)  # type: ignore[type-var]
     if fn is None:  # a literal (name, number): no cost
         return (0.0, 0.0)
     if fn == Ix.var:
-        return (0.0, NOMINAL_SIZE)
+        name = str(get_literal_value(get_callable_args(expr)[0]))  # type: ignore[type-var, call-overload]
+        return (0.0, 1.0 if name in params else NOMINAL_SIZE)
     if fn == Ix.const:
         v = get_literal_value(get_callable_args(expr)[0])  # type: ignore[type-var, call-overload]
         return (0.0, float(v))  # type: ignore[arg-type]
@@ -104,11 +107,13 @@ def liar_cost(egraph: EGraph, expr: object, children: list[Cost],
     return (1.0 + body, 0.0)
 
 
-def cost_model(views: frozenset[str], call_cost: Mapping[str, float] = CALL_COST
+def cost_model(views: frozenset[str], params: frozenset[str] = frozenset(),
+               call_cost: Mapping[str, float] = CALL_COST
                ) -> Callable[[EGraph, object, list[Cost]], Cost]:
-    """`liar_cost` with the view binders of one program and a table of call costs."""
+    """`liar_cost` with the view binders and the non-extent parameters of one
+    program, and a table of call costs."""
     def model(egraph: EGraph, expr: object, children: list[Cost]) -> Cost:
-        return liar_cost(egraph, expr, children, views, call_cost)
+        return liar_cost(egraph, expr, children, views, params, call_cost)
     return model
 
 

@@ -30,12 +30,17 @@ class KernelFileError(ValueError):
 _COMMENT = re.compile(r"\(\*.*?\*\)", re.S)
 _VARS = re.compile(r"\bVariables?\s+(\(([^)]*)\)|([^.:]+?)\s*:\s*([^.]+))\.", re.S)
 _SHAPED = re.compile(r"\bHypothesis\s+[\w']+\s*:\s*shaped\s*\[([^\]]*)\]\s*([\w']+)\s*\.")
+_HYP = re.compile(r"\bHypothesis\s+[\w']+\s*:\s*([^.]*?)\s*(<=|<)\s*([^.]*?)\s*\.")
 _DEF = re.compile(r"\bDefinition\s+([A-Za-z_][\w']*)\s*:=(.*?)\.\s*(?=\n|$)", re.S)
 
 
-def _declarations(text: str) -> tuple[set[str], dict[str, int]]:
+def _declarations(text: str) -> tuple[set[str], dict[str, int], set[str], set[str]]:
+    """(Z sizes, tensors with their ranks, bool sizes, element types of the tensors):
+    a tensor's elements are the generic `S` or Gemmini's integers `gint`."""
     sizes: set[str] = set()
     tensors: dict[str, int] = {}
+    bools: set[str] = set()
+    elements: set[str] = set()
     for m in _VARS.finditer(text):
         if m.group(2) is not None:
             names_text, _, typ = m.group(2).partition(":")
@@ -45,9 +50,12 @@ def _declarations(text: str) -> tuple[set[str], dict[str, int]]:
         for name in names_text.split():
             if parts == ["Z"]:
                 sizes.add(name)
-            elif parts[-1] == "S" and all(p == "Z" for p in parts[:-1]):
+            elif parts == ["bool"]:
+                bools.add(name)
+            elif parts[-1] in ("S", "gint") and all(p == "Z" for p in parts[:-1]):
                 tensors[name] = len(parts) - 1
-    return sizes, tensors
+                elements.add(parts[-1])
+    return sizes, tensors, bools, elements
 
 
 def definitions(path: str | Path) -> dict[str, str]:
@@ -121,9 +129,12 @@ def load_program(path: str | Path, name: str) -> Program:
     except TermParseError as exc:
         raise KernelFileError(f"{p}: the definition of {name} is not an ATL term the "
                               f"bridge reads: {exc}") from exc
-    sizes, tensors = _declarations(_COMMENT.sub(" ", p.read_text()))
+    text = _COMMENT.sub(" ", p.read_text())
+    sizes, tensors, bools, elements = _declarations(text)
+    if len(elements) > 1:
+        raise KernelFileError(f"{p}: its inputs mix element types ({', '.join(sorted(elements))})")
     free = A.free_vars(expr)
-    unknown = sorted(free - sizes - set(tensors))
+    unknown = sorted(free - sizes - bools - set(tensors))
     if unknown:
         raise KernelFileError(f"{name} mentions {', '.join(unknown)}, which the file does "
                               "not declare as a size (Z) or an input (Z -> ... -> S)")
@@ -143,5 +154,45 @@ def load_program(path: str | Path, name: str) -> Program:
                                   "loops that index it (index it by loop variables)")
         inputs.append((t, tuple(shape)))
     used = set().union(*(A.idx_free_vars(d) for _, s in inputs for d in s)) if inputs else set()
-    order = tuple(sorted((free & sizes) | (used & sizes)))
-    return Program(name, expr, tuple(inputs), order)  # type: ignore[arg-type]
+    assume = _size_hypotheses(text, sizes, p)
+    for a in assume:
+        used |= A.pred_free_vars(a)
+    order = tuple(sorted((free & (sizes | bools)) | (used & sizes)))
+    extents = _extent_names(expr) | used
+    # an integer only passed to calls (an output scale) is no extent: it may be negative
+    signed = tuple(x for x in order if x in sizes and x not in extents)
+    return Program(name, expr, tuple(inputs), order, assume,  # type: ignore[arg-type]
+                   scalar=elements.pop() if elements else "S",
+                   bools=tuple(x for x in order if x in bools), signed=signed)
+
+
+def _extent_names(e: A.Expr) -> set[str]:
+    """The size names the program uses as extents or in indices (not only as arguments
+    of calls)."""
+    out: set[str] = set()
+    for x in A.walk(e):
+        if isinstance(x, (A.Gen, A.Sum)):
+            out |= A.idx_free_vars(x.lo) | A.idx_free_vars(x.hi)
+        elif isinstance(x, A.Get):
+            out |= A.idx_free_vars(x.index)
+        elif isinstance(x, A.Guard):
+            out |= A.pred_free_vars(x.pred)
+    return out
+
+
+def _size_hypotheses(text: str, sizes: set[str], path: Path) -> tuple[A.Pred, ...]:
+    """`Hypothesis H : a < b.` (or `<=`) over the sizes: stated in the derivation, so
+    that side conditions (a kernel at least one tap wide) can use them."""
+    out: list[A.Pred] = []
+    for m in _HYP.finditer(text):
+        if "shaped" in m.group(1):
+            continue
+        try:
+            left, right = parse_index(m.group(1)), parse_index(m.group(3))
+        except TermParseError as exc:
+            raise KernelFileError(f"{path}: cannot read the hypothesis {m.group(0)!r}: "
+                                  f"{exc}") from exc
+        if not (A.idx_free_vars(left) | A.idx_free_vars(right)) <= sizes:
+            raise KernelFileError(f"{path}: the hypothesis {m.group(0)!r} is not over sizes")
+        out.append(A.PCmp(m.group(2), left, right))
+    return tuple(out)

@@ -406,4 +406,6 @@ CALL_COST = {
     "blas_dot": 0.8, "blas_axpy": 0.8, "blas_fill": 0.8,
     "blas_gemv": 0.7, "blas_gemvT": 0.7, "blas_gemv_scaled": 0.7, "blas_gemvT_scaled": 0.7,
     "blas_gemm": 0.6, "blas_gemm_scaled": 0.6, "blas_transpose": 0.9,
+    # Gemmini's matmul (glenside.py), per multiply-add as a gemm
+    "gemmini_loop_ws": 0.6, "gemmini_loop_ws_bias": 0.6,
 }
