@@ -22,6 +22,7 @@ from pathlib import Path
 from verisched import pipeline
 from verisched.codegen.errors import CodegenError
 from verisched.commands.common import Progress
+from verisched.targets.cpu import cpu_model  # noqa: F401 - re-exported to the benchmarks
 from verisched.targets.toolchain import atomic_write, compile_c
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -320,14 +321,6 @@ def source_revision() -> str:
     return (head or "unknown") + (" + uncommitted changes" if dirty else "")
 
 
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 # ---------------------------------------------------------------------------

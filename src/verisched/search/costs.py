@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
 import numpy as np
 
@@ -32,6 +31,7 @@ from verisched import pipeline
 from verisched.pipeline.cache import cache_dir
 from verisched.pybridge import terms as A
 from verisched.pybridge.instrs import INDEX, InstrSpec, registered
+from verisched.targets.cpu import cpu_model
 from verisched.targets.toolchain import atomic_write
 
 from .rules import CALL_COST
@@ -42,16 +42,6 @@ TIMED_SIZES = {1: 1 << 18, 2: 768, 3: 192}   # by the number of index parameters
 FILE = "idiom_costs.json"
 COSTS = ("liar", "measured")
 UNMEASURED = ("blas_transpose",)   # no CBLAS lowering
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def liar_cost(e: A.Expr, sizes: Mapping[str, int]) -> float:
@@ -146,14 +136,14 @@ def call_costs(kind: str, progress: Callable[[str], None] | None = None
     path = cache_dir().parent / FILE   # beside derivations/ and lowerings/
     try:
         saved = json.loads(path.read_text())
-        if saved.get("cpu") == _cpu() and isinstance(saved.get("costs"), dict):
+        if saved.get("cpu") == cpu_model() and isinstance(saved.get("costs"), dict):
             return {**CALL_COST, **saved["costs"]}
     except (OSError, ValueError):
         pass
     if progress:
-        progress(f"measuring the BLAS idioms' costs on this CPU ({_cpu()}), once; kept in "
+        progress(f"measuring the BLAS idioms' costs on this CPU ({cpu_model()}), once; kept in "
                  f"{path}")
     costs = measure(progress)
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, json.dumps({"cpu": _cpu(), "costs": costs}, indent=1))
+    atomic_write(path, json.dumps({"cpu": cpu_model(), "costs": costs}, indent=1))
     return {**CALL_COST, **costs}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterable
+from pathlib import Path
 
 from verisched.codegen.errors import CompileError, KernelCallError
 from verisched.targets.toolchain import compile_c
@@ -61,3 +62,14 @@ def check_cpu(features: Iterable[str], target: str, what: str) -> None:
         raise CpuSupportError(f"{what}: this CPU does not support target {target} (missing "
                               f"CPU feature(s) {', '.join(missing)}); the kernel compiles but "
                               "cannot run here")
+
+
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo), for results and caches kept per machine."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
