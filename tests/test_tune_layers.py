@@ -93,6 +93,10 @@ def test_rtile_template_is_the_conv_hand_chain() -> None:
          {"buffer": "t", "into": ("xo", "ir", "jm", "jv", "l"), "rows": "guard"}),
         ("stage", ("I", "y", "Ip"), {}), ("stage", ("w", "y", "wp"), {}),
         ("compute_root", ("wp",), {}), ("select_instr", ("t", "avx2"), {})]
+    omp = Space.of(CONV, get_target("avx2-openmp"))
+    assert omp.ops({**RTILE, "rt_parallel": "row"})[-1].args == ("y",)     # output rows
+    assert omp.ops({**RTILE, "rt_parallel": "outer"})[-1].args == ("n",)   # the batch
+    assert omp.ops({**RTILE, "rt_parallel": "none"})[-1].method == "select_instr"
 
 
 def test_seeds_follow_the_nest_shape() -> None:
@@ -156,3 +160,20 @@ def test_conv_rtile_point_proved_winner_checked_and_refused_on_matvec(tmp_path) 
               out_dir=tmp_path / "mv", enqueue=[{**RTILE, "rt_select": False}], seeds=False)
     refused = next(r for r in mv.records if r.params.get("template") == "rtile")
     assert refused.status == "refused" and "register_tile" in refused.message
+
+
+def test_a_refused_untuned_program_is_said_in_the_notes() -> None:
+    # Blur.v's `blur` reads outside the image (zero outside): check_safe refuses the
+    # untuned point, and the summary says why every schedule will be refused too
+    from verisched.tune.api import _untuned_refused
+    from verisched.tune.log import Record
+
+    def rec(params: dict, status: str, message: str = "") -> Record:
+        return Record(0, params, {}, [], [], [], status, message=message)
+
+    first = {"order": "y,x"}
+    bad = [rec(first, "refused", "step 1 (check_safe.) refused by Coq: cannot prove")]
+    (note,) = _untuned_refused(bad, [first])
+    assert "untuned program itself was refused" in note and "check_safe" in note
+    assert _untuned_refused([rec(first, "proved")], [first]) == []
+    assert _untuned_refused([rec({"order": "x,y"}, "refused")], [first]) == []

@@ -23,7 +23,8 @@ the packed weights.
   and `rows="guard"`, optionally `stage` of the input read at `x` (the im2col
   panel) at the generation enclosing `x` (`y`), `stage` of the input read at `k`
   (the weights) there too followed by `compute_root` (packed once), and
-  `select_instr`; `parallel` of the outermost generation on OpenMP targets.
+  `select_instr`; `parallel` of the outermost generation (the batch) or of the one
+  enclosing the tile (the output row) on OpenMP targets.
   Parameters: ISA, mr, nr, the two packs, select, parallel.
 
 Nothing here decides legality: `peel` on a nest with a reduction, a `register_tile`
@@ -116,8 +117,8 @@ def suggest(trial: Trial, template: str, isas: tuple[str, ...], parallel: bool
         p["rt_pack_row"] = trial.suggest_categorical("rt_pack_row", [False, True])
         p["rt_pack_col"] = trial.suggest_categorical("rt_pack_col", [False, True])
         p["rt_select"] = trial.suggest_categorical("rt_select", [False, True])
-        if parallel:
-            p["rt_parallel"] = trial.suggest_categorical("rt_parallel", [False, True])
+        if parallel:   # the outermost generation (a batch), or the one enclosing the tile
+            p["rt_parallel"] = trial.suggest_categorical("rt_parallel", [NONE, "outer", "row"])
     return p
 
 
@@ -160,8 +161,9 @@ def rtile_ops(n: Layer, p: dict[str, Any], taken: set[str]) -> list[Op]:
         out += [Op("stage", (n.col_operand, at, buf)), Op("compute_root", (buf,))]
     if p.get("rt_select"):
         out.append(Op("select_instr", (t, p["rt_isa"])))
-    if p.get("rt_parallel"):
-        out.append(Op("parallel", (gens[0],)))
+    if p.get("rt_parallel", NONE) != NONE:
+        out.append(Op("parallel", (gens[0] if p["rt_parallel"] == "outer" or len(gens) < 3
+                                   else gens[-3],)))
     return out
 
 
@@ -184,7 +186,7 @@ def seeds(n: Layer, isas: tuple[str, ...], lanes: dict[str, int], parallel: bool
                         "st_kn": 32, "st_km": 256, **par})
         out.append({"template": "stencil", "st_isa": NONE, "st_tile": False, **par})
     if len(n.gens) >= 3 and n.reduces:
-        rpar = {"rt_parallel": True} if parallel else {}
+        rpar = {"rt_parallel": "row"} if parallel else {}
         for isa in reversed(isas):
             two = 2 * lanes[isa]
             base = {"template": "rtile", "rt_isa": isa, "rt_mr": 6, "rt_nr": two,
