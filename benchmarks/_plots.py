@@ -513,7 +513,8 @@ def tune(rows: list[dict]) -> Figure | None:
         _plain_log(plt, ax)
         ax.set_xlabel("tuning time (s)")
         ax.set_ylabel("time per call (ms)")
-        ax.set_title(f"{r['problem']} {r['sizes']}", fontsize=10)
+        on = f" on {r['target']}" if r.get("target") else ""
+        ax.set_title(f"{r['problem']}{on} {r['sizes']}", fontsize=10)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.24), ncol=2,
                   frameon=False)
     lines.insert(0, "lines: final median; bands: 25th-75th percentile of the final runs"

@@ -62,6 +62,7 @@ DURATION = "about --budget seconds per problem plus a minute of Coq and timing"
 # so one-thread ratios are the ones that mean something; --target *-openmp and
 # --blas-threads 2 for the parallel comparison.
 TARGET_BY_FLAG = (("avx512f", "avx512"), ("avx2", "avx2"))
+ISA_FLAG = {isa: flag for flag, isa in TARGET_BY_FLAG}
 PROBLEMS = ("blur", "sgemm", "conv", "matvec", "chain")   # the issue's order
 
 
@@ -83,6 +84,7 @@ class Problem:
     peer_name: str = "OpenBLAS"
     # the peer's output in the program's layout, to check it once (None: no check)
     peer_out: Callable[[object], np.ndarray] | None = None
+    target: str = ""   # the target this problem is tuned for ("": --target)
 
 
 def matvec(n: int, m: int) -> Problem:
@@ -224,6 +226,23 @@ def conv(sizes: list[int], target: str, threads: int) -> Problem:
                    peer_out=lambda run: run.out.numpy().transpose(0, 2, 3, 1))
 
 
+def sgemm_targets(args: argparse.Namespace) -> list[str]:
+    """The targets SGEMM is tuned for: --target, and with --sgemm-isas each of those
+    ISAs the CPU runs (the issue's "AVX2, and AVX-512 where the CPU has it"), serial
+    or OpenMP as --target is."""
+    if not args.sgemm_isas:
+        return [args.target]
+    flags = cpu_flags()
+    parallel = get_target(args.target).parallel
+    out = []
+    for isa in args.sgemm_isas:
+        if ISA_FLAG[isa] not in flags:
+            print(f"note: sgemm on {isa} skipped: the CPU lacks {ISA_FLAG[isa]}")
+            continue
+        out.append(f"{isa}-openmp" if parallel else isa)
+    return out or [args.target]
+
+
 def blas_threads(n: int):
     """OpenBLAS held to `n` threads (threadpoolctl), or no limit when it is missing."""
     try:
@@ -256,9 +275,10 @@ def hand_kernel(hand: Hand, program: Program, target: str):
 
 
 def run_problem(p: Problem, args: argparse.Namespace, work_dir: Path) -> dict:
-    print(f"== {p.name} {p.sizes}: tuning for {args.budget:g} s on {args.target}", flush=True)
+    target = p.target or args.target
+    print(f"== {p.name} {p.sizes}: tuning for {args.budget:g} s on {target}", flush=True)
     progress = cm.Progress()
-    res = tune(p.program, target=args.target, sizes=p.sizes, budget=args.budget,
+    res = tune(p.program, target=target, sizes=p.sizes, budget=args.budget,
                jobs=args.jobs, out_dir=work_dir / p.name, seed=args.seed,
                progress=progress)
     progress.close()
@@ -285,8 +305,8 @@ def run_problem(p: Problem, args: argparse.Namespace, work_dir: Path) -> dict:
         text = standalone(p.program, rec.steps, closed=True)
         path = candidate_path(res.out_dir / "candidates", text)
         add(label, build_file(path, p.program, tuple(map(tuple, rec.annotations)),
-                              args.target))
-    add("hand", hand_kernel(p.hand, p.program, args.target))
+                              target))
+    add("hand", hand_kernel(p.hand, p.program, target))
     peer = p.peer(w.inputs)
     if isinstance(peer, str):
         notes.append(f"{p.peer_name}: not run: {peer}")
@@ -302,7 +322,7 @@ def run_problem(p: Problem, args: argparse.Namespace, work_dir: Path) -> dict:
     notes.append(f"other processes used {other.cores():.1f} core(s) while timing")
     ms = {v.key[1]: v.median() for v in variants}
     best = res.best
-    return {"problem": p.name, "sizes": p.sizes, "target": args.target, "peer": p.peer_name,
+    return {"problem": p.name, "sizes": p.sizes, "target": target, "peer": p.peer_name,
             "budget_s": args.budget, "counters": vars(res.counters), "stopped": res.stopped,
             "candidates": len(res.records), "coqc": res.coq.text if res.coq else "-",
             "winner_ops": [op[0] + str(tuple(op[1])) for op in best.ops] if best else [],
@@ -336,14 +356,15 @@ def report(rows: list[dict], started: datetime.datetime, args: argparse.Namespac
         def ratio(k: str, ms=ms, t=t) -> str:
             return cm.fmt(ms[k] / t) if t and ms.get(k) else "-"
 
-        table.append([f"{r['problem']} {r['sizes']}",
+        table.append([f"{r['problem']} on {r['target']} {r['sizes']}",
                       f"{r['candidates']} ({c.get('proved', 0)}/{c.get('refused', 0)}/"
                       f"{c.get('failed', 0)})", cm.fmt(t, 4), cm.fmt(ms.get("untuned"), 4),
                       cm.fmt(ms.get("hand"), 4), r.get("peer", "OpenBLAS"),
                       cm.fmt(ms.get("peer"), 4), ratio("untuned"), ratio("hand"), ratio("peer"),
                       " ".join(r["winner_ops"]) or "(untuned)"])
-    notes = [f"- {r['problem']}: winner {r['coqc']}; stopped by {r['stopped']}"
-             for r in rows] + [f"- {r['problem']}: {n}" for r in rows for n in r["notes"]]
+    notes = [f"- {r['problem']} on {r['target']}: winner {r['coqc']}; stopped by {r['stopped']}"
+             for r in rows] + [f"- {r['problem']} on {r['target']}: {n}"
+                               for r in rows for n in r["notes"]]
     return "\n".join(head + [cm.md_table(hdr, table), "", *notes, ""])
 
 
@@ -357,6 +378,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--matvec", type=int, nargs=2, default=[1000, 1000], metavar=("N", "M"))
     ap.add_argument("--chain", type=int, default=200, help="n = m = p = q")
     ap.add_argument("--sgemm", type=int, default=256, help="M = N = K")
+    ap.add_argument("--sgemm-isas", nargs="*", default=["avx2", "avx512"],
+                    choices=["avx2", "avx512"],
+                    help="tune SGEMM once per ISA the CPU has (none given: --target only)")
     ap.add_argument("--blur", type=int, nargs=2, default=[2000, 2000], metavar=("N", "M"),
                     help="the image's rows and columns (bench blur's size)")
     ap.add_argument("--conv", type=int, nargs=5, default=[1, 80, 100, 128, 128],
@@ -371,14 +395,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     args.target = args.target or default_target()
     started = datetime.datetime.now(datetime.timezone.utc)
-    problems = {"matvec": lambda: matvec(*args.matvec), "chain": lambda: chain(args.chain),
-                "sgemm": lambda: sgemm(args.sgemm, args.target),
-                "blur": lambda: blur(*args.blur, args.target, args.blas_threads),
-                "conv": lambda: conv(args.conv, args.target, args.blas_threads)}
+    problems = {"matvec": lambda: [matvec(*args.matvec)], "chain": lambda: [chain(args.chain)],
+                "sgemm": lambda: [sgemm(args.sgemm, t) for t in sgemm_targets(args)],
+                "blur": lambda: [blur(*args.blur, args.target, args.blas_threads)],
+                "conv": lambda: [conv(args.conv, args.target, args.blas_threads)]}
     rows = []
     with tempfile.TemporaryDirectory(prefix="vs-bench-tune-") as tmp:
         for name in args.problems:
-            rows.append(run_problem(problems[name](), args, Path(tmp)))
+            for k, prob in enumerate(problems[name]()):
+                rows.append(run_problem(prob, args, Path(tmp) / f"{name}{k}"))
     md = report(rows, started, args)
     print(md)
     out = Path(args.out_dir)
