@@ -175,7 +175,9 @@ def seeds(n: Layer, isas: tuple[str, ...], lanes: dict[str, int], parallel: bool
     vectorized; parallel rows on OpenMP; Fig. 9's 32 x 256 tiles vectorized; the
     peeled scalar rows); for a nest of three or more generations over a reduction,
     Conv.v's register tile (6 x 2 vectors, both packs, instruction selection), the
-    same unselected, and 4 x 4 vectors."""
+    same unselected, and 4 x 4 vectors; on OpenMP targets the outermost generation
+    parallel (the OpenMP lowering runs only a nest's outermost generation in parallel:
+    `rt_parallel="row"` on the conv is refused by `parallel`'s check)."""
     out: list[dict[str, Any]] = []
     par = {"st_parallel": True} if parallel else {}
     if len(n.gens) >= 2 and not n.reduces:
@@ -186,7 +188,7 @@ def seeds(n: Layer, isas: tuple[str, ...], lanes: dict[str, int], parallel: bool
                         "st_kn": 32, "st_km": 256, **par})
         out.append({"template": "stencil", "st_isa": NONE, "st_tile": False, **par})
     if len(n.gens) >= 3 and n.reduces:
-        rpar = {"rt_parallel": "row"} if parallel else {}
+        rpar = {"rt_parallel": "outer"} if parallel else {}
         for isa in reversed(isas):
             two = 2 * lanes[isa]
             base = {"template": "rtile", "rt_isa": isa, "rt_mr": 6, "rt_nr": two,
