@@ -373,7 +373,8 @@ def main(argv: list[str] | None = None) -> int:
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=float, default=120.0, help="tuning seconds per problem")
     ap.add_argument("--jobs", type=int, default=1, help="proving worker processes")
-    ap.add_argument("--target", default=None, help="default: the CPU's widest ISA, OpenMP")
+    ap.add_argument("--target", default=None,
+                    help="default: the CPU's widest vector ISA, one thread")
     ap.add_argument("--problems", nargs="*", default=list(PROBLEMS), choices=PROBLEMS)
     ap.add_argument("--matvec", type=int, nargs=2, default=[1000, 1000], metavar=("N", "M"))
     ap.add_argument("--chain", type=int, default=200, help="n = m = p = q")
