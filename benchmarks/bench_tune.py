@@ -153,9 +153,14 @@ def sgemm(n: int, target: str) -> Problem:
 
 def isa_of(target: str) -> str:
     """The vector ISA a target name is built on (`avx512-openmp` -> avx512): the
-    registry's target object says, not a comparison of names."""
+    registry's target object says, not a comparison of names; `native` (no ISA of its
+    own) the CPU's best."""
     vec = getattr(get_target(target), "isa", None)
-    return "avx512" if vec is not None and vec.lanes == 16 else "avx2"
+    if vec is None:
+        from verisched.targets.auto import best_vector_isa
+
+        return best_vector_isa()
+    return "avx512" if vec.lanes == 16 else "avx2"
 
 
 def blur(n: int, m: int, target: str, threads: int) -> Problem:
