@@ -148,7 +148,8 @@ def sgemm(n: int, target: str) -> Problem:
         a, b, c = ins["A"], ins["B"], ins["C"]
         return lambda: c + a @ b
 
-    return Problem("sgemm", prog, {"M": n, "N": n, "K": n}, hand, peer, 2.0 * n ** 3)
+    return Problem("sgemm", prog, {"M": n, "N": n, "K": n}, hand, peer, 2.0 * n ** 3,
+                   target=target)
 
 
 def isa_of(target: str) -> str:
