@@ -180,6 +180,17 @@ def test_tune_bands_and_missing_contender(pl, tmp_path) -> None:
     assert "matvec: no untuned timing (no proved candidate)" in _notes(pl, fig)
 
 
+def test_tune_names_the_peer_of_each_problem(pl, tmp_path) -> None:
+    # blur's peer is Halide, conv's oneDNN: timed under "peer", named by the row
+    row = {"problem": "blur", "target": "avx512", "peer": "Halide", "sizes": {"n": 8},
+           "best_over_time": [[1.0, 2e-3]], "ms": {"tuned": 1.0, "hand": 2.0, "peer": 3.0,
+                                                   "untuned": 4.0}}
+    fig = pl.tune([row, dict(row, problem="conv", peer="oneDNN (torch)", ms={"tuned": 1.0})])
+    _render(pl, fig, tmp_path, "tune_peer")
+    assert "blur: no Halide timing" not in _notes(pl, fig)
+    assert "conv: no oneDNN (torch) timing" in _notes(pl, fig)
+
+
 def test_quartiles_and_round_ratios(pl) -> None:
     assert pl.quartiles([1, 2, 3, 4, 5]) == (2.0, 3.0, 4.0)
     assert pl.quartiles([]) is None

@@ -41,7 +41,7 @@ from .evaluate import (
 from .executors import default_jobs, make_executor
 from .output import CoqVerdict, coqc, plot, write_script, write_winner
 from .search import Counters, Search
-from .space import Space
+from .space import Space, with_template
 
 # How the hand-derived baseline is given: a function of the schedule (Python), or a
 # derivation of a .v file (path, name), built for the same target.
@@ -180,8 +180,23 @@ def tune(program: Program, *, target: str = "c", sizes: Mapping[str, int],
                      outcome.counters, outcome.stopped, log_path, out)
     if work.note:
         res.notes.append(work.note)
+    res.notes += _untuned_refused(res.records, [first, with_template(space, first)])
     _finish(res, program, space, work, hand, timeout, say)
     return res
+
+
+def _untuned_refused(records: list[tlog.Record], untuned: list[dict[str, Any]]) -> list[str]:
+    """A note when the program as written was itself refused (its bounds not proved:
+    a program that reads outside its inputs, such as Blur.v's `blur` under ATL's
+    zero-outside semantics): every schedule of it is then refused too, and the user
+    needs a program whose boundary reads are guarded, not a longer search."""
+    rec = next((r for r in records if r.params in untuned), None)
+    if rec is None or rec.status != "refused":
+        return []
+    return ["the untuned program itself was refused, so every schedule of it will be: "
+            f"{' '.join(rec.message.split())[:240]} (start from a program whose reads "
+            "outside its inputs are guarded, as Directives/BlurTiled.v's blur_bc guards "
+            "Blur.v's blur)"]
 
 
 def _finish(res: TuneResult, program: Program, space: Space, work: Workload,

@@ -28,6 +28,7 @@ from verisched.schedule.directives import ISAS
 from verisched.schedule.dsl import Program
 
 from . import templates as tpl
+from . import templates_layers as lay
 from .space_types import NONE, Loop, Op, Trial
 from .space_types import fresh as _fresh
 
@@ -79,6 +80,8 @@ class Space:
     # the micro-kernel templates' view of the consumer and of each producer (templates.py)
     kernel: tpl.Nest | None = None
     kernels: dict[str, tpl.Nest] = field(default_factory=dict)
+    # the stencil and register-tile templates' view of the consumer (templates_layers.py)
+    layer: lay.Layer | None = None
 
     @property
     def templates(self) -> tuple[str, ...]:
@@ -102,7 +105,7 @@ class Space:
             kernels[e.var] = tpl.nest_of(e.value, inner[e.var], ins)
             e = e.body
         return cls(program, target, producers, nest, isas, taken, inner,
-                   tpl.nest_of(e, nest, ins), kernels)
+                   tpl.nest_of(e, nest, ins), kernels, lay.layer_of(e, nest, ins))
 
     @staticmethod
     def _perms(loops: tuple[Loop, ...]) -> list[str]:
@@ -123,6 +126,8 @@ class Space:
         stay valid)."""
         if len(self.templates) > 1:
             template = trial.suggest_categorical("template", list(self.templates))
+            if template in ("stencil", "rtile"):
+                return lay.suggest(trial, template, self.isas, self.target.parallel)
             if template != "loops":
                 return tpl.suggest(trial, template, self.isas, bool(self.producers))
         p: dict[str, Any] = {}
@@ -205,7 +210,10 @@ class Space:
         order candidates, never skip measuring), and TPE starts from their times."""
         first: list[dict[str, Any]] = []
         if len(self.templates) > 1:   # the hand schedules' points, widest ISA only
-            first = tpl.seeds(self.isas, bool(self.producers))[:tpl.SEEDS_PER_ISA]
+            if self.layer is not None:   # the stencil and conv points, by the nest's shape
+                first = lay.seeds(self.layer, self.isas, {i: tpl.lanes(i) for i in self.isas},
+                                  self.target.parallel)
+            first += tpl.seeds(self.isas, bool(self.producers))[:tpl.SEEDS_PER_ISA]
         out: list[dict[str, Any]] = []
         gens = [lp.name for lp in self.nest if lp.kind == "gen"]
         placements = [NONE] + gens[:1]
@@ -252,6 +260,10 @@ class Space:
             return tpl.lanes_ops(self.kernel, p, set(self.taken))
         if template == "dot" and self.kernel is not None:
             return tpl.dot_ops(self.kernel, p, set(self.taken))
+        if template == "stencil" and self.layer is not None:
+            return lay.stencil_ops(self.layer, p, set(self.taken))
+        if template == "rtile" and self.layer is not None:
+            return lay.rtile_ops(self.layer, p, set(self.taken))
         out: list[Op] = []
         order = self._order(p)
         if order and [lp.name for lp in order] != [lp.name for lp in self.nest]:

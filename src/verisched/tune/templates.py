@@ -43,7 +43,8 @@ from verisched.targets.registry import get_target
 
 from .space_types import NONE, Loop, Op, Trial, fresh, mul
 
-TEMPLATES = ("loops", "microkernel", "lanes", "dot")
+# stencil and rtile: templates_layers.py (the blur, the 3x3 conv)
+TEMPLATES = ("loops", "microkernel", "lanes", "dot", "stencil", "rtile")
 MC_FACTORS = (48, 96, 192)     # row blocks: multiples of every register-tile height
 KC_FACTORS = (64, 128, 256)    # depth blocks
 MR_FACTORS = (4, 6, 8)         # register tile rows
@@ -185,12 +186,12 @@ def dot_ops(n: Nest, p: dict[str, Any], taken: set[str]) -> list[Op]:
     """`dt_vectors` vector accumulators over the reduction (see the module docstring)."""
     k = n.k or "j"
     ko, kl = fresh(k + "o", taken), fresh(k + "l", taken)
-    return [Op("split", (k, p["dt_vectors"] * _lanes(p["dt_isa"]), ko, kl), (("tail", "peel"),)),
+    return [Op("split", (k, p["dt_vectors"] * lanes(p["dt_isa"]), ko, kl), (("tail", "peel"),)),
             Op("reorder", (kl, ko)), Op("rw", ("sum_lanes_let",)), Op("reorder", (ko, kl)),
             Op("vectorize", (kl, p["dt_isa"]))]
 
 
-def _lanes(isa: str) -> int:
+def lanes(isa: str) -> int:
     """The float32 lanes of a vector ISA's target (8 for avx2, 16 for avx512)."""
     vec = getattr(get_target(isa), "isa", None)
     return vec.lanes if vec is not None else 8
@@ -204,7 +205,7 @@ def seeds(isas: tuple[str, ...], has_producers: bool) -> list[dict[str, Any]]:
     rows, packed and not."""
     out: list[dict[str, Any]] = []
     for isa in reversed(isas):
-        nr = 4 * _lanes(isa)  # Sgemm.v's tile: four vectors wide
+        nr = 4 * lanes(isa)  # Sgemm.v's tile: four vectors wide
         # with producers (the chained matmul), the consumer reads a let: its tile
         # unselected first, the producers' selected
         for sel, row in (((False, True), (True, True), (False, False)) if has_producers
@@ -225,5 +226,5 @@ def seeds(isas: tuple[str, ...], has_producers: bool) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["NONE", "TEMPLATES", "Nest", "dot_ops", "lanes_ops", "microkernel_ops", "nest_of",
-           "seeds", "suggest"]
+__all__ = ["NONE", "TEMPLATES", "Nest", "dot_ops", "lanes", "lanes_ops", "microkernel_ops",
+           "nest_of", "seeds", "suggest"]
