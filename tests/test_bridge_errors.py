@@ -203,7 +203,10 @@ def test_no_coqtop_survives_an_interrupted_python(how: int) -> None:
         "print(s._child.pid, flush=True)\n"
         "time.sleep(60)\n"
     )
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    # SIGINT at its default in the child even where the suite was started as a background
+    # job of a shell without job control, which starts with SIGINT ignored (POSIX)
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                         preexec_fn=_default_sigint)
     assert p.stdout is not None
     pid = int(p.stdout.readline())
     os.kill(pid, 0)  # coqtop is alive
@@ -251,3 +254,7 @@ def test_replay_timeout_leaves_session_usable(repo: Path, tmp_path: Path) -> Non
         assert [st.tactic for st in rd.derivation.steps] == ["reschedule."]
         assert s.alive and s.proof_name == "Coq" and s.state == start
         assert replay_file(s, repo / "coq" / "Examples" / "Pipeline.v").ok
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

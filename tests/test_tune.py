@@ -162,7 +162,7 @@ def test_ctrl_c_keeps_the_log_and_resume_continues(tmp_path: Path) -> None:
     log = tmp_path / "a" / "fused.tune.jsonl"
     proc = subprocess.Popen(exe + ["--trials", "200", "-o", str(tmp_path / "a")], env=ENV,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_sigint)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None:
         if log.is_file() and len(log.read_text().splitlines()) >= 2:
@@ -192,3 +192,10 @@ def test_ray_local_instance(tmp_path: Path) -> None:
     workers = {r.worker for r in res.records}
     assert workers and all(w and not w.endswith(f":{os.getpid()}") for w in workers)
     assert shutil.which("coqc")
+
+
+def _default_sigint() -> None:
+    """SIGINT at its default in the child: a suite started as a background job of a shell
+    without job control inherits SIGINT ignored (POSIX), and Ctrl-C would then do
+    nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
