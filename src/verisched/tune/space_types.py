@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from verisched.pybridge.terms import Expr, Get, Var, idx_free_vars, walk
+
 NONE = "none"
 
 
@@ -84,3 +86,19 @@ def _arg_source(a: Any) -> str:
         q, r = a["mul"]
         return f"Ix(IBin('*', IConst({q}), IConst({r})))"
     return repr(a)
+
+
+def tensor_reads(e: Expr) -> list[tuple[str, frozenset[str]]]:
+    """Each access of a named tensor under `e` with the variables of its indices (the
+    templates read a nest's operands from them: templates.py, templates_layers.py)."""
+    out = []
+    for x in walk(e):
+        if isinstance(x, Get):
+            vs: frozenset[str] = frozenset()
+            t: Expr = x
+            while isinstance(t, Get):
+                vs |= idx_free_vars(t.index)
+                t = t.tensor
+            if isinstance(t, Var):
+                out.append((t.name, vs))
+    return out

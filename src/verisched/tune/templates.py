@@ -38,10 +38,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from verisched.pybridge.terms import Expr, Gen, Get, Guard, Sum, TAdd, Var, idx_free_vars, walk
+from verisched.pybridge.terms import Expr, Gen, Guard, Sum, TAdd, walk
 from verisched.targets.registry import get_target
 
-from .space_types import NONE, Loop, Op, Trial, fresh, mul
+from .space_types import NONE, Loop, Op, Trial, fresh, mul, tensor_reads
 
 # stencil and rtile: templates_layers.py (the blur, the 3x3 conv)
 TEMPLATES = ("loops", "microkernel", "lanes", "dot", "stencil", "rtile")
@@ -68,21 +68,6 @@ class Nest:
     adds: bool
 
 
-def _operands(e: Expr) -> list[tuple[str, frozenset[str]]]:
-    """Each access of a named tensor under `e` with the loop variables of its index."""
-    out = []
-    for x in walk(e):
-        if isinstance(x, Get):
-            vs: frozenset[str] = frozenset()
-            t: Expr = x
-            while isinstance(t, Get):
-                vs |= idx_free_vars(t.index)
-                t = t.tensor
-            if isinstance(t, Var):
-                out.append((t.name, vs))
-    return out
-
-
 def nest_of(e: Expr, loops: tuple[Loop, ...], inputs: set[str]) -> Nest:
     """The template's view of the nest `loops` of `e` (its body read for the sum)."""
     gens = [lp.name for lp in loops if lp.kind == "gen"]
@@ -93,7 +78,7 @@ def nest_of(e: Expr, loops: tuple[Loop, ...], inputs: set[str]) -> Nest:
     sums += [x.var for x in walk(body) if isinstance(x, Sum)]
     a = gens[0] if gens else None
     b = gens[1] if len(gens) > 1 else None
-    ops = [(t, vs) for t, vs in _operands(e) if t in inputs]
+    ops = [(t, vs) for t, vs in tensor_reads(e) if t in inputs]
     row = next((t for t, vs in ops if a in vs and b not in vs and sums and sums[0] in vs), None)
     col = next((t for t, vs in ops if b is not None and b in vs and a not in vs), None)
     return Nest(a, b, sums[0] if sums else None, row, col, isinstance(body, TAdd))

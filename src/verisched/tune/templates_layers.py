@@ -39,9 +39,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from verisched.pybridge.terms import Expr, Gen, Get, Guard, Sum, Var, idx_free_vars, walk
+from verisched.pybridge.terms import Expr, Gen, Guard, Sum, walk
 
-from .space_types import NONE, Loop, Op, Trial, fresh
+from .space_types import NONE, Loop, Op, Trial, fresh, tensor_reads
 
 KN_FACTORS = (8, 16, 32, 64)        # stencil tile rows
 KM_FACTORS = (64, 128, 256, 512)    # stencil tile columns (multiples of 16 lanes)
@@ -73,7 +73,7 @@ def layer_of(e: Expr, loops: tuple[Loop, ...], inputs: set[str]) -> Layer:
     row = col = None
     if len(gens) >= 2:
         i, j = gens[-2], gens[-1]
-        for t, vs in _reads(e):
+        for t, vs in tensor_reads(e):
             if t not in inputs:
                 continue
             if row is None and i in vs and j not in vs:
@@ -81,21 +81,6 @@ def layer_of(e: Expr, loops: tuple[Loop, ...], inputs: set[str]) -> Layer:
             if col is None and j in vs and i not in vs:
                 col = t
     return Layer(gens, reduces, row, col)
-
-
-def _reads(e: Expr) -> list[tuple[str, frozenset[str]]]:
-    """Each access of a named tensor under `e` with the variables of its indices."""
-    out = []
-    for x in walk(e):
-        if isinstance(x, Get):
-            vs: frozenset[str] = frozenset()
-            t: Expr = x
-            while isinstance(t, Get):
-                vs |= idx_free_vars(t.index)
-                t = t.tensor
-            if isinstance(t, Var):
-                out.append((t.name, vs))
-    return out
 
 
 def suggest(trial: Trial, template: str, isas: tuple[str, ...], parallel: bool
