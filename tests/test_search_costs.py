@@ -66,3 +66,24 @@ def test_unknown_costs_is_an_argument_error() -> None:
     program = load_program(KERNELS, "axpy")
     with pytest.raises(SearchArgumentError, match="costs must be one of liar, measured"):
         saturate(program, costs="guess")
+
+
+def test_costs_that_cannot_be_measured_are_a_message(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """No OpenBLAS (or no Coq) on the machine: a one-line error naming the way out, no
+    traceback, and no half-written table."""
+    from verisched.cli import main
+    from verisched.codegen.errors import CompileError
+
+    monkeypatch.setenv("VERISCHED_CACHE_DIR", str(tmp_path))
+
+    def broken(progress=None, names=None):  # noqa: ANN001, ANN202
+        raise CompileError("cannot find -lopenblas")
+
+    monkeypatch.setattr(C, "measure", broken)
+    assert main(["search", str(KERNELS), "--program", "axpy", "--costs", "measured",
+                 "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot measure the idiom costs" in err and "--costs liar" in err
+    assert "Traceback" not in err and not (tmp_path / C.FILE).exists()

@@ -26,6 +26,7 @@ from verisched.search import (
     SearchEncodingError,
     search,
 )
+from verisched.search.costs import CostError
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
         r = search(args.file, args.program, idioms=args.idioms, steps=args.steps,
                    nodes=args.nodes, timeout=args.timeout, out=args.out, costs=args.costs,
                    progress=None if args.quiet else progress)
-    except (KernelFileError, SearchArgumentError, SearchEncodingError, OSError) as exc:
+    except (KernelFileError, SearchArgumentError, SearchEncodingError, CostError,
+            OSError) as exc:
         print(f"verisched search: {exc}", file=sys.stderr)
         return 1
     except (CertificateError, ScheduleError) as exc:

@@ -28,8 +28,10 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from verisched import pipeline
+from verisched.codegen.errors import CodegenError
 from verisched.pipeline.cache import cache_dir
 from verisched.pybridge import terms as A
+from verisched.pybridge.errors import BridgeError
 from verisched.pybridge.instrs import INDEX, InstrSpec, registered
 from verisched.targets.cpu import cpu_model
 from verisched.targets.toolchain import atomic_write
@@ -42,6 +44,10 @@ TIMED_SIZES = {1: 1 << 18, 2: 768, 3: 192}   # by the number of index parameters
 FILE = "idiom_costs.json"
 COSTS = ("liar", "measured")
 UNMEASURED = ("blas_transpose",)   # no CBLAS lowering
+
+
+class CostError(RuntimeError):
+    """The measured costs cannot be had here (the `blas` target or Coq is missing)."""
 
 
 def liar_cost(e: A.Expr, sizes: Mapping[str, int]) -> float:
@@ -143,7 +149,12 @@ def call_costs(kind: str, progress: Callable[[str], None] | None = None
     if progress:
         progress(f"measuring the BLAS idioms' costs on this CPU ({cpu_model()}), once; kept in "
                  f"{path}")
-    costs = measure(progress)
+    try:
+        costs = measure(progress)
+    except (CodegenError, BridgeError, OSError) as exc:   # no OpenBLAS, no coqtop, ...
+        reason = " ".join(str(exc).split())[:300]
+        raise CostError(f"cannot measure the idiom costs on this machine ({reason}); "
+                        "use the default costs (--costs liar)") from exc
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, json.dumps({"cpu": cpu_model(), "costs": costs}, indent=1))
     return {**CALL_COST, **costs}
