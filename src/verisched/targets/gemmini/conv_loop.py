@@ -34,9 +34,9 @@ from verisched.codegen.errors import LowerError
 from verisched.codegen.ir import Buf, Ctx, Dest, Emitter
 from verisched.codegen.normal import show
 from verisched.codegen.poly import Poly
-from verisched.pybridge.instrs import InstrError, check_call
 from verisched.pybridge.terms import Expr, Instr, Var
 from verisched.targets.gemmini import config as cfg
+from verisched.targets.gemmini.loops import loop_call, same
 from verisched.targets.gemmini.moves import config_arg
 
 if TYPE_CHECKING:
@@ -48,10 +48,6 @@ HALF_ACC = cfg.ACC_ROWS // 2
 HALF_SPAD = cfg.SPAD_ROWS // 2
 
 
-def _same(a: Poly, b: Poly, ctx: Ctx) -> bool:
-    return ctx.facts.le(a, b) and ctx.facts.le(b, a)
-
-
 def _tensor(g: GemminiRules, arg: Expr, dims: list[Poly], ctx: Ctx, what: str) -> Buf:
     """The DRAM tensor argument `arg`, which must be a whole input of extents `dims` (the
     loop addresses it with its own strides)."""
@@ -61,7 +57,7 @@ def _tensor(g: GemminiRules, arg: Expr, dims: list[Poly], ctx: Ctx, what: str) -
     if not isinstance(buf, Buf) or buf.cname in g.onchip:
         raise LowerError(f"gemmini: {what} {show(arg)} is not a DRAM tensor")
     if len(buf.dims) != len(dims) or not all(
-            _same(a, b, ctx) for a, b in zip(buf.dims, dims, strict=True)):
+            same(a, b, ctx) for a, b in zip(buf.dims, dims, strict=True)):
         raise LowerError(f"gemmini: {what} must have extents "
                          f"{' x '.join(ctext(d, ctx) for d in dims)}: {show(arg)}")
     return buf
@@ -70,13 +66,13 @@ def _tensor(g: GemminiRules, arg: Expr, dims: list[Poly], ctx: Ctx, what: str) -
 def _extent(b: Poly, d: Poly, ctx: Ctx) -> bool:
     """Is the extent `b` the extent `d`, or `max(0, d)` (how an output extent that may be
     negative, such as H - KH + 1, is stated when no hypothesis bounds it)?"""
-    if _same(b, d, ctx):
+    if same(b, d, ctx):
         return True
     if len(b.terms) != 1 or b.terms[0][1] != 1 or len(b.terms[0][0]) != 1:
         return False
     atom = b.terms[0][0][0]
     return atom.op == "max" and len(atom.args) == 2 and any(
-        x.as_const() == 0 and _same(y, d, ctx) for x, y in (atom.args, atom.args[::-1]))
+        x.as_const() == 0 and same(y, d, ctx) for x, y in (atom.args, atom.args[::-1]))
 
 
 def _whole_output(g: GemminiRules, dest: Dest, dims: list[Poly], ctx: Ctx) -> bool:
@@ -96,15 +92,7 @@ def lower_conv_loop(g: GemminiRules, e: Instr, dest: Dest, mode: str, ctx: Ctx,
                     out: Emitter) -> bool:
     """Store `gemmini_loop_conv_ws ...` into the kernel's output: hardware conv loops over
     tiles (module docstring).  Returns True: every output element is written."""
-    try:
-        spec = check_call(e)
-    except InstrError as exc:
-        raise LowerError(f"gemmini: {exc}") from exc
-    args = {p.name: a for p, a in zip(spec.params, e.args, strict=True)}
-    where = f"{e.name} ({show(e)})"
-    if mode != "=":
-        raise LowerError(f"gemmini: {where} is accumulated into its destination; a hardware "
-                         "loop stores the kernel's output")
+    args, where = loop_call(e, mode)
     nb, h, w_, c, ko, kh, kw = (ix(args[v], ctx)
                                 for v in ("NB", "H", "W", "C", "KO", "KH", "KW"))
     oh, ow = h - kh + Poly.const(1), w_ - kw + Poly.const(1)

@@ -50,8 +50,25 @@ MAX_C_TILES = cfg.ACC_ROWS // 2 // cfg.DIM
 MAX_AB_TILES = cfg.SPAD_ROWS // 2 // cfg.DIM - 1
 
 
-def _same(a: Poly, b: Poly, ctx: Ctx) -> bool:
+def same(a: Poly, b: Poly, ctx: Ctx) -> bool:
+    """Are the extents `a` and `b` provably equal?"""
     return ctx.facts.le(a, b) and ctx.facts.le(b, a)
+
+
+def loop_call(e: Instr, mode: str) -> tuple[dict[str, object], str]:
+    """The arguments of hardware-loop call `e` by parameter name, and how to name the call
+    in a message; refuses a call Coq's specification does not type and a call that
+    accumulates (a hardware loop stores the kernel's output).  Shared by `gemmini_loop_ws`
+    here and `gemmini_loop_conv_ws` (conv_loop.py)."""
+    try:
+        spec = check_call(e)
+    except InstrError as exc:
+        raise LowerError(f"gemmini: {exc}") from exc
+    where = f"{e.name} ({show(e)})"
+    if mode != "=":
+        raise LowerError(f"gemmini: {where} is accumulated into its destination; a hardware "
+                         "loop stores the kernel's output")
+    return {p.name: a for p, a in zip(spec.params, e.args, strict=True)}, where
 
 
 def _matrix(g: GemminiRules, arg: object, rows: Poly, cols: Poly, ctx: Ctx, what: str
@@ -59,7 +76,7 @@ def _matrix(g: GemminiRules, arg: object, rows: Poly, cols: Poly, ctx: Ctx, what
     """The DRAM matrix argument `arg`, which must be a whole input of extents rows x cols
     (the loop addresses it with its own row stride)."""
     buf, lead = dram_source(g, arg, ctx, what)  # type: ignore[arg-type]
-    if lead or not (_same(buf.dims[0], rows, ctx) and _same(buf.dims[1], cols, ctx)):
+    if lead or not (same(buf.dims[0], rows, ctx) and same(buf.dims[1], cols, ctx)):
         raise LowerError(f"gemmini: {what} must be a whole DRAM matrix of extents "
                          f"{ctext(rows, ctx)} x {ctext(cols, ctx)}: {show(arg)}")  # type: ignore[arg-type]
     return buf
@@ -70,8 +87,8 @@ def _whole_output(g: GemminiRules, dest: Dest, m: Poly, n: Poly, ctx: Ctx) -> bo
     if dest.buf is None or dest.buf.cname != g.out_cname or len(dest.windows) != 2:
         return False
     (a0, b0), (a1, b1) = dest.windows
-    if not (a0.as_const() == 0 and a1.as_const() == 0 and _same(b0, m, ctx)
-            and _same(b1, n, ctx)):
+    if not (a0.as_const() == 0 and a1.as_const() == 0 and same(b0, m, ctx)
+            and same(b1, n, ctx)):
         return False
     i, j = Poly.var("vs_loop_i"), Poly.var("vs_loop_j")
     idx, conds = dest.fn([i, j])
@@ -84,15 +101,7 @@ def lower_loop(g: GemminiRules, e: Instr, dest: Dest, mode: str, ctx: Ctx, out: 
     """Store `gemmini_loop_ws[_bias] ...` into the kernel's output: hardware loops over
     blocks of output tiles (module docstring).  Returns whether all of the output is
     written (not when K may be 0: then the output is the zero the caller fills)."""
-    try:
-        spec = check_call(e)
-    except InstrError as exc:
-        raise LowerError(f"gemmini: {exc}") from exc
-    args = {p.name: a for p, a in zip(spec.params, e.args, strict=True)}
-    where = f"{e.name} ({show(e)})"
-    if mode != "=":
-        raise LowerError(f"gemmini: {where} is accumulated into its destination; a hardware "
-                         "loop stores the kernel's output")
+    args, where = loop_call(e, mode)
     m, n, k = (ix(args[x], ctx) for x in ("M", "N", "K"))
     if not _whole_output(g, dest, m, n, ctx):
         raise LowerError(f"gemmini: {where} must be the whole program: it stores the kernel's "
