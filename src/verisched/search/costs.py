@@ -32,10 +32,11 @@ from verisched.codegen.errors import CodegenError
 from verisched.pipeline.cache import cache_dir
 from verisched.pybridge import terms as A
 from verisched.pybridge.errors import BridgeError
-from verisched.pybridge.instrs import INDEX, InstrSpec, registered
+from verisched.pybridge.instrs import INDEX, registered
 from verisched.targets.cpu import cpu_model
 from verisched.targets.toolchain import atomic_write
 
+from .kernel_file import infer_shapes
 from .rules import CALL_COST
 
 # Sizes the idioms are timed at: each run long enough (0.1-10 ms) that a call's fixed
@@ -61,28 +62,6 @@ def liar_cost(e: A.Expr, sizes: Mapping[str, int]) -> float:
         return 1.0
     return 1.0 + sum(liar_cost(c, sizes) for c in A.children(e)   # type: ignore[misc]
                      if not A.is_idx(c))
-
-
-def _shapes(spec: InstrSpec) -> dict[str, tuple[A.Idx, ...]]:
-    """Each tensor or scalar parameter's extents, read from the loops that index it."""
-    extents: dict[str, A.Idx] = {}
-    for x in A.walk(spec.body):
-        if isinstance(x, (A.Gen, A.Sum)):
-            extents[x.var] = x.hi
-    shapes: dict[str, tuple[A.Idx, ...]] = {}
-    for x in A.walk(spec.body):
-        if isinstance(x, A.Var) and x.name not in shapes:
-            shapes[x.name] = ()
-        if isinstance(x, A.Get):
-            idxs: list[A.Idx] = []
-            t: A.Expr = x
-            while isinstance(t, A.Get):
-                idxs.append(t.index)
-                t = t.tensor
-            if isinstance(t, A.Var) and len(idxs) > len(shapes.get(t.name, ())):
-                shapes[t.name] = tuple(extents[i.name] for i in reversed(idxs)
-                                       if isinstance(i, A.IVar))
-    return shapes
 
 
 def _median_ms(fn: Callable[[], object], seconds: float = 0.3) -> float:
@@ -112,8 +91,11 @@ def measure(progress: Callable[[str], None] | None = None,
         index = [p.name for p in spec.params if p.kind == INDEX]
         n = TIMED_SIZES[len(index)]
         sizes = dict.fromkeys(index, n)
-        shapes = _shapes(spec)
-        env = {k: v for k, v in shapes.items() if k not in index}
+        # each operand's extents from the loops of the specification that index it
+        shapes = infer_shapes(spec.body, {p.name: p.rank for p in spec.params
+                                          if p.kind != INDEX})
+        env = {p.name: tuple(shapes.get(p.name, ())) for p in spec.params
+               if p.kind != INDEX}
         call = A.Instr(spec.name, tuple(A.IVar(p.name) if p.kind == INDEX else A.Var(p.name)
                                         for p in spec.params))
         loop_k = pipeline.compile_program(spec.body, env, "c", sizes=tuple(index))

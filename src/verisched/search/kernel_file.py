@@ -74,7 +74,7 @@ def _loop_offset(i: A.Idx) -> tuple[str, int] | None:
     return None
 
 
-def _infer_shapes(e: A.Expr, tensors: dict[str, int]) -> dict[str, list[A.Idx | None]]:
+def infer_shapes(e: A.Expr, tensors: dict[str, int]) -> dict[str, list[A.Idx | None]]:
     """Each input's extents from the loops that index it: a dimension read at `v` or at
     `v + c` by a loop `v < n` (from 0) has extent `n + c`, the largest `c` of its reads
     (a stencil's `x[i + 4]`); two loops of different extents on one dimension are an
@@ -138,7 +138,7 @@ def load_program(path: str | Path, name: str) -> Program:
     if unknown:
         raise KernelFileError(f"{name} mentions {', '.join(unknown)}, which the file does "
                               "not declare as a size (Z) or an input (Z -> ... -> S)")
-    shapes = _infer_shapes(expr, tensors)
+    shapes = infer_shapes(expr, tensors)
     for m in _SHAPED.finditer(_COMMENT.sub(" ", p.read_text())):
         if m.group(2) in tensors:
             try:
