@@ -163,4 +163,59 @@ Section Conv.
     check_safe.
     done.
   Qed.
+  (** ** AVX-512 with depth blocking: the taps [(r, s)] as depth blocks.
+
+      The same tile, but the two tap sums are moved out of the register
+      tile to just inside the output row ([GEN n GEN y SUM r SUM s]), so
+      that each 6 x 32 tile reduces over one tap's [CI] channels only and
+      is accumulated into the output row across the 9 taps (a masked
+      load-add-store, Sgemm.v's [SUM ko] form).  This is BLIS's [kc]
+      level (Van Zee and van de Geijn; the Exo thesis's SGEMM, Sec. 7.2)
+      with [kc = CI] and the blocks the taps: the weight panel of a strip
+      and tap, [Wp[r][s][jm]], is [CI x 32] (16 KiB at [CI = 128]) and
+      stays in L1 while the row's tiles use it; the im2col panel becomes
+      one shifted, zero-padded copy of an input row per tap
+      ([Ap[xo][ir][c]], 52 KB at the benchmark's size). *)
+  Lemma guard2_sum_prod_l q p n (a b : Z -> S) :
+    iverson q (iverson p (sumr 0 n (fun c => smul (a c) (b c)))) =
+    iverson q (iverson p (sumr 0 n (fun c => smul (iverson q (a c)) (iverson p (b c))))).
+  Proof. destruct q, p; cbn [iverson]; reflexivity. Qed.
+
+  Derive conv_avx512_kc SuchThat (conv = conv_avx512_kc) As conv_avx512_kc_correct.
+  Proof.
+    reschedule.
+    (* The taps outside the output row: [GEN n GEN y SUM r SUM s GEN x GEN k SUM c]. *)
+    swap_sum at (genr 0 KO _);
+    swap_sum at (genr 0 W _);
+    swap_sum at (genr 0 KO _);
+    swap_sum at (genr 0 W _).
+    (* [conv_schedule 32 16] with one reduction in the tile. *)
+    swap_gen at (genr 0 W _);
+    rw (gen_tile_cols 32 KO) at (genr 0 KO _);
+    guard_in at (iverson (_ <? KO) _);
+    swap_gen at (genr 0 32 _);
+    rw (gen_tile_rows 6 W) at (genr 0 W _);
+    guard_in at (iverson (_ <? W) _);
+    rw guard2_sum_prod_l;
+    guard_out at (genr 0 32 _);
+    rw (gen_split_lanes 32 2 16) at (genr 0 32 _);
+    rw guard_lanes at (iverson (_ <? KO) _);
+    name_buffer (sumr 0 CI _) as t;
+    hoist t past (genr 0 6 _);
+    name_buffer (|[ _ ]| I _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as Ap;
+    hoist Ap past (transpose KO W _);
+    swap_sum at (genr 0 16 _);
+    swap_sum at (genr 0 2 _);
+    swap_sum at (genr 0 6 _);
+    name_buffer (|[ _ ]| w _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as Wp;
+    hoist Wp past (genr 0 NB _).
+    (* Instruction form. *)
+    use_instr avx512_maskstore.
+    rw avx512_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_] _[_]).
+    rw avx512_broadcast_lane.
+    use_instr avx512_mul.
+    set_memory t AVX512_REG.
+    check_safe.
+    done.
+  Qed.
 End Conv.
