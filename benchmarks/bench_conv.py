@@ -133,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     # Before torch loads its OpenMP runtime: idle workers sleep instead of spinning, so
     # the interleaved variants do not slow each other (see bench_blur.py).
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    # Threads bound to cores, as bench_sgemm does (read by torch's OpenMP at import and
+    # by ours with the first kernel).
+    cm.bind_omp_threads()
     try:
         import torch
     except ImportError:
@@ -232,10 +235,9 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
         + (f", {peak[T]:.1f} on {T}" if T > 1 else ""),
         f"- torch {torch.__version__} conv2d (mkldnn/oneDNN available: "
         f"{torch.backends.mkldnn.is_available()}), torch.set_num_threads before each call",
-        f"- median of {args.repeat} interleaved runs (ms), OMP_WAIT_POLICY="
-        f"{os.environ.get('OMP_WAIT_POLICY')} for torch's and our OpenMP (idle workers sleep, "
-        "so interleaved variants do not slow each other); results checked against a float64 "
-        "numpy convolution first",
+        f"- median of {args.repeat} interleaved runs (ms), {cm.omp_env()} for torch's and "
+        "our OpenMP (idle workers sleep, so interleaved variants do not slow each other; "
+        "threads bound to cores); results checked against a float64 numpy convolution first",
         *[f"- {x}" for x in cm.load_lines(load_before)],
         f"- other processes used {others:.1f} core(s) on average while timing (after waiting "
         f"up to {args.quiet_wait:g} s for idle CPUs)",
