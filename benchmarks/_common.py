@@ -178,6 +178,22 @@ def wait_for_quiet(max_wait: float, threshold: float = 0.25, window: float = 0.5
             return other
 
 
+def bind_omp_threads() -> None:
+    """Bind OpenMP threads to cores, unless the caller's environment says otherwise:
+    OMP_PROC_BIND=close, OMP_PLACES=cores (setdefault).  Read when an OpenMP runtime
+    loads (ours with the first kernel, torch's at `import torch`), so call this before
+    either.  Unbound, once another pool had run in the process our 2-thread kernels
+    often took twice their time, as if sharing one core (bench_sgemm, decisions #81)."""
+    os.environ.setdefault("OMP_PROC_BIND", "close")
+    os.environ.setdefault("OMP_PLACES", "cores")
+
+
+def omp_env() -> str:
+    """The OpenMP settings in force, for a results header."""
+    return ", ".join(f"{k}={os.environ.get(k, 'unset: libgomp default')}"
+                     for k in ("OMP_WAIT_POLICY", "OMP_PROC_BIND", "OMP_PLACES"))
+
+
 def md_table(headers: list[str], rows: list[list[str]]) -> str:
     """A GitHub markdown table."""
     out = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]

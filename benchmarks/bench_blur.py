@@ -351,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     # barriers lose badly on a loaded 2-core machine (measured: 33 ms vs 6 ms for the
     # two-stage blur), so sleep unless the caller chose otherwise.
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    # Our OpenMP threads bound to cores, as bench_sgemm does.
+    cm.bind_omp_threads()
     # Halide's JIT runtime reads its thread count once, when its pool starts.
     os.environ.setdefault("HL_NUM_THREADS", str(args.threads))
     n, m = args.size
@@ -459,8 +461,8 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origi
         f"- code: commit {cm.source_revision()}; {cm.cpu_model()}",
         f"- median of {args.repeat} interleaved runs (ms); scalar rows: ours from {origin} "
         f"(`c` / `openmp` targets){', -ffast-math' if fast else ''}",
-        f"- parallel columns: {T} thread(s); OMP_WAIT_POLICY="
-        f"{os.environ.get('OMP_WAIT_POLICY')}, HL_NUM_THREADS={os.environ.get('HL_NUM_THREADS')}",
+        f"- parallel columns: {T} thread(s); {cm.omp_env()}, "
+        f"HL_NUM_THREADS={os.environ.get('HL_NUM_THREADS')}",
         "- scalar rows (two-stage, fused, tiled): Halide 1t = the schedule without parallel "
         "and vectorize; Halide par = parallel + vectorize(8) (the ATL paper's pairing)",
         "- vectorized rows (vec:NAME, ours from BlurVec.v lowered with "

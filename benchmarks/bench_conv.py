@@ -12,9 +12,11 @@ Contenders, timed round-robin in the same run, 1 and 2 threads:
           conv2d has no `out=`, so the timed call allocates its 20 MB result,
           as every torch caller's does; ours writes into a preallocated array.
   ours    the kernel derived in coq/Examples/Conv.v, replayed, lowered with the
-          AVX-512 library where the CPU has avx512f (`conv_avx512`, 6x32 tiles),
-          else AVX2 (`conv_avx2`, 6x16), serial and with OpenMP (2 threads);
-          --isa picks one.  Its inputs are
+          AVX-512 library where the CPU has avx512f (`conv_avx512_kc`, 6x32 tiles,
+          the 3x3 taps as depth blocks, the input read in place: measured about
+          3% faster than `conv_avx512`, docs/decisions.md), else AVX2
+          (`conv_avx2`, 6x16), serial and with OpenMP (2 threads); --isa picks
+          one, --derivation another derivation of the file.  Its inputs are
           laid out as the derivation's shapes say (the benchmark matches
           numpy's NCHW arrays to them by extents, checking every candidate
           layout against the reference).
@@ -44,6 +46,8 @@ from verisched.targets.registry import get_target  # noqa: E402
 
 BATCH, CI, CO, HO, WO, KH, KW = 5, 128, 128, 80, 100, 3, 3
 DEFAULT_FIX: dict[str, int] = {}
+# The derivation of Conv.v each ISA times by default.
+DEFAULT_DERIVATION = {"avx512": "conv_avx512_kc", "avx2": "conv_avx2"}
 # Layer sizes by the names a derivation may give them (Conv.v: NB, H, W, CI, KO), lower case.
 SIZE_NAMES = {"n": BATCH, "nb": BATCH, "b": BATCH, "ci": CI, "c": CI, "co": CO, "ko": CO,
               "k": CO, "h": HO, "ho": HO, "y": HO, "w": WO, "wo": WO, "x": WO}
@@ -113,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--isa", choices=("auto", "avx2", "avx512"), default="auto",
                     help="auto: avx512 where the CPU has avx512f (PyTorch's oneDNN uses it "
                          "there too), else avx2; picks the derivation and the targets")
-    ap.add_argument("--derivation", default=None, help="default: conv_ISA")
+    ap.add_argument("--derivation", default=None,
+                    help="default: conv_avx512_kc for avx512, conv_avx2 for avx2")
     ap.add_argument("--target", default=None, help="default: native (the derivation's ISA)")
     ap.add_argument("--par-target", default=None, help="default: native-openmp")
     ap.add_argument("--fix", action="append", default=[])
@@ -127,12 +132,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out-dir", default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
     isa = args.isa = args.isa if args.isa != "auto" else best_vector_isa()
-    args.derivation = args.derivation or f"conv_{isa}"
+    args.derivation = args.derivation or DEFAULT_DERIVATION[isa]
     args.target = args.target or "native"  # builds conv_<isa> with <isa> (targets/auto.py)
     args.par_target = args.par_target or "native-openmp"
     # Before torch loads its OpenMP runtime: idle workers sleep instead of spinning, so
     # the interleaved variants do not slow each other (see bench_blur.py).
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    # Threads bound to cores, as bench_sgemm does (read by torch's OpenMP at import and
+    # by ours with the first kernel).
+    cm.bind_omp_threads()
     try:
         import torch
     except ImportError:
@@ -232,10 +240,9 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
         + (f", {peak[T]:.1f} on {T}" if T > 1 else ""),
         f"- torch {torch.__version__} conv2d (mkldnn/oneDNN available: "
         f"{torch.backends.mkldnn.is_available()}), torch.set_num_threads before each call",
-        f"- median of {args.repeat} interleaved runs (ms), OMP_WAIT_POLICY="
-        f"{os.environ.get('OMP_WAIT_POLICY')} for torch's and our OpenMP (idle workers sleep, "
-        "so interleaved variants do not slow each other); results checked against a float64 "
-        "numpy convolution first",
+        f"- median of {args.repeat} interleaved runs (ms), {cm.omp_env()} for torch's and "
+        "our OpenMP (idle workers sleep, so interleaved variants do not slow each other; "
+        "threads bound to cores); results checked against a float64 numpy convolution first",
         *[f"- {x}" for x in cm.load_lines(load_before)],
         f"- other processes used {others:.1f} core(s) on average while timing (after waiting "
         f"up to {args.quiet_wait:g} s for idle CPUs)",
@@ -247,10 +254,17 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
         head += [f"- ours: {ours.origin}, block sizes {ours.fixed or 'none'}, targets "
                  f"`{args.target}` / `{args.par_target}`; layout: {layout}",
                  "- speed = torch time / our time (> 1: ours faster)"]
+        if ours.origin.endswith("_kc"):
+            head.insert(-1, "- ours is the depth-blocked derivation (the 3x3 taps as depth "
+                        "blocks, a 16 KiB weight panel per tile, the input read in place "
+                        "without an im2col panel), the default on AVX-512 because it measured "
+                        "about 3% faster than conv_avx512 timed interleaved with it "
+                        "(docs/decisions.md)")
     md = "\n".join(head) + "\n\n" + cm.md_table(headers, rows) + "\n"
     md += "\nBest (minimum) times, ms: " + ", ".join(f"{k} {v:.1f}" for k, v in best.items())
     md += "\n\n" + "\n".join(analysis(med, flops, peak, ours, T, others, profile,
-                                          TILE_VECTORS * get_target(args.isa).isa.lanes)) + "\n"
+                                          TILE_VECTORS * get_target(args.isa).isa.lanes,
+                                          depth_blocked=ours.origin.endswith("_kc"))) + "\n"
     print()
     print("\n".join(h.removeprefix("# ").removeprefix("- ") for h in head))
     print(cm.text_table(headers, rows))
@@ -269,11 +283,13 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
 
 
 # The register tile's width in output channels: two vectors of the ISA's lanes (Conv.v:
-# `conv_schedule 16 8` for conv_avx2, `conv_schedule 32 16` for conv_avx512).
+# `conv_schedule 16 8` for conv_avx2, `conv_schedule 32 16` for conv_avx512, the same
+# 6 x 32 tile for conv_avx512_kc).
 TILE_VECTORS = 2
 
 
-def analysis(med, flops, peak, ours, T, others, profile, width: int = 16) -> list[str]:
+def analysis(med, flops, peak, ours, T, others, profile, width: int = 16,
+             depth_blocked: bool = False) -> list[str]:
     """Where we lose and why, from this run's numbers and profile."""
     out = ["## Where we lose, and why", ""]
     ts = list(dict.fromkeys((1, T)))
@@ -299,18 +315,27 @@ def analysis(med, flops, peak, ours, T, others, profile, width: int = 16) -> lis
     if profile:
         frac = profile["samples_pct_in_fma_loops"] / 100
         loop_gf = flops / med["ours-1t"] / 1e6 / max(frac, 1e-9)
-        panel_kib = 9 * CI * width * 4 / 1024
+        depth = CI if depth_blocked else 9 * CI
+        panel_kib = depth * width * 4 / 1024
         out.append(f"- perf (cpu-clock samples in our serial kernel): {100 * frac:.0f}% in its "
                    f"{profile['fma_loops']} innermost FMA loops, the rest in packing the "
-                   "weights and the per-row im2col panel and storing tiles.  The FMA loops run "
-                   f"at about {loop_gf:.0f} GFLOP/s ({100 * loop_gf / peak[1]:.0f}% of the "
-                   f"measured peak).  Each 6x{width} register tile reduces over 9 x CI = "
-                   f"{9 * CI} products with no depth blocking, so its {width}-channel weight "
-                   "panel "
-                   f"is {panel_kib:.0f} KiB, more than the 32 KiB L1: the two weight loads per "
-                   "step come from L2.  Depth blocking (a kc level over the (r, s, c) "
-                   "reduction, as Sgemm.v has, listed as not done in Conv.v) would keep the "
-                   "panel in L1; oneDNN also blocks the input channels.")
+                   + ("weights, zeroing the output row and adding each tap's tiles into it"
+                      if depth_blocked else "weights and the per-row im2col panel and "
+                      "storing tiles")
+                   + f".  The FMA loops run at about {loop_gf:.0f} GFLOP/s "
+                   f"({100 * loop_gf / peak[1]:.0f}% of the measured peak).  Each 6x{width} "
+                   f"register tile reduces over {depth} products, so its {width}-channel "
+                   f"weight panel is {panel_kib:.0f} KiB"
+                   + (": the taps (r, s) are depth blocks (Conv.v's conv_avx512_kc, BLIS's "
+                      "kc level), so the panel fits the 32 KiB L1, and the input is read in "
+                      "place, without an im2col panel.  With the panels in L2 "
+                      "(conv_avx512) the FMA loops already ran at 98% of peak: the depth "
+                      "blocking by itself measured no faster; the gain over conv_avx512 "
+                      "is the packing no longer done (docs/decisions.md)."
+                      if depth_blocked else
+                      ", more than the 32 KiB L1: the two weight loads per step come from "
+                      "L2 (conv_avx512_kc blocks the taps instead; oneDNN blocks the input "
+                      "channels)."))
     return out
 
 

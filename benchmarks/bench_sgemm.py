@@ -368,8 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     # libgomp loads, with our first kernel): unbound, once OpenBLAS's pool had run in the
     # process our 2-thread kernels often took twice their time, as if sharing one core
     # (512^3: pack-once 5.36 ms median, best 1.36; bound: 1.48 ms; decisions #81).
-    os.environ.setdefault("OMP_PROC_BIND", "close")
-    os.environ.setdefault("OMP_PLACES", "cores")
+    cm.bind_omp_threads()
     started = datetime.datetime.now(datetime.timezone.utc)
     blas = OpenBLAS()
     fixed = {**DEFAULT_FIX, **cm.fix_args(args.fix)}
@@ -509,9 +508,7 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
             f"{mc_max(kc_max(nr), nr)} rows per row block and a row-block count that is a "
             "multiple of the thread count; targets/blocking.py); serial target "
             f"`{args.target}`, parallel target `{args.par_target}` ({T} threads, "
-            f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset: libgomp default')}, "
-            f"OMP_PROC_BIND={os.environ.get('OMP_PROC_BIND')}, "
-            f"OMP_PLACES={os.environ.get('OMP_PLACES')}); "
+            f"{cm.omp_env()}); "
             + ("computes C += A·B in place (the output is C's buffer: codegen/inplace.py), "
                "as OpenBLAS does" if takes_c and "C" in k.lowered.inplace else
                "computes out = C + A·B into a separate array" if takes_c else

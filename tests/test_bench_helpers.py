@@ -7,6 +7,7 @@ looks at a time."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -129,3 +130,18 @@ def test_estimate_says_problem_k_of_n_and_the_time_left(capsys, monkeypatch) -> 
     e.next("c")  # 30 s for two, one left
     err = capsys.readouterr().err.splitlines()
     assert err == ["[1/3] a", "[2/3] b (about 20 s left)", "[3/3] c (about 15 s left)"]
+
+
+def test_omp_threads_bound_unless_the_caller_says_otherwise(cm, monkeypatch) -> None:
+    """bench_sgemm, bench_conv and bench_blur bind OpenMP threads through one helper
+    (setdefault: a caller's own OMP_PROC_BIND / OMP_PLACES win) and report them."""
+    monkeypatch.delenv("OMP_PROC_BIND", raising=False)
+    monkeypatch.setenv("OMP_PLACES", "threads")
+    monkeypatch.setenv("OMP_WAIT_POLICY", "passive")
+    cm.bind_omp_threads()
+    assert os.environ["OMP_PROC_BIND"] == "close"
+    assert os.environ["OMP_PLACES"] == "threads"
+    assert cm.omp_env() == "OMP_WAIT_POLICY=passive, OMP_PROC_BIND=close, OMP_PLACES=threads"
+    for b in ("bench_sgemm", "bench_conv", "bench_blur"):
+        text = (BENCH / f"{b}.py").read_text()
+        assert "cm.bind_omp_threads()" in text and "cm.omp_env()" in text, b

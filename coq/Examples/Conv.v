@@ -47,9 +47,14 @@
     Measured (one core, the benchmark layer, [--fix] all sizes, gcc -O3
     -march=native, a shared machine): 133 ms, 89 GFLOP/s.
 
-    Not done: depth blocking ([9 CI = 1152] accumulations per tile with
-    the panels in L2, not L1); the ReLU of Exo's benchmark (it would be
-    one more instruction on the stored vector, [avx2_max] with zero). *)
+    Depth blocking ([conv_avx512_kc], at the end): the taps as depth
+    blocks, each tile reducing over [CI] products with a 16 KiB weight
+    panel in L1, accumulated into the output row, the input read in place
+    (no im2col panel); [conv_avx2] and [conv_avx512] reduce over [9 CI =
+    1152] products per tile with the weight panels in L2.
+
+    Not done: the ReLU of Exo's benchmark (it would be one more
+    instruction on the stored vector, [avx2_max] with zero). *)
 
 From Coq Require Import ZArith List Lia Bool.
 Import ListNotations.
@@ -154,6 +159,72 @@ Section Conv.
   Proof.
     reschedule.
     conv_schedule 32 16.
+    (* Instruction form. *)
+    use_instr avx512_maskstore.
+    rw avx512_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_] _[_]).
+    rw avx512_broadcast_lane.
+    use_instr avx512_mul.
+    set_memory t AVX512_REG.
+    check_safe.
+    done.
+  Qed.
+  (** ** AVX-512 with depth blocking: the taps [(r, s)] as depth blocks.
+
+      BLIS's [kc] level (Van Zee and van de Geijn, "BLIS: A Framework for
+      Rapidly Instantiating BLAS Functionality"; the Exo thesis's SGEMM,
+      Sec. 7.2, as in Sgemm.v), with the depth blocks the 9 taps and [kc =
+      CI]: the two tap sums are moved out of the register tile to just
+      inside the output row ([GEN n GEN y SUM r SUM s]), so that each 6 x
+      32 tile reduces over one tap's [CI] channels and is accumulated into
+      the output row across the taps (zeroed once per row, then a masked
+      load-add-store per tap: Sgemm.v's [SUM ko] form).  The weight panel
+      of a strip and tap, [Wp[r][s][jm]], is [CI x 32] (16 KiB at [CI =
+      128], in L1, against 144 KiB in L2 for [conv_avx512]).
+
+      No im2col panel: for one tap the tile's pixels [6 xo + ir + s] of
+      input row [y + r] are contiguous runs of [CI] channels of the NHWC
+      input, so the tile broadcasts straight from [I] (the panel only
+      zero-padded the last, partial tile; its pixel guard stays on the
+      read and the lowering peels that tile).
+
+      Measured (interleaved with [conv_avx512] in one process, the
+      benchmark layer, a shared 2-core machine): about 3% faster on 1 and
+      2 threads.  That gain is the packing it no longer does: the same
+      depth blocking with the per-tap panel packed was about 1% slower
+      than [conv_avx512], and [conv_avx512]'s schedule reading [I] in
+      place (no depth blocking) about as fast as this one: the FMA loops
+      already ran at 98% of peak with the panel in L2 (docs/decisions.md). *)
+  Lemma guard2_sum_prod_l q p n (a b : Z -> S) :
+    iverson q (iverson p (sumr 0 n (fun c => smul (a c) (b c)))) =
+    iverson q (iverson p (sumr 0 n (fun c => smul (iverson q (a c)) (iverson p (b c))))).
+  Proof. destruct q, p; cbn [iverson]; reflexivity. Qed.
+
+  Derive conv_avx512_kc SuchThat (conv = conv_avx512_kc) As conv_avx512_kc_correct.
+  Proof.
+    reschedule.
+    (* The taps outside the output row: [GEN n GEN y SUM r SUM s GEN x GEN k SUM c]. *)
+    swap_sum at (genr 0 KO _);
+    swap_sum at (genr 0 W _);
+    swap_sum at (genr 0 KO _);
+    swap_sum at (genr 0 W _).
+    (* [conv_schedule 32 16] with one reduction in the tile. *)
+    swap_gen at (genr 0 W _);
+    rw (gen_tile_cols 32 KO) at (genr 0 KO _);
+    guard_in at (iverson (_ <? KO) _);
+    swap_gen at (genr 0 32 _);
+    rw (gen_tile_rows 6 W) at (genr 0 W _);
+    guard_in at (iverson (_ <? W) _);
+    rw guard2_sum_prod_l;
+    guard_out at (genr 0 32 _);
+    rw (gen_split_lanes 32 2 16) at (genr 0 32 _);
+    rw guard_lanes at (iverson (_ <? KO) _);
+    name_buffer (sumr 0 CI _) as t;
+    hoist t past (genr 0 6 _);
+    swap_sum at (genr 0 16 _);
+    swap_sum at (genr 0 2 _);
+    swap_sum at (genr 0 6 _);
+    name_buffer (|[ _ ]| w _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as Wp;
+    hoist Wp past (genr 0 NB _).
     (* Instruction form. *)
     use_instr avx512_maskstore.
     rw avx512_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_] _[_]).
