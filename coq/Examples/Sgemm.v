@@ -98,10 +98,11 @@ Open Scope Z_scope.
 Open Scope atl_scope.
 
 (** ** The shared schedule, in phases ([nr] columns per register tile,
-    [nv] vectors of [w] lanes each, [nr = nv w]).  Phases 1-3 (and
-    [sgemm_avx2_tile]) are defined here, outside the section, with the
-    section's names as arguments, for the derivations of the register-tiled
-    programs below; phases 4-6 are in the section. *)
+    [nv] vectors of [w] lanes each, [nr = nv w]).  Phases 1-3 and 5 (and
+    the AVX2 instruction steps) are defined here, outside the section, with
+    the section's names as arguments, for the derivations of the shared
+    register-tiled programs and of the micro-panel loops below (build time);
+    phases 4 and 6, which act on the whole program, are in the section. *)
 
 (** Phase 1: [C]'s copy split off; rows in blocks of [mc = 6 mcr]; the
     depth in blocks of [kc]; the depth blocks [SUM ko] just inside the
@@ -178,6 +179,103 @@ Definition sgemm_avx2_tile_sig {S : Type} `{ScalarLaws S} (M N K mcr kc : Z)
   { p : Z -> Z -> S | (GEN [ i < M ] GEN [ j < N ] C _[ i ] _[ j ] + SUM [ k < K ] A _[ i ] _[ k ] * B _[ k ] _[ j ]) = p }.
 Proof. eexists. sgemm_avx2_tile M N K mcr kc. done. Defined.
 
+(** Phase 5: edges.  A micro-tile whose first row is past [M] is skipped
+    whole (the guard moves out of the store and the tile's let); the
+    column guard of a lane becomes a lane count, the form of a masked
+    store. *)
+Ltac sgemm_edges M N :=
+  rw guard_tile_skip at (iverson (_ <? M) _);
+  guard_out at (genr 0 6 _);
+  guard_out at (atl_let _ _);
+  rw guard_lanes at (iverson (_ <? N) _).
+
+(** The AVX2 register tile in instruction form (broadcast times load,
+    accumulated in [AVX2_REG]) once its [B] lanes are loads. *)
+Ltac sgemm_avx2_kernel :=
+  rw avx2_broadcast_lane;
+  use_instr avx2_mul;
+  set_memory t AVX2_REG.
+
+(** Build time (issue 16), continued: phase 5 and the instruction steps act
+    inside the micro-panel loop [GEN im] only, so they are run on that loop
+    alone ([sgemm_micro_src], with the [B] lanes [bl] as the pack left
+    them: [Bp[ko][jm][kk][jv]] packed once, [avx2_loadu Bp[kk][jv] 0] per
+    strip), once per derivation ([sgemm_avx2_micro_sig], ...), and each
+    derivation rewrites the loop with the result ([rw sgemm_avx2_micro_ok
+    at ...]) instead of walking, and carrying in its proof, the whole
+    program at each of those steps. *)
+Definition sgemm_micro_src {S : Type} `{ScalarLaws S} (M N mcr kc : Z) (nr nv w : Z)
+    (io jm : Z) (Ap : Z -> Z -> Z -> S) (bl : Z -> Z -> Z -> S) :=
+  GEN [ im < mcr ]
+    tlet t := SUM [ kk < kc ] GEN [ ir < 6 ] GEN [ jv < nv ] GEN [ l < w ]
+                Ap _[ im ] _[ kk ] _[ ir ] * (bl kk jv) _[ l ] in
+    GEN [ ir < 6 ]
+      |[ io * (mcr * 6) + (im * 6 + ir) <? M ]|
+        flatten nv w (GEN [ jv < nv ] GEN [ l < w ]
+          |[ jm * nr + (jv * w + l) <? N ]| t _[ ir ] _[ jv ] _[ l ]).
+
+Definition sgemm_avx512_micro_sig {S : Type} `{ScalarLaws S} (M N mcr kc : Z)
+    (io ko jm : Z) (Ap : Z -> Z -> Z -> S) (Bp : Z -> Z -> Z -> Z -> Z -> S) :
+  { p | ltac:(let t := eval cbv beta delta [sgemm_micro_src] in
+                (sgemm_micro_src M N mcr kc 64 4 16 io jm Ap
+                   (fun kk jv => Bp _[ ko ] _[ jm ] _[ kk ] _[ jv ])) in
+              exact (t = p)) }.
+Proof.
+  eexists.
+  sgemm_edges M N.
+  use_instr avx512_maskstore.
+  rw avx512_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_]).
+  rw avx512_broadcast_lane.
+  use_instr avx512_mul.
+  set_memory t AVX512_REG.
+  done.
+Defined.
+
+Definition sgemm_avx512_strip_micro_sig {S : Type} `{ScalarLaws S} (M N mcr kc : Z)
+    (io jm : Z) (Ap : Z -> Z -> Z -> S) (Bp : Z -> Z -> Z -> S) :
+  { p | ltac:(let t := eval cbv beta delta [sgemm_micro_src] in
+                (sgemm_micro_src M N mcr kc 64 4 16 io jm Ap
+                   (fun kk jv => avx512_loadu (Bp _[ kk ] _[ jv ]) 0)) in
+              exact (t = p)) }.
+Proof.
+  eexists.
+  sgemm_edges M N.
+  use_instr avx512_maskstore.
+  rw avx512_broadcast_lane.
+  use_instr avx512_mul.
+  set_memory t AVX512_REG.
+  done.
+Defined.
+
+Definition sgemm_avx2_micro_sig {S : Type} `{ScalarLaws S} (M N mcr kc : Z)
+    (io ko jm : Z) (Ap : Z -> Z -> Z -> S) (Bp : Z -> Z -> Z -> Z -> Z -> S) :
+  { p | ltac:(let t := eval cbv beta delta [sgemm_micro_src] in
+                (sgemm_micro_src M N mcr kc 16 2 8 io jm Ap
+                   (fun kk jv => Bp _[ ko ] _[ jm ] _[ kk ] _[ jv ])) in
+              exact (t = p)) }.
+Proof.
+  eexists.
+  sgemm_edges M N.
+  use_instr avx2_maskstore.
+  rw avx2_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_]).
+  sgemm_avx2_kernel.
+  done.
+Defined.
+
+Definition sgemm_avx2_strip_micro_sig {S : Type} `{ScalarLaws S} (M N mcr kc : Z)
+    (io jm : Z) (Ap : Z -> Z -> Z -> S) (Bp : Z -> Z -> Z -> S) :
+  { p | ltac:(let t := eval cbv beta delta [sgemm_micro_src] in
+                (sgemm_micro_src M N mcr kc 16 2 8 io jm Ap
+                   (fun kk jv => avx2_loadu (Bp _[ kk ] _[ jv ]) 0)) in
+              exact (t = p)) }.
+Proof.
+  eexists.
+  sgemm_edges M N.
+  use_instr avx2_maskstore.
+  sgemm_avx2_kernel.
+  done.
+Defined.
+
 Section Sgemm.
   Context {S : Type} `{ScalarLaws S}.
   Variables (M N K : Z).
@@ -206,6 +304,29 @@ Section Sgemm.
           lazymatch s with exist _ ?p _ => exact (q = p) end).
   Proof. exact (proj2_sig (sgemm_avx2_tile_sig M N K mcr kc Hmcr Hkc HK A B C)). Qed.
 
+  (** The micro-panel loops in instruction form (derived once each above). *)
+  Lemma sgemm_avx512_micro_ok (io ko jm : Z) (Ap : Z -> Z -> Z -> S)
+      (Bp : Z -> Z -> Z -> Z -> Z -> S) :
+    ltac:(let r := eval red in (sgemm_avx512_micro_sig M N mcr kc io ko jm Ap Bp) in
+          lazymatch r with exist (fun p => ?l = p) ?q _ => exact (l = q) end).
+  Proof. exact (proj2_sig (sgemm_avx512_micro_sig M N mcr kc io ko jm Ap Bp)). Qed.
+
+  Lemma sgemm_avx512_strip_micro_ok (io jm : Z) (Ap : Z -> Z -> Z -> S) (Bp : Z -> Z -> Z -> S) :
+    ltac:(let r := eval red in (sgemm_avx512_strip_micro_sig M N mcr kc io jm Ap Bp) in
+          lazymatch r with exist (fun p => ?l = p) ?q _ => exact (l = q) end).
+  Proof. exact (proj2_sig (sgemm_avx512_strip_micro_sig M N mcr kc io jm Ap Bp)). Qed.
+
+  Lemma sgemm_avx2_micro_ok (io ko jm : Z) (Ap : Z -> Z -> Z -> S)
+      (Bp : Z -> Z -> Z -> Z -> Z -> S) :
+    ltac:(let r := eval red in (sgemm_avx2_micro_sig M N mcr kc io ko jm Ap Bp) in
+          lazymatch r with exist (fun p => ?l = p) ?q _ => exact (l = q) end).
+  Proof. exact (proj2_sig (sgemm_avx2_micro_sig M N mcr kc io ko jm Ap Bp)). Qed.
+
+  Lemma sgemm_avx2_strip_micro_ok (io jm : Z) (Ap : Z -> Z -> Z -> S) (Bp : Z -> Z -> Z -> S) :
+    ltac:(let r := eval red in (sgemm_avx2_strip_micro_sig M N mcr kc io jm Ap Bp) in
+          lazymatch r with exist (fun p => ?l = p) ?q _ => exact (l = q) end).
+  Proof. exact (proj2_sig (sgemm_avx2_strip_micro_sig M N mcr kc io jm Ap Bp)). Qed.
+
   (** Phase 4: packing.  The guarded read of [B] is bound as [Bp] and
       hoisted out of every loop (each loop it depends on becomes a
       dimension: [Bp[ko][jm][kk][jv][l]]), out of the row blocks too; the
@@ -215,16 +336,6 @@ Section Sgemm.
     hoist Bp past (tadd _ _);
     name_buffer (|[ _ ]| A _[ _ ] _[ _ ]) as Ap;
     hoist Ap past (transpose N (mcr * 6) _).
-
-  (** Phase 5: edges.  A micro-tile whose first row is past [M] is skipped
-      whole (the guard moves out of the store and the tile's let); the
-      column guard of a lane becomes a lane count, the form of a masked
-      store. *)
-  Ltac sgemm_edges :=
-    rw guard_tile_skip at (iverson (_ <? M) _);
-    guard_out at (genr 0 6 _);
-    guard_out at (atl_let _ _);
-    rw guard_lanes at (iverson (_ <? N) _).
 
   (** Phase 6 (after the instruction steps): [C]'s copy tiled like the
       result and merged into each row block, so that a row block's thread
@@ -251,13 +362,6 @@ Section Sgemm.
   Ltac sgemm_pack_strip_avx2 :=
     sgemm_pack_strip_with ltac:(fun _ => rw avx2_loadu_lane at (_ _[_] _[_] _[_])).
 
-  Ltac sgemm_avx2_kernel :=
-    rw avx2_broadcast_lane;
-    use_instr avx2_mul;
-    set_memory t AVX2_REG.
-
-
-
   (** ** AVX-512: a 6 x 64 register tile of 4 x 16-lane vectors (24
       accumulators), the Exo thesis's kernel shape.  On a CPU without
       AVX-512 the lowering compiles it but the kernel refuses to run.  (The
@@ -268,12 +372,7 @@ Section Sgemm.
     reschedule.
     rw sgemm_avx512_tile_ok.
     sgemm_pack.
-    sgemm_edges.
-    use_instr avx512_maskstore.
-    rw avx512_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_]).
-    rw avx512_broadcast_lane.
-    use_instr avx512_mul.
-    set_memory t AVX512_REG.
+    rw sgemm_avx512_micro_ok at (genr 0 mcr (fun im => atl_let _ _)).
     sgemm_merge_c.
     check_safe.
     done.
@@ -318,11 +417,7 @@ Section Sgemm.
     reschedule.
     rw sgemm_avx512_tile_ok.
     sgemm_pack_strip_with ltac:(fun _ => rw avx512_loadu_lane at (_ _[_] _[_] _[_])).
-    sgemm_edges.
-    use_instr avx512_maskstore.
-    rw avx512_broadcast_lane.
-    use_instr avx512_mul.
-    set_memory t AVX512_REG.
+    rw sgemm_avx512_strip_micro_ok at (genr 0 mcr (fun im => atl_let _ _)).
     sgemm_merge_c.
     check_safe.
     done.
@@ -362,10 +457,7 @@ Section Sgemm.
     reschedule.
     rw sgemm_avx2_tile_ok.
     sgemm_pack.
-    sgemm_edges.
-    use_instr avx2_maskstore.
-    rw avx2_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_]).
-    sgemm_avx2_kernel.
+    rw sgemm_avx2_micro_ok at (genr 0 mcr (fun im => atl_let _ _)).
     sgemm_merge_c.
     check_safe.
     done.
@@ -412,9 +504,7 @@ Section Sgemm.
     reschedule.
     rw sgemm_avx2_tile_ok.
     sgemm_pack_strip_avx2.
-    sgemm_edges.
-    use_instr avx2_maskstore.
-    sgemm_avx2_kernel.
+    rw sgemm_avx2_strip_micro_ok at (genr 0 mcr (fun im => atl_let _ _)).
     sgemm_merge_c.
     check_safe.
     done.
