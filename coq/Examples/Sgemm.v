@@ -50,7 +50,11 @@
     [sgemm_avx512] is the same derivation at width 16: a 6 x 64 register
     block of 24 accumulators, the Exo thesis's own AVX-512 kernel shape.
     The two share every structural step (the Ltac phases below); only the
-    register-tile width and the instruction names differ.
+    register-tile width and the instruction names differ.  To keep the
+    build cheap, the phases shared by a width's two derivations and the
+    steps inside the micro-panel loop are each derived once, as a lemma on
+    the program they act on, and a derivation uses such a lemma as one
+    step ([rw sgemm_avx2_tile_ok], [rw sgemm_avx2_micro_ok at ...]).
 
     Tile sizes: [mr = 6], [nr = 16] (resp. 64) and the vector width are
     concrete, because the kernel's register tile must be unrolled into
