@@ -50,7 +50,11 @@
     [sgemm_avx512] is the same derivation at width 16: a 6 x 64 register
     block of 24 accumulators, the Exo thesis's own AVX-512 kernel shape.
     The two share every structural step (the Ltac phases below); only the
-    register-tile width and the instruction names differ.
+    register-tile width and the instruction names differ.  To keep the
+    build cheap, the phases shared by a width's two derivations and the
+    steps inside the micro-panel loop are each derived once, as a lemma on
+    the program they act on, and a derivation uses such a lemma as one
+    step ([rw sgemm_avx2_tile_ok], [rw sgemm_avx2_micro_ok at ...]).
 
     Tile sizes: [mr = 6], [nr = 16] (resp. 64) and the vector width are
     concrete, because the kernel's register tile must be unrolled into
@@ -97,6 +101,185 @@ Open Scope Z_scope.
 
 Open Scope atl_scope.
 
+(** ** The shared schedule, in phases ([nr] columns per register tile,
+    [nv] vectors of [w] lanes each, [nr = nv w]).  Phases 1-3 and 5 (and
+    the AVX2 instruction steps) are defined here, outside the section, with
+    the section's names as arguments, for the derivations of the shared
+    register-tiled programs and of the micro-panel loops below (build time);
+    phases 4 and 6, which act on the whole program, are in the section. *)
+
+(** Phase 1: [C]'s copy split off; rows in blocks of [mc = 6 mcr]; the
+    depth in blocks of [kc]; the depth blocks [SUM ko] just inside the
+    row blocks [GEN io], with the row guard carried inside. *)
+Ltac sgemm_blocks M N K mcr kc :=
+  rw sadd_tadd;
+  split_tadd at (genr 0 N _);
+  split_tadd at (genr 0 M _);
+  rw (gen_tile (mcr * 6)%Z M) at (genr 0 M (fun i => genr 0 N (fun j => sumr _ _ _)));
+  rw (sum_tile_k K kc);
+  guard_in at (iverson (_ <? M) _);
+  guard_in at (iverson (_ <? M) _);
+  swap_sum at (genr 0 N _);
+  swap_sum at (genr 0 (mcr * 6) _).
+
+(** Phase 2: in a row block, columns outside rows (a transpose), then
+    columns in strips of [nr] and rows in micro-panels of 6 (exact,
+    since [mc = 6 mcr]), strips outside micro-panels (a transpose). *)
+Ltac sgemm_tiles N mcr nr :=
+  swap_gen at (genr 0 (mcr * 6) _);
+  rw (gen_tile_cols nr N) at (genr 0 N (fun _ => genr 0 _ _));
+  guard_in at (iverson (_ <? N) _);
+  swap_gen at (genr 0 nr _);
+  rw (gen_tile_exact mcr 6) at (genr 0 (mcr * 6) _).
+
+(** Phase 3: the register tile.  The row and column guards are copied
+    onto the operands (so the packs below are zero-padded and the
+    product needs none) and kept outside for the store; the [nr]
+    columns become [nv] vectors of [w] lanes; the tile's value is bound
+    as [t], lifted out of the tile loops, and its depth sum moved
+    outermost (the sum outside the register tile). *)
+Ltac sgemm_register_tile N kc nr nv w :=
+  rw guard2_sum_prod;
+  rw guard_comm at (iverson (_ <? N) (iverson _ _));
+  guard_out at (genr 0 nr _);
+  rw (gen_split_lanes nr nv w) at (genr 0 nr _);
+  name_buffer (sumr 0 kc _) as t;
+  hoist t past (genr 0 6 _);
+  swap_sum at (genr 0 w _);
+  swap_sum at (genr 0 nv _);
+  swap_sum at (genr 0 6 _).
+
+(** The AVX2 derivations' shared steps: phases 1-3 at width 16 (2 vectors
+    of 8), and the register tile in instruction form (broadcast times
+    load, accumulated in [AVX2_REG]) once its [B] lanes are loads. *)
+Ltac sgemm_avx2_tile M N K mcr kc :=
+  sgemm_blocks M N K mcr kc;
+  sgemm_tiles N mcr 16;
+  sgemm_register_tile N kc 16 2 8.
+
+(** Build time (issue 16): the phases 1-3 are the same for the two
+    derivations at a width ([sgemm_avx512] and [sgemm_avx512_strip] at 64
+    columns, [sgemm_avx2] and [sgemm_avx2_strip] at 16), so each width's
+    register-tiled program is derived once, here, and its derivations start
+    from it ([rw sgemm_avx512_tile_ok], [rw sgemm_avx2_tile_ok] in the
+    section): the tactics and the kernel check of the shared phases are paid
+    once.  The program is taken from the derivation itself, binder names
+    included.  Top-level definitions (the section's variables as arguments,
+    the hypotheses the derivations use) so that closing the section does not
+    re-check their proofs. *)
+Definition sgemm_avx512_tile_sig {S : Type} `{ScalarLaws S} (M N K mcr kc : Z)
+    (Hmcr : 0 < mcr) (Hkc : 0 < kc) (HK : 0 <= K) (A B C : Z -> Z -> S) :
+  { p : Z -> Z -> S | (GEN [ i < M ] GEN [ j < N ] C _[ i ] _[ j ] + SUM [ k < K ] A _[ i ] _[ k ] * B _[ k ] _[ j ]) = p }.
+Proof.
+  eexists.
+  sgemm_blocks M N K mcr kc.
+  sgemm_tiles N mcr 64.
+  sgemm_register_tile N kc 64 4 16.
+  done.
+Defined.
+
+Definition sgemm_avx2_tile_sig {S : Type} `{ScalarLaws S} (M N K mcr kc : Z)
+    (Hmcr : 0 < mcr) (Hkc : 0 < kc) (HK : 0 <= K) (A B C : Z -> Z -> S) :
+  { p : Z -> Z -> S | (GEN [ i < M ] GEN [ j < N ] C _[ i ] _[ j ] + SUM [ k < K ] A _[ i ] _[ k ] * B _[ k ] _[ j ]) = p }.
+Proof. eexists. sgemm_avx2_tile M N K mcr kc. done. Defined.
+
+(** Phase 5: edges.  A micro-tile whose first row is past [M] is skipped
+    whole (the guard moves out of the store and the tile's let); the
+    column guard of a lane becomes a lane count, the form of a masked
+    store. *)
+Ltac sgemm_edges M N :=
+  rw guard_tile_skip at (iverson (_ <? M) _);
+  guard_out at (genr 0 6 _);
+  guard_out at (atl_let _ _);
+  rw guard_lanes at (iverson (_ <? N) _).
+
+(** The AVX2 register tile in instruction form (broadcast times load,
+    accumulated in [AVX2_REG]) once its [B] lanes are loads. *)
+Ltac sgemm_avx2_kernel :=
+  rw avx2_broadcast_lane;
+  use_instr avx2_mul;
+  set_memory t AVX2_REG.
+
+(** Build time (issue 16), continued: phase 5 and the instruction steps act
+    inside the micro-panel loop [GEN im] only, so they are run on that loop
+    alone ([sgemm_micro_src], with the [B] lanes [bl] as the pack left
+    them: [Bp[ko][jm][kk][jv]] packed once, [avx2_loadu Bp[kk][jv] 0] per
+    strip), once per derivation ([sgemm_avx2_micro_sig], ...), and each
+    derivation rewrites the loop with the result ([rw sgemm_avx2_micro_ok
+    at ...]) instead of walking, and carrying in its proof, the whole
+    program at each of those steps. *)
+Definition sgemm_micro_src {S : Type} `{ScalarLaws S} (M N mcr kc : Z) (nr nv w : Z)
+    (io jm : Z) (Ap : Z -> Z -> Z -> S) (bl : Z -> Z -> Z -> S) :=
+  GEN [ im < mcr ]
+    tlet t := SUM [ kk < kc ] GEN [ ir < 6 ] GEN [ jv < nv ] GEN [ l < w ]
+                Ap _[ im ] _[ kk ] _[ ir ] * (bl kk jv) _[ l ] in
+    GEN [ ir < 6 ]
+      |[ io * (mcr * 6) + (im * 6 + ir) <? M ]|
+        flatten nv w (GEN [ jv < nv ] GEN [ l < w ]
+          |[ jm * nr + (jv * w + l) <? N ]| t _[ ir ] _[ jv ] _[ l ]).
+
+Definition sgemm_avx512_micro_sig {S : Type} `{ScalarLaws S} (M N mcr kc : Z)
+    (io ko jm : Z) (Ap : Z -> Z -> Z -> S) (Bp : Z -> Z -> Z -> Z -> Z -> S) :
+  { p | ltac:(let t := eval cbv beta delta [sgemm_micro_src] in
+                (sgemm_micro_src M N mcr kc 64 4 16 io jm Ap
+                   (fun kk jv => Bp _[ ko ] _[ jm ] _[ kk ] _[ jv ])) in
+              exact (t = p)) }.
+Proof.
+  eexists.
+  sgemm_edges M N.
+  use_instr avx512_maskstore.
+  rw avx512_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_]).
+  rw avx512_broadcast_lane.
+  use_instr avx512_mul.
+  set_memory t AVX512_REG.
+  done.
+Defined.
+
+Definition sgemm_avx512_strip_micro_sig {S : Type} `{ScalarLaws S} (M N mcr kc : Z)
+    (io jm : Z) (Ap : Z -> Z -> Z -> S) (Bp : Z -> Z -> Z -> S) :
+  { p | ltac:(let t := eval cbv beta delta [sgemm_micro_src] in
+                (sgemm_micro_src M N mcr kc 64 4 16 io jm Ap
+                   (fun kk jv => avx512_loadu (Bp _[ kk ] _[ jv ]) 0)) in
+              exact (t = p)) }.
+Proof.
+  eexists.
+  sgemm_edges M N.
+  use_instr avx512_maskstore.
+  rw avx512_broadcast_lane.
+  use_instr avx512_mul.
+  set_memory t AVX512_REG.
+  done.
+Defined.
+
+Definition sgemm_avx2_micro_sig {S : Type} `{ScalarLaws S} (M N mcr kc : Z)
+    (io ko jm : Z) (Ap : Z -> Z -> Z -> S) (Bp : Z -> Z -> Z -> Z -> Z -> S) :
+  { p | ltac:(let t := eval cbv beta delta [sgemm_micro_src] in
+                (sgemm_micro_src M N mcr kc 16 2 8 io jm Ap
+                   (fun kk jv => Bp _[ ko ] _[ jm ] _[ kk ] _[ jv ])) in
+              exact (t = p)) }.
+Proof.
+  eexists.
+  sgemm_edges M N.
+  use_instr avx2_maskstore.
+  rw avx2_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_]).
+  sgemm_avx2_kernel.
+  done.
+Defined.
+
+Definition sgemm_avx2_strip_micro_sig {S : Type} `{ScalarLaws S} (M N mcr kc : Z)
+    (io jm : Z) (Ap : Z -> Z -> Z -> S) (Bp : Z -> Z -> Z -> S) :
+  { p | ltac:(let t := eval cbv beta delta [sgemm_micro_src] in
+                (sgemm_micro_src M N mcr kc 16 2 8 io jm Ap
+                   (fun kk jv => avx2_loadu (Bp _[ kk ] _[ jv ]) 0)) in
+              exact (t = p)) }.
+Proof.
+  eexists.
+  sgemm_edges M N.
+  use_instr avx2_maskstore.
+  sgemm_avx2_kernel.
+  done.
+Defined.
+
 Section Sgemm.
   Context {S : Type} `{ScalarLaws S}.
   Variables (M N K : Z).
@@ -110,49 +293,43 @@ Section Sgemm.
   Definition sgemm :=
     GEN [ i < M ] GEN [ j < N ] C _[ i ] _[ j ] + SUM [ k < K ] A _[ i ] _[ k ] * B _[ k ] _[ j ].
 
-  (** ** The shared schedule, in phases ([nr] columns per register tile,
-      [nv] vectors of [w] lanes each, [nr = nv w]). *)
+  (** The register-tiled programs of the two widths (phases 1-3, derived
+      once above) as lemmas on [sgemm]'s body, the derivations' first
+      step after [reschedule]. *)
+  Lemma sgemm_avx512_tile_ok :
+    ltac:(let q := eval cbv delta [sgemm] beta in sgemm in
+          let s := eval red in (sgemm_avx512_tile_sig M N K mcr kc Hmcr Hkc HK A B C) in
+          lazymatch s with exist _ ?p _ => exact (q = p) end).
+  Proof. exact (proj2_sig (sgemm_avx512_tile_sig M N K mcr kc Hmcr Hkc HK A B C)). Qed.
 
-  (** Phase 1: [C]'s copy split off; rows in blocks of [mc = 6 mcr]; the
-      depth in blocks of [kc]; the depth blocks [SUM ko] just inside the
-      row blocks [GEN io], with the row guard carried inside. *)
-  Ltac sgemm_blocks :=
-    rw sadd_tadd;
-    split_tadd at (genr 0 N _);
-    split_tadd at (genr 0 M _);
-    rw (gen_tile (mcr * 6)%Z M) at (genr 0 M (fun i => genr 0 N (fun j => sumr _ _ _)));
-    rw (sum_tile_k K kc);
-    guard_in at (iverson (_ <? M) _);
-    guard_in at (iverson (_ <? M) _);
-    swap_sum at (genr 0 N _);
-    swap_sum at (genr 0 (mcr * 6) _).
+  Lemma sgemm_avx2_tile_ok :
+    ltac:(let q := eval cbv delta [sgemm] beta in sgemm in
+          let s := eval red in (sgemm_avx2_tile_sig M N K mcr kc Hmcr Hkc HK A B C) in
+          lazymatch s with exist _ ?p _ => exact (q = p) end).
+  Proof. exact (proj2_sig (sgemm_avx2_tile_sig M N K mcr kc Hmcr Hkc HK A B C)). Qed.
 
-  (** Phase 2: in a row block, columns outside rows (a transpose), then
-      columns in strips of [nr] and rows in micro-panels of 6 (exact,
-      since [mc = 6 mcr]), strips outside micro-panels (a transpose). *)
-  Ltac sgemm_tiles nr :=
-    swap_gen at (genr 0 (mcr * 6) _);
-    rw (gen_tile_cols nr N) at (genr 0 N (fun _ => genr 0 _ _));
-    guard_in at (iverson (_ <? N) _);
-    swap_gen at (genr 0 nr _);
-    rw (gen_tile_exact mcr 6) at (genr 0 (mcr * 6) _).
+  (** The micro-panel loops in instruction form (derived once each above). *)
+  Lemma sgemm_avx512_micro_ok (io ko jm : Z) (Ap : Z -> Z -> Z -> S)
+      (Bp : Z -> Z -> Z -> Z -> Z -> S) :
+    ltac:(let r := eval red in (sgemm_avx512_micro_sig M N mcr kc io ko jm Ap Bp) in
+          lazymatch r with exist (fun p => ?l = p) ?q _ => exact (l = q) end).
+  Proof. exact (proj2_sig (sgemm_avx512_micro_sig M N mcr kc io ko jm Ap Bp)). Qed.
 
-  (** Phase 3: the register tile.  The row and column guards are copied
-      onto the operands (so the packs below are zero-padded and the
-      product needs none) and kept outside for the store; the [nr]
-      columns become [nv] vectors of [w] lanes; the tile's value is bound
-      as [t], lifted out of the tile loops, and its depth sum moved
-      outermost (the sum outside the register tile). *)
-  Ltac sgemm_register_tile nr nv w :=
-    rw guard2_sum_prod;
-    rw guard_comm at (iverson (_ <? N) (iverson _ _));
-    guard_out at (genr 0 nr _);
-    rw (gen_split_lanes nr nv w) at (genr 0 nr _);
-    name_buffer (sumr 0 kc _) as t;
-    hoist t past (genr 0 6 _);
-    swap_sum at (genr 0 w _);
-    swap_sum at (genr 0 nv _);
-    swap_sum at (genr 0 6 _).
+  Lemma sgemm_avx512_strip_micro_ok (io jm : Z) (Ap : Z -> Z -> Z -> S) (Bp : Z -> Z -> Z -> S) :
+    ltac:(let r := eval red in (sgemm_avx512_strip_micro_sig M N mcr kc io jm Ap Bp) in
+          lazymatch r with exist (fun p => ?l = p) ?q _ => exact (l = q) end).
+  Proof. exact (proj2_sig (sgemm_avx512_strip_micro_sig M N mcr kc io jm Ap Bp)). Qed.
+
+  Lemma sgemm_avx2_micro_ok (io ko jm : Z) (Ap : Z -> Z -> Z -> S)
+      (Bp : Z -> Z -> Z -> Z -> Z -> S) :
+    ltac:(let r := eval red in (sgemm_avx2_micro_sig M N mcr kc io ko jm Ap Bp) in
+          lazymatch r with exist (fun p => ?l = p) ?q _ => exact (l = q) end).
+  Proof. exact (proj2_sig (sgemm_avx2_micro_sig M N mcr kc io ko jm Ap Bp)). Qed.
+
+  Lemma sgemm_avx2_strip_micro_ok (io jm : Z) (Ap : Z -> Z -> Z -> S) (Bp : Z -> Z -> Z -> S) :
+    ltac:(let r := eval red in (sgemm_avx2_strip_micro_sig M N mcr kc io jm Ap Bp) in
+          lazymatch r with exist (fun p => ?l = p) ?q _ => exact (l = q) end).
+  Proof. exact (proj2_sig (sgemm_avx2_strip_micro_sig M N mcr kc io jm Ap Bp)). Qed.
 
   (** Phase 4: packing.  The guarded read of [B] is bound as [Bp] and
       hoisted out of every loop (each loop it depends on becomes a
@@ -163,16 +340,6 @@ Section Sgemm.
     hoist Bp past (tadd _ _);
     name_buffer (|[ _ ]| A _[ _ ] _[ _ ]) as Ap;
     hoist Ap past (transpose N (mcr * 6) _).
-
-  (** Phase 5: edges.  A micro-tile whose first row is past [M] is skipped
-      whole (the guard moves out of the store and the tile's let); the
-      column guard of a lane becomes a lane count, the form of a masked
-      store. *)
-  Ltac sgemm_edges :=
-    rw guard_tile_skip at (iverson (_ <? M) _);
-    guard_out at (genr 0 6 _);
-    guard_out at (atl_let _ _);
-    rw guard_lanes at (iverson (_ <? N) _).
 
   (** Phase 6 (after the instruction steps): [C]'s copy tiled like the
       result and merged into each row block, so that a row block's thread
@@ -199,19 +366,6 @@ Section Sgemm.
   Ltac sgemm_pack_strip_avx2 :=
     sgemm_pack_strip_with ltac:(fun _ => rw avx2_loadu_lane at (_ _[_] _[_] _[_])).
 
-  (** The AVX2 derivations' shared steps: phases 1-3 at width 16 (2 vectors
-      of 8), and the register tile in instruction form (broadcast times
-      load, accumulated in [AVX2_REG]) once its [B] lanes are loads. *)
-  Ltac sgemm_avx2_tile :=
-    sgemm_blocks;
-    sgemm_tiles 16;
-    sgemm_register_tile 16 2 8.
-
-  Ltac sgemm_avx2_kernel :=
-    rw avx2_broadcast_lane;
-    use_instr avx2_mul;
-    set_memory t AVX2_REG.
-
   (** ** AVX-512: a 6 x 64 register tile of 4 x 16-lane vectors (24
       accumulators), the Exo thesis's kernel shape.  On a CPU without
       AVX-512 the lowering compiles it but the kernel refuses to run.  (The
@@ -220,16 +374,9 @@ Section Sgemm.
   Derive sgemm_avx512 SuchThat (sgemm = sgemm_avx512) As sgemm_avx512_correct.
   Proof.
     reschedule.
-    sgemm_blocks.
-    sgemm_tiles 64.
-    sgemm_register_tile 64 4 16.
+    rw sgemm_avx512_tile_ok.
     sgemm_pack.
-    sgemm_edges.
-    use_instr avx512_maskstore.
-    rw avx512_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_]).
-    rw avx512_broadcast_lane.
-    use_instr avx512_mul.
-    set_memory t AVX512_REG.
+    rw sgemm_avx512_micro_ok at (genr 0 mcr (fun im => atl_let _ _)).
     sgemm_merge_c.
     check_safe.
     done.
@@ -272,15 +419,9 @@ Section Sgemm.
     As sgemm_avx512_strip_correct.
   Proof.
     reschedule.
-    sgemm_blocks.
-    sgemm_tiles 64.
-    sgemm_register_tile 64 4 16.
+    rw sgemm_avx512_tile_ok.
     sgemm_pack_strip_with ltac:(fun _ => rw avx512_loadu_lane at (_ _[_] _[_] _[_])).
-    sgemm_edges.
-    use_instr avx512_maskstore.
-    rw avx512_broadcast_lane.
-    use_instr avx512_mul.
-    set_memory t AVX512_REG.
+    rw sgemm_avx512_strip_micro_ok at (genr 0 mcr (fun im => atl_let _ _)).
     sgemm_merge_c.
     check_safe.
     done.
@@ -318,12 +459,9 @@ Section Sgemm.
   Derive sgemm_avx2 SuchThat (sgemm = sgemm_avx2) As sgemm_avx2_correct.
   Proof.
     reschedule.
-    sgemm_avx2_tile.
+    rw sgemm_avx2_tile_ok.
     sgemm_pack.
-    sgemm_edges.
-    use_instr avx2_maskstore.
-    rw avx2_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_]).
-    sgemm_avx2_kernel.
+    rw sgemm_avx2_micro_ok at (genr 0 mcr (fun im => atl_let _ _)).
     sgemm_merge_c.
     check_safe.
     done.
@@ -368,11 +506,9 @@ Section Sgemm.
   Derive sgemm_avx2_strip SuchThat (sgemm = sgemm_avx2_strip) As sgemm_avx2_strip_correct.
   Proof.
     reschedule.
-    sgemm_avx2_tile.
+    rw sgemm_avx2_tile_ok.
     sgemm_pack_strip_avx2.
-    sgemm_edges.
-    use_instr avx2_maskstore.
-    sgemm_avx2_kernel.
+    rw sgemm_avx2_strip_micro_ok at (genr 0 mcr (fun im => atl_let _ _)).
     sgemm_merge_c.
     check_safe.
     done.

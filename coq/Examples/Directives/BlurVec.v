@@ -1,8 +1,9 @@
 (** * Examples/BlurVec.v's AVX2 blur, with the [vectorize] directive.
 
-    The schedule of [blur_avx2] (Examples/BlurVec.v), whose ten steps
-    ([gen_vectorize], [vector_index], the stores, the guard pushed onto
-    the reads, the adds, the loads) are here the one directive
+    The schedule of [blur_avx2] (Examples/BlurVec.v), whose steps
+    ([gen_vectorize], [vector_index], and, on the vectorized interior
+    ([blur_avx2_row_sig] there), the stores, the guard pushed onto the
+    reads, the adds, the loads) are here the one directive
     [vectorize x with avx2] (Targets/Vectorize.v).  Blur.v's fused
     schedule has five loops named [x] (first row, first column, interior
     columns, last column, last row); [vectorize] takes the first loop of
