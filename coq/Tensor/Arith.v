@@ -105,6 +105,68 @@ Ltac has_div_mod :=
 Ltac has_impl_hyp :=
   match goal with _ : _ -> ?B |- _ => lazymatch type of B with Prop => idtac end end.
 
+(** [Z.div_mod_to_equations], cheaper (build time).  The library tactic is
+    [Z.div_mod_to_equations'] (five facts per quotient and remainder, all
+    but one implications from the divisor's sign: [0 < y -> 0 <= r < y],
+    [y = 0 -> q = 0], ...) followed by [Z.euclidean_division_equations_cleanup],
+    a [repeat match goal] over 36 rules, each tried against every pair of
+    hypotheses at every iteration; in a derivation's context (loop bounds,
+    tensors, the derived program) that cleanup was most of [check_safe] in
+    the tiled examples (Blur.v's tiled schedule: 1.5 of its 2.7 s), largely
+    spent trying to [specialize] the tensors ([v : Z -> Z -> S]) with every
+    loop variable.
+
+    [atl_ede_cleanup] makes the same changes to the same hypotheses, visiting
+    only the implications between propositions.  Why it is the same: when no
+    hypothesis is such an implication before the equations are added
+    (otherwise the library cleanup runs, as before), the cleanup's rules act
+    only on the five facts, each with a single premise about the divisor
+    ([y <> 0], [0 < y], [y < 0], [y = 0]), whose conclusion is no
+    implication; what a rule does to one fact depends on that fact and on
+    the hypotheses matching its premise, never on the other facts (nor on
+    the order in which facts are visited); so each fact ends as the library
+    leaves it when it is given, in the library's order, the rules that can
+    match a single premise: [atl_ede_one] below lists them with the
+    library's numbers (its rules on two premises never match).  Rules on a
+    hypothesis that is not a proposition ([specialize] of a function, which
+    fails whenever a proposition mentions it) change no fact [nia] reads.
+    The rules are copied with the library's patterns and tactics
+    (PreOmega.v, Coq 8.16). *)
+Ltac atl_ede_clear_if H pat := match goal with _ : pat |- _ => clear H end.
+Ltac atl_ede_one H :=
+  let T := type of H in
+  lazymatch type of T with Prop => idtac end;
+  lazymatch T with
+  | ?p -> _ =>
+      first
+        [ lazymatch p with ?x = ?x => specialize (H eq_refl) end            (* 1 *)
+        | lazymatch p with ?x <> ?x => clear H end                          (* 2 *)
+        | lazymatch p with (?x < ?x)%Z => clear H end                       (* 3 *)
+        | match goal with H' : p |- _ => specialize (H H') end              (* 4 *)
+        | atl_ede_clear_if H (~ p)                                          (* 5 *)
+        | lazymatch p with ~ ?q => atl_ede_clear_if H q end                 (* 6 *)
+        | lazymatch p with (0 < ?x)%Z => atl_ede_clear_if H (x < 0)%Z end   (* 13 *)
+        | lazymatch p with (?x < 0)%Z => atl_ede_clear_if H (0 < x)%Z end   (* 14 *)
+        | lazymatch p with (0 <= ?x)%Z => atl_ede_clear_if H (x < 0)%Z end  (* 17 *)
+        | lazymatch p with (?x <= 0)%Z => atl_ede_clear_if H (0 < x)%Z end  (* 18 *)
+        | lazymatch p with (0 < ?x)%Z => atl_ede_clear_if H (x <= 0)%Z end  (* 21 *)
+        | lazymatch p with (?x < 0)%Z => atl_ede_clear_if H (0 <= x)%Z end  (* 22 *)
+        | lazymatch p with (0 <= ?x)%Z =>                                   (* 25 *)
+            match goal with _ : (x <= 0)%Z |- _ =>
+              specialize (fun pf => H (@Z.eq_le_incl 0 x (eq_sym pf))) end end
+        | lazymatch p with (?x <= 0)%Z =>                                   (* 27 *)
+            match goal with _ : (0 <= x)%Z |- _ =>
+              specialize (fun pf => H (@Z.eq_le_incl 0 x pf)) end end
+        | lazymatch p with (?x < ?y)%Z => atl_ede_clear_if H (x = y) end    (* 29 *)
+        | lazymatch p with (?x < ?y)%Z => atl_ede_clear_if H (y = x) end    (* 30 *)
+        | lazymatch p with @eq Z ?x ?y => atl_ede_clear_if H (x < y)%Z end  (* 33 *)
+        | lazymatch p with @eq Z ?x ?y => atl_ede_clear_if H (y < x)%Z end  (* 34 *) ]
+  end.
+Ltac atl_ede_cleanup := repeat match goal with H : _ -> _ |- _ => atl_ede_one H end.
+Ltac atl_div_mod_to_equations :=
+  tryif has_impl_hyp then Z.div_mod_to_equations
+  else (Z.div_mod_to_equations'; atl_ede_cleanup).
+
 (** [lia], then [nia] on the Euclidean equations, then [nia] with the
     quotients' signs as well.  Without a division or modulo anywhere,
     [Z.div_mod_to_equations] only runs its clean-up (which rewrites
@@ -115,8 +177,8 @@ Ltac has_impl_hyp :=
 Ltac zarith :=
   first [ lia
         | tryif has_div_mod then
-            first [ (Z.div_mod_to_equations; nia)
-                  | (div_nonneg_facts; Z.div_mod_to_equations; nia) ]
+            first [ (atl_div_mod_to_equations; nia)
+                  | (div_nonneg_facts; atl_div_mod_to_equations; nia) ]
           else tryif has_impl_hyp then (Z.euclidean_division_equations_cleanup; nia)
           else nia ].
 
