@@ -1,6 +1,6 @@
 """The peer benchmarks' own machinery (benchmarks/_common.py, bench_sgemm.py,
-bench_conv.py), without the peers: problem definitions, the numpy convolution
-reference, interleaved timing order, the FMA probe, and the plain "no kernel"
+bench_conv.py, bench_gemmini.py), without the peers: problem definitions, the numpy
+convolution reference, bench gemmini's per-layer bar, interleaved timing order, the FMA probe, and the plain "no kernel"
 outcome.  Benchmarks themselves are measurements, not tests: nothing here
 looks at a time."""
 
@@ -145,3 +145,38 @@ def test_omp_threads_bound_unless_the_caller_says_otherwise(cm, monkeypatch) -> 
     for b in ("bench_sgemm", "bench_conv", "bench_blur"):
         text = (BENCH / f"{b}.py").read_text()
         assert "cm.bind_omp_threads()" in text and "cm.omp_env()" in text, b
+
+
+def test_gemmini_bar_per_layer_and_the_conv_loops_compute_excess() -> None:
+    """bench gemmini's verdict: a derived row meets the issue's bar only with instructions and
+    DRAM bytes in (scratchpad and accumulator) at most Exo's and computes at the bound; the
+    on-chip column names only the conv loop; where Exo failed, the bound alone decides.  The
+    conv loop's excess is explained from the output width (one row per compute tile)."""
+    bg = _load("bench_gemmini")
+    layer = bg.conv_layer("t", 7, 32, 32)  # 4 images, 7x7 output: M = 196, N = 32, K = 288
+    bound = bg.min_computes(layer.m, layer.n, layer.k)
+    assert bound == 13 * 2 * 18
+
+    def res(impl: str, computes: int, moves: int, spad: int, acc: int = 0) -> object:
+        return bg.Result(impl, {"compute_preloaded": computes, "preload": computes,
+                                "mvin": moves, "dram_to_spad_bytes": spad,
+                                "dram_to_acc_bytes": acc})
+
+    exo = res("exo", bound, 400, 10_000)
+    meets = res("loop_ws (ours)", bound, 300, 9_000)
+    too_many_bytes = res("ours panel", bound, 300, 9_000, acc=2_000)
+    too_many_instrs = res("ours", bound, 401, 5_000)
+    conv_loop = res("loop_conv_ws (ours)", 4 * 7 * 2 * 18, 10, 5_000)
+    row = bg.verdict(layer, [too_many_bytes, too_many_instrs, meets, conv_loop, exo])
+    assert row.startswith(f"| t | {exo.instructions} instrs, 10000 B in | `loop_ws (ours)` |")
+    assert "none (the conv loop's computes" in row
+    failed = bg.verdict(layer, [too_many_instrs, conv_loop, bg.Result("exo", {})])
+    assert failed.startswith("| t | failed | `ours` |")
+    # At the bound the conv loop would count as on chip.
+    at_bound = res("loop_conv_ws (ours)", bound, 10, 5_000)
+    assert bg.verdict(layer, [at_bound, exo]).endswith("| `loop_conv_ws (ours)` | "
+                                                       "`loop_conv_ws (ours)` |")
+    why = bg.explain_computes(layer, conv_loop)
+    assert len(why) == 1 and "2.15x the bound 468" in why[0]
+    assert "each of the 28 output rows is 7 pixels wide" in why[0]
+    assert bg.explain_computes(layer, meets) == []
