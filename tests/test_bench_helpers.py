@@ -1,8 +1,8 @@
 """The peer benchmarks' own machinery (benchmarks/_common.py, bench_sgemm.py,
 bench_conv.py, bench_gemmini.py), without the peers: problem definitions, the numpy
-convolution reference, bench gemmini's per-layer bar, interleaved timing order, the FMA probe, and the plain "no kernel"
-outcome.  Benchmarks themselves are measurements, not tests: nothing here
-looks at a time."""
+convolution reference, bench gemmini's per-layer bar, interleaved timing order, the FMA
+probe, and the plain "no kernel" outcome.  Benchmarks themselves are measurements, not
+tests: nothing here looks at a time."""
 
 from __future__ import annotations
 
