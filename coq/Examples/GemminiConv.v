@@ -303,28 +303,16 @@ Section GemminiConvLoop.
 
   (** The same, stated on the layer's program and the loop's unrolling, so
       that a derivation rewrites to the per-tile program of single
-      instructions and then recognises it as the loop with [use_instr]. *)
+      instructions and then recognises it as the loop with [use_instr].  Both
+      sides are the two definitions unfolded (not retyped: the layer is
+      [qconv]'s body, the unrolling [gemmini_loop_conv_ws]'s, binder names
+      included). *)
   Lemma qconv_is_loop_conv_ws_unrolled :
-    (GEN [ n < NB ] GEN [ q < H - KH + 1 ] GEN [ p < W - KW + 1 ] GEN [ k < KO ]
-      gemmini_acc_out sm se act
-        (bias _[ k ] <+> SUM [ s < KH ] SUM [ r < KW ] SUM [ c < C ]
-           x _[ n ] _[ q + s ] _[ p + r ] _[ c ] * w _[ s ] _[ r ] _[ c ] _[ k ]))
-    = GEN [ n < NB ] GEN [ q < H - KH + 1 ]
-        trunc_r (W - KW + 1) (flatten (cdiv (W - KW + 1) 16) 16
-          (GEN [ io < cdiv (W - KW + 1) 16 ]
-            transpose KO 16 (trunc_r KO (flatten (cdiv KO 16) 16 (GEN [ jo < cdiv KO 16 ]
-              transpose 16 16
-                (tlet c := in_mem GEMMINI_ACC
-                   (gemmini_mvin_acc (GEN [ p < W - KW + 1 ] bias) (io * 16) (jo * 16)
-                      (W - KW + 1) KO <+>
-                    SUM [ s < KH ] SUM [ r < KW ] SUM [ co < cdiv C 16 ]
-                      tlet a := in_mem GEMMINI_SPAD
-                        (gemmini_mvin (x _[ n ] _[ q + s ]) (io * 16 + r) (co * 16)
-                           (W - KW + 1 + r) C) in
-                      tlet b := in_mem GEMMINI_SPAD
-                        (gemmini_mvin (w _[ s ] _[ r ]) (co * 16) (jo * 16) C KO) in
-                      gemmini_matmul a b) in
-                 gemmini_mvout sm se act c (io * 16) (jo * 16) (W - KW + 1) KO)))))).
+    ltac:(let l := eval cbv beta delta [qconv]
+                  in (qconv NB H W C KO KH KW x w bias sm se act) in
+          let r := eval cbv beta delta [gemmini_loop_conv_ws]
+                  in (gemmini_loop_conv_ws sm se act x w bias NB H W C KO KH KW) in
+          exact (l = r)).
   Proof. exact qconv_loop_conv_ws. Qed.
 
   (** The layer as one [gemmini_loop_conv_ws] (no im2col matrix in DRAM),

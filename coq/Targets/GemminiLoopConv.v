@@ -73,25 +73,12 @@ Definition gemmini_loop_conv_ws (sm se : Z) (act : bool) (x w : Z -> Z -> Z -> Z
 
 #[global] Instance AtlInstr_gemmini_loop_conv_ws : AtlInstr (@gemmini_loop_conv_ws) := {}.
 
-(** The loop is its unrolling (definitional). *)
+(** The loop is its unrolling (definitional; the right-hand side is the
+    definition's body, unfolded rather than retyped). *)
 Lemma gemmini_loop_conv_ws_unroll sm se act x w bias NB H W C KO KH KW :
-  gemmini_loop_conv_ws sm se act x w bias NB H W C KO KH KW =
-  GEN [ n < NB ] GEN [ q < H - KH + 1 ]
-    trunc_r (W - KW + 1) (flatten (cdiv (W - KW + 1) 16) 16
-      (GEN [ io < cdiv (W - KW + 1) 16 ]
-        transpose KO 16 (trunc_r KO (flatten (cdiv KO 16) 16 (GEN [ jo < cdiv KO 16 ]
-          transpose 16 16
-            (tlet c := in_mem GEMMINI_ACC
-               (gemmini_mvin_acc (GEN [ p < W - KW + 1 ] bias) (io * 16) (jo * 16)
-                  (W - KW + 1) KO <+>
-                SUM [ s < KH ] SUM [ r < KW ] SUM [ co < cdiv C 16 ]
-                  tlet a := in_mem GEMMINI_SPAD
-                    (gemmini_mvin (x _[ n ] _[ q + s ]) (io * 16 + r) (co * 16)
-                       (W - KW + 1 + r) C) in
-                  tlet b := in_mem GEMMINI_SPAD
-                    (gemmini_mvin (w _[ s ] _[ r ]) (co * 16) (jo * 16) C KO) in
-                  gemmini_matmul a b) in
-             gemmini_mvout sm se act c (io * 16) (jo * 16) (W - KW + 1) KO)))))).
+  ltac:(let b := eval cbv beta delta [gemmini_loop_conv_ws]
+                in (gemmini_loop_conv_ws sm se act x w bias NB H W C KO KH KW) in
+        exact (gemmini_loop_conv_ws sm se act x w bias NB H W C KO KH KW = b)).
 Proof. reflexivity. Qed.
 
 (** The reshapes around the output blocks read block [(p / 16, k / 16)]
