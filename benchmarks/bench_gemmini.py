@@ -441,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append([layer.name, f"{layer.m} x {layer.n} x {layer.k}", r.impl,
                              *(["-"] * 10), r.note])
                 continue
-            comp = r.get("compute_preloaded", "compute_accumulated")
+            comp = computes(r)
             rows.append([layer.name, f"{layer.m} x {layer.n} x {layer.k}", r.impl,
                          f"{r.instructions}", f"{r.loop_instructions}",
                          f"{r.get('mvin', 'mvin2', 'mvin3')}",
