@@ -38,6 +38,7 @@
     only a derived program with the call) and [check_safe] unfolds it to
     check the accesses of its specification. *)
 
+From Ltac2 Require Ltac2.
 From Coq Require Import ZArith Lia.
 From Verisched Require Import Tensor.Core Rewrites.Context Rewrites.Tactics.
 
@@ -66,73 +67,80 @@ Class AtlInstr {T : Type} (c : T) : Prop := {}.
 #[global] Instance AtlInstr_in_mem : AtlInstr (@in_mem) := {}.
 
 (** [atl_unfold_instrs P]: [P] with every registered constant unfolded
-    (for [check_safe]: the specification is the term). *)
+    (for [check_safe]: the specification is the term).
+    [atl_generalize_instrs]: abstract every registered constant of the
+    goal as a variable (for [same_program]).
+
+    Both need the registered constants that occur in a term.  They used to
+    find them with Ltac1's [match .. with context [?c]], restarting after
+    each constant found and asking [AtlInstr c] in a fresh proof state at
+    every subterm: a quarter to a third of the big derivation files' time
+    (decision #95).  Here one walk over the term ([Constr.Unsafe.kind], in
+    Ltac2) collects its distinct constants, binder types included as
+    [context] visits them, and [AtlInstr c] is asked once per distinct
+    constant.  Unfolding repeats until no registered constant is left, so
+    an instruction whose body uses another is unfolded through, as
+    before. *)
 Ltac atl_is_instr c := is_const c; let _ := constr:(_ : AtlInstr c) in idtac.
 
-(** Both tactics below ask [AtlInstr c] of every constant occurrence of the
-    program, once per registered constant found (the search restarts after
-    each), which was a sixth of a derivation file's time.  The constants of
-    the language and of index arithmetic are most of those occurrences and
-    are never registered: [atl_plain_const] recognizes them by syntax, and
-    the fast test [atl_is_instr_fast] skips its query for them.  It is used
-    only after [atl_plain_registered] has asked, once per call, whether any
-    of them is registered after all (then the full test is used), so both
-    tactics find exactly the constants they found. *)
-Ltac atl_plain_const c :=
-  lazymatch c with
-  | @genr => idtac | @sumr => idtac | @get => idtac | @iverson => idtac
-  | @atl_let => idtac | @tadd => idtac | @tzero => idtac
-  | @sadd => idtac | @smul => idtac | @sdiv => idtac | @szero => idtac | @sone => idtac
-  | @slit => idtac | @cdiv => idtac
-  | @TensorElem_fun => idtac | @TensorElem_scalar => idtac | @Scalar_Z => idtac
-  | Z.add => idtac | Z.mul => idtac | Z.sub => idtac | Z.opp => idtac
-  | Z.div => idtac | Z.modulo => idtac
-  | Z.ltb => idtac | Z.leb => idtac | Z.eqb => idtac
-  | andb => idtac | orb => idtac | negb => idtac
-  end.
-Ltac atl_plain_registered :=
-  first
-    [ atl_is_instr (@genr) | atl_is_instr (@sumr) | atl_is_instr (@get)
-    | atl_is_instr (@iverson) | atl_is_instr (@atl_let) | atl_is_instr (@tadd)
-    | atl_is_instr (@tzero) | atl_is_instr (@sadd) | atl_is_instr (@smul)
-    | atl_is_instr (@sdiv) | atl_is_instr (@szero) | atl_is_instr (@sone)
-    | atl_is_instr (@slit) | atl_is_instr (@cdiv)
-    | atl_is_instr (@TensorElem_fun) | atl_is_instr (@TensorElem_scalar)
-    | atl_is_instr (@Scalar_Z)
-    | atl_is_instr Z.add | atl_is_instr Z.mul | atl_is_instr Z.sub | atl_is_instr Z.opp
-    | atl_is_instr Z.div | atl_is_instr Z.modulo
-    | atl_is_instr Z.ltb | atl_is_instr Z.leb | atl_is_instr Z.eqb
-    | atl_is_instr andb | atl_is_instr orb | atl_is_instr negb ].
-Ltac atl_is_instr_fast c :=
-  is_const c; tryif atl_plain_const c then fail else atl_is_instr c.
-Ltac atl_is_instr_by fast c :=
-  lazymatch fast with true => atl_is_instr_fast c | false => atl_is_instr c end.
-Ltac atl_instr_fast :=
-  match constr:(tt) with
-  | _ => let _ := constr:(ltac:(atl_plain_registered; exact I) : True) in constr:(false)
-  | _ => constr:(true)
+Module AtlInstrScan.
+Import Ltac2.Ltac2.
+
+(** Distinct constants of [t], each with its reference, not yet in [acc]. *)
+Ltac2 fst (p : 'a * 'b) : 'a := match p with (x, _) => x end.
+Ltac2 snd (p : 'a * 'b) : 'b := match p with (_, y) => y end.
+
+Ltac2 rec consts (t : constr) (acc : (constr * constant) list) : (constr * constant) list :=
+  match Constr.Unsafe.kind t with
+  | Constr.Unsafe.Constant k _ =>
+      if List.exist (fun ck => Constr.equal (fst ck) t) acc then acc else (t, k) :: acc
+  | Constr.Unsafe.App f args => Array.fold_left (fun a x => consts x a) (consts f acc) args
+  | Constr.Unsafe.Lambda b body => consts body (consts (Constr.Binder.type b) acc)
+  | Constr.Unsafe.Prod b body => consts body (consts (Constr.Binder.type b) acc)
+  | Constr.Unsafe.LetIn b v body => consts body (consts v (consts (Constr.Binder.type b) acc))
+  | Constr.Unsafe.Cast c _ ty => consts ty (consts c acc)
+  | _ => acc
   end.
 
-Ltac atl_unfold_instrs_by fast P :=
-  match P with
-  | context [?c] =>
-      let _ := constr:(ltac:(atl_is_instr_by fast c; exact I) : True) in
-      let P' := eval unfold c in P in
-      let P'' := eval cbv beta in P' in
-      atl_unfold_instrs_by fast P''
-  | _ => P
+Ltac2 is_instr (c : constr) : bool :=
+  match Control.case (fun () => constr:(_ : AtlInstr $c)) with
+  | Val _ => true
+  | Err _ => false
   end.
+
+Ltac2 instrs (t : constr) : (constr * constant) list :=
+  List.filter (fun ck => is_instr (fst ck)) (consts t []).
+
+Ltac2 rec unfold_all (t : constr) : constr :=
+  let cs := instrs t in
+  match Int.equal (List.length cs) 0 with
+  | true => t
+  | false =>
+      let t := Std.eval_unfold (List.map (fun ck => (Std.ConstRef (snd ck), Std.AllOccurrences)) cs) t in
+      let t := Std.eval_cbv { Std.rBeta := true; Std.rMatch := false; Std.rFix := false;
+                              Std.rCofix := false; Std.rZeta := false; Std.rDelta := false;
+                              Std.rConst := [] } t in
+      unfold_all t
+  end.
+
+Ltac2 unfold_k (p : Ltac1.t) (k : Ltac1.t) : unit :=
+  match Ltac1.to_constr p with
+  | Some t => Ltac1.apply k [Ltac1.of_constr (unfold_all t)] Ltac1.run
+  | None => Control.throw (Tactic_failure None)
+  end.
+
+Ltac2 generalize_k (k : Ltac1.t) : unit :=
+  List.iter (fun ck => Ltac1.apply k [Ltac1.of_constr (fst ck)] Ltac1.run)
+            (instrs (Control.goal ())).
+End AtlInstrScan.
+
+Ltac atl_unfold_instrs_k P k :=
+  let f := ltac2:(p k |- AtlInstrScan.unfold_k p k) in f P k.
 Ltac atl_unfold_instrs P :=
-  let fast := atl_instr_fast in
-  atl_unfold_instrs_by fast P.
-
-(** [atl_generalize_instrs]: abstract every registered constant of the
-    goal as a variable (for [same_program]). *)
+  constr:(ltac:(atl_unfold_instrs_k P ltac:(fun r => exact r))).
 Ltac atl_generalize_instrs :=
-  let fast := atl_instr_fast in
-  repeat match goal with
-    | |- context [?c] => atl_is_instr_by fast c; generalize c; intro
-    end.
+  let f := ltac2:(k |- AtlInstrScan.generalize_k k) in
+  f ltac:(fun c => generalize c; intro).
 
 (** ** [set_memory x M] *)
 
