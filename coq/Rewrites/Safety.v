@@ -12,7 +12,7 @@
     On failure it lists every access it could not prove, with its context,
     and fails.  The lowering refuses kernels whose safety was not proved. *)
 
-From Coq Require Import ZArith List.
+From Coq Require Import ZArith List Lia.
 From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Shape Tensor.Iter Rewrites.Context Rewrites.Tactics.
 From Verisched Require Import Targets.Instr.
 Import ListNotations.
@@ -74,7 +74,7 @@ Ltac atl_check_access v i report :=
              would be proved by [lia] over all earlier ones (Blur.v's
              check_safe took twice as long). *)
           first [ let Hb := fresh "Hbound" in
-                  assert (Hb : (0 <= i < n)%Z) by solve_idx; clear Hb
+                  assert (Hb : (0 <= i < n)%Z) by first [ assumption | lia | solve_idx ]; clear Hb
                 | report v i constr:(Some n) ]
       end
     | report v i constr:(@None Z) ].
