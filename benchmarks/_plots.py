@@ -260,9 +260,11 @@ GEMMINI_LABELS = {"ours": "ours (derived, per-tile)",
                   "ours staged": "ours staged (derived, with bias)",
                   "loop_ws (ours)": "loop_ws (derived; CPU-issued instructions)",
                   "loop_conv_ws (ours)": "loop_conv_ws (derived, with bias, no im2col; "
-                                         "CPU-issued)"}
+                                         "CPU-issued)",
+                  "im2col on chip (ours)": "im2col on chip (derived, with bias)"}
 GEMMINI_COLORS = {"ours": "tab:blue", "ours panel": "tab:green", "ours staged": "tab:olive",
-                  "loop_ws (ours)": "tab:purple", "loop_conv_ws (ours)": "tab:brown"}
+                  "loop_ws (ours)": "tab:purple", "loop_conv_ws (ours)": "tab:brown",
+                  "im2col on chip (ours)": "tab:cyan"}
 
 
 def gemmini(data: dict) -> Figure | None:
