@@ -12,7 +12,9 @@ cannot be followed to its readers, because the specification says a tile is
 zero outside its valid part (docs/decisions.md #13).  Each instruction is
 preceded by its configuration requirement (a marker that config.py turns
 into config instructions).  A generation of moves into consecutive
-scratchpad tiles becomes one move per four tiles (`block_load`).
+scratchpad tiles becomes one move per four tiles (`block_load`).  A source that is a
+row broadcast, `GEN [ p < R ] v` (a bias over the pixels), is moved with DRAM stride 0
+(`broadcast_source`).  The on-chip im2col move is im2col.py's.
 """
 
 from __future__ import annotations
