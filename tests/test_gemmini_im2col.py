@@ -10,8 +10,9 @@ specification is Coq's definition; the replayed derivation, lowered and run on t
 simulator, equals numpy and the reference interpreter (on the derived and the
 original program) bit for bit, on sizes where the pixels, channels and output
 channels are not multiples of 16 and C is not a multiple of 64, ReLU on and off; the
-input moves are exactly one per row piece, the products one per tile triple; a
-single-tile program and the refusals of calls whose reads cannot be proved in bounds.
+input moves are exactly one per row piece, the products one per tile triple; no read
+leaves the input under AddressSanitizer; a single-tile program and the refusals of calls
+whose reads cannot be proved in bounds.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from verisched.pybridge.terms import Instr, IVar, PCmp, Var
 from verisched.targets.gemmini import build
 from verisched.targets.gemmini.instrs import IM2COL, split_scale
 from verisched.targets.gemmini.lower import lower_gemmini
+from verisched.targets.gemmini.sim import compile_program
 
 CALL = "gemmini_mvin_im2col x NB H W C OH OW s r m c"
 
@@ -131,6 +133,31 @@ def test_derived_im2col_kernel(derived, shape) -> None:
         blocks * kh * kw * cdiv(c, 64) * row_pieces(m, ow), cnt
     computes = cnt["compute_preloaded"] + cnt["compute_accumulated"]
     assert computes == cdiv(m, 16) * cdiv(ko, 16) * kh * kw * cdiv(c, 16)
+
+
+@pytest.mark.parametrize("shape", [(2, 9, 20, 17, 33, 3, 3, 2), (1, 17, 3, 100, 7, 1, 3, 1)])
+def test_no_read_outside_the_input_under_sanitizers(derived, shape, tmp_path) -> None:
+    """The kernel built with AddressSanitizer and UBSan (the driver allocates each input
+    with its exact size, and the simulator reads the DRAM operands through the kernel's
+    pointers): no row piece reads outside the input, at sizes whose last pixel tile is
+    partial and whose channels end inside a 64-column move."""
+    nb, h, wd, c, ko, kh, kw, nj = shape
+    checked = pipeline.check(derived, fix={"C": c, "KH": kh, "KW": kw, "NJ": nj}, name="asan")
+    kernel = pipeline.lower(checked, "gemmini").kernel
+    src = tmp_path / "k.c"
+    src.write_text(build.render(kernel))
+    exe = compile_program([src], tmp_path / "k.exe", cflags=[
+        "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+        "-DVERISCHED_GEMMINI_DRIVER"])
+    rng = np.random.default_rng(7)
+    ins = {"x": rng.integers(-128, 128, (nb, h, wd, c), dtype=np.int8),
+           "w": rng.integers(-128, 128, (kh, kw, c, ko), dtype=np.int8),
+           "bias": rng.integers(-2**16, 2**16, (ko,), dtype=np.int32)}
+    sm, se = split_scale(1 / 97)
+    res = build.run(kernel, ins, {"NB": nb, "H": h, "W": wd, "KO": ko, "sm": sm, "se": se,
+                                  "act": 0}, exe=exe)
+    np.testing.assert_array_equal(res.out, quantize(
+        conv_acc(ins["x"], ins["w"], ins["bias"]), 1 / 97, False))
 
 
 def test_row_pieces_on_a_small_shape(derived) -> None:
