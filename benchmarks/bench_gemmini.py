@@ -44,6 +44,15 @@ the comparison is by its counters: instructions by kind, bytes moved):
         instructions per hardware loop.  Against the row "ours" of the same layer (the same
         convolution and bias without the loop: im2col in DRAM, single instructions), this
         is the count of instructions with and without it;
+  im2col on chip (ours)  GemminiConv.v's qconv_im2col (3x3 convolutions): the layer, with
+        its bias, in single instructions with the im2col on chip: each A tile is 16
+        consecutive output pixels (across output-row ends, so every tile but the last is
+        full and the computes are at the bound) moved straight from the NHWC input by
+        gemmini_mvin_im2col, one mvin per run of consecutive pixels and 64 channels
+        (targets/gemmini/im2col.py); the weights staged once per block of NJ column tiles
+        (NJ the most the scratchpad holds, balanced over the blocks: `im2col_nj`) and
+        reused by every pixel tile; the bias broadcast by stride-0 moves.  C, KH, KW and
+        NJ are fixed per layer (the staged weights' rows are static);
 Every output is checked bit for bit against numpy before its counters are used.
 The minimum of compute instructions is the utilization bound ceil(M/16) *
 ceil(N/16) * ceil(K/16); the minimum bytes are each input read once.
@@ -206,6 +215,33 @@ def loop_conv_ws_result(layer: Layer, kernel, inputs: dict, sizes: dict,
     return Result("loop_conv_ws (ours)", res.counters, note)
 
 
+def im2col_nj(layer: Layer) -> int:
+    """Column tiles per weight block of qconv_im2col: as many as the scratchpad holds
+    (its hypothesis KH KW cdiv(C, 16) NJ <= 1020, at most 64 for the accumulator, at
+    most the layer's), then spread evenly over the blocks that takes."""
+    _nb, _h, _w, c, ko, kh, kw = layer.conv  # type: ignore[misc]
+    tiles = -(-ko // 16)
+    most = max(1, min(64, 1020 // (kh * kw * -(-c // 16)), tiles))
+    blocks = -(-tiles // most)
+    return -(-tiles // blocks)
+
+
+def im2col_result(layer: Layer, kernel, inputs: dict, sizes: dict, want: np.ndarray,
+                  nj: int) -> Result:
+    """The on-chip im2col row: GemminiConv.v's qconv_im2col (gemmini_mvin_im2col tiles of
+    16 pixels across row ends, weights staged per block of NJ column tiles), checked
+    against numpy."""
+    res = run_kernel(kernel, inputs, {k: v for k, v in sizes.items()
+                                      if k not in ("C", "KH", "KW")})
+    if not np.array_equal(res.out.reshape(want.shape), want):
+        raise SystemExit(f"bench gemmini: ours (im2col on chip) is WRONG on {layer.name}")
+    blocks = -(-layer.n // (16 * nj))
+    note = (f"NJ = {nj}: weights staged once per block of {nj} column tiles ({blocks} "
+            f"block{'s' if blocks > 1 else ''}); the pixels moved on chip, one mvin per row "
+            "piece; with bias, no im2col matrix")
+    return Result("im2col on chip (ours)", res.counters, note)
+
+
 def run_layer(layer: Layer, kernels: dict, use_exo: bool,
               seed: int) -> tuple[list[Result], str]:
     rng = np.random.default_rng(seed)
@@ -266,6 +302,14 @@ def run_layer(layer: Layer, kernels: dict, use_exo: bool,
     if layer.kind == "conv" and "loop_conv_ws" in kernels:
         results.append(loop_conv_ws_result(layer, kernels["loop_conv_ws"],
                                            {"x": x, "w": wt, "bias": bias}, sizes, want))
+    if layer.kind == "conv" and "im2col" in kernels:
+        nj = im2col_nj(layer)
+        ik = kernels["im2col"](c, kh, kw, nj)
+        if isinstance(ik, str):
+            results.append(Result("im2col on chip (ours)", {}, ik))
+        else:
+            results.append(im2col_result(layer, ik, {"x": x, "w": wt, "bias": bias}, sizes,
+                                         want, nj))
     note = ""
     if use_exo:
         t0 = time.perf_counter()
@@ -306,8 +350,9 @@ def explain_computes(layer: Layer, ours: Result) -> list[str]:
     sp_tiled_conv and LoopConv.scala), never pixels of two rows; so when the output width
     OW is not a multiple of 16, each row ends in a partial tile, and the count is
     ceil(OW / 16) / (OW / 16) times the bound over the flattened M = NB OH OW.  No choice
-    of the loop's arguments changes that; a single-instruction schedule that assembles a
-    16-row tile from pieces of two rows would reach the bound (not derived yet)."""
+    of the loop's arguments changes that; the single-instruction schedule that assembles
+    a 16-row tile from pieces of several rows (`im2col on chip (ours)`, qconv_im2col)
+    reaches the bound."""
     bound = min_computes(layer.m, layer.n, layer.k)
     got = computes(ours)
     if got <= bound or layer.conv is None or ours.impl != "loop_conv_ws (ours)":
@@ -320,8 +365,14 @@ def explain_computes(layer: Layer, ours: Result) -> list[str]:
             f"the hardware conv loop's compute tile holds pixels of one output row only "
             f"(LoopConv.scala / gemmini.h sp_tiled_conv: I = min(ocols - ocol, DIM)), and "
             f"each of the {nb * oh} output rows is {ow} pixels wide: {per_row} tile(s) per "
-            f"row where {ow}/16 = {ow / 16:.2f} would do.  The `loop_ws (ours)` row (im2col "
-            f"on the host) is at the bound."]
+            f"row where {ow}/16 = {ow / 16:.2f} would do.  The `im2col on chip (ours)` row "
+            f"(single instructions, tiles of 16 pixels across row ends, moved on chip one row "
+            f"piece per mvin) and the `loop_ws (ours)` row (im2col on the host) are at the "
+            f"bound."]
+
+
+# The rows that keep a convolution's im2col on chip (no im2col matrix in DRAM).
+ONCHIP = ("loop_conv_ws (ours)", "im2col on chip (ours)")
 
 
 def verdict(layer: Layer, results: list[Result]) -> str:
@@ -335,7 +386,7 @@ def verdict(layer: Layer, results: list[Result]) -> str:
           and (exo is None or (r.instructions <= exo.instructions
                                and dram_in(r) <= dram_in(exo)))]
     onchip = "-" if layer.kind != "conv" else (
-        ", ".join(f"`{i}`" for i in ok if i == "loop_conv_ws (ours)") or
+        ", ".join(f"`{i}`" for i in ok if i in ONCHIP) or
         "none (the conv loop's computes: see below)")
     exo_txt = ("failed" if exo is None and any(r.impl == "exo" for r in results)
                else "not run" if exo is None else f"{exo.instructions} instrs, "
@@ -403,7 +454,8 @@ def main(argv: list[str] | None = None) -> int:
     mm = pipeline.load_many(ex / "GemminiMatmul.v",
                             ["qmatmul_nobias_gemmini", "qmatmul_gemmini_panel",
                              "qmatmul_gemmini_staged", "qmatmul_nobias_loop"])
-    cv = pipeline.load_many(ex / "GemminiConv.v", ["qconv_gemmini", "qconv_loop"])
+    cv = pipeline.load_many(ex / "GemminiConv.v", ["qconv_gemmini", "qconv_loop",
+                                                   "qconv_im2col"])
 
     def build_ours(dp: pipeline.DerivedProgram, name: str,
                    fix: dict[str, int] | None = None) -> object:
@@ -422,7 +474,9 @@ def main(argv: list[str] | None = None) -> int:
                                              {"K": k}),
                "staged": lambda k, n: build_ours(mm["qmatmul_gemmini_staged"], "ours_staged",
                                                  {"K": k, "N": n}),
-               "loop_ws": build_ours(mm["qmatmul_nobias_loop"], "ours_loop")}
+               "loop_ws": build_ours(mm["qmatmul_nobias_loop"], "ours_loop"),
+               "im2col": lambda c, kh, kw, nj: build_ours(
+                   cv["qconv_im2col"], "ours_im2col", {"C": c, "KH": kh, "KW": kw, "NJ": nj})}
     headers = ["layer", "M x N x K", "impl", "instrs", "loop instrs", "mvin", "preload+compute",
                "mvout",
                "config", "DRAM->spad B", "DRAM->acc B", "acc->DRAM B", "computes / min",
@@ -492,7 +546,13 @@ def main(argv: list[str] | None = None) -> int:
         "(coq/Targets/GemminiLoopConv.v), lowered to hardware conv loops that move the "
         "input pixels themselves (on-chip im2col: no im2col matrix in DRAM); seven "
         "CPU-issued instructions per loop.  The same layer's `ours` row is it without the "
-        "loop (im2col in DRAM, single instructions).",
+        "loop (im2col in DRAM, single instructions).  Rows `im2col on chip (ours)` (3x3 "
+        "layers): GemminiConv.v `qconv_im2col`, the layer with its bias in single "
+        "instructions, the im2col on chip: A tiles of 16 consecutive output pixels across "
+        "output-row ends moved from the NHWC input by `gemmini_mvin_im2col` "
+        "(coq/Targets/Gemmini.v; one `mvin` per run of consecutive pixels, 64 channels "
+        "each), the weights staged once per block of NJ column tiles and reused by every "
+        "pixel tile; C, KH, KW and NJ fixed per layer.",
         "",
         cm.md_table(headers, rows),
         "",

@@ -150,8 +150,9 @@ def test_omp_threads_bound_unless_the_caller_says_otherwise(cm, monkeypatch) -> 
 def test_gemmini_bar_per_layer_and_the_conv_loops_compute_excess() -> None:
     """bench gemmini's verdict: a derived row meets the issue's bar only with instructions and
     DRAM bytes in (scratchpad and accumulator) at most Exo's and computes at the bound; the
-    on-chip column names only the conv loop; where Exo failed, the bound alone decides.  The
-    conv loop's excess is explained from the output width (one row per compute tile)."""
+    on-chip column names only the conv loop and the on-chip im2col; where Exo failed, the
+    bound alone decides.  The conv loop's excess is explained from the output width (one
+    row per compute tile)."""
     bg = _load("bench_gemmini")
     layer = bg.conv_layer("t", 7, 32, 32)  # 4 images, 7x7 output: M = 196, N = 32, K = 288
     bound = bg.min_computes(layer.m, layer.n, layer.k)
@@ -176,6 +177,15 @@ def test_gemmini_bar_per_layer_and_the_conv_loops_compute_excess() -> None:
     at_bound = res("loop_conv_ws (ours)", bound, 10, 5_000)
     assert bg.verdict(layer, [at_bound, exo]).endswith("| `loop_conv_ws (ours)` | "
                                                        "`loop_conv_ws (ours)` |")
+    onchip = res("im2col on chip (ours)", bound, 350, 6_000, acc=1_000)
+    assert bg.verdict(layer, [meets, onchip, conv_loop, exo]).endswith(
+        "| `loop_ws (ours)`, `im2col on chip (ours)` | `im2col on chip (ours)` |")
+    assert bg.verdict(layer, [onchip, bg.Result("exo", {})]).endswith(
+        "| `im2col on chip (ours)` | `im2col on chip (ours)` |")
+    over = res("im2col on chip (ours)", bound, 401, 6_000)
+    assert "none (the conv loop's computes" in bg.verdict(layer, [over, exo])
+    # Its weight blocks: as many column tiles as the scratchpad holds, balanced.
+    assert [bg.im2col_nj(x) for x in bg.LAYERS if x.kind == "conv"] == [4, 8, 6, 3]
     why = bg.explain_computes(layer, conv_loop)
     assert len(why) == 1 and "2.15x the bound 468" in why[0]
     assert "each of the 28 output rows is 7 pixels wide" in why[0]

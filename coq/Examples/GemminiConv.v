@@ -31,12 +31,16 @@
     leaves the buffer in the [K x N] orientation [gemmini_mvin] loads.
 
     The im2col and weight buffers live in DRAM and are filled by scalar
-    code.  The last section gives the same layer as one
+    code.  A later section gives the same layer as one
     [gemmini_loop_conv_ws] (Targets/GemminiLoopConv.v, issue 16), where the
     hardware moves the pixels itself and broadcasts the bias row (an
-    [mvin] with DRAM stride 0): no [col], [wm] or [dm] buffer at all. *)
+    [mvin] with DRAM stride 0): no [col], [wm] or [dm] buffer at all.  The
+    last one ([qconv_im2col]) keeps the im2col on chip with single
+    instructions, 16 output pixels per tile across output-row ends, so the
+    products are exactly [cdiv M 16 * cdiv N 16 * cdiv K 16] when [C] is a
+    multiple of 16 (the conv loop's tiles stop at each row's end). *)
 
-From Coq Require Import ZArith List Lia.
+From Coq Require Import ZArith List Lia Bool.
 Import ListNotations.
 From Coq Require Import derive.Derive.
 From Verisched Require Import ATL Rewrites.Safety Reshape.Defs Reshape.Commute
@@ -328,3 +332,238 @@ Section GemminiConvLoop.
     done.
   Qed.
 End GemminiConvLoop.
+
+(** ** The on-chip im2col with single instructions (issue 16)
+
+    [gemmini_loop_conv_ws]'s compute tile never crosses the end of an output
+    row, so with output rows of 56, 28, 14 or 7 pixels (ResNet-50) it
+    computes 1.14x to 2.15x the products of the bound.  Here the [A] tiles
+    are 16 consecutive output pixels of the flattened [(n, oh, ow)] order
+    (every tile full but the last), moved straight from the input by
+    [gemmini_mvin_im2col] (Targets/Gemmini.v; the lowering issues one [mvin]
+    per run of consecutive pixels, 64 channels at a time), and the weights
+    are staged once per block of [NJ] column tiles and reused by every pixel
+    tile: for each block [jb], [b] holds the weights of every kernel offset,
+    channel tile and column tile of the block; for each pixel tile [io], the
+    accumulator [c] holds the block's [NJ] output tiles, starts from the
+    bias (broadcast by a stride-0 move) and accumulates, per kernel offset
+    [(s, r)] and group of four channel tiles [cg], the products of the
+    staged pixels [a] with every column tile's weights.  The output is the
+    [M x KO] matrix ([M = NB OH OW]) viewed as [NB x OH x OW x KO] by the two
+    [split]s of [qconv_gemmini].  [KH KW cdiv C 16 NJ <= 1020] makes [b] and
+    [a] fit the scratchpad, [NJ <= 64] makes [c] fit the accumulator;
+    [gemmini_check_fit] proves both.
+
+    As for [qconv_loop], the equality is proved by hand, element by element
+    ([qconv_im2col_tiles_ok]: the reshapes around the output tiles read once
+    and for all by [gemmini_tiles_nblocks_gen], the channel sum cut into
+    groups of tiles by [sumr_tile] twice), and the derivation is that
+    lemma, [gemmini_check_fit] and [check_safe] (build time: a rewrite
+    derivation would re-prove the tiling at every step, issue 16). *)
+
+(** A column index in blocks of [NJ] tiles of 16: block [k / 16 / NJ], tile
+    [k / 16 mod NJ] in the block. *)
+Lemma blocks16_div_mod NJ k : (0 < NJ ->
+  k / (NJ * 16) = k / 16 / NJ /\ k mod (NJ * 16) = k / 16 mod NJ * 16 + k mod 16)%Z.
+Proof.
+  intros HNJ.
+  pose proof (Z.div_mod k 16) as E1; pose proof (Z.mod_pos_bound k 16) as B1;
+  pose proof (Z.div_mod (k / 16) NJ) as E2; pose proof (Z.mod_pos_bound (k / 16) NJ) as B2.
+  assert (Hr : (0 <= k / 16 mod NJ * 16 + k mod 16 < NJ * 16)%Z) by lia.
+  assert (Hk : (k = NJ * 16 * (k / 16 / NJ) + (k / 16 mod NJ * 16 + k mod 16))%Z) by lia.
+  split; symmetry; [ apply (Z.div_unique _ _ _ _ (or_introl Hr) Hk)
+                   | apply (Z.mod_unique _ _ _ _ (or_introl Hr) Hk) ].
+Qed.
+
+(** The reshapes around the output tiles of [qconv_im2col_tiles] (column
+    blocks of [NJ] tiles outermost, then row tiles, then the block's column
+    tiles) read tile [(jb, io, jj)] at [(m mod 16, k mod 16)]. *)
+Lemma gemmini_tiles_nblocks_gen M N NJ (F : Z -> Z -> Z -> Z -> Z -> gint) :
+  (0 <= M -> 0 <= N -> 0 < NJ ->
+  transpose N M (trunc_r N (flatten (cdiv N (NJ * 16)) (NJ * 16)
+    (GEN [ jb < cdiv N (NJ * 16) ]
+      transpose M (NJ * 16) (trunc_r M (flatten (cdiv M 16) 16
+        (GEN [ io < cdiv M 16 ]
+          transpose (NJ * 16) 16 (flatten NJ 16
+            (GEN [ jj < NJ ] transpose 16 16 (F jb io jj)))))))))
+  = GEN [ m < M ] GEN [ k < N ]
+      (F (k / 16 / NJ) (m / 16) (k / 16 mod NJ)) _[ m mod 16 ] _[ k mod 16 ])%Z.
+Proof.
+  intros HM HN HNJ.
+  pose proof (cdiv_mul_ge M 16) as HcM; pose proof (cdiv_mul_ge N (NJ * 16)) as HcN.
+  unfold transpose at 1.
+  apply genr_ext_ctx; intros m Hm; apply genr_ext_ctx; intros k Hk.
+  destruct (blocks16_div_mod NJ k HNJ) as [Ed Em].
+  pose proof (Z.mod_pos_bound k (NJ * 16)) as Bk; pose proof (Z.mod_pos_bound m 16) as Bm.
+  pose proof (Z.mod_pos_bound k 16) as Bk16; pose proof (Z.mod_pos_bound (k / 16) NJ) as Bj.
+  assert (Hb : (0 <= k / (NJ * 16) < cdiv N (NJ * 16))%Z).
+  { split; [apply Z.div_pos; lia|]. apply cdiv_lt_iff; [lia|].
+    pose proof (Z.mul_div_le k (NJ * 16)); lia. }
+  assert (Hi : (0 <= m / 16 < cdiv M 16)%Z).
+  { split; [apply Z.div_pos; lia|]. apply cdiv_lt_iff; [lia|].
+    pose proof (Z.mul_div_le m 16); lia. }
+  rewrite get_trunc_r by lia.
+  rewrite get_flatten by (try lia; nia).
+  rewrite get_gen by lia.
+  rewrite get_get_transpose by lia.
+  rewrite get_trunc_r by lia.
+  rewrite get_flatten by (try lia; nia).
+  rewrite get_gen by lia.
+  rewrite get_get_transpose by lia.
+  rewrite get_flatten by lia.
+  rewrite Em, tile_div, tile_mod, Ed by lia.
+  rewrite get_gen by lia.
+  rewrite get_get_transpose by lia.
+  reflexivity.
+Qed.
+
+Lemma cdiv_64 C : (0 <= C -> cdiv C 64 = cdiv (cdiv C 16) 4)%Z.
+Proof.
+  intros; unfold cdiv.
+  replace (C + 16 - 1)%Z with (C + 15)%Z by lia.
+  replace (C + 64 - 1)%Z with (C + 15 + 3 * 16)%Z by lia.
+  rewrite <- (Z.div_div _ 16 4), Z.div_add by lia.
+  f_equal; lia.
+Qed.
+
+(** The bounds half of [gemmini_mvin_im2col]'s guard holds on every output
+    pixel. *)
+Lemma im2col_in_bounds NB H W KH KW s r t :
+  (0 < KH <= H -> 0 < KW <= W -> 0 <= s < KH -> 0 <= r < KW ->
+  0 <= t < NB * (H - KH + 1) * (W - KW + 1) ->
+  (((0 <=? t / (W - KW + 1) / (H - KH + 1)) && (t / (W - KW + 1) / (H - KH + 1) <? NB)) &&
+   ((0 <=? t / (W - KW + 1) mod (H - KH + 1) + s) &&
+    (t / (W - KW + 1) mod (H - KH + 1) + s <? H)) &&
+   ((0 <=? t mod (W - KW + 1) + r) && (t mod (W - KW + 1) + r <? W))) = true)%Z.
+Proof.
+  intros HH HW Hs Hr Ht.
+  assert (H1 : (0 <= t / (W - KW + 1) < NB * (H - KH + 1))%Z).
+  { split; [apply Z.div_pos; lia|]. apply Z.div_lt_upper_bound; lia. }
+  assert (H2 : (0 <= t / (W - KW + 1) / (H - KH + 1) < NB)%Z).
+  { split; [apply Z.div_pos; lia|]. apply Z.div_lt_upper_bound; lia. }
+  pose proof (Z.mod_pos_bound (t / (W - KW + 1)) (H - KH + 1)).
+  pose proof (Z.mod_pos_bound t (W - KW + 1)).
+  rewrite !andb_true_iff, !Z.leb_le, !Z.ltb_lt; lia.
+Qed.
+
+Section GemminiConvIm2col.
+  Variables (NB H W C KO KH KW NJ : Z).
+  Hypotheses (HNB : 0 <= NB) (HC : 0 < C) (HKO : 0 <= KO) (HKH : 0 < KH) (HKW : 0 < KW)
+             (HH : KH <= H) (HW : KW <= W) (HNJ : 0 < NJ) (HNJacc : NJ <= 64)
+             (Hfit : KH * KW * cdiv C 16 * NJ <= 1020).
+  Variables (x w : Z -> Z -> Z -> Z -> gint) (bias : Z -> gint).
+  Hypotheses (Hx : shaped [NB; H; W; C] x) (Hw : shaped [KH; KW; C; KO] w)
+             (Hbias : shaped [KO] bias).
+  Variables (sm se : Z) (act : bool).
+
+  (** The schedule (module comment above): per column block [jb] the
+      weights [b], per pixel tile [io] the accumulator [c]. *)
+  Definition qconv_im2col_tiles :=
+    split (H - KH + 1) (NB * (H - KH + 1))
+      (split (W - KW + 1) (NB * (H - KH + 1) * (W - KW + 1))
+        (transpose KO (NB * (H - KH + 1) * (W - KW + 1))
+          (trunc_r KO (flatten (cdiv KO (NJ * 16)) (NJ * 16)
+            (GEN [ jb < cdiv KO (NJ * 16) ]
+              tlet b := in_mem GEMMINI_SPAD
+                (GEN [ s < KH ] GEN [ r < KW ] GEN [ co < cdiv C 16 ] GEN [ jj < NJ ]
+                   gemmini_mvin (w _[ s ] _[ r ]) (co * 16) ((jb * NJ + jj) * 16) C KO) in
+              transpose (NB * (H - KH + 1) * (W - KW + 1)) (NJ * 16)
+                (trunc_r (NB * (H - KH + 1) * (W - KW + 1))
+                  (flatten (cdiv (NB * (H - KH + 1) * (W - KW + 1)) 16) 16
+                    (GEN [ io < cdiv (NB * (H - KH + 1) * (W - KW + 1)) 16 ]
+                      tlet c := in_mem GEMMINI_ACC
+                        ((GEN [ jj < NJ ]
+                            gemmini_mvin_acc
+                              (GEN [ p < NB * (H - KH + 1) * (W - KW + 1) ] bias)
+                              (io * 16) ((jb * NJ + jj) * 16)
+                              (NB * (H - KH + 1) * (W - KW + 1)) KO) <+>
+                         SUM [ s < KH ] SUM [ r < KW ] SUM [ cg < cdiv C 64 ]
+                           tlet a := in_mem GEMMINI_SPAD
+                             (GEN [ cq < 4 ]
+                                gemmini_mvin_im2col x NB H W C (H - KH + 1) (W - KW + 1) s r
+                                  (io * 16) ((cg * 4 + cq) * 16)) in
+                           GEN [ jj < NJ ] SUM [ cq < 4 ]
+                             |[ cg * 4 + cq <? cdiv C 16 ]|
+                               gemmini_matmul (a _[ cq ])
+                                 (b _[ s ] _[ r ] _[ cg * 4 + cq ] _[ jj ])) in
+                      transpose (NJ * 16) 16 (flatten NJ 16 (GEN [ jj < NJ ]
+                        transpose 16 16
+                          (gemmini_mvout sm se act (c _[ jj ]) (io * 16) ((jb * NJ + jj) * 16)
+                             (NB * (H - KH + 1) * (W - KW + 1)) KO))))))))))).
+
+  Lemma qconv_im2col_tiles_ok :
+    qconv NB H W C KO KH KW x w bias sm se act = qconv_im2col_tiles.
+  Proof.
+    assert (HM1 : (0 <= NB * (H - KH + 1))%Z) by (apply Z.mul_nonneg_nonneg; lia).
+    assert (HM : (0 <= NB * (H - KH + 1) * (W - KW + 1))%Z)
+      by (apply Z.mul_nonneg_nonneg; lia).
+    unfold qconv, qconv_im2col_tiles.
+    (* The output grid as the M x KO matrix, as in [qconv_gemmini]. *)
+    rewrite (gen_split2 NB (H - KH + 1)) by lia.
+    rewrite (gen_split2 (NB * (H - KH + 1)) (W - KW + 1)) by lia.
+    f_equal; f_equal.
+    unfold atl_let, in_mem; cbv beta.
+    match goal with
+    | |- _ = transpose ?N ?M (trunc_r _ (flatten _ _ (genr 0 _ (fun jb => transpose _ _
+               (trunc_r _ (flatten _ 16 (genr 0 _ (fun io => transpose _ 16 (flatten _ 16
+                 (genr 0 _ (fun jj => transpose 16 16 (@?F jb io jj)))))))))))) =>
+        rewrite (gemmini_tiles_nblocks_gen M N NJ F) by lia
+    end.
+    apply genr_ext_ctx; intros m Hm; apply genr_ext_ctx; intros k Hk; cbv beta.
+    pose proof (Z.mod_pos_bound m 16) as Bm; pose proof (Z.mod_pos_bound k 16) as Bk.
+    pose proof (Z.mod_pos_bound (k / 16) NJ) as Bj.
+    assert (Ep : (m / 16 * 16 + m mod 16 = m)%Z) by (pose proof (Z.div_mod m 16); lia).
+    assert (Ek : ((k / 16 / NJ * NJ + (k / 16) mod NJ) * 16 + k mod 16 = k)%Z)
+      by (pose proof (Z.div_mod k 16); pose proof (Z.div_mod (k / 16) NJ); lia).
+    assert (Lm : (m <? NB * (H - KH + 1) * (W - KW + 1))%Z = true) by (apply Z.ltb_lt; lia).
+    assert (Lk : (k <? KO)%Z = true) by (apply Z.ltb_lt; lia).
+    unfold gemmini_mvout; rewrite get_gen, get_gen by lia.
+    rewrite Ep, Ek, Lm, Lk; cbn [iverson andb]; f_equal.
+    rewrite !get_tadd; f_equal.
+    - (* The bias. *)
+      rewrite get_gen by lia. unfold gemmini_mvin_acc; rewrite get_gen, get_gen by lia.
+      rewrite Ep, Ek, Lm, Lk; cbn [iverson andb]; rewrite get_gen by lia; reflexivity.
+    - (* The products: the channel sum in groups of four tiles of 16. *)
+      rewrite !get_sum; apply sumr_ext_ctx; intros s Hs.
+      rewrite !get_sum; apply sumr_ext_ctx; intros r Hr.
+      rewrite !get_sum.
+      rewrite (sumr_tile C 16), (sumr_tile (cdiv C 16) 4), cdiv_64
+        by (try apply cdiv_nonneg; lia).
+      apply sumr_ext_ctx; intros cg Hcg.
+      rewrite get_gen by lia.
+      rewrite !get_sum; apply sumr_ext_ctx; intros cq Hcq.
+      rewrite !get_iverson.
+      destruct (cg * 4 + cq <? cdiv C 16)%Z eqn:Ec; cbn [iverson]; [|reflexivity].
+      apply Z.ltb_lt in Ec.
+      unfold gemmini_matmul; rewrite get_gen, get_gen by lia.
+      apply sumr_ext_ctx; intros kk Hkk.
+      rewrite get_gen by lia.
+      rewrite get_gen, get_gen, get_gen, get_gen by lia.
+      unfold gemmini_mvin_im2col, gemmini_mvin; rewrite !get_gen by lia.
+      rewrite Ep, Ek, Lm, Lk, (im2col_in_bounds NB H W KH KW s r m) by lia.
+      destruct ((cg * 4 + cq) * 16 + kk <? C)%Z; cbn [iverson andb tzero TensorElem_scalar];
+        rewrite ?smul_0_l; reflexivity.
+  Qed.
+
+  (** The same, stated on the two definitions unfolded, for [rw]. *)
+  Lemma qconv_is_im2col_unrolled :
+    ltac:(let l := eval cbv beta delta [qconv]
+                  in (qconv NB H W C KO KH KW x w bias sm se act) in
+          let r := eval cbv beta delta [qconv_im2col_tiles] in qconv_im2col_tiles in
+          exact (l = r)).
+  Proof. exact qconv_im2col_tiles_ok. Qed.
+
+  (** The layer with the on-chip im2col (no im2col matrix in DRAM), for the
+      bridge and the gemmini target (targets/gemmini/im2col.py lowers the
+      moves; [C], [KH], [KW] and [NJ] are fixed at compile time, so the
+      staged weights have static rows). *)
+  Derive qconv_im2col SuchThat (qconv NB H W C KO KH KW x w bias sm se act = qconv_im2col)
+    As qconv_im2col_correct.
+  Proof.
+    reschedule.
+    rw qconv_is_im2col_unrolled.
+    gemmini_check_fit.
+    check_safe.
+    done.
+  Qed.
+End GemminiConvIm2col.

@@ -45,6 +45,14 @@
       tiles, [GEN i GEN j SUM k a[i][k] * b[k][j]]; accumulated into an
       accumulator tile by the enclosing [<+>]/[SUM] (store mode [+=]).
       C: [preload] + [compute_preloaded] (weight-stationary).
+    - [gemmini_mvin_im2col x NB H W C OH OW s r m c]: DRAM -> scratchpad,
+      the on-chip im2col of a stride-1 convolution: one A tile read
+      straight from the NHWC input [x : NB x H x W x C], row [i] the pixel
+      that output pixel [m + i] (flattened [(n, oh, ow)] over
+      [NB x OH x OW]) reads at kernel offset [(s, r)], columns the
+      channels [c .. c+16), zero past the last output pixel or channel.
+      C: one [mvin] per run of consecutive pixels ("row piece", broken
+      where the 16 rows cross the end of an output row), DRAM stride [C].
     - [gemmini_mvout sm se act c r cc R C]: accumulator tile [c] -> DRAM
       through the output path [gemmini_acc_out sm se act] (scale by the
       float [sm * 2^se], round half to even, saturate to int8, optional
@@ -239,6 +247,39 @@ Definition gemmini_mvout (sm se : Z) (act : bool) (c : Z -> Z -> gint) (r cc R C
   GEN [ i < 16 ] GEN [ j < 16 ]
     |[ (r + i <? R) && (cc + j <? C) ]| gemmini_acc_out sm se act (c _[ i ] _[ j ]).
 
+(** DRAM -> scratchpad, the on-chip im2col (issue 16): the [A] tile of a
+    stride-1 convolution for 16 consecutive output pixels, read from the
+    NHWC input [x : NB x H x W x C] itself, so no im2col matrix is built in
+    DRAM.  Output pixel [t] (over the [NB x OH x OW] output grid, flattened
+    in [(n, oh, ow)] order) reads, at kernel offset [(s, r)], the input
+    pixel [(t / OW / OH, t / OW mod OH + s, t mod OW + r)]; row [i] of the
+    tile is that pixel of [t = m + i], column [j] its channel [c + j].  As
+    for [gemmini_mvin], rows past the last output pixel ([m + i >= NB OH
+    OW]) and columns past [C] are zero.  The second half of the guard is
+    the read's bounds (true on every row the first half keeps, when
+    [OH = H - KH + 1], [OW = W - KW + 1], [s < KH], [r < KW]; out-of-bounds
+    reads are zero in ATL anyway): stated, it lets [check_safe] prove the
+    read in bounds by [lia], instead of nonlinear reasoning on the nested
+    division (which took seconds or failed).
+    C: the 16 rows are consecutive pixels of [x] except where the output
+    pixels cross the end of an output row, so the lowering issues one
+    [mvin] per such run ("row piece"), DRAM row stride [C] elements, up to
+    64 channels (four tiles, [MAX_BYTES]) per move.  Sources: a load
+    instruction as the specification of what it copies, as Exo's [ld_i8]
+    (thesis App. D.3, Sec. 7.1); the move's semantics (rows [stride] bytes
+    apart in DRAM, columns past 16 into the next block) from Gemmini's
+    README ("mvin"), as src/verisched/targets/gemmini/README.md records it
+    and the simulator implements it. *)
+Definition gemmini_mvin_im2col (x : Z -> Z -> Z -> Z -> gint) (NB H W C OH OW s r m c : Z)
+  : Z -> Z -> gint :=
+  GEN [ i < 16 ] GEN [ j < 16 ]
+    |[ ((m + i <? NB * OH * OW) && (c + j <? C)) &&
+       (((0 <=? (m + i) / OW / OH) && ((m + i) / OW / OH <? NB)) &&
+        ((0 <=? (m + i) / OW mod OH + s) && ((m + i) / OW mod OH + s <? H)) &&
+        ((0 <=? (m + i) mod OW + r) && ((m + i) mod OW + r <? W))) ]|
+      x _[ (m + i) / OW / OH ] _[ (m + i) / OW mod OH + s ] _[ (m + i) mod OW + r ]
+        _[ c + j ].
+
 (** ** Rewrites used by the Gemmini derivations *)
 
 Section GuardMul.
@@ -269,6 +310,7 @@ End GuardMul.
 #[global] Instance AtlInstr_gemmini_mvin_acc : AtlInstr (@gemmini_mvin_acc) := {}.
 #[global] Instance AtlInstr_gemmini_matmul : AtlInstr (@gemmini_matmul) := {}.
 #[global] Instance AtlInstr_gemmini_mvout : AtlInstr (@gemmini_mvout) := {}.
+#[global] Instance AtlInstr_gemmini_mvin_im2col : AtlInstr (@gemmini_mvin_im2col) := {}.
 
 (** ** Memories and their capacities
 

@@ -13,7 +13,10 @@ specification.  The templates below transcribe Gemmini.v one for one
 - `gemmini_mvin_acc v r c R C`: the same value, to the accumulator (int32);
 - `gemmini_matmul a b` = `GEN [i < 16] GEN [j < 16] SUM [k < 16] a _[i] _[k] * b _[k] _[j]`;
 - `gemmini_mvout sm se act c r cc R C` = `GEN [i < 16] GEN [j < 16]
-  |[ (r + i <? R) && (cc + j <? C) ]| gemmini_acc_out sm se act (c _[ i ] _[ j ])`.
+  |[ (r + i <? R) && (cc + j <? C) ]| gemmini_acc_out sm se act (c _[ i ] _[ j ])`;
+- `gemmini_mvin_im2col x NB H W C OH OW s r m c`: the on-chip im2col, an A tile of
+  16 output pixels `m + i` (flattened over NB x OH x OW) at kernel offset (s, r), read
+  from the NHWC input `x` (`_IM2COL_BODY` below; lowered by im2col.py).
 
 `gemmini_acc_out sm se act x` (scale by the float sm * 2^se, round half to
 even, saturate to int8, ReLU if act) is a scalar primitive of the algorithm,
@@ -165,6 +168,26 @@ SPECS: list[tuple[InstrSpec, Role | None]] = [
           scale_m="sm", scale_e="se", act="act")),
     (ACC_OUT_SPEC, None),
 ]
+
+# The on-chip im2col move (coq/Targets/Gemmini.v), transcribed as Coq prints it: row i
+# is the input pixel output pixel m + i reads at kernel offset (s, r), column j channel
+# c + j; the second half of the guard is the read's bounds (Gemmini.v says why).
+IM2COL = "gemmini_mvin_im2col"
+_IM2COL_BODY = """GEN [ i < 16 ] GEN [ j < 16 ]
+  |[ ((m + i <? NB * OH * OW) && (c + j <? C)) &&
+     (((0 <=? (m + i) / OW / OH) && ((m + i) / OW / OH <? NB)) &&
+      ((0 <=? ((m + i) / OW) mod OH + s) && (((m + i) / OW) mod OH + s <? H)) &&
+      ((0 <=? (m + i) mod OW + r) && ((m + i) mod OW + r <? W))) ]|
+    x _[ (m + i) / OW / OH ] _[ ((m + i) / OW) mod OH + s ] _[ (m + i) mod OW + r ]
+      _[ c + j ]"""
+SPECS.append((
+    InstrSpec(IM2COL, (Param("x", TENSOR, 4), *(_index(v) for v in (
+        "NB", "H", "W", "C", "OH", "OW", "s", "r", "m", "c"))),
+              parse_program(_IM2COL_BODY), "gemmini", None,
+              "the on-chip im2col: 16 output pixels' input pixels at one kernel offset, "
+              "16 channels, from an NHWC input to the scratchpad (one mvin per run of "
+              "consecutive pixels, targets/gemmini/im2col.py)"),
+    Role(LOAD, "GEMMINI_SPAD", src="x", row="m", col="c")))
 
 ROLES: dict[str, Role] = {}
 for _spec, _role in SPECS:

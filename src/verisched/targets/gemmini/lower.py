@@ -13,6 +13,7 @@ for build.py's templates.  The rules live in:
 | rules.py | the hooks: dispatch, load ids, element types |
 | onchip.py | on-chip lets with static rows; resolving tiles and what they hold |
 | moves.py | mvin / mvout (and block moves) from calls |
+| im2col.py | the on-chip im2col move: one mvin per row piece of the NHWC input |
 | matmul.py | products; reductions whose first product overwrites |
 | loops.py | hardware loops (`gemmini_loop_ws`) over blocks of output tiles |
 | conv_loop.py | hardware conv loops (`gemmini_loop_conv_ws`) over tiles |
@@ -40,6 +41,7 @@ from verisched.codegen.poly import Poly
 from verisched.pybridge.instrs import check_call
 from verisched.pybridge.terms import (
     Expr,
+    Gen,
     Instr,
     Let,
     Pred,
@@ -93,7 +95,10 @@ def wide_tensors(e: Expr) -> set[str]:
     for x in walk(e):  # type: ignore[arg-type]
         if isinstance(x, Instr) and x.name in ROLES and ROLES[x.name].kind == LOAD \
                 and ROLES[x.name].memory == "GEMMINI_ACC":
-            base, _ = access_base(x.args[0])  # type: ignore[arg-type]
+            src = x.args[0]
+            if isinstance(src, Gen):  # a row broadcast (moves.broadcast_source)
+                src = src.body
+            base, _ = access_base(src)  # type: ignore[arg-type]
             if isinstance(base, Var):
                 wide.add(base.name)
         if isinstance(x, Instr) and x.name in WIDE_ARG:  # a hardware loop's int32 bias

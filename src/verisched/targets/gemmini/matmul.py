@@ -45,7 +45,7 @@ def emit_matmul(g: GemminiRules, role: Role, args: dict, dest: Dest, mode: str, 
                 out: Emitter, where: str) -> bool:
     """A product into an accumulator tile: overwriting (`=`, or the first iteration of
     the reduction it is in) or accumulating."""
-    c_addr, mem, _ = onchip_dest(g, dest, ctx, where)
+    c_addr, mem, lead = onchip_dest(g, dest, ctx, where)
     check_mem(mem, role, where)
     a_addr, a_mem = operand_tile(g, args[role.a], ctx, f"operand {role.a} of {where}")
     b_addr, b_mem = operand_tile(g, args[role.b], ctx, f"operand {role.b} of {where}")
@@ -60,11 +60,11 @@ def emit_matmul(g: GemminiRules, role: Role, args: dict, dest: Dest, mode: str, 
     firsts = g.first.get(dest.buf.cname)
     if mode == "=":
         target = c_addr
-        record_written(acc, a_rows, b_cols, ctx, where)
+        record_written(acc, lead, a_rows, b_cols, ctx, where)
     elif firsts:
         cond = " && ".join(f"({f})" for f in firsts)
         target = f"({c_addr}) | (({cond}) ? 0u : 0x{cfg.ACCUMULATE_BIT:x}u)"
-        record_written(acc, a_rows, b_cols, ctx, where)
+        record_written(acc, lead, a_rows, b_cols, ctx, where)
     else:
         target = f"({c_addr}) | 0x{cfg.ACCUMULATE_BIT:x}u"
     t = {k: ctext(v, ctx) for k, v in

@@ -12,7 +12,9 @@ cannot be followed to its readers, because the specification says a tile is
 zero outside its valid part (docs/decisions.md #13).  Each instruction is
 preceded by its configuration requirement (a marker that config.py turns
 into config instructions).  A generation of moves into consecutive
-scratchpad tiles becomes one move per four tiles (`block_load`).
+scratchpad tiles becomes one move per four tiles (`block_load`).  A source that is a
+row broadcast, `GEN [ p < R ] v` (a bias over the pixels), is moved with DRAM stride 0
+(`broadcast_source`).  The on-chip im2col move is im2col.py's.
 """
 
 from __future__ import annotations
@@ -21,11 +23,11 @@ from typing import TYPE_CHECKING
 
 from verisched.codegen.cexpr import ctext, ix, smax, smin
 from verisched.codegen.errors import LowerError
-from verisched.codegen.ir import Ctx, Dest, Emitter
-from verisched.codegen.normal import show
+from verisched.codegen.ir import Buf, Ctx, Dest, Emitter
+from verisched.codegen.normal import access_base, show
 from verisched.codegen.poly import Poly
 from verisched.pybridge.instrs import InstrError, check_call
-from verisched.pybridge.terms import Gen, Instr, free_vars, idx_free_vars
+from verisched.pybridge.terms import Expr, Gen, Instr, Var, free_vars, idx_free_vars
 from verisched.targets.gemmini import config as cfg
 from verisched.targets.gemmini.arith import fold_divmod, prove_divmod
 from verisched.targets.gemmini.instrs import ACC_OUT, COMPUTE, LOAD, ROLES, STORE, Role
@@ -97,21 +99,45 @@ def is_full(p: Poly, ctx: Ctx) -> bool:
     return ctx.facts.le(Poly.const(DIM), p)
 
 
+def broadcast_source(g: GemminiRules, arg: Expr, ctx: Ctx
+                     ) -> tuple[Buf, list[Poly], Poly] | None:
+    """`GEN [ p < R ] v`, `v` a row of a DRAM tensor not depending on `p` (a bias row
+    broadcast over the pixels): its buffer, the row's leading indices and R.  Moved with
+    DRAM stride 0, as Gemmini's conv loop moves its bias (gemmini_loop_conv.h).  None for
+    any other source."""
+    if not isinstance(arg, Gen) or arg.var in free_vars(arg.body) \
+            or ix(arg.lo, ctx).as_const() != 0:
+        return None
+    base, idxs = access_base(arg.body)
+    buf = ctx.tensors.get(base.name) if isinstance(base, Var) else None
+    if not isinstance(buf, Buf) or buf.cname in g.onchip or len(buf.dims) != len(idxs) + 1:
+        return None
+    return buf, [ix(i, ctx) for i in idxs], ix(arg.hi, ctx)
+
+
 def emit_load(g: GemminiRules, role: Role, args: dict, dest: Dest, ctx: Ctx, out: Emitter,
               where: str) -> bool:
     addr, mem, lead = onchip_dest(g, dest, ctx, where)
     check_mem(mem, role, where)
-    src, lead_src = dram_source(g, args[role.src], ctx, f"the source of {where}")
     r, c, rows, cols = window(role, args, ctx)
+    bcast = broadcast_source(g, args[role.src], ctx)
+    if bcast is not None:  # every row the same DRAM row: stride 0
+        src, lead_src, nrows = bcast
+        lin = rows_index([*lead_src, c], src.dims)
+    else:
+        src, lead_src = dram_source(g, args[role.src], ctx, f"the source of {where}")
+        nrows = src.dims[-2]
+        lin = rows_index([*lead_src, r, c], src.dims)
     # Reads beyond the source's extents are zero in ATL (Fig. 2); clip there too.
-    rows = smin(rows, clip(src.dims[-2] - r, ctx), ctx)
+    rows = smin(rows, clip(nrows - r, ctx), ctx)
     cols = smin(cols, clip(src.dims[-1] - c, ctx), ctx)
     etype = "int8" if mem == "GEMMINI_SPAD" else "int32"
     g.set_input_type(src.cname, etype, where)
     esize = ELEM[etype][1]
     ld = g.ld_id_for(src.cname, mem)
     ncols = src.dims[-1]
-    stride = f"{ctext(ncols, ctx)} * {esize}" if esize != 1 else ctext(ncols, ctx)
+    stride = "0" if bcast is not None else \
+        f"{ctext(ncols, ctx)} * {esize}" if esize != 1 else ctext(ncols, ctx)
     g.require_ld(ld, (stride, "1.0f", "0"), out)
     g.ld_last[ld] = (stride, "1.0f", "0")
     buf = g.onchip[dest.buf.cname]  # type: ignore[union-attr]
@@ -127,12 +153,11 @@ def emit_load(g: GemminiRules, role: Role, args: dict, dest: Dest, ctx: Ctx, out
             except Untrackable:
                 zero_first = True
         elif mem == "GEMMINI_ACC":
-            record_written(buf, rows, cols, ctx, where)
+            record_written(buf, lead, rows, cols, ctx, where)
         else:
             zero_first = True
     elif mem == "GEMMINI_ACC":
-        record_written(buf, rows, cols, ctx, where)
-    lin = rows_index([*lead_src, r, c], src.dims)
+        record_written(buf, lead, rows, cols, ctx, where)
     ptr = f"&{src.cname}[{ctext(lin, ctx, wide=True)}]"  # a matrix: 64-bit offset
     if full:
         out.line(f"{LD_MACRO[ld]}({ptr}, {addr}, {DIM}, {DIM});")

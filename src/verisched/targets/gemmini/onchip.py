@@ -46,9 +46,10 @@ class OnChip:
     `valid`: for a scratchpad buffer filled by one move per tile, the valid rows and
     columns of the tile at lead indices `lead` (C loop variables, each with an offset:
     the tile at lead index v + off), as polynomials; None when every tile is zero-padded
-    to the full 16 x 16 in the scratchpad instead.  `written`: for an accumulator tile,
-    the rows and columns its first (overwriting) writer writes, over variables in scope
-    at the let; None if unknown."""
+    to the full 16 x 16 in the scratchpad instead.  `written`: for an accumulator
+    buffer, the rows and columns its first (overwriting) writer writes, over variables
+    in scope at the let and the lead indices `written_lead` (as for `valid`: a buffer
+    of several tiles, each first written in a loop over them); None if unknown."""
 
     memory: str
     rows: int
@@ -56,6 +57,7 @@ class OnChip:
     lead: tuple[tuple[str, int], ...] = ()
     valid: tuple[Poly, Poly] | None = None
     written: tuple[Poly, Poly] | None = None
+    written_lead: tuple[tuple[str, int], ...] = ()
     scope: frozenset[str] = frozenset()
 
 
@@ -130,9 +132,9 @@ def zero_onchip(g: GemminiRules, dest: Dest, ctx: Ctx, out: Emitter) -> None:
 
 def zero_tile(g: GemminiRules, dest: Dest, ctx: Ctx, out: Emitter) -> None:
     """Zero one DIM x DIM tile with a move from DRAM address 0."""
-    addr, mem, _ = onchip_dest(g, dest, ctx, "zeroing")
+    addr, mem, lead = onchip_dest(g, dest, ctx, "zeroing")
     if mem == "GEMMINI_ACC":
-        record_written(g.onchip[dest.buf.cname], Poly.const(DIM),  # type: ignore
+        record_written(g.onchip[dest.buf.cname], lead, Poly.const(DIM),  # type: ignore
                        Poly.const(DIM), ctx, "zeroing")
     macro = g.zero_loader(out)
     out.line(f"{macro}(0, {addr}, {DIM}, {DIM});")
@@ -214,26 +216,47 @@ def dram_source(g: GemminiRules, arg: Expr, ctx: Ctx, what: str
     return buf, [ix(i, ctx) for i in idxs]
 
 
-def record_valid(buf: OnChip, lead: list[Poly], rows: Poly, cols: Poly, where: str) -> None:
-    """Remember the valid part of the tiles of `buf` as a function of the lead indices,
-    which must be loop variables plus constants (one move per tile)."""
+def lead_vars(lead: list[Poly]) -> tuple[tuple[str, int], ...] | None:
+    """Lead indices as (loop variable, offset) pairs; None unless each index is a single
+    variable plus a constant."""
     vars_: list[tuple[str, int]] = []
     for p in lead:
         names = [v for v in p.vars() if (p - Poly.var(v)).as_const() is not None]
         if len(names) != 1:
-            raise Untrackable(where)
+            return None
         v = names[0]
         vars_.append((v, (p - Poly.var(v)).as_const() or 0))
-    if buf.valid is not None and (buf.lead, buf.valid) != (tuple(vars_), (rows, cols)):
+    return tuple(vars_)
+
+
+def at_lead(p: Poly, lead: tuple[tuple[str, int], ...], idxs: list, ctx: Ctx) -> Poly:
+    """`p`, recorded over the lead variables, at the tile the indices `idxs` select."""
+    for (v, off), i in zip(lead, idxs, strict=True):
+        p = p.subst(v, ix(i, ctx) - off)
+    return p
+
+
+def record_valid(buf: OnChip, lead: list[Poly], rows: Poly, cols: Poly, where: str) -> None:
+    """Remember the valid part of the tiles of `buf` as a function of the lead indices,
+    which must be loop variables plus constants (one move per tile)."""
+    vars_ = lead_vars(lead)
+    if vars_ is None:
         raise Untrackable(where)
-    buf.lead, buf.valid = tuple(vars_), (rows, cols)
+    if buf.valid is not None and (buf.lead, buf.valid) != (vars_, (rows, cols)):
+        raise Untrackable(where)
+    buf.lead, buf.valid = vars_, (rows, cols)
 
 
-def record_written(buf: OnChip, rows: Poly, cols: Poly, ctx: Ctx, where: str) -> None:
-    """The rows/cols the first writer of an accumulator tile writes (for mvout)."""
+def record_written(buf: OnChip, lead: list[Poly], rows: Poly, cols: Poly, ctx: Ctx,
+                   where: str) -> None:
+    """The rows/cols the first writer of an accumulator tile writes (for mvout), over
+    the variables in scope at the let and the tile's lead indices."""
     if buf.written is None:
-        ok = (rows.vars() | cols.vars()) <= buf.scope
+        vars_ = lead_vars(lead)
+        ok = vars_ is not None and \
+            (rows.vars() | cols.vars()) <= buf.scope | {v for v, _ in vars_}
         buf.written = (rows, cols) if ok else (Poly.const(-1), Poly.const(-1))
+        buf.written_lead = vars_ if ok and vars_ else ()
 
 
 def tile_extent(g: GemminiRules, arg: Expr, ctx: Ctx) -> tuple[Poly, Poly]:
@@ -244,20 +267,20 @@ def tile_extent(g: GemminiRules, arg: Expr, ctx: Ctx) -> tuple[Poly, Poly]:
     if info.valid is None:
         return Poly.const(DIM), Poly.const(DIM)
     rows, cols = info.valid
-    for (v, off), i in zip(info.lead, idxs, strict=True):
-        at = ix(i, ctx) - off
-        rows, cols = rows.subst(v, at), cols.subst(v, at)
-    return rows, cols
+    return at_lead(rows, info.lead, idxs, ctx), at_lead(cols, info.lead, idxs, ctx)
 
 
 def check_written(g: GemminiRules, arg: Expr, rows: Poly, cols: Poly, ctx: Ctx,
                   where: str) -> None:
     """mvout reads accumulator rows x cols: they must have been written (an accumulator
     tile is only written where its first writer's operands were valid)."""
-    base, _ = access_base(arg)
+    base, idxs = access_base(arg)
     buf = ctx.tensors.get(base.name)  # type: ignore[union-attr]
     info = g.onchip[buf.cname]  # type: ignore[union-attr]
     w = info.written
+    if w is not None and info.written_lead:
+        lead = info.written_lead
+        w = (at_lead(w[0], lead, idxs, ctx), at_lead(w[1], lead, idxs, ctx))
     if w is None:
         raise LowerError(f"gemmini: {where} reads an accumulator tile that nothing "
                          "overwrote first (no gemmini_mvin_acc or first product)")

@@ -12,7 +12,8 @@ ids and their last configuration, element types) and answers the core's
 hooks Exo-style (thesis Sec. 3.2: memories, instructions, configuration):
 
 - `let_in_memory`: on-chip lets get static rows (targets/gemmini/onchip.py).
-- `lower_term`: calls become moves and products (moves.py, matmul.py), or
+- `lower_term`: calls become moves and products (moves.py, matmul.py, im2col.py:
+  the on-chip im2col, one mvin per row piece), or
   hardware loops (loops.py, `gemmini_loop_ws`); a
   reduction or `bias <+> ...` into an accumulator tile is the product's
   (first iteration overwrites); a generation of moves into consecutive
@@ -36,6 +37,7 @@ from verisched.pybridge.instrs import InstrError, instantiate
 from verisched.pybridge.terms import Expr, Gen, Instr, Let, Mem, SBin, Sum, TAdd
 from verisched.targets.gemmini import config as cfg
 from verisched.targets.gemmini.conv_loop import LOOP_CONV_WS, lower_conv_loop
+from verisched.targets.gemmini.im2col import IM2COL, block_im2col, emit_im2col
 from verisched.targets.gemmini.loops import LOOPS, lower_loop
 from verisched.targets.gemmini.matmul import lower_acc_sum, lower_acc_tadd
 from verisched.targets.gemmini.moves import LD_MACRO, block_load, lower_instr
@@ -78,6 +80,8 @@ class GemminiRules:
             return lower_loop(self, e, dest, mode, ctx, out)
         if isinstance(e, Instr) and e.name == LOOP_CONV_WS:
             return lower_conv_loop(self, e, dest, mode, ctx, out)
+        if isinstance(e, Instr) and e.name == IM2COL:
+            return emit_im2col(self, e, dest, mode, ctx, out)
         if isinstance(e, Instr):
             return lower_instr(self, e, dest, mode, ctx, out)
         if isinstance(e, Mem):
@@ -91,7 +95,9 @@ class GemminiRules:
             raise LowerError("gemmini: scalar arithmetic outside gemmini_ instructions is not "
                              f"supported by the gemmini target: {show(e)}")
         if (mode == "=" and isinstance(e, Gen) and isinstance(e.body, Instr) and onchip
-                and len(dest.windows) == 3 and block_load(self, e, dest, ctx, out)):
+                and len(dest.windows) == 3
+                and (block_im2col if e.body.name == IM2COL else block_load)(
+                    self, e, dest, ctx, out)):
             return True
         return None
 

@@ -1,0 +1,228 @@
+"""Gemmini's on-chip im2col: `gemmini_mvin_im2col` lowered to one mvin per row piece.
+
+`gemmini_mvin_im2col x NB H W C OH OW s r m c` (coq/Targets/Gemmini.v) is the A
+tile of a stride-1 convolution for the 16 output pixels m .. m+15 (flattened over
+the NB x OH x OW output grid) at kernel offset (s, r): row i is the input pixel
+x[n][oh + s][ow + r] that output pixel m + i = (n, oh, ow) reads, columns the
+channels c .. c+15.  Consecutive output pixels of one output row read consecutive
+input pixels, C elements apart in the NHWC input, so the tile is a few runs of
+consecutive pixels ("row pieces"), broken where the 16 pixels cross the end of an
+output row (an image's end is a row's end).  Each piece is ONE mvin: DRAM stride C
+(config_ld), rows = the piece's length, cols = the channels.  The pieces are found
+at run time (the sizes are kernel arguments):
+
+    for (i = 0; i < rows; i += len) {
+      t = m + i; ow = t mod OW; oh = (t / OW) mod OH; n = t / OW / OH;
+      len = min(OW - ow, rows - i);
+      mvin(&x[n][oh + s][ow + r][c], tile + i, cols, len);
+    }
+
+`rows` = min(16, NB OH OW - m) (the rows past the last output pixel are neither
+read nor moved; products read only `rows` rows, Gemmini.v "Partial blocks").  A
+generation of such tiles over consecutive channel blocks, `GEN [ t < n ]
+gemmini_mvin_im2col ... (16 t + c0)`, into consecutive scratchpad tiles moves up to
+four tiles (64 int8 columns, MAX_BYTES) per piece, the blocks DIM rows apart
+(config_ld's block stride), as moves.block_load does for matrices.
+
+Every read is in bounds because the lowering proves, from the kernel's facts, what
+makes the read's bounds (the second half of the specification's guard) hold on every
+row: the extents NB, H, W, C are x's, 0 <= s, s + OH <= H, 0 <= r, r + OW <= W,
+m >= 0, c >= 0, and NB, OH, OW >= 0 (so a tile has rows only when the grid is not
+empty); a call for which it cannot is refused, naming the fact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from verisched.codegen.cexpr import ctext, ix, smax, smin
+from verisched.codegen.errors import LowerError
+from verisched.codegen.ir import Buf, Ctx, Dest, Emitter
+from verisched.codegen.normal import access_base, show
+from verisched.codegen.poly import Poly
+from verisched.pybridge.instrs import InstrError, check_call
+from verisched.pybridge.terms import Gen, Instr, Var, free_vars, idx_free_vars, is_idx
+from verisched.targets.gemmini import config as cfg
+from verisched.targets.gemmini.instrs import IM2COL
+from verisched.targets.gemmini.moves import LD_MACRO, clip
+from verisched.targets.gemmini.onchip import (
+    DIM,
+    Untrackable,
+    onchip_dest,
+    record_valid,
+    rows_index,
+)
+
+if TYPE_CHECKING:
+    from verisched.targets.gemmini.rules import GemminiRules
+
+__all__ = ["IM2COL", "emit_im2col", "block_im2col"]
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One call's geometry, as polynomials over the kernel's C names."""
+
+    x: Buf
+    p: dict[str, Poly]  # the index parameters NB H W C OH OW s r m c
+    rows: Poly          # valid rows: min(16, NB OH OW - m), at least 0
+
+
+def _args(e: Instr) -> dict[str, object]:
+    try:
+        spec = check_call(e)
+    except InstrError as exc:
+        raise LowerError(f"gemmini: {exc}") from exc
+    return {p.name: a for p, a in zip(spec.params, e.args, strict=True)}
+
+
+def _tile(g: GemminiRules, e: Instr, ctx: Ctx, where: str) -> Tile:
+    """The call's input tensor and parameters, with the facts that keep its reads in
+    bounds proved (module docstring), else a LowerError naming the missing one."""
+    args = _args(e)
+    base, idxs = access_base(args["x"])  # type: ignore[arg-type]
+    buf = ctx.tensors.get(base.name) if isinstance(base, Var) else None
+    if idxs or not isinstance(buf, Buf) or buf.cname in g.onchip or len(buf.dims) != 4:
+        raise LowerError(f"gemmini: the input of {where} must be a whole 4-D tensor in "
+                         f"DRAM (NHWC): {show(args['x'])}")  # type: ignore[arg-type]
+    p = {k: ix(args[k], ctx) for k in ("NB", "H", "W", "C", "OH", "OW", "s", "r", "m",
+                                       "c")}  # type: ignore[arg-type]
+    f = ctx.facts
+    for k, d in zip(("NB", "H", "W", "C"), buf.dims, strict=True):
+        if not (f.le(p[k], d) and f.le(d, p[k])):
+            raise LowerError(f"gemmini: {where}: its extent {k} = {ctext(p[k], ctx)} is not "
+                             f"provably the input's ({ctext(d, ctx)})")
+    needed = (("s >= 0", p["s"]), ("r >= 0", p["r"]), ("m >= 0", p["m"]),
+              ("c >= 0", p["c"]), ("NB >= 0", p["NB"]), ("OH >= 0", p["OH"]),
+              ("OW >= 0", p["OW"]), ("s + OH <= H", p["H"] - p["s"] - p["OH"]),
+              ("r + OW <= W", p["W"] - p["r"] - p["OW"]))
+    for text, q in needed:
+        if not f.ge0(q):
+            raise LowerError(f"gemmini: {where}: cannot prove {text} ({ctext(q, ctx)} >= 0), "
+                             "which keeps every pixel it moves inside the input")
+    rows = clip(p["NB"] * p["OH"] * p["OW"] - p["m"], ctx)
+    return Tile(buf, p, rows)
+
+
+def _configure(g: GemminiRules, t: Tile, ctx: Ctx, out: Emitter, where: str) -> int:
+    """The load id of the input (stride C int8 elements), configured; its mvin macro's id."""
+    g.set_input_type(t.x.cname, "int8", where)
+    ld = g.ld_id_for(t.x.cname, "GEMMINI_SPAD")
+    value = (ctext(t.x.dims[3], ctx), "1.0f", "0")
+    g.require_ld(ld, value, out)
+    g.ld_last[ld] = value
+    return ld
+
+
+def _pieces(g: GemminiRules, t: Tile, ld: int, addr: str, c: Poly, rv: str, cv: str,
+            ctx: Ctx, out: Emitter) -> None:
+    """The run-time loop over the row pieces of one tile (or block of tiles): rows `rv`,
+    columns `cv` (C names), channel origin `c`, scratchpad address `addr`."""
+    p = t.p
+    txt = {k: f"({ctext(v, ctx)})" for k, v in p.items()}
+    dims = [f"({ctext(d, ctx)})" for d in t.x.dims]
+    n = {k: g.core.names.fresh(f"px_{k}") for k in ("i", "t", "q", "n", "oh", "ow", "len")}
+    with out.block(f"for (int {n['i']} = 0; {n['i']} < {rv}; )"):
+        out.line(f"const int64_t {n['t']} = (int64_t){txt['m']} + {n['i']};")
+        out.line(f"const int64_t {n['q']} = {n['t']} / {txt['OW']}, "
+                 f"{n['n']} = {n['q']} / {txt['OH']};")
+        out.line(f"const int {n['ow']} = (int)({n['t']} - {n['q']} * {txt['OW']}), "
+                 f"{n['oh']} = (int)({n['q']} - {n['n']} * {txt['OH']});")
+        # The piece ends at the output row's end or the tile's last valid row.
+        out.line(f"const int {n['len']} = {txt['OW']} - {n['ow']} < {rv} - {n['i']} ? "
+                 f"{txt['OW']} - {n['ow']} : {rv} - {n['i']};")
+        pixel = (f"(({n['n']} * {dims[1]} + {n['oh']} + {txt['s']}) * {dims[2]} + "
+                 f"{n['ow']} + {txt['r']}) * {dims[3]} + ({ctext(c, ctx, wide=True)})")
+        out.line(f"{LD_MACRO[ld]}(&{t.x.cname}[{pixel}], {addr} + (uint32_t){n['i']}, {cv}, "
+                 f"{n['len']});")
+        out.line(f"{n['i']} += {n['len']};")
+
+
+def emit_im2col(g: GemminiRules, e: Instr, dest: Dest, mode: str, ctx: Ctx, out: Emitter
+                ) -> bool:
+    """One `gemmini_mvin_im2col` tile stored into a scratchpad tile."""
+    where = f"{e.name} ({show(e)})"
+    if mode != "=":
+        raise LowerError(f"gemmini: {where} is accumulated into its destination; only "
+                         "gemmini_matmul accumulates (in the accumulator)")
+    addr, mem, lead = onchip_dest(g, dest, ctx, where)
+    if mem != "GEMMINI_SPAD":
+        raise LowerError(f"gemmini: {where} writes GEMMINI_SPAD, but its destination is in "
+                         f"{mem}")
+    t = _tile(g, e, ctx, where)
+    cols = clip(t.p["C"] - t.p["c"], ctx)
+    ld = _configure(g, t, ctx, out, where)
+    zero_first = not g.onchip[dest.buf.cname].track  # type: ignore[union-attr]
+    if not zero_first:
+        try:
+            record_valid(g.onchip[dest.buf.cname], lead, t.rows, cols, where)  # type: ignore
+        except Untrackable:
+            zero_first = True
+    rv, cv = g.core.names.fresh("rows"), g.core.names.fresh("cols")
+    with out.block(""):
+        out.line(f"const int {rv} = {ctext(t.rows, ctx)}, {cv} = {ctext(cols, ctx)};")
+        if zero_first:  # the specification's zeros outside the valid part
+            with out.block(f"if ({rv} < {DIM} || {cv} < {DIM})"):
+                out.line(f"{LD_MACRO[ld]}(0, {addr}, {DIM}, {DIM});")
+        with out.block(f"if ({cv} > 0)"):
+            _pieces(g, t, ld, addr, t.p["c"], rv, cv, ctx, out)
+    return True
+
+
+def block_im2col(g: GemminiRules, e: Gen, dest: Dest, ctx: Ctx, out: Emitter) -> bool:
+    """`GEN [ t < n ] gemmini_mvin_im2col ... (16 t + c0)` into consecutive scratchpad
+    tiles: the pieces of up to four tiles (64 columns) per mvin.  False when the pattern
+    does not apply (the caller then lowers tile by tile)."""
+    call = e.body
+    assert isinstance(call, Instr) and call.name == IM2COL
+    buf = g.onchip[dest.buf.cname]  # type: ignore[union-attr]
+    if buf.memory != "GEMMINI_SPAD" or not buf.track or buf.valid is not None:
+        return False
+    args = _args(call)
+    lo, hi = ix(e.lo, ctx), ix(e.hi, ctx)
+    a, b = dest.windows[0]
+    if not (ctx.facts.le(a, Poly.const(0)) and ctx.facts.le(hi - lo, b)):
+        return False
+    if any(e.var in (idx_free_vars(a) if is_idx(a) else free_vars(a))  # type: ignore
+           for k, a in args.items() if k != "c"):  # only the channel moves with the tile
+        return False
+    tv = g.core.names.fresh(e.var)
+    inner = ctx.child()
+    inner.idx_names[e.var] = tv
+    inner.facts.bind(tv)
+    pt = Poly.var(tv)
+    inner.facts.add(pt - lo)
+    inner.facts.add(hi - 1 - pt)
+    col = ix(args["c"], inner)  # type: ignore[arg-type]
+    if (col - col.subst(tv, Poly.const(0)) - pt.scale(DIM)).terms:
+        return False
+    tile = dest.peel(pt - lo)
+    where = f"{call.name} ({show(call)})"
+    try:
+        addr, _, lead = onchip_dest(g, tile, inner, "block move")
+    except LowerError:
+        return False
+    z = Poly.const(0)
+    dims = dest.buf.dims[:-1]  # type: ignore[union-attr]
+    row_t = rows_index(tile.fn([z, z])[0][:-1], dims)
+    row_n = rows_index(dest.peel(pt - lo + 1).fn([z, z])[0][:-1], dims)
+    if (row_n - row_t - Poly.const(DIM)).terms:  # tile t + 1 starts DIM rows after tile t
+        return False
+    t = _tile(g, call, inner, where)
+    try:
+        record_valid(buf, lead, t.rows, clip(t.p["C"] - col, inner), where)
+    except Untrackable:
+        return False
+    ld = _configure(g, t, ctx, out, where)
+    blocks = cfg.MAX_BYTES // DIM
+    # Columns of up to `blocks` tiles from channel c(t): clipped at C and the last tile.
+    span = smin(t.p["C"] - col, (hi - pt).scale(DIM), inner)
+    span = smax(smin(span, Poly.const(blocks * DIM), inner), Poly.const(0), inner)
+    rv, cv = g.core.names.fresh("rows"), g.core.names.fresh("cols")
+    with out.block(f"for (int {tv} = {ctext(lo, ctx)}; {tv} < {ctext(hi, ctx)}; "
+                   f"{tv} += {blocks})"):
+        out.line(f"const int {rv} = {ctext(t.rows, inner)}, {cv} = {ctext(span, inner)};")
+        with out.block(f"if ({cv} > 0)"):
+            _pieces(g, t, ld, addr, col, rv, cv, inner, out)
+    return True
