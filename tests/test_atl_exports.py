@@ -33,7 +33,7 @@ EXCLUDED_FILES = {"Reshape/Usage.v"}
 # Rewrites/Normalize.v's examples; Targets/Instr.v's Ltac2 helpers (no user-facing
 # name: the tactics that use them, atl_unfold_instrs and atl_generalize_instrs, are
 # declared outside the module and checked here).
-EXCLUDED_MODULES = {"NormalizeExamples", "AtlInstrScan"}
+EXCLUDED_MODULES = {"NormalizeExamples", "AtlInstrScan", "AtlSkel"}
 
 # Two files define the same short name; the later export wins (Reshape/Reshape.v
 # orders Partition before Commute so that derivations keep Commute's

@@ -30,6 +30,7 @@ From Coq Require Import ZArith List.
 From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape Tensor.Iter.
 From Verisched Require Import Rewrites.Context Rewrites.Let Rewrites.Guard Rewrites.Gen.
 From Verisched Require Import Reshape.ShapeRules.
+From Ltac2 Require Ltac2.
 Import ListNotations.
 
 (** Side conditions: shapes (through the reshape operators too,
@@ -262,59 +263,170 @@ Ltac atl_step tac :=
     applications, with the lemma's variables (evars) matching anything.
     Binder bodies are compared after substituting a common dummy index. *)
 
-(** Instantiate every quantifier of a lemma's statement with a fresh evar. *)
-Ltac atl_inst T :=
-  lazymatch T with
-  | forall x : ?A, @?B x =>
-      let e := open_constr:(_ : A) in
-      let B' := eval cbv beta in (B e) in atl_inst B'
-  | _ => T
+(** The skeleton walk, in Ltac2 (build time: in Ltac1 it was a fifth of a
+    rewrite step).  [skel d l t]: [l] and [t] agree on constants and
+    applications, where [l] is a pattern whose wildcards are its evars and
+    its de Bruijn indices above [d] (the quantifiers of a lemma, for
+    [atl_skel_check], which so needs no evar per quantifier), and the
+    application of a wildcard ([?f i j], a higher-order pattern) matches
+    anything; binder bodies are compared under the binder (as with a common
+    variable).  Exactly the Ltac1 walk it replaces: an evar or a quantifier
+    matches anything; a term equal to [t] matches; an application is walked
+    along both spines from the last argument (a partial application equal to
+    [t]'s ends the walk, so both spines have the same length otherwise); a
+    non-dependent product matches one; a [fun] matches a [fun]; nothing else
+    matches. *)
+Module AtlSkel.
+Import Ltac2.Ltac2.
+
+Ltac2 wild (d : int) (l : constr) : bool :=
+  match Constr.Unsafe.kind l with
+  | Constr.Unsafe.Evar _ _ => true
+  | Constr.Unsafe.Rel i => Int.gt i d
+  | _ => false
   end.
 
-Ltac atl_head_evar t :=
-  lazymatch t with
-  | ?f _ => atl_head_evar f
-  | _ => is_evar t
+Ltac2 rec head_wild (d : int) (l : constr) : bool :=
+  match Constr.Unsafe.kind l with
+  | Constr.Unsafe.App f _ => head_wild d f
+  | _ => wild d l
   end.
 
-(* The application case walks the two spines together; its head is known
-   not to be an evar (checked once by [atl_skel]), so the partial
-   applications are not re-checked for it (which made the walk quadratic
-   in the number of arguments, implicit ones included). *)
-Ltac atl_skel_app l t :=
-  first
-    [ constr_eq l t
-    | lazymatch l with
-      | ?lf ?la =>
-          lazymatch t with
-          | ?tf ?ta => atl_skel_app lf tf; atl_skel la ta
-          end
-      | _ => atl_skel l t
-      end ]
-with atl_skel l t :=
-  first
-    [ is_evar l
-    | constr_eq l t
-    | atl_head_evar l                      (* [?f i j]: a higher-order pattern *)
-    | lazymatch l with
-      | ?lf ?la =>
-          lazymatch t with
-          | ?tf ?ta => atl_skel_app lf tf; atl_skel la ta
-          end
-      | ?A -> ?B =>
-          lazymatch t with
-          | ?A' -> ?B' => atl_skel A A'; atl_skel B B'
-          end
-      | fun x : ?A => @?lb x =>
-          lazymatch t with
-          | fun y : _ => @?tb y =>
-              let chk := constr:(fun d : A =>
-                           ltac:(let l' := eval cbv beta in (lb d) in
-                                 let t' := eval cbv beta in (tb d) in
-                                 atl_skel l' t'; exact I)) in
-              idtac
-          end
-      end ].
+(** [f a1 .. an] as [(f a1 .. a(n-1), an)]. *)
+Ltac2 split_app (t : constr) : (constr * constr) option :=
+  match Constr.Unsafe.kind t with
+  | Constr.Unsafe.App f args =>
+      let n := Array.length args in
+      let last := Array.get args (Int.sub n 1) in
+      if Int.equal n 1 then Some (f, last)
+      else Some (Constr.Unsafe.make (Constr.Unsafe.App f (Array.sub args 0 (Int.sub n 1))), last)
+  | _ => None
+  end.
+
+(** Does [Rel k] occur in [t]? *)
+Ltac2 rec occurs_rel (k : int) (t : constr) : bool :=
+  match Constr.Unsafe.kind t with
+  | Constr.Unsafe.Rel i => Int.equal i k
+  | Constr.Unsafe.App f args => if occurs_rel k f then true else Array.exist (occurs_rel k) args
+  | Constr.Unsafe.Lambda b body =>
+      if occurs_rel k (Constr.Binder.type b) then true else occurs_rel (Int.add k 1) body
+  | Constr.Unsafe.Prod b body =>
+      if occurs_rel k (Constr.Binder.type b) then true else occurs_rel (Int.add k 1) body
+  | Constr.Unsafe.LetIn b v body =>
+      if occurs_rel k (Constr.Binder.type b) then true
+      else if occurs_rel k v then true else occurs_rel (Int.add k 1) body
+  | Constr.Unsafe.Cast c _ ty => if occurs_rel k c then true else occurs_rel k ty
+  | Constr.Unsafe.Evar _ args => Array.exist (occurs_rel k) args
+  | Constr.Unsafe.Case _ _ _ _ _ => true
+  | Constr.Unsafe.Fix _ _ _ _ => true
+  | Constr.Unsafe.CoFix _ _ _ => true
+  | Constr.Unsafe.Proj _ c => occurs_rel k c
+  | _ => false
+  end.
+
+(** [t] in beta normal form (the Ltac1 walk compared binder bodies after
+    [cbv beta]; [t], the program, is kept in that form by the traversal). *)
+Ltac2 rec nf_beta (t : constr) : constr :=
+  match Constr.Unsafe.kind t with
+  | Constr.Unsafe.App f args =>
+      let f := nf_beta f in
+      let args := Array.map nf_beta args in
+      match Constr.Unsafe.kind f with
+      | Constr.Unsafe.Lambda _ body =>
+          let n := Array.length args in
+          let r := nf_beta (Constr.Unsafe.substnl [Array.get args 0] 0 body) in
+          if Int.equal n 1 then r
+          else nf_beta (Constr.Unsafe.make (Constr.Unsafe.App r (Array.sub args 1 (Int.sub n 1))))
+      | _ => Constr.Unsafe.make (Constr.Unsafe.App f args)
+      end
+  | Constr.Unsafe.Lambda b body => Constr.Unsafe.make (Constr.Unsafe.Lambda b (nf_beta body))
+  | Constr.Unsafe.Prod b body => Constr.Unsafe.make (Constr.Unsafe.Prod b (nf_beta body))
+  | Constr.Unsafe.LetIn b v body => Constr.Unsafe.make (Constr.Unsafe.LetIn b (nf_beta v) (nf_beta body))
+  | Constr.Unsafe.Cast c k ty => Constr.Unsafe.make (Constr.Unsafe.Cast (nf_beta c) k ty)
+  | _ => t
+  end.
+
+Ltac2 rec skel (d : int) (l : constr) (t : constr) : bool :=
+  if wild d l then true
+  else if Constr.equal l t then true
+  else if head_wild d l then true
+  else
+    match Constr.Unsafe.kind l with
+    | Constr.Unsafe.App _ _ =>
+        match split_app l with
+        | Some lp =>
+            match split_app t with
+            | Some tp =>
+                let (lf, la) := lp in
+                let (tf, ta) := tp in
+                if skel_app d lf tf then skel d la ta else false
+            | None => false
+            end
+        | None => false
+        end
+    | Constr.Unsafe.Prod b body =>
+        if occurs_rel 1 body then false else
+        match Constr.Unsafe.kind t with
+        | Constr.Unsafe.Prod b' body' =>
+            if occurs_rel 1 body' then false
+            else if skel d (Constr.Binder.type b) (Constr.Binder.type b') then skel (Int.add d 1) body body'
+            else false
+        | _ => false
+        end
+    | Constr.Unsafe.Lambda _ body =>
+        match Constr.Unsafe.kind t with
+        | Constr.Unsafe.Lambda _ tbody => skel (Int.add d 1) (nf_beta body) tbody
+        | _ => false
+        end
+    | _ => false
+    end
+with skel_app (d : int) (l : constr) (t : constr) : bool :=
+  if Constr.equal l t then true
+  else
+    match split_app l with
+    | Some lp =>
+        match split_app t with
+        | Some tp =>
+            let (lf, la) := lp in
+            let (tf, ta) := tp in
+            if skel_app d lf tf then skel d la ta else false
+        | None => false
+        end
+    | None => skel d l t
+    end.
+
+Ltac2 of1 (x : Ltac1.t) : constr :=
+  match Ltac1.to_constr x with
+  | Some c => c
+  | None => Control.throw (Tactic_failure None)
+  end.
+
+Ltac2 skel_tac (l : Ltac1.t) (t : Ltac1.t) : unit :=
+  if skel 0 (of1 l) (of1 t) then () else Control.zero (Tactic_failure None).
+
+(** A lemma's statement [forall xs, l = r]: [l] ([dir] true) or [r] against
+    [t], the [xs] as wildcards; [notEq] (an Ltac1 tactic) when the
+    statement is no equation. *)
+Ltac2 rec strip (ty : constr) : constr :=
+  match Constr.Unsafe.kind ty with
+  | Constr.Unsafe.Prod _ body => strip body
+  | Constr.Unsafe.Cast c _ _ => strip c
+  | _ => ty
+  end.
+
+Ltac2 skel_lemma_tac (ty : Ltac1.t) (dir : Ltac1.t) (t : Ltac1.t) (notEq : Ltac1.t) : unit :=
+  let c := strip (of1 ty) in
+  let (h, args) := match Constr.Unsafe.kind c with
+                   | Constr.Unsafe.App h args => (h, args)
+                   | _ => (c, Array.empty ())
+                   end in
+  if Bool.and (Constr.equal h '@eq) (Int.equal (Array.length args) 3) then
+    let side := if Constr.equal (of1 dir) 'true then Array.get args 1 else Array.get args 2 in
+    if skel 0 side (of1 t) then () else Control.zero (Tactic_failure None)
+  else Ltac1.run notEq.
+End AtlSkel.
+
+Ltac atl_skel l t := let f := ltac2:(l t |- AtlSkel.skel_tac l t) in f l t.
 
 (** [dir] is [true] to match the lemma's left side (rewrite left to right). *)
 Ltac atl_skel_check L dir :=
@@ -323,11 +435,8 @@ Ltac atl_skel_check L dir :=
   | |- ?t = _ =>
       let L' := open_constr:(L) in
       let T := type of L' in
-      let E := atl_inst T in
-      lazymatch E with
-      | ?l = ?r => lazymatch dir with true => atl_skel l t | false => atl_skel r t end
-      | _ => fail 100 "rw: the lemma is not an equation"
-      end
+      let f := ltac2:(ty dir t k |- AtlSkel.skel_lemma_tac ty dir t k) in
+      f T dir t ltac:(fail 100 "rw: the lemma is not an equation")
   end.
 
 Ltac atl_root_l L := assert_succeeds (atl_skel_check L true); eapply L; atl_side.
