@@ -99,7 +99,7 @@ Ltac atl_beta_lhs :=
 Ltac atl_fresh_rhs k :=
   idtac;
   lazymatch goal with
-  | |- _ = ?R => tryif is_evar R then k else (etransitivity; [ k | reflexivity ])
+  | |- _ = ?R => tryif is_evar R then k else (refine (eq_trans _ _); [ k | reflexivity ])
   end.
 
 (** Unification may instantiate a binder's body eta-reduced
@@ -157,7 +157,7 @@ Ltac atl_into_step x k :=
       | let y := fresh x in let Hy := fresh "H" y in intros y Hy; cbv beta; solve_shape_iter_r
       | let y := fresh x in let Hy := fresh "H" y in intros y Hy; atl_beta_lhs; k ]
     | eapply titer_ctx;
-      [ reflexivity | let y := fresh x in intros y; atl_beta_lhs; k ] ].
+      [ exact eq_refl | let y := fresh x in intros y; atl_beta_lhs; k ] ].
 
 (** [atl_descend tac]: on a goal [t = ?r], run [tac] at the first node of
     [t] (pre-order, left to right) where it succeeds; every other node is
@@ -183,23 +183,23 @@ Ltac atl_into rec :=
       refine (iverson_ctx _ _ _ _); let Hp := fresh "Hguard" in intros Hp; rec
   | |- titer _ _ (fun x => _) = _ =>
       first
-        [ eapply titer_ctx; [ rec | let y := fresh x in intros y; reflexivity ]
+        [ eapply titer_ctx; [ rec | let y := fresh x in intros y; exact eq_refl ]
         | atl_into_step x rec ]
   | |- atl_let _ (fun x => _) = _ =>
       first
         [ refine (let_ctx _ _ _ _ _ _);
           [ rec
-          | let y := fresh x in let Hy := fresh "H" y in intros y Hy; reflexivity ]
+          | let y := fresh x in let Hy := fresh "H" y in intros y Hy; exact eq_refl ]
         | refine (let_ctx _ _ _ _ _ _);
-          [ reflexivity
+          [ exact eq_refl
           | let y := fresh x in let Hy := fresh "H" y in
             intros y Hy; atl_beta_lhs; rec ] ]
   | |- ?F ?a ?b = _ =>
       first
         [ tryif atl_is_index a then fail else
-            (refine (f_equal2 F _ _); [ rec | reflexivity ])
+            (refine (f_equal2 F _ _); [ rec | exact eq_refl ])
         | tryif atl_is_index b then fail else
-            (refine (f_equal2 F _ _); [ reflexivity | rec ]) ]
+            (refine (f_equal2 F _ _); [ exact eq_refl | rec ]) ]
   | |- ?F ?a = _ =>
       tryif atl_is_index a then fail else (refine (f_equal F _); rec)
   end.
@@ -211,13 +211,13 @@ Ltac atl_descend tac :=
     node sees its children already rewritten); where [tac] fails the node
     is left as is. *)
 Ltac atl_everywhere tac :=
-  etransitivity;
+  refine (eq_trans _ _);
   [ atl_fresh_rhs ltac:(atl_children ltac:(atl_everywhere tac))
-  | atl_beta_lhs; first [ tac | reflexivity ] ]
+  | atl_beta_lhs; first [ tac | exact eq_refl ] ]
 with atl_children k :=
   atl_eta_binder;
   lazymatch goal with
-  | |- @tzero _ _ = _ => reflexivity
+  | |- @tzero _ _ = _ => exact eq_refl
   | |- genr _ _ (fun x => _) = _ =>
       refine (genr_ctx _ _ _ _ _); let i := fresh x in let Hi := fresh "H" i in
       intros i Hi; atl_beta_lhs; k
@@ -227,19 +227,19 @@ with atl_children k :=
   | |- iverson _ _ = _ =>
       refine (iverson_ctx _ _ _ _); let Hp := fresh "Hguard" in intros Hp; k
   | |- titer _ _ (fun x => _) = _ =>
-      etransitivity;
-      [ eapply titer_ctx; [ k | let y := fresh x in intros y; reflexivity ]
+      refine (eq_trans _ _);
+      [ eapply titer_ctx; [ k | let y := fresh x in intros y; exact eq_refl ]
       | atl_eta_binder; atl_into_step x k ]
   | |- atl_let _ (fun x => _) = _ =>
       refine (let_ctx _ _ _ _ _ _);
       [ k | let y := fresh x in let Hy := fresh "H" y in intros y Hy; atl_beta_lhs; k ]
   | |- ?F ?a ?b = _ =>
       refine (f_equal2 F _ _);
-      [ tryif atl_is_index a then reflexivity else k
-      | tryif atl_is_index b then reflexivity else k ]
+      [ tryif atl_is_index a then exact eq_refl else k
+      | tryif atl_is_index b then exact eq_refl else k ]
   | |- ?F ?a = _ =>
-      refine (f_equal F _); tryif atl_is_index a then reflexivity else k
-  | |- _ = _ => reflexivity
+      refine (f_equal F _); tryif atl_is_index a then exact eq_refl else k
+  | |- _ = _ => exact eq_refl
   end.
 
 (** A rewrite step on the derivation goal [P = ?R]. *)
@@ -252,7 +252,7 @@ Ltac atl_check_goal :=
   end.
 
 Ltac atl_step tac :=
-  atl_check_goal; etransitivity; [ atl_descend tac | ]; atl_beta_lhs.
+  atl_check_goal; refine (eq_trans _ _); [ atl_descend tac | ]; atl_beta_lhs.
 
 (** ** Root actions
 
