@@ -133,7 +133,8 @@ Definition gemmini_loop_conv_ws_strided (sm se : Z) (act : bool)
 #[global] Instance AtlInstr_gemmini_loop_conv_ws_strided :
   AtlInstr (@gemmini_loop_conv_ws_strided) := {}.
 
-Lemma gemmini_loop_conv_ws_strided_unroll sm se act x w bias NB H W C KO KH KW st pd :
+(** Its unrolling, as [gemmini_loop_conv_ws_unroll]. *)
+Lemma gemmini_loop_conv_strided_unroll sm se act x w bias NB H W C KO KH KW st pd :
   ltac:(let b := eval cbv beta delta [gemmini_loop_conv_ws_strided]
                 in (gemmini_loop_conv_ws_strided sm se act x w bias NB H W C KO KH KW st pd) in
         exact (gemmini_loop_conv_ws_strided sm se act x w bias NB H W C KO KH KW st pd = b)).
