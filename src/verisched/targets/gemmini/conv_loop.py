@@ -132,7 +132,10 @@ def lower_conv_loop(g: GemminiRules, e: Instr, dest: Dest, mode: str, ctx: Ctx,
            "icol", "upad", "dpad", "lpad", "rpad")}
     OH, OW = nm["OH"], nm["OW"]
     out.line(f"/* {e.name}: hardware conv loops over tiles (conv_loop.py) */")
-    out.line(f"const long {OH} = {ctext(oh, ctx)}, {OW} = {ctext(ow, ctx)};")
+    # In 64 bits, Z's floor division (vs_cdiv: x / 0 = 0), whatever the int arguments.
+    (oh_c, ow_c) = ((f"vs_cdiv({n} + 2 * {PD} - {k}, {ST}) + 1" for n, k in ((H, KH), (W, KW)))
+                    if strided else (f"{H} - {KH} + 1", f"{W} - {KW} + 1"))
+    out.line(f"const long {OH} = {oh_c}, {OW} = {ow_c};")
     some = f"{NB} > 0 && {OH} > 0 && {OW} > 0 && {KO} > 0"
     with out.block(f"if ({some} && ({C} <= 0 || {KH} <= 0 || {KW} <= 0))"):
         out.line(f'fprintf(stderr, "{e.name}: C, KH and KW must be positive (the loop '
