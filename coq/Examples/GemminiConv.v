@@ -341,8 +341,9 @@ End GemminiConvLoop.
     output [(n, q, p, k)] reading input pixel [(q st + s - pd, p st + r - pd)]
     at kernel offset [(s, r)], zero outside the image (the guard: a user's
     padded read).  [qconv] is kept as it is (stride 1, no padding): three
-    derivations and the Glenside search start from it, and their derived
-    programs print as before (docs/decisions.md #97);
+    derivations start from it (examples/search/glenside_conv.v states the
+    same layer), and their derived programs print as before
+    (docs/decisions.md #97);
     [gemmini_loop_conv_ws_strided_1_0] below proves the two loops equal at
     [st = 1], [pd = 0].
 

@@ -56,9 +56,9 @@
     image row, [GEN [ p < OW ] GEN [ ch < C ] |[ inside ]| x _[ n ] _[ .. ]
     _[ .. ] _[ ch ]], clipped at the last output pixel as before.  The
     stride-1 loop keeps its own definition, so the programs derived with it
-    print as before (docs/decisions.md #97); [gemmini_loop_conv_ws_strided
-    ... 1 0] is that loop ([gemmini_loop_conv_ws_strided_1_0] in
-    Examples/GemminiConv.v).
+    print as before (docs/decisions.md #97); on a layer's sizes,
+    [gemmini_loop_conv_ws_strided ... 1 0] is that loop
+    ([gemmini_loop_conv_ws_strided_1_0] in Examples/GemminiConv.v).
 
     That the convolution layers equal these specifications is
     [qconv_loop_conv_ws] and [qconv_strided_loop_conv_ws] in
