@@ -6,7 +6,10 @@ Layers (batch 4, the Exo thesis's Gemmini evaluation, Sec. 7.1, Fig. 7-1:
     res2 (4*56*56) x 64 -> 256, res3 (4*28*28) x 128 -> 512,
     res4 (4*14*14) x 256 -> 1024, res5 (4*7*7) x 512 -> 2048;
   3x3 convolutions (stride 1; the input is given padded, so the output keeps its size):
-    res2 56x56 64 -> 64, res3 28x28 128 -> 128, res4 14x14 256 -> 256, res5 7x7 512 -> 512.
+    res2 56x56 64 -> 64, res3 28x28 128 -> 128, res4 14x14 256 -> 256, res5 7x7 512 -> 512;
+  the downsampling 3x3 convolution of res3 (stride 2, padding 1): 56x56 128 -> 28x28 128
+    ("res3 3x3/2"), where only the strided rows of ours apply (the others are stride 1
+    without padding and say n/a).
 
 Contenders, run in the same invocation on the functional simulator
 (src/verisched/targets/gemmini/include/gemmini.h; it has no timing model, so
@@ -43,7 +46,10 @@ the comparison is by its counters: instructions by kind, bytes moved):
         there is no im2col matrix in DRAM, on the host or anywhere; seven CPU-issued
         instructions per hardware loop.  Against the row "ours" of the same layer (the same
         convolution and bias without the loop: im2col in DRAM, single instructions), this
-        is the count of instructions with and without it;
+        is the count of instructions with and without it.  On "res3 3x3/2" the row is
+        GemminiConv.v's qconv_strided_loop (gemmini_loop_conv_ws_strided: the stride and
+        the padding passed to the hardware loop), and Exo and loop_ws get the matmul of the
+        strided, padded im2col matrix;
   im2col on chip (ours)  GemminiConv.v's qconv_im2col (3x3 convolutions): the layer, with
         its bias, in single instructions with the im2col on chip: each A tile is 16
         consecutive output pixels (across output-row ends, so every tile but the last is
@@ -118,6 +124,15 @@ class Layer:
     n: int
     k: int
     conv: tuple[int, int, int, int, int, int, int] | None = None  # NB, H, W, C, KO, KH, KW
+    stride: int = 1
+    pad: int = 0  # zero padding of a convolution (0: the input is given padded)
+
+    @property
+    def out_hw(self) -> tuple[int, int]:
+        """A convolution's output rows and columns."""
+        _nb, h, w, _c, _ko, kh, kw = self.conv  # type: ignore[misc]
+        return ((h + 2 * self.pad - kh) // self.stride + 1,
+                (w + 2 * self.pad - kw) // self.stride + 1)
 
 
 def conv_layer(name: str, out: int, c: int, ko: int, nb: int = 4, kh: int = 3) -> Layer:
@@ -135,6 +150,9 @@ LAYERS = [
     conv_layer("res3 3x3", 28, 128, 128),
     conv_layer("res4 3x3", 14, 256, 256),
     conv_layer("res5 3x3", 7, 512, 512),
+    # res3's first 3x3 (ResNet-50 v1.5 downsamples there): 56x56 -> 28x28, stride 2, pad 1.
+    Layer("res3 3x3/2", "conv", 4 * 28 * 28, 128, 9 * 128, (4, 56, 56, 128, 128, 3, 3),
+          stride=2, pad=1),
 ]
 
 INSTR_KEYS = ("config_ex", "config_ld", "config_st", "mvin", "mvin2", "mvin3", "mvout",
@@ -166,14 +184,18 @@ class Result:
         return sum(self.counters.get(k, 0) for k in keys)
 
 
-def im2col(x: np.ndarray, kh: int, kw: int) -> np.ndarray:
-    """NHWC input -> (N*OH*OW) x (KH*KW*C), rows in (n, q, p) order, columns (s, r, c)."""
+def im2col(x: np.ndarray, kh: int, kw: int, st: int = 1, pd: int = 0) -> np.ndarray:
+    """NHWC input -> (N*OH*OW) x (KH*KW*C), rows in (n, q, p) order, columns (s, r, c);
+    stride st, zero padding pd."""
     nb, h, w, c = x.shape
-    oh, ow = h - kh + 1, w - kw + 1
+    oh, ow = (h + 2 * pd - kh) // st + 1, (w + 2 * pd - kw) // st + 1
+    xp = np.zeros((nb, h + 2 * pd, w + 2 * pd, c), dtype=x.dtype)
+    xp[:, pd:pd + h, pd:pd + w, :] = x
     cols = np.empty((nb, oh, ow, kh, kw, c), dtype=x.dtype)
     for s in range(kh):
         for r in range(kw):
-            cols[:, :, :, s, r, :] = x[:, s:s + oh, r:r + ow, :]
+            cols[:, :, :, s, r, :] = xp[:, s:s + st * (oh - 1) + 1:st,
+                                        r:r + st * (ow - 1) + 1:st, :]
     return cols.reshape(nb * oh * ow, kh * kw * c)
 
 
@@ -212,6 +234,9 @@ def loop_conv_ws_result(layer: Layer, kernel, inputs: dict, sizes: dict,
     note = (f"{res.counters.get('loop_conv_ws', 0)} hardware conv loops, unrolled by Gemmini "
             f"into {res.counters.get('loop_unrolled', 0)} instructions; with bias, no im2col "
             "matrix (on-chip)")
+    if layer.stride != 1 or layer.pad:
+        note += (f"; qconv_strided_loop: stride {layer.stride}, padding {layer.pad} passed to "
+                 "the loop")
     return Result("loop_conv_ws (ours)", res.counters, note)
 
 
@@ -242,6 +267,15 @@ def im2col_result(layer: Layer, kernel, inputs: dict, sizes: dict, want: np.ndar
     return Result("im2col on chip (ours)", res.counters, note)
 
 
+def strided(layer: Layer) -> bool:
+    """A convolution with a stride or a padding (only the strided conv loop row applies)."""
+    return layer.kind == "conv" and (layer.stride != 1 or layer.pad != 0)
+
+
+STRIDE1_ONLY = ("n/a: {} is derived for stride 1 without padding (the input given padded); "
+                "this layer has a stride and a padding")
+
+
 def run_layer(layer: Layer, kernels: dict, use_exo: bool,
               seed: int) -> tuple[list[Result], str]:
     rng = np.random.default_rng(seed)
@@ -262,19 +296,20 @@ def run_layer(layer: Layer, kernels: dict, use_exo: bool,
         x = rng.integers(-128, 128, (nb, h, w, c), dtype=np.int8)
         wt = rng.integers(-128, 128, (kh, kw, c, ko), dtype=np.int8)
         bias = rng.integers(-2**12, 2**12, (ko,), dtype=np.int32)
-        a = im2col(x, kh, kw)
+        a = im2col(x, kh, kw, layer.stride, layer.pad)
         b = wt.reshape(kh * kw * c, ko)
         want = quantize(matmul_acc(a, b) + bias, scale, relu)
-        kernel = kernels["conv"]
         sizes = {"NB": nb, "H": h, "W": w, "C": c, "KO": ko, "KH": kh, "KW": kw,
                  "sm": sm, "se": se, "act": 1}
-        ours = run_kernel(kernel, {"x": x, "w": wt, "bias": bias}, sizes)
-        got = ours.out.reshape(layer.m, layer.n)
+        ours = None if strided(layer) else \
+            run_kernel(kernels["conv"], {"x": x, "w": wt, "bias": bias}, sizes)
+        got = want if ours is None else ours.out.reshape(layer.m, layer.n)
     if not np.array_equal(got, want):
         raise SystemExit(f"bench gemmini: ours is WRONG on {layer.name} "
                          f"({int((got != want).sum())} elements differ)")
-    results.append(Result("ours", ours.counters,
-                          "with bias (DRAM->acc)" if layer.kind == "conv" else ""))
+    results.append(Result("ours", {}, STRIDE1_ONLY.format("qconv_gemmini")) if ours is None
+                   else Result("ours", ours.counters,
+                               "with bias (DRAM->acc)" if layer.kind == "conv" else ""))
     if layer.kind == "matmul" and "panel" in kernels:
         pk = kernels["panel"](layer.k)
         if isinstance(pk, str):
@@ -300,9 +335,13 @@ def run_layer(layer: Layer, kernels: dict, use_exo: bool,
     if "loop_ws" in kernels:
         results.append(loop_ws_result(layer, kernels["loop_ws"], a, b, scale, relu))
     if layer.kind == "conv" and "loop_conv_ws" in kernels:
-        results.append(loop_conv_ws_result(layer, kernels["loop_conv_ws"],
-                                           {"x": x, "w": wt, "bias": bias}, sizes, want))
-    if layer.kind == "conv" and "im2col" in kernels:
+        loop_sizes = {**sizes, "st": layer.stride, "pd": layer.pad} if strided(layer) else sizes
+        results.append(loop_conv_ws_result(
+            layer, kernels["loop_conv_strided" if strided(layer) else "loop_conv_ws"],
+            {"x": x, "w": wt, "bias": bias}, loop_sizes, want))
+    if layer.kind == "conv" and "im2col" in kernels and strided(layer):
+        results.append(Result("im2col on chip (ours)", {}, STRIDE1_ONLY.format("qconv_im2col")))
+    elif layer.kind == "conv" and "im2col" in kernels:
         nj = im2col_nj(layer)
         ik = kernels["im2col"](c, kh, kw, nj)
         if isinstance(ik, str):
@@ -358,17 +397,20 @@ def explain_computes(layer: Layer, ours: Result) -> list[str]:
     if got <= bound or layer.conv is None or ours.impl != "loop_conv_ws (ours)":
         return [f"{layer.name}, {ours.impl}: {got} computes, {got / bound:.2f}x the bound "
                 f"{bound}."] if got > bound else []
-    nb, h, w, _c, _ko, kh, kw = layer.conv
-    oh, ow = h - kh + 1, w - kw + 1
+    nb = layer.conv[0]
+    oh, ow = layer.out_hw
     per_row = -(-ow // 16)
     return [f"{layer.name}, {ours.impl}: {got} computes, {got / bound:.2f}x the bound {bound}: "
             f"the hardware conv loop's compute tile holds pixels of one output row only "
             f"(LoopConv.scala / gemmini.h sp_tiled_conv: I = min(ocols - ocol, DIM)), and "
             f"each of the {nb * oh} output rows is {ow} pixels wide: {per_row} tile(s) per "
-            f"row where {ow}/16 = {ow / 16:.2f} would do.  The `im2col on chip (ours)` row "
-            f"(single instructions, tiles of 16 pixels across row ends, moved on chip one row "
-            f"piece per mvin) and the `loop_ws (ours)` row (im2col on the host) are at the "
-            f"bound."]
+            f"row where {ow}/16 = {ow / 16:.2f} would do.  " + (
+                "The `loop_ws (ours)` row (the strided, padded im2col on the host) is at the "
+                "bound; the on-chip im2col in single instructions (qconv_im2col) is derived "
+                "for stride 1 only." if strided(layer) else
+                "The `im2col on chip (ours)` row (single instructions, tiles of 16 pixels "
+                "across row ends, moved on chip one row piece per mvin) and the `loop_ws "
+                "(ours)` row (im2col on the host) are at the bound.")]
 
 
 # The rows that keep a convolution's im2col on chip (no im2col matrix in DRAM).
@@ -455,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
                             ["qmatmul_nobias_gemmini", "qmatmul_gemmini_panel",
                              "qmatmul_gemmini_staged", "qmatmul_nobias_loop"])
     cv = pipeline.load_many(ex / "GemminiConv.v", ["qconv_gemmini", "qconv_loop",
-                                                   "qconv_im2col"])
+                                                   "qconv_im2col", "qconv_strided_loop"])
 
     def build_ours(dp: pipeline.DerivedProgram, name: str,
                    fix: dict[str, int] | None = None) -> object:
@@ -470,6 +512,7 @@ def main(argv: list[str] | None = None) -> int:
     kernels = {"matmul": build_ours(mm["qmatmul_nobias_gemmini"], "ours_matmul"),
                "conv": build_ours(cv["qconv_gemmini"], "ours_conv"),
                "loop_conv_ws": build_ours(cv["qconv_loop"], "ours_loop_conv"),
+               "loop_conv_strided": build_ours(cv["qconv_strided_loop"], "ours_loop_conv_st"),
                "panel": lambda k: build_ours(mm["qmatmul_gemmini_panel"], "ours_panel",
                                              {"K": k}),
                "staged": lambda k, n: build_ours(mm["qmatmul_gemmini_staged"], "ours_staged",
@@ -552,7 +595,13 @@ def main(argv: list[str] | None = None) -> int:
         "output-row ends moved from the NHWC input by `gemmini_mvin_im2col` "
         "(coq/Targets/Gemmini.v; one `mvin` per run of consecutive pixels, 64 channels "
         "each), the weights staged once per block of NJ column tiles and reused by every "
-        "pixel tile; C, KH, KW and NJ fixed per layer.",
+        "pixel tile; C, KH, KW and NJ fixed per layer.  Layer `res3 3x3/2`: res3's "
+        "downsampling 3x3 convolution (56x56 -> 28x28, stride 2, padding 1); its "
+        "`loop_conv_ws (ours)` row is GemminiConv.v `qconv_strided_loop`, the layer as one "
+        "`gemmini_loop_conv_ws_strided` instruction (the stride and the padding passed to "
+        "the hardware loop, the padding moved in as zeros); `loop_ws (ours)` and Exo get the "
+        "matmul of its strided, padded im2col matrix (host, not counted); `ours` and "
+        "`im2col on chip (ours)` are derived for stride 1 without padding: n/a.",
         "",
         cm.md_table(headers, rows),
         "",

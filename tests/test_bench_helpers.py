@@ -185,8 +185,39 @@ def test_gemmini_bar_per_layer_and_the_conv_loops_compute_excess() -> None:
     over = res("im2col on chip (ours)", bound, 401, 6_000)
     assert "none (the conv loop's computes" in bg.verdict(layer, [over, exo])
     # Its weight blocks: as many column tiles as the scratchpad holds, balanced.
-    assert [bg.im2col_nj(x) for x in bg.LAYERS if x.kind == "conv"] == [4, 8, 6, 3]
+    # (Not the downsampling layer: qconv_im2col is stride 1 only, its row there is n/a.)
+    assert [bg.im2col_nj(x) for x in bg.LAYERS
+            if x.kind == "conv" and not bg.strided(x)] == [4, 8, 6, 3]
     why = bg.explain_computes(layer, conv_loop)
     assert len(why) == 1 and "2.15x the bound 468" in why[0]
     assert "each of the 28 output rows is 7 pixels wide" in why[0]
     assert bg.explain_computes(layer, meets) == []
+    # The downsampling layer (stride 2, padding 1): output 28 x 28, the same excess.
+    down = next(x for x in bg.LAYERS if bg.strided(x))
+    assert (down.stride, down.pad, down.out_hw, down.m) == (2, 1, (28, 28), 4 * 28 * 28)
+    why = bg.explain_computes(down, res("loop_conv_ws (ours)", 4 * 28 * 2 * 8 * 72, 10, 1))
+    assert "1.14x the bound 112896" in why[0] and "112 output rows is 28 pixels" in why[0]
+    assert "for stride 1 only" in why[0]
+
+
+def test_gemmini_strided_im2col() -> None:
+    """bench gemmini's host im2col with a stride and a zero padding (Exo's and loop_ws's
+    operand on the downsampling layer): row (n, q, p), column (s, r, c) is the input pixel
+    (q st + s - pd, p st + r - pd), zero outside."""
+    bg = _load("bench_gemmini")
+    rng = np.random.default_rng(0)
+    x = rng.integers(-128, 128, (2, 7, 6, 3), dtype=np.int8)
+    st, pd, kh, kw = 2, 1, 3, 2
+    a = bg.im2col(x, kh, kw, st, pd)
+    oh, ow = (7 + 2 * pd - kh) // st + 1, (6 + 2 * pd - kw) // st + 1
+    assert a.shape == (2 * oh * ow, kh * kw * 3)
+    for n in range(2):
+        for q in range(oh):
+            for p in range(ow):
+                for s in range(kh):
+                    for r in range(kw):
+                        i, j = q * st + s - pd, p * st + r - pd
+                        want = x[n, i, j] if 0 <= i < 7 and 0 <= j < 6 else np.zeros(3)
+                        got = a[(n * oh + q) * ow + p, (s * kw + r) * 3:(s * kw + r + 1) * 3]
+                        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(bg.im2col(x, 3, 3), bg.im2col(x, 3, 3, 1, 0))

@@ -333,6 +333,145 @@ Section GemminiConvLoop.
   Qed.
 End GemminiConvLoop.
 
+(** ** A strided, padded layer as one conv loop (issue 16, item 2)
+
+    The layer with a stride [st >= 1] and a zero padding [pd >= 0] (ResNet-50's
+    downsampling 3x3 layers: stride 2, padding 1): output
+    [NB x OH x OW x KO] with [OH = (H + 2 pd - KH) / st + 1] and [OW] likewise,
+    output [(n, q, p, k)] reading input pixel [(q st + s - pd, p st + r - pd)]
+    at kernel offset [(s, r)], zero outside the image (the guard: a user's
+    padded read).  [qconv] is kept as it is (stride 1, no padding): three
+    derivations start from it (examples/search/glenside_conv.v states the
+    same layer), and their derived programs print as before
+    (docs/decisions.md #97);
+    [gemmini_loop_conv_ws_strided_1_0] below proves the two loops equal at
+    [st = 1], [pd = 0].
+
+    The proof is [qconv_loop_conv_ws]'s, element by element: the output
+    blocks read once by [gemmini_tiles_gen], the bias, and per kernel offset
+    the channel sum cut into 16-channel blocks by [sumr_tile]; the [A] block
+    at output pixel [p] and channel [co * 16 + kk] is the guarded read itself.
+
+    [pd < KH] and [pd < KW] are not used by the proofs: they are the
+    hardware library's restriction (Gemmini's [tiled_conv] needs
+    [kernel_dim > padding], so that no output row's window lies in the
+    padding alone; tests/test_gemmini_loop_conv.py), which the kernel checks
+    before every call as a precondition. *)
+Section GemminiConvStrided.
+  Variables (NB H W C KO KH KW st pd : Z).
+  Hypotheses (HNB : 0 <= NB) (HC : 0 < C) (HKO : 0 <= KO) (HKH : 0 < KH) (HKW : 0 < KW)
+             (Hst : 0 < st) (Hpd : 0 <= pd) (HH : KH <= H + 2 * pd) (HW : KW <= W + 2 * pd)
+             (HpdH : pd < KH) (HpdW : pd < KW).
+  Variables (x w : Z -> Z -> Z -> Z -> gint) (bias : Z -> gint).
+  Hypotheses (Hx : shaped [NB; H; W; C] x) (Hw : shaped [KH; KW; C; KO] w)
+             (Hbias : shaped [KO] bias).
+  Variables (sm se : Z) (act : bool).
+
+  Definition qconv_strided :=
+    GEN [ n < NB ] GEN [ q < (H + 2 * pd - KH) / st + 1 ]
+      GEN [ p < (W + 2 * pd - KW) / st + 1 ] GEN [ k < KO ]
+        gemmini_acc_out sm se act
+          (bias _[ k ] <+> SUM [ s < KH ] SUM [ r < KW ] SUM [ c < C ]
+             (|[ ((0 <=? q * st + s - pd) && (q * st + s - pd <? H)) &&
+                 ((0 <=? p * st + r - pd) && (p * st + r - pd <? W)) ]|
+                x _[ n ] _[ q * st + s - pd ] _[ p * st + r - pd ] _[ c ]) *
+             w _[ s ] _[ r ] _[ c ] _[ k ]).
+
+  Lemma qconv_strided_loop_conv_ws :
+    qconv_strided = gemmini_loop_conv_ws_strided sm se act x w bias NB H W C KO KH KW st pd.
+  Proof.
+    unfold qconv_strided, gemmini_loop_conv_ws_strided.
+    assert (HOW : (0 <= (W + 2 * pd - KW) / st + 1)%Z)
+      by (pose proof (Z.div_pos (W + 2 * pd - KW) st); lia).
+    apply genr_ext_ctx; intros n Hn; apply genr_ext_ctx; intros q Hq.
+    match goal with
+    | |- _ = trunc_r ?M (flatten _ 16 (genr 0 _ (fun io => transpose ?N 16 (trunc_r _
+               (flatten _ 16 (genr 0 _ (fun jo => transpose 16 16 (@?F io jo)))))))) =>
+        rewrite (gemmini_tiles_gen M N F) by lia
+    end.
+    apply genr_ext_ctx; intros p Hp; apply genr_ext_ctx; intros k Hk; cbv beta.
+    assert (Ep : (p / 16 * 16 + p mod 16 = p)%Z) by (pose proof (Z.div_mod p 16); lia).
+    assert (Ek : (k / 16 * 16 + k mod 16 = k)%Z) by (pose proof (Z.div_mod k 16); lia).
+    assert (Hpm : (0 <= p mod 16 < 16)%Z) by (apply Z.mod_pos_bound; lia).
+    assert (Hkm : (0 <= k mod 16 < 16)%Z) by (apply Z.mod_pos_bound; lia).
+    unfold atl_let, in_mem, gemmini_mvout.
+    rewrite get_gen, get_gen by lia.
+    rewrite Ep, Ek.
+    assert (Lp : (p <? (W + 2 * pd - KW) / st + 1)%Z = true) by (apply Z.ltb_lt; lia).
+    assert (Lk : (k <? KO)%Z = true) by (apply Z.ltb_lt; lia).
+    rewrite Lp, Lk; cbn [iverson andb]; f_equal.
+    rewrite !get_tadd; f_equal.
+    - unfold gemmini_mvin_acc; rewrite get_gen, get_gen by lia.
+      rewrite Ep, Ek, Lp, Lk; cbn [iverson andb]; rewrite get_gen by lia; reflexivity.
+    - rewrite get_sum, get_sum; apply sumr_ext_ctx; intros s Hs.
+      rewrite get_sum, get_sum; apply sumr_ext_ctx; intros r Hr.
+      rewrite get_sum, get_sum.
+      rewrite (sumr_tile C 16) by lia.
+      apply sumr_ext_ctx; intros co Hco.
+      unfold gemmini_matmul; rewrite get_gen, get_gen by lia.
+      apply sumr_ext_ctx; intros kk Hkk.
+      unfold gemmini_mvin; rewrite !(get_gen 16) by lia.
+      rewrite Ep, Ek, Lp, Lk.
+      destruct (co * 16 + kk <? C)%Z eqn:Ec; cbn [iverson andb];
+        [| cbn [tzero TensorElem_scalar]; rewrite smul_0_l; reflexivity].
+      apply Z.ltb_lt in Ec.
+      rewrite get_gen, get_gen by lia; reflexivity.
+  Qed.
+
+  (** The same, on the two definitions unfolded (as [qconv_is_loop_conv_ws_unrolled]). *)
+  Lemma qconv_strided_is_loop_unrolled :
+    ltac:(let l := eval cbv beta delta [qconv_strided] in qconv_strided in
+          let r := eval cbv beta delta [gemmini_loop_conv_ws_strided]
+                  in (gemmini_loop_conv_ws_strided sm se act x w bias NB H W C KO KH KW st pd)
+          in exact (l = r)).
+  Proof. exact qconv_strided_loop_conv_ws. Qed.
+
+  (** The strided, padded layer as one [gemmini_loop_conv_ws_strided], for the
+      bridge and the gemmini target (targets/gemmini/conv_loop.py passes the
+      stride and the padding to the hardware loop). *)
+  Derive qconv_strided_loop SuchThat (qconv_strided = qconv_strided_loop)
+    As qconv_strided_loop_correct.
+  Proof.
+    reschedule.
+    rw qconv_strided_is_loop_unrolled.
+    use_instr gemmini_loop_conv_ws_strided.
+    check_safe.
+    done.
+  Qed.
+End GemminiConvStrided.
+
+(** At stride 1 without padding, the strided layer is [qconv], and so the
+    strided loop is the stride-1 loop: the old names are the special case. *)
+Lemma qconv_strided_1_0 NB H W C KO KH KW x w bias sm se act :
+  (0 < KH <= H -> 0 < KW <= W ->
+   qconv_strided NB H W C KO KH KW 1 0 x w bias sm se act =
+   qconv NB H W C KO KH KW x w bias sm se act)%Z.
+Proof.
+  intros HH HW; unfold qconv_strided, qconv.
+  replace ((H + 2 * 0 - KH) / 1 + 1)%Z with (H - KH + 1)%Z by (rewrite Z.div_1_r; lia).
+  replace ((W + 2 * 0 - KW) / 1 + 1)%Z with (W - KW + 1)%Z by (rewrite Z.div_1_r; lia).
+  apply genr_ext_ctx; intros n Hn; apply genr_ext_ctx; intros q Hq.
+  apply genr_ext_ctx; intros p Hp; apply genr_ext_ctx; intros k Hk.
+  f_equal; f_equal.
+  apply sumr_ext_ctx; intros s Hs; apply sumr_ext_ctx; intros r Hr.
+  apply sumr_ext_ctx; intros c Hc.
+  replace (q * 1 + s - 0)%Z with (q + s)%Z by lia.
+  replace (p * 1 + r - 0)%Z with (p + r)%Z by lia.
+  replace (((0 <=? q + s) && (q + s <? H)) && ((0 <=? p + r) && (p + r <? W)))%Z with true
+    by (symmetry; rewrite !andb_true_iff, !Z.leb_le, !Z.ltb_lt; lia).
+  reflexivity.
+Qed.
+
+Lemma gemmini_loop_conv_ws_strided_1_0 sm se act x w bias NB H W C KO KH KW :
+  (0 <= NB -> 0 < C -> 0 <= KO -> 0 < KH <= H -> 0 < KW <= W ->
+   gemmini_loop_conv_ws_strided sm se act x w bias NB H W C KO KH KW 1 0 =
+   gemmini_loop_conv_ws sm se act x w bias NB H W C KO KH KW)%Z.
+Proof.
+  intros.
+  rewrite <- qconv_strided_loop_conv_ws, <- qconv_loop_conv_ws by lia.
+  apply qconv_strided_1_0; lia.
+Qed.
+
 (** ** The on-chip im2col with single instructions (issue 16)
 
     [gemmini_loop_conv_ws]'s compute tile never crosses the end of an output

@@ -93,6 +93,8 @@ def shapes(k: GemminiKernel, sizes: dict[str, int]) -> tuple[dict[str, tuple[int
     for a, _ in k.sizes:
         if a not in k.config_params and not 1 <= int(sizes[a]) < 2**31:
             raise KernelCallError(f"{k.name}: size {a} = {sizes[a]} must be positive")
+        if a in k.config_params and not -2**31 <= int(sizes[a]) < 2**31:
+            raise KernelCallError(f"{k.name}: parameter {a} = {sizes[a]} does not fit a C int")
     for text, f in k.assumptions:
         if evaluate(f, values) < 0:
             raise KernelCallError(f"{k.name}: sizes {sizes} violate the assumption {text}")

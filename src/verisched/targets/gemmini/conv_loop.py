@@ -1,27 +1,39 @@
 """Gemmini's convolution loop instruction: `gemmini_loop_conv_ws` calls lowered to gemmini.h.
 
-The ATL instruction `gemmini_loop_conv_ws sm se act x w bias NB H W C KO KH KW`
-(coq/Targets/GemminiLoopConv.v) is a whole quantized convolution layer (NHWC
-input `x`, weights `w` as KH x KW x C x KO, an int32 bias per output channel,
-stride 1, no padding), by definition the program of single instructions the
-hardware conv loop unrolls into.  The hardware moves each input pixel of a
-tile into the scratchpad once and reads the pixels of every output block from
-there (the on-chip im2col), so no im2col matrix exists in DRAM.
+The ATL instructions `gemmini_loop_conv_ws sm se act x w bias NB H W C KO KH KW`
+(stride 1, no padding) and `gemmini_loop_conv_ws_strided ... KH KW st pd` (stride
+`st`, zero padding `pd`; coq/Targets/GemminiLoopConv.v) are a whole quantized
+convolution layer (NHWC input `x`, weights `w` as KH x KW x C x KO, an int32 bias
+per output channel), by definition the program of single instructions the
+hardware conv loop unrolls into.  The hardware moves each input pixel of a tile's
+padded window into the scratchpad once (zeros in the padding) and reads the
+pixels of every output block from there, `stride` rows apart (the on-chip
+im2col), so no im2col matrix exists in DRAM.
 
 One hardware call covers a tile of (output rows, output columns, output
-channels, input channels) that fits: its input window and weights in half of
-the scratchpad, its outputs in half of the accumulator (the hardware
-double-buffers two loops; include/gemmini_loop_conv.h checks the same).  The
-lowering emits host loops over such tiles, one `gemmini_loop_conv_ws` each
-(seven RoCC commands); input channels too many for one call are split over
-calls that accumulate (the first loads the bias, the last stores), as
-Gemmini's `tiled_conv` does.  The tile is chosen at run time (the sizes are
-kernel arguments): fewest calls, then fewest bytes moved into the scratchpad.
+channels, input channels) that fits: its input window (`rows * st + KH - 1` by
+`cols * st + KW - 1` pixels, as LoopConv.scala and gemmini.h's `sp_tiled_conv`
+size it, padding included) and weights in half of the scratchpad, its outputs in
+half of the accumulator (the hardware double-buffers two loops;
+include/gemmini_loop_conv.h checks the same).  The lowering emits host loops over
+such tiles, one `gemmini_loop_conv_ws` each (seven RoCC commands), with the
+tile's pointers and paddings computed as Gemmini's `tiled_conv` does: the input
+pointer at the window's first pixel inside the image, `upad`/`lpad` the window's
+rows/columns above/left of the image, `dpad`/`rpad` those past its end (so the
+hardware reads only pixels of the image); input channels too many for one call
+are split over calls that accumulate (the first loads the bias, the last
+stores).  The tile is chosen at run time (the sizes are kernel arguments):
+fewest calls, then fewest bytes moved into the scratchpad.  The hardware needs
+`1 <= st <= 255`, `0 <= pd < KH, KW` (tiled_conv: `kernel_dim > padding`, no
+window in the padding alone) and `pd + st <= 256` (the 8-bit `dpad`, at most
+`pd + st - 1`); the kernel checks them (a derivation states them as hypotheses,
+checked before every call).  The padding may be 0, so it is an integer
+parameter that is not a size (lower.config_names).
 
 Configuration: the loop's loaders configure their own load ids (so the load
 configuration is clobbered; the loop is the whole program, so nothing after it
 reads it); the execute configuration (weight-stationary, A_stride = the
-stride = 1) and the store configuration (stride KO bytes, activation, scale)
+stride) and the store configuration (stride KO bytes, activation, scale)
 are required through config.py's markers like any other.
 """
 
@@ -33,7 +45,7 @@ from verisched.codegen.cexpr import ctext, ix
 from verisched.codegen.errors import LowerError
 from verisched.codegen.ir import Buf, Ctx, Dest, Emitter
 from verisched.codegen.normal import show
-from verisched.codegen.poly import Poly
+from verisched.codegen.poly import Poly, binop
 from verisched.pybridge.terms import Expr, Instr, Var
 from verisched.targets.gemmini import config as cfg
 from verisched.targets.gemmini.loops import loop_call, same
@@ -43,7 +55,8 @@ if TYPE_CHECKING:
     from verisched.targets.gemmini.rules import GemminiRules
 
 LOOP_CONV_WS = "gemmini_loop_conv_ws"
-EX_WS = ("WEIGHT_STATIONARY", "NO_ACTIVATION", "0", "1", "0", "0")
+LOOP_CONV_WS_STRIDED = "gemmini_loop_conv_ws_strided"
+CONV_LOOPS = (LOOP_CONV_WS, LOOP_CONV_WS_STRIDED)
 HALF_ACC = cfg.ACC_ROWS // 2
 HALF_SPAD = cfg.SPAD_ROWS // 2
 
@@ -90,15 +103,20 @@ def _whole_output(g: GemminiRules, dest: Dest, dims: list[Poly], ctx: Ctx) -> bo
 
 def lower_conv_loop(g: GemminiRules, e: Instr, dest: Dest, mode: str, ctx: Ctx,
                     out: Emitter) -> bool:
-    """Store `gemmini_loop_conv_ws ...` into the kernel's output: hardware conv loops over
-    tiles (module docstring).  Returns True: every output element is written."""
+    """Store `gemmini_loop_conv_ws[_strided] ...` into the kernel's output: hardware conv
+    loops over tiles (module docstring).  Returns True: every output element is written."""
     args, where = loop_call(e, mode)
     nb, h, w_, c, ko, kh, kw = (ix(args[v], ctx)
                                 for v in ("NB", "H", "W", "C", "KO", "KH", "KW"))
-    oh, ow = h - kh + Poly.const(1), w_ - kw + Poly.const(1)
+    strided = e.name == LOOP_CONV_WS_STRIDED
+    st, pd = ((ix(args["st"], ctx), ix(args["pd"], ctx)) if strided
+              else (Poly.const(1), Poly.const(0)))
+    # (H + 2 pd - KH) / st + 1 (Z's floor division); H - KH + 1 at st = 1, pd = 0.
+    oh = binop("/", h + pd.scale(2) - kh, st) + Poly.const(1)
+    ow = binop("/", w_ + pd.scale(2) - kw, st) + Poly.const(1)
     if not _whole_output(g, dest, [nb, oh, ow, ko], ctx):
         raise LowerError(f"gemmini: {where} must be the whole program: it stores the kernel's "
-                         "whole output, NB x (H - KH + 1) x (W - KW + 1) x KO")
+                         "whole output, NB x OH x OW x KO")
     x = _tensor(g, args["x"], [nb, h, w_, c], ctx, f"x of {where}")
     w = _tensor(g, args["w"], [kh, kw, c, ko], ctx, f"w of {where}")
     bias = _tensor(g, args["bias"], [ko], ctx, f"bias of {where}")
@@ -106,21 +124,35 @@ def lower_conv_loop(g: GemminiRules, e: Instr, dest: Dest, mode: str, ctx: Ctx,
         g.set_input_type(buf.cname, etype, where)
     g.out_type = "int8"
     sm, se, act = (config_arg(g, args, v, ctx) for v in ("sm", "se", "act"))
-    NB, H, W, C, KO, KH, KW = (f"(long)({ctext(p, ctx)})" for p in (nb, h, w_, c, ko, kh, kw))
+    dims = (nb, h, w_, c, ko, kh, kw, st, pd)
+    NB, H, W, C, KO, KH, KW, ST, PD = (f"(long)({ctext(p, ctx)})" for p in dims)
     nm = {v: g.core.names.fresh(f"vs_cw_{v}") for v in
           ("OH", "OW", "pr", "pc", "po", "pk", "best", "r", "cl", "o", "k", "cost", "rows",
-           "cols", "ochs", "kchs", "b", "r0", "c0", "o0", "k0", "calls", "tiles")}
+           "cols", "ochs", "kchs", "b", "r0", "c0", "o0", "k0", "calls", "tiles", "irow",
+           "icol", "upad", "dpad", "lpad", "rpad")}
     OH, OW = nm["OH"], nm["OW"]
     out.line(f"/* {e.name}: hardware conv loops over tiles (conv_loop.py) */")
-    out.line(f"const long {OH} = {H} - {KH} + 1, {OW} = {W} - {KW} + 1;")
-    with out.block(f"if ({NB} > 0 && {OH} > 0 && {OW} > 0 && {KO} > 0 && "
-                   f"({C} <= 0 || {KH} <= 0 || {KW} <= 0))"):
+    # In 64 bits, Z's floor division (vs_cdiv: x / 0 = 0), whatever the int arguments.
+    (oh_c, ow_c) = ((f"vs_cdiv({n} + 2 * {PD} - {k}, {ST}) + 1" for n, k in ((H, KH), (W, KW)))
+                    if strided else (f"{H} - {KH} + 1", f"{W} - {KW} + 1"))
+    out.line(f"const long {OH} = {oh_c}, {OW} = {ow_c};")
+    some = f"{NB} > 0 && {OH} > 0 && {OW} > 0 && {KO} > 0"
+    with out.block(f"if ({some} && ({C} <= 0 || {KH} <= 0 || {KW} <= 0))"):
         out.line(f'fprintf(stderr, "{e.name}: C, KH and KW must be positive (the loop '
                  'lowering does not store a bias alone)\\n");')
         out.line("abort();")
-    with out.block(f"if ({NB} > 0 && {OH} > 0 && {OW} > 0 && {KO} > 0)"):
-        _choose_tile(out, nm, KH, KW, C, KO)
-        out.line(cfg.marker("ex", EX_WS))
+    if strided:
+        with out.block(f"if ({some} && ({ST} < 1 || {ST} > 255 || {PD} < 0 || {PD} >= {KH} "
+                       f"|| {PD} >= {KW} || {PD} + {ST} > 256))"):
+            out.line(f'fprintf(stderr, "{e.name}: stride %ld and padding %ld: the hardware '
+                     'loop needs 1 <= stride <= 255, 0 <= padding < KH and KW (Gemmini\'s '
+                     'tiled_conv: kernel_dim > padding) and padding + stride <= 256 (its '
+                     f'8-bit fields)\\n", {ST}, {PD});')
+            out.line("abort();")
+    with out.block(f"if ({some})"):
+        _choose_tile(out, nm, KH, KW, C, KO, ST)
+        out.line(cfg.marker("ex", ("WEIGHT_STATIONARY", "NO_ACTIVATION", "0",
+                                   f"(int){ST}" if strided else "1", "0", "0")))
         out.line(cfg.marker("st", (f"(size_t){KO}", f"({act}) ? RELU : NO_ACTIVATION",
                                    f"vs_scale({sm}, {se})")))
         b, r0, c0, o0, k0 = (nm[v] for v in ("b", "r0", "c0", "o0", "k0"))
@@ -132,13 +164,16 @@ def lower_conv_loop(g: GemminiRules, e: Instr, dest: Dest, mode: str, ctx: Ctx,
                         with out.block(f"for (int {k0} = 0; {k0} < {C}; "
                                        f"{k0} += (int){nm['pk']})"):
                             _call(out, nm, g.out_cname, x.cname, w.cname, bias.cname, act,
-                                  NB, H, W, C, KO, KH, KW)
+                                  (NB, H, W, C, KO, KH, KW, ST, PD))
     return True
 
 
-def _choose_tile(out: Emitter, nm: dict[str, str], KH: str, KW: str, C: str, KO: str) -> None:
+def _choose_tile(out: Emitter, nm: dict[str, str], KH: str, KW: str, C: str, KO: str,
+                 ST: str) -> None:
     """C choosing the tile (rows pr, columns pc, output channels po, input channels pk):
-    what fits one hardware loop, with the fewest calls, then the fewest bytes moved in."""
+    what fits one hardware loop, its input window `r * ST + KH - 1` by `cl * ST + KW - 1`
+    pixels (padding included: the hardware moves it in as zeros), with the fewest calls,
+    then the fewest bytes moved in."""
     OH, OW, best, cost = nm["OH"], nm["OW"], nm["best"], nm["cost"]
     r, cl, o, k = nm["r"], nm["cl"], nm["o"], nm["k"]
     out.line(f"long {nm['pr']} = 0, {nm['pc']} = 0, {nm['po']} = 0, {nm['pk']} = 0;")
@@ -153,17 +188,17 @@ def _choose_tile(out: Emitter, nm: dict[str, str], KH: str, KW: str, C: str, KO:
                            f"{cl} = {cl} + {d} < {OW} ? {cl} + {d} : {OW})"):
                 with out.block(f"for (long {r} = 1; {r} <= {OH}; {r}++)"):
                     ob, kb = f"(({o} + {d - 1}) / {d})", f"(({k} + {d - 1}) / {d})"
+                    window = f"({r} * {ST} + {KH} - 1) * ({cl} * {ST} + {KW} - 1)"
                     acc = f"{ob} * {r} * {cl}"
-                    spad = (f"{kb} * ({r} + {KH} - 1) * ({cl} + {KW} - 1) + "
-                            f"{ob} * {KH} * {KW} * {k}")
+                    spad = f"{kb} * {window} + {ob} * {KH} * {KW} * {k}"
                     out.line(f"if ({acc} > {HALF_ACC} || {spad} > {HALF_SPAD}) break;")
                     tiles = (f"(unsigned long long)(({OH} + {r} - 1) / {r}) * "
                              f"(({OW} + {cl} - 1) / {cl}) * (({KO} + {o} - 1) / {o})")
                     out.line(f"unsigned long long {nm['tiles']} = {tiles};")
                     out.line(f"unsigned long long {nm['calls']} = {nm['tiles']} * "
                              f"(unsigned long long)(({C} + {k} - 1) / {k});")
-                    moved = (f"{nm['tiles']} * (unsigned long long)(({r} + {KH} - 1) * "
-                             f"({cl} + {KW} - 1) * {C} + {KH} * {KW} * {C} * {o})")
+                    moved = (f"{nm['tiles']} * (unsigned long long)({window} * {C} + "
+                             f"{KH} * {KW} * {C} * {o})")
                     out.line(f"unsigned long long {cost} = {nm['calls']} * 1000000000ull + "
                              f"{moved};")
                     with out.block(f"if ({cost} < {best})"):
@@ -179,22 +214,37 @@ def _choose_tile(out: Emitter, nm: dict[str, str], KH: str, KW: str, C: str, KO:
 
 
 def _call(out: Emitter, nm: dict[str, str], out_c: str, x: str, w: str, bias: str, act: str,
-          NB: str, H: str, W: str, C: str, KO: str, KH: str, KW: str) -> None:
-    """One hardware loop over the tile at (b, r0, c0, o0, k0): the pointers offset to the
-    tile as sp_tiled_conv passes them; no padding (the window is inside the image)."""
+          sizes: tuple[str, ...]) -> None:
+    """One hardware loop over the tile at (b, r0, c0, o0, k0), its pointers and paddings
+    as Gemmini's tiled_conv passes them (the input at the window's first pixel inside the
+    image; the paddings the window's rows and columns outside it, which the hardware moves
+    in as zeros; every pixel it reads is in the image: `pd < KH, KW` puts each window's
+    first row and column inside it)."""
+    NB, H, W, C, KO, KH, KW, ST, PD = sizes
     b, r0, c0, o0, k0 = (nm[v] for v in ("b", "r0", "c0", "o0", "k0"))
     OH, OW = nm["OH"], nm["OW"]
     rows, cols, ochs, kchs = nm["rows"], nm["cols"], nm["ochs"], nm["kchs"]
+    irow, icol, upad, dpad, lpad, rpad = (nm[v] for v in
+                                          ("irow", "icol", "upad", "dpad", "lpad", "rpad"))
     for v, o, tot, t in ((rows, r0, OH, "pr"), (cols, c0, OW, "pc"), (ochs, o0, KO, "po"),
                          (kchs, k0, C, "pk")):
         out.line(f"const long {v} = {tot} - {o} < {nm[t]} ? {tot} - {o} : {nm[t]};")
-    in_ptr = f"&{x}[(({b} * {H} + {r0}) * {W} + {c0}) * {C} + {k0}]"
+    # The padded window: rows [irow, irow + rows * ST + KH - 1), likewise columns.
+    out.line(f"const long {irow} = {r0} * {ST} - {PD}, {icol} = {c0} * {ST} - {PD};")
+    out.line(f"const long {upad} = {irow} < 0 ? -{irow} : 0, "
+             f"{lpad} = {icol} < 0 ? -{icol} : 0;")
+    for pad, start, n, k, lim in ((dpad, irow, rows, KH, H), (rpad, icol, cols, KW, W)):
+        end = f"{start} + {n} * {ST} + {k} - 1"
+        out.line(f"const long {pad} = {end} > {lim} ? {end} - {lim} : 0;")
+    in_ptr = (f"&{x}[(({b} * {H} + {irow} + {upad}) * {W} + {icol} + {lpad}) * {C} + "
+              f"{k0}]")
     w_ptr = f"&{w}[(long){k0} * {KO} + {o0}]"
     o_ptr = (f"({k0} + {kchs} == {C} ? (void *)&{out_c}[(({b} * {OH} + {r0}) * {OW} + {c0}) * "
              f"{KO} + {o0}] : NULL)")
     b_ptr = f"({k0} == 0 ? (const void *)&{bias}[{o0}] : NULL)"
     # kernel_dim: the hardware reads it as the weights' DRAM row length in kernel columns.
-    out.line(f"gemmini_loop_conv_ws({NB}, {H}, {W}, {C}, {KO}, {OH}, {OW}, {OH}, {OW}, 1, 0, "
-             f"{KW}, 1, 1, 1, 0, 1, {rows}, {cols}, {ochs}, {KH}, {KW}, {kchs}, 0, 0, 0, 0, "
-             f"0, 0, 0, 0, {rows}, {cols}, {w_ptr}, {o_ptr}, {b_ptr}, {in_ptr}, 0, 1, 0, 0, "
-             f"0, ({act}) ? RELU : NO_ACTIVATION, 0, 0, 0, 0, 0, {C}, {KO}, {KO}, 0, 0, 0)")
+    out.line(f"gemmini_loop_conv_ws({NB}, {H}, {W}, {C}, {KO}, {OH}, {OW}, {OH}, {OW}, {ST}, "
+             f"{PD}, {KW}, 1, 1, 1, 0, 1, {rows}, {cols}, {ochs}, {KH}, {KW}, {kchs}, {lpad}, "
+             f"{rpad}, {upad}, {dpad}, 0, 0, 0, 0, {rows}, {cols}, {w_ptr}, {o_ptr}, {b_ptr}, "
+             f"{in_ptr}, 0, 1, 0, 0, 0, ({act}) ? RELU : NO_ACTIVATION, 0, 0, 0, 0, 0, {C}, "
+             f"{KO}, {KO}, 0, 0, 0)")

@@ -220,6 +220,35 @@ CONV_SPEC = register(InstrSpec(
     "the whole quantized 2-D convolution (stride 1, no padding) as Gemmini's hardware conv "
     "loop (gemmini_loop_conv_ws calls over tiles, targets/gemmini/conv_loop.py)"))
 
+# The same loop with a stride st and a zero padding pd (GemminiLoopConv.v): the A block is
+# an mvin of the image row's pixels st apart, zero outside the image.
+_OW = "((W + 2 * pd - KW) / st + 1)"
+_CONV_STRIDED_BODY = f"""GEN [ n < NB ] GEN [ q < (H + 2 * pd - KH) / st + 1 ]
+  trunc_r {_OW} (flatten (cdiv {_OW} 16) 16 (GEN [ io < cdiv {_OW} 16 ]
+    transpose KO 16 (trunc_r KO (flatten (cdiv KO 16) 16 (GEN [ jo < cdiv KO 16 ]
+      transpose 16 16
+        (tlet c := in_mem GEMMINI_ACC
+           (gemmini_mvin_acc (GEN [ p < {_OW} ] bias) (io * 16) (jo * 16) {_OW} KO
+            <+> SUM [ s < KH ] SUM [ r < KW ] SUM [ co < cdiv C 16 ]
+              tlet a := in_mem GEMMINI_SPAD
+                (gemmini_mvin
+                   (GEN [ p < {_OW} ] GEN [ ch < C ]
+                      |[ ((0 <=? q * st + s - pd) && (q * st + s - pd <? H)) &&
+                         ((0 <=? p * st + r - pd) && (p * st + r - pd <? W)) ]|
+                        x _[ n ] _[ q * st + s - pd ] _[ p * st + r - pd ] _[ ch ])
+                   (io * 16) (co * 16) {_OW} C) in
+              tlet b := in_mem GEMMINI_SPAD
+                (gemmini_mvin (w _[ s ] _[ r ]) (co * 16) (jo * 16) C KO) in
+              gemmini_matmul a b) in
+         gemmini_mvout sm se act c (io * 16) (jo * 16) {_OW} KO))))))"""
+CONV_STRIDED_SPEC = register(InstrSpec(
+    "gemmini_loop_conv_ws_strided",
+    (_index("sm"), _index("se"), _index("act"), _tensor("x"), _tensor("w"), _tensor("bias"),
+     *(_index(v) for v in ("NB", "H", "W", "C", "KO", "KH", "KW", "st", "pd"))),
+    parse_program(_CONV_STRIDED_BODY), "gemmini", None,
+    "the whole quantized 2-D convolution with stride st and zero padding pd as Gemmini's "
+    "hardware conv loop (gemmini_loop_conv_ws calls over tiles, targets/gemmini/conv_loop.py)"))
+
 
 def scale_float(sm: np.ndarray | int, se: np.ndarray | int) -> np.ndarray:
     """The float32 scale sm * 2^se (exact when |sm| < 2^24 and it is in float range)."""

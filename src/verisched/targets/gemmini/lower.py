@@ -43,6 +43,7 @@ from verisched.pybridge.terms import (
     Expr,
     Gen,
     Instr,
+    IVar,
     Let,
     Pred,
     Shape,
@@ -52,7 +53,7 @@ from verisched.pybridge.terms import (
     walk,
 )
 from verisched.targets.gemmini import config as cfg
-from verisched.targets.gemmini.conv_loop import LOOP_CONV_WS
+from verisched.targets.gemmini.conv_loop import CONV_LOOPS, LOOP_CONV_WS_STRIDED
 from verisched.targets.gemmini.instrs import ACC_OUT, LOAD, ROLES, STORE
 from verisched.targets.gemmini.loops import BIAS_ARG, LOOPS
 from verisched.targets.gemmini.moves import ELEM
@@ -83,7 +84,7 @@ class GemminiKernel:
 
 
 # Position of the int32 bias among a hardware loop's arguments.
-WIDE_ARG = {**BIAS_ARG, LOOP_CONV_WS: 5}
+WIDE_ARG = {**BIAS_ARG, **dict.fromkeys(CONV_LOOPS, 5)}
 
 
 def wide_tensors(e: Expr) -> set[str]:
@@ -119,19 +120,23 @@ def wide_tensors(e: Expr) -> set[str]:
 
 
 def config_names(e: object) -> set[str]:
-    """Variables used as output configuration (scale, ReLU flag) of gemmini_mvout or
-    gemmini_acc_out: integers of any sign, passed to the kernel but not sizes."""
+    """Integer kernel parameters that are not sizes (so not known to be >= 1): variables
+    used as output configuration (scale, ReLU flag) of gemmini_mvout, gemmini_acc_out or a
+    hardware loop, of any sign, and a conv loop's padding given as a variable (a loop
+    configuration argument, which may be 0; conv_loop.py checks its range)."""
     out: set[str] = set()
     for x in walk(e):  # type: ignore[arg-type]
         if not isinstance(x, Instr):
             continue
         role = ROLES.get(x.name)
         spec = check_call(x)
-        names = {"sm", "se", "act"} if x.name in (ACC_OUT, *LOOPS, LOOP_CONV_WS) else \
+        names = {"sm", "se", "act"} if x.name in (ACC_OUT, *LOOPS, *CONV_LOOPS) else \
             {role.scale_m, role.scale_e, role.act} if role and role.kind == STORE else set()
         for p, a in zip(spec.params, x.args, strict=True):
             if p.name in names:
                 out |= set(idx_free_vars(a))  # type: ignore[arg-type]
+            elif x.name == LOOP_CONV_WS_STRIDED and p.name == "pd" and isinstance(a, IVar):
+                out.add(a.name)
     return out
 
 
@@ -175,8 +180,9 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     dims = lw.shape(expr, ctx) or ()
     if not dims:
         raise LowerError("gemmini: the program's value is a scalar; Gemmini kernels store tiles")
+    params = {c for _, c in size_list}  # sizes, and integer parameters such as a padding
     for d in dims:
-        if d.vars() - ctx.facts.sizes:
+        if d.vars() - params:
             raise LowerError(f"gemmini: output extent {ctext(d, ctx)} depends on a loop variable")
     cdims = tuple(smax(d, Poly.const(0), ctx) for d in dims)
     fill = Emitter()

@@ -36,7 +36,7 @@ from verisched.codegen.normal import show
 from verisched.pybridge.instrs import InstrError, instantiate
 from verisched.pybridge.terms import Expr, Gen, Instr, Let, Mem, SBin, Sum, TAdd
 from verisched.targets.gemmini import config as cfg
-from verisched.targets.gemmini.conv_loop import LOOP_CONV_WS, lower_conv_loop
+from verisched.targets.gemmini.conv_loop import CONV_LOOPS, lower_conv_loop
 from verisched.targets.gemmini.im2col import IM2COL, block_im2col, emit_im2col
 from verisched.targets.gemmini.loops import LOOPS, lower_loop
 from verisched.targets.gemmini.matmul import lower_acc_sum, lower_acc_tadd
@@ -78,7 +78,7 @@ class GemminiRules:
                    ) -> bool | None:
         if isinstance(e, Instr) and e.name in LOOPS:
             return lower_loop(self, e, dest, mode, ctx, out)
-        if isinstance(e, Instr) and e.name == LOOP_CONV_WS:
+        if isinstance(e, Instr) and e.name in CONV_LOOPS:
             return lower_conv_loop(self, e, dest, mode, ctx, out)
         if isinstance(e, Instr) and e.name == IM2COL:
             return emit_im2col(self, e, dest, mode, ctx, out)
