@@ -352,18 +352,7 @@ Ltac2 rec skel (d : int) (l : constr) (t : constr) : bool :=
   else if head_wild d l then true
   else
     match Constr.Unsafe.kind l with
-    | Constr.Unsafe.App _ _ =>
-        match split_app l with
-        | Some lp =>
-            match split_app t with
-            | Some tp =>
-                let (lf, la) := lp in
-                let (tf, ta) := tp in
-                if skel_app d lf tf then skel d la ta else false
-            | None => false
-            end
-        | None => false
-        end
+    | Constr.Unsafe.App _ _ => skel_app d l t   (* [l <> t]: walks both spines *)
     | Constr.Unsafe.Prod b body =>
         if occurs_rel 1 body then false else
         match Constr.Unsafe.kind t with

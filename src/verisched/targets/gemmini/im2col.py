@@ -45,7 +45,7 @@ from verisched.pybridge.instrs import InstrError, check_call
 from verisched.pybridge.terms import Gen, Instr, Var, free_vars, idx_free_vars, is_idx
 from verisched.targets.gemmini import config as cfg
 from verisched.targets.gemmini.instrs import IM2COL
-from verisched.targets.gemmini.moves import LD_MACRO, clip
+from verisched.targets.gemmini.moves import LD_MACRO, clip, tile_loop
 from verisched.targets.gemmini.onchip import (
     DIM,
     Untrackable,
@@ -180,20 +180,13 @@ def block_im2col(g: GemminiRules, e: Gen, dest: Dest, ctx: Ctx, out: Emitter) ->
     if buf.memory != "GEMMINI_SPAD" or not buf.track or buf.valid is not None:
         return False
     args = _args(call)
-    lo, hi = ix(e.lo, ctx), ix(e.hi, ctx)
-    a, b = dest.windows[0]
-    if not (ctx.facts.le(a, Poly.const(0)) and ctx.facts.le(hi - lo, b)):
-        return False
     if any(e.var in (idx_free_vars(a) if is_idx(a) else free_vars(a))  # type: ignore
            for k, a in args.items() if k != "c"):  # only the channel moves with the tile
         return False
-    tv = g.core.names.fresh(e.var)
-    inner = ctx.child()
-    inner.idx_names[e.var] = tv
-    inner.facts.bind(tv)
-    pt = Poly.var(tv)
-    inner.facts.add(pt - lo)
-    inner.facts.add(hi - 1 - pt)
+    entered = tile_loop(g, e, dest, ctx)
+    if entered is None:
+        return False
+    inner, tv, pt, lo, hi = entered
     col = ix(args["c"], inner)  # type: ignore[arg-type]
     if (col - col.subst(tv, Poly.const(0)) - pt.scale(DIM)).terms:
         return False

@@ -291,6 +291,26 @@ def emit_store(g: GemminiRules, role: Role, args: dict, dest: Dest, ctx: Ctx, ou
             and ctx.facts.le(a1, Poly.const(0)) and ctx.facts.le(b1, cols))
 
 
+def tile_loop(g: GemminiRules, e: Gen, dest: Dest,
+              ctx: Ctx) -> tuple[Ctx, str, Poly, Poly, Poly] | None:
+    """Into the loop `e` over consecutive tiles of `dest`: None unless its range
+    `[lo, hi)` fits the destination's first window from its start; else the loop's
+    context (its variable bound, named `t`, with `lo <= t < hi`), `t`, `t` as a
+    polynomial, `lo` and `hi`.  Shared by the moves of several tiles at once."""
+    lo, hi = ix(e.lo, ctx), ix(e.hi, ctx)
+    a, b = dest.windows[0]
+    if not (ctx.facts.le(a, Poly.const(0)) and ctx.facts.le(hi - lo, b)):
+        return None
+    t = g.core.names.fresh(e.var)
+    inner = ctx.child()
+    inner.idx_names[e.var] = t
+    inner.facts.bind(t)
+    pt = Poly.var(t)
+    inner.facts.add(pt - lo)
+    inner.facts.add(hi - 1 - pt)
+    return inner, t, pt, lo, hi
+
+
 def block_load(g: GemminiRules, e: Gen, dest: Dest, ctx: Ctx, out: Emitter) -> bool:
     """`GEN [ t ] gemmini_mvin v r (16 t + c0) R C` into consecutive scratchpad tiles:
     one mvin of up to 4 blocks (64 int8 columns, MAX_BYTES) per 4 tiles, the blocks
@@ -307,17 +327,10 @@ def block_load(g: GemminiRules, e: Gen, dest: Dest, ctx: Ctx, out: Emitter) -> b
     buf = g.onchip[dest.buf.cname]  # type: ignore[union-attr]
     if not buf.track or buf.valid is not None:
         return False
-    lo, hi = ix(e.lo, ctx), ix(e.hi, ctx)
-    a, b = dest.windows[0]
-    if not (ctx.facts.le(a, Poly.const(0)) and ctx.facts.le(hi - lo, b)):
+    entered = tile_loop(g, e, dest, ctx)
+    if entered is None:
         return False
-    t = g.core.names.fresh(e.var)
-    inner = ctx.child()
-    inner.idx_names[e.var] = t
-    inner.facts.bind(t)
-    pt = Poly.var(t)
-    inner.facts.add(pt - lo)
-    inner.facts.add(hi - 1 - pt)
+    inner, t, pt, lo, hi = entered
     if any(t in ix(args[n], inner).vars() for n in (role.row, role.rows_at,
                                                          role.cols_at)):
         return False
