@@ -21,17 +21,17 @@ import re
 
 import numpy as np
 import pytest
+from gemmini_checks import conv_acc, specs_agree_with_coq
 from gemmini_reference import quantize
 
 from verisched import pipeline
 from verisched.codegen.errors import LowerError
 from verisched.pybridge.coqterm import parse_program
-from verisched.pybridge.instrs import alpha_equal, instantiate, spec_of
 from verisched.pybridge.interp import evaluate
 from verisched.pybridge.session import REPO_ROOT
-from verisched.pybridge.terms import Instr, IVar, PCmp, Var
+from verisched.pybridge.terms import IVar, PCmp
 from verisched.targets.gemmini import build
-from verisched.targets.gemmini.instrs import IM2COL, split_scale
+from verisched.targets.gemmini.instrs import split_scale
 from verisched.targets.gemmini.lower import lower_gemmini
 from verisched.targets.gemmini.sim import compile_program
 
@@ -40,18 +40,6 @@ CALL = "gemmini_mvin_im2col x NB H W C OH OW s r m c"
 
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
-
-
-def conv_acc(x: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    """bias + the valid (stride 1, unpadded) convolution, in int64."""
-    kh, kw = w.shape[:2]
-    oh, ow = x.shape[1] - kh + 1, x.shape[2] - kw + 1
-    acc = np.broadcast_to(bias.astype(np.int64), (x.shape[0], oh, ow, w.shape[3])).copy()
-    for s in range(kh):
-        for r in range(kw):
-            acc += np.einsum("nqpc,ck->nqpk", x[:, s:s + oh, r:r + ow, :].astype(np.int64),
-                             w[s, r].astype(np.int64))
-    return acc
 
 
 def row_pieces(m: int, ow: int) -> int:
@@ -71,22 +59,8 @@ def loader(body: list[str], tensor: str) -> str:
 
 def test_im2col_spec_agrees_with_coq(coq) -> None:
     """The registry's template is Gemmini.v's definition (printed, parsed back)."""
-    start = coq.state
-    try:
-        coq.run_ok("From Verisched Require Import Targets.Gemmini.")
-        coq.run_ok("Section VS_gemmini_im2col_spec.")
-        coq.run_ok("Variables (x : Z -> Z -> Z -> Z -> gint) (NB H W C OH OW s r m c : Z).")
-        coq.run_ok("Goal True.")
-        r = coq.run(f"let t := eval unfold {IM2COL} in ({CALL}) in bridge_print_term t.",
-                    timeout=60)
-        assert r.ok, r.error
-        printed = re.search(r"<VS-TERM>(.*?)</VS-TERM>", r.output, re.S).group(1)
-        spec = spec_of(IM2COL)
-        call = Instr(IM2COL, tuple(IVar(a) if p.kind == "index" else Var(a)
-                                   for p, a in zip(spec.params, CALL.split()[1:], strict=True)))
-        assert alpha_equal(parse_program(printed), instantiate(call)), printed
-    finally:
-        coq.back_to(start)
+    specs_agree_with_coq(coq, "Targets.Gemmini",
+                         "(x : Z -> Z -> Z -> Z -> gint) (NB H W C OH OW s r m c : Z)", [CALL])
 
 
 @pytest.fixture(scope="module")

@@ -13,19 +13,18 @@ large for one hardware loop; and it issues far fewer instructions.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
+from gemmini_checks import conv_acc, specs_agree_with_coq
 from gemmini_reference import quantize
 
 from verisched import pipeline
 from verisched.codegen.errors import LowerError
 from verisched.pybridge.coqterm import parse_program
-from verisched.pybridge.instrs import alpha_equal, instantiate, spec_of
+from verisched.pybridge.instrs import alpha_equal
 from verisched.pybridge.interp import evaluate
 from verisched.pybridge.session import REPO_ROOT
-from verisched.pybridge.terms import Instr, IVar, Var
+from verisched.pybridge.terms import IVar
 from verisched.targets.gemmini import build
 from verisched.targets.gemmini.instrs import split_scale
 from verisched.targets.gemmini.lower import lower_gemmini
@@ -42,18 +41,6 @@ def issued(c: dict[str, int]) -> int:
     loop), not what the loops unrolled."""
     return sum(c[k] for k in INSTR_KEYS) + c["loop_ws"] + c["loop_ws_config"] \
         + c["loop_conv_ws"] + c["loop_conv_ws_config"] - c["loop_unrolled"]
-
-
-def conv_acc(x: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    """bias + the valid (stride 1, unpadded) convolution, in int64."""
-    kh, kw = w.shape[:2]
-    oh, ow = x.shape[1] - kh + 1, x.shape[2] - kw + 1
-    acc = np.broadcast_to(bias.astype(np.int64), (x.shape[0], oh, ow, w.shape[3])).copy()
-    for s in range(kh):
-        for r in range(kw):
-            acc += np.einsum("nqpc,ck->nqpk", x[:, s:s + oh, r:r + ow, :].astype(np.int64),
-                             w[s, r].astype(np.int64))
-    return acc
 
 
 def run(kernel, shape: tuple[int, ...], scale: float, relu: bool, seed: int):
@@ -73,24 +60,9 @@ def run(kernel, shape: tuple[int, ...], scale: float, relu: bool, seed: int):
 
 def test_conv_loop_spec_agrees_with_coq(coq) -> None:
     """The registry's template is GemminiLoopConv.v's definition (printed, parsed back)."""
-    start = coq.state
-    try:
-        coq.run_ok("From Verisched Require Import Targets.GemminiLoopConv.")
-        coq.run_ok("Section VS_gemmini_loop_conv_spec.")
-        coq.run_ok("Variables (x w : Z -> Z -> Z -> Z -> gint) (bias : Z -> gint) "
-                   "(NB H W C KO KH KW sm se : Z) (act : bool).")
-        coq.run_ok("Goal True.")
-        name = CONV.split()[0]
-        r = coq.run(f"let t := eval unfold {name} in ({CONV}) in bridge_print_term t.",
-                    timeout=60)
-        assert r.ok, r.error
-        printed = re.search(r"<VS-TERM>(.*?)</VS-TERM>", r.output, re.S).group(1)
-        spec = spec_of(name)
-        call = Instr(name, tuple(IVar(a) if p.kind == "index" else Var(a)
-                                 for p, a in zip(spec.params, CONV.split()[1:], strict=True)))
-        assert alpha_equal(parse_program(printed), instantiate(call)), printed
-    finally:
-        coq.back_to(start)
+    specs_agree_with_coq(coq, "Targets.GemminiLoopConv",
+                         "(x w : Z -> Z -> Z -> Z -> gint) (bias : Z -> gint) "
+                         "(NB H W C KO KH KW sm se : Z) (act : bool)", [CONV])
 
 
 # (NB, H, W, C, KO, KH, KW)

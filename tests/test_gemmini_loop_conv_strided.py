@@ -20,16 +20,17 @@ import re
 
 import numpy as np
 import pytest
+from gemmini_checks import conv_acc, out_dims, specs_agree_with_coq
 from gemmini_reference import quantize
 
 from verisched import pipeline
 from verisched.cli import main
 from verisched.codegen.errors import LowerError, PreconditionError
 from verisched.pybridge.coqterm import parse_program
-from verisched.pybridge.instrs import alpha_equal, instantiate, spec_of
+from verisched.pybridge.instrs import alpha_equal
 from verisched.pybridge.interp import evaluate
 from verisched.pybridge.session import REPO_ROOT
-from verisched.pybridge.terms import Instr, IVar, Var
+from verisched.pybridge.terms import IVar
 from verisched.targets.gemmini import build
 from verisched.targets.gemmini.instrs import split_scale
 from verisched.targets.gemmini.lower import lower_gemmini
@@ -40,25 +41,6 @@ CONV = "gemmini_loop_conv_ws_strided sm se act x w bias NB H W C KO KH KW st pd"
 NB, H, W, C, KO, KH, KW = (IVar(v) for v in ("NB", "H", "W", "C", "KO", "KH", "KW"))
 ENV = {"x": (NB, H, W, C), "w": (KH, KW, C, KO), "bias": (KO,)}
 GEMMINI_CONV = REPO_ROOT / "coq/Examples/GemminiConv.v"
-
-
-def out_dims(h: int, wd: int, kh: int, kw: int, st: int, pd: int) -> tuple[int, int]:
-    return (h + 2 * pd - kh) // st + 1, (wd + 2 * pd - kw) // st + 1
-
-
-def conv_acc(x: np.ndarray, w: np.ndarray, bias: np.ndarray, st: int, pd: int) -> np.ndarray:
-    """bias + the convolution with stride st and zero padding pd, NHWC, in int64."""
-    nb, h, wd, c = x.shape
-    kh, kw, _, ko = w.shape
-    oh, ow = out_dims(h, wd, kh, kw, st, pd)
-    xp = np.zeros((nb, h + 2 * pd, wd + 2 * pd, c), dtype=np.int64)
-    xp[:, pd:pd + h, pd:pd + wd, :] = x
-    acc = np.broadcast_to(bias.astype(np.int64), (nb, oh, ow, ko)).copy()
-    for s in range(kh):
-        for r in range(kw):
-            win = xp[:, s:s + st * (oh - 1) + 1:st, r:r + st * (ow - 1) + 1:st, :]
-            acc += np.einsum("nqpc,ck->nqpk", win, w[s, r].astype(np.int64))
-    return acc
 
 
 def inputs(shape: tuple[int, ...], seed: int) -> dict[str, np.ndarray]:
@@ -96,24 +78,9 @@ def run(kernel, shape: tuple[int, ...], st: int, pd: int, scale: float, relu: bo
 
 def test_strided_spec_agrees_with_coq(coq) -> None:
     """The registry's template is GemminiLoopConv.v's definition (printed, parsed back)."""
-    start = coq.state
-    try:
-        coq.run_ok("From Verisched Require Import Targets.GemminiLoopConv.")
-        coq.run_ok("Section VS_gemmini_loop_conv_strided_spec.")
-        coq.run_ok("Variables (x w : Z -> Z -> Z -> Z -> gint) (bias : Z -> gint) "
-                   "(NB H W C KO KH KW st pd sm se : Z) (act : bool).")
-        coq.run_ok("Goal True.")
-        name = CONV.split()[0]
-        r = coq.run(f"let t := eval unfold {name} in ({CONV}) in bridge_print_term t.",
-                    timeout=60)
-        assert r.ok, r.error
-        printed = re.search(r"<VS-TERM>(.*?)</VS-TERM>", r.output, re.S).group(1)
-        spec = spec_of(name)
-        call = Instr(name, tuple(IVar(a) if p.kind == "index" else Var(a)
-                                 for p, a in zip(spec.params, CONV.split()[1:], strict=True)))
-        assert alpha_equal(parse_program(printed), instantiate(call)), printed
-    finally:
-        coq.back_to(start)
+    specs_agree_with_coq(coq, "Targets.GemminiLoopConv",
+                         "(x w : Z -> Z -> Z -> Z -> gint) (bias : Z -> gint) "
+                         "(NB H W C KO KH KW st pd sm se : Z) (act : bool)", [CONV])
 
 
 @pytest.fixture(scope="module")

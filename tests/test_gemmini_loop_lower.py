@@ -12,19 +12,18 @@ one hardware loop; and it issues far fewer instructions.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
+from gemmini_checks import specs_agree_with_coq
 from gemmini_reference import matmul_acc, min_computes, quantize
 
 from verisched import pipeline
 from verisched.codegen.errors import LowerError
 from verisched.pybridge.coqterm import parse_program
-from verisched.pybridge.instrs import alpha_equal, instantiate, spec_of
+from verisched.pybridge.instrs import alpha_equal, instantiate
 from verisched.pybridge.interp import evaluate
 from verisched.pybridge.session import REPO_ROOT
-from verisched.pybridge.terms import Instr, IVar, Var
+from verisched.pybridge.terms import IVar
 from verisched.targets.gemmini import build
 from verisched.targets.gemmini.instrs import split_scale
 from verisched.targets.gemmini.lower import lower_gemmini
@@ -66,25 +65,9 @@ def run(kernel, m: int, n: int, k: int, bias: bool, scale: float, relu: bool, se
 
 def test_loop_specs_agree_with_coq(coq) -> None:
     """The registry's templates are GemminiLoop.v's definitions (printed, parsed back)."""
-    start = coq.state
-    try:
-        coq.run_ok("From Verisched Require Import Targets.GemminiLoop.")
-        coq.run_ok("Section VS_gemmini_loop_specs.")
-        coq.run_ok("Variables (A B D : Z -> Z -> gint) (M N K sm se : Z) (act : bool).")
-        coq.run_ok("Goal True.")
-        for text in (LOOP, LOOP_BIAS):
-            name = text.split()[0]
-            r = coq.run(f"let t := eval unfold {name} in ({text}) in bridge_print_term t.",
-                        timeout=60)
-            assert r.ok, r.error
-            printed = re.search(r"<VS-TERM>(.*?)</VS-TERM>", r.output, re.S).group(1)
-            spec = spec_of(name)
-            call = Instr(name, tuple(IVar(a) if p.kind == "index" else Var(a)
-                                     for p, a in zip(spec.params, text.split()[1:],
-                                                     strict=True)))
-            assert alpha_equal(parse_program(printed), instantiate(call)), (name, printed)
-    finally:
-        coq.back_to(start)
+    specs_agree_with_coq(coq, "Targets.GemminiLoop",
+                         "(A B D : Z -> Z -> gint) (M N K sm se : Z) (act : bool)",
+                         [LOOP, LOOP_BIAS])
 
 
 @pytest.mark.parametrize("bias", [False, True])

@@ -18,14 +18,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gemmini_checks import specs_agree_with_coq
 from gemmini_reference import matmul_acc, min_computes, quantize
 
 from verisched import pipeline
 from verisched.codegen.errors import LowerError, UnsafeProgramError
 from verisched.pybridge.coqterm import parse_program
-from verisched.pybridge.instrs import alpha_equal, instantiate, spec_of
 from verisched.pybridge.interp import evaluate
-from verisched.pybridge.terms import IConst, Instr, IVar, Var
+from verisched.pybridge.terms import IConst, IVar
 from verisched.targets.gemmini import build
 from verisched.targets.gemmini.config import place_configs
 from verisched.targets.gemmini.instrs import acc_out, split_scale
@@ -108,29 +108,10 @@ def test_output_path_matches_numpy_float32() -> None:
 
 def test_gemmini_specs_agree_with_coq(coq) -> None:
     """The registry's templates are Gemmini.v's definitions (printed by Coq, parsed back)."""
-    start = coq.state
-    try:
-        coq.run_ok("From Verisched Require Import Targets.Gemmini.")
-        coq.run_ok("Section VS_gemmini_specs.")
-        coq.run_ok("Variables (v0 a0 b0 c0 : Z -> Z -> gint) (r0 c1 R0 C0 sm0 se0 : Z) "
-                   "(act0 : bool).")
-        coq.run_ok("Goal True.")
-        calls = {
-            "gemmini_mvin": "v0 r0 c1 R0 C0", "gemmini_mvin_acc": "v0 r0 c1 R0 C0",
-            "gemmini_matmul": "a0 b0", "gemmini_mvout": "sm0 se0 act0 c0 r0 c1 R0 C0",
-        }
-        for name, args in calls.items():
-            r = coq.run(f"let t := eval unfold {name} in ({name} {args}) in "
-                        "bridge_print_term t.", timeout=60)
-            assert r.ok, r.error
-            text = re.search(r"<VS-TERM>(.*?)</VS-TERM>", r.output, re.S).group(1)
-            spec = spec_of(name)
-            call = Instr(name, tuple(
-                IVar(a) if p.kind == "index" else Var(a)
-                for p, a in zip(spec.params, args.split(), strict=True)))
-            assert alpha_equal(parse_program(text), instantiate(call)), (name, text)
-    finally:
-        coq.back_to(start)
+    specs_agree_with_coq(coq, "Targets.Gemmini",
+                         "(v0 a0 b0 c0 : Z -> Z -> gint) (r0 c1 R0 C0 sm0 se0 : Z) (act0 : bool)",
+                         ["gemmini_mvin v0 r0 c1 R0 C0", "gemmini_mvin_acc v0 r0 c1 R0 C0",
+                          "gemmini_matmul a0 b0", "gemmini_mvout sm0 se0 act0 c0 r0 c1 R0 C0"])
 
 
 # ---- the replayed derivations -------------------------------------------------------

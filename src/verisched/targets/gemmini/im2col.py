@@ -45,13 +45,12 @@ from verisched.pybridge.instrs import InstrError, check_call
 from verisched.pybridge.terms import Gen, Instr, Var, free_vars, idx_free_vars, is_idx
 from verisched.targets.gemmini import config as cfg
 from verisched.targets.gemmini.instrs import IM2COL
-from verisched.targets.gemmini.moves import LD_MACRO, clip, tile_loop
+from verisched.targets.gemmini.moves import LD_MACRO, clip, consecutive_tiles, tile_loop
 from verisched.targets.gemmini.onchip import (
     DIM,
     Untrackable,
     onchip_dest,
     record_valid,
-    rows_index,
 )
 
 if TYPE_CHECKING:
@@ -190,18 +189,11 @@ def block_im2col(g: GemminiRules, e: Gen, dest: Dest, ctx: Ctx, out: Emitter) ->
     col = ix(args["c"], inner)  # type: ignore[arg-type]
     if (col - col.subst(tv, Poly.const(0)) - pt.scale(DIM)).terms:
         return False
-    tile = dest.peel(pt - lo)
+    placed = consecutive_tiles(g, dest, inner, pt, lo)
+    if placed is None:
+        return False
+    addr, _, lead = placed
     where = f"{call.name} ({show(call)})"
-    try:
-        addr, _, lead = onchip_dest(g, tile, inner, "block move")
-    except LowerError:
-        return False
-    z = Poly.const(0)
-    dims = dest.buf.dims[:-1]  # type: ignore[union-attr]
-    row_t = rows_index(tile.fn([z, z])[0][:-1], dims)
-    row_n = rows_index(dest.peel(pt - lo + 1).fn([z, z])[0][:-1], dims)
-    if (row_n - row_t - Poly.const(DIM)).terms:  # tile t + 1 starts DIM rows after tile t
-        return False
     t = _tile(g, call, inner, where)
     try:
         record_valid(buf, lead, t.rows, clip(t.p["C"] - col, inner), where)

@@ -311,6 +311,25 @@ def tile_loop(g: GemminiRules, e: Gen, dest: Dest,
     return inner, t, pt, lo, hi
 
 
+def consecutive_tiles(g: GemminiRules, dest: Dest, inner: Ctx, pt: Poly,
+                      lo: Poly) -> tuple[str, str, list[Poly]] | None:
+    """The on-chip placement (`onchip_dest`: address, memory, lead indices) of the tile of
+    `dest` at loop index `pt` (from `lo`), if tile `pt + 1` starts DIM rows after it, so
+    that one move can fill several; else None."""
+    tile = dest.peel(pt - lo)
+    try:
+        placed = onchip_dest(g, tile, inner, "block move")
+    except LowerError:
+        return None
+    z = Poly.const(0)
+    dims = dest.buf.dims[:-1]  # type: ignore[union-attr]
+    row_t = rows_index(tile.fn([z, z])[0][:-1], dims)
+    row_n = rows_index(dest.peel(pt - lo + 1).fn([z, z])[0][:-1], dims)
+    if (row_n - row_t - Poly.const(DIM)).terms:
+        return None
+    return placed
+
+
 def block_load(g: GemminiRules, e: Gen, dest: Dest, ctx: Ctx, out: Emitter) -> bool:
     """`GEN [ t ] gemmini_mvin v r (16 t + c0) R C` into consecutive scratchpad tiles:
     one mvin of up to 4 blocks (64 int8 columns, MAX_BYTES) per 4 tiles, the blocks
@@ -340,18 +359,10 @@ def block_load(g: GemminiRules, e: Gen, dest: Dest, ctx: Ctx, out: Emitter) -> b
     c0 = col.subst(t, Poly.const(0))
     if (col - c0 - pt.scale(DIM)).terms:
         return False
-    tile = dest.peel(pt - lo)
-    try:
-        addr_t, mem, lead = onchip_dest(g, tile, inner, "block move")
-    except LowerError:
+    placed = consecutive_tiles(g, dest, inner, pt, lo)
+    if placed is None:
         return False
-    # Tile t + 1 must start DIM rows after tile t.
-    z = Poly.const(0)
-    dims = dest.buf.dims[:-1]  # type: ignore[union-attr]
-    row_t = rows_index(tile.fn([z, z])[0][:-1], dims)
-    row_n = rows_index(dest.peel(pt - lo + 1).fn([z, z])[0][:-1], dims)
-    if (row_n - row_t - Poly.const(DIM)).terms:
-        return False
+    addr_t, mem, lead = placed
     where = f"{call.name} ({show(call)})"
     src, lead_src = dram_source(g, args[role.src], inner, f"the source of {where}")
     r, c, rows, cols = window(role, args, inner)
