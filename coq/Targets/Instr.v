@@ -544,11 +544,13 @@ Tactic Notation "use_instr_all" uconstr(I) :=
     [avx2_add_gen_tadd] splits a whole lane-wise sum into a tree of
     [avx2_add].  Fails, with [rw]'s diagnostics, when [L] applies nowhere.
     Only for lemmas whose right side is smaller in the sense that the pass
-    ends (not, e.g., [avx2_storeu_gen]). *)
+    ends (not, e.g., [avx2_storeu_gen]).  [atl_topdown] makes the
+    transitivity step joining a node's rewrite to its children's only
+    where [tac] rewrites the node (as [norm_pass], decision #98). *)
 Ltac atl_topdown tac :=
-  etransitivity;
-  [ first [ tac | reflexivity ]
-  | atl_beta_lhs; atl_fresh_rhs ltac:(atl_children ltac:(atl_topdown tac)) ].
+  tryif (etransitivity; [ tac | ])
+  then (atl_beta_lhs; atl_fresh_rhs ltac:(atl_children ltac:(atl_topdown tac)))
+  else atl_fresh_rhs ltac:(atl_children ltac:(atl_topdown tac)).
 
 Tactic Notation "rw_all" uconstr(L) :=
   atl_check_goal;
