@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gemmini_checks import conv_acc
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -32,16 +33,7 @@ def conv_exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def reference(x: np.ndarray, w: np.ndarray, bias: np.ndarray, stride: int, pad: int,
               scale: np.float32, relu: bool) -> np.ndarray:
     """act(sat8(rne(float32(bias + conv(x, w)) * scale))), NHWC, zero padding."""
-    nb, h, wd, c = x.shape
-    kh, kw, _, ko = w.shape
-    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
-    xp = np.zeros((nb, h + 2 * pad, wd + 2 * pad, c), dtype=np.int64)
-    xp[:, pad:pad + h, pad:pad + wd, :] = x
-    acc = np.broadcast_to(bias.astype(np.int64), (nb, oh, ow, ko)).copy()
-    for s in range(kh):
-        for r in range(kw):
-            win = xp[:, s:s + stride * (oh - 1) + 1:stride, r:r + stride * (ow - 1) + 1:stride, :]
-            acc += np.einsum("nqpc,ck->nqpk", win, w[s, r].astype(np.int64))
+    acc = conv_acc(x, w, bias, stride, pad)
     assert np.all(np.abs(acc) < 2**31)
     out = np.clip(np.rint(acc.astype(np.int32).astype(np.float32) * scale), -128, 127)
     out = out.astype(np.int8)
