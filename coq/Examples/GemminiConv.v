@@ -254,6 +254,26 @@ End GemminiConv.
     plus, over [s], [r] and the 16-channel blocks [co], the products of the
     clipped windows, which [sumr_tile] turns back into the sum over the
     [C] channels. *)
+(** The opening of both conv-loop proofs ([qconv_loop_conv_ws],
+    [qconv_strided_loop_conv_ws]): into output pixel row [n], [q], through
+    [gemmini_tiles_gen] to element [p], [k] of the loop's output, with the
+    tile arithmetic ([Ep], [Ek], [Hpm], [Hkm]) and the output move unfolded. *)
+Ltac conv_loop_to_element :=
+  apply genr_ext_ctx; intros n Hn; apply genr_ext_ctx; intros q Hq;
+  match goal with
+  | |- _ = trunc_r ?M (flatten _ 16 (genr 0 _ (fun io => transpose ?N 16 (trunc_r _
+             (flatten _ 16 (genr 0 _ (fun jo => transpose 16 16 (@?F io jo)))))))) =>
+      rewrite (gemmini_tiles_gen M N F) by lia
+  end;
+  apply genr_ext_ctx; intros p Hp; apply genr_ext_ctx; intros k Hk; cbv beta;
+  assert (Ep : (p / 16 * 16 + p mod 16 = p)%Z) by (pose proof (Z.div_mod p 16); lia);
+  assert (Ek : (k / 16 * 16 + k mod 16 = k)%Z) by (pose proof (Z.div_mod k 16); lia);
+  assert (Hpm : (0 <= p mod 16 < 16)%Z) by (apply Z.mod_pos_bound; lia);
+  assert (Hkm : (0 <= k mod 16 < 16)%Z) by (apply Z.mod_pos_bound; lia);
+  unfold atl_let, in_mem, gemmini_mvout;
+  rewrite get_gen, get_gen by lia;
+  rewrite Ep, Ek.
+
 Section GemminiConvLoop.
   Variables (NB H W C KO KH KW : Z).
   Hypotheses (HNB : 0 <= NB) (HC : 0 < C) (HKO : 0 <= KO) (HKH : 0 < KH) (HKW : 0 < KW)
@@ -268,20 +288,7 @@ Section GemminiConvLoop.
     gemmini_loop_conv_ws sm se act x w bias NB H W C KO KH KW.
   Proof.
     unfold qconv, gemmini_loop_conv_ws.
-    apply genr_ext_ctx; intros n Hn; apply genr_ext_ctx; intros q Hq.
-    match goal with
-    | |- _ = trunc_r ?M (flatten _ 16 (genr 0 _ (fun io => transpose ?N 16 (trunc_r _
-               (flatten _ 16 (genr 0 _ (fun jo => transpose 16 16 (@?F io jo)))))))) =>
-        rewrite (gemmini_tiles_gen M N F) by lia
-    end.
-    apply genr_ext_ctx; intros p Hp; apply genr_ext_ctx; intros k Hk; cbv beta.
-    assert (Ep : (p / 16 * 16 + p mod 16 = p)%Z) by (Z.div_mod_to_equations; lia).
-    assert (Ek : (k / 16 * 16 + k mod 16 = k)%Z) by (Z.div_mod_to_equations; lia).
-    assert (Hpm : (0 <= p mod 16 < 16)%Z) by (apply Z.mod_pos_bound; lia).
-    assert (Hkm : (0 <= k mod 16 < 16)%Z) by (apply Z.mod_pos_bound; lia).
-    unfold atl_let, in_mem, gemmini_mvout.
-    rewrite get_gen, get_gen by lia.
-    rewrite Ep, Ek.
+    conv_loop_to_element.
     assert (Lp : (p <? W - KW + 1)%Z = true) by (apply Z.ltb_lt; lia).
     assert (Lk : (k <? KO)%Z = true) by (apply Z.ltb_lt; lia).
     rewrite Lp, Lk; cbn [iverson andb]; f_equal.
@@ -383,20 +390,7 @@ Section GemminiConvStrided.
     unfold qconv_strided, gemmini_loop_conv_ws_strided.
     assert (HOW : (0 <= (W + 2 * pd - KW) / st + 1)%Z)
       by (pose proof (Z.div_pos (W + 2 * pd - KW) st); lia).
-    apply genr_ext_ctx; intros n Hn; apply genr_ext_ctx; intros q Hq.
-    match goal with
-    | |- _ = trunc_r ?M (flatten _ 16 (genr 0 _ (fun io => transpose ?N 16 (trunc_r _
-               (flatten _ 16 (genr 0 _ (fun jo => transpose 16 16 (@?F io jo)))))))) =>
-        rewrite (gemmini_tiles_gen M N F) by lia
-    end.
-    apply genr_ext_ctx; intros p Hp; apply genr_ext_ctx; intros k Hk; cbv beta.
-    assert (Ep : (p / 16 * 16 + p mod 16 = p)%Z) by (pose proof (Z.div_mod p 16); lia).
-    assert (Ek : (k / 16 * 16 + k mod 16 = k)%Z) by (pose proof (Z.div_mod k 16); lia).
-    assert (Hpm : (0 <= p mod 16 < 16)%Z) by (apply Z.mod_pos_bound; lia).
-    assert (Hkm : (0 <= k mod 16 < 16)%Z) by (apply Z.mod_pos_bound; lia).
-    unfold atl_let, in_mem, gemmini_mvout.
-    rewrite get_gen, get_gen by lia.
-    rewrite Ep, Ek.
+    conv_loop_to_element.
     assert (Lp : (p <? (W + 2 * pd - KW) / st + 1)%Z = true) by (apply Z.ltb_lt; lia).
     assert (Lk : (k <? KO)%Z = true) by (apply Z.ltb_lt; lia).
     rewrite Lp, Lk; cbn [iverson andb]; f_equal.

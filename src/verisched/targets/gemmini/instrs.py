@@ -101,6 +101,13 @@ def _index(name: str) -> Param:
     return Param(name, INDEX)
 
 
+def _conv_params(*sizes: str) -> tuple[Param, ...]:
+    """A conv loop's arguments in GemminiLoopConv.v's order: the output configuration,
+    the three tensors, then the sizes."""
+    return (_index("sm"), _index("se"), _index("act"), _tensor("x"), _tensor("w"),
+            _tensor("bias"), *(_index(v) for v in sizes))
+
+
 def _move_spec(name: str, doc: str) -> InstrSpec:
     body = _window("r", "c", "R", "C", Get(Get(Var("v"), IBin("+", IVar("r"), IVar("i"))),
                                            IBin("+", IVar("c"), IVar("j"))))
@@ -214,8 +221,7 @@ _CONV_BODY = """GEN [ n < NB ] GEN [ q < H - KH + 1 ]
          gemmini_mvout sm se act c (io * 16) (jo * 16) (W - KW + 1) KO))))))"""
 CONV_SPEC = register(InstrSpec(
     "gemmini_loop_conv_ws",
-    (_index("sm"), _index("se"), _index("act"), _tensor("x"), _tensor("w"), _tensor("bias"),
-     *(_index(v) for v in ("NB", "H", "W", "C", "KO", "KH", "KW"))),
+    _conv_params("NB", "H", "W", "C", "KO", "KH", "KW"),
     parse_program(_CONV_BODY), "gemmini", None,
     "the whole quantized 2-D convolution (stride 1, no padding) as Gemmini's hardware conv "
     "loop (gemmini_loop_conv_ws calls over tiles, targets/gemmini/conv_loop.py)"))
@@ -243,8 +249,7 @@ _CONV_STRIDED_BODY = f"""GEN [ n < NB ] GEN [ q < (H + 2 * pd - KH) / st + 1 ]
          gemmini_mvout sm se act c (io * 16) (jo * 16) {_OW} KO))))))"""
 CONV_STRIDED_SPEC = register(InstrSpec(
     "gemmini_loop_conv_ws_strided",
-    (_index("sm"), _index("se"), _index("act"), _tensor("x"), _tensor("w"), _tensor("bias"),
-     *(_index(v) for v in ("NB", "H", "W", "C", "KO", "KH", "KW", "st", "pd"))),
+    _conv_params("NB", "H", "W", "C", "KO", "KH", "KW", "st", "pd"),
     parse_program(_CONV_STRIDED_BODY), "gemmini", None,
     "the whole quantized 2-D convolution with stride st and zero padding pd as Gemmini's "
     "hardware conv loop (gemmini_loop_conv_ws calls over tiles, targets/gemmini/conv_loop.py)"))
