@@ -215,18 +215,19 @@ Ltac idx_div_facts :=
       idx_add_fact (x < a * c)%Z ltac:(apply (idx_div_gt_lin a x c); [ lia | exact H ])
   end.
 
+(** [k x y] on a product [x * y] of two variables in the goal (the next
+    one where [k] fails). *)
+Ltac on_var_prod k :=
+  match goal with |- context [(?x * ?y)%Z] => is_var x; is_var y; k x y end.
+
+(** Is there a product of two variables in the goal? *)
+Ltac has_var_prod := on_var_prod ltac:(fun _ _ => idtac).
+
 (** [0 <= x * y] for each product of two variables in the goal whose
     factors [lia] shows nonnegative. *)
 Ltac idx_prod_facts :=
-  repeat match goal with
-  | |- context [(?x * ?y)%Z] =>
-      is_var x; is_var y;
-      idx_add_fact (0 <= x * y)%Z ltac:(apply Z.mul_nonneg_nonneg; lia)
-  end.
-
-(** Is there a product of two variables in the goal? *)
-Ltac has_var_prod :=
-  match goal with |- context [(?x * ?y)%Z] => is_var x; is_var y end.
+  repeat on_var_prod ltac:(fun x y =>
+    idx_add_fact (0 <= x * y)%Z ltac:(apply Z.mul_nonneg_nonneg; lia)).
 
 (** [lia]; then [lia] on the linear facts above, where a division or a
     product of variables gives it something to add; then [nia] on the
