@@ -35,7 +35,7 @@
     [vec_loadu 8] unfolded (so its printed body names the literal width),
     [avx2_add_gen] is [vec_add_gen] at width 8, stated with [avx2_add]. *)
 
-From Coq Require Import ZArith Reals Lia.
+From Coq Require Import ZArith Rbase Rbasic_fun Lia.
 From Verisched Require Import Tensor.Scalar Tensor.Core Tensor.Sum Tensor.Arith.
 From Verisched Require Import Rewrites.Gen Rewrites.Guard Targets.Instr.
 From Verisched Require Import Reshape.Defs Reshape.Duals.
