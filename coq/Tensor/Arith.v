@@ -257,13 +257,29 @@ Ltac bool_eq :=
   | |- context [(?a =? ?b)%Z] => destruct (Z.eqb_spec a b)
   end; cbn [andb orb negb]; first [reflexivity | exfalso; zarith].
 
+(** [bool_eq], except on a predicate against a literal ([p = true],
+    [false = p], ...).  There [bool_goal; zarith] has already run on the
+    same goal (lia reads the Boolean comparisons through zify), and the case
+    split could only add what case analysis gives [nia] (decision #100:
+    over a whole build it proved none of the 264 such goals it was tried
+    on, and its failures, each a failing [nia] per case, cost 1.2 s; the
+    70 goals it proved were all of other shapes). *)
+Ltac bool_eq_unless_literal :=
+  lazymatch goal with
+  | |- @eq bool true _ => fail
+  | |- @eq bool false _ => fail
+  | |- @eq bool _ true => fail
+  | |- @eq bool _ false => fail
+  | |- _ => bool_eq
+  end.
+
 (** The side-condition solver used by every rewrite tactic. *)
 Ltac solve_idx :=
   unfold cdiv in *; bool_hyps; bool_hyp_cases; bool_hyps;
   first
     [ solve [ bool_goal; zarith ]
     | solve [ exfalso; zarith ]
-    | solve [ bool_eq ] ].
+    | solve [ bool_eq_unless_literal ] ].
 
 (** ** Facts about ceiling division used by tiling *)
 
