@@ -169,16 +169,22 @@ Ltac atl_into_step x k :=
     arguments spelled out) rather than [eapply]: the same instance and the
     same two subgoals, without the clause-environment unifier, which was
     about a tenth of a derivation's time. *)
+Ltac atl_beta_both :=
+  idtac;
+  lazymatch goal with
+  | |- ?P = ?R => let P' := eval cbv beta in P in let R' := eval cbv beta in R in change (P' = R')
+  end.
+
 Ltac atl_into rec :=
   atl_eta_binder;
   lazymatch goal with
   | |- @tzero _ _ = _ => fail
   | |- genr _ _ (fun x => _) = _ =>
-      refine (genr_ctx _ _ _ _ _); let i := fresh x in let Hi := fresh "H" i in
-      intros i Hi; atl_beta_lhs; rec
+      let i := fresh x in let Hi := fresh "H" i in
+      refine (genr_ctx _ _ _ (fun i => _) _); intros i Hi; atl_beta_both; rec
   | |- sumr _ _ (fun x => _) = _ =>
-      refine (sumr_ctx _ _ _ _ _); let i := fresh x in let Hi := fresh "H" i in
-      intros i Hi; atl_beta_lhs; rec
+      let i := fresh x in let Hi := fresh "H" i in
+      refine (sumr_ctx _ _ _ (fun i => _) _); intros i Hi; atl_beta_both; rec
   | |- iverson _ _ = _ =>
       refine (iverson_ctx _ _ _ _); let Hp := fresh "Hguard" in intros Hp; rec
   | |- titer _ _ (fun x => _) = _ =>
