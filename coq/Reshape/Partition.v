@@ -279,4 +279,5 @@ Ltac part_idx_root :=
       end
   end.
 
-Tactic Notation "simpl_index" := atl_step ltac:(atl_everywhere part_idx_root).
+Ltac part_idx_may t := lazymatch t with get _ _ => idtac end.
+Tactic Notation "simpl_index" := atl_step ltac:(atl_everywhere_may part_idx_may part_idx_root).

@@ -28,6 +28,19 @@ Section Context.
   Proof. destruct p; cbn; auto. Qed.
 End Context.
 
+(** Congruence for a two-argument operator, one argument rewritten: the
+    other is named once, where [f_equal2] names it three times (its two
+    sides and its reflexivity proof).  The traversal's path to a rewrite
+    goes through such nodes, and the kernel checks every copy at [Qed]
+    (decision #101). *)
+Lemma atl_cong_l {A B C} (F : A -> B -> C) (a a' : A) (b : B) :
+  a = a' -> F a b = F a' b.
+Proof. intros <-; reflexivity. Qed.
+
+Lemma atl_cong_r {A B C} (F : A -> B -> C) (a : A) (b b' : B) :
+  b = b' -> F a b = F a b'.
+Proof. intros <-; reflexivity. Qed.
+
 Lemma let_ctx {X Y} (e1 e1' : X) (f g : X -> Y) :
   e1 = e1' -> (forall x, x = e1 -> f x = g x) -> atl_let e1 f = atl_let e1' g.
 Proof. intros <- Hfg; unfold atl_let; auto. Qed.
