@@ -257,7 +257,14 @@ Ltac atl_lane_root :=
           transitivity (iverson (x <? c)%Z e); [ apply guard_lane_shift; ring | reflexivity ]))
   end.
 
-Tactic Notation "vector_index" := atl_step ltac:(atl_everywhere atl_lane_root).
+(** Where [atl_lane_root] can fire: an access or a guard. *)
+Ltac atl_lane_may t :=
+  lazymatch t with
+  | get _ _ => idtac
+  | iverson _ _ => idtac
+  end.
+
+Tactic Notation "vector_index" := atl_step ltac:(atl_everywhere_may atl_lane_may atl_lane_root).
 
 (** ** [use_instr I] *)
 
@@ -499,7 +506,7 @@ Ltac atl_instr_root_arith I :=
         let r := atl_idiff false body t in
         lazymatch r with (S (S _), _) => idtac | _ => fail end));
       etransitivity;
-      [ atl_everywhere atl_lane_root | atl_beta_lhs; atl_instr_root I ]
+      [ atl_everywhere_may atl_lane_may atl_lane_root | atl_beta_lhs; atl_instr_root I ]
   end.
 
 Tactic Notation "use_instr" open_constr(I) :=
@@ -529,13 +536,43 @@ Ltac atl_instr_root_any exact_only I :=
             | lazymatch exact_only with false => atl_instr_root_arith I' end ]
   end.
 
+(** The head constant of instruction [I]'s specification (its body under
+    its parameters), or [tt] where that head is not a constant (a
+    parameter): [use_instr_all]'s traversal tries [I] only at nodes with
+    that head ([atl_everywhere_may]), since both an exact match (its
+    skeleton) and a match in lane form ([atl_idiff]) need it. *)
+Ltac atl_body_head b :=
+  lazymatch b with
+  | fun x : ?A => _ =>
+      let r := constr:(fun x : A => ltac:(let c := eval cbv beta in (b x) in
+                                         let hd := atl_body_head c in exact hd)) in
+      lazymatch r with
+      | fun _ => ?hd => hd
+      | _ => constr:(tt)
+      end
+  | _ =>
+      let h := atl_head b in
+      let c := atl_test ltac:(is_const h) in
+      lazymatch c with true => h | false => constr:(tt) end
+  end.
+
+Ltac atl_instr_head I :=
+  let h := atl_head I in
+  let b := eval unfold h in I in
+  let b := eval cbv beta in b in
+  atl_body_head b.
+
+Ltac atl_head_may h t :=
+  tryif constr_eq h tt then idtac else (let h' := atl_head t in constr_eq h h').
+
 Tactic Notation "use_instr_all" uconstr(I) :=
   atl_check_goal;
   let Ichk := open_constr:(I) in
+  let hd := atl_instr_head Ichk in
   tryif atl_step ltac:(atl_instr_root Ichk)
-  then atl_step ltac:(atl_everywhere ltac:(atl_instr_root_any true I))
+  then atl_step ltac:(atl_everywhere_may ltac:(atl_head_may hd) ltac:(atl_instr_root_any true I))
   else tryif atl_step ltac:(atl_instr_root_arith Ichk)
-  then atl_step ltac:(atl_everywhere ltac:(atl_instr_root_any false I))
+  then atl_step ltac:(atl_everywhere_may ltac:(atl_head_may hd) ltac:(atl_instr_root_any false I))
   else atl_instr_fail Ichk idtac.
 
 (** [rw_all L]: one top-down pass rewriting with [L] at every node where it

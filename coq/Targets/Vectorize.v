@@ -201,7 +201,15 @@ Ltac atl_vec_guard_root :=
 (** One top-down pass of lemma [L] (no diagnostics; no change if it
     applies nowhere), and every subterm that is instruction [I]. *)
 Ltac atl_vec_rw_all L := atl_step ltac:(atl_topdown ltac:(atl_root_l L)).
-Ltac atl_vec_instr_all I := atl_step ltac:(atl_everywhere ltac:(atl_instr_root_any false I)).
+(** [may] elaborates [I] at each node it asks about, inside
+    [assert_succeeds]: elaborated once, outside, its open implicit arguments
+    would stay pending in the proof state, and the next step's [refine]
+    failed on them. *)
+Ltac atl_vec_instr_may I t :=
+  assert_succeeds (let Ic := open_constr:(I) in
+                   let h := atl_instr_head Ic in atl_head_may h t).
+Ltac atl_vec_instr_all I :=
+  atl_step ltac:(atl_everywhere_may ltac:(atl_vec_instr_may I) ltac:(atl_instr_root_any false I)).
 
 (** [k] only where the program has an [smax]: the [max] pass, a whole
     traversal of the loop (0.13 s on the blur's interior), finds a site
