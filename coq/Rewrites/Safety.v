@@ -63,18 +63,25 @@ Ltac atl_dims v :=
   | _ => constr:(@nil Z)
   end.
 
+(** A bound already proved in this context, kept under a name that [lia]
+    and [solve_idx] do not read: the same bound is often needed again by a
+    sibling access ([v _[ r ] _[ c - 1 ] <+> v _[ r ] _[ c ]]: [0 <= r < n]
+    twice), and [assumption] finds it (it unfolds [atl_bound_known]). *)
+Definition atl_bound_known (P : Prop) : Prop := P.
+
 (** Prove one access in bounds, or hand it to [report]. *)
 Ltac atl_check_access v i report :=
   first
     [ let d := atl_dims v in
       lazymatch d with
       | ?n :: _ =>
-          (* The proof stays in the term (the kernel checks it at Qed), but
-             the fact is dropped from the context: kept, every later bound
-             would be proved by [lia] over all earlier ones (Blur.v's
-             check_safe took twice as long). *)
+          (* The proof stays in the term (the kernel checks it at Qed).  The
+             fact stays in the context only as [atl_bound_known]: as a plain
+             fact, every later bound would be proved by [lia] over all
+             earlier ones (Blur.v's check_safe took twice as long). *)
           first [ let Hb := fresh "Hbound" in
-                  assert (Hb : (0 <= i < n)%Z) by first [ assumption | lia | solve_idx ]; clear Hb
+                  assert (Hb : (0 <= i < n)%Z) by first [ assumption | lia | solve_idx ];
+                  change (atl_bound_known (0 <= i < n)%Z) in Hb
                 | report v i constr:(Some n) ]
       end
     | report v i constr:(@None Z) ].
