@@ -153,3 +153,21 @@ Section ScopePitfall.
   Proof. reschedule. Fail check_safe. done. Qed.
 End ScopePitfall.
 
+
+(* check_safe under a time loop: the step reads the state [u], whose extents
+   come from the initial tensor's, kept by the step (titer_ctx_shaped); an
+   access one past the end is refused and listed.  A bound needed twice in
+   one context ([0 <= i < n] for [u _[ i ]] in both summands) is proved once. *)
+Section SafeIter.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n T : Z) (A : Z -> S).
+  Hypotheses (HT : 0 <= T) (HA : shaped [n] A).
+
+  Definition it1 := ITER [ T ] u := A in GEN [ i < n ] u _[ i ] <+> u _[ i ].
+  Derive it1_d SuchThat (it1 = it1_d) As it1_ok.
+  Proof. reschedule. check_safe. done. Qed.
+
+  Definition it2 := ITER [ T ] u := A in GEN [ i < n ] u _[ i + 1 ].
+  Derive it2_d SuchThat (it2 = it2_d) As it2_ok.
+  Proof. reschedule. Fail check_safe. done. Qed.
+End SafeIter.
