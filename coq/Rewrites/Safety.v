@@ -141,39 +141,37 @@ Ltac atl_safe_walk report t :=
   | @genr _ _ ?lo ?hi ?F => atl_safe_loop report lo hi F
   | @sumr _ _ ?lo ?hi ?F => atl_safe_loop report lo hi F
   | atl_let ?e ?F =>
-      atl_safe_walk report e;
-      let F := atl_safe_fun_x F in
-      lazymatch F with
-      | fun x => _ =>
-          let T := type of e in
-          let y := fresh x in let Hy := fresh "H" y in let H := fresh "Hsafe_b" in
-          assert (H : forall y : T, y = e -> True)
-            by (intros y Hy; let b := eval cbv beta in (F y) in
-                atl_safe_walk report b; exact I);
-          clear H
-      end
+      atl_safe_bind report e F ltac:(fun F T y Hy H =>
+        assert (H : forall y : T, y = e -> True)
+          by (intros y Hy; let b := eval cbv beta in (F y) in
+              atl_safe_walk report b; exact I))
   | titer _ ?e ?F =>
-      atl_safe_walk report e;
-      let F := atl_safe_fun_x F in
-      lazymatch F with
-      | fun x => _ =>
-          let T := type of e in
-          let y := fresh x in let Hy := fresh "H" y in let H := fresh "Hsafe_b" in
-          first
-            [ assert (H : True)
-                by (refine (safe_titer_shaped _ e F _ _ _);
-                    [ solve_shape_iter_r
-                    | intros y Hy; cbv beta; solve_shape_iter_r
-                    | intros y Hy; let b := eval cbv beta in (F y) in
-                      atl_safe_walk report b; exact I ])
-            | assert (H : forall y : T, True)
-                by (intros y; let b := eval cbv beta in (F y) in
-                    atl_safe_walk report b; exact I) ];
-          clear H
-      end
+      atl_safe_bind report e F ltac:(fun F T y Hy H =>
+        first
+          [ assert (H : True)
+              by (refine (safe_titer_shaped _ e F _ _ _);
+                  [ solve_shape_iter_r
+                  | intros y Hy; cbv beta; solve_shape_iter_r
+                  | intros y Hy; let b := eval cbv beta in (F y) in
+                    atl_safe_walk report b; exact I ])
+          | assert (H : forall y : T, True)
+              by (intros y; let b := eval cbv beta in (F y) in
+                  atl_safe_walk report b; exact I) ])
   | ?F ?a ?b => atl_safe_arg report a; atl_safe_arg report b
   | ?F ?a => atl_safe_arg report a
   | _ => idtac
+  end
+(* A let's body or a time step [F] over [e]: [e] walked, then [k F T y Hy H]
+   with [F] a [fun], [T] the type of [e], and names for the bound variable,
+   its fact and the asserted walk (cleared after [k]). *)
+with atl_safe_bind report e F k :=
+  atl_safe_walk report e;
+  let F := atl_safe_fun_x F in
+  lazymatch F with
+  | fun x => _ =>
+      let T := type of e in
+      let y := fresh x in let Hy := fresh "H" y in let H := fresh "Hsafe_b" in
+      k F T y Hy H; clear H
   end
 with atl_safe_arg report a :=
   tryif atl_is_index a then idtac else atl_safe_walk report a
