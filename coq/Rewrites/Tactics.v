@@ -159,22 +159,27 @@ Ltac atl_into_step x k :=
     | eapply titer_ctx;
       [ exact eq_refl | let y := fresh x in intros y; atl_beta_lhs; k ] ].
 
-(** [atl_descend tac]: on a goal [t = ?r], run [tac] at the first node of
-    [t] (pre-order, left to right) where it succeeds; every other node is
-    closed by reflexivity.  Fails if there is no such node. *)
-(** One step into a node: apply the context lemma of its binder (or
-    [f_equal] for other operators), close every child but one by
-    reflexivity and run [rec] on that one, backtracking over the choice.
-    The context lemmas and [f_equal2 F] are applied with [refine] (their
-    arguments spelled out) rather than [eapply]: the same instance and the
-    same two subgoals, without the clause-environment unifier, which was
-    about a tenth of a derivation's time. *)
+(** Below a loop the descent's goal is [(fun i => B) i = (fun i => ?b) i]
+    (the body of the new loop is an evar under its binder, so no
+    transitivity step is needed to instantiate an applied evar, decision
+    #101); both sides are beta-reduced.  [eval] and [change], not the [cbv]
+    tactic, which would leave a cast, a copy of the goal, in the proof. *)
 Ltac atl_beta_both :=
   idtac;
   lazymatch goal with
   | |- ?P = ?R => let P' := eval cbv beta in P in let R' := eval cbv beta in R in change (P' = R')
   end.
 
+(** [atl_descend tac]: on a goal [t = ?r], run [tac] at the first node of
+    [t] (pre-order, left to right) where it succeeds; every other node is
+    closed by reflexivity.  Fails if there is no such node. *)
+(** One step into a node: apply the context lemma of its binder (or, for
+    other operators, [atl_cong_l] / [atl_cong_r], which name the child left
+    alone once, or [f_equal]), run [rec] on one child, backtracking over the
+    choice.  The context lemmas and the congruences are applied with [refine] (their
+    arguments spelled out) rather than [eapply]: the same instance and the
+    same two subgoals, without the clause-environment unifier, which was
+    about a tenth of a derivation's time. *)
 Ltac atl_into rec :=
   atl_eta_binder;
   lazymatch goal with
