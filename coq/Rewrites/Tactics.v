@@ -216,21 +216,28 @@ Ltac atl_into rec :=
 Ltac atl_descend tac :=
   atl_fresh_rhs ltac:(first [ tac | atl_into ltac:(atl_descend tac) ]).
 
-(** [atl_everywhere tac]: run [tac] once at every node, bottom-up (so a
-    node sees its children already rewritten); where [tac] fails the node
-    is left as is.  A node that is no application (a variable, a constant)
-    has no children: [tac] runs on it directly, without the transitivity
-    step that would join its children's (reflexivity) proof to [tac]'s;
-    the same rewrites, with a smaller proof (build time, decision #98). *)
-Ltac atl_everywhere tac :=
+(** [atl_everywhere_may may tac]: run [tac] once at every node, bottom-up
+    (so a node sees its children already rewritten); where [tac] fails the
+    node is left as is.  [may t] says whether [tac] can rewrite the node [t]
+    once its children are rewritten; a node where it cannot is entered
+    without the transitivity step that would join [tac]'s rewrite to its
+    children's: no [tac] attempt there and a smaller proof (decision #101).
+    [may] must be sound: it may answer yes for a node [tac] leaves alone,
+    never no for a node [tac] rewrites.  A test on the node's head is, since
+    rewriting the children keeps it.  A node that is no application (a
+    variable, a constant) has no children: [tac] runs on it directly,
+    without a transitivity step (decision #98). *)
+Ltac atl_everywhere_may may tac :=
   idtac;
   lazymatch goal with
   | |- ?t = _ =>
       lazymatch t with
       | _ _ =>
-          refine (eq_trans _ _);
-          [ atl_fresh_rhs ltac:(atl_children ltac:(atl_everywhere tac))
-          | atl_beta_lhs; first [ tac | exact eq_refl ] ]
+          tryif may t then
+            (refine (eq_trans _ _);
+             [ atl_fresh_rhs ltac:(atl_children ltac:(atl_everywhere_may may tac))
+             | atl_beta_lhs; first [ tac | exact eq_refl ] ])
+          else atl_fresh_rhs ltac:(atl_children ltac:(atl_everywhere_may may tac))
       | _ => first [ tac | exact eq_refl ]
       end
   end
@@ -262,27 +269,9 @@ with atl_children k :=
   | |- _ = _ => exact eq_refl
   end.
 
-(** [atl_everywhere_may may tac]: [atl_everywhere tac], where [may t] says
-    whether [tac] can rewrite the node [t] once its children are rewritten.
-    A node where it cannot is entered without the transitivity step that
-    would join [tac]'s rewrite to its children's: no [tac] attempt there and
-    a smaller proof (decision #101).  [may] must be sound: it may answer yes
-    for a node [tac] leaves alone, never no for a node [tac] rewrites.  A
-    test on the node's head is, since rewriting the children keeps it. *)
-Ltac atl_everywhere_may may tac :=
-  idtac;
-  lazymatch goal with
-  | |- ?t = _ =>
-      lazymatch t with
-      | _ _ =>
-          tryif may t then
-            (refine (eq_trans _ _);
-             [ atl_fresh_rhs ltac:(atl_children ltac:(atl_everywhere_may may tac))
-             | atl_beta_lhs; first [ tac | exact eq_refl ] ])
-          else atl_fresh_rhs ltac:(atl_children ltac:(atl_everywhere_may may tac))
-      | _ => first [ tac | exact eq_refl ]
-      end
-  end.
+(** [atl_everywhere tac]: [tac] tried at every node. *)
+Ltac atl_may_any t := idtac.
+Ltac atl_everywhere tac := atl_everywhere_may atl_may_any tac.
 
 (** A rewrite step on the derivation goal [P = ?R]. *)
 Ltac atl_check_goal :=
