@@ -171,7 +171,7 @@ Ltac prod_compute_root p :=
   then (idtac "compute_root: the let" p "is already at the root";
         fail 0 "compute_root: the let" p "is already at the root")
   else idtac;
-  repeat atl_step ltac:(step_hoist_node p);
+  hoist_up ltac:(step_hoist_node p);
   tryif prod_at_root p then idtac
   else (prod_print_blocker p;
         idtac "compute_root: the let" p "cannot move further out (blocking node printed above)";

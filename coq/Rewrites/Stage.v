@@ -194,26 +194,6 @@ Ltac stage_hoist_node Ap :=
 Ltac stage_local tac :=
   etransitivity; [ atl_fresh_rhs tac | ]; atl_beta_lhs.
 
-(** All the moves of the let named [Ap] up to the root of the loop body,
-    in one traversal, as [hoist_rec] (Rewrites/Steps.v) makes them: the
-    first node (pre-order) with the let as a child, then each node on the
-    way back up.  A move that is not possible on the way up is recorded in
-    [b] and nothing above it changes.  The moves are those the former loop
-    made (one traversal from the body's root per move, the same first node
-    each time, since the nodes before it are its ancestors or lie in
-    subtrees it has passed over); the proof has one path instead of one per
-    move, so [Qed] checks the body's subtrees once rather than once per
-    level (decision #102). *)
-Ltac stage_hoist_rec Ap b :=
-  atl_fresh_rhs ltac:(
-    first
-      [ stage_hoist_node Ap
-      | etransitivity;
-        [ atl_into ltac:(stage_hoist_rec Ap b)
-        | atl_beta_lhs;
-          tryif hoist_flag_set b then reflexivity
-          else first [ stage_hoist_node Ap | unify b true; reflexivity ] ] ]).
-
 Inductive stage_status := st_nonaffine | st_stuck | st_many | st_done.
 
 Ltac stage_is_top Ap :=
@@ -234,10 +214,10 @@ Ltac stage_body A Ap r :=
      lazymatch v with
      | stage_nonaffine => unify r st_nonaffine; reflexivity
      | stage_ok =>
+         (* The let up to the body's root, in one traversal ([hoist_up],
+            Rewrites/Steps.v). *)
          tryif stage_is_top Ap then idtac
-         else (let b := open_constr:(_ : bool) in
-               try (etransitivity; [ stage_hoist_rec Ap b | ]; atl_beta_lhs);
-               try unify b false);
+         else hoist_up ltac:(stage_hoist_node Ap);
          tryif stage_is_top Ap then
            lazymatch goal with
            | |- atl_let _ ?F = _ =>
