@@ -215,7 +215,7 @@ Ltac stage_body A Ap r :=
      | stage_nonaffine => unify r st_nonaffine; reflexivity
      | stage_ok =>
          (* The let up to the body's root, in one traversal ([hoist_up],
-            Rewrites/Steps.v). *)
+            Rewrites/Tactics.v). *)
          tryif stage_is_top Ap then idtac
          else hoist_up ltac:(stage_hoist_node Ap);
          tryif stage_is_top Ap then

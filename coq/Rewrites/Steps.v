@@ -113,7 +113,7 @@ Ltac step_hoist_past x pat :=
     whose one-move-per-traversal search gives the result (or the error) it
     always gave.  The derived program is the same; the proof term has one
     path from the root instead of one per move. *)
-Ltac hoist_flag_set s := let v := eval hnf in s in lazymatch v with true => idtac end.
+(* [hoist_flag_set]: Rewrites/Tactics.v. *)
 
 Ltac hoist_here x pat s := first [ atl_match pat; unify s true | idtac ]; step_hoist_node x.
 
@@ -128,31 +128,6 @@ Ltac hoist_rec x pat s b :=
           else tryif hoist_flag_set b then reflexivity
           else first [ hoist_here x pat s | unify b true; reflexivity ] ] ]).
 
-(** [hoist_up mv]: [mv] moves a let out of the node it is run on; make
-    every such move up one path in one traversal, as [hoist_rec] does
-    without a stopping pattern: the first node (pre-order) where [mv]
-    applies, then each node on the way back up, until the root or a node
-    where [mv] does not apply (recorded in [b]; nothing above it changes).
-    The same moves as [repeat atl_step mv], which descends from the root
-    once per move and finds each time the parent of the let just moved
-    (the nodes before it in pre-order are its ancestors or lie in subtrees
-    already passed over); but one proof path instead of one per move, so
-    [Qed] checks the subtrees on the way once instead of once per level
-    (decision #102).  Never fails; no move at all leaves the goal as is. *)
-Ltac hoist_up_rec mv b :=
-  atl_fresh_rhs ltac:(
-    first
-      [ mv
-      | etransitivity;
-        [ atl_into ltac:(hoist_up_rec mv b)
-        | atl_beta_lhs;
-          tryif hoist_flag_set b then reflexivity
-          else first [ mv | unify b true; reflexivity ] ] ]).
-
-Ltac hoist_up mv :=
-  let b := open_constr:(_ : bool) in
-  try (etransitivity; [ hoist_up_rec mv b | ]; atl_beta_lhs);
-  try unify b false.
 
 Ltac step_hoist_fast x pat :=
   let s := open_constr:(_ : bool) in
