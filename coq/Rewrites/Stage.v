@@ -29,9 +29,10 @@
 
     The proof is the library's: [let_intro] (the read named, as
     [name_buffer] does, Tactics.v), then one [ll_*] / [let_gen_lift0] /
-    [let_sum_lift0] / [ll_guard] / [ll_guard_dup] step per node between
+    [let_sum_lift0] / [ll_guard] / [ll_guard_dup] move per node between
     the read and loop [i] (Rewrites/Let.v, [step_hoist_node] of
-    Rewrites/Steps.v), then [guard_merge] on the buffer's value.
+    Rewrites/Steps.v), all in one traversal ([hoist_up], Rewrites/Tactics.v),
+    then [guard_merge] on the buffer's value.
 
     Conditions, each refused with a message naming [stage], the operand,
     the loop and the condition:
