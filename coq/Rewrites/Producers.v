@@ -121,20 +121,43 @@ Ltac prod_sink_node p i s :=
       exact (eq_sym (ll_trunc_r k e f) : _ = t)
   end.
 
+(** Every move down to loop [i], in one traversal: the first let named
+    [p] (pre-order) whose body [prod_sink_node] can enter, then, after
+    each move, the same let as a child of the node it left, until [s] is
+    set.  These are the moves that one [atl_step] per move made (after a
+    move, the first such let in pre-order is the one just moved: the
+    nodes before it are its new ancestors, which are no let named [p], or
+    lie in subtrees already passed over), but the path to the let is
+    entered once: in Jacobi2d.v that path enters a time loop, whose
+    state's shape was proved again at every move (decision #102).  Fails
+    where a move is not possible before loop [i]. *)
+Ltac prod_sink_here p i s :=
+  etransitivity;
+  [ prod_sink_node p i s
+  | atl_beta_lhs;
+    tryif hoist_flag_set s then reflexivity
+    else atl_fresh_rhs ltac:(atl_into ltac:(atl_fresh_rhs ltac:(prod_is_let p; prod_sink_here p i s))) ].
+
+Ltac prod_sink_rec p i s :=
+  atl_fresh_rhs ltac:(
+    first
+      [ prod_is_let p; prod_sink_here p i s
+      | atl_into ltac:(prod_sink_rec p i s) ]).
+
 Ltac prod_sink_loop p i :=
   let s := open_constr:(_ : bool) in
-  atl_step ltac:(prod_sink_node p i s);
-  let v := eval hnf in s in
-  lazymatch v with true => idtac | _ => try unify s false; prod_sink_loop p i end.
+  etransitivity; [ prod_sink_rec p i s | ]; atl_beta_lhs;
+  hoist_flag_set s.
 
+(* [prod_has_let] (a descent of its own) runs only to explain a failure. *)
 Ltac prod_sink p i :=
   atl_check_goal;
-  tryif prod_has_let p then idtac
-  else (idtac "sink: the program has no let named" p; fail 0 "sink: the program has no let named" p);
   tryif prod_sink_loop p i then idtac
-  else (idtac "sink: the body of the let" p
+  else tryif prod_has_let p then
+    (idtac "sink: the body of the let" p
          "is not, through guards, loops, lets and operands that do not use it, a loop named" i; fail 0 "sink: the body of the let" p
-         "is not, through guards, loops, lets and operands that do not use it, a loop named" i).
+         "is not, through guards, loops, lets and operands that do not use it, a loop named" i)
+  else (idtac "sink: the program has no let named" p; fail 0 "sink: the program has no let named" p).
 
 Tactic Notation "sink" ident(p) "into" ident(i) := prod_sink p i.
 
@@ -164,18 +187,18 @@ Ltac prod_at_root p :=
 
 Ltac prod_compute_root p :=
   atl_check_goal;
-  tryif prod_has_let p then idtac
-  else (idtac "compute_root: the program has no let named" p;
-        fail 0 "compute_root: the program has no let named" p);
   tryif prod_at_root p
   then (idtac "compute_root: the let" p "is already at the root";
         fail 0 "compute_root: the let" p "is already at the root")
   else idtac;
   hoist_up ltac:(step_hoist_node p);
   tryif prod_at_root p then idtac
-  else (prod_print_blocker p;
-        idtac "compute_root: the let" p "cannot move further out (blocking node printed above)";
-        fail 0 "compute_root: the let" p "cannot move further out (blocking node printed above)").
+  else tryif prod_has_let p then
+    (prod_print_blocker p;
+     idtac "compute_root: the let" p "cannot move further out (blocking node printed above)";
+     fail 0 "compute_root: the let" p "cannot move further out (blocking node printed above)")
+  else (idtac "compute_root: the program has no let named" p;
+        fail 0 "compute_root: the program has no let named" p).
 
 Tactic Notation "compute_root" ident(p) := prod_compute_root p.
 
@@ -362,14 +385,14 @@ Ltac prod_restrict_root p i :=
 
 Ltac prod_compute_at p i :=
   atl_check_goal;
-  tryif prod_has_let p then idtac
-  else (idtac "compute_at: the program has no let named" p; fail 0 "compute_at: the program has no let named" p);
   tryif prod_sink_loop p i then idtac
-  else (idtac "compute_at: the region of" p
+  else tryif prod_has_let p then
+    (idtac "compute_at: the region of" p
          "is not available at loop" i
          ": that loop is not one enclosing every use of it (the let's body does not reach it through guards, loops, lets and operands that do not use it)"; fail 0 "compute_at: the region of" p
          "is not available at loop" i
-         ": that loop is not one enclosing every use of it (the let's body does not reach it through guards, loops, lets and operands that do not use it)");
+         ": that loop is not one enclosing every use of it (the let's body does not reach it through guards, loops, lets and operands that do not use it)")
+  else (idtac "compute_at: the program has no let named" p; fail 0 "compute_at: the program has no let named" p);
   tryif atl_step ltac:(prod_restrict_root p i) then idtac
   else (idtac "compute_at: cannot infer the region of" p "that one iteration of loop" i
          "reads: the producer must be a generation from 0, and every read of it an access at the loop index plus a constant or, where" i "is the tile loop of a split (split x by k into" i "ii), the let's body the tile's loop ii and every read at" i "* k + ii plus a constant (sink p into i places it without restricting it)"; fail 0 "compute_at: cannot infer the region of" p "that one iteration of loop" i
