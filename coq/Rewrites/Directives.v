@@ -628,9 +628,9 @@ Ltac dir_may_swap a b :=
 Ltac dir_try_swap_full a b k_ok k_no :=
   let s := open_constr:(_ : dir_code) in
   (* The guards between [a] and [b] into [b], one path at a time
-     ([hoist_up_step], Rewrites/Tactics.v: the moves of [repeat atl_step],
+     ([hoist_up_all], Rewrites/Tactics.v: the moves of [repeat atl_step],
      in one traversal per path). *)
-  tryif (repeat hoist_up_step ltac:(dir_guard_in_node b); atl_step ltac:(dir_swap_node s a b)) then
+  tryif (hoist_up_all ltac:(dir_guard_in_node b); atl_step ltac:(dir_swap_node s a b)) then
     (let v := eval hnf in s in
      lazymatch v with
      | dir_ok => k_ok

@@ -560,8 +560,8 @@ Ltac hoist_flag_set s := let v := eval hnf in s in lazymatch v with true => idta
     over), but the proof has one path instead of one per move, so [Qed]
     checks the subtrees on the way once instead of once per level
     (decision #102).  [hoist_up_step mv] fails where [mv] applies nowhere
-    ([repeat hoist_up_step mv] then makes every path's moves);
-    [hoist_up mv] never fails (no move leaves the goal as is). *)
+    ([hoist_up_all mv] then makes every path's moves); [hoist_up mv]
+    never fails (no move leaves the goal as is). *)
 Ltac hoist_up_rec mv b :=
   atl_fresh_rhs ltac:(
     first
@@ -578,6 +578,14 @@ Ltac hoist_up_step mv :=
   try unify b false.
 
 Ltac hoist_up mv := try hoist_up_step mv.
+
+(** Every path's moves: [repeat hoist_up_step mv], each step first
+    checked by [atl_descend], whose search finds the first site without
+    [hoist_up_rec]'s transitivity step at every node it enters: where no
+    site is left (the common last step, and often the only one) the
+    failing search costs what [repeat atl_step mv]'s last step cost. *)
+Ltac hoist_up_all mv :=
+  repeat (assert_succeeds (etransitivity; [ atl_descend mv | ]); hoist_up_step mv).
 
 Ltac atl_name_root pat x :=
   idtac;

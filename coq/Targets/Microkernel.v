@@ -275,8 +275,8 @@ Ltac mk_rtile_node s rows i j mr nr w im ir jm jr jv l t :=
   | |- genr 0 _ (fun z => @?B z) = _ => atl_same_name i z; mk_nest_ok B j
   end;
   (* guards between the two loops move inside [j] (one path per
-     traversal, [hoist_up_step], Rewrites/Tactics.v) *)
-  repeat hoist_up_step ltac:(dir_guard_in_node j);
+     traversal, [hoist_up_all], Rewrites/Tactics.v) *)
+  hoist_up_all ltac:(dir_guard_in_node j);
   let nv := eval vm_compute in (nr / w) in
   mk_try s 1%nat ltac:(atl_step step_swap_gen_node) ltac:(
   mk_try s 1%nat ltac:(dir_split j nr jm jr dir_guard) ltac:(
