@@ -105,9 +105,10 @@ Ltac step_hoist_past x pat :=
     pre-order-first node where the let can move is [N]'s parent (the nodes
     before it are ancestors, whose children have not changed, or lie in
     subtrees that were already passed over), so the moves go up one
-    path.  [hoist_rec] finds the first node where [step_hoist_node]
-    applies, as [atl_step] does, then makes each move on the way back up,
-    until [s] records that the move out of a node matching [pat] was made.
+    path.  [hoist_rec] ([hoist_up_rec_until], Rewrites/Tactics.v) finds
+    the first node where [step_hoist_node] applies, as [atl_step] does,
+    then makes each move on the way back up, until [s] records that the
+    move out of a node matching [pat] was made.
     If a move on the way up is not possible, it records that in [b] and
     changes nothing more; [hoist] then falls back on [step_hoist_past],
     whose one-move-per-traversal search gives the result (or the error) it
@@ -118,16 +119,7 @@ Ltac step_hoist_past x pat :=
 Ltac hoist_here x pat s := first [ atl_match pat; unify s true | idtac ]; step_hoist_node x.
 
 Ltac hoist_rec x pat s b :=
-  atl_fresh_rhs ltac:(
-    first
-      [ hoist_here x pat s
-      | etransitivity;
-        [ atl_into ltac:(hoist_rec x pat s b)
-        | atl_beta_lhs;
-          tryif hoist_flag_set s then reflexivity
-          else tryif hoist_flag_set b then reflexivity
-          else first [ hoist_here x pat s | unify b true; reflexivity ] ] ]).
-
+  hoist_up_rec_until ltac:(idtac; hoist_flag_set s) ltac:(hoist_here x pat s) b.
 
 Ltac step_hoist_fast x pat :=
   let s := open_constr:(_ : bool) in

@@ -548,29 +548,34 @@ Ltac hoist_flag_set s := let v := eval hnf in s in lazymatch v with true => idta
 
 (** [hoist_up mv]: [mv] rewrites the node it is run on by moving one of
     its children's constructs above it (a let out of a loop, [stage] and
-    [compute_root]; a loop out of a guard, [reorder]'s guards moved into
-    the inner loop).  Every such move up one path, in one traversal, as
-    [hoist_rec] (Rewrites/Steps.v) does without a stopping pattern: the
-    first node (pre-order) where [mv] applies, then each node on the way
-    back up, until the root or a node where [mv] does not apply (recorded
-    in [b]; nothing above it changes).  These are the moves [repeat
-    atl_step mv] makes, which descends from the root once per move and
-    finds the moved construct's new parent each time (the nodes before it
-    in pre-order are its ancestors or lie in subtrees already passed
-    over), but the proof has one path instead of one per move, so [Qed]
-    checks the subtrees on the way once instead of once per level
-    (decision #102).  [hoist_up_step mv] fails where [mv] applies nowhere
-    ([hoist_up_all mv] then makes every path's moves); [hoist_up mv]
-    never fails (no move leaves the goal as is). *)
-Ltac hoist_up_rec mv b :=
+    [compute_root]; a loop out of a guard, [reorder]'s and
+    [register_tile]'s guards moved into the inner loop).  Every such move
+    up one path, in one traversal: the first node (pre-order) where [mv]
+    applies, then each node on the way back up, until the root or a node
+    where [mv] does not apply (recorded in [b]; nothing above it changes)
+    or, for [hoist_up_rec_until stop], where [stop] succeeds ([hoist]'s
+    [hoist_rec], Rewrites/Steps.v, stops after the move out of the node
+    matching its pattern).  These are the moves [repeat atl_step mv]
+    makes, which descends from the root once per move and finds the moved
+    construct's new parent each time (the nodes before it in pre-order are
+    its ancestors or lie in subtrees already passed over), but the proof
+    has one path instead of one per move, so [Qed] checks the subtrees on
+    the way once instead of once per level (decision #102).
+    [hoist_up_step mv] fails where [mv] applies nowhere ([hoist_up_all mv]
+    then makes every path's moves); [hoist_up mv] never fails (no move
+    leaves the goal as is). *)
+Ltac hoist_up_rec_until stop mv b :=
   atl_fresh_rhs ltac:(
     first
       [ mv
       | etransitivity;
-        [ atl_into ltac:(hoist_up_rec mv b)
+        [ atl_into ltac:(hoist_up_rec_until stop mv b)
         | atl_beta_lhs;
-          tryif hoist_flag_set b then reflexivity
+          tryif stop then reflexivity
+          else tryif hoist_flag_set b then reflexivity
           else first [ mv | unify b true; reflexivity ] ] ]).
+
+Ltac hoist_up_rec mv b := hoist_up_rec_until ltac:(idtac; fail) mv b.
 
 Ltac hoist_up_step mv :=
   let b := open_constr:(_ : bool) in
