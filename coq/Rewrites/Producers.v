@@ -138,15 +138,9 @@ Ltac prod_sink_here p i s :=
     tryif hoist_flag_set s then reflexivity
     else atl_fresh_rhs ltac:(atl_into ltac:(atl_fresh_rhs ltac:(prod_is_let p; prod_sink_here p i s))) ].
 
-Ltac prod_sink_rec p i s :=
-  atl_fresh_rhs ltac:(
-    first
-      [ prod_is_let p; prod_sink_here p i s
-      | atl_into ltac:(prod_sink_rec p i s) ]).
-
 Ltac prod_sink_loop p i :=
   let s := open_constr:(_ : bool) in
-  etransitivity; [ prod_sink_rec p i s | ]; atl_beta_lhs;
+  etransitivity; [ atl_descend ltac:(prod_is_let p; prod_sink_here p i s) | ]; atl_beta_lhs;
   hoist_flag_set s.
 
 (* [prod_has_let] (a descent of its own) runs only to explain a failure. *)

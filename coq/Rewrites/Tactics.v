@@ -585,12 +585,13 @@ Ltac hoist_up_step mv :=
 Ltac hoist_up mv := try hoist_up_step mv.
 
 (** Every path's moves: [repeat hoist_up_step mv], each step first
-    checked by [atl_descend], whose search finds the first site without
-    [hoist_up_rec]'s transitivity step at every node it enters: where no
-    site is left (the common last step, and often the only one) the
-    failing search costs what [repeat atl_step mv]'s last step cost. *)
+    checked by [atl_has_node], whose search ([atl_descend]) finds the
+    first site without [hoist_up_rec]'s transitivity step at every node it
+    enters: where no site is left (the common last step, and often the
+    only one) the failing search costs what [repeat atl_step mv]'s last
+    step cost. *)
 Ltac hoist_up_all mv :=
-  repeat (assert_succeeds (etransitivity; [ atl_descend mv | ]); hoist_up_step mv).
+  repeat (atl_has_node mv; hoist_up_step mv).
 
 Ltac atl_name_root pat x :=
   idtac;
