@@ -31,7 +31,7 @@
 
 From Coq Require Import ZArith List Lia.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Examples.Blur.
+From Verisched Require Import ATLGeneric Examples.Blur.
 From Verisched Require Import Reshape.Defs Reshape.Duals Reshape.Bounds Reshape.Partition.
 Import ListNotations.
 Open Scope Z_scope. Open Scope atl_scope.

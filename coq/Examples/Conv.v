@@ -59,7 +59,7 @@
 From Coq Require Import ZArith List Lia Bool.
 Import ListNotations.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Rewrites.Safety.
+From Verisched Require Import ATLGeneric Rewrites.Safety.
 From Verisched Require Import Reshape.Defs Reshape.Access Reshape.Commute Reshape.Duals Reshape.Store.
 Open Scope Z_scope. Open Scope atl_scope.
 

@@ -43,7 +43,7 @@
 From Coq Require Import ZArith List Lia Bool.
 Import ListNotations.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Rewrites.Safety Reshape.Defs Reshape.Commute
+From Verisched Require Import ATLGeneric Rewrites.Safety Reshape.Defs Reshape.Commute
   Reshape.Duals Reshape.Access.
 From Verisched Require Import Targets.Gemmini Examples.GemminiMatmul.
 Open Scope Z_scope. Open Scope atl_scope.

@@ -48,7 +48,7 @@
 From Coq Require Import ZArith List.
 Import ListNotations.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Rewrites.Safety Reshape.Defs Reshape.Commute Reshape.Duals.
+From Verisched Require Import ATLGeneric Rewrites.Safety Reshape.Defs Reshape.Commute Reshape.Duals.
 From Verisched Require Import Targets.Gemmini.
 Open Scope Z_scope. Open Scope atl_scope.
 

@@ -50,7 +50,7 @@
 From Coq Require Import ZArith List.
 Import ListNotations.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Rewrites.Safety Reshape.Defs Reshape.Commute Reshape.Duals.
+From Verisched Require Import ATLGeneric Rewrites.Safety Reshape.Defs Reshape.Commute Reshape.Duals.
 Open Scope Z_scope. Open Scope atl_scope.
 
 Section Matmul.

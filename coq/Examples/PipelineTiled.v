@@ -33,7 +33,7 @@
 
 From Coq Require Import ZArith List.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Reshape.Reshape Examples.Pipeline.
+From Verisched Require Import ATLGeneric Reshape.Reshape Examples.Pipeline.
 Import ListNotations.
 Open Scope Z_scope. Open Scope atl_scope.
 

@@ -32,7 +32,7 @@
 From Coq Require Import ZArith List.
 Import ListNotations.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Rewrites.Safety.
+From Verisched Require Import ATLGeneric Rewrites.Safety.
 Open Scope Z_scope. Open Scope atl_scope.
 
 Section ScatterGather.

@@ -9,7 +9,7 @@
 
 From Coq Require Import ZArith List.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL.
+From Verisched Require Import ATLGeneric.
 Import ListNotations.
 Open Scope Z_scope. Open Scope atl_scope.
 

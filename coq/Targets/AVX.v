@@ -25,8 +25,9 @@
     - [maskstore n v]   = [GEN [ l < w ] |[ l <? n ]| v _[ l ]]
       ([_mm256_maskstore_ps] of the first [n] lanes).
 
-    [smax] comes from the class [ScalarMax] below (instances for [R] and
-    [Z]); docs/decisions.md says why max is a separate class.
+    [smax] comes from the class [ScalarMax] (Tensor/Scalar.v; its instance
+    for [R] is in Tensor/ScalarR.v); docs/decisions.md says why max is a
+    separate class.
 
     The instruction set is written once, for any width: [vec_loadu w] ...
     [vec_max w] are the specifications above, and the lemmas are stated
@@ -35,20 +36,11 @@
     [vec_loadu 8] unfolded (so its printed body names the literal width),
     [avx2_add_gen] is [vec_add_gen] at width 8, stated with [avx2_add]. *)
 
-From Coq Require Import ZArith Rbase Rbasic_fun Lia.
+From Coq Require Import ZArith Lia.
 From Verisched Require Import Tensor.Scalar Tensor.Core Tensor.Sum Tensor.Arith.
 From Verisched Require Import Rewrites.Gen Rewrites.Guard Targets.Instr.
 From Verisched Require Import Reshape.Defs Reshape.Duals.
 Open Scope Z_scope. Open Scope atl_scope.
-
-(** ** An ordered scalar: the maximum *)
-
-Class ScalarMax (S : Type) := { smax : S -> S -> S }.
-#[global] Hint Mode ScalarMax ! : typeclass_instances.
-Arguments smax {S _} (a b)%atl_scope.
-
-#[global] Instance ScalarMax_R : ScalarMax R := { smax := Rmax }.
-#[global] Instance ScalarMax_Z : ScalarMax Z := { smax := Z.max }.
 
 (** ** Memories: the vector registers
 

@@ -122,4 +122,5 @@ Arguments tadd {X _} (a b)%atl_scope.
 Arguments sadd {S _} (a b)%atl_scope.
 Arguments smul {S _} (a b)%atl_scope.
 Arguments sdiv {S _} (a b)%atl_scope.
+Arguments smax {S _} (a b)%atl_scope.
 Arguments cdiv (a b)%Z.

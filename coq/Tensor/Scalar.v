@@ -41,9 +41,16 @@ Class FieldLaws (S : Type) `{Scalar S} := {
   sdiv_mul_assoc : forall a b c, sdiv (smul a b) c = smul a (sdiv b c)
 }.
 
+(** An ordered scalar's maximum, for the vector [max] instructions
+    (Targets/AVX.v).  A class of its own rather than a field of [Scalar], so
+    no instance, law or derivation that does not use it changes
+    (docs/decisions.md #21); instances for [Z] below and for [R] in ScalarR.v. *)
+Class ScalarMax (S : Type) := { smax : S -> S -> S }.
+
 #[global] Hint Mode Scalar ! : typeclass_instances.
 #[global] Hint Mode ScalarLaws ! - : typeclass_instances.
 #[global] Hint Mode FieldLaws ! - : typeclass_instances.
+#[global] Hint Mode ScalarMax ! : typeclass_instances.
 
 Section Derived.
   Context {S : Type} `{ScalarLaws S}.
@@ -99,6 +106,8 @@ Proof.
   - apply Zdiv_0_l.
   - apply Z.div_1_r.
 Qed.
+
+#[global] Instance ScalarMax_Z : ScalarMax Z := { smax := Z.max }.
 
 Lemma spos_Z (p : positive) : spos p = Zpos p.
 Proof.

@@ -8,11 +8,14 @@
     file that loads ZArith and [Lia] anyway (decision #100); a derivation
     that needs them requires [Reals] itself. *)
 
-From Coq Require Import Rbase.
+From Coq Require Import Rbase Rbasic_fun.
 From Verisched Require Import Tensor.Scalar.
 
 #[global] Instance Scalar_R : Scalar R :=
   { szero := 0%R; sone := 1%R; sadd := Rplus; smul := Rmult; sdiv := Rdiv }.
+
+(** [Rmax] is in [Rbasic_fun], the one module beyond [Rbase] this file loads. *)
+#[global] Instance ScalarMax_R : ScalarMax R := { smax := Rmax }.
 
 #[global] Instance ScalarLaws_R : ScalarLaws R.
 Proof.

@@ -20,7 +20,7 @@
     9-point sum; the link is left for the loop-directive work). *)
 
 From Coq Require Import ZArith List Lia derive.Derive.
-From Verisched Require Import ATL.
+From Verisched Require Import ATLGeneric.
 Import ListNotations.
 Open Scope Z_scope. Open Scope atl_scope.
 

@@ -21,7 +21,7 @@
     [blur_fused_expected], [blur_two_stage_expected]). *)
 
 From Coq Require Import ZArith List Lia derive.Derive.
-From Verisched Require Import ATL Examples.Blur Examples.Directives.BlurTiled.
+From Verisched Require Import ATLGeneric Examples.Blur Examples.Directives.BlurTiled.
 Import ListNotations.
 Open Scope Z_scope. Open Scope atl_scope.
 

@@ -33,7 +33,7 @@
     the tile loops, where the lemma [stage_rows3] said [y], [x]. *)
 
 From Coq Require Import ZArith List Lia derive.Derive.
-From Verisched Require Import ATL Examples.Blur.
+From Verisched Require Import ATLGeneric Examples.Blur.
 Import ListNotations.
 Open Scope Z_scope. Open Scope atl_scope.
 

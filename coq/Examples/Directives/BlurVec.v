@@ -21,7 +21,7 @@
 
 From Coq Require Import ZArith List Lia.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Examples.Blur Examples.BlurVec.
+From Verisched Require Import ATLGeneric Examples.Blur Examples.BlurVec.
 Import ListNotations.
 Open Scope Z_scope. Open Scope atl_scope.
 

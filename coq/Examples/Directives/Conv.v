@@ -27,7 +27,7 @@
 From Coq Require Import ZArith List Lia Bool.
 Import ListNotations.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Rewrites.Safety Examples.Conv.
+From Verisched Require Import ATLGeneric Rewrites.Safety Examples.Conv.
 Open Scope Z_scope. Open Scope atl_scope.
 
 Section ConvDirectives.

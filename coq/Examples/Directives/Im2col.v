@@ -26,7 +26,7 @@
 From Coq Require Import ZArith List.
 Import ListNotations.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Rewrites.Safety Examples.Im2col.
+From Verisched Require Import ATLGeneric Rewrites.Safety Examples.Im2col.
 Open Scope Z_scope. Open Scope atl_scope.
 
 Section Im2col1DDirectives.

@@ -16,7 +16,7 @@
 From Coq Require Import ZArith List.
 Import ListNotations.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Examples.Matmul.
+From Verisched Require Import ATLGeneric Examples.Matmul.
 Open Scope Z_scope. Open Scope atl_scope.
 
 Section MatmulDirectives.

@@ -11,7 +11,7 @@
 
 From Coq Require Import ZArith List.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Reshape.Reshape Examples.Pipeline Examples.PipelineTiled.
+From Verisched Require Import ATLGeneric Reshape.Reshape Examples.Pipeline Examples.PipelineTiled.
 Import ListNotations.
 Open Scope Z_scope. Open Scope atl_scope.
 

@@ -29,7 +29,7 @@
 From Coq Require Import ZArith List.
 Import ListNotations.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Rewrites.Safety Examples.ScatterGather.
+From Verisched Require Import ATLGeneric Rewrites.Safety Examples.ScatterGather.
 Open Scope Z_scope. Open Scope atl_scope.
 
 Section ScatterGatherDirectives.

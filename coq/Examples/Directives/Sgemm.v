@@ -31,7 +31,7 @@
 From Coq Require Import ZArith List Lia Bool.
 Import ListNotations.
 From Coq Require Import derive.Derive.
-From Verisched Require Import ATL Rewrites.Safety Examples.Sgemm.
+From Verisched Require Import ATLGeneric Rewrites.Safety Examples.Sgemm.
 Open Scope Z_scope. Open Scope atl_scope.
 
 Section SgemmDirectives.

@@ -12,7 +12,7 @@
     symbolic. *)
 
 From Coq Require Import ZArith List derive.Derive.
-From Verisched Require Import ATL.
+From Verisched Require Import ATLGeneric.
 Import ListNotations.
 Open Scope Z_scope. Open Scope atl_scope.
 

@@ -12,7 +12,7 @@
     stores once) and [A]'s row scaled by [y2 _[i]] into [x2]. *)
 
 From Coq Require Import ZArith List derive.Derive.
-From Verisched Require Import ATL.
+From Verisched Require Import ATLGeneric.
 Import ListNotations.
 Open Scope Z_scope. Open Scope atl_scope.
 

@@ -18,7 +18,7 @@
     value, so that [name_buffer]'s first match is the strided read.) *)
 
 From Coq Require Import ZArith List derive.Derive.
-From Verisched Require Import ATL.
+From Verisched Require Import ATLGeneric.
 Import ListNotations.
 Open Scope Z_scope. Open Scope atl_scope.
 

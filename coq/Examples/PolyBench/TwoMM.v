@@ -7,7 +7,7 @@
     is the sum alone), [fission j2] and [reorder k2 j2] in the second. *)
 
 From Coq Require Import ZArith List derive.Derive.
-From Verisched Require Import ATL.
+From Verisched Require Import ATLGeneric.
 Import ListNotations.
 Open Scope Z_scope. Open Scope atl_scope.
 
