@@ -74,6 +74,25 @@ Ltac norm_eta :=
 Ltac norm_root_all := first [ norm_access | norm_tadd | norm_eta ].
 Ltac norm_root_noeta := first [ norm_access | norm_tadd ].
 
+(** Can [root] rewrite the node [t] at all?  The heads the rules above match
+    ([norm_access]: an access into a generation, guard, sum, addition or
+    let; [norm_tadd]: a tensor addition; [norm_eta]: a leaf, for
+    [norm_root_all] only: [norm_may_all]).  Where the answer is no,
+    [norm_pass] enters the node without trying [root] under a transitivity
+    step that it would then undo: the same rewrites, in less time
+    (decision #103).  Sound by construction: each branch is the pattern
+    the rule's own [lazymatch goal] starts with. *)
+Ltac norm_may_noeta t :=
+  lazymatch t with
+  | get (genr _ _ _) _ => idtac
+  | get (iverson _ _) _ => idtac
+  | get (sumr _ _ _) _ => idtac
+  | get (tadd _ _) _ => idtac
+  | get (atl_let _ _) _ => idtac
+  | @tadd (Z -> _) _ _ _ => idtac
+  end.
+Ltac norm_may_all t := first [ norm_may_noeta t | norm_is_leaf t ].
+
 (** One top-down pass, as [atl_everywhere], except that inside the tensor
     operand of an access nothing is eta-expanded ([root] is inherited by the
     children, and switched to [norm_root_noeta] below an access).  The
@@ -87,40 +106,46 @@ Ltac norm_root_noeta := first [ norm_access | norm_tadd ].
     [atl_fresh_rhs] looks at the right-hand side; delaying it (as
     [atl_topdown]'s children are) changes what the rewrites unify with
     under binders, and Jacobi2d.v's program was no longer normal. *)
-Ltac norm_pass root :=
-  tryif (etransitivity; [ root | ])
-  then (atl_beta_lhs; atl_fresh_rhs ltac:(norm_children root))
-  else atl_fresh_rhs ltac:(norm_children root)
-with norm_children root :=
+Ltac norm_pass root may :=
+  idtac;
+  lazymatch goal with
+  | |- ?t = _ =>
+      tryif may t then
+        tryif (etransitivity; [ root | ])
+        then (atl_beta_lhs; atl_fresh_rhs ltac:(norm_children root may))
+        else atl_fresh_rhs ltac:(norm_children root may)
+      else atl_fresh_rhs ltac:(norm_children root may)
+  end
+with norm_children root may :=
   lazymatch goal with
   | |- genr _ _ (fun x => _) = _ =>
       refine (genr_ctx _ _ _ _ _); let i := fresh x in let Hi := fresh "H" i in
-      intros i Hi; atl_beta_lhs; norm_pass root
+      intros i Hi; atl_beta_lhs; norm_pass root may
   | |- sumr _ _ (fun x => _) = _ =>
       refine (sumr_ctx _ _ _ _ _); let i := fresh x in let Hi := fresh "H" i in
-      intros i Hi; atl_beta_lhs; norm_pass root
+      intros i Hi; atl_beta_lhs; norm_pass root may
   | |- iverson _ _ = _ =>
-      refine (iverson_ctx _ _ _ _); let Hp := fresh "Hguard" in intros Hp; norm_pass root
+      refine (iverson_ctx _ _ _ _); let Hp := fresh "Hguard" in intros Hp; norm_pass root may
   | |- atl_let _ (fun x => _) = _ =>
       refine (let_ctx _ _ _ _ _ _);
-      [ norm_pass root
+      [ norm_pass root may
       | let y := fresh x in let Hy := fresh "H" y in
-        intros y Hy; atl_beta_lhs; norm_pass root ]
+        intros y Hy; atl_beta_lhs; norm_pass root may ]
   | |- titer _ _ (fun x => _) = _ =>
       (* the initial tensor, then the step with the state's extents (Tensor/Iter.v) *)
       etransitivity;
-      [ eapply titer_ctx; [ norm_pass root | let y := fresh x in intros y; reflexivity ]
-      | atl_eta_binder; atl_into_step x ltac:(norm_pass root) ]
+      [ eapply titer_ctx; [ norm_pass root may | let y := fresh x in intros y; reflexivity ]
+      | atl_eta_binder; atl_into_step x ltac:(norm_pass root may) ]
   | |- get _ _ = _ =>
       lazymatch goal with
-      | |- ?F ?a _ = _ => refine (f_equal2 F _ _); [ norm_pass norm_root_noeta | reflexivity ]
+      | |- ?F ?a _ = _ => refine (f_equal2 F _ _); [ norm_pass norm_root_noeta norm_may_noeta | reflexivity ]
       end
   | |- ?F ?a ?b = _ =>
       refine (f_equal2 F _ _);
-      [ tryif atl_is_index a then reflexivity else norm_pass root
-      | tryif atl_is_index b then reflexivity else norm_pass root ]
+      [ tryif atl_is_index a then reflexivity else norm_pass root may
+      | tryif atl_is_index b then reflexivity else norm_pass root may ]
   | |- ?F ?a = _ =>
-      refine (f_equal F _); tryif atl_is_index a then reflexivity else norm_pass root
+      refine (f_equal F _); tryif atl_is_index a then reflexivity else norm_pass root may
   | |- _ = _ => reflexivity
   end.
 
@@ -133,7 +158,7 @@ Ltac normalize :=
          transitivity step): its congruence proof would stay in the derivation's
          term and cost the kernel a whole-program check at Qed for nothing (build
          time, issue 16). *)
-      tryif (etransitivity; [ norm_pass norm_root_all | ]; atl_beta_lhs;
+      tryif (etransitivity; [ norm_pass norm_root_all norm_may_all | ]; atl_beta_lhs;
              lazymatch goal with
              | |- ?P' = _ => tryif constr_eq P P' then fail else idtac
              end)
