@@ -29,7 +29,7 @@
 From Coq Require Import ZArith List.
 From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum Tensor.Shape Tensor.Iter.
 From Verisched Require Import Rewrites.Context Rewrites.Let Rewrites.Guard Rewrites.Gen.
-From Verisched Require Import Reshape.ShapeRules.
+From Verisched Require Import Reshape.ShapeRules Rewrites.Lift.
 From Ltac2 Require Ltac2.
 Import ListNotations.
 
@@ -213,8 +213,14 @@ Ltac atl_into rec :=
       tryif atl_is_index a then fail else (refine (f_equal F _); rec)
   end.
 
+Ltac atl_descend_rec tac :=
+  atl_fresh_rhs ltac:(first [ tac | atl_into ltac:(atl_descend_rec tac) ]).
+
+(** The descent's proof in lifted form (Rewrites/Lift.v, decision #103): the
+    same site, rewrite and new program, each node of the path named once. *)
 Ltac atl_descend tac :=
-  atl_fresh_rhs ltac:(first [ tac | atl_into ltac:(atl_descend tac) ]).
+  let f := ltac2:(k |- AtlLift.lifted (fun () => Ltac1.run k)) in
+  f ltac:(idtac; atl_descend_rec tac).
 
 (** [atl_everywhere_may may tac]: run [tac] once at every node, bottom-up
     (so a node sees its children already rewritten); where [tac] fails the
