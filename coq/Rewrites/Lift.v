@@ -248,8 +248,8 @@ Ltac2 Type tbind := { tdepth : int; tbinder : binder }.
 Ltac2 vs_args (n : int) (tb : tbind list) : constr array :=
   Array.of_list (List.map (fun b => rel (Int.add (Int.sub n (b.(tdepth))) 1)) tb).
 
-(** [L_k vs] (or [R_k vs]) at proof depth [n], with [extra] binders of the
-    argument itself ([fun i => L_k vs i]: 1). *)
+(** [L_k vs] ([idx] = 2k) or [R_k vs] ([idx] = 2k - 1) at proof depth [n]:
+    the lets are outside every binder of the proof, the innermost is [R_1]. *)
 Ltac2 stub (idx : int) (n : int) (tb : tbind list) : constr :=
   app (rel (Int.add n idx)) (vs_args n tb).
 
