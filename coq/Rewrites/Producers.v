@@ -68,7 +68,7 @@ Ltac prod_is_let p :=
 
 (** Does the program have a let named [p] (anywhere, under any binder)? *)
 Ltac prod_has_let p :=
-  assert_succeeds (etransitivity; [ atl_descend ltac:(prod_is_let p; reflexivity) | ]).
+  assert_succeeds (etransitivity; [ atl_descend_rec ltac:(prod_is_let p; reflexivity) | ]).
 
 (* A refusal prints its reason and fails with it: coqc does not show a
    [fail] message in batch mode, so the golden tests read the printed copy. *)

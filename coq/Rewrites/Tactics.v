@@ -490,14 +490,16 @@ Ltac atl_diag_root app :=
   end.
 
 Ltac atl_rw_diag app :=
-  tryif (etransitivity; [ atl_descend ltac:(atl_diag_root app) | ]) then idtac else idtac.
+  tryif (etransitivity; [ atl_descend_rec ltac:(atl_diag_root app) | ]) then idtac else idtac.
 
 Ltac atl_rw_fail name :=
   fail 0 "rw" name ": no site where the lemma applies with all side conditions proved (candidate sites, if any, are listed above)".
 
-(** Is there a node where [tac] succeeds (nothing is changed)? *)
+(** Is there a node where [tac] succeeds (nothing is changed)?  A search
+    whose proof is discarded runs the descent itself, [atl_descend_rec]: the
+    lifted proof ([atl_descend], decision #103) would be built for nothing. *)
 Ltac atl_has_node tac :=
-  assert_succeeds (etransitivity; [ atl_descend ltac:(tac; reflexivity) | ]).
+  assert_succeeds (etransitivity; [ atl_descend_rec ltac:(tac; reflexivity) | ]).
 
 (** What [rw] prints when it finds no site: the candidate sites with their
     unproved side conditions or, when there is none, why: no node has the
@@ -591,7 +593,7 @@ Ltac hoist_up_step mv :=
 Ltac hoist_up mv := try hoist_up_step mv.
 
 (** Every path's moves: [repeat hoist_up_step mv], each step first
-    checked by [atl_has_node], whose search ([atl_descend]) finds the
+    checked by [atl_has_node], whose search ([atl_descend_rec]) finds the
     first site without [hoist_up_rec]'s transitivity step at every node it
     enters: where no site is left (the common last step, and often the
     only one) the failing search costs what [repeat atl_step mv]'s last
@@ -667,7 +669,7 @@ Ltac atl_guard_may t :=
 Ltac atl_print_guards :=
   try assert_succeeds
     (etransitivity;
-     [ atl_descend ltac:(idtac; lazymatch goal with
+     [ atl_descend_rec ltac:(idtac; lazymatch goal with
                          | |- iverson ?p _ = _ => idtac "  |[" p "]|"; fail
                          end)
      | ]).

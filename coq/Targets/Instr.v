@@ -477,10 +477,10 @@ Ltac atl_idiag_at I K sel :=
   lazymatch K with
   | O => idtac "  (no subterm has the instruction's outermost construct)"
   | S ?K' =>
-      tryif assert_succeeds (etransitivity; [ atl_descend ltac:(sel; atl_idiag_root I K false) | ])
+      tryif assert_succeeds (etransitivity; [ atl_descend_rec ltac:(sel; atl_idiag_root I K false) | ])
       then
         (idtac "  closest subterms, in program order, and where each differs:";
-         tryif (etransitivity; [ atl_descend ltac:(sel; atl_idiag_root I K true; fail) | ])
+         tryif (etransitivity; [ atl_descend_rec ltac:(sel; atl_idiag_root I K true; fail) | ])
          then idtac else idtac)
       else atl_idiag_at I K' sel
   end.

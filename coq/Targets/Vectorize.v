@@ -279,10 +279,10 @@ Ltac atl_vec_root i w :=
         clear HN0; atl_beta_lhs;
         atl_step ltac:(atl_everywhere atl_vec_norm_root);
         atl_vec_lanes w;
-        tryif assert_succeeds (etransitivity; [ atl_descend ltac:(atl_vec_lane_left w) | ])
+        tryif assert_succeeds (etransitivity; [ atl_descend_rec ltac:(atl_vec_lane_left w) | ])
         then
           (assert_fails (etransitivity;
-             [ atl_descend ltac:(atl_vec_lane_left w;
+             [ atl_descend_rec ltac:(atl_vec_lane_left w;
                  lazymatch goal with |- ?t = _ =>
                    idtac "vectorize: the body of loop" i "is not lane-wise:" t end) | ]);
            fail)
