@@ -168,7 +168,7 @@ Ltac2 fun_body (f : constr) : (constr * binder) option :=
   end.
 
 Ltac2 child_of (c : consts) (k : lkind) (ta : (constr * constr array) option)
-  : (constr * binder option) option :=
+  : (constr * binder option * int) option :=
   match ta with
   | None => None
   | Some p =>
@@ -178,16 +178,17 @@ Ltac2 child_of (c : consts) (k : lkind) (ta : (constr * constr array) option)
         if Int.equal n m then
           if Constr.equal th h then
             match fun_body (Array.get a i) with
-            | Some q => let (body, b) := q in Some (body, Some b)
+            | Some q => let (body, b) := q in Some (body, Some b, i)
             | None => None
             end
           else None
         else None in
       let direct (h : constr) (m : int) (i : int) :=
-        if Int.equal n m then (if Constr.equal th h then Some (Array.get a i, None) else None)
+        if Int.equal n m then (if Constr.equal th h then Some (Array.get a i, None, i) else None)
         else None in
       let last (off : int) :=
-        if Int.lt n off then None else Some (Array.get a (Int.sub n off), None) in
+        if Int.lt n off then None
+        else let i := Int.sub n off in Some (Array.get a i, None, i) in
       match k with
       | KGen => under (c.(k_genr)) 5 4
       | KSum => under (c.(k_sumr)) 5 4
@@ -203,31 +204,20 @@ Ltac2 child_of (c : consts) (k : lkind) (ta : (constr * constr array) option)
       end
   end.
 
-(** [t] with its child on the path (as [child_of] finds it) replaced by [c]. *)
-Ltac2 replace_child (k : lkind) (ta : (constr * constr array) option) (c : constr) : constr :=
+(** The node [ta] with its argument [i] (the child [child_of] found there)
+    replaced by [c], under the argument's [fun] when the child is its body. *)
+Ltac2 replace_child (ta : (constr * constr array) option) (i : int) (under : bool) (c : constr)
+  : constr :=
   match ta with
   | Some p =>
       let (h, a) := p in
       let a := Array.copy a in
-      let n := Array.length a in
-      let set_under (i : int) :=
-        match Constr.Unsafe.kind (Array.get a i) with
-        | Constr.Unsafe.Lambda b _ => Array.set a i (mk (Constr.Unsafe.Lambda b c))
-        | _ => Control.zero (Tactic_failure None)
-        end in
-      (match k with
-       | KGen => set_under 4
-       | KSum => set_under 4
-       | KIver => Array.set a 3 c
-       | KLetE => Array.set a 2 c
-       | KLetB => set_under 3
-       | KTitX => Array.set a 2 c
-       | KTitStep => set_under 3
-       | KTitShaped => set_under 3
-       | KCongL => Array.set a (Int.sub n 2) c
-       | KCongR => Array.set a (Int.sub n 1) c
-       | KFEq => Array.set a (Int.sub n 1) c
-       end);
+      (if under then
+         match Constr.Unsafe.kind (Array.get a i) with
+         | Constr.Unsafe.Lambda b _ => Array.set a i (mk (Constr.Unsafe.Lambda b c))
+         | _ => Control.zero (Tactic_failure None)
+         end
+       else Array.set a i c);
       mk (Constr.Unsafe.App h a)
   | None => Control.zero (Tactic_failure None)
   end.
@@ -309,8 +299,9 @@ Ltac2 rec walk (c : consts) (acc : lets) (s : constr) (n : int) (k : int) (tb : 
           | None => site ()
           | Some yc =>
               if has_rel cty then site () else
-              let (pchild, pb) := pc in
-              let (ychild, _) := yc in
+              let (pchild, pb, pi) := pc in
+              let (ychild, _, yi) := yc in
+              let under := match pb with Some _ => true | None => false end in
               let a := Array.copy a in
               let k1 := Int.add k 1 in
               (* L_(k+1) is Rel (depth + 2(k+1)), R_(k+1) one below it *)
@@ -322,7 +313,7 @@ Ltac2 rec walk (c : consts) (acc : lets) (s : constr) (n : int) (k : int) (tb : 
               let j := match pb with Some _ => Int.add t 1 | None => t end in
               let inner := app (rel (Int.add j 2))
                              (Array.init j (fun x => rel (Int.sub j x))) in
-              record (replace_child kd pa inner) (replace_child kd ya inner);
+              record (replace_child pa pi under inner) (replace_child ya yi under inner);
               let tb1 := match pb with
                          | Some b => List.append tb [{ tdepth := Int.add n 1; tbinder := b }]
                          | None => tb
