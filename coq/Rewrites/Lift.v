@@ -243,7 +243,8 @@ Ltac2 vs_args (n : int) (tb : tbind list) : constr array :=
 Ltac2 stub (idx : int) (n : int) (tb : tbind list) : constr :=
   app (rel (Int.add n idx)) (vs_args n tb).
 
-Ltac2 Type lets := { mutable defs : (int * constr * constr * constr) list }.
+(** Each level's let: its type, [L_k]'s body, [R_k]'s body. *)
+Ltac2 Type lets := { mutable defs : (constr * constr * constr) list }.
 
 (** Walk the spine [s] at proof depth [n], [P]'s node [pn] and [P']'s node
     [yn] at level [k], [tb] the term binders above (outermost first).
@@ -256,7 +257,7 @@ Ltac2 rec walk (c : consts) (acc : lets) (s : constr) (n : int) (k : int) (tb : 
   let prods (body : constr) :=
     List.fold_right (fun b acc => mk (Constr.Unsafe.Prod (b.(tbinder)) acc)) body tb in
   let record (lb : constr) (rb : constr) :=
-    if Int.gt k 0 then acc.(defs) := (k, prods ty, lams lb, lams rb) :: acc.(defs) else () in
+    if Int.gt k 0 then acc.(defs) := (prods ty, lams lb, lams rb) :: acc.(defs) else () in
   let site () := record pn yn; s in
   let sa := app_of s in
   (* [atl_fresh_rhs]'s step through an applied evar: [eq_trans x y z H1
@@ -385,7 +386,7 @@ Ltac2 lift (s : constr) (p : constr) (y : constr) (ty : constr) : constr option 
       let r := @atl_R in
       Some (List.fold_left
               (fun t d =>
-                 let (_, lty, lb, rb) := d in
+                 let (lty, lb, rb) := d in
                  mk (Constr.Unsafe.LetIn (Constr.Binder.make (Some l) lty) lb
                        (mk (Constr.Unsafe.LetIn (Constr.Binder.make (Some r) lty) rb t))))
               defs proof)
@@ -402,18 +403,13 @@ Ltac2 lifted (probe : unit -> unit) : unit :=
   Control.enter (fun () =>
     let g := Control.goal () in
     let pv := open_constr:(_ : $g) in
-    let ev := match Constr.Unsafe.kind pv with
-              | Constr.Unsafe.Cast c _ _ =>
-                  match Constr.Unsafe.kind c with
-                  | Constr.Unsafe.Evar e _ => e
-                  | _ => Control.zero (Tactic_failure None)
-                  end
-              | Constr.Unsafe.Evar e _ => e
-              | _ => Control.zero (Tactic_failure None)
-              end in
     let pe := match Constr.Unsafe.kind pv with
               | Constr.Unsafe.Cast c _ _ => c
               | _ => pv
+              end in
+    let ev := match Constr.Unsafe.kind pe with
+              | Constr.Unsafe.Evar e _ => e
+              | _ => Control.zero (Tactic_failure None)
               end in
     Control.new_goal ev;
     Control.focus 2 2 probe;
