@@ -110,10 +110,8 @@ Ltac norm_pass root may :=
   idtac;
   lazymatch goal with
   | |- ?t = _ =>
-      tryif may t then
-        tryif (etransitivity; [ root | ])
-        then (atl_beta_lhs; atl_fresh_rhs ltac:(norm_children root may))
-        else atl_fresh_rhs ltac:(norm_children root may)
+      tryif (may t; etransitivity; [ root | ])
+      then (atl_beta_lhs; atl_fresh_rhs ltac:(norm_children root may))
       else atl_fresh_rhs ltac:(norm_children root may)
   end
 with norm_children root may :=
