@@ -110,9 +110,9 @@ Section Conv.
     name_buffer (|[ _ ]| I _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as Ap;
     hoist Ap past (transpose KO W _);
     (* The depth sums outermost in the tile. *)
-    do 3 swap_sum at (genr 0 lanes _);
-    do 3 swap_sum at (genr 0 2 _);
-    do 3 swap_sum at (genr 0 6 _);
+    swap_sum 3 at (genr 0 lanes _);
+    swap_sum 3 at (genr 0 2 _);
+    swap_sum 3 at (genr 0 6 _);
     (* The weights, once: [Wp[jm][r][s][c][jv][l]], [tile] channels contiguous. *)
     name_buffer (|[ _ ]| w _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as Wp;
     hoist Wp past (genr 0 NB _).
@@ -203,10 +203,8 @@ Section Conv.
   Proof.
     reschedule.
     (* The taps outside the output row: [GEN n GEN y SUM r SUM s GEN x GEN k SUM c]. *)
-    swap_sum at (genr 0 KO _);
-    swap_sum at (genr 0 W _);
-    swap_sum at (genr 0 KO _);
-    swap_sum at (genr 0 W _).
+    swap_sum 2 at (genr 0 KO _);
+    swap_sum 2 at (genr 0 W _).
     (* [conv_schedule 32 16] with one reduction in the tile. *)
     swap_gen at (genr 0 W _);
     rw (gen_tile_cols 32 KO) at (genr 0 KO _);

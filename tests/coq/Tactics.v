@@ -104,6 +104,25 @@ Section Tactics.
     done.
   Qed.
   Print q13.
+
+  (* swap_sum n: n swaps at the same generation in one step, the program of
+     [do n swap_sum] (binder names included); refused when the generation's
+     body has fewer than n nested sums, or for a count that is not positive. *)
+  Variable A3 : Z -> Z -> Z -> S.
+  Definition p14 := GEN [ i < n ] GEN [ l < 8 ] SUM [ r < 3 ] SUM [ s < 3 ] A3 _[ i + l ] _[ r ] _[ s ].
+  Derive q14 SuchThat (p14 = q14) As q14_ok.
+  Proof. reschedule. do 2 swap_sum at (GEN [ l < 8 ] _). done. Qed.
+  Derive q15 SuchThat (p14 = q15) As q15_ok.
+  Proof.
+    reschedule.
+    Fail swap_sum 3 at (GEN [ l < 8 ] _).
+    Fail swap_sum 0 at (GEN [ l < 8 ] _).
+    Fail swap_sum 2 at (v _[ _ ]).
+    swap_sum 2 at (GEN [ l < 8 ] _).
+    done.
+  Qed.
+  Print q14. Print q15.
+  Goal q14 = q15. Proof. reflexivity. Qed.
 End Tactics.
 
 (* Scalars of type Z: a scalar expression has the type of an index, yet the
