@@ -180,6 +180,28 @@ Ltac step_swap_sums_node n :=
       end
   end.
 
+(** As many swaps as the generation's body has nested sums, in one step
+    ([repeat] of single [swap_sum] steps at that generation gives the same
+    program); fails if its body is no sum.  Used by [register_tile]'s depth
+    nest (Targets/Microkernel.v). *)
+Ltac step_swap_sums_all_node :=
+  idtac;
+  lazymatch goal with
+  | |- genr _ _ (fun _ => sumr _ _ (fun _ => sumr _ _ _)) = _ =>
+      lazymatch goal with
+      | |- genr ?a ?b (fun i => sumr ?lo ?hi (fun k => @?f i k)) = _ =>
+          let t := eval cbv beta in (sumr lo hi (fun k => genr a b (fun i => f i k))) in
+          refine (eq_trans (gen_sum_swap lo hi a b f : _ = t) _);
+          lazymatch goal with
+          | |- sumr _ _ (fun x => _) = _ =>
+              let k' := fresh x in let Hk := fresh "H" k' in
+              refine (sumr_ctx _ _ _ (fun x => _) _); intros k' Hk; atl_beta_both;
+              step_swap_sums_all_node
+          end
+      end
+  | |- _ => step_swap_sum_node
+  end.
+
 Ltac step_guard_in_node :=
   idtac;
   lazymatch goal with

@@ -259,14 +259,15 @@ Ltac mk_copy_guards nest :=
     staged next follow the kernel's reads: the input panel pixel-major
     ([Ap[xo][ir][r][s][c]], each [c] run a contiguous copy, Conv.v), the
     weights channel-vector-minor ([Wp[jm][r][s][c][jv][l]]); [select_instr]
-    moves the nest outside [ir]. *)
+    moves the nest outside [ir].  The nest passes each vector loop in one
+    step ([step_swap_sums_all_node], Rewrites/Steps.v), not one per sum. *)
 Ltac mk_depth_out nest jv l :=
   idtac; let v := eval hnf in nest in
   lazymatch v with
   | false => do 3 swap_sum at (genr _ _ _)
   | true =>
-      repeat atl_step ltac:(mk_named l; step_swap_sum_node);
-      repeat atl_step ltac:(mk_named jv; step_swap_sum_node)
+      try atl_step ltac:(mk_named l; step_swap_sums_all_node);
+      try atl_step ltac:(mk_named jv; step_swap_sums_all_node)
   end.
 
 Ltac mk_rtile_node s rows i j mr nr w im ir jm jr jv l t :=
