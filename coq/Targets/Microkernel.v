@@ -348,8 +348,9 @@ Ltac mk_select_node s t mstore outer mul mem :=
   lazymatch goal with
   | |- atl_let _ (fun z => _) = _ => atl_same_name t z
   end;
-  (* a nest of depth sums (register_tile of a nest) outside the tile *)
-  repeat atl_step step_swap_sum_node;
+  (* a nest of depth sums (register_tile of a nest) outside the tile, each
+     generation's sums in one step *)
+  repeat atl_step step_swap_sums_all_node;
   mk_tile_skip s ltac:(
   mk_try s 2%nat ltac:(atl_step ltac:(atl_match uconstr:(iverson _ (get _ _)); atl_root_l (@guard_lanes))) ltac:(
   mk_try s 2%nat ltac:(mk_instr mstore) ltac:(
