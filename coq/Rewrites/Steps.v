@@ -9,7 +9,8 @@
     [jv], [l], [kk]; buffers [Bp], [Ap], [t]) and [set_memory] can find a
     buffer by its name.  Each is one library lemma applied at one node
     ([exact (L args : _ = t)] checks that [t] is the lemma's right-hand
-    side up to renaming). *)
+    side up to renaming), except [swap_sum n at pat], which applies
+    [gen_sum_swap] [n] times at one generation in one step. *)
 
 From Coq Require Import ZArith.
 From Verisched Require Import Tensor.Core Rewrites.Context Rewrites.Let Rewrites.Gen Rewrites.Guard.
@@ -153,31 +154,33 @@ Ltac step_swap_sum_node :=
       exact (gen_sum_swap lo hi a b f : _ = t)
   end.
 
+(** One swap at the node, then [cont] on the generation it moved, inside
+    the new sum.  The new sum keeps the old one's binder name, as a step of
+    its own gives it (a [fresh] name here, as [atl_into]'s, would rename
+    [r] to [r0]: that name is only for the hypothesis). *)
+Ltac step_swap_sum_into cont :=
+  idtac;
+  lazymatch goal with
+  | |- genr ?a ?b (fun i => sumr ?lo ?hi (fun k => @?f i k)) = _ =>
+      let t := eval cbv beta in (sumr lo hi (fun k => genr a b (fun i => f i k))) in
+      refine (eq_trans (gen_sum_swap lo hi a b f : _ = t) _);
+      lazymatch goal with
+      | |- sumr _ _ (fun x => _) = _ =>
+          let k' := fresh x in let Hk := fresh "H" k' in
+          refine (sumr_ctx _ _ _ (fun x => _) _); intros k' Hk; atl_beta_both; cont
+      end
+  end.
+
 (** [n] of them at the same node, in one step: [GEN [i] SUM [k1] .. SUM
     [kn] _] becomes [SUM [k1] .. SUM [kn] GEN [i] _], the program that
     [do n swap_sum at pat] gives (each [swap_sum] after the first finds the
     same generation, one sum further in), with one search for the node and
     one step's proof instead of [n] (Conv.v's depth sums: three steps of
-    about 0.05 s each became one).  The new sums keep the binder names of
-    the old ones, as [n] steps give them (a [fresh] name here, as
-    [atl_into]'s, would rename [r] to [r0]: that name is only for the
-    hypothesis). *)
+    about 0.05 s each became one). *)
 Ltac step_swap_sums_node n :=
   lazymatch n with
   | S O => step_swap_sum_node
-  | S ?m =>
-      idtac;
-      lazymatch goal with
-      | |- genr ?a ?b (fun i => sumr ?lo ?hi (fun k => @?f i k)) = _ =>
-          let t := eval cbv beta in (sumr lo hi (fun k => genr a b (fun i => f i k))) in
-          refine (eq_trans (gen_sum_swap lo hi a b f : _ = t) _);
-          lazymatch goal with
-          | |- sumr _ _ (fun x => _) = _ =>
-              let k' := fresh x in let Hk := fresh "H" k' in
-              refine (sumr_ctx _ _ _ (fun x => _) _); intros k' Hk; atl_beta_both;
-              step_swap_sums_node m
-          end
-      end
+  | S ?m => step_swap_sum_into ltac:(idtac; step_swap_sums_node m)
   end.
 
 (** As many swaps as the generation's body has nested sums, in one step
@@ -188,17 +191,7 @@ Ltac step_swap_sums_all_node :=
   idtac;
   lazymatch goal with
   | |- genr _ _ (fun _ => sumr _ _ (fun _ => sumr _ _ _)) = _ =>
-      lazymatch goal with
-      | |- genr ?a ?b (fun i => sumr ?lo ?hi (fun k => @?f i k)) = _ =>
-          let t := eval cbv beta in (sumr lo hi (fun k => genr a b (fun i => f i k))) in
-          refine (eq_trans (gen_sum_swap lo hi a b f : _ = t) _);
-          lazymatch goal with
-          | |- sumr _ _ (fun x => _) = _ =>
-              let k' := fresh x in let Hk := fresh "H" k' in
-              refine (sumr_ctx _ _ _ (fun x => _) _); intros k' Hk; atl_beta_both;
-              step_swap_sums_all_node
-          end
-      end
+      step_swap_sum_into ltac:(idtac; step_swap_sums_all_node)
   | |- _ => step_swap_sum_node
   end.
 
