@@ -218,9 +218,7 @@ Section Conv.
     rw guard_lanes at (iverson (_ <? KO) _);
     name_buffer (sumr 0 CI _) as t;
     hoist t past (genr 0 6 _);
-    swap_sum at (genr 0 16 _);
-    swap_sum at (genr 0 2 _);
-    swap_sum at (genr 0 6 _);
+    lift_sum 3 at (genr 0 6 _);
     name_buffer (|[ _ ]| w _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as Wp;
     hoist Wp past (genr 0 NB _).
     (* Instruction form. *)

@@ -145,9 +145,7 @@ Ltac sgemm_register_tile N kc nr nv w :=
   rw (gen_split_lanes nr nv w) at (genr 0 nr _);
   name_buffer (sumr 0 kc _) as t;
   hoist t past (genr 0 6 _);
-  swap_sum at (genr 0 w _);
-  swap_sum at (genr 0 nv _);
-  swap_sum at (genr 0 6 _).
+  lift_sum 3 at (genr 0 6 _).
 
 (** The AVX2 derivations' shared steps: phases 1-3 at width 16 (2 vectors
     of 8), and the register tile in instruction form (broadcast times

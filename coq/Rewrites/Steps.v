@@ -9,8 +9,9 @@
     [jv], [l], [kk]; buffers [Bp], [Ap], [t]) and [set_memory] can find a
     buffer by its name.  Each is one library lemma applied at one node
     ([exact (L args : _ = t)] checks that [t] is the lemma's right-hand
-    side up to renaming), except [swap_sum n at pat], which applies
-    [gen_sum_swap] [n] times at one generation in one step. *)
+    side up to renaming), except [swap_sum n at pat] and [lift_sum n at
+    pat], which apply [gen_sum_swap] [n] times in one step: at one
+    generation, past [n] sums; at [n] nested generations, to one sum. *)
 
 From Coq Require Import ZArith.
 From Verisched Require Import Tensor.Core Rewrites.Context Rewrites.Let Rewrites.Gen Rewrites.Guard.
@@ -195,6 +196,28 @@ Ltac step_swap_sums_all_node :=
   | |- _ => step_swap_sum_node
   end.
 
+(** A sum [n] generations down, lifted out above them in one step: [GEN
+    [i1] .. GEN [in] SUM [k] _] becomes [SUM [k] GEN [i1] .. GEN [in] _],
+    the innermost generation swapped first, as [n] [swap_sum] steps from
+    the inside out give it (Sgemm.v's depth sum out of its register tile;
+    [register_tile]'s, Targets/Microkernel.v).  Passed to [atl_step] as
+    [ltac:(idtac; step_sum_out_node n)]: an argument that begins with a
+    [lazymatch] is run where it is written, on the whole program. *)
+Ltac step_sum_out_node n :=
+  lazymatch n with
+  | S O => step_swap_sum_node
+  | S ?m =>
+      idtac;
+      lazymatch goal with
+      | |- genr _ _ (fun x => genr _ _ _) = _ =>
+          let i' := fresh x in let Hi := fresh "H" i' in
+          refine (eq_trans _ _);
+          [ refine (genr_ctx _ _ _ (fun x => _) _); intros i' Hi; atl_beta_both;
+            step_sum_out_node m
+          | step_swap_sum_node ]
+      end
+  end.
+
 Ltac step_guard_in_node :=
   idtac;
   lazymatch goal with
@@ -281,6 +304,19 @@ Tactic Notation "swap_sum" constr(n) "at" uconstr(pat) :=
         fail 0 "swap_sum: the nodes matching" pat "are not of the form GEN [i] SUM [k1] .. SUM [kn] _ with n =" n "(a generation whose body is" n "nested sums)")
   else (idtac "swap_sum: no node of the program matches" pat;
         fail 0 "swap_sum: no node of the program matches" pat).
+Tactic Notation "lift_sum" constr(n) "at" uconstr(pat) :=
+  atl_check_goal;
+  let k := atl_count_nat n in
+  lazymatch k with
+  | S _ => idtac
+  | _ => fail 0 "lift_sum: the count" n "must be a positive number"
+  end;
+  tryif atl_step ltac:(atl_match pat; step_sum_out_node k) then idtac
+  else tryif atl_has_node ltac:(atl_match pat)
+  then (idtac "lift_sum: the nodes matching" pat "are not of the form GEN [i1] .. GEN [in] SUM [k] _ with n =" n "(a sum" n "generations down)";
+        fail 0 "lift_sum: the nodes matching" pat "are not of the form GEN [i1] .. GEN [in] SUM [k] _ with n =" n "(a sum" n "generations down)")
+  else (idtac "lift_sum: no node of the program matches" pat;
+        fail 0 "lift_sum: no node of the program matches" pat).
 Tactic Notation "guard_in" "at" uconstr(pat) :=
   atl_check_goal;
   tryif atl_step ltac:(atl_match pat; step_guard_in_node) then idtac

@@ -259,12 +259,12 @@ Ltac mk_copy_guards nest :=
     staged next follow the kernel's reads: the input panel pixel-major
     ([Ap[xo][ir][r][s][c]], each [c] run a contiguous copy, Conv.v), the
     weights channel-vector-minor ([Wp[jm][r][s][c][jv][l]]); [select_instr]
-    moves the nest outside [ir].  The nest passes each vector loop in one
-    step ([step_swap_sums_all_node], Rewrites/Steps.v), not one per sum. *)
+    moves the nest outside [ir].  Each move is one step, not one per swap
+    ([step_sum_out_node], [step_swap_sums_all_node], Rewrites/Steps.v). *)
 Ltac mk_depth_out nest jv l :=
   idtac; let v := eval hnf in nest in
   lazymatch v with
-  | false => do 3 swap_sum at (genr _ _ _)
+  | false => atl_step ltac:(idtac; step_sum_out_node 3%nat)
   | true =>
       try atl_step ltac:(mk_named l; step_swap_sums_all_node);
       try atl_step ltac:(mk_named jv; step_swap_sums_all_node)

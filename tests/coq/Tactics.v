@@ -123,6 +123,28 @@ Section Tactics.
   Qed.
   Print q14. Print q15.
   Goal q14 = q15. Proof. reflexivity. Qed.
+
+  (* lift_sum n: the sum n generations down lifted above them in one step,
+     the program of n swap_sums from the inside out; refused when the sum is
+     not n generations down. *)
+  Definition p16 := GEN [ i < n ] GEN [ j < 2 ] GEN [ l < 8 ] SUM [ r < 3 ] A3 _[ i + l ] _[ r ] _[ j ].
+  Derive q16 SuchThat (p16 = q16) As q16_ok.
+  Proof.
+    reschedule.
+    swap_sum at (GEN [ l < 8 ] _). swap_sum at (GEN [ j < 2 ] _). swap_sum at (GEN [ i < n ] _).
+    done.
+  Qed.
+  Derive q17 SuchThat (p16 = q17) As q17_ok.
+  Proof.
+    reschedule.
+    Fail lift_sum 2 at (GEN [ i < n ] _).
+    Fail lift_sum 4 at (GEN [ i < n ] _).
+    Fail lift_sum 3 at (v _[ _ ]).
+    lift_sum 3 at (GEN [ i < n ] _).
+    done.
+  Qed.
+  Print q17.
+  Goal q16 = q17. Proof. reflexivity. Qed.
 End Tactics.
 
 (* Scalars of type Z: a scalar expression has the type of an index, yet the
