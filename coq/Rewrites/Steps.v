@@ -283,12 +283,19 @@ Tactic Notation "swap_sum" "at" uconstr(pat) :=
   else (idtac "swap_sum: no node of the program matches" pat;
         fail 0 "swap_sum: no node of the program matches" pat).
 (** The count as a [nat] numeral ([swap_sum 3 at ...] reads [3] in the
-    scope open there, [Z] in a derivation). *)
+    scope open there, [Z] in a derivation).  A [Z] count above 64 is
+    refused before it is unfolded into a unary [nat] (no program nests that
+    deep, and [Z.to_nat 1000000] would not finish). *)
 Ltac atl_count_nat n :=
   let T := type of n in
   lazymatch T with
   | nat => let k := eval cbv in n in k
-  | Z => let k := eval cbv in (Z.to_nat n) in k
+  | Z =>
+      let small := eval cbv in (n <=? 64)%Z in
+      lazymatch small with
+      | true => let k := eval cbv in (Z.to_nat n) in k
+      | _ => fail 0 "the count" n "is larger than 64"
+      end
   | _ => fail 0 "the count" n "is not a number"
   end.
 Tactic Notation "swap_sum" constr(n) "at" uconstr(pat) :=

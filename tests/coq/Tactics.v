@@ -117,6 +117,7 @@ Section Tactics.
     reschedule.
     Fail swap_sum 3 at (GEN [ l < 8 ] _).
     Fail swap_sum 0 at (GEN [ l < 8 ] _).
+    Fail swap_sum 1000000 at (GEN [ l < 8 ] _).
     Fail swap_sum 2 at (v _[ _ ]).
     swap_sum 2 at (GEN [ l < 8 ] _).
     done.
