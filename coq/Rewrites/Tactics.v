@@ -258,7 +258,7 @@ with atl_children k :=
       refine (sumr_ctx _ _ _ _ _); let i := fresh x in let Hi := fresh "H" i in
       intros i Hi; atl_beta_lhs; k
   | |- iverson _ _ = _ =>
-      refine (iverson_ctx _ _ _ _); let Hp := fresh "Hguard" in intros Hp; bool_facts; k
+      refine (iverson_ctx _ _ _ _); let Hp := fresh "Hguard" in intros Hp; k
   | |- titer _ _ (fun x => _) = _ =>
       refine (eq_trans _ _);
       [ eapply titer_ctx; [ k | let y := fresh x in intros y; exact eq_refl ]

@@ -35,12 +35,8 @@ Add Zify BinOp Op_sadd_Z.
   { TBOp := Z.mul; TBOpInj := fun _ _ => eq_refl }.
 Add Zify BinOp Op_smul_Z.
 
-(** Turn boolean comparisons in hypotheses into propositions
-    ([bool_facts]); [bool_hyps] also closes a goal with [true = false]
-    among them.  [bool_facts] alone is for a goal that must not be closed
-    that way: a rewrite's goal [e = ?e'] below a guard, whose new side
-    [?e'] must still be found (Rewrites/Tactics.v, [atl_children]). *)
-Ltac bool_facts :=
+(** Turn boolean comparisons in hypotheses into propositions. *)
+Ltac bool_hyps :=
   repeat match goal with
   | H : (_ && _)%bool = true |- _ => apply andb_prop in H; destruct H
   | H : (_ <? _)%Z = true |- _ => apply Z.ltb_lt in H
@@ -51,9 +47,8 @@ Ltac bool_facts :=
   | H : (_ =? _)%Z = false |- _ => apply Z.eqb_neq in H
   | H : negb _ = true |- _ => apply negb_true_iff in H
   | H : negb _ = false |- _ => apply negb_false_iff in H
+  | H : true = false |- _ => discriminate H
   end.
-Ltac bool_hyps :=
-  bool_facts; try match goal with H : true = false |- _ => discriminate H end.
 
 (** Split a boolean goal into propositional goals. *)
 Ltac bool_goal :=
