@@ -80,7 +80,7 @@ Ltac atl_check_access v i report :=
              fact, every later bound would be proved by [lia] over all
              earlier ones (Blur.v's check_safe took twice as long). *)
           first [ let Hb := fresh "Hbound" in
-                  assert (Hb : (0 <= i < n)%Z) by first [ assumption | lia | solve_idx ];
+                  assert (Hb : (0 <= i < n)%Z) by first [ assumption | atl_xlia | solve_idx ];
                   change (atl_bound_known (0 <= i < n)%Z) in Hb
                 | report v i constr:(Some n) ]
       end

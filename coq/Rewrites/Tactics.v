@@ -34,9 +34,13 @@ From Ltac2 Require Ltac2.
 Import ListNotations.
 
 (** Side conditions: shapes (through the reshape operators too,
-    Reshape/ShapeRules.v), then index arithmetic. *)
+    Reshape/ShapeRules.v), then index arithmetic: first the linear
+    decision procedure alone on the context as it is ([xlia], [lia]
+    without [zify]; Tensor/Arith.v, [atl_lia]), which proves most index
+    bounds, then [solve_idx], which first turns guards and [cdiv] into
+    facts. *)
 Ltac atl_side :=
-  solve [ reflexivity | assumption | solve_shape_reshape | solve_idx ].
+  solve [ reflexivity | assumption | solve_shape_reshape | atl_xlia | solve_idx ].
 
 (** Is [t] an index or a predicate, which the traversal never enters?
 
