@@ -380,14 +380,26 @@ Ltac gemmini_zclean t :=
   | _ => t
   end.
 
-(** A closed size evaluates to a numeral; a symbolic one is kept. *)
+(** A closed size evaluates to a numeral; a symbolic one is kept.  A size
+    that mentions a variable of the context (a section's [K], [N]) is not
+    given to [vm_compute]: the machine would unfold [Z.mul] and [cdiv]
+    around the stuck variable into a large match, 0.2-0.4 s for each of
+    the derivations' symbolic sizes, only for the result to be thrown away
+    as no numeral (build time, issue 16). *)
+Ltac gemmini_ground t :=
+  constr:(ltac:(first [ (match t with context [?x] => is_var x end; exact false)
+                      | exact true ]) : bool).
 Ltac gemmini_zsimpl t :=
   let t' := eval cbv [gemmini_buffer_rows fold_right removelast] in t in
   match constr:(tt) with
-  | _ => let v := eval vm_compute in t' in
-         lazymatch v with
-         | Zpos _ => v
-         | Z0 => v
+  | _ => let g := gemmini_ground t' in
+         lazymatch g with
+         | true =>
+             let v := eval vm_compute in t' in
+             lazymatch v with
+             | Zpos _ => v
+             | Z0 => v
+             end
          end
   | _ => gemmini_zclean t'
   end.
