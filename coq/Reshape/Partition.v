@@ -268,15 +268,9 @@ Ltac part_idx_root :=
   lazymatch goal with
   | |- get ?v ?i = _ =>
       tryif part_idx_normal i then fail else idtac;
-      let E := fresh "E" in
-      assert (E : i = i) by reflexivity;
-      ring_simplify in E;
-      lazymatch type of E with
-      | ?j = _ =>
-          clear E;
+      atl_ring_norm i ltac:(fun j =>
           tryif constr_eq i j then fail
-          else (transitivity (get v j); [ apply f_equal; first [ lia | ring ] | reflexivity ])
-      end
+          else (transitivity (get v j); [ apply f_equal; first [ lia | ring ] | reflexivity ]))
   end.
 
 Ltac part_idx_may t := lazymatch t with get _ _ => idtac end.

@@ -967,10 +967,7 @@ End DirPeelLemmas.
 (** Pass the [ring_simplify] normal form of [e] to [k] ([n + 2 - 1] is
     shown as [n + 1], [n - 1 - 1] as [n - 2]), so that peeled bounds
     read as a user would write them. *)
-Ltac dir_norm e k :=
-  let E := fresh "E" in
-  assert (E : e = e) by reflexivity; ring_simplify in E;
-  lazymatch type of E with ?j = _ => clear E; k j end.
+Ltac dir_norm e k := atl_ring_norm e k.
 
 (** The guards decided by the new bounds, dropped or zeroed inside the
     rewritten node only ([simpl_guard]'s rules, Tactics.v). *)

@@ -143,6 +143,10 @@ Ltac stage_name_root A Ap s :=
   idtac;
   lazymatch goal with
   | |- ?t = _ =>
+      (* A read of [A] mentions [A]: a node without it has no subterm to
+         try, and the search below (each subterm in turn, at every node the
+         post-order descent visits) is skipped there (build time). *)
+      lazymatch t with context [A] => idtac end;
       match t with
       | context [?e] =>
           stage_full_read A e;

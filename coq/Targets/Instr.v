@@ -40,7 +40,7 @@
 
 From Ltac2 Require Ltac2.
 From Coq Require Import ZArith Lia.
-From Verisched Require Import Tensor.Core Rewrites.Context Rewrites.Tactics.
+From Verisched Require Import Tensor.Core Tensor.Arith Rewrites.Context Rewrites.Tactics.
 
 (** ** Memories
 
@@ -229,10 +229,7 @@ Ltac atl_lane_var :=
   end.
 
 (** [atl_simplify_Z t k]: run [k] on the [ring_simplify] normal form of [t]. *)
-Ltac atl_simplify_Z t k :=
-  let E := fresh "E" in
-  assert (E : t = t) by reflexivity; ring_simplify in E;
-  lazymatch type of E with ?u = _ => clear E; k u end.
+Ltac atl_simplify_Z t k := atl_ring_norm t k.
 
 Ltac atl_lane_root :=
   idtac;
