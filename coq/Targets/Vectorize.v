@@ -153,6 +153,16 @@ Ltac atl_vec_norm_root :=
         (transitivity (ms c' v); [ f_equal; ring | reflexivity ]))
   end.
 
+(** Where [atl_vec_norm_root] can fire: a guard, or a masked store (its
+    two heads), so [atl_everywhere_may] makes no proof step elsewhere. *)
+Ltac atl_vec_norm_may t :=
+  lazymatch t with
+  | iverson _ _ => idtac
+  | ?ms _ _ =>
+      let h := atl_head ms in
+      first [ constr_eq h @avx2_maskstore | constr_eq h @avx512_maskstore ]
+  end.
+
 (** The marked loop's extent, [ring_simplify]ed. *)
 Ltac atl_vec_extent lo hi k := atl_simplify_Z constr:((hi - lo)%Z) k.
 
@@ -277,7 +287,7 @@ Ltac atl_vec_root i w :=
           [ ring | reflexivity | lia | exact HN0 | intros; reflexivity ]
         | ];
         clear HN0; atl_beta_lhs;
-        atl_step ltac:(atl_everywhere atl_vec_norm_root);
+        atl_step ltac:(atl_everywhere_may atl_vec_norm_may atl_vec_norm_root);
         atl_vec_lanes w;
         tryif assert_succeeds (etransitivity; [ atl_descend_rec ltac:(atl_vec_lane_left w) | ])
         then
