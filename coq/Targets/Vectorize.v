@@ -302,15 +302,15 @@ Ltac atl_vec_root i w :=
 Ltac atl_vectorize i w :=
   atl_check_goal;
   tryif atl_step ltac:(atl_vec_mark_root i) then idtac
-  else tryif assert_succeeds (atl_step ltac:(atl_vec_sum_root i)) then
+  else tryif atl_has_node ltac:(atl_vec_sum_root i) then
     (idtac "vectorize: loop" i "is a SUM, a reduction: only a GEN loop can be vectorized";
      fail 0 "vectorize: loop" i "is a SUM, a reduction: only a GEN loop can be vectorized")
   else
     (idtac "vectorize: the program has no GEN loop named" i;
      fail 0 "vectorize: the program has no GEN loop named" i);
-  tryif assert_succeeds (atl_step ltac:(atl_vec_check_scalar i)) then idtac
+  tryif atl_has_node ltac:(atl_vec_check_scalar i) then idtac
   else fail 0 "vectorize: the body of loop" i "is not a scalar (vectorize the innermost loop)";
-  tryif assert_succeeds (atl_step ltac:(atl_vec_check_extent i)) then idtac
+  tryif atl_has_node ltac:(atl_vec_check_extent i) then idtac
   else fail 0 "vectorize: the extent of loop" i "cannot be proved nonnegative (printed above)";
   tryif atl_step ltac:(atl_vec_root i w) then idtac
   else fail 0 "vectorize: the body of loop" i
