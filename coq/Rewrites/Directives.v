@@ -966,10 +966,9 @@ End DirPeelLemmas.
 
 (** ** Tactics: peel, tile .. partition, stage_rows *)
 
-(** Pass the [ring_simplify] normal form of [e] to [k] ([n + 2 - 1] is
-    shown as [n + 1], [n - 1 - 1] as [n - 2]), so that peeled bounds
-    read as a user would write them. *)
-Ltac dir_norm e k := atl_ring_norm e k.
+(* Peeled bounds are passed on in their [ring_simplify] normal form
+   ([atl_ring_norm], Tensor/Arith.v: [n + 2 - 1] is shown as [n + 1],
+   [n - 1 - 1] as [n - 2]), so that they read as a user would write them. *)
 
 (** The guards decided by the new bounds, dropped or zeroed inside the
     rewritten node only ([simpl_guard]'s rules and their [may] test,
@@ -992,7 +991,7 @@ Ltac dir_peel_node s mode i j ic jc :=
             (let HN := fresh "HN" in
              tryif assert (HN : 2 <= N) by atl_side then
                (unify s dir_ok;
-                dir_norm (N - 1) ltac:(fun N1 => dir_norm (N - 2) ltac:(fun N2 =>
+                atl_ring_norm (N - 1) ltac:(fun N1 => atl_ring_norm (N - 2) ltac:(fun N2 =>
                   let t := eval cbv beta in
                     (concat 1 N1 (genr 0 1 (fun i : Z => F i))
                        (concat N2 1 (genr 1 N1 (fun i : Z => F i)) (genr N1 N (fun i : Z => F i)))) in
@@ -1013,8 +1012,8 @@ Ltac dir_peel_node s mode i j ic jc :=
                   tryif assert (HN : 2 <= N) by atl_side then
                     (tryif assert (HM : 2 <= M) by atl_side then
                        (unify s dir_ok;
-                        dir_norm (N - 1) ltac:(fun N1 => dir_norm (N - 2) ltac:(fun N2 =>
-                        dir_norm (M - 1) ltac:(fun M1 => dir_norm (M - 2) ltac:(fun M2 =>
+                        atl_ring_norm (N - 1) ltac:(fun N1 => atl_ring_norm (N - 2) ltac:(fun N2 =>
+                        atl_ring_norm (M - 1) ltac:(fun M1 => atl_ring_norm (M - 2) ltac:(fun M2 =>
                           lazymatch mode with
                           | dir_peel_2 =>
                               let t := eval cbv beta in
@@ -1110,7 +1109,7 @@ Ltac dir_tile_part_node s i j ki kj io jo ii ji :=
                (tryif assert (H3 : 0 <= b - a) by atl_side then
                  (tryif assert (H4 : 0 <= d - c) by atl_side then
                    (unify s dir_ok;
-                    dir_norm (b - a) ltac:(fun N => dir_norm (d - c) ltac:(fun M =>
+                    atl_ring_norm (b - a) ltac:(fun N => atl_ring_norm (d - c) ltac:(fun M =>
                       let G := lazymatch a with
                                | 0 => lazymatch c with
                                       | 0 => constr:(fun io jo ii ji : Z => F (io * ki + ii) (jo * kj + ji))

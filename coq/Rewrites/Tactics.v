@@ -461,9 +461,8 @@ Ltac2 of1 (x : Ltac1.t) : constr :=
 
 (** Does some subterm of [t] ([t] itself included; the prefixes [f a1 ..
     ak] of an application too, whose own subterms are [f] and the [ai])
-    pass [skel 0 p]?  Over-approximated where
-    the walk does not look: a [match], a fixpoint, a projection or an evar
-    counts as yes. *)
+    pass [skel 0 p]?  Over-approximated where the walk does not look: a
+    [match], a fixpoint, a projection or an evar counts as yes. *)
 Ltac2 skel_one (p : constr) (t : constr) : bool :=
   if heads_differ 0 p t then false else skel 0 p t.
 Ltac2 rec skel_any (p : constr) (t : constr) : bool :=

@@ -228,9 +228,6 @@ Ltac atl_lane_var :=
   | H : (0 <= ?x < ?w)%Z |- _ => lazymatch w with Zpos _ => x end
   end.
 
-(** [atl_simplify_Z t k]: run [k] on the [ring_simplify] normal form of [t]. *)
-Ltac atl_simplify_Z t k := atl_ring_norm t k.
-
 Ltac atl_lane_root :=
   idtac;
   let x := atl_lane_var in
@@ -242,15 +239,15 @@ Ltac atl_lane_root :=
       | (?o + x)%Z => lazymatch o with context [x] => idtac | _ => fail end
       | _ => idtac
       end;
-      atl_simplify_Z constr:((i - x)%Z) ltac:(fun o =>
+      atl_ring_norm constr:((i - x)%Z) ltac:(fun o =>
         lazymatch o with context [x] => fail | _ => idtac end;
         transitivity (get v (o + x)%Z); [ apply get_index; ring | reflexivity ])
   | |- iverson (?a <? ?b)%Z ?e = _ =>
       lazymatch a with context [x] => idtac | _ => fail end;
       lazymatch a with x => fail | _ => idtac end;
-      atl_simplify_Z constr:((a - x)%Z) ltac:(fun d =>
+      atl_ring_norm constr:((a - x)%Z) ltac:(fun d =>
         lazymatch d with context [x] => fail | _ => idtac end;
-        atl_simplify_Z constr:((b - d)%Z) ltac:(fun c =>
+        atl_ring_norm constr:((b - d)%Z) ltac:(fun c =>
           transitivity (iverson (x <? c)%Z e); [ apply guard_lane_shift; ring | reflexivity ]))
   end.
 

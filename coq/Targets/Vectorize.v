@@ -142,13 +142,13 @@ Ltac atl_vec_norm_root :=
   lazymatch goal with
   | |- iverson (?x <? ?c)%Z ?e = _ =>
       is_var x;
-      atl_simplify_Z c ltac:(fun c' =>
+      atl_ring_norm c ltac:(fun c' =>
         tryif constr_eq c c' then fail else
         (transitivity (iverson (x <? c')%Z e); [ apply guard_lane_shift; ring | reflexivity ]))
   | |- ?ms ?c ?v = _ =>
       let h := atl_head ms in
       first [ constr_eq h @avx2_maskstore | constr_eq h @avx512_maskstore ];
-      atl_simplify_Z c ltac:(fun c' =>
+      atl_ring_norm c ltac:(fun c' =>
         tryif constr_eq c c' then fail else
         (transitivity (ms c' v); [ f_equal; ring | reflexivity ]))
   end.
@@ -164,7 +164,7 @@ Ltac atl_vec_norm_may t :=
   end.
 
 (** The marked loop's extent, [ring_simplify]ed. *)
-Ltac atl_vec_extent lo hi k := atl_simplify_Z constr:((hi - lo)%Z) k.
+Ltac atl_vec_extent lo hi k := atl_ring_norm constr:((hi - lo)%Z) k.
 
 (** Checks at the marked node, printing the reason when refused. *)
 Ltac atl_vec_check_scalar i :=

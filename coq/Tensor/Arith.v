@@ -289,7 +289,9 @@ Ltac atl_xlia := xlia zchecker.
 Ltac atl_lia := first [ atl_xlia | lia ].
 
 (** [lia]; then [lia] on the linear facts above, where a division or a
-    product of variables gives it something to add; then [nia] on the
+    product of variables gives it something to add (a second time with the
+    quotients' signs, [div_nonneg_facts], which a tile's tail bound needs:
+    [0 <= xo * km + xi] from [(m - 2) / km <= xo]); then [nia] on the
     Euclidean equations, then [nia] with the quotients' signs as well.
     Without a division or modulo anywhere, [Z.div_mod_to_equations] only
     runs its clean-up (which rewrites nothing unless a hypothesis is an
