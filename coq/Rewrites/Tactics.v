@@ -512,10 +512,7 @@ Ltac2 skel_sub_tac (p : Ltac1.t) (t : Ltac1.t) : unit :=
   if skel_sub (of1 p) (of1 t) then () else Control.zero (Tactic_failure None).
 
 Ltac2 skel_tac (l : Ltac1.t) (t : Ltac1.t) : unit :=
-  let l := of1 l in
-  let t := of1 t in
-  if heads_differ 0 l t then Control.zero (Tactic_failure None)
-  else if skel 0 l t then () else Control.zero (Tactic_failure None).
+  if skel_one (of1 l) (of1 t) then () else Control.zero (Tactic_failure None).
 
 (** A lemma's statement [forall xs, l = r]: [l] ([dir] true) or [r] against
     [t], the [xs] as wildcards; [notEq] (an Ltac1 tactic) when the
@@ -535,9 +532,7 @@ Ltac2 skel_lemma_tac (ty : Ltac1.t) (dir : Ltac1.t) (t : Ltac1.t) (notEq : Ltac1
                    end in
   if Bool.and (Constr.equal h '@eq) (Int.equal (Array.length args) 3) then
     let side := if Constr.equal (of1 dir) 'true then Array.get args 1 else Array.get args 2 in
-    let t := of1 t in
-    if heads_differ 0 side t then Control.zero (Tactic_failure None)
-    else if skel 0 side t then () else Control.zero (Tactic_failure None)
+    if skel_one side (of1 t) then () else Control.zero (Tactic_failure None)
   else Ltac1.run notEq.
 End AtlSkel.
 

@@ -301,10 +301,9 @@ Ltac atl_lia := first [ atl_xlia | lia ].
 Ltac zarith :=
   first [ atl_lia
         | tryif first [ has_div_mod | has_var_prod ] then
-            first [ solve [ idx_div_facts; idx_prod_facts; atl_lia ]
-                  | tryif has_div_mod then
-                      solve [ div_nonneg_facts; idx_div_facts; idx_prod_facts; atl_lia ]
-                    else fail ]
+            solve [ idx_div_facts;
+                    first [ idx_prod_facts; atl_lia
+                          | has_div_mod; div_nonneg_facts; idx_prod_facts; atl_lia ] ]
           else fail
         | tryif has_div_mod then
             first [ (atl_div_mod_to_equations; nia)
