@@ -973,7 +973,7 @@ End DirPeelLemmas.
 (** The guards decided by the new bounds, dropped or zeroed inside the
     rewritten node only ([simpl_guard]'s rules and their [may] test,
     Tactics.v: no proof step at a node no rule can rewrite). *)
-Ltac dir_guards_here := atl_everywhere_may atl_guard_may atl_guard_root.
+Ltac dir_guards_here := atl_everywhere_prune atl_guard_none atl_guard_may atl_guard_root.
 
 (** *** peel (Halide formal semantics Sec. 8.6: the practical system's
     loop partitioning into prologue / steady state / epilogue; Exo thesis

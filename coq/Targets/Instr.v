@@ -564,9 +564,11 @@ Tactic Notation "use_instr_all" uconstr(I) :=
   let Ichk := open_constr:(I) in
   let hd := atl_instr_head Ichk in
   tryif atl_step ltac:(atl_instr_root Ichk)
-  then atl_step ltac:(atl_everywhere_may ltac:(atl_head_may hd) ltac:(atl_instr_root_any true I))
+  then atl_step ltac:(atl_everywhere_prune ltac:(atl_none_head hd) ltac:(atl_head_may hd)
+                                           ltac:(atl_instr_root_any true I))
   else tryif atl_step ltac:(atl_instr_root_arith Ichk)
-  then atl_step ltac:(atl_everywhere_may ltac:(atl_head_may hd) ltac:(atl_instr_root_any false I))
+  then atl_step ltac:(atl_everywhere_prune ltac:(atl_none_head hd) ltac:(atl_head_may hd)
+                                           ltac:(atl_instr_root_any false I))
   else atl_instr_fail Ichk idtac.
 
 (** [rw_all L]: one top-down pass rewriting with [L] at every node where it
@@ -578,13 +580,24 @@ Tactic Notation "use_instr_all" uconstr(I) :=
     ends (not, e.g., [avx2_storeu_gen]).  [atl_topdown] makes the
     transitivity step joining a node's rewrite to its children's only
     where [tac] rewrites the node (as [norm_pass], decision #98). *)
-Ltac atl_topdown tac :=
-  tryif (etransitivity; [ tac | ])
-  then (atl_beta_lhs; atl_fresh_rhs ltac:(atl_children ltac:(atl_topdown tac)))
-  else atl_fresh_rhs ltac:(atl_children ltac:(atl_topdown tac)).
+Ltac atl_topdown_prune none tac :=
+  idtac;
+  lazymatch goal with
+  | |- ?t = _ =>
+      tryif none t then exact eq_refl else
+      tryif (etransitivity; [ tac | ])
+      then (atl_beta_lhs; atl_fresh_rhs ltac:(atl_children ltac:(atl_topdown_prune none tac)))
+      else atl_fresh_rhs ltac:(atl_children ltac:(atl_topdown_prune none tac))
+  end.
+Ltac atl_topdown tac := atl_topdown_prune atl_none_never tac.
+
+(** [L] everywhere, top-down, in no subtree without a node headed as [L]'s
+    left side (where [atl_root_l L]'s skeleton check fails at every node). *)
+Ltac atl_topdown_lemma L :=
+  atl_lhs_head L ltac:(fun h => atl_topdown_prune ltac:(atl_none_head h) ltac:(atl_root_l L)).
 
 Tactic Notation "rw_all" uconstr(L) :=
   atl_check_goal;
   tryif atl_step ltac:(atl_root_l L) then
-    atl_step ltac:(atl_topdown ltac:(atl_root_l L))
+    atl_step ltac:(atl_topdown_lemma L)
   else rw L.

@@ -163,6 +163,19 @@ Ltac atl_vec_norm_may t :=
       first [ constr_eq h @avx2_maskstore | constr_eq h @avx512_maskstore ]
   end.
 
+(** No guard and no masked store in [t]: no node of [t] passes
+    [atl_vec_norm_may]. *)
+Ltac atl_vec_norm_none t :=
+  lazymatch t with
+  | context [iverson _ _] => fail
+  | context [@avx2_maskstore] => fail
+  | context [@avx512_maskstore] => fail
+  | _ => idtac
+  end.
+
+(** No guard in [t]: [atl_vec_guard_root] fires only at a guard. *)
+Ltac atl_vec_guard_none t := lazymatch t with context [iverson _ _] => fail | _ => idtac end.
+
 (** The marked loop's extent, [ring_simplify]ed. *)
 Ltac atl_vec_extent lo hi k := atl_ring_norm constr:((hi - lo)%Z) k.
 
@@ -210,7 +223,7 @@ Ltac atl_vec_guard_root :=
 
 (** One top-down pass of lemma [L] (no diagnostics; no change if it
     applies nowhere), and every subterm that is instruction [I]. *)
-Ltac atl_vec_rw_all L := atl_step ltac:(atl_topdown ltac:(atl_root_l L)).
+Ltac atl_vec_rw_all L := atl_step ltac:(atl_topdown_lemma L).
 (** [may] elaborates [I] at each node it asks about, inside
     [assert_succeeds]: elaborated once, outside, its open implicit arguments
     would stay pending in the proof state, and the next step's [refine]
@@ -219,7 +232,10 @@ Ltac atl_vec_instr_may I t :=
   assert_succeeds (let Ic := open_constr:(I) in
                    let h := atl_instr_head Ic in atl_head_may h t).
 Ltac atl_vec_instr_all I :=
-  atl_step ltac:(atl_everywhere_may ltac:(atl_vec_instr_may I) ltac:(atl_instr_root_any false I)).
+  atl_keep ltac:(fun k => let Ic := open_constr:(I) in let h := atl_instr_head Ic in k h)
+    ltac:(fun hd =>
+      atl_step ltac:(atl_everywhere_prune ltac:(atl_none_head hd) ltac:(atl_vec_instr_may I)
+                                          ltac:(atl_instr_root_any false I))).
 
 (** [k] only where the program has an [smax]: the [max] pass, a whole
     traversal of the loop (0.13 s on the blur's interior), finds a site
@@ -232,7 +248,7 @@ Ltac atl_vec_if_max k :=
 
 Ltac atl_vec_lanes isa :=
   vector_index;
-  atl_step ltac:(atl_topdown atl_vec_guard_root);
+  atl_step ltac:(atl_topdown_prune atl_vec_guard_none atl_vec_guard_root);
   lazymatch isa with
   | 8 =>
       atl_vec_instr_all uconstr:(avx2_broadcast);
@@ -287,7 +303,7 @@ Ltac atl_vec_root i w :=
           [ ring | reflexivity | lia | exact HN0 | intros; reflexivity ]
         | ];
         clear HN0; atl_beta_lhs;
-        atl_step ltac:(atl_everywhere_may atl_vec_norm_may atl_vec_norm_root);
+        atl_step ltac:(atl_everywhere_prune atl_vec_norm_none atl_vec_norm_may atl_vec_norm_root);
         atl_vec_lanes w;
         tryif assert_succeeds (etransitivity; [ atl_descend_rec ltac:(atl_vec_lane_left w) | ])
         then
