@@ -227,11 +227,25 @@ Ltac atl_into rec :=
 Ltac atl_descend_rec tac :=
   atl_fresh_rhs ltac:(first [ tac | atl_into ltac:(atl_descend_rec tac) ]).
 
+(** The same search, failing at once on a subtree where [none] says [tac]
+    can fire at no node (as [atl_everywhere_prune]'s [none]): the first site
+    found is the same, since only subtrees without one are skipped. *)
+Ltac atl_descend_rec_prune none tac :=
+  idtac;
+  lazymatch goal with
+  | |- ?t = _ =>
+      tryif none t then fail else
+      atl_fresh_rhs ltac:(first [ tac | atl_into ltac:(atl_descend_rec_prune none tac) ])
+  end.
+
 (** The descent's proof in lifted form (Rewrites/Lift.v, decision #103): the
     same site, rewrite and new program, each node of the path named once. *)
 Ltac atl_descend tac :=
   let f := ltac2:(k |- AtlLift.lifted (fun () => Ltac1.run k)) in
   f ltac:(idtac; atl_descend_rec tac).
+Ltac atl_descend_prune none tac :=
+  let f := ltac2:(k |- AtlLift.lifted (fun () => Ltac1.run k)) in
+  f ltac:(idtac; atl_descend_rec_prune none tac).
 
 (** [atl_everywhere_prune none may tac] ([atl_everywhere_may may tac] without
     [none]): run [tac] once at every node, bottom-up
@@ -313,6 +327,8 @@ Ltac atl_check_goal :=
 
 Ltac atl_step tac :=
   atl_check_goal; refine (eq_trans _ _); [ atl_descend tac | ]; atl_beta_lhs.
+Ltac atl_step_prune none tac :=
+  atl_check_goal; refine (eq_trans _ _); [ atl_descend_prune none tac | ]; atl_beta_lhs.
 
 (** ** Root actions
 
@@ -549,17 +565,18 @@ Ltac2 keep_tac (tac : Ltac1.t) (k : Ltac1.t) : unit :=
            end in
   Ltac1.apply k [Ltac1.of_constr v] Ltac1.run.
 
-(** The head of the left side of the equation [ty] ([forall xs, l = r]),
-    passed to the Ltac1 continuation [k]; [tt] where that head is not a
+(** The head of the left side ([dir] true) or right side of the equation
+    [ty] ([forall xs, l = r]), passed to the Ltac1 continuation [k]; [tt] where that head is not a
     constant (a quantified function, a [fun]): a pass that rewrites with
     the lemma can fire only at a node with that head (the skeleton check
     above), so a subtree without it is left unentered. *)
-Ltac2 lhs_head_tac (ty : Ltac1.t) (k : Ltac1.t) : unit :=
+Ltac2 lhs_head_tac (ty : Ltac1.t) (dir : Ltac1.t) (k : Ltac1.t) : unit :=
   let c := strip (of1 ty) in
+  let side := if Constr.equal (of1 dir) 'true then 1 else 2 in
   let h := match Constr.Unsafe.kind c with
            | Constr.Unsafe.App e args =>
                if Bool.and (Constr.equal e '@eq) (Int.equal (Array.length args) 3) then
-                 let hd := head (Array.get args 1) in
+                 let hd := head (Array.get args side) in
                  match Constr.Unsafe.kind hd with
                  | Constr.Unsafe.Constant _ _ => hd
                  | _ => 'tt
@@ -589,15 +606,16 @@ Ltac atl_skel_sub l t := let f := ltac2:(l t |- AtlSkel.skel_sub_tac l t) in f l
     where [tac] fails. *)
 Ltac atl_keep tac k := let f := ltac2:(tac k |- AtlSkel.keep_tac tac k) in f tac k.
 
-(** [atl_lhs_head L k]: [k] applied to the head constant of lemma [L]'s left
-    side, or to [tt] (see [lhs_head_tac]); [L]'s implicit arguments are
+(** [atl_side_head L dir k]: [k] applied to the head constant of lemma [L]'s
+    left ([dir] true) or right side, or to [tt] (see [lhs_head_tac]); [L]'s implicit arguments are
     elaborated only for the look and left no trace. *)
-Ltac atl_lhs_head L k :=
+Ltac atl_side_head L dir k :=
   atl_keep ltac:(fun k' =>
     let L' := open_constr:(L) in
     let T := type of L' in
-    let f := ltac2:(ty k |- AtlSkel.lhs_head_tac ty k) in
-    f T k') k.
+    let f := ltac2:(ty dir k |- AtlSkel.lhs_head_tac ty dir k) in
+    f T dir k') k.
+Ltac atl_lhs_head L k := atl_side_head L true k.
 
 (** [atl_none_head h t]: [t] has no subterm with head [h] (a constant;
     [tt] stands for "unknown" and never prunes).  The subterm search is
@@ -669,29 +687,34 @@ Ltac atl_rw_explain_at pat app :=
         else idtac "  nodes match the pattern" pat "but none of them has the shape of the lemma's rewritten side")
   else idtac "  no node of the program matches the pattern" pat.
 
+(** [rw]'s search enters no subtree without a node headed as the lemma's
+    side (where every skeleton check would fail): the same first site. *)
+Ltac atl_rw_step L dir root :=
+  atl_side_head L dir ltac:(fun h => atl_step_prune ltac:(atl_none_head h) root).
+
 Tactic Notation "rw" uconstr(L) :=
-  atl_check_goal; tryif atl_step ltac:(atl_root_l L) then idtac
+  atl_check_goal; tryif atl_rw_step L true ltac:(atl_root_l L) then idtac
   else (idtac "rw" L ": no site found;";
           atl_rw_explain ltac:(assert_succeeds (atl_skel_check L true); eapply L); atl_rw_fail L).
 
 Tactic Notation "rw" "<-" uconstr(L) :=
-  atl_check_goal; tryif atl_step ltac:(atl_root_r L) then idtac
+  atl_check_goal; tryif atl_rw_step L false ltac:(atl_root_r L) then idtac
   else (idtac "rw <-" L ": no site found;";
           atl_rw_explain ltac:(assert_succeeds (atl_skel_check L false); eapply eq_sym; eapply L); atl_rw_fail L).
 
 Tactic Notation "rw" uconstr(L) "at" uconstr(pat) :=
-  atl_check_goal; tryif atl_step ltac:(atl_match pat; atl_root_l L) then idtac
+  atl_check_goal; tryif atl_rw_step L true ltac:(atl_match pat; atl_root_l L) then idtac
   else (idtac "rw" L "at" pat ": no site found;";
           atl_rw_explain_at pat ltac:(assert_succeeds (atl_skel_check L true); eapply L); atl_rw_fail L).
 
 Tactic Notation "rw" "<-" uconstr(L) "at" uconstr(pat) :=
-  atl_check_goal; tryif atl_step ltac:(atl_match pat; atl_root_r L) then idtac
+  atl_check_goal; tryif atl_rw_step L false ltac:(atl_match pat; atl_root_r L) then idtac
   else (idtac "rw <-" L "at" pat ": no site found;";
           atl_rw_explain_at pat ltac:(assert_succeeds (atl_skel_check L false); eapply eq_sym; eapply L); atl_rw_fail L).
 
 (** [inline]: inline the first let (Sec. 4.1). *)
 Tactic Notation "inline" :=
-  tryif atl_step ltac:(atl_root_l uconstr:(unfold_let)) then idtac
+  tryif atl_step_prune ltac:(atl_none_head (@atl_let)) ltac:(atl_root_l uconstr:(unfold_let)) then idtac
   else (fail 0 "inline: the program has no let to inline").
 
 (** [name_buffer pat as x]: bind a subterm as a let buffer [x] (let
