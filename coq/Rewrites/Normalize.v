@@ -93,6 +93,45 @@ Ltac norm_may_noeta t :=
   end.
 Ltac norm_may_all t := first [ norm_may_noeta t | norm_is_leaf t ].
 
+(** [norm_pass] enters no subtree where [root] can fire at no node
+    (decision #106; the pass is top-down, so a subtree whose root does not
+    fire keeps its children as they are).  Only where the right-hand side
+    is an evar of its own: below a binder it is an evar applied to the
+    bound variable ([?g i]), and closing [f i = ?g i] by reflexivity lets
+    the unifier pick [?g := f], an eta-reduced body that [norm_children]
+    (which does not eta-expand, see [norm_pass]) would then take apart as
+    a partial application.  [norm_none_noeta t]: no node of
+    [t] has the form [norm_may_noeta] accepts. *)
+Ltac norm_none_noeta t :=
+  lazymatch t with
+  | context [get (genr _ _ _) _] => fail
+  | context [get (iverson _ _) _] => fail
+  | context [get (sumr _ _ _) _] => fail
+  | context [get (tadd _ _) _] => fail
+  | context [get (atl_let _ _) _] => fail
+  | context [@tadd (Z -> _) _ _ _] => fail
+  | _ => idtac
+  end.
+
+(** ... nor a leaf [norm_eta] could expand: [t] is a scalar (its type no
+    product, even unfolded) without a let or a time loop, so every leaf in
+    a stored position in it is a scalar too (the operators at scalar type
+    take scalars; a tensor is read only through an access, below which
+    nothing is eta-expanded). *)
+Ltac norm_none_all t :=
+  norm_none_noeta t;
+  let T := type of t in
+  let T' := eval hnf in T in
+  lazymatch T' with
+  | forall _, _ => fail
+  | _ =>
+      lazymatch t with
+      | context [atl_let _ _] => fail
+      | context [titer _ _ _] => fail
+      | _ => idtac
+      end
+  end.
+
 (** One top-down pass, as [atl_everywhere], except that inside the tensor
     operand of an access nothing is eta-expanded ([root] is inherited by the
     children, and switched to [norm_root_noeta] below an access).  The
@@ -106,44 +145,45 @@ Ltac norm_may_all t := first [ norm_may_noeta t | norm_is_leaf t ].
     [atl_fresh_rhs] looks at the right-hand side; delaying it (as
     [atl_topdown]'s children are) changes what the rewrites unify with
     under binders, and Jacobi2d.v's program was no longer normal. *)
-Ltac norm_pass root may :=
+Ltac norm_pass root may none :=
   idtac;
   lazymatch goal with
-  | |- ?t = _ =>
+  | |- ?t = ?r =>
+      tryif (tryif is_evar r then none t else fail) then reflexivity else
       tryif (may t; etransitivity; [ root | ])
-      then (atl_beta_lhs; atl_fresh_rhs ltac:(norm_children root may))
-      else atl_fresh_rhs ltac:(norm_children root may)
+      then (atl_beta_lhs; atl_fresh_rhs ltac:(norm_children root may none))
+      else atl_fresh_rhs ltac:(norm_children root may none)
   end
-with norm_children root may :=
+with norm_children root may none :=
   lazymatch goal with
   | |- genr _ _ (fun x => _) = _ =>
       refine (genr_ctx _ _ _ _ _); let i := fresh x in let Hi := fresh "H" i in
-      intros i Hi; atl_beta_lhs; norm_pass root may
+      intros i Hi; atl_beta_lhs; norm_pass root may none
   | |- sumr _ _ (fun x => _) = _ =>
       refine (sumr_ctx _ _ _ _ _); let i := fresh x in let Hi := fresh "H" i in
-      intros i Hi; atl_beta_lhs; norm_pass root may
+      intros i Hi; atl_beta_lhs; norm_pass root may none
   | |- iverson _ _ = _ =>
-      refine (iverson_ctx _ _ _ _); let Hp := fresh "Hguard" in intros Hp; norm_pass root may
+      refine (iverson_ctx _ _ _ _); let Hp := fresh "Hguard" in intros Hp; norm_pass root may none
   | |- atl_let _ (fun x => _) = _ =>
       refine (let_ctx _ _ _ _ _ _);
-      [ norm_pass root may
+      [ norm_pass root may none
       | let y := fresh x in let Hy := fresh "H" y in
-        intros y Hy; atl_beta_lhs; norm_pass root may ]
+        intros y Hy; atl_beta_lhs; norm_pass root may none ]
   | |- titer _ _ (fun x => _) = _ =>
       (* the initial tensor, then the step with the state's extents (Tensor/Iter.v) *)
       etransitivity;
-      [ eapply titer_ctx; [ norm_pass root may | let y := fresh x in intros y; reflexivity ]
-      | atl_eta_binder; atl_into_step x ltac:(norm_pass root may) ]
+      [ eapply titer_ctx; [ norm_pass root may none | let y := fresh x in intros y; reflexivity ]
+      | atl_eta_binder; atl_into_step x ltac:(norm_pass root may none) ]
   | |- get _ _ = _ =>
       lazymatch goal with
-      | |- ?F ?a _ = _ => refine (f_equal2 F _ _); [ norm_pass norm_root_noeta norm_may_noeta | reflexivity ]
+      | |- ?F ?a _ = _ => refine (f_equal2 F _ _); [ norm_pass norm_root_noeta norm_may_noeta norm_none_noeta | reflexivity ]
       end
   | |- ?F ?a ?b = _ =>
       refine (f_equal2 F _ _);
-      [ tryif atl_is_index a then reflexivity else norm_pass root may
-      | tryif atl_is_index b then reflexivity else norm_pass root may ]
+      [ tryif atl_is_index a then reflexivity else norm_pass root may none
+      | tryif atl_is_index b then reflexivity else norm_pass root may none ]
   | |- ?F ?a = _ =>
-      refine (f_equal F _); tryif atl_is_index a then reflexivity else norm_pass root may
+      refine (f_equal F _); tryif atl_is_index a then reflexivity else norm_pass root may none
   | |- _ = _ => reflexivity
   end.
 
@@ -156,7 +196,7 @@ Ltac normalize :=
          transitivity step): its congruence proof would stay in the derivation's
          term and cost the kernel a whole-program check at Qed for nothing (build
          time, issue 16). *)
-      tryif (etransitivity; [ norm_pass norm_root_all norm_may_all | ]; atl_beta_lhs;
+      tryif (etransitivity; [ norm_pass norm_root_all norm_may_all norm_none_all | ]; atl_beta_lhs;
              lazymatch goal with
              | |- ?P' = _ => tryif constr_eq P P' then fail else idtac
              end)
