@@ -297,7 +297,7 @@ Tactic Notation "stage" constr(A) "at" ident(i) "as" ident(Ap) := stage_go A i A
     guards outermost first).  A clean-up after [stage] and [reorder],
     which leave the edge guards of several loops stacked. *)
 Ltac stage_merge_all :=
-  repeat (atl_step ltac:(atl_root_l uconstr:(guard_merge))).
+  repeat (atl_step_l uconstr:(guard_merge)).
 
 Tactic Notation "merge_guards" :=
   atl_check_goal;

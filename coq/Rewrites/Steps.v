@@ -268,7 +268,7 @@ Ltac step_merge_tadd_node :=
     the nodes that match are not of the step's form. *)
 Tactic Notation "merge_tadd" "at" uconstr(pat) :=
   atl_check_goal;
-  tryif atl_step ltac:(atl_match pat; step_merge_tadd_node) then idtac
+  tryif atl_step_at pat ltac:(idtac; step_merge_tadd_node) then idtac
   else tryif atl_has_node ltac:(atl_match pat)
   then (idtac "merge_tadd: the nodes matching" pat "are not of the form GEN [i < n] _ <+> GEN [j < n] _ (two generations over the same range)";
         fail 0 "merge_tadd: the nodes matching" pat "are not of the form GEN [i < n] _ <+> GEN [j < n] _ (two generations over the same range)")
@@ -276,7 +276,7 @@ Tactic Notation "merge_tadd" "at" uconstr(pat) :=
         fail 0 "merge_tadd: no node of the program matches" pat).
 Tactic Notation "swap_sum" "at" uconstr(pat) :=
   atl_check_goal;
-  tryif atl_step ltac:(atl_match pat; step_swap_sum_node) then idtac
+  tryif atl_step_at pat ltac:(idtac; step_swap_sum_node) then idtac
   else tryif atl_has_node ltac:(atl_match pat)
   then (idtac "swap_sum: the nodes matching" pat "are not of the form GEN [i] SUM [k] _ (a generation whose body is a sum)";
         fail 0 "swap_sum: the nodes matching" pat "are not of the form GEN [i] SUM [k] _ (a generation whose body is a sum)")
@@ -305,7 +305,7 @@ Tactic Notation "swap_sum" constr(n) "at" uconstr(pat) :=
   | S _ => idtac
   | _ => fail 0 "swap_sum: the count" n "must be a positive number"
   end;
-  tryif atl_step ltac:(atl_match pat; step_swap_sums_node k) then idtac
+  tryif atl_step_at pat ltac:(idtac; step_swap_sums_node k) then idtac
   else tryif atl_has_node ltac:(atl_match pat)
   then (idtac "swap_sum: the nodes matching" pat "are not of the form GEN [i] SUM [k1] .. SUM [kn] _ with n =" n "(a generation whose body is" n "nested sums)";
         fail 0 "swap_sum: the nodes matching" pat "are not of the form GEN [i] SUM [k1] .. SUM [kn] _ with n =" n "(a generation whose body is" n "nested sums)")
@@ -318,7 +318,7 @@ Tactic Notation "lift_sum" constr(n) "at" uconstr(pat) :=
   | S _ => idtac
   | _ => fail 0 "lift_sum: the count" n "must be a positive number"
   end;
-  tryif atl_step ltac:(atl_match pat; step_sum_out_node k) then idtac
+  tryif atl_step_at pat ltac:(idtac; step_sum_out_node k) then idtac
   else tryif atl_has_node ltac:(atl_match pat)
   then (idtac "lift_sum: the nodes matching" pat "are not of the form GEN [i1] .. GEN [in] SUM [k] _ with n =" n "(a sum" n "generations down)";
         fail 0 "lift_sum: the nodes matching" pat "are not of the form GEN [i1] .. GEN [in] SUM [k] _ with n =" n "(a sum" n "generations down)")
@@ -326,7 +326,7 @@ Tactic Notation "lift_sum" constr(n) "at" uconstr(pat) :=
         fail 0 "lift_sum: no node of the program matches" pat).
 Tactic Notation "guard_in" "at" uconstr(pat) :=
   atl_check_goal;
-  tryif atl_step ltac:(atl_match pat; step_guard_in_node) then idtac
+  tryif atl_step_at pat ltac:(idtac; step_guard_in_node) then idtac
   else tryif atl_has_node ltac:(atl_match pat)
   then (idtac "guard_in: the nodes matching" pat "are not of the form |[ p ]| GEN _ or |[ p ]| SUM _ (a guard around a loop)";
         fail 0 "guard_in: the nodes matching" pat "are not of the form |[ p ]| GEN _ or |[ p ]| SUM _ (a guard around a loop)")
@@ -334,7 +334,7 @@ Tactic Notation "guard_in" "at" uconstr(pat) :=
         fail 0 "guard_in: no node of the program matches" pat).
 Tactic Notation "guard_out" "at" uconstr(pat) :=
   atl_check_goal;
-  tryif atl_step ltac:(atl_match pat; step_guard_out_node) then idtac
+  tryif atl_step_at pat ltac:(idtac; step_guard_out_node) then idtac
   else tryif atl_has_node ltac:(atl_match pat)
   then (idtac "guard_out: the nodes matching" pat "are not of the form GEN [i] |[ p ]| _ or tlet x := e in |[ p ]| _ (a loop or let whose body is a guard)";
         fail 0 "guard_out: the nodes matching" pat "are not of the form GEN [i] |[ p ]| _ or tlet x := e in |[ p ]| _ (a loop or let whose body is a guard)")
@@ -342,7 +342,7 @@ Tactic Notation "guard_out" "at" uconstr(pat) :=
         fail 0 "guard_out: no node of the program matches" pat).
 Tactic Notation "swap_gen" "at" uconstr(pat) :=
   atl_check_goal;
-  tryif atl_step ltac:(atl_match pat; step_swap_gen_node) then idtac
+  tryif atl_step_at pat ltac:(idtac; step_swap_gen_node) then idtac
   else tryif atl_has_node ltac:(atl_match pat)
   then (idtac "swap_gen: the nodes matching" pat "are not of the form GEN [i < m] GEN [j < n] _ (two nested generations from 0)";
         fail 0 "swap_gen: the nodes matching" pat "are not of the form GEN [i < m] GEN [j < n] _ (two nested generations from 0)")
@@ -350,7 +350,7 @@ Tactic Notation "swap_gen" "at" uconstr(pat) :=
         fail 0 "swap_gen: no node of the program matches" pat).
 Tactic Notation "split_tadd" "at" uconstr(pat) :=
   atl_check_goal;
-  tryif atl_step ltac:(atl_match pat; step_split_tadd_node) then idtac
+  tryif atl_step_at pat ltac:(idtac; step_split_tadd_node) then idtac
   else tryif atl_has_node ltac:(atl_match pat)
   then (idtac "split_tadd: the nodes matching" pat "are not of the form GEN [i] (_ <+> _) (a generation whose body is a sum of two tensors)";
         fail 0 "split_tadd: the nodes matching" pat "are not of the form GEN [i] (_ <+> _) (a generation whose body is a sum of two tensors)")

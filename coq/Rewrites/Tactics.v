@@ -692,6 +692,26 @@ Ltac atl_rw_explain_at pat app :=
 Ltac atl_rw_step L dir root :=
   atl_side_head L dir ltac:(fun h => atl_step_prune ltac:(atl_none_head h) root).
 
+(** [atl_step (atl_root_l L)] with that search. *)
+Ltac atl_step_l L := atl_rw_step L true ltac:(atl_root_l L).
+
+(** The head of an application. *)
+Ltac atl_head t := lazymatch t with ?f _ => atl_head f | _ => t end.
+
+(** [atl_pat_head pat k]: [k] applied to the head of the pattern [pat]
+    where it is a constant, else to [tt]; [pat]'s holes are elaborated only
+    for the look ([atl_keep]). *)
+Ltac atl_pat_head pat k :=
+  atl_keep ltac:(fun k' => let p := open_constr:(pat) in let h := atl_head p in
+                           tryif is_const h then k' h else k' tt) k.
+
+(** [atl_step (atl_match pat; tac)], the search entering no subtree without
+    a node headed as [pat] ([atl_match]'s skeleton check fails elsewhere).
+    A [tac] that begins with [lazymatch] or [let] is passed as
+    [ltac:(idtac; ..)], or Ltac runs it where it is passed. *)
+Ltac atl_step_at pat tac :=
+  atl_pat_head pat ltac:(fun h => atl_step_prune ltac:(atl_none_head h) ltac:(atl_match pat; tac)).
+
 Tactic Notation "rw" uconstr(L) :=
   atl_check_goal; tryif atl_rw_step L true ltac:(atl_root_l L) then idtac
   else (idtac "rw" L ": no site found;";
@@ -879,7 +899,6 @@ Ltac simpl_guard :=
 (** [reschedule]: start a derivation.  Introduces hypotheses (shapes of
     the inputs) and unfolds the program's own name, so the first printed
     program is the algorithm itself. *)
-Ltac atl_head t := lazymatch t with ?f _ => atl_head f | _ => t end.
 
 (** Coq's [Derive] names the derived program by a local definition whose
     body is the evar; expose the evar itself. *)

@@ -503,33 +503,6 @@ Ltac atl_instr_root_arith I :=
       [ atl_everywhere_may atl_lane_may atl_lane_root | atl_beta_lhs; atl_instr_root I ]
   end.
 
-Tactic Notation "use_instr" open_constr(I) :=
-  atl_check_goal;
-  tryif atl_step ltac:(atl_instr_root I) then idtac
-  else tryif atl_step ltac:(atl_instr_root_arith I) then idtac
-  else atl_instr_fail I idtac.
-
-Tactic Notation "use_instr" open_constr(I) "at" uconstr(pat) :=
-  atl_check_goal;
-  tryif atl_step ltac:(atl_match pat; atl_instr_root I) then idtac
-  else tryif atl_step ltac:(atl_match pat; atl_instr_root_arith I) then idtac
-  else atl_instr_fail I ltac:(atl_match pat).
-
-(** [use_instr_all I]: replace every subterm that is the specification of
-    [I] (bottom-up, so nested specifications become nested calls); fails
-    if there is none.  If some subterm matches exactly, only exact matches
-    are taken; otherwise every loop of the instruction's range that
-    matches once its indices are in lane form. *)
-Ltac atl_instr_root_any exact_only I :=
-  idtac;
-  lazymatch goal with
-  | |- ?t = _ =>
-      let I' := open_constr:(I) in
-      first [ atl_instr_inst I' ltac:(fun body call =>
-                atl_skel body t; unify t body; exact (@eq_refl _ call))
-            | lazymatch exact_only with false => atl_instr_root_arith I' end ]
-  end.
-
 (** The head constant of instruction [I]'s specification (its body under
     its parameters), or [tt] where that head is not a constant (a
     parameter): [use_instr_all]'s traversal tries [I] only at nodes with
@@ -555,6 +528,37 @@ Ltac atl_instr_head I :=
   let b := eval unfold h in I in
   let b := eval cbv beta in b in
   atl_body_head b.
+
+(** The searches enter no subtree without a node headed as [I]'s
+    specification (both matches need that head, see [atl_instr_head]). *)
+Tactic Notation "use_instr" open_constr(I) :=
+  atl_check_goal;
+  let hd := atl_instr_head I in
+  tryif atl_step_prune ltac:(atl_none_head hd) ltac:(atl_instr_root I) then idtac
+  else tryif atl_step_prune ltac:(atl_none_head hd) ltac:(atl_instr_root_arith I) then idtac
+  else atl_instr_fail I idtac.
+
+Tactic Notation "use_instr" open_constr(I) "at" uconstr(pat) :=
+  atl_check_goal;
+  let hd := atl_instr_head I in
+  tryif atl_step_prune ltac:(atl_none_head hd) ltac:(atl_match pat; atl_instr_root I) then idtac
+  else tryif atl_step_prune ltac:(atl_none_head hd) ltac:(atl_match pat; atl_instr_root_arith I) then idtac
+  else atl_instr_fail I ltac:(atl_match pat).
+
+(** [use_instr_all I]: replace every subterm that is the specification of
+    [I] (bottom-up, so nested specifications become nested calls); fails
+    if there is none.  If some subterm matches exactly, only exact matches
+    are taken; otherwise every loop of the instruction's range that
+    matches once its indices are in lane form. *)
+Ltac atl_instr_root_any exact_only I :=
+  idtac;
+  lazymatch goal with
+  | |- ?t = _ =>
+      let I' := open_constr:(I) in
+      first [ atl_instr_inst I' ltac:(fun body call =>
+                atl_skel body t; unify t body; exact (@eq_refl _ call))
+            | lazymatch exact_only with false => atl_instr_root_arith I' end ]
+  end.
 
 Ltac atl_head_may h t :=
   tryif constr_eq h tt then idtac else (let h' := atl_head t in constr_eq h h').
@@ -598,6 +602,6 @@ Ltac atl_topdown_lemma L :=
 
 Tactic Notation "rw_all" uconstr(L) :=
   atl_check_goal;
-  tryif atl_step ltac:(atl_root_l L) then
+  tryif atl_step_l L then
     atl_step ltac:(atl_topdown_lemma L)
   else rw L.

@@ -243,15 +243,15 @@ Ltac mk_rows_split s rows i jr mr im ir k :=
   | true =>
       mk_try s 2%nat ltac:(dir_split i mr im ir dir_guard) ltac:(
       mk_try s 2%nat ltac:(atl_step ltac:(dir_guard_in_node jr)) ltac:(
-      mk_try s 2%nat ltac:(atl_step ltac:(atl_match uconstr:(iverson _ (iverson _ _)); atl_root_l (@guard_comm))) k))
+      mk_try s 2%nat ltac:(atl_step_at uconstr:(iverson _ (iverson _ _)) ltac:(atl_root_l (@guard_comm))) k))
   end.
 
 (** The tile's guards onto the operands: one reduction with a depth guard
     ([guard2_sum_prod]) or a nest of three ([guard2_sum3_prod], [nest :=
     true]). *)
 Ltac mk_copy_guards nest :=
-  first [ atl_step ltac:(atl_root_l (@guard2_sum_prod)); unify nest false
-        | atl_step ltac:(atl_root_l (@guard2_sum3_prod)); unify nest true ].
+  first [ atl_step_l (@guard2_sum_prod); unify nest false
+        | atl_step_l (@guard2_sum3_prod); unify nest true ].
 
 (** The depth outside the tile loops: one reduction outside [ir], [jv],
     [l]; a nest of reductions only outside the vector loops [jv], [l]
@@ -285,7 +285,7 @@ Ltac mk_rtile_node s rows i j mr nr w im ir jm jr jv l t :=
   mk_rows_split s rows i jr mr im ir ltac:(
   idtac; let nest := open_constr:(_ : bool) in
   mk_try s 3%nat ltac:(mk_copy_guards nest) ltac:(
-  mk_try s 3%nat ltac:(atl_step ltac:(atl_match uconstr:(iverson _ (iverson _ _)); atl_root_l (@guard_comm))) ltac:(
+  mk_try s 3%nat ltac:(atl_step_at uconstr:(iverson _ (iverson _ _)) ltac:(atl_root_l (@guard_comm))) ltac:(
   mk_try s 3%nat ltac:(atl_step ltac:(mk_named jr; step_guard_out_node)) ltac:(
   mk_try s 4%nat ltac:(atl_step ltac:(mk_lanes_node jr nr nv w jv l)) ltac:(
   mk_try s 5%nat ltac:(name_buffer (sumr _ _ _) as t) ltac:(
@@ -336,7 +336,7 @@ Ltac mk_tile_skip s k :=
   idtac;
   lazymatch goal with
   | |- atl_let _ (fun _ => genr _ _ (fun z => iverson (_ + (_ * _ + z) <? _) _)) = _ =>
-      mk_try s 1%nat ltac:(atl_step ltac:(atl_root_l (@guard_tile_skip))) ltac:(
+      mk_try s 1%nat ltac:(atl_step_l (@guard_tile_skip)) ltac:(
       mk_try s 1%nat ltac:(atl_step step_guard_out_node) ltac:(
       mk_try s 1%nat ltac:(atl_step step_guard_out_node) k))
   | |- atl_let _ (fun _ => genr _ _ (fun z => iverson (_ * _ + z <? _) _)) = _ => k
@@ -352,9 +352,9 @@ Ltac mk_select_node s t mstore outer mul mem :=
      generation's sums in one step *)
   repeat atl_step step_swap_sums_all_node;
   mk_tile_skip s ltac:(
-  mk_try s 2%nat ltac:(atl_step ltac:(atl_match uconstr:(iverson _ (get _ _)); atl_root_l (@guard_lanes))) ltac:(
+  mk_try s 2%nat ltac:(atl_step_at uconstr:(iverson _ (get _ _)) ltac:(atl_root_l (@guard_lanes))) ltac:(
   mk_try s 2%nat ltac:(mk_instr mstore) ltac:(
-  mk_try s 3%nat ltac:(atl_step ltac:(atl_root_l outer)) ltac:(
+  mk_try s 3%nat ltac:(atl_step_l outer) ltac:(
   mk_try s 3%nat ltac:(mk_instr mul) ltac:(
   mk_try s 4%nat ltac:(set_memory t mem) ltac:(
     unify s 0%nat; reflexivity)))))).
