@@ -263,15 +263,18 @@ Ltac part_idx_normal i :=
   | _ => is_var i
   end.
 
-Ltac part_idx_root :=
+Ltac part_idx_root norm :=
   idtac;
   lazymatch goal with
   | |- get ?v ?i = _ =>
       tryif part_idx_normal i then fail else idtac;
-      atl_ring_norm i ltac:(fun j =>
+      norm i ltac:(fun j =>
           tryif constr_eq i j then fail
           else (transitivity (get v j); [ apply f_equal; first [ lia | ring ] | reflexivity ]))
   end.
 
 Ltac part_idx_may t := lazymatch t with get _ _ => idtac end.
-Tactic Notation "simpl_index" := atl_step ltac:(atl_everywhere_may part_idx_may part_idx_root).
+(** Each distinct index normalized once in the pass ([atl_ring_memo]). *)
+Tactic Notation "simpl_index" :=
+  atl_ring_memo ltac:(fun norm =>
+    atl_step ltac:(atl_everywhere_may part_idx_may ltac:(part_idx_root norm))).

@@ -596,10 +596,42 @@ Ltac2 skel_lemma_tac (ty : Ltac1.t) (dir : Ltac1.t) (t : Ltac1.t) (notEq : Ltac1
     let side := if Constr.equal (of1 dir) 'true then Array.get args 1 else Array.get args 2 in
     if skel_one side (of1 t) then () else Control.zero (Tactic_failure None)
   else Ltac1.run notEq.
+(** [memo_run norm k]: [k f], where the Ltac1 function [f t k'] calls [k']
+    with [norm]'s result for [t] ([norm t k''] calls [k''] with it),
+    computed at the first request for a term equal to [t] in this run of
+    [k] and reused after.  For [atl_ring_norm] over a pass: the same index
+    recurs at many nodes (each tap of a stencil, under each tile), and
+    [ring_simplify] is about 12 ms a call.  The result is a proposal: every
+    caller proves [t = u] in its own context ([lia], [ring]), and the
+    normal form depends only on the term (a variable is an atom, whatever
+    binds it). *)
+Ltac2 rec memo_find (c : (constr * constr) list) (t : constr) : constr option :=
+  match c with
+  | [] => None
+  | p :: r => let (a, b) := p in if Constr.equal a t then Some b else memo_find r t
+  end.
+Ltac2 memo_run (norm : Ltac1.t) (k : Ltac1.t) : unit :=
+  let cache := Array.make 1 [] in
+  let f := Ltac1.lambda (fun t => Ltac1.lambda (fun k' =>
+    let tc := of1 t in
+    (match memo_find (Array.get cache 0) tc with
+     | Some u => Ltac1.apply k' [Ltac1.of_constr u] Ltac1.run
+     | None =>
+         Ltac1.apply norm [t; Ltac1.lambda (fun u =>
+           Array.set cache 0 ((tc, of1 u) :: Array.get cache 0);
+           Ltac1.apply k' [u] Ltac1.run; ltac1val:(idtac))] Ltac1.run
+     end);
+    ltac1val:(idtac))) in
+  Ltac1.apply k [f] Ltac1.run.
 End AtlSkel.
 
 Ltac atl_skel l t := let f := ltac2:(l t |- AtlSkel.skel_tac l t) in f l t.
 Ltac atl_skel_sub l t := let f := ltac2:(l t |- AtlSkel.skel_sub_tac l t) in f l t.
+
+(** [atl_ring_memo k]: [k f] with [f t k'] as [atl_ring_norm t k'], each
+    distinct [t] normalized once in the run of [k] ([memo_run]). *)
+Ltac atl_ring_memo k :=
+  let g := ltac2:(norm k |- AtlSkel.memo_run norm k) in g atl_ring_norm k.
 
 (** [atl_keep tac k]: [k v] where [tac] computes [v] (by calling its
     continuation), with [tac]'s effects undone: see [keep_tac].  [k tt]

@@ -228,7 +228,7 @@ Ltac atl_lane_var :=
   | H : (0 <= ?x < ?w)%Z |- _ => lazymatch w with Zpos _ => x end
   end.
 
-Ltac atl_lane_root :=
+Ltac atl_lane_root norm :=
   idtac;
   let x := atl_lane_var in
   lazymatch goal with
@@ -239,15 +239,15 @@ Ltac atl_lane_root :=
       | (?o + x)%Z => lazymatch o with context [x] => idtac | _ => fail end
       | _ => idtac
       end;
-      atl_ring_norm constr:((i - x)%Z) ltac:(fun o =>
+      norm constr:((i - x)%Z) ltac:(fun o =>
         lazymatch o with context [x] => fail | _ => idtac end;
         transitivity (get v (o + x)%Z); [ apply get_index; ring | reflexivity ])
   | |- iverson (?a <? ?b)%Z ?e = _ =>
       lazymatch a with context [x] => idtac | _ => fail end;
       lazymatch a with x => fail | _ => idtac end;
-      atl_ring_norm constr:((a - x)%Z) ltac:(fun d =>
+      norm constr:((a - x)%Z) ltac:(fun d =>
         lazymatch d with context [x] => fail | _ => idtac end;
-        atl_ring_norm constr:((b - d)%Z) ltac:(fun c =>
+        norm constr:((b - d)%Z) ltac:(fun c =>
           transitivity (iverson (x <? c)%Z e); [ apply guard_lane_shift; ring | reflexivity ]))
   end.
 
@@ -258,7 +258,10 @@ Ltac atl_lane_may t :=
   | iverson _ _ => idtac
   end.
 
-Tactic Notation "vector_index" := atl_step ltac:(atl_everywhere_may atl_lane_may atl_lane_root).
+(** Each distinct index normalized once in the pass ([atl_ring_memo]). *)
+Tactic Notation "vector_index" :=
+  atl_ring_memo ltac:(fun norm =>
+    atl_step ltac:(atl_everywhere_may atl_lane_may ltac:(atl_lane_root norm))).
 
 (** ** [use_instr I] *)
 
@@ -500,7 +503,8 @@ Ltac atl_instr_root_arith I :=
         let r := atl_idiff false body t in
         lazymatch r with (S (S _), _) => idtac | _ => fail end));
       etransitivity;
-      [ atl_everywhere_may atl_lane_may atl_lane_root | atl_beta_lhs; atl_instr_root I ]
+      [ atl_everywhere_may atl_lane_may ltac:(atl_lane_root atl_ring_norm)
+      | atl_beta_lhs; atl_instr_root I ]
   end.
 
 (** The head constant of instruction [I]'s specification (its body under
