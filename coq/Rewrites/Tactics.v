@@ -259,12 +259,12 @@ Ltac atl_descend_prune none tac :=
     rewriting the children keeps it.  A node that is no application (a
     variable, a constant) has no children: [tac] runs on it directly,
     without a transitivity step (decision #98).  [none t] (the [prune]
-    variant) says that no node of the subtree [t] passes [may]: the subtree
-    is then closed by reflexivity without being entered (no node inside can
-    be rewritten, since a node passes [may] before its children are
-    rewritten only if it does after, and [tac] rewrites no node that fails
-    [may]).  It must be sound the same way: it may fail on a subtree with
-    no site, never succeed on one with a site.  Entering a node costs a
+    variant) says that [tac] can rewrite no node of the subtree [t]: no
+    application in it passes [may] and no leaf is one [tac] rewrites.  The
+    subtree is then closed by reflexivity without being entered (if no node
+    fires, no node's children change, so each node is met as it is in [t]).
+    It must be sound the same way: it may fail on a subtree with no site,
+    never succeed on one with a site.  Entering a node costs a
     context lemma, [intros] and a [change] (about 0.3 ms); [none] is one
     [context] match, Coq's own subterm search in OCaml (decision #106). *)
 Ltac atl_everywhere_prune none may tac :=
@@ -928,10 +928,6 @@ Ltac simpl_guard :=
       end
   end.
 
-(** [reschedule]: start a derivation.  Introduces hypotheses (shapes of
-    the inputs) and unfolds the program's own name, so the first printed
-    program is the algorithm itself. *)
-
 (** Coq's [Derive] names the derived program by a local definition whose
     body is the evar; expose the evar itself. *)
 Ltac atl_open_rhs :=
@@ -942,6 +938,9 @@ Ltac atl_open_rhs :=
             | is_var R; let b := eval cbv delta [R] in R in is_evar b; change (P = b) ]
   end.
 
+(** [reschedule]: start a derivation.  Introduces hypotheses (shapes of
+    the inputs) and unfolds the program's own name, so the first printed
+    program is the algorithm itself. *)
 Ltac reschedule :=
   intros;
   lazymatch goal with

@@ -534,20 +534,26 @@ Ltac atl_instr_head I :=
   atl_body_head b.
 
 (** The searches enter no subtree without a node headed as [I]'s
-    specification (both matches need that head, see [atl_instr_head]). *)
+    specification (both matches need that head, see [atl_instr_head]).
+    The head is read under [atl_keep]: [atl_instr_head] elaborates terms
+    over [I]'s open implicit arguments and left them instantiated (the
+    scalar type of [avx2_broadcast] became [Z -> Z -> S] on the search's
+    [vaxpy], tests/test_search_avx2.py), so that [I] matched nothing. *)
+Ltac atl_instr_head_kept I k := atl_keep ltac:(fun k' => let h := atl_instr_head I in k' h) k.
+
 Tactic Notation "use_instr" open_constr(I) :=
   atl_check_goal;
-  let hd := atl_instr_head I in
+  atl_instr_head_kept I ltac:(fun hd =>
   tryif atl_step_prune ltac:(atl_none_head hd) ltac:(atl_instr_root I) then idtac
   else tryif atl_step_prune ltac:(atl_none_head hd) ltac:(atl_instr_root_arith I) then idtac
-  else atl_instr_fail I idtac.
+  else atl_instr_fail I idtac).
 
 Tactic Notation "use_instr" open_constr(I) "at" uconstr(pat) :=
   atl_check_goal;
-  let hd := atl_instr_head I in
+  atl_instr_head_kept I ltac:(fun hd =>
   tryif atl_step_prune ltac:(atl_none_head hd) ltac:(atl_match pat; atl_instr_root I) then idtac
   else tryif atl_step_prune ltac:(atl_none_head hd) ltac:(atl_match pat; atl_instr_root_arith I) then idtac
-  else atl_instr_fail I ltac:(atl_match pat).
+  else atl_instr_fail I ltac:(atl_match pat)).
 
 (** [use_instr_all I]: replace every subterm that is the specification of
     [I] (bottom-up, so nested specifications become nested calls); fails
