@@ -542,9 +542,7 @@ Ltac2 skel_sub_tac (p : Ltac1.t) (t : Ltac1.t) : unit :=
 Ltac2 skel_tac (l : Ltac1.t) (t : Ltac1.t) : unit :=
   if skel_one (of1 l) (of1 t) then () else Control.zero (Tactic_failure None).
 
-(** A lemma's statement [forall xs, l = r]: [l] ([dir] true) or [r] against
-    [t], the [xs] as wildcards; [notEq] (an Ltac1 tactic) when the
-    statement is no equation. *)
+(** A statement without its leading quantifiers. *)
 Ltac2 rec strip (ty : constr) : constr :=
   match Constr.Unsafe.kind ty with
   | Constr.Unsafe.Prod _ body => strip body
@@ -565,37 +563,45 @@ Ltac2 keep_tac (tac : Ltac1.t) (k : Ltac1.t) : unit :=
            end in
   Ltac1.apply k [Ltac1.of_constr v] Ltac1.run.
 
-(** The head of the left side ([dir] true) or right side of the equation
-    [ty] ([forall xs, l = r]), passed to the Ltac1 continuation [k]; [tt] where that head is not a
-    constant (a quantified function, a [fun]): a pass that rewrites with
-    the lemma can fire only at a node with that head (the skeleton check
-    above), so a subtree without it is left unentered. *)
-Ltac2 lhs_head_tac (ty : Ltac1.t) (dir : Ltac1.t) (k : Ltac1.t) : unit :=
+(** The left ([dir] true) or right side of the statement [ty] of a lemma,
+    [forall xs, l = r] (with the [xs] as de Bruijn indices), or [None]
+    when the statement is no equation. *)
+Ltac2 eq_side (ty : Ltac1.t) (dir : Ltac1.t) : constr option :=
   let c := strip (of1 ty) in
-  let side := if Constr.equal (of1 dir) 'true then 1 else 2 in
-  let h := match Constr.Unsafe.kind c with
-           | Constr.Unsafe.App e args =>
-               if Bool.and (Constr.equal e '@eq) (Int.equal (Array.length args) 3) then
-                 let hd := head (Array.get args side) in
-                 match Constr.Unsafe.kind hd with
-                 | Constr.Unsafe.Constant _ _ => hd
-                 | _ => 'tt
-                 end
-               else 'tt
-           | _ => 'tt
+  match Constr.Unsafe.kind c with
+  | Constr.Unsafe.App e args =>
+      if Bool.and (Constr.equal e '@eq) (Int.equal (Array.length args) 3) then
+        Some (Array.get args (if Constr.equal (of1 dir) 'true then 1 else 2))
+      else None
+  | _ => None
+  end.
+
+(** The head of that side, passed to the Ltac1 continuation [k]; [tt]
+    where it is not a constant (a quantified function, a [fun]) or the
+    statement is no equation: a pass that rewrites with the lemma can fire
+    only at a node with that head (the skeleton check), so a subtree
+    without it is left unentered. *)
+Ltac2 lhs_head_tac (ty : Ltac1.t) (dir : Ltac1.t) (k : Ltac1.t) : unit :=
+  let h := match eq_side ty dir with
+           | Some side =>
+               let hd := head side in
+               match Constr.Unsafe.kind hd with
+               | Constr.Unsafe.Constant _ _ => hd
+               | _ => 'tt
+               end
+           | None => 'tt
            end in
   Ltac1.apply k [Ltac1.of_constr h] Ltac1.run.
 
+(** A lemma's statement [forall xs, l = r]: [l] ([dir] true) or [r] against
+    [t], the [xs] as wildcards; [notEq] (an Ltac1 tactic) when the
+    statement is no equation. *)
 Ltac2 skel_lemma_tac (ty : Ltac1.t) (dir : Ltac1.t) (t : Ltac1.t) (notEq : Ltac1.t) : unit :=
-  let c := strip (of1 ty) in
-  let (h, args) := match Constr.Unsafe.kind c with
-                   | Constr.Unsafe.App h args => (h, args)
-                   | _ => (c, Array.empty ())
-                   end in
-  if Bool.and (Constr.equal h '@eq) (Int.equal (Array.length args) 3) then
-    let side := if Constr.equal (of1 dir) 'true then Array.get args 1 else Array.get args 2 in
-    if skel_one side (of1 t) then () else Control.zero (Tactic_failure None)
-  else Ltac1.run notEq.
+  match eq_side ty dir with
+  | Some side => if skel_one side (of1 t) then () else Control.zero (Tactic_failure None)
+  | None => Ltac1.run notEq
+  end.
+
 (** [memo_run norm k]: [k f], where the Ltac1 function [f t k'] calls [k']
     with [norm]'s result for [t] ([norm t k''] calls [k''] with it),
     computed at the first request for a term equal to [t] in this run of
@@ -647,7 +653,6 @@ Ltac atl_side_head L dir k :=
     let T := type of L' in
     let f := ltac2:(ty dir k |- AtlSkel.lhs_head_tac ty dir k) in
     f T dir k') k.
-Ltac atl_lhs_head L k := atl_side_head L true k.
 
 (** [atl_none_head h t]: [t] has no subterm with head [h] (a constant;
     [tt] stands for "unknown" and never prunes).  The subterm search is

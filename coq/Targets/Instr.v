@@ -539,7 +539,8 @@ Ltac atl_instr_head I :=
     over [I]'s open implicit arguments and left them instantiated (the
     scalar type of [avx2_broadcast] became [Z -> Z -> S] on the search's
     [vaxpy], tests/test_search_avx2.py), so that [I] matched nothing. *)
-Ltac atl_instr_head_kept I k := atl_keep ltac:(fun k' => let h := atl_instr_head I in k' h) k.
+Ltac atl_instr_head_kept I k :=
+  atl_keep ltac:(fun k' => let Ic := open_constr:(I) in let h := atl_instr_head Ic in k' h) k.
 
 Tactic Notation "use_instr" open_constr(I) :=
   atl_check_goal;
@@ -608,7 +609,7 @@ Ltac atl_topdown tac := atl_topdown_prune atl_none_never tac.
 (** [L] everywhere, top-down, in no subtree without a node headed as [L]'s
     left side (where [atl_root_l L]'s skeleton check fails at every node). *)
 Ltac atl_topdown_lemma L :=
-  atl_lhs_head L ltac:(fun h => atl_topdown_prune ltac:(atl_none_head h) ltac:(atl_root_l L)).
+  atl_side_head L true ltac:(fun h => atl_topdown_prune ltac:(atl_none_head h) ltac:(atl_root_l L)).
 
 Tactic Notation "rw_all" uconstr(L) :=
   atl_check_goal;

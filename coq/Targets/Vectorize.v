@@ -232,8 +232,7 @@ Ltac atl_vec_instr_may I t :=
   assert_succeeds (let Ic := open_constr:(I) in
                    let h := atl_instr_head Ic in atl_head_may h t).
 Ltac atl_vec_instr_all I :=
-  atl_keep ltac:(fun k => let Ic := open_constr:(I) in let h := atl_instr_head Ic in k h)
-    ltac:(fun hd =>
+  atl_instr_head_kept I ltac:(fun hd =>
       atl_step ltac:(atl_everywhere_prune ltac:(atl_none_head hd) ltac:(atl_vec_instr_may I)
                                           ltac:(atl_instr_root_any false I))).
 
