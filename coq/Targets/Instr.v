@@ -574,17 +574,20 @@ Ltac atl_instr_root_any exact_only I :=
 Ltac atl_head_may h t :=
   tryif constr_eq h tt then idtac else (let h' := atl_head t in constr_eq h h').
 
+(** The head read under [atl_keep] here too: read from [Ichk] itself, it
+    left [Ichk]'s implicit arguments instantiated, and [use_instr_all
+    avx2_broadcast] found no site where one exists (tests/coq/Instr.v). *)
 Tactic Notation "use_instr_all" uconstr(I) :=
   atl_check_goal;
+  atl_instr_head_kept I ltac:(fun hd =>
   let Ichk := open_constr:(I) in
-  let hd := atl_instr_head Ichk in
   tryif atl_step ltac:(atl_instr_root Ichk)
   then atl_step ltac:(atl_everywhere_prune ltac:(atl_none_head hd) ltac:(atl_head_may hd)
                                            ltac:(atl_instr_root_any true I))
   else tryif atl_step ltac:(atl_instr_root_arith Ichk)
   then atl_step ltac:(atl_everywhere_prune ltac:(atl_none_head hd) ltac:(atl_head_may hd)
                                            ltac:(atl_instr_root_any false I))
-  else atl_instr_fail Ichk idtac.
+  else atl_instr_fail Ichk idtac).
 
 (** [rw_all L]: one top-down pass rewriting with [L] at every node where it
     applies (side conditions proved by [atl_side]), including inside what

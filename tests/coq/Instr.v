@@ -135,3 +135,31 @@ Section Instr.
   Derive q6 SuchThat (p6 = q6) As q6_ok.
   Proof. reschedule. use_instr avx2_loadu. Fail check_safe. done. Qed.
 End Instr.
+
+(* A broadcast whose scalar type only the program fixes (the search's
+   vaxpy, examples/search/vector.v).  use_instr and use_instr_all read the
+   head of the instruction's specification to skip subtrees without it;
+   read from the instruction itself, that left its implicit arguments
+   instantiated (here as Z -> Z -> S), and use_instr_all found no site,
+   before decision #106's fix. *)
+Section Broadcast.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n : Z) (alpha : S) (x y : Z -> Z -> S).
+  Definition p8 := GEN [ i < n ] GEN [ l < 8 ] alpha * x _[ i ] _[ l ] + y _[ i ] _[ l ].
+  Derive q8 SuchThat (p8 = q8) As q8_ok.
+  Proof.
+    reschedule.
+    rw lanes_bcast_fmadd at (GEN [ l < 8 ] alpha * x _[ _ ] _[ l ] + y _[ _ ] _[ l ]).
+    use_instr avx2_broadcast at (GEN [ _ < 8 ] alpha).
+    done.
+  Qed.
+  Print q8.
+  Derive q9 SuchThat (p8 = q9) As q9_ok.
+  Proof.
+    reschedule.
+    rw lanes_bcast_fmadd at (GEN [ l < 8 ] alpha * x _[ _ ] _[ l ] + y _[ _ ] _[ l ]).
+    use_instr_all avx2_broadcast.
+    done.
+  Qed.
+  Print q9.
+End Broadcast.
