@@ -224,16 +224,14 @@ Ltac atl_vec_guard_root :=
 (** One top-down pass of lemma [L] (no diagnostics; no change if it
     applies nowhere), and every subterm that is instruction [I]. *)
 Ltac atl_vec_rw_all L := atl_step ltac:(atl_topdown_lemma L).
-(** [may] elaborates [I] at each node it asks about, inside
-    [assert_succeeds]: elaborated once, outside, its open implicit arguments
-    would stay pending in the proof state, and the next step's [refine]
-    failed on them. *)
-Ltac atl_vec_instr_may I t :=
-  assert_succeeds (let Ic := open_constr:(I) in
-                   let h := atl_instr_head Ic in atl_head_may h t).
+(** The head of [I]'s specification is read once, under [atl_keep]
+    ([atl_instr_head_kept]): elaborated in the proof state, [I]'s open
+    implicit arguments would stay pending there, and the next step's
+    [refine] failed on them (why the [may] test used to elaborate [I] again
+    at every node, inside [assert_succeeds]). *)
 Ltac atl_vec_instr_all I :=
   atl_instr_head_kept I ltac:(fun hd =>
-      atl_step ltac:(atl_everywhere_prune ltac:(atl_none_head hd) ltac:(atl_vec_instr_may I)
+      atl_step ltac:(atl_everywhere_prune ltac:(atl_none_head hd) ltac:(atl_head_may hd)
                                           ltac:(atl_instr_root_any false I))).
 
 (** [k] only where the program has an [smax]: the [max] pass, a whole
