@@ -139,11 +139,11 @@ Ltac norm_none_all t :=
     made only where [root] rewrites the node: elsewhere the children are
     entered directly (the same rewrites; a proof without a reflexivity
     step per node, cheaper to build and to check: decision #98).  The same
-    shape as [atl_topdown] (Targets/Instr.v) but not the same code: the
+    shape as [atl_topdown_prune] (Targets/Instr.v) but not the same code: the
     argument [ltac:(norm_children root)] begins with a [lazymatch goal], so
     Ltac runs it where it is passed, on the node itself, before
     [atl_fresh_rhs] looks at the right-hand side; delaying it (as
-    [atl_topdown]'s children are) changes what the rewrites unify with
+    [atl_topdown_prune]'s children are) changes what the rewrites unify with
     under binders, and Jacobi2d.v's program was no longer normal. *)
 Ltac norm_pass root may none :=
   idtac;

@@ -224,12 +224,11 @@ Ltac atl_into rec :=
       tryif atl_is_index a then fail else (refine (f_equal F _); rec)
   end.
 
-Ltac atl_descend_rec tac :=
-  atl_fresh_rhs ltac:(first [ tac | atl_into ltac:(atl_descend_rec tac) ]).
-
-(** The same search, failing at once on a subtree where [none] says [tac]
-    can fire at no node (as [atl_everywhere_prune]'s [none]): the first site
-    found is the same, since only subtrees without one are skipped. *)
+(** [atl_descend_rec_prune none tac]: the search, failing at once on a
+    subtree where [none] says [tac] can fire at no node (as
+    [atl_everywhere_prune]'s [none]): the first site found is the same,
+    since only subtrees without one are skipped.  [atl_descend_rec tac]:
+    without that test. *)
 Ltac atl_descend_rec_prune none tac :=
   idtac;
   lazymatch goal with
@@ -237,15 +236,15 @@ Ltac atl_descend_rec_prune none tac :=
       tryif none t then fail else
       atl_fresh_rhs ltac:(first [ tac | atl_into ltac:(atl_descend_rec_prune none tac) ])
   end.
+Ltac atl_none_never t := fail.
+Ltac atl_descend_rec tac := atl_descend_rec_prune atl_none_never tac.
 
 (** The descent's proof in lifted form (Rewrites/Lift.v, decision #103): the
     same site, rewrite and new program, each node of the path named once. *)
-Ltac atl_descend tac :=
-  let f := ltac2:(k |- AtlLift.lifted (fun () => Ltac1.run k)) in
-  f ltac:(idtac; atl_descend_rec tac).
 Ltac atl_descend_prune none tac :=
   let f := ltac2:(k |- AtlLift.lifted (fun () => Ltac1.run k)) in
   f ltac:(idtac; atl_descend_rec_prune none tac).
+Ltac atl_descend tac := atl_descend_prune atl_none_never tac.
 
 (** [atl_everywhere_prune none may tac] ([atl_everywhere_may may tac] without
     [none]): run [tac] once at every node, bottom-up
@@ -312,7 +311,6 @@ with atl_children k :=
 
 (** [atl_everywhere tac]: [tac] tried at every node. *)
 Ltac atl_may_any t := idtac.
-Ltac atl_none_never t := fail.
 Ltac atl_everywhere_may may tac := atl_everywhere_prune atl_none_never may tac.
 Ltac atl_everywhere tac := atl_everywhere_may atl_may_any tac.
 
@@ -325,10 +323,9 @@ Ltac atl_check_goal :=
   | _ => fail 0 "not inside a derivation: expected a goal  program = ?derived"
   end.
 
-Ltac atl_step tac :=
-  atl_check_goal; refine (eq_trans _ _); [ atl_descend tac | ]; atl_beta_lhs.
 Ltac atl_step_prune none tac :=
   atl_check_goal; refine (eq_trans _ _); [ atl_descend_prune none tac | ]; atl_beta_lhs.
+Ltac atl_step tac := atl_step_prune atl_none_never tac.
 
 (** ** Root actions
 

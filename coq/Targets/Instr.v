@@ -595,7 +595,7 @@ Tactic Notation "use_instr_all" uconstr(I) :=
     [avx2_add_gen_tadd] splits a whole lane-wise sum into a tree of
     [avx2_add].  Fails, with [rw]'s diagnostics, when [L] applies nowhere.
     Only for lemmas whose right side is smaller in the sense that the pass
-    ends (not, e.g., [avx2_storeu_gen]).  [atl_topdown] makes the
+    ends (not, e.g., [avx2_storeu_gen]).  [atl_topdown_prune] makes the
     transitivity step joining a node's rewrite to its children's only
     where [tac] rewrites the node (as [norm_pass], decision #98). *)
 Ltac atl_topdown_prune none tac :=
@@ -607,7 +607,6 @@ Ltac atl_topdown_prune none tac :=
       then (atl_beta_lhs; atl_fresh_rhs ltac:(atl_children ltac:(atl_topdown_prune none tac)))
       else atl_fresh_rhs ltac:(atl_children ltac:(atl_topdown_prune none tac))
   end.
-Ltac atl_topdown tac := atl_topdown_prune atl_none_never tac.
 
 (** [L] everywhere, top-down, in no subtree without a node headed as [L]'s
     left side (where [atl_root_l L]'s skeleton check fails at every node). *)
