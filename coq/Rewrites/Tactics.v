@@ -82,11 +82,12 @@ Ltac atl_mentions_atl t :=
   end.
 
 Ltac atl_is_index t :=
+  tryif atl_mentions_atl t then fail else
   let T := type of t in
   lazymatch T with
-  | Z => tryif atl_mentions_atl t then fail else idtac
-  | bool => tryif atl_mentions_atl t then fail else idtac
-  | nat => tryif atl_mentions_atl t then fail else idtac
+  | Z => idtac
+  | bool => idtac
+  | nat => idtac
   | _ => fail
   end.
 
