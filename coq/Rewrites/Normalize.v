@@ -156,19 +156,25 @@ Ltac norm_pass root may none :=
   end
 with norm_children root may none :=
   lazymatch goal with
-  | |- genr _ _ (fun x => _) = _ =>
-      refine (genr_ctx _ _ _ _ _); let i := fresh x in let Hi := fresh "H" i in
+  | |- @genr ?X ?E ?lo ?hi ?F = _ =>
+      lazymatch F with fun x => _ =>
+      refine (@genr_ctx X E lo hi F _ _); let i := fresh x in let Hi := fresh "H" i in
       intros i Hi; atl_beta_lhs; norm_pass root may none
-  | |- sumr _ _ (fun x => _) = _ =>
-      refine (sumr_ctx _ _ _ _ _); let i := fresh x in let Hi := fresh "H" i in
+      end
+  | |- @sumr ?X ?E ?lo ?hi ?F = _ =>
+      lazymatch F with fun x => _ =>
+      refine (@sumr_ctx X E lo hi F _ _); let i := fresh x in let Hi := fresh "H" i in
       intros i Hi; atl_beta_lhs; norm_pass root may none
-  | |- iverson _ _ = _ =>
-      refine (iverson_ctx _ _ _ _); let Hp := fresh "Hguard" in intros Hp; norm_pass root may none
-  | |- atl_let _ (fun x => _) = _ =>
-      refine (let_ctx _ _ _ _ _ _);
+      end
+  | |- @iverson ?X ?E ?p ?e = _ =>
+      refine (@iverson_ctx X E p e _ _); let Hp := fresh "Hguard" in intros Hp; norm_pass root may none
+  | |- @atl_let ?X ?Y ?e ?F = _ =>
+      lazymatch F with fun x => _ =>
+      refine (@let_ctx X Y e _ F _ _ _);
       [ norm_pass root may none
       | let y := fresh x in let Hy := fresh "H" y in
         intros y Hy; atl_beta_lhs; norm_pass root may none ]
+      end
   | |- titer _ _ (fun x => _) = _ =>
       (* the initial tensor, then the step with the state's extents (Tensor/Iter.v) *)
       etransitivity;
@@ -176,14 +182,14 @@ with norm_children root may none :=
       | atl_eta_binder; atl_into_step x ltac:(norm_pass root may none) ]
   | |- get _ _ = _ =>
       lazymatch goal with
-      | |- ?F ?a _ = _ => refine (f_equal2 F _ _); [ norm_pass norm_root_noeta norm_may_noeta norm_none_noeta | reflexivity ]
+      | |- ?F ?a ?b = _ => refine (@f_equal2 _ _ _ F a _ b _ _ _); [ norm_pass norm_root_noeta norm_may_noeta norm_none_noeta | reflexivity ]
       end
   | |- ?F ?a ?b = _ =>
-      refine (f_equal2 F _ _);
+      refine (@f_equal2 _ _ _ F a _ b _ _ _);
       [ tryif atl_is_index a then reflexivity else norm_pass root may none
       | tryif atl_is_index b then reflexivity else norm_pass root may none ]
   | |- ?F ?a = _ =>
-      refine (f_equal F _); tryif atl_is_index a then reflexivity else norm_pass root may none
+      refine (f_equal F (x:=a) _); tryif atl_is_index a then reflexivity else norm_pass root may none
   | |- _ = _ => reflexivity
   end.
 

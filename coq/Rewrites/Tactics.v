@@ -196,14 +196,18 @@ Ltac atl_into rec :=
   atl_eta_binder;
   lazymatch goal with
   | |- @tzero _ _ = _ => fail
-  | |- genr _ _ (fun x => _) = _ =>
+  | |- @genr ?X ?E ?lo ?hi ?F = _ =>
+      lazymatch F with fun x => _ =>
       let i := fresh x in let Hi := fresh "H" i in
-      refine (genr_ctx _ _ _ (fun i => _) _); intros i Hi; atl_beta_both; rec
-  | |- sumr _ _ (fun x => _) = _ =>
+      refine (@genr_ctx X E lo hi F (fun i => _) _); intros i Hi; atl_beta_both; rec
+      end
+  | |- @sumr ?X ?E ?lo ?hi ?F = _ =>
+      lazymatch F with fun x => _ =>
       let i := fresh x in let Hi := fresh "H" i in
-      refine (sumr_ctx _ _ _ (fun i => _) _); intros i Hi; atl_beta_both; rec
-  | |- iverson _ _ = _ =>
-      refine (iverson_ctx _ _ _ _); let Hp := fresh "Hguard" in intros Hp; rec
+      refine (@sumr_ctx X E lo hi F (fun i => _) _); intros i Hi; atl_beta_both; rec
+      end
+  | |- @iverson ?X ?E ?p ?e = _ =>
+      refine (@iverson_ctx X E p e _ _); let Hp := fresh "Hguard" in intros Hp; rec
   | |- titer _ _ (fun x => _) = _ =>
       first
         [ eapply titer_ctx; [ rec | let y := fresh x in intros y; exact eq_refl ]
@@ -219,10 +223,10 @@ Ltac atl_into rec :=
             intros y Hy; atl_beta_lhs; rec ] ]
   | |- ?F ?a ?b = _ =>
       first
-        [ tryif atl_is_index a then fail else (refine (atl_cong_l F _ _ _ _); rec)
-        | tryif atl_is_index b then fail else (refine (atl_cong_r F _ _ _ _); rec) ]
+        [ tryif atl_is_index a then fail else (refine (atl_cong_l F a _ b _); rec)
+        | tryif atl_is_index b then fail else (refine (atl_cong_r F a b _ _); rec) ]
   | |- ?F ?a = _ =>
-      tryif atl_is_index a then fail else (refine (f_equal F _); rec)
+      tryif atl_is_index a then fail else (refine (f_equal F (x:=a) _); rec)
   end.
 
 (** [atl_descend_rec_prune none tac]: the search, failing at once on a
@@ -286,27 +290,33 @@ with atl_children k :=
   atl_eta_binder;
   lazymatch goal with
   | |- @tzero _ _ = _ => exact eq_refl
-  | |- genr _ _ (fun x => _) = _ =>
-      refine (genr_ctx _ _ _ _ _); let i := fresh x in let Hi := fresh "H" i in
+  | |- @genr ?X ?E ?lo ?hi ?F = _ =>
+      lazymatch F with fun x => _ =>
+      refine (@genr_ctx X E lo hi F _ _); let i := fresh x in let Hi := fresh "H" i in
       intros i Hi; atl_beta_lhs; k
-  | |- sumr _ _ (fun x => _) = _ =>
-      refine (sumr_ctx _ _ _ _ _); let i := fresh x in let Hi := fresh "H" i in
+      end
+  | |- @sumr ?X ?E ?lo ?hi ?F = _ =>
+      lazymatch F with fun x => _ =>
+      refine (@sumr_ctx X E lo hi F _ _); let i := fresh x in let Hi := fresh "H" i in
       intros i Hi; atl_beta_lhs; k
-  | |- iverson _ _ = _ =>
-      refine (iverson_ctx _ _ _ _); let Hp := fresh "Hguard" in intros Hp; k
+      end
+  | |- @iverson ?X ?E ?p ?e = _ =>
+      refine (@iverson_ctx X E p e _ _); let Hp := fresh "Hguard" in intros Hp; k
   | |- titer _ _ (fun x => _) = _ =>
       refine (eq_trans _ _);
       [ eapply titer_ctx; [ k | let y := fresh x in intros y; exact eq_refl ]
       | atl_eta_binder; atl_into_step x k ]
-  | |- atl_let _ (fun x => _) = _ =>
-      refine (let_ctx _ _ _ _ _ _);
+  | |- @atl_let ?X ?Y ?e ?F = _ =>
+      lazymatch F with fun x => _ =>
+      refine (@let_ctx X Y e _ F _ _ _);
       [ k | let y := fresh x in let Hy := fresh "H" y in intros y Hy; atl_beta_lhs; k ]
+      end
   | |- ?F ?a ?b = _ =>
-      refine (f_equal2 F _ _);
+      refine (@f_equal2 _ _ _ F a _ b _ _ _);
       [ tryif atl_is_index a then exact eq_refl else k
       | tryif atl_is_index b then exact eq_refl else k ]
   | |- ?F ?a = _ =>
-      refine (f_equal F _); tryif atl_is_index a then exact eq_refl else k
+      refine (f_equal F (x:=a) _); tryif atl_is_index a then exact eq_refl else k
   | |- _ = _ => exact eq_refl
   end.
 
