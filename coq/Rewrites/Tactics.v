@@ -104,7 +104,7 @@ Ltac atl_beta_lhs :=
 Ltac atl_fresh_rhs k :=
   idtac;
   lazymatch goal with
-  | |- _ = ?R => tryif is_evar R then k else (refine (eq_trans _ _); [ k | reflexivity ])
+  | |- ?t = ?R => tryif is_evar R then k else (refine (@eq_trans _ t _ R _ _); [ k | reflexivity ])
   end.
 
 (** Unification may instantiate a binder's body eta-reduced
@@ -274,12 +274,12 @@ Ltac atl_descend tac := atl_descend_prune atl_none_never tac.
 Ltac atl_everywhere_prune none may tac :=
   idtac;
   lazymatch goal with
-  | |- ?t = _ =>
+  | |- ?t = ?r =>
       tryif none t then exact eq_refl else
       lazymatch t with
       | _ _ =>
           tryif may t then
-            (refine (eq_trans _ _);
+            (refine (@eq_trans _ t _ r _ _);
              [ atl_fresh_rhs ltac:(atl_children ltac:(atl_everywhere_prune none may tac))
              | atl_beta_lhs; first [ tac | exact eq_refl ] ])
           else atl_fresh_rhs ltac:(atl_children ltac:(atl_everywhere_prune none may tac))
@@ -335,7 +335,9 @@ Ltac atl_check_goal :=
   end.
 
 Ltac atl_step_prune none tac :=
-  atl_check_goal; refine (eq_trans _ _); [ atl_descend_prune none tac | ]; atl_beta_lhs.
+  atl_check_goal;
+  lazymatch goal with |- ?t = ?r => refine (@eq_trans _ t _ r _ _) end;
+  [ atl_descend_prune none tac | ]; atl_beta_lhs.
 Ltac atl_step tac := atl_step_prune atl_none_never tac.
 
 (** ** Root actions
