@@ -243,13 +243,13 @@ Ltac dir_split_node s mode i k io ii :=
               (let t := eval cbv beta in
                  (trunc_r hi (flatten (cdiv hi k) k (genr 0 (cdiv hi k) (fun io : Z =>
                     genr 0 k (fun ii : Z => iverson (io * k + ii <? hi) (F (io * k + ii))))))) in
-               exact (gen_tile k hi F Hk : _ = t))
+               (atl_rhs_is t; exact (gen_tile k hi F Hk)))
             else
               (let t := eval cbv beta in
                  (trunc_r (hi - lo) (flatten (cdiv (hi - lo) k) k (genr 0 (cdiv (hi - lo) k) (fun io : Z =>
                     genr 0 k (fun ii : Z =>
                       iverson (io * k + ii <? hi - lo) (F (lo + (io * k + ii)))))))) in
-               exact (dir_gen_tile_lo lo hi k F Hk : _ = t))
+               (atl_rhs_is t; exact (dir_gen_tile_lo lo hi k F Hk)))
         | dir_peel =>
             (* [0 <= n]: with [n < 0] the epilogue [n mod k] would read
                below 0 (the equation holds, but accesses leave bounds) *)
@@ -262,7 +262,7 @@ Ltac dir_split_node s mode i k io ii :=
                        (flatten (hi / k) k (genr 0 (hi / k) (fun io : Z =>
                           genr 0 k (fun ii : Z => F (io * k + ii)))))
                        (genr 0 (hi - hi / k * k) (fun ii : Z => F (hi / k * k + ii)))) in
-                  exact (dir_gen_peel hi k F Hk : _ = t))
+                  (atl_rhs_is t; exact (dir_gen_peel hi k F Hk)))
                else (unify s dir_neg; reflexivity))
             else (unify s dir_lo; reflexivity)
         | dir_shift =>
@@ -273,7 +273,7 @@ Ltac dir_split_node s mode i k io ii :=
                   let t := eval cbv beta in
                     (flatten (hi / k) k (genr 0 (hi / k) (fun io : Z =>
                        genr 0 k (fun ii : Z => F (io * k + ii))))) in
-                  exact (dir_gen_exact hi k F Hk Hd : _ = t))
+                  (atl_rhs_is t; exact (dir_gen_exact hi k F Hk Hd)))
                else (unify s dir_nondiv; reflexivity))
             else (unify s dir_lo; reflexivity)
         end
@@ -289,12 +289,12 @@ Ltac dir_split_node s mode i k io ii :=
               (let t := eval cbv beta in
                  (sumr 0 (cdiv hi k) (fun io : Z => sumr 0 k (fun ii : Z =>
                     iverson (io * k + ii <? hi) (F (io * k + ii))))) in
-               exact (dir_sum_tile hi k F Hk : _ = t))
+               (atl_rhs_is t; exact (dir_sum_tile hi k F Hk)))
             else
               (let t := eval cbv beta in
                  (sumr 0 (cdiv (hi - lo) k) (fun io : Z => sumr 0 k (fun ii : Z =>
                     iverson (io * k + ii <? hi - lo) (F (lo + (io * k + ii)))))) in
-               exact (dir_sum_tile_lo lo hi k F Hk : _ = t))
+               (atl_rhs_is t; exact (dir_sum_tile_lo lo hi k F Hk)))
         | dir_peel =>
             tryif dir_is_zero lo then
               (let Hn := fresh "Hn" in
@@ -303,7 +303,7 @@ Ltac dir_split_node s mode i k io ii :=
                   let t := eval cbv beta in
                     (tadd (sumr 0 (hi / k) (fun io : Z => sumr 0 k (fun ii : Z => F (io * k + ii))))
                           (sumr 0 (hi - hi / k * k) (fun ii : Z => F (hi / k * k + ii)))) in
-                  exact (dir_sum_peel hi k F Hk Hn : _ = t))
+                  (atl_rhs_is t; exact (dir_sum_peel hi k F Hk Hn)))
                else (unify s dir_neg; reflexivity))
             else (unify s dir_lo; reflexivity)
         | dir_shift => unify s dir_sum_shift; reflexivity
@@ -400,7 +400,7 @@ Ltac dir_fuse_node s i j ij :=
              (unify s dir_ok;
               let t := eval cbv beta in
                 (split m (n * m) (genr 0 (n * m) (fun ij : Z => F (ij / m) (ij mod m)))) in
-              exact (dir_gen_fuse n m F Hm : _ = t))
+              (atl_rhs_is t; exact (dir_gen_fuse n m F Hm)))
            else (unify s dir_nonpos; reflexivity))
         else (unify s dir_lo; reflexivity)
         else (unify s dir_tri; reflexivity)
@@ -415,7 +415,7 @@ Ltac dir_fuse_node s i j ij :=
              (unify s dir_ok;
               let t := eval cbv beta in
                 (sumr 0 (n * m) (fun ij : Z => F (ij / m) (ij mod m))) in
-              exact (sum_flatten n m F Hm : _ = t))
+              (atl_rhs_is t; exact (sum_flatten n m F Hm)))
            else (unify s dir_nonpos; reflexivity))
         else (unify s dir_lo; reflexivity)
         else (unify s dir_tri; reflexivity)
@@ -477,11 +477,11 @@ Ltac dir_guard_in_node b :=
   | |- iverson ?p (@genr ?X ?E ?lo ?hi (fun w => @?G w)) = _ =>
       atl_same_name b w;
       let t := eval cbv beta in (genr lo hi (fun b : Z => iverson p (G b))) in
-      exact (eq_sym (guard_gen lo hi p G) : _ = t)
+      (atl_rhs_is t; exact (eq_sym (guard_gen lo hi p G)))
   | |- iverson ?p (@sumr ?X ?E ?lo ?hi (fun w => @?G w)) = _ =>
       atl_same_name b w;
       let t := eval cbv beta in (sumr lo hi (fun b : Z => iverson p (G b))) in
-      exact (eq_sym (guard_sum lo hi p G) : _ = t)
+      (atl_rhs_is t; exact (eq_sym (guard_sum lo hi p G)))
   end.
 
 (** Exchange loop [a] and the loop [b] directly inside it. *)
@@ -496,32 +496,32 @@ Ltac dir_swap_node s a b :=
       tryif (dir_is_zero lo; dir_is_zero lo2) then
         (let t := eval cbv beta in
            (transpose hi2 hi (genr 0 hi2 (fun b : Z => genr 0 hi (fun a : Z => F a b)))) in
-         exact (eq_sym (transpose_gen hi2 hi (fun w z => F z w)) : _ = t))
+         (atl_rhs_is t; exact (eq_sym (transpose_gen hi2 hi (fun w z => F z w)))))
       else
         (let t := eval cbv beta in
            (transpose (hi2 - lo2) (hi - lo) (genr lo2 hi2 (fun b : Z => genr lo hi (fun a : Z => F a b)))) in
-         exact (gen_swap_transpose lo hi lo2 hi2 F : _ = t))
+         (atl_rhs_is t; exact (gen_swap_transpose lo hi lo2 hi2 F)))
   | |- genr ?lo ?hi (fun z => sumr (@?L2 z) (@?H2 z) (fun w => @?F z w)) = _ =>
       atl_same_name a z; atl_same_name b w;
       tryif (dir_indep L2; dir_indep H2) then idtac else (unify s dir_tri; reflexivity);
       let lo2 := dir_at0 L2 in let hi2 := dir_at0 H2 in
       unify s dir_ok;
       let t := eval cbv beta in (sumr lo2 hi2 (fun b : Z => genr lo hi (fun a : Z => F a b))) in
-      exact (gen_sum_swap lo2 hi2 lo hi F : _ = t)
+      (atl_rhs_is t; exact (gen_sum_swap lo2 hi2 lo hi F))
   | |- sumr ?lo ?hi (fun z => genr (@?L2 z) (@?H2 z) (fun w => @?F z w)) = _ =>
       atl_same_name a z; atl_same_name b w;
       tryif (dir_indep L2; dir_indep H2) then idtac else (unify s dir_tri; reflexivity);
       let lo2 := dir_at0 L2 in let hi2 := dir_at0 H2 in
       unify s dir_ok;
       let t := eval cbv beta in (genr lo2 hi2 (fun b : Z => sumr lo hi (fun a : Z => F a b))) in
-      exact (sum_gen_swap lo hi lo2 hi2 (fun w z => F z w) : _ = t)
+      (atl_rhs_is t; exact (sum_gen_swap lo hi lo2 hi2 (fun w z => F z w)))
   | |- sumr ?lo ?hi (fun z => sumr (@?L2 z) (@?H2 z) (fun w => @?F z w)) = _ =>
       atl_same_name a z; atl_same_name b w;
       tryif (dir_indep L2; dir_indep H2) then idtac else (unify s dir_tri; reflexivity);
       let lo2 := dir_at0 L2 in let hi2 := dir_at0 H2 in
       unify s dir_ok;
       let t := eval cbv beta in (sumr lo2 hi2 (fun b : Z => sumr lo hi (fun a : Z => F a b))) in
-      exact (sum_swap lo hi lo2 hi2 F : _ = t)
+      (atl_rhs_is t; exact (sum_swap lo hi lo2 hi2 F))
   | |- _ _ _ (fun z => genr _ _ (fun w => _)) = _ =>
       atl_same_name a z; atl_same_name b w; unify s dir_tri; reflexivity
   | |- _ _ _ (fun z => sumr _ _ (fun w => _)) = _ =>
@@ -789,7 +789,7 @@ Ltac dir_tile_node s i j ki kj io jo ii ji :=
                          transpose ki kj (genr 0 ki (fun ii : Z => genr 0 kj (fun ji : Z =>
                            iverson ((io * ki + ii <? N) && (jo * kj + ji <? M))
                              (F (io * ki + ii) (jo * kj + ji))))))))))))) in
-                  exact (dir_gen_tile2 N M ki kj F H1 H2 : _ = t))
+                  (atl_rhs_is t; exact (dir_gen_tile2 N M ki kj F H1 H2)))
                else (unify s dir_lo; reflexivity))
             else (unify s dir_tri; reflexivity)
           else (unify s dir_notin; reflexivity)
@@ -996,7 +996,7 @@ Ltac dir_peel_node s mode i j ic jc :=
                     (concat 1 N1 (genr 0 1 (fun i : Z => F i))
                        (concat N2 1 (genr 1 N1 (fun i : Z => F i)) (genr N1 N (fun i : Z => F i)))) in
                   etransitivity;
-                  [ exact (gen_peel N N1 N2 F ltac:(ring) ltac:(ring) HN : _ = t)
+                  [ (atl_rhs_is t; exact (gen_peel N N1 N2 F ltac:(ring) ltac:(ring) HN))
                   | dir_guards_here ])))
              else (unify s dir_short; reflexivity))
           else (unify s dir_lo; reflexivity)
@@ -1025,8 +1025,8 @@ Ltac dir_peel_node s mode i j ic jc :=
                                               (genr M1 M (fun j : Z => F i j)))))
                                       (genr N1 N (fun i : Z => genr 0 M (fun j : Z => F i j))))) in
                               etransitivity;
-                              [ exact (dir_peel2 N N1 N2 M M1 M2 F ltac:(ring) ltac:(ring) HN
-                                         ltac:(ring) ltac:(ring) HM : _ = t)
+                              [ (atl_rhs_is t; exact (dir_peel2 N N1 N2 M M1 M2 F ltac:(ring) ltac:(ring) HN
+                                         ltac:(ring) ltac:(ring) HM))
                               | dir_guards_here ]
                           | dir_peel_block =>
                               let t := eval cbv beta in
@@ -1040,8 +1040,8 @@ Ltac dir_peel_node s mode i j ic jc :=
                                                (transpose N2 1 (genr 1 N1 (fun i : Z => genr M1 M (fun j : Z => F i j)))))))
                                       (genr N1 N (fun i : Z => genr 0 M (fun j : Z => F i j))))) in
                               etransitivity;
-                              [ exact (dir_peel2_block N N1 N2 M M1 M2 F ltac:(ring) ltac:(ring) HN
-                                         ltac:(ring) ltac:(ring) HM : _ = t)
+                              [ (atl_rhs_is t; exact (dir_peel2_block N N1 N2 M M1 M2 F ltac:(ring) ltac:(ring) HN
+                                         ltac:(ring) ltac:(ring) HM))
                               | dir_guards_here ]
                           end)))))
                      else (unify s dir_short2; reflexivity))
@@ -1135,8 +1135,8 @@ Ltac dir_tile_part_node s i j ki kj io jo ii ji :=
                                  (genr 0 (cdiv M kj) (fun jo : Z => transpose ki kj (genr 0 ki (fun ii : Z =>
                                     genr 0 kj (fun ji : Z =>
                                       iverson ((io * ki + ii <? N) && (jo * kj + ji <? M)) (G io jo ii ji))))))))))))) in
-                      exact (dir_gen_tile2_part a b c d N M ki kj F ltac:(ring) ltac:(ring) H1 H2
-                               ltac:(lia) ltac:(lia) : _ = t))))
+                      (atl_rhs_is t; exact (dir_gen_tile2_part a b c d N M ki kj F ltac:(ring) ltac:(ring) H1 H2
+                               ltac:(lia) ltac:(lia))))))
                   else (unify s dir_neg2; reflexivity))
                 else (unify s dir_neg; reflexivity))
               else (unify s dir_nonpos2; reflexivity))
@@ -1221,12 +1221,14 @@ Ltac dir_stage_node g i buf :=
         lazymatch t with
         | atl_let ?e ?f =>
             let t' := eval cbv beta in (atl_let e (fun buf => transpose P Q (f buf))) in
+            (* the cast stays: without it [f_equal] here would read as a
+               descent node to Rewrites/Lift.v's reader *)
             exact (f_equal (transpose P Q) L : _ = t')
         end)
   | |- @genr _ _ 0 ?A (fun z => @genr ?X _ 0 ?B (fun w => @?Bd z w)) = _ =>
       atl_same_name i z;
       let body := constr:(genr 0 A (fun z => genr 0 B (fun w => Bd z w))) in
-      dir_stage_core g i buf X A B body ltac:(fun L t => exact (L : _ = t))
+      dir_stage_core g i buf X A B body ltac:(fun L t => (atl_rhs_is t; exact (L)))
   end.
 
 Ltac dir_stage g i buf :=

@@ -85,40 +85,40 @@ Ltac prod_sink_node p i s :=
       atl_same_name p y;
       let t := eval cbv beta in (genr lo hi (fun j => atl_let e (fun y => f y j))) in
       tryif atl_same_name i j then unify s true else idtac;
-      exact (eq_sym (ll_gen lo hi e (fun j y => f y j)) : _ = t)
+      (atl_rhs_is t; exact (eq_sym (ll_gen lo hi e (fun j y => f y j))))
   | |- atl_let ?e (fun y => sumr ?lo ?hi (fun j => @?f y j)) = _ =>
       atl_same_name p y;
       let t := eval cbv beta in (sumr lo hi (fun j => atl_let e (fun y => f y j))) in
       tryif atl_same_name i j then unify s true else idtac;
-      exact (eq_sym (ll_sum lo hi e (fun j y => f y j)) : _ = t)
+      (atl_rhs_is t; exact (eq_sym (ll_sum lo hi e (fun j y => f y j))))
   | |- atl_let ?e (fun y => iverson ?q (@?f y)) = _ =>
       atl_same_name p y;
       let t := eval cbv beta in (iverson q (atl_let e (fun y => f y))) in
-      exact (eq_sym (ll_guard q e f) : _ = t)
+      (atl_rhs_is t; exact (eq_sym (ll_guard q e f)))
   | |- atl_let ?e (fun y => atl_let ?e2 (fun z => @?f y z)) = _ =>
       atl_same_name p y;
       let t := eval cbv beta in (atl_let e2 (fun z => atl_let e (fun y => f y z))) in
-      exact (ll_let_body e e2 f : _ = t)
+      (atl_rhs_is t; exact (ll_let_body e e2 f))
   | |- atl_let ?e (fun y => tadd ?a (@?f y)) = _ =>
       atl_same_name p y;
       let t := eval cbv beta in (tadd a (atl_let e (fun y => f y))) in
-      exact (eq_sym (ll_tadd_r e a f) : _ = t)
+      (atl_rhs_is t; exact (eq_sym (ll_tadd_r e a f)))
   | |- atl_let ?e (fun y => tadd (@?f y) ?b) = _ =>
       atl_same_name p y;
       let t := eval cbv beta in (tadd (atl_let e (fun y => f y)) b) in
-      exact (eq_sym (ll_tadd_l e f b) : _ = t)
+      (atl_rhs_is t; exact (eq_sym (ll_tadd_l e f b)))
   | |- atl_let ?e (fun y => transpose ?n ?m (@?f y)) = _ =>
       atl_same_name p y;
       let t := eval cbv beta in (transpose n m (atl_let e (fun y => f y))) in
-      exact (eq_sym (ll_transpose n m e f) : _ = t)
+      (atl_rhs_is t; exact (eq_sym (ll_transpose n m e f)))
   | |- atl_let ?e (fun y => flatten ?n ?m (@?f y)) = _ =>
       atl_same_name p y;
       let t := eval cbv beta in (flatten n m (atl_let e (fun y => f y))) in
-      exact (eq_sym (ll_flatten n m e f) : _ = t)
+      (atl_rhs_is t; exact (eq_sym (ll_flatten n m e f)))
   | |- atl_let ?e (fun y => trunc_r ?k (@?f y)) = _ =>
       atl_same_name p y;
       let t := eval cbv beta in (trunc_r k (atl_let e (fun y => f y))) in
-      exact (eq_sym (ll_trunc_r k e f) : _ = t)
+      (atl_rhs_is t; exact (eq_sym (ll_trunc_r k e f)))
   end.
 
 (** Every move down to loop [i], in one traversal: the first let named

@@ -189,10 +189,10 @@ Ltac stage_hoist_node Ap :=
       atl_same_name Ap y;
       tryif stage_foreign_var p e1 then
         (let t := eval cbv beta in (atl_let e1 (fun y => iverson p (f y))) in
-         exact (ll_guard p e1 f : _ = t))
+         (atl_rhs_is t; exact (ll_guard p e1 f)))
       else
         (let t := eval cbv beta in (atl_let (iverson p e1) (fun y => iverson p (f y))) in
-         exact (ll_guard_dup p e1 f : _ = t))
+         (atl_rhs_is t; exact (ll_guard_dup p e1 f)))
   | |- _ => step_hoist_node Ap
   end.
 

@@ -8,7 +8,7 @@
     program keeps the names of the schedule ([io], [ko], [jm], [im], [ir],
     [jv], [l], [kk]; buffers [Bp], [Ap], [t]) and [set_memory] can find a
     buffer by its name.  Each is one library lemma applied at one node
-    ([exact (L args : _ = t)] checks that [t] is the lemma's right-hand
+    ([atl_rhs_is t; exact (L args)] checks that [t] is the lemma's right-hand
     side up to renaming), except [swap_sum n at pat] and [lift_sum n at
     pat], which apply [gen_sum_swap] [n] times in one step: at one
     generation, past [n] sums; at [n] nested generations, to one sum. *)
@@ -29,65 +29,65 @@ Ltac step_hoist_node x :=
         [ lazymatch e1 with
           | fun _ => ?v =>
               let t := eval cbv beta in (atl_let v (fun y => genr 0 n (fun i => f i y))) in
-              exact (ll_gen 0 n v f : _ = t)
+              (atl_rhs_is t; exact (ll_gen 0 n v f))
           end
         | let t := eval cbv beta in
             (atl_let (genr 0 n (fun i => e1 i)) (fun y => genr 0 n (fun i => f i (get y i)))) in
-          exact (let_gen_lift0 n e1 f : _ = t) ]
+          (atl_rhs_is t; exact (let_gen_lift0 n e1 f)) ]
   | |- sumr 0 ?n (fun i => atl_let (@?e1 i) (fun y => @?f i y)) = _ =>
       atl_same_name x y;
       first
         [ lazymatch e1 with
           | fun _ => ?v =>
               let t := eval cbv beta in (atl_let v (fun y => sumr 0 n (fun i => f i y))) in
-              exact (ll_sum 0 n v f : _ = t)
+              (atl_rhs_is t; exact (ll_sum 0 n v f))
           end
         | let t := eval cbv beta in
             (atl_let (genr 0 n (fun i => e1 i)) (fun y => sumr 0 n (fun i => f i (get y i)))) in
-          exact (let_sum_lift0 n e1 f : _ = t) ]
+          (atl_rhs_is t; exact (let_sum_lift0 n e1 f)) ]
   | |- iverson ?p (atl_let ?e1 (fun y => @?f y)) = _ =>
       atl_same_name x y;
       let t := eval cbv beta in (atl_let e1 (fun y => iverson p (f y))) in
-      exact (ll_guard p e1 f : _ = t)
+      (atl_rhs_is t; exact (ll_guard p e1 f))
   | |- flatten ?n ?m (atl_let ?e1 (fun y => @?f y)) = _ =>
       atl_same_name x y;
       let t := eval cbv beta in (atl_let e1 (fun y => flatten n m (f y))) in
-      exact (ll_flatten n m e1 f : _ = t)
+      (atl_rhs_is t; exact (ll_flatten n m e1 f))
   | |- transpose ?n ?m (atl_let ?e1 (fun y => @?f y)) = _ =>
       atl_same_name x y;
       let t := eval cbv beta in (atl_let e1 (fun y => transpose n m (f y))) in
-      exact (ll_transpose n m e1 f : _ = t)
+      (atl_rhs_is t; exact (ll_transpose n m e1 f))
   | |- trunc_r ?k (atl_let ?e1 (fun y => @?f y)) = _ =>
       atl_same_name x y;
       let t := eval cbv beta in (atl_let e1 (fun y => trunc_r k (f y))) in
-      exact (ll_trunc_r k e1 f : _ = t)
+      (atl_rhs_is t; exact (ll_trunc_r k e1 f))
   | |- tadd ?a (atl_let ?e1 (fun y => @?f y)) = _ =>
       atl_same_name x y;
       let t := eval cbv beta in (atl_let e1 (fun y => tadd a (f y))) in
-      exact (ll_tadd_r e1 a f : _ = t)
+      (atl_rhs_is t; exact (ll_tadd_r e1 a f))
   | |- tadd (atl_let ?e1 (fun y => @?f y)) ?b = _ =>
       atl_same_name x y;
       let t := eval cbv beta in (atl_let e1 (fun y => tadd (f y) b)) in
-      exact (ll_tadd_l e1 f b : _ = t)
+      (atl_rhs_is t; exact (ll_tadd_l e1 f b))
   | |- smul ?a (atl_let ?e1 (fun y => @?f y)) = _ =>
       atl_same_name x y;
       let t := eval cbv beta in (atl_let e1 (fun y => smul a (f y))) in
-      exact (ll_smul_r e1 a f : _ = t)
+      (atl_rhs_is t; exact (ll_smul_r e1 a f))
   | |- smul (atl_let ?e1 (fun y => @?f y)) ?b = _ =>
       atl_same_name x y;
       let t := eval cbv beta in (atl_let e1 (fun y => smul (f y) b)) in
-      exact (ll_smul_l e1 f b : _ = t)
+      (atl_rhs_is t; exact (ll_smul_l e1 f b))
   | |- atl_let ?e (fun z => atl_let (@?e2 z) (fun y => @?f z y)) = _ =>
       atl_same_name x y;
       lazymatch e2 with
       | fun _ => ?v =>
           let t := eval cbv beta in (atl_let v (fun y => atl_let e (fun z => f z y))) in
-          exact (ll_let_body e v f : _ = t)
+          (atl_rhs_is t; exact (ll_let_body e v f))
       end
   | |- atl_let (atl_let ?e1 (fun y => @?f y)) ?g = _ =>
       atl_same_name x y;
       let t := eval cbv beta in (atl_let e1 (fun y => atl_let (f y) g)) in
-      exact (ll_let_value e1 f g : _ = t)
+      (atl_rhs_is t; exact (ll_let_value e1 f g))
   end.
 
 (** [hoist x past pat]: move the let named [x] outward, one node at a
@@ -152,7 +152,7 @@ Ltac step_swap_sum_node :=
   lazymatch goal with
   | |- genr ?a ?b (fun i => sumr ?lo ?hi (fun k => @?f i k)) = _ =>
       let t := eval cbv beta in (sumr lo hi (fun k => genr a b (fun i => f i k))) in
-      exact (gen_sum_swap lo hi a b f : _ = t)
+      (atl_rhs_is t; exact (gen_sum_swap lo hi a b f))
   end.
 
 (** One swap at the node, then [cont] on the generation it moved, inside
@@ -164,7 +164,7 @@ Ltac step_swap_sum_into cont :=
   lazymatch goal with
   | |- genr ?a ?b (fun i => sumr ?lo ?hi (fun k => @?f i k)) = _ =>
       let t := eval cbv beta in (sumr lo hi (fun k => genr a b (fun i => f i k))) in
-      refine (eq_trans (gen_sum_swap lo hi a b f : _ = t) _);
+      refine (@eq_trans _ _ t _ (gen_sum_swap lo hi a b f) _);
       lazymatch goal with
       | |- sumr _ _ (fun x => _) = _ =>
           let k' := fresh x in let Hk := fresh "H" k' in
@@ -223,10 +223,10 @@ Ltac step_guard_in_node :=
   lazymatch goal with
   | |- iverson ?p (genr ?lo ?hi (fun i => @?f i)) = _ =>
       let t := eval cbv beta in (genr lo hi (fun i => iverson p (f i))) in
-      exact (eq_sym (guard_gen lo hi p f) : _ = t)
+      (atl_rhs_is t; exact (eq_sym (guard_gen lo hi p f)))
   | |- iverson ?p (sumr ?lo ?hi (fun i => @?f i)) = _ =>
       let t := eval cbv beta in (sumr lo hi (fun i => iverson p (f i))) in
-      exact (eq_sym (guard_sum lo hi p f) : _ = t)
+      (atl_rhs_is t; exact (eq_sym (guard_sum lo hi p f)))
   end.
 
 Ltac step_guard_out_node :=
@@ -234,10 +234,10 @@ Ltac step_guard_out_node :=
   lazymatch goal with
   | |- genr ?lo ?hi (fun i => iverson ?p (@?f i)) = _ =>
       let t := eval cbv beta in (iverson p (genr lo hi (fun i => f i))) in
-      exact (guard_gen lo hi p f : _ = t)
+      (atl_rhs_is t; exact (guard_gen lo hi p f))
   | |- atl_let ?e (fun y => iverson ?p (@?f y)) = _ =>
       let t := eval cbv beta in (iverson p (atl_let e (fun y => f y))) in
-      exact (eq_sym (ll_guard p e f) : _ = t)
+      (atl_rhs_is t; exact (eq_sym (ll_guard p e f)))
   end.
 
 Ltac step_swap_gen_node :=
@@ -245,7 +245,7 @@ Ltac step_swap_gen_node :=
   lazymatch goal with
   | |- genr 0 ?m (fun i => genr 0 ?n (fun j => @?f i j)) = _ =>
       let t := eval cbv beta in (transpose n m (genr 0 n (fun j => genr 0 m (fun i => f i j)))) in
-      exact (eq_sym (transpose_gen n m (fun j i => f i j)) : _ = t)
+      (atl_rhs_is t; exact (eq_sym (transpose_gen n m (fun j i => f i j))))
   end.
 
 Ltac step_split_tadd_node :=
@@ -253,7 +253,7 @@ Ltac step_split_tadd_node :=
   lazymatch goal with
   | |- genr ?lo ?hi (fun i => tadd (@?f i) (@?g i)) = _ =>
       let t := eval cbv beta in (tadd (genr lo hi (fun i => f i)) (genr lo hi (fun i => g i))) in
-      exact (eq_sym (tadd_gen lo hi f g) : _ = t)
+      (atl_rhs_is t; exact (eq_sym (tadd_gen lo hi f g)))
   end.
 
 Ltac step_merge_tadd_node :=
@@ -261,7 +261,7 @@ Ltac step_merge_tadd_node :=
   lazymatch goal with
   | |- tadd (genr ?lo ?hi (fun i => @?f i)) (genr ?lo ?hi (fun j => @?g j)) = _ =>
       let t := eval cbv beta in (genr lo hi (fun i => tadd (f i) (g i))) in
-      exact (tadd_gen lo hi f g : _ = t)
+      (atl_rhs_is t; exact (tadd_gen lo hi f g))
   end.
 
 (** A step that finds no site says why: no node matches the pattern, or

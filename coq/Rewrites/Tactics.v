@@ -97,6 +97,13 @@ Ltac atl_beta_lhs :=
   | |- ?P = ?R => let P' := eval cbv beta in P in change (P' = R)
   end.
 
+(** [atl_rhs_is t; exact (L args)] closes [l = ?r] by a lemma whose
+    right-hand side is [t] up to conversion (beta, binder names), with
+    [?r := t]: the node's own binder names are kept.  It replaces [exact (L
+    args : _ = t)], whose cast stayed in the proof term, where the kernel
+    typed [t] again at [Qed] (6% of Sgemm.v's AVX2 derivation's term). *)
+Ltac atl_rhs_is t := idtac; lazymatch goal with |- _ = ?r => unify r t end.
+
 (** Under a binder the right-hand side is an evar applied to the bound
     variable ([?g i]).  Unifying a lemma against that flexible term makes
     Coq guess a first-order solution ([?g := ?f], [i := ?k]) and fail, so

@@ -139,7 +139,7 @@ Ltac mk_fis_inner :=
   | |- iverson ?p (tadd ?a ?b) = _ => exact (tadd_guard p a b)
   | |- sumr ?lo ?hi (fun i => tadd (@?f i) (@?g i)) = _ =>
       let t := eval cbv beta in (tadd (sumr lo hi (fun i => f i)) (sumr lo hi (fun i => g i))) in
-      exact (sum_tadd lo hi f g : _ = t)
+      (atl_rhs_is t; exact (sum_tadd lo hi f g))
   end.
 
 (** Is the body [B] (a function of the loop index) a [<+>] under guards,
@@ -200,7 +200,7 @@ Ltac mk_exact_node i mr im ir :=
       assert (Hk : 0 < mr) by atl_side; assert (Hq : 0 <= q) by atl_side;
       let t := eval cbv beta in
         (flatten q mr (genr 0 q (fun im : Z => genr 0 mr (fun ir : Z => F (im * mr + ir))))) in
-      exact (gen_tile_exact q mr F Hk Hq : _ = t)
+      (atl_rhs_is t; exact (gen_tile_exact q mr F Hk Hq))
   end.
 
 (** [GEN jr < nv * w] as [nv] vectors [jv] of [w] lanes [l]. *)
@@ -214,7 +214,7 @@ Ltac mk_lanes_node jr nr nv w jv l :=
       assert (Hv : 0 <= nv) by atl_side;
       let t := eval cbv beta in
         (flatten nv w (genr 0 nv (fun jv : Z => genr 0 w (fun l : Z => F (jv * w + l))))) in
-      exact (gen_split_lanes nr nv w F He Hw Hv : _ = t)
+      (atl_rhs_is t; exact (gen_split_lanes nr nv w F He Hw Hv))
   end.
 
 Ltac mk_guard_body_sum B :=
