@@ -332,11 +332,21 @@ Ltac atl_may_any t := idtac.
 Ltac atl_everywhere_may may tac := atl_everywhere_prune atl_none_never may tac.
 Ltac atl_everywhere tac := atl_everywhere_may atl_may_any tac.
 
+(** Is [R] the right-hand side of a derivation still open: an evar, or
+    the name Coq's [Derive] gives the derived program (a local definition
+    whose body is that evar)?  [reschedule] keeps the name: the proof then
+    refers to the program by it, one token where the evar would stand for
+    the whole final program in every step's [eq_trans] (Derive replaces
+    the name by the defined constant), and the kernel typed and
+    hash-consed each copy at [Qed]. *)
+Ltac atl_is_open R :=
+  first [ is_evar R | is_var R; let b := eval cbv delta [R] in R in is_evar b ].
+
 (** A rewrite step on the derivation goal [P = ?R]. *)
 Ltac atl_check_goal :=
   idtac;
   lazymatch goal with
-  | |- _ = ?R => tryif is_evar R then idtac else
+  | |- _ = ?R => tryif atl_is_open R then idtac else
       fail 0 "not inside a derivation: the goal's right-hand side must be the program being derived (start with reschedule)"
   | _ => fail 0 "not inside a derivation: expected a goal  program = ?derived"
   end.
@@ -950,14 +960,12 @@ Ltac simpl_guard :=
       end
   end.
 
-(** Coq's [Derive] names the derived program by a local definition whose
-    body is the evar; expose the evar itself. *)
+(** The goal is [P = R] with [R] open ([atl_is_open]: the evar, or
+    Derive's name for it, which is kept). *)
 Ltac atl_open_rhs :=
   idtac;
   lazymatch goal with
-  | |- ?P = ?R =>
-      first [ is_evar R
-            | is_var R; let b := eval cbv delta [R] in R in is_evar b; change (P = b) ]
+  | |- ?P = ?R => atl_is_open R
   end.
 
 (** [reschedule]: start a derivation.  Introduces hypotheses (shapes of
@@ -982,8 +990,10 @@ Ltac reschedule :=
 Ltac done :=
   lazymatch goal with
   | |- ?P = ?R =>
-      tryif is_evar R then
-        reflexivity
+      tryif is_evar R then reflexivity
+      else tryif atl_is_open R then
+        (* Derive's name for the evar: unification does not unfold it *)
+        (let b := eval cbv delta [R] in R in change (P = b); reflexivity)
       else fail 0 "done: not at the end of a derivation"
   | _ => fail 0 "done: side goals remain"
   end.
