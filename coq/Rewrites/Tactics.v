@@ -960,14 +960,6 @@ Ltac simpl_guard :=
       end
   end.
 
-(** The goal is [P = R] with [R] open ([atl_is_open]: the evar, or
-    Derive's name for it, which is kept). *)
-Ltac atl_open_rhs :=
-  idtac;
-  lazymatch goal with
-  | |- ?P = ?R => atl_is_open R
-  end.
-
 (** [reschedule]: start a derivation.  Introduces hypotheses (shapes of
     the inputs) and unfolds the program's own name, so the first printed
     program is the algorithm itself. *)
@@ -975,13 +967,11 @@ Ltac reschedule :=
   intros;
   lazymatch goal with
   | |- ?P = ?R =>
-      tryif atl_open_rhs then idtac
+      tryif atl_is_open R then idtac
       else fail 0 "reschedule: expected a goal  program = ?derived  (state it with Derive ... SuchThat (prog = derived))";
-      lazymatch goal with |- _ = ?R' => idtac end;
       let h := atl_head P in
       tryif is_const h then
-        (let P' := eval unfold h in P in
-         lazymatch goal with |- _ = ?R' => change (P' = R') end; atl_beta_lhs)
+        (let P' := eval unfold h in P in change (P' = R); atl_beta_lhs)
       else idtac
   | _ => fail 0 "reschedule: expected a goal  program = ?derived"
   end.
