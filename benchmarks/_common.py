@@ -251,33 +251,42 @@ PEAK_SOURCE = r"""
 #include <immintrin.h>
 #include <omp.h>
 
-/* 12 independent FMA chains on 8-lane vectors: enough to cover the FMA
-   latency (4-5 cycles) times the number of FMA pipes (2) of current x86
-   cores, so the loop is throughput-bound.  The multiplier and addend keep
-   every value normal (no denormal slow path).  Each iteration does
-   12 * 8 * 2 = 192 flops. */
+/* VS_LANES 8: AVX2 (__m256), 16: AVX-512 (__m512), chosen at compile time. */
+#if VS_LANES == 16
+typedef __m512 vs_vec;
+#define VS_SET(x) _mm512_set1_ps(x)
+#define VS_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define VS_ADD(a, b) _mm512_add_ps(a, b)
+#define VS_STORE(p, v) _mm512_storeu_ps(p, v)
+#else
+typedef __m256 vs_vec;
+#define VS_SET(x) _mm256_set1_ps(x)
+#define VS_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define VS_ADD(a, b) _mm256_add_ps(a, b)
+#define VS_STORE(p, v) _mm256_storeu_ps(p, v)
+#endif
+
+/* 12 independent FMA chains: enough to cover the FMA latency (4-5 cycles)
+   times the number of FMA pipes (2) of current x86 cores, so the loop is
+   throughput-bound.  The multiplier and addend keep every value normal (no
+   denormal slow path).  Each iteration does 12 * VS_LANES * 2 flops. */
 static float chains(long iters, float seed) {
-  const __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-6f);
-  __m256 a0 = _mm256_set1_ps(seed), a1 = _mm256_set1_ps(seed + 1),
-         a2 = _mm256_set1_ps(seed + 2), a3 = _mm256_set1_ps(seed + 3),
-         a4 = _mm256_set1_ps(seed + 4), a5 = _mm256_set1_ps(seed + 5),
-         a6 = _mm256_set1_ps(seed + 6), a7 = _mm256_set1_ps(seed + 7),
-         a8 = _mm256_set1_ps(seed + 8), a9 = _mm256_set1_ps(seed + 9),
-         a10 = _mm256_set1_ps(seed + 10), a11 = _mm256_set1_ps(seed + 11);
+  const vs_vec x = VS_SET(0.999999f), y = VS_SET(1e-6f);
+  vs_vec a0 = VS_SET(seed), a1 = VS_SET(seed + 1), a2 = VS_SET(seed + 2),
+         a3 = VS_SET(seed + 3), a4 = VS_SET(seed + 4), a5 = VS_SET(seed + 5),
+         a6 = VS_SET(seed + 6), a7 = VS_SET(seed + 7), a8 = VS_SET(seed + 8),
+         a9 = VS_SET(seed + 9), a10 = VS_SET(seed + 10), a11 = VS_SET(seed + 11);
   for (long i = 0; i < iters; i++) {
-    a0 = _mm256_fmadd_ps(a0, x, y); a1 = _mm256_fmadd_ps(a1, x, y);
-    a2 = _mm256_fmadd_ps(a2, x, y); a3 = _mm256_fmadd_ps(a3, x, y);
-    a4 = _mm256_fmadd_ps(a4, x, y); a5 = _mm256_fmadd_ps(a5, x, y);
-    a6 = _mm256_fmadd_ps(a6, x, y); a7 = _mm256_fmadd_ps(a7, x, y);
-    a8 = _mm256_fmadd_ps(a8, x, y); a9 = _mm256_fmadd_ps(a9, x, y);
-    a10 = _mm256_fmadd_ps(a10, x, y); a11 = _mm256_fmadd_ps(a11, x, y);
+    a0 = VS_FMA(a0, x, y); a1 = VS_FMA(a1, x, y); a2 = VS_FMA(a2, x, y);
+    a3 = VS_FMA(a3, x, y); a4 = VS_FMA(a4, x, y); a5 = VS_FMA(a5, x, y);
+    a6 = VS_FMA(a6, x, y); a7 = VS_FMA(a7, x, y); a8 = VS_FMA(a8, x, y);
+    a9 = VS_FMA(a9, x, y); a10 = VS_FMA(a10, x, y); a11 = VS_FMA(a11, x, y);
   }
-  __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
-             _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
-  s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
-  float out[8];
-  _mm256_storeu_ps(out, s);
-  return out[0] + out[7];
+  vs_vec s = VS_ADD(VS_ADD(VS_ADD(a0, a1), VS_ADD(a2, a3)), VS_ADD(VS_ADD(a4, a5), VS_ADD(a6, a7)));
+  s = VS_ADD(s, VS_ADD(VS_ADD(a8, a9), VS_ADD(a10, a11)));
+  float out[VS_LANES];
+  VS_STORE(out, s);
+  return out[0] + out[VS_LANES - 1];
 }
 
 /* Seconds for `iters` iterations on each of `threads` threads (all start
@@ -294,18 +303,30 @@ double vs_fma_probe(long iters, int threads, float *sink) {
 }
 """
 
-FLOPS_PER_ITER = 12 * 8 * 2
+# The probe's vector width and compiler flags per instruction set.
+PEAK_ISA = {"avx2": (8, ["-mavx2", "-mfma"]), "avx512": (16, ["-mavx512f", "-mfma"])}
 
 
-def fma_peak_gflops(threads: int, seconds: float = 0.05, trials: int = 15) -> float:
+def peak_label(isa: str) -> str:
+    """How the reports name the probe: its instruction set and chains."""
+    return f"{'AVX-512' if isa == 'avx512' else 'AVX2'}, 12 independent chains"
+
+
+def fma_peak_gflops(threads: int, seconds: float = 0.05, trials: int = 15,
+                    isa: str = "avx2") -> float:
     """Best of `trials` runs of the FMA probe on `threads` threads, in GFLOP/s.
 
     The best (not the median) is the peak: every disturbance only slows it; many
     short trials give a loaded machine more chances of one undisturbed trial.
-    Compiled -O3 -mavx2 -mfma (no -march=native, so it measures AVX2 even on
-    an AVX-512 machine).
+    `isa` is the vector width the measured kernels use: a core with two 512-bit FMA
+    pipes (Intel Xeon) has twice the AVX2 peak in AVX-512, one that splits 512-bit
+    operations into two 256-bit halves (AMD Zen 4) the same, so a % of peak is only
+    meaningful against the probe of the kernels' own width.  Compiled -O3 with that
+    ISA's flags only (no -march=native).
     """
-    so = compile_c(PEAK_SOURCE, ["-std=c11", "-O3", "-mavx2", "-mfma", "-fPIC", "-fopenmp"])
+    lanes, flags = PEAK_ISA[isa]
+    so = compile_c(PEAK_SOURCE, ["-std=c11", "-O3", *flags, f"-DVS_LANES={lanes}", "-fPIC",
+                                 "-fopenmp"])
     lib = ctypes.CDLL(str(so))
     fn = lib.vs_fma_probe
     fn.restype = ctypes.c_double
@@ -316,7 +337,7 @@ def fma_peak_gflops(threads: int, seconds: float = 0.05, trials: int = 15) -> fl
         iters *= 2
     iters = int(iters * seconds / max(fn(iters, 1, ctypes.byref(sink)), 1e-9))
     best = min(fn(iters, threads, ctypes.byref(sink)) for _ in range(trials))
-    return FLOPS_PER_ITER * iters * threads / best / 1e9
+    return 12 * lanes * 2 * iters * threads / best / 1e9
 
 
 def source_revision() -> str:

@@ -12,9 +12,11 @@ Contenders, timed round-robin in the same run, 1 and 2 threads:
           conv2d has no `out=`, so the timed call allocates its 20 MB result,
           as every torch caller's does; ours writes into a preallocated array.
   ours    the kernel derived in coq/Examples/Conv.v, replayed, lowered with the
-          AVX-512 library where the CPU has avx512f (`conv_avx512_kc`, 6x32 tiles,
-          the 3x3 taps as depth blocks, the input read in place: measured about
-          3% faster than `conv_avx512`, docs/decisions.md), else AVX2
+          AVX-512 library where the CPU has avx512f (the 3x3 taps as depth
+          blocks, the input read in place: `conv_avx512_kc64`, 6x64 tiles, where
+          one tap's 64-channel weight panel fits L1 by the cache model of
+          targets/blocking.py (a 48 KiB L1: Intel Xeon), else `conv_avx512_kc`,
+          6x32 tiles (a 32 KiB L1: AMD Zen 4); docs/decisions.md #108), else AVX2
           (`conv_avx2`, 6x16), serial and with OpenMP (2 threads); --isa picks
           one, --derivation another derivation of the file.  Its inputs are
           laid out as the derivation's shapes say (the benchmark matches
@@ -42,12 +44,28 @@ import _common as cm  # noqa: E402
 import _plots  # noqa: E402
 
 from verisched.targets.auto import best_vector_isa  # noqa: E402
-from verisched.targets.registry import get_target  # noqa: E402
+from verisched.targets.blocking import CacheSizes, cache_sizes, l1_depth  # noqa: E402
 
 BATCH, CI, CO, HO, WO, KH, KW = 5, 128, 128, 80, 100, 3, 3
 DEFAULT_FIX: dict[str, int] = {}
-# The derivation of Conv.v each ISA times by default.
-DEFAULT_DERIVATION = {"avx512": "conv_avx512_kc", "avx2": "conv_avx2"}
+# Conv.v's derivations by their register tile's width in output channels (6 pixels by
+# that many channels: `conv_schedule 16 8`, `conv_schedule 32 16`, `conv_kc_schedule
+# 32 2` and `conv_kc_schedule 64 4`), and whether the taps are depth blocks.
+TILE_WIDTH = {"conv_avx2": 16, "conv_avx512": 32, "conv_avx512_kc": 32, "conv_avx512_kc64": 64}
+DEPTH_BLOCKED = {"conv_avx512_kc", "conv_avx512_kc64"}
+
+
+def default_derivation(isa: str, caches: CacheSizes | None = None) -> str:
+    """The derivation of Conv.v timed by default.  AVX-512: the depth-blocked kernel
+    with the widest tile whose weight panel for one tap (CI channels deep, the tile's
+    width wide) stays in L1 by the model of targets/blocking.py (`l1_depth`): the 6 x
+    64 tile where L1 holds CI = 128 steps of a 64-wide panel (48 KiB 12-way: Intel
+    Xeon; measured 0.97-1.01x torch against 0.89-0.92x for 6 x 32 there, 2 runs
+    each), else the 6 x 32 tile (32 KiB 8-way: AMD Zen 4, where it ran its loops at
+    98% of peak).  AVX2: the 6 x 16 tile."""
+    if isa != "avx512":
+        return "conv_avx2"
+    return "conv_avx512_kc64" if l1_depth(64, caches=caches) >= CI else "conv_avx512_kc"
 # Layer sizes by the names a derivation may give them (Conv.v: NB, H, W, CI, KO), lower case.
 SIZE_NAMES = {"n": BATCH, "nb": BATCH, "b": BATCH, "ci": CI, "c": CI, "co": CO, "ko": CO,
               "k": CO, "h": HO, "ho": HO, "y": HO, "w": WO, "wo": WO, "x": WO}
@@ -132,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out-dir", default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
     isa = args.isa = args.isa if args.isa != "auto" else best_vector_isa()
-    args.derivation = args.derivation or DEFAULT_DERIVATION[isa]
+    args.derivation = args.derivation or default_derivation(isa)
     args.target = args.target or "native"  # builds conv_<isa> with <isa> (targets/auto.py)
     args.par_target = args.par_target or "native-openmp"
     # Before torch loads its OpenMP runtime: idle workers sleep instead of spinning, so
@@ -159,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
                             {c for k in SIZE_NAMES for c in (k, k.upper())},
                             fast_math=args.fast_math)
     print("measuring the FMA peak ...", flush=True)
-    peak = {1: cm.fma_peak_gflops(1), T: cm.fma_peak_gflops(T)}
+    peak = {1: cm.fma_peak_gflops(1, isa=args.isa), T: cm.fma_peak_gflops(T, isa=args.isa)}
     rng = np.random.default_rng(0)
     x = rng.standard_normal((BATCH, CI, HO + KH - 1, WO + KW - 1)).astype(np.float32)
     w = (rng.standard_normal((CO, CI, KH, KW)) / np.sqrt(CI * KH * KW)).astype(np.float32)
@@ -236,7 +254,8 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
         f"- input {BATCH}x{CI}x{HO + 2}x{WO + 2} (NCHW), valid padding, stride 1, no bias, "
         f"no ReLU; {flops / 1e9:.1f} GFLOP per call",
         f"- code: commit {cm.source_revision()}",
-        f"- machine: {cm.cpu_model()}; measured FMA peak {peak[1]:.1f} GFLOP/s on 1 thread"
+        f"- machine: {cm.cpu_model()}; measured FMA peak ({cm.peak_label(args.isa)}) "
+        f"{peak[1]:.1f} GFLOP/s on 1 thread"
         + (f", {peak[T]:.1f} on {T}" if T > 1 else ""),
         f"- torch {torch.__version__} conv2d (mkldnn/oneDNN available: "
         f"{torch.backends.mkldnn.is_available()}), torch.set_num_threads before each call",
@@ -254,17 +273,20 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
         head += [f"- ours: {ours.origin}, block sizes {ours.fixed or 'none'}, targets "
                  f"`{args.target}` / `{args.par_target}`; layout: {layout}",
                  "- speed = torch time / our time (> 1: ours faster)"]
-        if ours.origin.endswith("_kc"):
-            head.insert(-1, "- ours is the depth-blocked derivation (the 3x3 taps as depth "
-                        "blocks, a 16 KiB weight panel per tile, the input read in place "
-                        "without an im2col panel), the default on AVX-512 because it measured "
-                        "about 3% faster than conv_avx512 timed interleaved with it "
-                        "(docs/decisions.md)")
+        name = ours.origin.rsplit(":", 1)[-1]
+        if name in DEPTH_BLOCKED:
+            width = TILE_WIDTH[name]
+            head.insert(-1, f"- ours is a depth-blocked derivation (the 3x3 taps as depth "
+                        f"blocks, a 6 x {width} register tile, a {CI * width * 4 // 1024} KiB "
+                        "weight panel per tile and tap, the input read in place without an "
+                        "im2col panel), chosen on AVX-512 for this machine's L1 (targets/"
+                        f"blocking.py, {cache_sizes().describe()}; docs/decisions.md #108)")
     md = "\n".join(head) + "\n\n" + cm.md_table(headers, rows) + "\n"
     md += "\nBest (minimum) times, ms: " + ", ".join(f"{k} {v:.1f}" for k, v in best.items())
+    name = ours.origin.rsplit(":", 1)[-1]
     md += "\n\n" + "\n".join(analysis(med, flops, peak, ours, T, others, profile,
-                                          TILE_VECTORS * get_target(args.isa).isa.lanes,
-                                          depth_blocked=ours.origin.endswith("_kc"))) + "\n"
+                                          TILE_WIDTH.get(name, 32),
+                                          depth_blocked=name in DEPTH_BLOCKED)) + "\n"
     print()
     print("\n".join(h.removeprefix("# ").removeprefix("- ") for h in head))
     print(cm.text_table(headers, rows))
@@ -280,12 +302,6 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
     fig = _plots.conv(json.loads(json.dumps(data)), flops)  # as a replot reads it
     for p in cm.write_outputs(out_dir, "conv", md, fig):
         print(f"wrote {p}")
-
-
-# The register tile's width in output channels: two vectors of the ISA's lanes (Conv.v:
-# `conv_schedule 16 8` for conv_avx2, `conv_schedule 32 16` for conv_avx512, the same
-# 6 x 32 tile for conv_avx512_kc).
-TILE_VECTORS = 2
 
 
 def analysis(med, flops, peak, ours, T, others, profile, width: int = 16,
@@ -317,6 +333,7 @@ def analysis(med, flops, peak, ours, T, others, profile, width: int = 16,
         loop_gf = flops / med["ours-1t"] / 1e6 / max(frac, 1e-9)
         depth = CI if depth_blocked else 9 * CI
         panel_kib = depth * width * 4 / 1024
+        l1_kib = cache_sizes().l1.size // 1024
         out.append(f"- perf (cpu-clock samples in our serial kernel): {100 * frac:.0f}% in its "
                    f"{profile['fma_loops']} innermost FMA loops, the rest in packing the "
                    + ("weights, zeroing the output row and adding each tap's tiles into it"
@@ -326,16 +343,17 @@ def analysis(med, flops, peak, ours, T, others, profile, width: int = 16,
                    f"({100 * loop_gf / peak[1]:.0f}% of the measured peak).  Each 6x{width} "
                    f"register tile reduces over {depth} products, so its {width}-channel "
                    f"weight panel is {panel_kib:.0f} KiB"
-                   + (": the taps (r, s) are depth blocks (Conv.v's conv_avx512_kc, BLIS's "
-                      "kc level), so the panel fits the 32 KiB L1, and the input is read in "
-                      "place, without an im2col panel.  With the panels in L2 "
-                      "(conv_avx512) the FMA loops already ran at 98% of peak: the depth "
-                      "blocking by itself measured no faster; the gain over conv_avx512 "
-                      "is the packing no longer done (docs/decisions.md)."
+                   + (f": the taps (r, s) are depth blocks (Conv.v's conv_kc_schedule, BLIS's "
+                      f"kc level), against this machine's {l1_kib} KiB L1, and the input is "
+                      "read in place, without an im2col panel.  On the AMD Zen 4 development "
+                      "machine (32 KiB L1, 512-bit FMAs split in two) the 6 x 32 tile's loops "
+                      "ran at 98% of peak with the panels in L2 already (conv_avx512); on a "
+                      "core with two 512-bit FMA pipes the 6 x 64 tile's 24 FMAs per 10 loads "
+                      "(against 12 per 8) matter more (docs/decisions.md #108)."
                       if depth_blocked else
-                      ", more than the 32 KiB L1: the two weight loads per step come from "
-                      "L2 (conv_avx512_kc blocks the taps instead; oneDNN blocks the input "
-                      "channels)."))
+                      f", against this machine's {l1_kib} KiB L1: the weight loads per step "
+                      "come from L2 (the depth-blocked kernels block the taps instead; "
+                      "oneDNN blocks the input channels)."))
     return out
 
 

@@ -21,7 +21,8 @@ Only the multiply is timed: every array is allocated, filled and checked
 before timing.  Times are medians over --repeat runs; GFLOP/s = 2·M·N·K / t.
 Speed ratio convention: OpenBLAS time / our time at the same thread count
 (> 1: ours faster).  The fraction of peak divides by the FMA peak measured
-in the same run with a probe (12 independent __m256 FMA chains), not by a
+in the same run with a probe (12 independent FMA chains of the kernels' own
+vector width: __m512 for the AVX-512 kernels, __m256 for AVX2), not by a
 nominal clock.  Benchmarks are measurements, never tests: no thresholds.
 Writes sgemm.md, sgemm.json and sgemm.png into --out-dir atomically.
 """
@@ -399,7 +400,8 @@ def main(argv: list[str] | None = None) -> int:
     if ours.missing:
         print(f"NO DERIVED KERNEL: {ours.missing}")
     print("measuring the FMA peak ...", flush=True)
-    peak = {1: cm.fma_peak_gflops(1), args.threads: cm.fma_peak_gflops(args.threads)}
+    peak = {1: cm.fma_peak_gflops(1, isa=args.isa),
+            args.threads: cm.fma_peak_gflops(args.threads, isa=args.isa)}
     load_before = os.getloadavg()
     rng = np.random.default_rng(0)
     results = []
@@ -428,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
                 split = cm.perf_split(bind_ours(k, A, B, C, out), k.name)
                 if split:
                     profile[p.label] = split
-    peak_after = {t: cm.fma_peak_gflops(t) for t in peak}
+    peak_after = {t: cm.fma_peak_gflops(t, isa=args.isa) for t in peak}
     peak = {t: max(peak[t], peak_after[t]) for t in peak}
     report(results, peak, blas, ours, args, started, load_before, profile)
     return 0
@@ -475,7 +477,7 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
         "",
         f"- code: commit {cm.source_revision()}",
         f"- machine: {cm.cpu_model()}, {os.cpu_count()} CPU(s); "
-        f"measured FMA peak (AVX2, 12 independent chains): {peak[1]:.1f} GFLOP/s on 1 thread"
+        f"measured FMA peak ({cm.peak_label(args.isa)}): {peak[1]:.1f} GFLOP/s on 1 thread"
         + (f", {peak[T]:.1f} on {T}" if T > 1 else ""),
         f"- OpenBLAS {blas.version} ({blas.arch} kernels), numpy's own build, called as "
         f"`{blas.symbol}` with beta = 1 (C += A·B in place); threads set with threadpoolctl",

@@ -86,6 +86,21 @@ def test_fma_probe_runs(cm) -> None:
     assert cm.fma_peak_gflops(1, seconds=0.02, trials=1) > 16.0
 
 
+def test_fma_peak_avx512_probe(cm) -> None:
+    """The AVX-512 probe (16-lane chains, -mavx512f) compiles and runs where the CPU
+    has avx512f, and counts 16 lanes per FMA: it reports at least the AVX2 probe's
+    rate less noise (a 512-bit FMA does at least the work of a 256-bit one per
+    cycle on every AVX-512 core; Zen 4 splits it in two halves, Intel runs two
+    pipes), where a count of 8 lanes would halve it."""
+    from verisched.targets.cpu import cpu_flags
+
+    if "avx512f" not in cpu_flags():
+        pytest.skip("no AVX-512 on this CPU")
+    avx2 = cm.fma_peak_gflops(1, seconds=0.02, trials=3, isa="avx2")
+    avx512 = cm.fma_peak_gflops(1, seconds=0.02, trials=3, isa="avx512")
+    assert avx512 > 0.6 * avx2
+
+
 def test_bench_help_without_peers(capsys) -> None:
     """The benchmark modules load through `verisched bench` with only the package
     installed (peers are imported when a run starts, not at import)."""
@@ -221,3 +236,21 @@ def test_gemmini_strided_im2col() -> None:
                         got = a[(n * oh + q) * ow + p, (s * kw + r) * 3:(s * kw + r + 1) * 3]
                         np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(bg.im2col(x, 3, 3), bg.im2col(x, 3, 3, 1, 0))
+
+
+def test_conv_default_derivation_by_l1() -> None:
+    """`bench conv` times the 6 x 64 depth-blocked kernel where one tap's 64-channel
+    weight panel (128 channels deep) fits L1 by targets/blocking.py's model, the 6 x 32
+    one elsewhere, and every derivation it names is one Conv.v derives."""
+    from verisched.targets.blocking import Cache, CacheSizes
+
+    cv = _load("bench_conv")
+    xeon = CacheSizes(Cache(48 * 1024, 12), Cache(2048 * 1024, 16), "test")
+    zen4 = CacheSizes(Cache(32 * 1024, 8), Cache(1024 * 1024, 8), "test")
+    assert cv.default_derivation("avx512", xeon) == "conv_avx512_kc64"
+    assert cv.default_derivation("avx512", zen4) == "conv_avx512_kc"
+    assert cv.default_derivation("avx2", xeon) == "conv_avx2"
+    conv_v = (BENCH.parent / "coq" / "Examples" / "Conv.v").read_text()
+    for name in cv.TILE_WIDTH:
+        assert f"Derive {name} SuchThat" in conv_v, name
+    assert cv.DEPTH_BLOCKED <= set(cv.TILE_WIDTH)

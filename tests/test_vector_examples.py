@@ -201,28 +201,34 @@ def test_sgemm_runtime_block_sizes(coq) -> None:
                                    rtol=1e-4, atol=1e-4, err_msg=f"sanitized at {case}")
 
 
-def test_conv_depth_blocked_serial_and_openmp(coq) -> None:
-    """Conv.v's conv_avx512_kc (the taps as depth blocks, the tile accumulated into the
-    output row, the input read in place), as `verisched bench conv` builds it (`native`
-    and `native-openmp`, 2 and 3 threads), against the interpreter on the original
-    convolution and against conv_avx512, at sizes that are not multiples of the 6-pixel
-    tile nor of the 32-channel strip or the 16-lane vector (a partial last tile, a
-    masked last strip, one pixel, one channel)."""
+@pytest.mark.parametrize("name,width", [("conv_avx512_kc", 32), ("conv_avx512_kc64", 64)])
+def test_conv_depth_blocked_serial_and_openmp(coq, name: str, width: int) -> None:
+    """Conv.v's depth-blocked kernels (the taps as depth blocks, the tile accumulated
+    into the output row, the input read in place; 6 x 32 and 6 x 64 register tiles), as
+    `verisched bench conv` builds them (`native` and `native-openmp`, 2 and 3 threads)
+    and under the sanitizers, against the interpreter on the original convolution and
+    against conv_avx512, at sizes that are not multiples of the 6-pixel tile nor of the
+    channel strip or the 16-lane vector (a partial last tile, a masked last strip, one
+    pixel, one channel, a strip of 64 cut after 2 or 6 channels)."""
     if "avx512f" not in cpu_flags():
         pytest.skip("this CPU has no AVX-512F")
     progs = derived(coq, REPO_ROOT / "coq" / "Examples" / "Conv.v")
-    dp, old = progs["conv_avx512_kc"], progs["conv_avx512"]
+    dp, old = progs[name], progs["conv_avx512"]
     assert dp.safety_gap is None, dp.safety_gap
     checked = pipeline.check(dp)
     assert set(checked.program.sizes) == {"NB", "H", "W", "CI", "KO"}
-    kernel = _kernel(checked, "native")[1]
+    lw, kernel = _kernel(checked, "native")
     par = _kernel(checked, "native-openmp")[1]
     ref = _kernel(pipeline.check(old), "native")[1]
+    exe = build_sanitized([lw], get_target("avx512"))
+    # The channel strips are the derivation's width apart (`64*jm` in the weight panel).
+    assert f"{width}*jm" in "\n".join(kernel.lowered.body)
     rng = np.random.default_rng(16)
     for case, threads in [(dict(NB=2, H=3, W=13, CI=5, KO=50), 2),
                           (dict(NB=1, H=4, W=7, CI=17, KO=33), 3),
                           (dict(NB=1, H=1, W=1, CI=1, KO=1), 2),
                           (dict(NB=3, H=2, W=26, CI=3, KO=70), 2),
+                          (dict(NB=1, H=2, W=9, CI=4, KO=130), 2),
                           (dict(NB=1, H=5, W=12, CI=8, KO=16), 3)]:
         par.set_threads(threads)
         shapes, _ = kernel.extents(case)
@@ -234,4 +240,7 @@ def test_conv_depth_blocked_serial_and_openmp(coq) -> None:
         for what, k in (("serial", kernel), (f"openmp {threads}t", par),
                         ("conv_avx512", ref)):
             np.testing.assert_allclose(k.call(ins, case), want, rtol=1e-4, atol=1e-5 * scale,
-                                       err_msg=f"conv_avx512_kc [{what}] at {case}")
+                                       err_msg=f"{name} [{what}] at {case}")
+        np.testing.assert_allclose(run_sanitized(exe, lw, ins, case, want.shape), want,
+                                   rtol=1e-4, atol=1e-5 * scale,
+                                   err_msg=f"{name} [sanitized] at {case}")

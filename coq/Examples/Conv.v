@@ -199,34 +199,55 @@ Section Conv.
     iverson q (iverson p (sumr 0 n (fun c => smul (iverson q (a c)) (iverson p (b c))))).
   Proof. destruct q, p; cbn [iverson]; reflexivity. Qed.
 
-  Derive conv_avx512_kc SuchThat (conv = conv_avx512_kc) As conv_avx512_kc_correct.
-  Proof.
-    reschedule.
+  (** The depth-blocked schedule for a [tile] of [nv] vectors of 16 lanes
+      ([tile = 16 nv]): [conv_schedule tile 16] with one reduction (one
+      tap's [CI] channels) in the register tile. *)
+  Ltac conv_kc_schedule tile nv :=
     (* The taps outside the output row: [GEN n GEN y SUM r SUM s GEN x GEN k SUM c]. *)
     swap_sum 2 at (genr 0 KO _);
-    swap_sum 2 at (genr 0 W _).
-    (* [conv_schedule 32 16] with one reduction in the tile. *)
+    swap_sum 2 at (genr 0 W _);
     swap_gen at (genr 0 W _);
-    rw (gen_tile_cols 32 KO) at (genr 0 KO _);
+    rw (gen_tile_cols tile KO) at (genr 0 KO _);
     guard_in at (iverson (_ <? KO) _);
-    swap_gen at (genr 0 32 _);
+    swap_gen at (genr 0 tile _);
     rw (gen_tile_rows 6 W) at (genr 0 W _);
     guard_in at (iverson (_ <? W) _);
     rw guard2_sum_prod_l;
-    guard_out at (genr 0 32 _);
-    rw (gen_split_lanes 32 2 16) at (genr 0 32 _);
+    guard_out at (genr 0 tile _);
+    rw (gen_split_lanes tile nv 16) at (genr 0 tile _);
     rw guard_lanes at (iverson (_ <? KO) _);
     name_buffer (sumr 0 CI _) as t;
     hoist t past (genr 0 6 _);
     lift_sum 3 at (genr 0 6 _);
     name_buffer (|[ _ ]| w _[ _ ] _[ _ ] _[ _ ] _[ _ ]) as Wp;
-    hoist Wp past (genr 0 NB _).
+    hoist Wp past (genr 0 NB _);
     (* Instruction form. *)
-    use_instr avx512_maskstore.
-    rw avx512_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_] _[_]).
-    rw avx512_broadcast_lane.
-    use_instr avx512_mul.
+    use_instr avx512_maskstore;
+    rw avx512_loadu_lane at (_ _[_] _[_] _[_] _[_] _[_] _[_]);
+    rw avx512_broadcast_lane;
+    use_instr avx512_mul;
     set_memory t AVX512_REG.
+
+  Derive conv_avx512_kc SuchThat (conv = conv_avx512_kc) As conv_avx512_kc_correct.
+  Proof.
+    reschedule.
+    conv_kc_schedule 32 2.
+    check_safe.
+    done.
+  Qed.
+
+  (** The same schedule with a 6 x 64 register tile (4 vectors: 24
+      accumulators, 4 weight vectors and a broadcast, 29 of the 32 vector
+      registers, as Sgemm.v's AVX-512 tile): 24 FMAs per 10 loads where the
+      6 x 32 tile does 12 per 8.  A core with two 512-bit FMA pipes (Intel
+      Xeon) needs that ratio; one that splits a 512-bit FMA in two (AMD Zen
+      4) ran the 6 x 32 tile's loops at 98% of peak already.  Its weight
+      panel per tap is [CI x 64] (32 KiB at [CI = 128]), so it wants a 48 KiB
+      L1: [bench conv] picks it by the L1 size (docs/decisions.md #108). *)
+  Derive conv_avx512_kc64 SuchThat (conv = conv_avx512_kc64) As conv_avx512_kc64_correct.
+  Proof.
+    reschedule.
+    conv_kc_schedule 64 4.
     check_safe.
     done.
   Qed.

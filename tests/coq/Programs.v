@@ -49,6 +49,7 @@ Print Verisched.Examples.BlurVec.blur_avx512.
 Print Verisched.Examples.Conv.conv_avx2.
 Print Verisched.Examples.Conv.conv_avx512.
 Print Verisched.Examples.Conv.conv_avx512_kc.
+Print Verisched.Examples.Conv.conv_avx512_kc64.
 Print Verisched.Examples.Directives.BlurFused.blur_at.
 Print Verisched.Examples.Directives.BlurFused2.blur_fused_dir.
 Print Verisched.Examples.Directives.BlurFused2.blur_two_stage_dir.

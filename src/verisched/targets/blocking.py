@@ -120,15 +120,23 @@ def cache_sizes() -> CacheSizes:
 KC_L1_FLOOR = 256
 
 
+def l1_depth(nr: int, mr: int = 6, elem: int = 4, caches: CacheSizes | None = None) -> int:
+    """The L1 rule alone: the most depth steps of a `kc x nr` micro-panel kept in L1
+    beside the `mr`-row panel streaming past it (the model above), unrounded.  A
+    kernel whose depth is fixed by the problem (Conv.v's taps: one tap's input
+    channels) asks it whether a tile width keeps its panel in L1."""
+    l1 = (caches or cache_sizes()).l1
+    c_a = max(1, (l1.ways - 1) * mr // (mr + nr))
+    c_b = max(1, l1.ways - 1 - c_a)
+    return c_b * l1.sets * l1.line // (nr * elem)
+
+
 def kc_max(nr: int, mr: int = 6, elem: int = 4, caches: CacheSizes | None = None) -> int:
     """The deepest depth block whose `kc x nr` B micro-panel stays in L1 (the model
     above); when that is under `KC_L1_FLOOR` (a wide register tile), the micro-panel
     is kept in one way of L2 instead.  Rounded down to a multiple of 8, in [16, 1024]."""
     c = caches or cache_sizes()
-    l1 = c.l1
-    c_a = max(1, (l1.ways - 1) * mr // (mr + nr))
-    c_b = max(1, l1.ways - 1 - c_a)
-    kc = c_b * l1.sets * l1.line // (nr * elem)
+    kc = l1_depth(nr, mr, elem, c)
     if kc < KC_L1_FLOOR:
         kc = max(kc, c.l2.sets * c.l2.line // (nr * elem))
     return min(1024, max(16, kc // 8 * 8))
