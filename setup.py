@@ -3,8 +3,9 @@
 A wheel cannot carry compiled `.vo` files (they only load in the Coq build that made
 them), so `build_py` copies `_CoqProject`, `CoqMakefile.local` (the build's settings)
 and every `coq/**/*.v` into the package as `verisched/_coq/`; on first use an installed
-package builds them into the user's cache directory (src/verisched/pybridge/library.py).  An editable install needs none of
-this: it uses the checkout's `coq/`, built by `make proofs`.
+package builds them into the user's cache directory (src/verisched/pybridge/library.py).
+An editable install needs none of this: it uses the checkout's `coq/`, built by
+`make proofs`.
 """
 
 from pathlib import Path
