@@ -303,13 +303,14 @@ double vs_fma_probe(long iters, int threads, float *sink) {
 }
 """
 
-# The probe's vector width and compiler flags per instruction set.
-PEAK_ISA = {"avx2": (8, ["-mavx2", "-mfma"]), "avx512": (16, ["-mavx512f", "-mfma"])}
+# The probe per instruction set: vector width, compiler flags, the name reports print.
+PEAK_ISA = {"avx2": (8, ["-mavx2", "-mfma"], "AVX2"),
+            "avx512": (16, ["-mavx512f", "-mfma"], "AVX-512")}
 
 
 def peak_label(isa: str) -> str:
     """How the reports name the probe: its instruction set and chains."""
-    return f"{'AVX-512' if isa == 'avx512' else 'AVX2'}, 12 independent chains"
+    return f"{PEAK_ISA[isa][2]}, 12 independent chains"
 
 
 def fma_peak_gflops(threads: int, seconds: float = 0.05, trials: int = 15,
@@ -324,7 +325,7 @@ def fma_peak_gflops(threads: int, seconds: float = 0.05, trials: int = 15,
     meaningful against the probe of the kernels' own width.  Compiled -O3 with that
     ISA's flags only (no -march=native).
     """
-    lanes, flags = PEAK_ISA[isa]
+    lanes, flags, _ = PEAK_ISA[isa]
     so = compile_c(PEAK_SOURCE, ["-std=c11", "-O3", *flags, f"-DVS_LANES={lanes}", "-fPIC",
                                  "-fopenmp"])
     lib = ctypes.CDLL(str(so))

@@ -55,17 +55,20 @@ TILE_WIDTH = {"conv_avx2": 16, "conv_avx512": 32, "conv_avx512_kc": 32, "conv_av
 DEPTH_BLOCKED = {"conv_avx512_kc", "conv_avx512_kc64"}
 
 
+# The candidates per ISA, widest tile first; the last is taken when none fits L1.
+CANDIDATES = {"avx512": ("conv_avx512_kc64", "conv_avx512_kc"), "avx2": ("conv_avx2",)}
+
+
 def default_derivation(isa: str, caches: CacheSizes | None = None) -> str:
-    """The derivation of Conv.v timed by default.  AVX-512: the depth-blocked kernel
-    with the widest tile whose weight panel for one tap (CI channels deep, the tile's
-    width wide) stays in L1 by the model of targets/blocking.py (`l1_depth`): the 6 x
-    64 tile where L1 holds CI = 128 steps of a 64-wide panel (48 KiB 12-way: Intel
+    """The derivation of Conv.v timed by default: of the ISA's candidates, the first
+    (widest tile) whose weight panel for one tap (CI channels deep, the tile's width
+    wide) stays in L1 by the model of targets/blocking.py (`l1_depth`).  AVX-512: the
+    6 x 64 tile where L1 holds CI = 128 steps of a 64-wide panel (48 KiB 12-way: Intel
     Xeon; measured 0.97-1.01x torch against 0.89-0.92x for 6 x 32 there, 2 runs
     each), else the 6 x 32 tile (32 KiB 8-way: AMD Zen 4, where it ran its loops at
     98% of peak).  AVX2: the 6 x 16 tile."""
-    if isa != "avx512":
-        return "conv_avx2"
-    return "conv_avx512_kc64" if l1_depth(64, caches=caches) >= CI else "conv_avx512_kc"
+    names = CANDIDATES[isa]
+    return next((n for n in names if l1_depth(TILE_WIDTH[n], caches=caches) >= CI), names[-1])
 # Layer sizes by the names a derivation may give them (Conv.v: NB, H, W, CI, KO), lower case.
 SIZE_NAMES = {"n": BATCH, "nb": BATCH, "b": BATCH, "ci": CI, "c": CI, "co": CO, "ko": CO,
               "k": CO, "h": HO, "ho": HO, "y": HO, "w": WO, "wo": WO, "x": WO}

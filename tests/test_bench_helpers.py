@@ -254,3 +254,4 @@ def test_conv_default_derivation_by_l1() -> None:
     for name in cv.TILE_WIDTH:
         assert f"Derive {name} SuchThat" in conv_v, name
     assert cv.DEPTH_BLOCKED <= set(cv.TILE_WIDTH)
+    assert {n for names in cv.CANDIDATES.values() for n in names} <= set(cv.TILE_WIDTH)
