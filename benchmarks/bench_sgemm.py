@@ -211,6 +211,17 @@ def use_strip(M: int, N: int, K: int, threads: int) -> bool:
     return blocks <= threads or 2 * M * N * K < 1e9
 
 
+def stalled_peer(results, T: int) -> list[str]:
+    """The problems on which OpenBLAS on `T` threads took over 1.5x its 1-thread time.
+    No BLAS is slower on more threads of an idle machine; seen on a 2-vCPU VM, where the
+    host descheduled a vCPU and OpenBLAS's threads waited whole scheduler ticks at their
+    barriers while ours ran at a third of its speed (docs/decisions.md #108): such a run
+    is disturbed in every column, and the report says so."""
+    if T <= 1:
+        return []
+    return [p.label for p, med in results if med[f"openblas-{T}t"] > 1.5 * med["openblas-1t"]]
+
+
 def ours_shape_ok(kernel) -> str | None:
     names = {a for a, _, _ in kernel.lowered.inputs}
     if not names <= {"A", "B", "C"} or not {"A", "B"} <= names:
@@ -497,6 +508,11 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
     if over:
         head.append(f"- warning: OpenBLAS exceeds the measured peak on {', '.join(over)}: the "
                     "probe was slowed by other load, so the % peak figures are overstated")
+    stalled = stalled_peer(results, T)
+    if stalled:
+        head.append(f"- warning: OpenBLAS on {T} threads took over 1.5x its 1-thread time on "
+                    f"{', '.join(stalled)}: its threads were descheduled or shared cores "
+                    "during this run, which disturbs every column; rerun on a quiet machine")
     if ours.missing:
         head += ["", f"**No derived SGEMM kernel in this run: {ours.missing}.** "
                  "Only the peers were measured; there is no `ours` column."]

@@ -255,3 +255,16 @@ def test_conv_default_derivation_by_l1() -> None:
         assert f"Derive {name} SuchThat" in conv_v, name
     assert cv.DEPTH_BLOCKED <= set(cv.TILE_WIDTH)
     assert {n for names in cv.CANDIDATES.values() for n in names} <= set(cv.TILE_WIDTH)
+
+
+def test_sgemm_flags_a_stalled_peer() -> None:
+    """A run where OpenBLAS is much slower on 2 threads than on 1 (threads descheduled)
+    is named in the report's warning; an ordinary run is not."""
+    from types import SimpleNamespace
+
+    sg = _load("bench_sgemm")
+    ok = (SimpleNamespace(label="square 512"), {"openblas-1t": 2.0, "openblas-2t": 1.1})
+    bad = (SimpleNamespace(label="square 768"), {"openblas-1t": 6.0, "openblas-2t": 24.0})
+    assert sg.stalled_peer([ok, bad], 2) == ["square 768"]
+    assert sg.stalled_peer([ok], 2) == []
+    assert sg.stalled_peer([bad], 1) == []
