@@ -45,6 +45,7 @@ import _plots  # noqa: E402
 
 from verisched.targets.auto import best_vector_isa  # noqa: E402
 from verisched.targets.blocking import CacheSizes, cache_sizes, l1_depth  # noqa: E402
+from verisched.targets.registry import get_target  # noqa: E402
 
 BATCH, CI, CO, HO, WO, KH, KW = 5, 128, 128, 80, 100, 3, 3
 DEFAULT_FIX: dict[str, int] = {}
@@ -269,6 +270,7 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
         f"- other processes used {others:.1f} core(s) on average while timing (after waiting "
         f"up to {args.quiet_wait:g} s for idle CPUs)",
     ]
+    name = ours.origin.rsplit(":", 1)[-1]  # the derivation timed
     if ours.missing:
         head += ["", f"**No derived convolution kernel in this run: {ours.missing}.** "
                  "Only the peer was measured; there is no `ours` column."]
@@ -276,19 +278,19 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
         head += [f"- ours: {ours.origin}, block sizes {ours.fixed or 'none'}, targets "
                  f"`{args.target}` / `{args.par_target}`; layout: {layout}",
                  "- speed = torch time / our time (> 1: ours faster)"]
-        name = ours.origin.rsplit(":", 1)[-1]
         if name in DEPTH_BLOCKED:
             width = TILE_WIDTH[name]
             head.insert(-1, f"- ours is a depth-blocked derivation (the 3x3 taps as depth "
                         f"blocks, a 6 x {width} register tile, a {CI * width * 4 // 1024} KiB "
                         "weight panel per tile and tap, the input read in place without an "
-                        "im2col panel), chosen on AVX-512 for this machine's L1 (targets/"
-                        f"blocking.py, {cache_sizes().describe()}; docs/decisions.md #108)")
+                        "im2col panel); by default the AVX-512 run takes the widest tile whose "
+                        f"panel fits this machine's L1 ({cache_sizes().describe()}; "
+                        "default_derivation, docs/decisions.md #108)")
     md = "\n".join(head) + "\n\n" + cm.md_table(headers, rows) + "\n"
     md += "\nBest (minimum) times, ms: " + ", ".join(f"{k} {v:.1f}" for k, v in best.items())
-    name = ours.origin.rsplit(":", 1)[-1]
+    lanes = get_target(args.isa).isa.lanes  # a derivation not in TILE_WIDTH: 2 vectors
     md += "\n\n" + "\n".join(analysis(med, flops, peak, ours, T, others, profile,
-                                          TILE_WIDTH.get(name, 32),
+                                          TILE_WIDTH.get(name, 2 * lanes),
                                           depth_blocked=name in DEPTH_BLOCKED)) + "\n"
     print()
     print("\n".join(h.removeprefix("# ").removeprefix("- ") for h in head))
