@@ -619,6 +619,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results-dir", default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
     d = Path(args.results_dir)
+    missing = [s for s in args.stems
+               if not (d / f"{s}.json").exists() and not (d / f"{s}.md").exists()]
+    if missing:
+        print(f"_plots: no saved result for {', '.join(missing)} in {d} (run `verisched bench "
+              f"{missing[0]} --out-dir {d}` first)", file=sys.stderr)
+        return 2
     for stem in args.stems:
         fig = figure_for(stem, d)
         if fig is None:

@@ -274,3 +274,11 @@ def test_gemmini_value_labels_do_not_overlap(pl) -> None:
                 assert not a.overlaps(b), (a, b)
         legend = fig.legends[0].get_window_extent(renderer)
         assert not legend.overlaps(ax.get_window_extent(renderer))
+
+
+def test_replot_names_a_missing_result(pl, tmp_path, capsys) -> None:
+    """A results directory without the named result is a clear error (exit 2, the
+    stem and the directory named), not a traceback."""
+    assert pl.main(["conv", "--results-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "conv" in err and str(tmp_path) in err
