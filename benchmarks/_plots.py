@@ -90,9 +90,9 @@ def note(fig: Figure, lines: Sequence[str], y: float = 0.01) -> None:
         fig.text(0.01, y, text, ha="left", va="bottom", fontsize=7, wrap=True, gid=NOTE_GID)
 
 
-def foot(n_lines: int) -> float:
-    """The fraction of a 4-inch-high figure that `n_lines` of notes need."""
-    return min(0.04 + 0.035 * n_lines, 0.4)
+def foot(n_lines: int, height: float = 4.0) -> float:
+    """The fraction of a `height`-inch-high figure that `n_lines` of notes need."""
+    return min(0.04 + 0.035 * n_lines, 0.4) * 4.0 / height
 
 
 def texts(fig: Figure) -> list[str]:
@@ -240,7 +240,7 @@ def sgemm(data: dict) -> Figure | None:
     fig.suptitle("SGEMM float32: " + (f"ours ({data.get('ours')}) vs OpenBLAS" if not missing
                                       else "OpenBLAS only (NO derived kernel)"), fontsize=10)
     handles, labels = next(ax for ax in axes if ax.get_visible()).get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.95), ncol=4,
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.975), ncol=4,
                fontsize=8, frameon=False)
     lines = [("lines: median, bands: 25th-75th percentile of the runs" if has_samples
               else NO_SPREAD)]
@@ -280,7 +280,9 @@ def gemmini(data: dict) -> Figure | None:
     have_exo = any(r.get("exo", {}).get("instructions") for r in by)
     impls = [i for i in GEMMINI_LABELS if any(i in r for r in by)]
     names = [lay["name"] for lay in layers]
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5.4))
+    # The two panels one above the other: each bar's vertical value label needs about
+    # 0.1 in of width, which side by side (13 in for both) ten layers of six bars lacked.
+    fig, axes = plt.subplots(2, 1, figsize=(13, 10.2))
     x = np.arange(len(names))
     width = 0.84 / max(len(impls), 1)
     top = 2.0
@@ -337,7 +339,7 @@ def gemmini(data: dict) -> Figure | None:
         axes[0].bar([np.nan], [np.nan], color=GEMMINI_COLORS[impl], label=GEMMINI_LABELS[impl])
     handles, labels = axes[0].get_legend_handles_labels()
     # More than four rows' labels do not fit one line of the figure's width: two lines.
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.95),
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.975),
                ncol=len(impls) if len(impls) <= 4 else -(-len(impls) // 2), fontsize=8,
                frameon=False)
     fig.suptitle("Gemmini, ResNet-50 batch 4, simulator counters"
@@ -348,7 +350,8 @@ def gemmini(data: dict) -> Figure | None:
                      + " (absolute counts, log scale)")
     lines += na_notes
     note(fig, lines)
-    fig.tight_layout(rect=(0, foot(len(lines)) * 0.75, 1, 0.88 if len(impls) <= 4 else 0.85))
+    fig.tight_layout(rect=(0, foot(len(lines), fig.get_figheight()), 1,
+                           0.93 if len(impls) <= 4 else 0.91))
     return fig
 
 
@@ -484,6 +487,7 @@ def polybench(data: dict) -> Figure | None:
 
 TUNE_PEERS = (("hand", "--", "grey", "hand schedule"), ("peer", ":", "black", "peer"),
               ("untuned", "-.", "tab:brown", "untuned"))
+TUNE_COLS = 3
 
 
 def tune(rows: list[dict]) -> Figure | None:
@@ -492,10 +496,15 @@ def tune(rows: list[dict]) -> Figure | None:
     plt = cm.pyplot()
     if plt is None:
         return None
-    fig, axes = plt.subplots(1, len(rows), figsize=(5.5 * len(rows), 4.2), squeeze=False)
+    # At most TUNE_COLS panels a row (six side by side made a 3630-pixel-wide chart).
+    ncols = min(TUNE_COLS, len(rows))
+    nrows = -(-len(rows) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.5 * ncols, 4.6 * nrows), squeeze=False)
+    for ax in axes.flat[len(rows):]:
+        ax.set_visible(False)
     lines: list[str] = []
     has = any(r.get("samples_ms") for r in rows)
-    for ax, r in zip(axes[0], rows, strict=True):
+    for ax, r in zip(axes.flat, rows):
         xs, ys, best = [], [], None
         for t, v in sorted(r["best_over_time"]):
             best = v if best is None else min(best, v)
@@ -526,7 +535,7 @@ def tune(rows: list[dict]) -> Figure | None:
     lines.insert(0, "lines: final median; bands: 25th-75th percentile of the final runs"
                  if has else NO_SPREAD)
     note(fig, lines)
-    fig.tight_layout(rect=(0, foot(len(lines)), 1, 1))
+    fig.tight_layout(rect=(0, foot(len(lines), fig.get_figheight()), 1, 1))
     return fig
 
 
