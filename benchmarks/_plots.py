@@ -504,7 +504,7 @@ def tune(rows: list[dict]) -> Figure | None:
         ax.set_visible(False)
     lines: list[str] = []
     has = any(r.get("samples_ms") for r in rows)
-    for ax, r in zip(axes.flat, rows):
+    for ax, r in zip(axes.flat[:len(rows)], rows, strict=True):
         xs, ys, best = [], [], None
         for t, v in sorted(r["best_over_time"]):
             best = v if best is None else min(best, v)
