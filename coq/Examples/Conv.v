@@ -52,6 +52,8 @@
     panel in L1, accumulated into the output row, the input read in place
     (no im2col panel); [conv_avx2] and [conv_avx512] reduce over [9 CI =
     1152] products per tile with the weight panels in L2.
+    [conv_avx512_kc64]: the same with a 6 x 64 tile, for cores with two
+    512-bit FMA pipes and a 48 KiB L1 (docs/decisions.md #108).
 
     Not done: the ReLU of Exo's benchmark (it would be one more
     instruction on the stored vector, [avx2_max] with zero). *)
