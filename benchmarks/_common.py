@@ -213,6 +213,16 @@ def fmt(x: float | None, digits: int = 2) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
+def close_figure(fig) -> None:
+    """Release a figure from pyplot's registry once nothing draws it again (closing
+    detaches its canvas): pyplot keeps every figure it made until closed, and a
+    process that draws many (a redraw of every chart, a test session) would hold them
+    all."""
+    plt = pyplot()
+    if plt is not None:
+        plt.close(fig)
+
+
 def write_outputs(out_dir: Path, stem: str, markdown: str, fig) -> list[Path]:
     """Write STEM.md and STEM.png atomically (temporary file + rename)."""
     out_dir.mkdir(parents=True, exist_ok=True)

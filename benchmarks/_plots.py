@@ -640,6 +640,7 @@ def main(argv: list[str] | None = None) -> int:
             print("matplotlib missing: no chart", file=sys.stderr)
             return 1
         print(f"wrote {save_png(fig, d / f'{stem}.png')}")
+        cm.close_figure(fig)
     return 0
 
 

@@ -21,6 +21,16 @@ def pl():
     return _load("_plots")
 
 
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """pyplot keeps every figure these tests draw; close them after each test (a later
+    test in the same worker would otherwise warn of more than 20 open figures)."""
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
 RUNS = [1.0, 1.1, 0.9, 1.3, 1.05]
 
 
