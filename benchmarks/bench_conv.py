@@ -66,8 +66,8 @@ def default_derivation(isa: str, caches: CacheSizes | None = None) -> str:
     wide) stays in L1 by the model of targets/blocking.py (`l1_depth`).  AVX-512: the
     6 x 64 tile where L1 holds CI = 128 steps of a 64-wide panel (48 KiB 12-way: Intel
     Xeon; measured 0.97-1.01x torch on 1 thread against 0.89-0.92x for 6 x 32 there,
-    docs/decisions.md #108), else the 6 x 32 tile (32 KiB 8-way: AMD Zen 4, where it ran its loops at
-    98% of peak).  AVX2: the 6 x 16 tile."""
+    docs/decisions.md #108), else the 6 x 32 tile (32 KiB 8-way: AMD Zen 4, where it
+    ran its loops at 98% of peak).  AVX2: the 6 x 16 tile."""
     names = CANDIDATES[isa]
     return next((n for n in names if l1_depth(TILE_WIDTH[n], caches=caches) >= CI), names[-1])
 # Layer sizes by the names a derivation may give them (Conv.v: NB, H, W, CI, KO), lower case.
