@@ -240,7 +240,7 @@ def sgemm(data: dict) -> Figure | None:
     fig.suptitle("SGEMM float32: " + (f"ours ({data.get('ours')}) vs OpenBLAS" if not missing
                                       else "OpenBLAS only (NO derived kernel)"), fontsize=10)
     handles, labels = next(ax for ax in axes if ax.get_visible()).get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.975), ncol=4,
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.95), ncol=4,
                fontsize=8, frameon=False)
     lines = [("lines: median, bands: 25th-75th percentile of the runs" if has_samples
               else NO_SPREAD)]
