@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from verisched import pipeline
 from verisched.codegen.errors import CodegenError
@@ -313,14 +314,22 @@ double vs_fma_probe(long iters, int threads, float *sink) {
 }
 """
 
-# The probe per instruction set: vector width, compiler flags, the name reports print.
-PEAK_ISA = {"avx2": (8, ["-mavx2", "-mfma"], "AVX2"),
-            "avx512": (16, ["-mavx512f", "-mfma"], "AVX-512")}
+class PeakProbe(NamedTuple):
+    """The probe for one instruction set: vector width, compiler flags, the name
+    reports print."""
+
+    lanes: int
+    flags: tuple[str, ...]
+    name: str
+
+
+PEAK_ISA = {"avx2": PeakProbe(8, ("-mavx2", "-mfma"), "AVX2"),
+            "avx512": PeakProbe(16, ("-mavx512f", "-mfma"), "AVX-512")}
 
 
 def peak_label(isa: str) -> str:
     """How the reports name the probe: its instruction set and chains."""
-    return f"{PEAK_ISA[isa][2]}, 12 independent chains"
+    return f"{PEAK_ISA[isa].name}, 12 independent chains"
 
 
 def fma_peak_gflops(threads: int, seconds: float = 0.05, trials: int = 15,
@@ -335,9 +344,9 @@ def fma_peak_gflops(threads: int, seconds: float = 0.05, trials: int = 15,
     meaningful against the probe of the kernels' own width.  Compiled -O3 with that
     ISA's flags only (no -march=native).
     """
-    lanes, flags, _ = PEAK_ISA[isa]
-    so = compile_c(PEAK_SOURCE, ["-std=c11", "-O3", *flags, f"-DVS_LANES={lanes}", "-fPIC",
-                                 "-fopenmp"])
+    lanes = PEAK_ISA[isa].lanes
+    so = compile_c(PEAK_SOURCE, ["-std=c11", "-O3", *PEAK_ISA[isa].flags, f"-DVS_LANES={lanes}",
+                                 "-fPIC", "-fopenmp"])
     lib = ctypes.CDLL(str(so))
     fn = lib.vs_fma_probe
     fn.restype = ctypes.c_double
