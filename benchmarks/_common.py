@@ -44,8 +44,12 @@ class Variant:
     threads: int = 1
     spins_for: float = 0.0
     # Untimed calls right before each timed one (after any wait for other pools):
-    # steady-state timing, as a caller's loop of calls sees it (decisions #29).
+    # steady-state timing, as a caller's loop of calls sees it (decisions #29): at
+    # least `warm` calls, and more until `warm_ms` milliseconds have passed (#109: on a
+    # VM, cores that idled through a wait need a few milliseconds, not one short call,
+    # to run at full speed again).
     warm: int = 0
+    warm_ms: float = 0.0
     times_ms: list[float] = field(default_factory=list)
 
     def median(self) -> float:
@@ -99,8 +103,10 @@ def time_round_robin(variants: list[Variant], repeat: int, warmup: int = 2) -> f
             if delay > 0:
                 time.sleep(delay)
                 waited += delay
-        for _ in range(v.warm):
+        calls, w0 = 0, time.perf_counter()
+        while calls < v.warm or (time.perf_counter() - w0) * 1000 < v.warm_ms:
             v.run()
+            calls += 1
         t0 = time.perf_counter()
         v.run()
         t1 = time.perf_counter()

@@ -70,7 +70,14 @@ nr, lanes = 16, 8
 # multi-threaded call that follows the wait for the other pool's spinning workers
 # otherwise starts with sleeping workers and, on this VM, descheduled vCPUs (measured at
 # 768: OpenBLAS 2t 7.0 ms cold vs 5.0 ms warm, ours 5.6 vs 5.3).
+# And the untimed calls go on for at least --warm-ms (#109): on the Xeon VM, after the
+# 0.12 s wait for OpenBLAS's workers both of our cores have idled, and one call was not
+# enough to bring them back to full speed (a 2-thread 512^3 call after a 0.12 s idle gap:
+# 0.97 ms back to back, 1.12-1.80 ms after one untimed call, 0.96-0.99 ms after 10 ms of
+# them).  Only our 2-thread variant waits that long, so one call charged the wake-up to
+# ours alone (2 threads, aspect 64: 0.73-0.75x OpenBLAS; with 10 ms, 1.07-1.10x).
 WARM = 1
+WARM_MS = 10.0
 
 
 # Shown by `verisched bench --help` (read without importing this module).
@@ -243,7 +250,8 @@ def check(got: np.ndarray, want: np.ndarray, k: int, what: str) -> None:
 
 
 def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat: int,
-                spin: float, quiet_wait: float, rng, passive: bool = False) -> dict:
+                spin: float, quiet_wait: float, rng, passive: bool = False,
+                warm_ms: float = WARM_MS) -> dict:
     """Median ms per variant (plus best times and the other processes' load)."""
     A = rng.standard_normal((p.M, p.K)).astype(np.float32)
     B = rng.standard_normal((p.K, p.N)).astype(np.float32)
@@ -257,7 +265,8 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
         run()
         check(c0, C + prod, p.K, f"OpenBLAS {t}t")
         variants.append(cm.Variant(("openblas", f"{t}t"), run, blas.threads(t), threads=t,
-                                   spins_for=spin if t > 1 else 0.0, warm=WARM))
+                                   spins_for=spin if t > 1 else 0.0, warm=WARM,
+                                   warm_ms=warm_ms))
         if t == threads and threads == 1:
             break
     chosen = {}
@@ -284,7 +293,7 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
         # libgomp's default policy spins a little (well under 5 ms) after a region.
         variants.append(cm.Variant(("ours", label), run, threads=t,
                                    spins_for=0.005 if t > 1 and not passive else 0.0,
-                                   warm=WARM))
+                                   warm=WARM, warm_ms=warm_ms))
     # The in-cache problem needs more samples for a stable median (a call is ~0.2 ms).
     cm.wait_for_quiet(quiet_wait)
     other = cm.OtherLoad()
@@ -333,6 +342,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--aspect", type=int, nargs="*", default=list(ASPECT_LOG2),
                     help="log2 of M/N for the K=512, M·N=512² sweep")
     ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--warm-ms", type=float, default=WARM_MS,
+                    help="before each timed call (both sides), untimed calls of the same "
+                         f"variant for at least this many ms (default {WARM_MS:g}; at least "
+                         f"{WARM} call): cores that idled through a wait run at full speed "
+                         "again")
     ap.add_argument("--threads", type=int, default=2, help="the multi-threaded count")
     ap.add_argument("--spin", type=float, default=0.12,
                     help="seconds OpenBLAS's idle workers busy-wait after a call (2^28 "
@@ -422,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
         estimate.next(f"{p.group} {p.label} ({p.M}x{p.N}x{p.K})")
         t0 = time.perf_counter()
         med = run_problem(p, blas, ours, args.threads, args.repeat, args.spin,
-                          args.quiet_wait, rng, args.passive)
+                          args.quiet_wait, rng, args.passive, args.warm_ms)
         results.append((p, med))
         print(f"  {p.group} {p.label} ({p.M}x{p.N}x{p.K}): "
               + ", ".join(f"{k} {v:.3f} ms" for k, v in med.items() if "-" in k)
@@ -496,8 +510,9 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
         "(arrays preallocated, results checked against float64 numpy first); "
         f"a multi-threaded call of ours waits (untimed) until {args.spin:g} s after the last "
         "OpenBLAS call, whose idle workers busy-wait that long; every timed call (both "
-        f"sides) follows {WARM} untimed call(s) of the same variant, so it starts with "
-        "running worker threads and warm caches (steady state, as in a loop of calls)",
+        f"sides) follows untimed calls of the same variant ({WARM} or more, for at least "
+        f"{args.warm_ms:g} ms), so it starts with running worker threads, cores at full "
+        "speed and warm caches (steady state, as in a loop of calls)",
         *[f"- {x}" for x in load],
         "- others = cores other processes kept busy while that problem was timed (each "
         f"problem first waited up to {args.quiet_wait:g} s for idle CPUs); with others > 0 the "
@@ -553,7 +568,8 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     saved = {"started": started.isoformat(), "commit": cm.source_revision(),
-             "peak_gflops": peak, "repeat": args.repeat, "openblas": blas.version,
+             "peak_gflops": peak, "repeat": args.repeat, "warm_ms": args.warm_ms,
+             "openblas": blas.version,
              "ours": ours.origin, "ours_missing": ours.missing, "fixed": ours.fixed,
              "perf_split": profile, "problems": data}
     cm.atomic_write(out_dir / "sgemm.json", json.dumps(saved, indent=2))

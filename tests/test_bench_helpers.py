@@ -268,3 +268,29 @@ def test_sgemm_flags_a_stalled_peer() -> None:
     assert sg.stalled_peer([ok, bad], 2) == ["square 768"]
     assert sg.stalled_peer([ok], 2) == []
     assert sg.stalled_peer([bad], 1) == []
+
+
+def test_warm_up_lasts_warm_ms_before_each_timed_call(cm) -> None:
+    """`warm_ms` keeps the untimed calls going until that long has passed (at least
+    `warm` of them), before every timed call: after a wait for another pool's workers
+    the cores need milliseconds, not one short call, to run at full speed (#109)."""
+    import time
+
+    stamps: list[tuple[int, float]] = []
+
+    def run() -> None:
+        # times_ms has r entries during the r-th batch (its timed call is the last).
+        stamps.append((len(v.times_ms), time.perf_counter()))
+        time.sleep(0.001)
+
+    v = cm.Variant(("ours", "1t"), run, warm=1, warm_ms=8.0)
+    cm.time_round_robin([v], repeat=2, warmup=0)
+    assert len(v.times_ms) == 2
+    for r in range(2):
+        batch = [t for k, t in stamps if k == r]
+        assert len(batch) >= 2 and batch[-1] - batch[0] >= 0.008
+    # Without warm_ms, exactly `warm` untimed calls precede each timed one.
+    v = cm.Variant(("ours", "1t"), run, warm=2)
+    stamps.clear()
+    cm.time_round_robin([v], repeat=1, warmup=0)
+    assert len(stamps) == 3
