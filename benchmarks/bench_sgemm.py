@@ -43,7 +43,13 @@ from pathlib import Path
 import numpy as np
 
 from verisched.targets.auto import best_vector_isa
-from verisched.targets.blocking import cache_sizes, gemm_blocks, kc_max, mc_max
+from verisched.targets.blocking import (
+    ROW_BLOCKS_MAX_WIDTH,
+    cache_sizes,
+    gemm_blocks,
+    kc_max,
+    mc_max,
+)
 from verisched.targets.cpu import cpu_flags
 from verisched.targets.registry import get_target
 
@@ -86,13 +92,15 @@ DURATION = ("about 1.5 min on the 2-core development machine (76 s measured: 14 
             "1 and 2 threads)")
 
 
-def block_sizes(M: int, K: int, threads: int) -> dict[str, int]:
+def block_sizes(M: int, K: int, threads: int, N: int | None = None) -> dict[str, int]:
     """Run-time block sizes, as BLIS picks its partitioning per call: from this
     machine's caches and the register tile's width (targets/blocking.gemm_blocks,
-    which says why; at most one row block when M fits in L2's block, so the OpenMP
-    kernel shares the column strips among the threads, openmp.py rule 6: 64x4096x512
-    on 2 threads measured 0.95x OpenBLAS against 0.80x with two row blocks)."""
-    return gemm_blocks(M, K, threads, nr=nr)
+    which says why).  Where all of M fits L2's block: a row block per thread, unless
+    the problem is much wider than tall (N > 3 M), where the OpenMP kernel shares the
+    column strips of one row block among the threads instead (openmp.py rule 6:
+    64x4096x512 on 2 threads measured 0.95x OpenBLAS against 0.80x with two row
+    blocks; #109 for the other shapes)."""
+    return gemm_blocks(M, K, threads, nr=nr, N=N)
 
 
 @dataclass
@@ -197,7 +205,7 @@ def bind_ours(kernel, A: np.ndarray, B: np.ndarray, C: np.ndarray, out: np.ndarr
     arrays = {"A": A, "B": B, "C": C}
     inputs = {a: arrays[a] for a, _, _ in kernel.lowered.inputs}
     M, K = A.shape
-    dims = {"M": M, "N": B.shape[1], "K": K, **block_sizes(M, K, threads)}
+    dims = {"M": M, "N": B.shape[1], "K": K, **block_sizes(M, K, threads, B.shape[1])}
     sizes = {a: dims[a if a in RUNTIME_BLOCKS else a.upper()] for a, _ in kernel.lowered.sizes}
     return kernel.bind(inputs, sizes, out)
 
@@ -214,7 +222,7 @@ def use_strip(M: int, N: int, K: int, threads: int) -> bool:
     Strip wins with few row blocks per thread and on small problems (measured, 2
     threads, K = 512 aspect sweep: 0.87-0.93x OpenBLAS against 0.72-0.84x), packing
     once on large ones with many row blocks (1024³, 2 threads: 0.94x against 0.89x)."""
-    blocks = -(-M // (6 * block_sizes(M, K, threads)["mcr"]))
+    blocks = -(-M // (6 * block_sizes(M, K, threads, N)["mcr"]))
     return blocks <= threads or 2 * M * N * K < 1e9
 
 
@@ -539,7 +547,9 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
             f"(unless fixed: from the caches, {cache_sizes().describe()}, for a 6 x {nr} "
             f"register tile: kc = ceil(K / ceil(K / {kc_max(nr)})), at most "
             f"{mc_max(kc_max(nr), nr)} rows per row block and a row-block count that is a "
-            "multiple of the thread count; targets/blocking.py); serial target "
+            "multiple of the thread count; where all of M fits one block, a block per "
+            f"thread unless N > {ROW_BLOCKS_MAX_WIDTH} M, where the threads share its "
+            "column strips; targets/blocking.py); serial target "
             f"`{args.target}`, parallel target `{args.par_target}` ({T} threads, "
             f"{cm.omp_env()}); "
             + ("computes C += A·B in place (the output is C's buffer: codegen/inplace.py), "
@@ -661,7 +671,7 @@ def analysis(results, peak, ours: cm.Ours, T: int, profile: dict) -> list[str]:
     if T > 1 and square:
         parts = []
         for p, med in square:
-            mcr = ours.fixed.get("mcr") or block_sizes(p.M, p.K, T)["mcr"]
+            mcr = ours.fixed.get("mcr") or block_sizes(p.M, p.K, T, p.N)["mcr"]
             blocks = -(-p.M // (6 * mcr))
             parts.append(f"{p.label}: {med['ours-1t'] / med[f'ours-{T}t']:.2f}x"
                          f" ({blocks} row blocks of {6 * mcr})")

@@ -73,3 +73,27 @@ def test_blocks_cover_the_problem_evenly(M: int, K: int, threads: int, nr: int) 
         planned = threads * -(-panels // (threads * mcr_max))
         assert -(-M // rows) <= planned             # a multiple of the thread count
         assert planned * b["mcr"] - panels < planned  # nearly equal sizes
+
+
+@given(M=st.integers(1, 5000), N=st.integers(1, 5000), K=st.integers(1, 3000),
+       threads=st.integers(1, 16), nr=st.sampled_from([8, 16, 32, 64]))
+def test_a_row_block_per_thread_unless_wide(M: int, N: int, K: int, threads: int,
+                                            nr: int) -> None:
+    """Where all of M fits one L2 block, each thread gets a row block of its own (nearly
+    equal ones), unless the problem is over ROW_BLOCKS_MAX_WIDTH times wider than tall,
+    where one row block's strips are shared (#109).  Where M does not fit, N changes
+    nothing."""
+    b = gemm_blocks(M, K, threads, nr=nr, caches=ZEN, N=N)
+    unknown = gemm_blocks(M, K, threads, nr=nr, caches=ZEN)
+    assert b["kc"] == unknown["kc"]
+    panels = -(-M // 6)
+    if panels > mc_max(kc_max(nr, caches=ZEN), nr, caches=ZEN) // 6:
+        assert b == unknown
+    elif threads == 1 or N > blocking.ROW_BLOCKS_MAX_WIDTH * M:
+        assert b["mcr"] == panels
+    else:
+        blocks = -(-panels // b["mcr"])
+        if blocks == 1:  # too few panels to give every thread one
+            assert b["mcr"] == panels and -(-panels // -(-panels // threads)) < threads
+        else:
+            assert blocks == threads and blocks * b["mcr"] - panels < blocks

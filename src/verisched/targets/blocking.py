@@ -154,23 +154,42 @@ def mc_max(kc: int, nr: int, mr: int = 6, elem: int = 4,
     return max(mr, mc // mr * mr)
 
 
+# How much wider than tall a problem may be and still get a row block per thread when
+# all of M fits one L2 block (#109).  Row blocks repack all of B in every thread; shared
+# column strips make every thread read the whole packed A block, half of it packed by
+# the other core, and cost a second parallel region per depth block.  Measured on the
+# Xeon (2 threads, 6 x 64 kernel, medians of three runs, one block / a block per
+# thread): 256^3 0.127-0.147 / 0.109-0.119 ms, 512^3 0.98-1.03 / 0.93-0.98, 768^3
+# 3.19-3.25 / 3.03-3.20, 48x128x256 0.025 / 0.015; N = 2M and 3M even (512x1024x512
+# 1.86-1.90 / 1.81-1.94, 256x768x512 0.68-0.70 / 0.69-0.72); N = 4M and wider the strips
+# win (256x1024x512 0.98-1.04 / 1.03-1.06, 128x2048x512 1.05-1.11 / 1.17-1.20,
+# 64x4096x512 1.20-1.24 / 1.55-1.57).
+ROW_BLOCKS_MAX_WIDTH = 3
+
+
 def gemm_blocks(M: int, K: int, threads: int, *, nr: int, mr: int = 6, elem: int = 4,
-                caches: CacheSizes | None = None) -> dict[str, int]:
+                caches: CacheSizes | None = None, N: int | None = None) -> dict[str, int]:
     """Run-time block sizes for Sgemm.v's kernels: `kc` and `mcr` (`mc = mr mcr`).
 
     kc: depth blocks of nearly equal size, at most `kc_max`, so the zero-padded last
     block wastes at most one step per block (`kc = ceil(K / ceil(K / kc_max))`).
-    mcr: one row block when all of M fits in `mc_max` rows (the OpenMP kernel then
-    shares the column strips among the threads instead); otherwise the row blocks are
-    the parallel loop's iterations, so their count is made a multiple of `threads` and
-    their sizes nearly equal (a 10 + 1 split of 1024 rows over 2 threads measured 0.82x
-    OpenBLAS against 0.88x balanced)."""
+    mcr: when all of M fits in `mc_max` rows, one row block, whose column strips the
+    OpenMP kernel shares among the threads, if the problem is wide (`N` over
+    `ROW_BLOCKS_MAX_WIDTH` times M, or N not given); otherwise one nearly equal row
+    block per thread (each packs its own A block, none reads another's).  When M does
+    not fit, the row blocks are the parallel loop's iterations, so their count is made
+    a multiple of `threads` and their sizes nearly equal (a 10 + 1 split of 1024 rows
+    over 2 threads measured 0.82x OpenBLAS against 0.88x balanced)."""
     K, M, threads = max(1, K), max(1, M), max(1, threads)
     kmax = kc_max(nr, mr, elem, caches)
     kc = -(-K // -(-K // kmax))
     mcr_max = max(1, mc_max(kmax, nr, mr, elem, caches) // mr)
     panels = -(-M // mr)
     if panels <= mcr_max:
-        return {"kc": kc, "mcr": panels}
+        wide = N is None or N > ROW_BLOCKS_MAX_WIDTH * M
+        mcr = -(-panels // threads)
+        if threads == 1 or wide or -(-panels // mcr) < threads:
+            return {"kc": kc, "mcr": panels}
+        return {"kc": kc, "mcr": mcr}
     nblocks = threads * -(-panels // (threads * mcr_max))
     return {"kc": kc, "mcr": -(-panels // nblocks)}
