@@ -123,6 +123,34 @@ def time_round_robin(variants: list[Variant], repeat: int, warmup: int = 2) -> f
     return waited
 
 
+def fastest(candidates: dict[str, Callable[[], None]], warm_ms: float,
+            trials: int = 3, timed_ms: float = 5.0) -> str:
+    """The name of the candidate with the least median call time over `trials` rounds,
+    interleaved: in each, every candidate gets `warm_ms` of untimed calls, then timed
+    calls for at least `timed_ms` (at least one).
+
+    A planner's trial, as FFTW_MEASURE plans: where two proved kernels compute the
+    same thing (Sgemm.v's pack-once and strip-packing derivations), a caller picks
+    one per shape; which is faster depends on the machine's caches (#109), so it is
+    measured rather than guessed.  None of these calls is in a benchmark's figures."""
+    times: dict[str, list[float]] = {name: [] for name in candidates}
+    for _ in range(trials):
+        for name, run in candidates.items():
+            w0 = time.perf_counter()
+            run()
+            while (time.perf_counter() - w0) * 1000 < warm_ms:
+                run()
+            s0 = time.perf_counter()
+            while True:
+                t0 = time.perf_counter()
+                run()
+                t1 = time.perf_counter()
+                times[name].append(t1 - t0)
+                if (t1 - s0) * 1000 >= timed_ms:
+                    break
+    return min(times, key=lambda name: (statistics.median(times[name]), name))
+
+
 def load_lines(before: tuple[float, float, float]) -> list[str]:
     """What the load was, and a warning when parallel times cannot be trusted."""
     after = os.getloadavg()

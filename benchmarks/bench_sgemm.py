@@ -257,14 +257,60 @@ def check(got: np.ndarray, want: np.ndarray, k: int, what: str) -> None:
                                err_msg=f"bench sgemm: {what} gives a wrong result")
 
 
+def bind_checked(kernel, A: np.ndarray, B: np.ndarray, C: np.ndarray, prod: np.ndarray,
+                 threads: int, label: str):
+    """`kernel` bound to A, B and its own output, checked once against C + A·B."""
+    if threads > 1:
+        kernel.set_threads(threads)
+    takes_c = any(a == "C" for a, _, _ in kernel.lowered.inputs)
+    if takes_c and "C" in kernel.lowered.inplace:
+        # In place, as OpenBLAS with beta = 1: the output is C's own buffer, which
+        # bind's validating call has already updated once.
+        out = C.copy()
+        run = bind_ours(kernel, A, B, out, out, threads)
+    else:
+        out = np.empty(C.shape, dtype=np.float32)
+        run = bind_ours(kernel, A, B, C, out, threads)
+    check(out, (C + prod) if takes_c else prod, A.shape[1], f"ours {label} ({kernel.name})")
+    return run
+
+
 def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat: int,
                 spin: float, quiet_wait: float, rng, passive: bool = False,
-                warm_ms: float = WARM_MS) -> dict:
-    """Median ms per variant (plus best times and the other processes' load)."""
+                warm_ms: float = WARM_MS, plan: bool = True) -> dict:
+    """Median ms per variant (plus best times and the other processes' load).
+
+    Where ours has two kernels for a thread count (pack-once and strip), `plan` times
+    both first (untimed, `cm.fastest`) and keeps the faster; without it, `use_strip`
+    decides.  Ours is bound and planned before OpenBLAS runs here, and after its
+    workers from the previous problem have stopped spinning, so the trial does not
+    compete with them."""
     A = rng.standard_normal((p.M, p.K)).astype(np.float32)
     B = rng.standard_normal((p.K, p.N)).astype(np.float32)
     C = rng.standard_normal((p.M, p.N)).astype(np.float32)
     prod = A.astype(np.float64) @ B.astype(np.float64)
+    if threads > 1:
+        time.sleep(spin)
+    chosen: dict[str, str] = {}
+    mine: list[cm.Variant] = []
+    for label, kernel in ours.kernels.items():
+        if label.endswith(STRIP):
+            continue
+        t = 1 if label == "1t" else threads
+        alt = ours.kernels.get(label + STRIP)
+        if alt is None:
+            kernels = [kernel]
+        elif plan:
+            kernels = [kernel, alt]
+        else:
+            kernels = [alt if use_strip(p.M, p.N, p.K, t) else kernel]
+        runs = {k.name: bind_checked(k, A, B, C, prod, t, label) for k in kernels}
+        name = cm.fastest(runs, warm_ms) if len(runs) > 1 else next(iter(runs))
+        chosen[label] = name
+        # libgomp's default policy spins a little (well under 5 ms) after a region.
+        mine.append(cm.Variant(("ours", label), runs[name], threads=t,
+                               spins_for=0.005 if t > 1 and not passive else 0.0,
+                               warm=WARM, warm_ms=warm_ms))
     variants: list[cm.Variant] = []
     for t in (1, threads):
         c0 = C.copy()
@@ -277,31 +323,7 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
                                    warm_ms=warm_ms))
         if t == threads and threads == 1:
             break
-    chosen = {}
-    for label, kernel in ours.kernels.items():
-        if label.endswith(STRIP):
-            continue
-        t = 1 if label == "1t" else threads
-        alt = ours.kernels.get(label + STRIP)
-        if alt is not None and use_strip(p.M, p.N, p.K, t):
-            kernel = alt
-        chosen[label] = kernel.name
-        if t > 1:
-            kernel.set_threads(t)
-        takes_c = any(a == "C" for a, _, _ in kernel.lowered.inputs)
-        if takes_c and "C" in kernel.lowered.inplace:
-            # In place, as OpenBLAS with beta = 1: the output is C's own buffer, which
-            # bind's validating call has already updated once.
-            out = C.copy()
-            run = bind_ours(kernel, A, B, out, out, t)
-        else:
-            out = np.empty((p.M, p.N), dtype=np.float32)
-            run = bind_ours(kernel, A, B, C, out, t)
-        check(out, (C + prod) if takes_c else prod, p.K, f"ours {label}")
-        # libgomp's default policy spins a little (well under 5 ms) after a region.
-        variants.append(cm.Variant(("ours", label), run, threads=t,
-                                   spins_for=0.005 if t > 1 and not passive else 0.0,
-                                   warm=WARM, warm_ms=warm_ms))
+    variants += mine
     # The in-cache problem needs more samples for a stable median (a call is ~0.2 ms).
     cm.wait_for_quiet(quiet_wait)
     other = cm.OtherLoad()
@@ -368,9 +390,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="the derivation to lower (default: sgemm_avx512 or sgemm_avx2, "
                          "by --isa)")
     ap.add_argument("--strip-derivation", default=None,
-                    help="the derivation called instead where use_strip says so "
-                         "('' for none; default: the ISA's strip variant, sgemm_avx2_strip "
-                         "or sgemm_avx512_strip)")
+                    help="the second derivation: per problem and thread count, the faster "
+                         "of the two in an untimed trial runs (with --no-plan, this one "
+                         "where use_strip says so) ('' for none; default: the ISA's strip "
+                         "variant, sgemm_avx2_strip or sgemm_avx512_strip)")
+    ap.add_argument("--no-plan", action="store_true",
+                    help="choose between the two derivations by the use_strip rule instead "
+                         "of timing both first")
     ap.add_argument("--target", default=None, help="our serial target (default: native, which "
                     "builds the derivation with its ISA)")
     ap.add_argument("--par-target", default=None,
@@ -424,7 +450,8 @@ def main(argv: list[str] | None = None) -> int:
                 ours.notes.append(f"no strip variant: {strip.missing}")
             else:
                 ours.kernels.update({k + STRIP: v for k, v in strip.kernels.items()})
-                ours.origin += f" (+ {args.strip_derivation} where use_strip says)"
+                ours.origin += (f" (+ {args.strip_derivation} where "
+                                + ("use_strip says)" if args.no_plan else "faster)"))
         for k in ours.kernels.values():
             why = ours_shape_ok(k)
             if why:
@@ -444,7 +471,8 @@ def main(argv: list[str] | None = None) -> int:
         estimate.next(f"{p.group} {p.label} ({p.M}x{p.N}x{p.K})")
         t0 = time.perf_counter()
         med = run_problem(p, blas, ours, args.threads, args.repeat, args.spin,
-                          args.quiet_wait, rng, args.passive, args.warm_ms)
+                          args.quiet_wait, rng, args.passive, args.warm_ms,
+                          plan=not args.no_plan)
         results.append((p, med))
         print(f"  {p.group} {p.label} ({p.M}x{p.N}x{p.K}): "
               + ", ".join(f"{k} {v:.3f} ms" for k, v in med.items() if "-" in k)
@@ -567,9 +595,12 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
         strip_used = [f"{p.label} {lab}" for p, med in results
                       for lab, name in med.get("kernels", {}).items() if "strip" in name]
         if any(k.endswith(STRIP) for k in ours.kernels):
-            head.append("- strip-packing kernel (use_strip: at most one row block per thread, "
-                        "or under 1 GFLOP) ran on: " + (", ".join(strip_used) or "none")
-                        + "; the pack-once kernel on the rest")
+            how = ("use_strip: at most one row block per thread, or under 1 GFLOP"
+                   if args.no_plan else "the faster of the two in an untimed trial before "
+                   f"each problem: 3 rounds, interleaved, of {args.warm_ms:g} ms of warm-up "
+                   "and 5 ms of timed calls each")
+            head.append(f"- strip-packing kernel ({how}) ran on: "
+                        + (", ".join(strip_used) or "none") + "; the pack-once kernel on the rest")
     md = "\n".join(head) + "\n\n" + cm.md_table(headers, rows) + "\n"
     md += "\n" + "\n".join(analysis(results, peak, ours, T, profile)) + "\n"
     print()
@@ -660,7 +691,7 @@ def analysis(results, peak, ours: cm.Ours, T: int, profile: dict) -> list[str]:
                    f"{gf(pb, mb, 'ours-1t'):.0f}, OpenBLAS {gf(pb, mb, 'openblas-1t'):.0f} "
                    "GFLOP/s).  "
                    + ("Both update C in place and pack B (ours all of it up front, once, "
-                      "unless use_strip picks the strip kernel); what remains is the "
+                      "unless the strip kernel ran); what remains is the "
                       "micro-kernel's code (gcc's register allocation and scheduling of the "
                       "derived loop, against OpenBLAS's hand-written assembly) and the C "
                       "tile's load-add-store after each depth block."

@@ -294,3 +294,24 @@ def test_warm_up_lasts_warm_ms_before_each_timed_call(cm) -> None:
     stamps.clear()
     cm.time_round_robin([v], repeat=1, warmup=0)
     assert len(stamps) == 3
+
+
+def test_fastest_picks_the_quicker_candidate_by_median(cm) -> None:
+    """The planner's trial (`fastest`) keeps the candidate whose timed calls are
+    shorter, after an untimed one of its own, and times calls for `timed_ms` a round."""
+    import time
+
+    calls = {"slow": 0, "quick": 0}
+
+    def make(name: str, seconds: float):
+        def run() -> None:
+            calls[name] += 1
+            time.sleep(seconds)
+        return run
+
+    cands = {"slow": make("slow", 0.004), "quick": make("quick", 0.001)}
+    assert cm.fastest(cands, warm_ms=0.0, trials=3, timed_ms=0.0) == "quick"
+    assert calls == {"slow": 6, "quick": 6}  # per trial: one warm-up call, one timed
+    calls.update(slow=0, quick=0)
+    assert cm.fastest(cands, warm_ms=0.0, trials=2, timed_ms=6.0) == "quick"
+    assert calls["quick"] > calls["slow"] >= 2 * 2  # timed calls for 6 ms a round
