@@ -13,7 +13,9 @@ variant sees the same machine load), 1 and 2 threads:
              bridge, lowered for the `native` targets (the derivation's ISA,
              sgemm_avx512 where the CPU has avx512f, else sgemm_avx2: --isa
              auto), serial and with OpenMP (2 threads), compiled once
-             (size-generic) and cached.  It
+             (size-generic) and cached; per problem and thread count, the
+             faster of its pack-once and strip-packing derivations in an
+             untimed trial (--no-plan: the use_strip rule).  It
              writes a separate output (out = C + A·B when the derivation takes C,
              else out = A·B): the same reads of A and B, one read of C fewer at
              most; the report says which.
