@@ -13,12 +13,14 @@ Contenders, timed round-robin in the same run, 1 and 2 threads:
           as every torch caller's does; ours writes into a preallocated array.
   ours    the kernel derived in coq/Examples/Conv.v, replayed, lowered with the
           AVX-512 library where the CPU has avx512f (the 3x3 taps as depth
-          blocks, the input read in place: `conv_avx512_kc64`, 6x64 tiles, where
-          one tap's 64-channel weight panel fits L1 by the cache model of
-          targets/blocking.py (a 48 KiB L1: Intel Xeon), else `conv_avx512_kc`,
-          6x32 tiles (a 32 KiB L1: AMD Zen 4); docs/decisions.md #108), else AVX2
-          (`conv_avx2`, 6x16), serial and with OpenMP (2 threads); --isa picks
-          one, --derivation another derivation of the file.  Its inputs are
+          blocks, the input read in place: `conv_avx512_kc64`, 6x64 tiles, or
+          `conv_avx512_kc`, 6x32 tiles, whichever is faster in an untimed trial
+          before timing; with --no-plan, the 6x64 one where one tap's 64-channel
+          weight panel fits L1 by the cache model of targets/blocking.py (a 48
+          KiB L1: Intel Xeon), else 6x32 (a 32 KiB L1: AMD Zen 4);
+          docs/decisions.md #108, #109), else AVX2 (`conv_avx2`, 6x16), serial
+          and with OpenMP (2 threads); --isa picks one, --derivation another
+          derivation of the file.  Its inputs are
           laid out as the derivation's shapes say (the benchmark matches
           numpy's NCHW arrays to them by extents, checking every candidate
           layout against the reference).
@@ -130,6 +132,42 @@ def bind_ours(kernel, x: np.ndarray, w: np.ndarray, want: np.ndarray):
     raise ValueError(f"no layout gives the reference result (tried {len(cands)})")
 
 
+def load(args: argparse.Namespace, name: str) -> cm.Ours:
+    """Derivation `name` of --ours-file, replayed and built serial and with OpenMP."""
+    print(f"replaying and lowering {args.ours_file} :: {name} ...", flush=True)
+    return cm.load_ours(Path(args.ours_file), name, {**DEFAULT_FIX, **cm.fix_args(args.fix)},
+                        [("1t", args.target), (f"{args.threads}t", args.par_target)],
+                        {c for k in SIZE_NAMES for c in (k, k.upper())},
+                        fast_math=args.fast_math)
+
+
+def plan(args: argparse.Namespace, names: list[str], x: np.ndarray, w: np.ndarray,
+         want: np.ndarray) -> cm.Ours:
+    """The derivation to time: the only one named, or of several candidates the one
+    whose kernels (one 1-thread and one multi-threaded call) are faster in an untimed
+    trial (`cm.fastest`), so the tile width is measured on this machine, not inferred
+    from its L1 (`default_derivation`, the rule --no-plan keeps; #108, #109)."""
+    loaded = {n: load(args, n) for n in names}
+    ready = {n: o for n, o in loaded.items() if not o.missing}
+    if len(ready) < 2:
+        return next(iter(ready.values()), loaded[names[0]])
+    calls = {}
+    for n, o in ready.items():
+        runs = []
+        for label, kernel in o.kernels.items():
+            if label != "1t":
+                kernel.set_threads(args.threads)
+            runs.append(bind_ours(kernel, x, w, want)[0])
+        calls[n] = lambda runs=runs: [r() for r in runs]
+    best = cm.fastest(calls, warm_ms=10.0)
+    args.derivation = best
+    others = ", ".join(n for n in ready if n != best)
+    ready[best].notes.append(f"{best} was the faster in an untimed trial against {others} "
+                             "(three rounds of one 1-thread and one multi-threaded call each, "
+                             "after one of each untimed); --no-plan picks by the L1 rule")
+    return ready[best]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="verisched bench conv",
                                  description=__doc__.splitlines()[0])
@@ -140,7 +178,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="auto: avx512 where the CPU has avx512f (PyTorch's oneDNN uses it "
                          "there too), else avx2; picks the derivation and the targets")
     ap.add_argument("--derivation", default=None,
-                    help="default: conv_avx512_kc for avx512, conv_avx2 for avx2")
+                    help="default: for avx512 the faster of conv_avx512_kc64 and "
+                         "conv_avx512_kc in an untimed trial (with --no-plan, the widest "
+                         "whose weight panel fits L1), conv_avx2 for avx2")
+    ap.add_argument("--no-plan", action="store_true",
+                    help="pick the default derivation by the L1 rule instead of timing the "
+                         "candidates first")
     ap.add_argument("--target", default=None, help="default: native (the derivation's ISA)")
     ap.add_argument("--par-target", default=None, help="default: native-openmp")
     ap.add_argument("--fix", action="append", default=[])
@@ -154,7 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out-dir", default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
     isa = args.isa = args.isa if args.isa != "auto" else best_vector_isa()
-    args.derivation = args.derivation or default_derivation(isa)
+    candidates = [args.derivation] if args.derivation else (
+        [default_derivation(isa)] if args.no_plan else list(CANDIDATES[isa]))
+    args.derivation = candidates[0]
     args.target = args.target or "native"  # builds conv_<isa> with <isa> (targets/auto.py)
     args.par_target = args.par_target or "native-openmp"
     # Before torch loads its OpenMP runtime: idle workers sleep instead of spinning, so
@@ -171,21 +216,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     started = datetime.datetime.now(datetime.timezone.utc)
     T = args.threads
-    if args.no_ours:
-        ours = cm.Ours("(not run)", missing="not run (--no-ours)")
-    else:
-        print(f"replaying and lowering {args.ours_file} ...", flush=True)
-        ours = cm.load_ours(Path(args.ours_file), args.derivation,
-                            {**DEFAULT_FIX, **cm.fix_args(args.fix)},
-                            [("1t", args.target), (f"{T}t", args.par_target)],
-                            {c for k in SIZE_NAMES for c in (k, k.upper())},
-                            fast_math=args.fast_math)
-    print("measuring the FMA peak ...", flush=True)
-    peak = {1: cm.fma_peak_gflops(1, isa=args.isa), T: cm.fma_peak_gflops(T, isa=args.isa)}
     rng = np.random.default_rng(0)
     x = rng.standard_normal((BATCH, CI, HO + KH - 1, WO + KW - 1)).astype(np.float32)
     w = (rng.standard_normal((CO, CI, KH, KW)) / np.sqrt(CI * KH * KW)).astype(np.float32)
     want = reference(x, w)
+    if args.no_ours:
+        ours = cm.Ours("(not run)", missing="not run (--no-ours)")
+    else:
+        ours = plan(args, candidates, x, w, want)
+    print("measuring the FMA peak ...", flush=True)
+    peak = {1: cm.fma_peak_gflops(1, isa=args.isa), T: cm.fma_peak_gflops(T, isa=args.isa)}
     flops = 2.0 * BATCH * CO * CI * KH * KW * HO * WO
     tx, tw = torch.from_numpy(x), torch.from_numpy(w)
     conv = torch.nn.functional.conv2d
@@ -277,15 +317,17 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
     else:
         head += [f"- ours: {ours.origin}, block sizes {ours.fixed or 'none'}, targets "
                  f"`{args.target}` / `{args.par_target}`; layout: {layout}",
-                 "- speed = torch time / our time (> 1: ours faster)"]
+                 "- speed = torch time / our time (> 1: ours faster)",
+                 *[f"- note: {n}" for n in ours.notes]]
         if name in DEPTH_BLOCKED:
             width = TILE_WIDTH[name]
             head.insert(-1, f"- ours is a depth-blocked derivation (the 3x3 taps as depth "
                         f"blocks, a 6 x {width} register tile, a {CI * width * 4 // 1024} KiB "
                         "weight panel per tile and tap, the input read in place without an "
-                        "im2col panel); by default the AVX-512 run takes the widest tile whose "
-                        f"panel fits this machine's L1 ({cache_sizes().describe()}; "
-                        "default_derivation, docs/decisions.md #108)")
+                        "im2col panel); by default the AVX-512 run takes the faster of the 6 x 64 "
+                        "and 6 x 32 tiles in an untimed trial (with --no-plan, the widest tile "
+                        f"whose panel fits this machine's L1, {cache_sizes().describe()}; "
+                        "docs/decisions.md #108, #109)")
     md = "\n".join(head) + "\n\n" + cm.md_table(headers, rows) + "\n"
     md += "\nBest (minimum) times, ms: " + ", ".join(f"{k} {v:.1f}" for k, v in best.items())
     lanes = get_target(args.isa).isa.lanes  # a derivation not in TILE_WIDTH: 2 vectors

@@ -315,3 +315,42 @@ def test_fastest_picks_the_quicker_candidate_by_median(cm) -> None:
     calls.update(slow=0, quick=0)
     assert cm.fastest(cands, warm_ms=0.0, trials=2, timed_ms=6.0) == "quick"
     assert calls["quick"] > calls["slow"] >= 2 * 2  # timed calls for 6 ms a round
+
+
+def test_conv_plan_keeps_the_faster_candidate(cm, monkeypatch) -> None:
+    """Without --derivation, `bench conv` builds each candidate of the ISA and keeps the
+    one whose kernels (1 thread, then the multi-threaded one, which gets the thread
+    count) are faster in an untimed trial, and says so in a note; a single candidate,
+    or a single one that builds, is taken without a trial."""
+    import argparse
+    import time
+
+    cv = _load("bench_conv")
+
+    class Kernel:
+        def __init__(self, seconds: float) -> None:
+            self.seconds, self.threads = seconds, None
+
+        def set_threads(self, n: int) -> None:
+            self.threads = n
+
+    speed = {"conv_wide": 0.004, "conv_narrow": 0.001}
+    built: dict[str, dict] = {}
+
+    def fake_load(args, name):
+        if name == "conv_broken":
+            return cm.Ours(f"Conv.v:{name}", missing="does not build")
+        built[name] = {"1t": Kernel(speed[name]), "2t": Kernel(speed[name])}
+        return cm.Ours(f"Conv.v:{name}", kernels=built[name])
+
+    monkeypatch.setattr(cv, "load", fake_load)
+    monkeypatch.setattr(cv, "bind_ours",
+                        lambda k, x, w, want: (lambda: time.sleep(k.seconds), "layout"))
+    args = argparse.Namespace(threads=2, derivation="conv_wide")
+    ours = cv.plan(args, ["conv_wide", "conv_narrow"], None, None, None)
+    assert ours.origin == "Conv.v:conv_narrow" and args.derivation == "conv_narrow"
+    assert "untimed trial against conv_wide" in ours.notes[0]
+    assert built["conv_wide"]["2t"].threads == 2 and built["conv_wide"]["1t"].threads is None
+    args = argparse.Namespace(threads=2, derivation="conv_wide")
+    ours = cv.plan(args, ["conv_wide", "conv_broken"], None, None, None)
+    assert ours.origin == "Conv.v:conv_wide" and not ours.notes
