@@ -76,6 +76,15 @@ class Estimate:
         print(f"[{self.done}/{self.total}] {label}{eta}", file=sys.stderr, flush=True)
 
 
+def warm_up(run: Callable[[], None], calls: int, ms: float) -> None:
+    """Untimed calls of `run`: at least `calls` of them, and more until `ms`
+    milliseconds have passed."""
+    done, w0 = 0, time.perf_counter()
+    while done < calls or (time.perf_counter() - w0) * 1000 < ms:
+        run()
+        done += 1
+
+
 def time_round_robin(variants: list[Variant], repeat: int, warmup: int = 2) -> float:
     """Median-ready samples for every variant, timed round-robin; returns the seconds
     spent waiting for other pools' spinning workers.
@@ -103,10 +112,7 @@ def time_round_robin(variants: list[Variant], repeat: int, warmup: int = 2) -> f
             if delay > 0:
                 time.sleep(delay)
                 waited += delay
-        calls, w0 = 0, time.perf_counter()
-        while calls < v.warm or (time.perf_counter() - w0) * 1000 < v.warm_ms:
-            v.run()
-            calls += 1
+        warm_up(v.run, v.warm, v.warm_ms)
         t0 = time.perf_counter()
         v.run()
         t1 = time.perf_counter()
@@ -136,10 +142,7 @@ def fastest(candidates: dict[str, Callable[[], None]], warm_ms: float,
     times: dict[str, list[float]] = {name: [] for name in candidates}
     for _ in range(trials):
         for name, run in candidates.items():
-            w0 = time.perf_counter()
-            run()
-            while (time.perf_counter() - w0) * 1000 < warm_ms:
-                run()
+            warm_up(run, 1, warm_ms)
             s0 = time.perf_counter()
             while True:
                 t0 = time.perf_counter()

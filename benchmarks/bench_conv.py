@@ -146,7 +146,8 @@ def plan(args: argparse.Namespace, names: list[str], x: np.ndarray, w: np.ndarra
     """The derivation to time: the only one named, or of several candidates the one
     whose kernels (one 1-thread and one multi-threaded call) are faster in an untimed
     trial (`cm.fastest`), so the tile width is measured on this machine, not inferred
-    from its L1 (`default_derivation`, the rule --no-plan keeps; #108, #109)."""
+    from its L1 (`default_derivation`, the rule --no-plan keeps; #108, #109).  Sets
+    `args.derivation` to the one kept, which the report names."""
     loaded = {n: load(args, n) for n in names}
     ready = {n: o for n, o in loaded.items() if not o.missing}
     if len(ready) < 2:

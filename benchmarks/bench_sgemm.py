@@ -291,7 +291,7 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
     B = rng.standard_normal((p.K, p.N)).astype(np.float32)
     C = rng.standard_normal((p.M, p.N)).astype(np.float32)
     prod = A.astype(np.float64) @ B.astype(np.float64)
-    if threads > 1:
+    if plan and threads > 1:
         time.sleep(spin)
     chosen: dict[str, str] = {}
     mine: list[cm.Variant] = []
