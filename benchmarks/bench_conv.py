@@ -141,32 +141,51 @@ def load(args: argparse.Namespace, name: str) -> cm.Ours:
                         fast_math=args.fast_math)
 
 
+def bind_kernels(ours: cm.Ours, x: np.ndarray, w: np.ndarray, want: np.ndarray,
+                 threads: int) -> tuple[dict, str]:
+    """Every kernel of `ours` bound to the layer (the multi-threaded ones given the
+    thread count), by label, and the layout they read it in; raises ValueError or
+    CodegenError where one cannot run on it."""
+    runs, layout = {}, ""
+    for label, kernel in ours.kernels.items():
+        if label != "1t":
+            kernel.set_threads(threads)
+        runs[label], layout = bind_ours(kernel, x, w, want)
+    return runs, layout
+
+
 def plan(args: argparse.Namespace, names: list[str], x: np.ndarray, w: np.ndarray,
-         want: np.ndarray) -> cm.Ours:
+         want: np.ndarray) -> tuple[cm.Ours, tuple[dict, str] | None]:
     """The derivation to time: the only one named, or of several candidates the one
     whose kernels (one 1-thread and one multi-threaded call) are faster in an untimed
     trial (`cm.fastest`), so the tile width is measured on this machine, not inferred
     from its L1 (`default_derivation`, the rule --no-plan keeps; #108, #109).  Sets
-    `args.derivation` to the one kept, which the report names."""
+    `args.derivation` to the one kept, which the report names.  With a trial, the
+    kept kernels come back bound (`bind_kernels`), else None: the caller binds them."""
     loaded = {n: load(args, n) for n in names}
     ready = {n: o for n, o in loaded.items() if not o.missing}
     if len(ready) < 2:
-        return next(iter(ready.values()), loaded[names[0]])
-    calls = {}
+        return next(iter(ready.values()), loaded[names[0]]), None
+    bound, unfit = {}, []
     for n, o in ready.items():
-        runs = []
-        for label, kernel in o.kernels.items():
-            if label != "1t":
-                kernel.set_threads(args.threads)
-            runs.append(bind_ours(kernel, x, w, want)[0])
-        calls[n] = lambda runs=runs: [r() for r in runs]
+        try:
+            bound[n] = bind_kernels(o, x, w, want, args.threads)
+        except (ValueError, cm.CodegenError) as exc:
+            unfit.append(f"{n} cannot be run on this layer: {exc}")
+    if len(bound) < 2:
+        n = next(iter(bound), next(iter(ready)))
+        ready[n].notes.extend(unfit)
+        return ready[n], bound.get(n)
+    calls = {n: (lambda runs=runs: [r() for r in runs.values()])
+             for n, (runs, _) in bound.items()}
     best = cm.fastest(calls, warm_ms=10.0)
     args.derivation = best
-    others = ", ".join(n for n in ready if n != best)
+    others = ", ".join(n for n in bound if n != best)
     ready[best].notes.append(f"{best} was the faster in an untimed trial against {others} "
                              "(three rounds of one 1-thread and one multi-threaded call each, "
                              "after one of each untimed); --no-plan picks by the L1 rule")
-    return ready[best]
+    ready[best].notes.extend(unfit)
+    return ready[best], bound[best]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -221,10 +240,11 @@ def main(argv: list[str] | None = None) -> int:
     x = rng.standard_normal((BATCH, CI, HO + KH - 1, WO + KW - 1)).astype(np.float32)
     w = (rng.standard_normal((CO, CI, KH, KW)) / np.sqrt(CI * KH * KW)).astype(np.float32)
     want = reference(x, w)
+    bound = None
     if args.no_ours:
         ours = cm.Ours("(not run)", missing="not run (--no-ours)")
     else:
-        ours = plan(args, candidates, x, w, want)
+        ours, bound = plan(args, candidates, x, w, want)
     print("measuring the FMA peak ...", flush=True)
     peak = {1: cm.fma_peak_gflops(1, isa=args.isa), T: cm.fma_peak_gflops(T, isa=args.isa)}
     flops = 2.0 * BATCH * CO * CI * KH * KW * HO * WO
@@ -246,12 +266,9 @@ def main(argv: list[str] | None = None) -> int:
     layout = None
     if not ours.missing:
         try:
-            for label, kernel in ours.kernels.items():
-                if label != "1t":
-                    kernel.set_threads(T)
-                run, layout = bind_ours(kernel, x, w, want)
-                variants.append(cm.Variant(("ours", label), run,
-                                           threads=1 if label == "1t" else T))
+            runs, layout = bound or bind_kernels(ours, x, w, want, T)
+            variants += [cm.Variant(("ours", label), run, threads=1 if label == "1t" else T)
+                         for label, run in runs.items()]
         except (ValueError, cm.CodegenError) as exc:
             ours = cm.Ours(ours.origin, missing=f"{ours.origin}: cannot be run on this "
                            f"layer: {exc}")

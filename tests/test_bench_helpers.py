@@ -347,10 +347,10 @@ def test_conv_plan_keeps_the_faster_candidate(cm, monkeypatch) -> None:
     monkeypatch.setattr(cv, "bind_ours",
                         lambda k, x, w, want: (lambda: time.sleep(k.seconds), "layout"))
     args = argparse.Namespace(threads=2, derivation="conv_wide")
-    ours = cv.plan(args, ["conv_wide", "conv_narrow"], None, None, None)
+    ours, _ = cv.plan(args, ["conv_wide", "conv_narrow"], None, None, None)
     assert ours.origin == "Conv.v:conv_narrow" and args.derivation == "conv_narrow"
     assert "untimed trial against conv_wide" in ours.notes[0]
     assert built["conv_wide"]["2t"].threads == 2 and built["conv_wide"]["1t"].threads is None
     args = argparse.Namespace(threads=2, derivation="conv_wide")
-    ours = cv.plan(args, ["conv_wide", "conv_broken"], None, None, None)
+    ours, _ = cv.plan(args, ["conv_wide", "conv_broken"], None, None, None)
     assert ours.origin == "Conv.v:conv_wide" and not ours.notes
