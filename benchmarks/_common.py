@@ -76,6 +76,24 @@ class Estimate:
         print(f"[{self.done}/{self.total}] {label}{eta}", file=sys.stderr, flush=True)
 
 
+ALIGN = 64
+
+
+def aligned(a, align: int = ALIGN):
+    """A C-contiguous copy of array `a` whose data starts on an `align`-byte boundary.
+
+    numpy's large arrays start 16 bytes into a page (malloc's header), so a 512-bit
+    load from them spans two cache lines.  Both sides of a benchmark get the same
+    aligned arrays (torch's own tensors are 64-byte aligned; OpenBLAS packs what it
+    reads), so neither pays for where numpy happened to put an input (#110)."""
+    import numpy as np
+    buf = np.empty(a.nbytes + align, dtype=np.uint8)
+    off = -buf.ctypes.data % align
+    out = buf[off:off + a.nbytes].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    return out
+
+
 def warm_up(run: Callable[[], None], calls: int, ms: float) -> None:
     """Untimed calls of `run`: at least `calls` of them, and more until `ms`
     milliseconds have passed."""

@@ -121,9 +121,9 @@ def bind_ours(kernel, x: np.ndarray, w: np.ndarray, want: np.ndarray):
         raise ValueError(f"no layout of x {x.shape}, w {w.shape} fits the kernel's "
                          f"{xname} {ins[xname]}, {wname} {ins[wname]}, out {out_shape}")
     for px, pw, po in cands:
-        xs = np.ascontiguousarray(x.transpose(px))
-        ws = np.ascontiguousarray(w.transpose(pw))
-        out = np.empty(out_shape, dtype=np.float32)
+        xs = cm.aligned(x.transpose(px))
+        ws = cm.aligned(w.transpose(pw))
+        out = cm.aligned(np.zeros(out_shape, dtype=np.float32))
         run = kernel.bind({xname: xs, wname: ws}, sizes, out)
         if np.allclose(out, want.transpose(po), rtol=1e-3, atol=1e-2):
             desc = (f"{xname} = x.transpose{px}, {wname} = w.transpose{pw}, "
@@ -237,8 +237,9 @@ def main(argv: list[str] | None = None) -> int:
     started = datetime.datetime.now(datetime.timezone.utc)
     T = args.threads
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((BATCH, CI, HO + KH - 1, WO + KW - 1)).astype(np.float32)
-    w = (rng.standard_normal((CO, CI, KH, KW)) / np.sqrt(CI * KH * KW)).astype(np.float32)
+    x = cm.aligned(rng.standard_normal((BATCH, CI, HO + KH - 1, WO + KW - 1)).astype(np.float32))
+    w = cm.aligned((rng.standard_normal((CO, CI, KH, KW)) / np.sqrt(CI * KH * KW))
+                   .astype(np.float32))
     want = reference(x, w)
     bound = None
     if args.no_ours:

@@ -268,10 +268,10 @@ def bind_checked(kernel, A: np.ndarray, B: np.ndarray, C: np.ndarray, prod: np.n
     if takes_c and "C" in kernel.lowered.inplace:
         # In place, as OpenBLAS with beta = 1: the output is C's own buffer, which
         # bind's validating call has already updated once.
-        out = C.copy()
+        out = cm.aligned(C)
         run = bind_ours(kernel, A, B, out, out, threads)
     else:
-        out = np.empty(C.shape, dtype=np.float32)
+        out = cm.aligned(np.zeros(C.shape, dtype=np.float32))
         run = bind_ours(kernel, A, B, C, out, threads)
     check(out, (C + prod) if takes_c else prod, A.shape[1], f"ours {label} ({kernel.name})")
     return run
@@ -287,9 +287,10 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
     decides.  Ours is bound and planned before OpenBLAS runs here, and after its
     workers from the previous problem have stopped spinning, so the trial does not
     compete with them."""
-    A = rng.standard_normal((p.M, p.K)).astype(np.float32)
-    B = rng.standard_normal((p.K, p.N)).astype(np.float32)
-    C = rng.standard_normal((p.M, p.N)).astype(np.float32)
+    # Both sides get the same 64-byte-aligned arrays (cm.aligned says why).
+    A = cm.aligned(rng.standard_normal((p.M, p.K)).astype(np.float32))
+    B = cm.aligned(rng.standard_normal((p.K, p.N)).astype(np.float32))
+    C = cm.aligned(rng.standard_normal((p.M, p.N)).astype(np.float32))
     prod = A.astype(np.float64) @ B.astype(np.float64)
     if plan and threads > 1:
         time.sleep(spin)
@@ -315,7 +316,7 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
                                warm=WARM, warm_ms=warm_ms))
     variants: list[cm.Variant] = []
     for t in (1, threads):
-        c0 = C.copy()
+        c0 = cm.aligned(C)
         run = blas.bind(A, B, c0)
         blas.threads(t)()
         run()

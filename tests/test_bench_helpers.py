@@ -354,3 +354,19 @@ def test_conv_plan_keeps_the_faster_candidate(cm, monkeypatch) -> None:
     args = argparse.Namespace(threads=2, derivation="conv_wide")
     ours, _ = cv.plan(args, ["conv_wide", "conv_broken"], None, None, None)
     assert ours.origin == "Conv.v:conv_wide" and not ours.notes
+
+
+def test_aligned_copies_start_on_a_64_byte_line(cm) -> None:
+    """Both sides of a benchmark read the same inputs from 64-byte-aligned arrays
+    (#110): a copy with the same values, shape and dtype, C-contiguous, also of a
+    transposed (non-contiguous) view, and writable without touching the original."""
+    rng = np.random.default_rng(1)
+    for shape in [(1,), (3, 5), (130, 17), (5, 128, 82, 102)]:
+        a = rng.standard_normal(shape).astype(np.float32)
+        for src in (a, a.T):
+            b = cm.aligned(src)
+            assert b.ctypes.data % 64 == 0
+            assert b.flags.c_contiguous and b.dtype == src.dtype and b.shape == src.shape
+            np.testing.assert_array_equal(b, src)
+            b.flat[0] += 1.0
+            assert src.flat[0] != b.flat[0]
