@@ -1,6 +1,7 @@
-"""The generated C's heap buffers (helpers.c.j2's `vs_alloc`): every one starts on a
-64-byte line, zeroed ones are zero over all their elements, and a count too large for
-the address space is refused (NULL), never wrapped into a short buffer.
+"""The generated C's heap buffers (helpers.c.j2's `vs_alloc` and `vs_free`): every one
+starts on a 64-byte line, zeroed ones are zero over all their elements, each is released
+by `vs_free` without a leak or a bad free (ASan), and a count too large for the address
+space is refused (NULL), never wrapped into a short buffer.
 
 Why alignment is asserted: packed SGEMM panels are read with 512-bit loads; from
 malloc's 16-byte alignment a load could span two cache lines, and the 2-thread
@@ -37,7 +38,7 @@ int main(void) {
         for (size_t i = 0; z && i < bytes; ++i)
           if (p[i]) { printf("not zero\n"); bad = 1; break; }
         memset(p, 0xab, bytes);                /* the whole buffer is writable */
-        if (r %% 3) free(p);                  /* some kept, so later ones land elsewhere */
+        if (r %% 3) vs_free(p);               /* some kept, so later ones land elsewhere */
         else kept[nkept++] = p;
       }
     }
@@ -46,7 +47,8 @@ int main(void) {
   if (vs_alloc(-1, sizeof(float), 1) != NULL) { printf("-1 allocated\n"); bad = 1; }
   if (vs_alloc(PTRDIFF_MAX / 4, sizeof(float), 0) != NULL) { printf("huge\n"); bad = 1; }
   if (vs_alloc(INT64_MAX - 1, sizeof(double), 1) != NULL) { printf("wrap\n"); bad = 1; }
-  while (nkept > 0) free(kept[--nkept]);
+  while (nkept > 0) vs_free(kept[--nkept]);
+  vs_free(NULL);
   puts(bad ? "FAIL" : "OK");
   return bad;
 }

@@ -104,7 +104,7 @@ def _dram_let(lw: Lowering, e: Let, ctx: Ctx, out: Emitter, body: LetBody) -> bo
             with out.block("else"):
                 out.extend(fill)
                 res = body(c2, out)
-                out.line(f"free({name});")
+                out.line(f"vs_free({name});")
     return res
 
 
@@ -165,7 +165,7 @@ def _placed_let(lw: Lowering, slot: StoreSlot, name: str, cdims: tuple[Poly, ...
         slot.allocs.append(f"{T} {name}[{max(tc or 0, 1)}];")
     else:
         slot.allocs.append(f"{T} *{name} = ({T} *){_allocation(lw, cdims, True, c2)};")
-        slot.frees.append(f"free({name});")
+        slot.frees.append(f"vs_free({name});")
     with out.block(""):
         if not stack:
             with out.block(f"if ({name} == NULL)"):

@@ -58,7 +58,7 @@ def lower_iter(lw: Lowering, e: Iter, dest: Dest, mode: str, ctx: Ctx, out: Emit
         covered_init = lw.lower(e.init, dest, mode, ctx, out)
     allocs = [f"{T} *{cur} = ({T} *)vs_alloc({count}, sizeof({T}), 0);",
               f"{T} *{nxt} = ({T} *)vs_alloc({count}, sizeof({T}), 0);"]
-    frees = [f"free({cur});", f"free({nxt});"]
+    frees = [f"vs_free({cur});", f"vs_free({nxt});"]
     # Inside a loop, with extents over sizes: the two buffers once per call (lets.py).
     slot = kernel_slot(cdims, ctx)
     if slot is not None:

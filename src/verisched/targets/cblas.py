@@ -174,7 +174,7 @@ class CblasRules:
             with out.block(f"for (int64_t vs_f = 0; vs_f < {count}; ++vs_f)"):
                 out.line(f"{buf}[vs_f] = {value};")
             out.line(f"{res} = cblas_{p}dot({self._ix(n, ctx)}, {x}, 1, {buf}, 1);")
-            out.line(f"free({buf});")
+            out.line(f"vs_free({buf});")
         return res
 
     def let_in_memory(self, e: Let, ctx: Ctx, out: Emitter, body: LetBody) -> bool | None:
