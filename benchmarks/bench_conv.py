@@ -182,8 +182,9 @@ def plan(args: argparse.Namespace, names: list[str], x: np.ndarray, w: np.ndarra
     args.derivation = best
     others = ", ".join(n for n in bound if n != best)
     ready[best].notes.append(f"{best} was the faster in an untimed trial against {others} "
-                             "(three rounds of one 1-thread and one multi-threaded call each, "
-                             "after one of each untimed); --no-plan picks by the L1 rule")
+                             f"({cm.TRIAL_ROUNDS} rounds of at least {cm.TRIAL_MIN_CALLS} "
+                             "timed pairs of a 1-thread and a multi-threaded call each, after "
+                             "one untimed pair); --no-plan picks by the L1 rule")
     ready[best].notes.extend(unfit)
     return ready[best], bound[best]
 

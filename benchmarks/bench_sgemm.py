@@ -600,8 +600,9 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
         if any(k.endswith(STRIP) for k in ours.kernels):
             how = ("use_strip: at most one row block per thread, or under 1 GFLOP"
                    if args.no_plan else "the faster of the two in an untimed trial before "
-                   f"each problem: 3 rounds, interleaved, of {args.warm_ms:g} ms of warm-up "
-                   "and 5 ms of timed calls each")
+                   f"each problem: {cm.TRIAL_ROUNDS} rounds, interleaved, of "
+                   f"{args.warm_ms:g} ms of warm-up and at least {cm.TRIAL_MIN_CALLS} "
+                   "timed calls (and 5 ms) each")
             head.append(f"- strip-packing kernel ({how}) ran on: "
                         + (", ".join(strip_used) or "none") + "; the pack-once kernel on the rest")
     md = "\n".join(head) + "\n\n" + cm.md_table(headers, rows) + "\n"

@@ -310,11 +310,16 @@ def test_fastest_picks_the_quicker_candidate_by_median(cm) -> None:
         return run
 
     cands = {"slow": make("slow", 0.004), "quick": make("quick", 0.001)}
-    assert cm.fastest(cands, warm_ms=0.0, trials=3, timed_ms=0.0) == "quick"
+    assert cm.fastest(cands, warm_ms=0.0, trials=3, timed_ms=0.0, min_calls=1) == "quick"
     assert calls == {"slow": 6, "quick": 6}  # per trial: one warm-up call, one timed
     calls.update(slow=0, quick=0)
-    assert cm.fastest(cands, warm_ms=0.0, trials=2, timed_ms=6.0) == "quick"
+    assert cm.fastest(cands, warm_ms=0.0, trials=2, timed_ms=6.0, min_calls=1) == "quick"
     assert calls["quick"] > calls["slow"] >= 2 * 2  # timed calls for 6 ms a round
+    calls.update(slow=0, quick=0)
+    # By default: TRIAL_ROUNDS rounds of at least TRIAL_MIN_CALLS timed calls, however
+    # short timed_ms is (a long call is not timed just once a round).
+    assert cm.fastest(cands, warm_ms=0.0, timed_ms=0.0) == "quick"
+    assert calls == {n: cm.TRIAL_ROUNDS * (1 + cm.TRIAL_MIN_CALLS) for n in calls}
 
 
 def test_conv_plan_keeps_the_faster_candidate(cm, monkeypatch) -> None:
