@@ -79,17 +79,25 @@ class Estimate:
 ALIGN = 64
 
 
-def aligned(a, align: int = ALIGN):
-    """A C-contiguous copy of array `a` whose data starts on an `align`-byte boundary.
+def aligned_empty(shape: tuple[int, ...], dtype, align: int = ALIGN):
+    """An uninitialised C-contiguous array whose data starts on an `align`-byte
+    boundary (as `np.empty`, which aligns to 16 bytes only).
 
     numpy's large arrays start 16 bytes into a page (malloc's header), so a 512-bit
     load from them spans two cache lines.  Both sides of a benchmark get the same
     aligned arrays (torch's own tensors are 64-byte aligned; OpenBLAS packs what it
     reads), so neither pays for where numpy happened to put an input (#110)."""
     import numpy as np
-    buf = np.empty(a.nbytes + align, dtype=np.uint8)
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    buf = np.empty(nbytes + align, dtype=np.uint8)
     off = -buf.ctypes.data % align
-    out = buf[off:off + a.nbytes].view(a.dtype).reshape(a.shape)
+    return buf[off:off + nbytes].view(dtype).reshape(shape)
+
+
+def aligned(a, align: int = ALIGN):
+    """A C-contiguous, `align`-byte-aligned copy of array `a` (`aligned_empty`)."""
+    out = aligned_empty(a.shape, a.dtype, align)
     out[...] = a
     return out
 

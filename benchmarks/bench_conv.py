@@ -123,7 +123,7 @@ def bind_ours(kernel, x: np.ndarray, w: np.ndarray, want: np.ndarray):
     for px, pw, po in cands:
         xs = cm.aligned(x.transpose(px))
         ws = cm.aligned(w.transpose(pw))
-        out = cm.aligned(np.zeros(out_shape, dtype=np.float32))
+        out = cm.aligned_empty(out_shape, np.float32)
         run = kernel.bind({xname: xs, wname: ws}, sizes, out)
         if np.allclose(out, want.transpose(po), rtol=1e-3, atol=1e-2):
             desc = (f"{xname} = x.transpose{px}, {wname} = w.transpose{pw}, "

@@ -271,7 +271,7 @@ def bind_checked(kernel, A: np.ndarray, B: np.ndarray, C: np.ndarray, prod: np.n
         out = cm.aligned(C)
         run = bind_ours(kernel, A, B, out, out, threads)
     else:
-        out = cm.aligned(np.zeros(C.shape, dtype=np.float32))
+        out = cm.aligned_empty(C.shape, np.float32)
         run = bind_ours(kernel, A, B, C, out, threads)
     check(out, (C + prod) if takes_c else prod, A.shape[1], f"ours {label} ({kernel.name})")
     return run
