@@ -417,8 +417,9 @@ def fma_peak_gflops(threads: int, seconds: float = 0.05, trials: int = 15,
     meaningful against the probe of the kernels' own width.  Compiled -O3 with that
     ISA's flags only (no -march=native).
     """
-    lanes = PEAK_ISA[isa].lanes
-    so = compile_c(PEAK_SOURCE, ["-std=c11", "-O3", *PEAK_ISA[isa].flags, f"-DVS_LANES={lanes}",
+    probe = PEAK_ISA[isa]
+    lanes = probe.lanes
+    so = compile_c(PEAK_SOURCE, ["-std=c11", "-O3", *probe.flags, f"-DVS_LANES={lanes}",
                                  "-fPIC", "-fopenmp"])
     lib = ctypes.CDLL(str(so))
     fn = lib.vs_fma_probe
