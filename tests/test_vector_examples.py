@@ -17,6 +17,7 @@ session (its cache), so the Coq work is done once.
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import numpy as np
@@ -208,8 +209,9 @@ def test_conv_depth_blocked_serial_and_openmp(coq, name: str, width: int) -> Non
     `verisched bench conv` builds them (`native` and `native-openmp`, 2 and 3 threads)
     and under the sanitizers, against the interpreter on the original convolution and
     against conv_avx512, at sizes that are not multiples of the 6-pixel tile nor of the
-    channel strip or the 16-lane vector (a partial last tile, a masked last strip, one
-    pixel, one channel, a strip of 64 cut after 2 or 6 channels)."""
+    channel strip or the 16-lane vector (a partial last tile of each width from 1 to 5
+    pixels, a masked last strip, one pixel, one channel, a strip of 64 cut after 2 or 6
+    channels)."""
     if "avx512f" not in cpu_flags():
         pytest.skip("this CPU has no AVX-512F")
     progs = derived(coq, REPO_ROOT / "coq" / "Examples" / "Conv.v")
@@ -229,7 +231,11 @@ def test_conv_depth_blocked_serial_and_openmp(coq, name: str, width: int) -> Non
                           (dict(NB=1, H=1, W=1, CI=1, KO=1), 2),
                           (dict(NB=3, H=2, W=26, CI=3, KO=70), 2),
                           (dict(NB=1, H=2, W=9, CI=4, KO=130), 2),
-                          (dict(NB=1, H=5, W=12, CI=8, KO=16), 3)]:
+                          (dict(NB=1, H=5, W=12, CI=8, KO=16), 3),
+                          # the last tile 4 and 5 pixels wide (with 13, 26 and 9 above:
+                          # every band of codegen/vloops.py's lower_tail)
+                          (dict(NB=1, H=2, W=10, CI=3, KO=20), 2),
+                          (dict(NB=2, H=1, W=11, CI=2, KO=64), 3)]:
         par.set_threads(threads)
         shapes, _ = kernel.extents(case)
         ins = {a: rng.uniform(-1, 1, size=s).astype(np.float32) for a, s in shapes.items()}
@@ -244,3 +250,29 @@ def test_conv_depth_blocked_serial_and_openmp(coq, name: str, width: int) -> Non
         np.testing.assert_allclose(run_sanitized(exe, lw, ins, case, want.shape), want,
                                    rtol=1e-4, atol=1e-5 * scale,
                                    err_msg=f"{name} [sanitized] at {case}")
+
+
+def test_conv_tail_tile_computes_only_its_rows(coq) -> None:
+    """The last, partial 6-pixel tile of a conv row (W mod 6 pixels) is lowered once per
+    width it can have (codegen/vloops.py, lower_tail), each version's reduction loop
+    holding 4 FMAs (a 64-channel strip: four 16-lane vectors) per live pixel and none
+    for the pixels past the row's end: at W = 100 the 4-pixel tail does 16 FMAs a step,
+    not 24 on zeros.  Lowering only, so it runs on any CPU."""
+    progs = derived(coq, REPO_ROOT / "coq" / "Examples" / "Conv.v")
+    body = pipeline.lower(pipeline.check(progs["conv_avx512_kc64"]), "avx512").kernel.body
+    head = re.compile(r"^(\s*)(?:else )?if \(W - 6\*\w+ >= (\d)\) \{$")
+    first = next(k for k, s in enumerate(body) if head.match(s))
+    indent = head.match(body[first]).group(1)  # type: ignore[union-attr]
+    versions: list[tuple[int, int]] = []  # (live pixels, FMAs in the version)
+    for s in body[first:]:
+        m = head.match(s)
+        if m and m.group(1) == indent:
+            versions.append((int(m.group(2)), 0))
+        elif s == indent + "else {":
+            versions.append((1, 0))
+        elif not s.startswith(indent):
+            break  # the tail loop ends
+        elif "_mm512_fmadd_ps" in s:
+            live, n = versions[-1]
+            versions[-1] = (live, n + 1)
+    assert versions == [(k, 4 * k) for k in (5, 4, 3, 2, 1)], versions

@@ -67,7 +67,7 @@ def lower_gen(lw: Lowering, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitte
         cov = parallel_split(lw, e, dest, mode, ctx, out, lo, ranges, facts)
         return gen_zero_edges(lw, dest, mode, ctx, out, extent) and cov
     cov = True
-    for rlo, rhi, extra, par in ranges:
+    for k, (rlo, rhi, extra, par) in enumerate(ranges):
         mark, inner = len(out.lines), lw.fallback_loops
         for c2, pv in lw.loops.iterate(e.var, rlo, rhi, ctx, out, facts + extra, par, unroll,
                                        (lo, hi)):
@@ -75,7 +75,10 @@ def lower_gen(lw: Lowering, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitte
                 lw.gen_loops.add(c2.idx_names[e.var])
             if par is not True:
                 c2.fallback_ok = False  # the first generation on this path had its turn
-            cov = lw.lower(e.body, dest.peel(pv - lo), mode, c2, out) and cov
+            if k == 1:  # the tail of a split: a version per band of live rows
+                cov = lw.loops.lower_tail(e, dest, mode, c2, out, pv, lo) and cov
+            else:
+                cov = lw.lower(e.body, dest.peel(pv - lo), mode, c2, out) and cov
         if par is True:
             collapse_tiles(out, mark, lw.gen_loops)
             only_if_several(out, mark, rhi - rlo, ctx, inner, lw.fallback_loops)
@@ -140,6 +143,6 @@ def parallel_split(lw: Lowering, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: E
         with out.block("else"):
             c3 = c2.child()
             c3.facts.add(pv - mid)
-            cov = lw.lower(e.body, dest.peel(pv - lo), mode, c3, out) and cov
+            cov = lw.loops.lower_tail(e, dest, mode, c3, out, pv, lo) and cov
     only_if_several(out, mark, last - first, ctx, inner, lw.fallback_loops)
     return cov

@@ -27,3 +27,9 @@ def has_vector_code(e: object) -> bool:
     """Does the term use instructions or a memory other than DRAM?"""
     return any_node(e, lambda x: isinstance(x, Instr)  # type: ignore[arg-type]
                     or isinstance(x, Mem) and x.memory != "DRAM")
+
+
+def has_register_tile(e: object, memory: str) -> bool:
+    """Does the term place a buffer in the register memory `memory` (a register tile,
+    codegen/vector.py)?"""
+    return any_node(e, lambda x: isinstance(x, Mem) and x.memory == memory)  # type: ignore[arg-type]

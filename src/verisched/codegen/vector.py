@@ -242,13 +242,15 @@ class VectorRules:
                 return self.vload(a[0], ix(a[1], ctx), ix(a[2], ctx),  # type: ignore[arg-type]
                                   e, ctx, out)
             if op == "broadcast":
-                return isa.set1.format(x=self.core.scalar(a[0], ctx, out))  # type: ignore[arg-type]
+                x = self.core.scalar(a[0], ctx, out)  # type: ignore[arg-type]
+                # a guard known to fail (lower_tail's versions) broadcasts its zero
+                return isa.setzero if x == self.core.zero else isa.set1.format(x=x)
             if op in ("mul", "add", "max"):
                 x, y = self.vexpr(a[0], ctx, out), self.vexpr(a[1], ctx, out)  # type: ignore[arg-type]
                 return getattr(isa, op).format(a=x, b=y)
             if op == "fmadd":
                 x, y, z = (self.vexpr(v, ctx, out) for v in a)  # type: ignore[arg-type]
-                return isa.fmadd.format(a=x, b=y, c=z)
+                return z if isa.setzero in (x, y) else isa.fmadd.format(a=x, b=y, c=z)
             if op == "storeu":
                 return self.vexpr(a[0], ctx, out)  # type: ignore[arg-type]
             if op == "maskstore":
@@ -368,6 +370,8 @@ class VectorRules:
         op = spec.name[len(spec.family) + 1:]
         if op == "mul":
             x, y = self.vexpr(e.args[0], ctx, out), self.vexpr(e.args[1], ctx, out)  # type: ignore[arg-type]
+            if isa.setzero in (x, y):
+                return acc  # a product with a zero (a failed guard, ATL's 0): nothing to add
             return isa.fmadd.format(a=x, b=y, c=acc)
         if op == "storeu":
             inner = e.args[0]
@@ -393,6 +397,8 @@ class VectorRules:
                     return
                 val = self._accumulate(e, var, ctx, out) if mode == "+=" else \
                     self.vexpr(e, ctx, out)
+                if val == var:
+                    return  # nothing added (a product with a zero)
                 if not full:
                     mask = isa.mask_range.format(lo=ctext(lo, ctx), hi=ctext(hi, ctx))
                     val = isa.blend.format(a=var, b=val, m=mask)

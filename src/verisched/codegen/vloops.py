@@ -16,7 +16,7 @@ component (`LoopShaping`) and consulted wherever it opens a loop:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
@@ -25,7 +25,7 @@ from verisched.codegen.errors import LowerError
 from verisched.codegen.ir import Ctx, Dest, Emitter, RegBuf
 from verisched.codegen.normal import access_base
 from verisched.codegen.poly import Atom, Poly, binop
-from verisched.codegen.scan import has_guard, has_instr
+from verisched.codegen.scan import has_guard, has_instr, has_register_tile
 from verisched.pybridge.terms import (
     Expr,
     Gen,
@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 
 # A loop indexing a register buffer is unrolled; beyond this extent, refuse.
 MAX_UNROLL = 64
+# A split loop's tail is lowered as at most this many versions (lower_tail).
+MAX_VERSIONS = 8
 
 
 class LoopShaping:
@@ -51,6 +53,8 @@ class LoopShaping:
         # While probing a loop body for its mask bounds (mask_split): the bounds seen.
         self.mask_log: list[Poly] | None = None
         self.probe_depth = 0
+        # Inside a versioned tail (lower_tail): no second level of versions.
+        self.versioning = 0
 
     # -- splitting loops into unmasked iterations and a masked tail --------------
     def mask_split(self, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitter, lo: Poly,
@@ -67,28 +71,16 @@ class LoopShaping:
         if (core.isa is None or self.mask_log is not None or not core.vector_program
                 or not (has_instr(e.body) or has_guard(e.body))):
             return None
-        # The probe's output is discarded: so are its names, loops and counters.
-        saved = (core.parallel_loops, set(core.gen_loops),
-                 set(core.names.used), core.fallback_loops, dict(core.hoisted))
-        # ... and the allocations it placed in enclosing store_at slots (lets.py).
-        slots = [(sl, len(sl.allocs), len(sl.frees)) for sl in ctx.slots.values()]
-        self.mask_log = []
-        try:
-            probe = type(out)()
+        box: dict[str, str] = {}
+
+        def run(probe: Emitter) -> None:
             with core.loop(e.var, first, last, ctx, probe, facts, False) as (c2, pv):
-                vname = c2.idx_names[e.var]
-                self.probe_depth = c2.facts.depth[vname]
+                box["v"] = c2.idx_names[e.var]
+                self.probe_depth = c2.facts.depth[box["v"]]
                 core.lower(e.body, dest.peel(pv - lo), mode, c2, probe)
-            log = self.mask_log
-        finally:
-            self.mask_log = None
-            core.parallel_loops, core.gen_loops = saved[0], saved[1]
-            core.names.used, core.fallback_loops = saved[2], saved[3]
-            # the prologue's counts it hoisted (lets.py) hold names just given back:
-            # kept, a later count would get the same name (two `count_2` in C)
-            core.hoisted = saved[4]
-            for sl, na, nf in slots:
-                del sl.allocs[na:], sl.frees[nf:]
+
+        log = self._probe(ctx, type(out), run)
+        vname = box["v"]
         scope = set(ctx.idx_names.values()) | set(ctx.facts.sizes)
         # need = r - a v >= 0  iff  v <= r / a.  Of the needs with the same a and the
         # same r up to a constant only the smallest constant matters (floor division
@@ -145,6 +137,93 @@ class LoopShaping:
                 worst = worst.subst(v, Poly.const(bound))
             if worst is not None and worst != need:
                 self.mask_log.append(worst)
+
+    def _probe(self, ctx: Ctx, emitter: type[Emitter], run: Callable[[Emitter], None]
+               ) -> list[Poly]:
+        """Lower something into a scratch emitter with `log_needs` recording, and give
+        back everything the lowering changed meanwhile: its names, loops, counters and
+        the allocations it placed in enclosing store_at slots (lets.py).  Returns the
+        conditions logged."""
+        core = self.core
+        saved = (core.parallel_loops, set(core.gen_loops),
+                 set(core.names.used), core.fallback_loops, dict(core.hoisted))
+        slots = [(sl, len(sl.allocs), len(sl.frees)) for sl in ctx.slots.values()]
+        self.mask_log = []
+        try:
+            run(emitter())
+            return self.mask_log
+        finally:
+            self.mask_log = None
+            core.parallel_loops, core.gen_loops = saved[0], saved[1]
+            core.names.used, core.fallback_loops = saved[2], saved[3]
+            # the prologue's counts it hoisted (lets.py) hold names just given back:
+            # kept, a later count would get the same name (two `count_2` in C)
+            core.hoisted = saved[4]
+            for sl, na, nf in slots:
+                del sl.allocs[na:], sl.frees[nf:]
+
+    # -- the tail of a split loop, one version per number of live rows ------------
+    def lower_tail(self, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitter, pv: Poly,
+                   lo: Poly) -> bool:
+        """The body of a split loop's tail iteration (`mask_split`): where its register
+        tile's rows are guarded by thresholds on one quantity that the reduction does not
+        change (`W - 6*xo >= 2`, `>= 3`, ... for the rows of a 6-row tile at the end of a
+        row of 100 pixels), one copy of the body per band between thresholds, each
+        lowered knowing which rows are live, so a partial tile computes only those rows
+        (a 4-pixel tail of a 6 x 64 tile: 16 FMAs a step instead of 24).
+
+        The guards stay in the program: a version only knows, as facts, which of them
+        hold, so a guard that fails there lowers to its semantics' zero, and a
+        product with a zero is not accumulated (codegen/vector.py).  Only the outermost
+        tail is versioned (a corner tile inside a versioned row tail is not versioned
+        again), at most MAX_VERSIONS copies, and only where the version with the fewest
+        live rows has fewer FMAs than the body lowered once; otherwise, or while
+        probing, the body is lowered once, as before."""
+        core = self.core
+        bands = None
+        if (self.mask_log is None and not self.versioning and core.isa is not None
+                and has_register_tile(e.body, core.isa.memory)):
+            vname = ctx.idx_names[e.var]
+            self.probe_depth = ctx.facts.depth[vname]
+            fma = core.isa.fmadd.split("(")[0] + "("
+            count: list[int] = []
+
+            def probe(c2: Ctx) -> Callable[[Emitter], None]:
+                def run(scratch: Emitter) -> None:
+                    core.lower(e.body, dest.peel(pv - lo), mode, c2, scratch)
+                    count.append(sum(s.count(fma) for s in scratch.lines))
+                return run
+
+            bands = _bands(self._probe(ctx, type(out), probe(ctx)), vname, ctx)
+            if bands:
+                # Worth it only where a version drops FMAs: of the versions with any
+                # work, the one with the fewest live rows (the lowest band) drops the
+                # most.  Not so where the rows read a zero-padded packed panel (SGEMM's
+                # A, the conv's packed weights past the last channel): no guard there.
+                for _, facts in bands[::-1]:
+                    band = ctx.child()
+                    for f in facts:
+                        band.facts.add(f)
+                    self._probe(ctx, type(out), probe(band))
+                    if count[-1]:
+                        break
+                if not 0 < count[-1] < count[0]:
+                    bands = None
+        if not bands:
+            return core.lower(e.body, dest.peel(pv - lo), mode, ctx, out)
+        cov = True
+        self.versioning += 1
+        try:
+            for k, (cond, facts) in enumerate(bands):
+                header = ("if" if k == 0 else "else if") + f" ({cond})" if cond else "else"
+                c2 = ctx.child()
+                for f in facts:
+                    c2.facts.add(f)
+                with out.block(header):
+                    cov = core.lower(e.body, dest.peel(pv - lo), mode, c2, out) and cov
+        finally:
+            self.versioning -= 1
+        return cov
 
     # -- loops that must be unrolled -------------------------------------------
     def needs_unroll(self, var: str, body: Expr, dest: Dest | None, ctx: Ctx) -> bool:
@@ -239,3 +318,47 @@ def var_coeff(p: Poly, name: str) -> int | None:
         elif any(name in Poly.atom(a).vars() for a in m):
             return None
     return coeff
+
+
+def _bands(log: list[Poly], vname: str, ctx: Ctx) -> list[tuple[str, list[Poly]]] | None:
+    """The versions of a tail iteration (`lower_tail`), or None for one version.
+
+    Of the conditions logged, `P + c >= 0` with P mentioning the tail's variable and
+    nothing bound inside it (so no iteration of the reduction changes it), the group
+    with the same P and the most distinct thresholds t = -c; for t_1 < ... < t_m the
+    bands P >= t_m, then t_(j) <= P < t_(j+1), then P < t_1, without those the facts
+    rule out.  Each band comes with its C condition (empty for the last: `else`) and
+    the facts that hold in it."""
+    scope = set(ctx.idx_names.values()) | set(ctx.facts.sizes)
+    groups: dict[str, tuple[Poly, set[int]]] = {}
+    for need in log:
+        if vname not in need.vars() or not need.vars() <= scope:
+            continue
+        c = need.constant()
+        P = need - c
+        groups.setdefault(P.key(), (P, set()))[1].add(-c)
+    if not groups:
+        return None
+    P, found = max(groups.values(), key=lambda g: len(g[1]))
+    ts = sorted(found)
+    if len(ts) < 2 or len(ts) + 1 > MAX_VERSIONS:
+        return None
+    kept: list[tuple[int | None, list[Poly]]] = []
+    # From the band where every threshold holds down to the one where none does.
+    for low, high in zip([*ts[::-1], None], [None, *ts[::-1]], strict=True):
+        if low is not None and ctx.facts.ge0(Poly.const(low - 1) - P):
+            continue  # P < low throughout
+        if high is not None and ctx.facts.ge0(P - high):
+            continue  # P >= high throughout
+        facts = ([P - low] if low is not None else []) + \
+            ([Poly.const(high - 1) - P] if high is not None else [])
+        kept.append((low, facts))
+    bands: list[tuple[str, list[Poly]]] = []
+    for low, facts in kept:
+        cond = ge_text([P - low], ctx) if low is not None else ""
+        bands.append((cond, facts))
+        if not cond:
+            break  # holds throughout (or the last band): the `else`
+    if bands[-1][0]:
+        bands[-1] = ("", bands[-1][1])  # the bands below it were ruled out
+    return bands if len(bands) >= 2 else None
