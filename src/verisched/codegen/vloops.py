@@ -71,16 +71,16 @@ class LoopShaping:
         if (core.isa is None or self.mask_log is not None or not core.vector_program
                 or not (has_instr(e.body) or has_guard(e.body))):
             return None
-        box: dict[str, str] = {}
+        vname = ""
 
         def run(probe: Emitter) -> None:
+            nonlocal vname
             with core.loop(e.var, first, last, ctx, probe, facts, False) as (c2, pv):
-                box["v"] = c2.idx_names[e.var]
-                self.probe_depth = c2.facts.depth[box["v"]]
+                vname = c2.idx_names[e.var]
+                self.probe_depth = c2.facts.depth[vname]
                 core.lower(e.body, dest.peel(pv - lo), mode, c2, probe)
 
         log = self._probe(ctx, type(out), run)
-        vname = box["v"]
         scope = set(ctx.idx_names.values()) | set(ctx.facts.sizes)
         # need = r - a v >= 0  iff  v <= r / a.  Of the needs with the same a and the
         # same r up to a constant only the smallest constant matters (floor division
@@ -177,7 +177,7 @@ class LoopShaping:
         product with a zero is not accumulated (codegen/vector.py).  Only the outermost
         tail is versioned (a corner tile inside a versioned row tail is not versioned
         again), at most MAX_VERSIONS copies, and only where the version with the fewest
-        live rows has fewer FMAs than the body lowered once; otherwise, or while
+        live rows that still has work has fewer FMAs than the body lowered once; otherwise, or while
         probing, the body is lowered once, as before."""
         core = self.core
         bands = None
