@@ -13,6 +13,7 @@ from pathlib import Path
 import jinja2
 
 from verisched.codegen.lower import LoweredKernel
+from verisched.codegen.outline import Outlined, outline
 
 _TEMPLATES = Path(__file__).resolve().parent / "templates"
 _ENV = jinja2.Environment(
@@ -59,9 +60,21 @@ def render_source(kernels: list[LoweredKernel], target: str, notes: Sequence[str
     for k in kernels:
         if k.isa is not None and k.isa.helpers not in helpers:
             helpers.append(k.isa.helpers)
+    # An OpenMP kernel's parallel loop bodies are functions of their own, so that GCC
+    # honours the `#pragma GCC unroll` inside them (codegen/outline.py).
+    parts = {k.name: outline(k.name, signature(k), f"{k.name}_error", k.body)
+             if k.uses_openmp else Outlined(k.body) for k in kernels}
+    taken = {k.name for k in kernels}
+    for o in parts.values():
+        for h in o.helpers:
+            fname = h[0].split("(")[0].split()[-1]
+            if fname in taken:
+                raise ValueError(f"render: the helper {fname} of a parallel loop has the "
+                                 "name of a kernel")
+            taken.add(fname)
     return _ENV.get_template("kernel.c.j2").render(
         kernels=kernels, target=target, openmp=openmp, signature=signature,
-        vector_helpers=helpers, notes=list(notes))
+        vector_helpers=helpers, notes=list(notes), parts=parts)
 
 
 def render_header(kernels: list[LoweredKernel], source_name: str,

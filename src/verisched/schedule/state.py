@@ -30,6 +30,7 @@ from verisched.codegen.errors import CodegenError, LowerError
 from verisched.codegen.normal import check_normal, rank_of
 from verisched.pipeline import (
     CheckedProgram,
+    CSource,
     FixValue,
     Kernel,
     Target,
@@ -576,14 +577,33 @@ def build_annotated(checked: CheckedProgram, annotations: tuple[tuple, ...],
     (store_at placed, `parallel` checked against the emitted C, `unroll` pragmas) or
     refused with AnnotationRefused.  Shared by `Schedule.compile` and the autotuner,
     which builds a proved candidate from its standalone file (verisched.tune)."""
+    source = annotated_source(checked, annotations, target)
+    return build(source)[source.lowered[0].name]
+
+
+def annotated_source(checked: CheckedProgram, annotations: tuple[tuple, ...],
+                     target: str | Target) -> CSource:
+    """The C of `build_annotated`'s kernel, before it is compiled."""
     t = get_target(target) if isinstance(target, str) else target
     check_parallel_target(annotations, t)
     wanted = [a[1] for a in annotations if a[0] == "parallel"]
     places = tuple((a[1], a[2]) for a in annotations if a[0] == "store_at")
     if places:
         checked = replace(checked, program=replace(checked.program, store_at=places))
+    unrolls = [(a[1], a[2]) for a in annotations if a[0] == "unroll"]
     try:
-        source = render(lower(checked, t))
+        lowered = lower(checked, t)
+        body = getattr(lowered.kernel, "body", None)
+        if body is not None and unrolls:
+            # The C family: the pragmas go into the kernel's body before rendering,
+            # which moves parallel loop bodies into functions of their own, where GCC
+            # honours them (codegen/outline.py).
+            text = "\n".join(body)
+            for loop, factor in unrolls:
+                text = unroll_pragma(text, loop, factor)
+            lowered = replace(lowered, kernel=replace(lowered.kernel, body=text.split("\n")))
+            unrolls = []
+        source = render(lowered)
     except LowerError as e:
         if places and str(e).startswith("store_at "):
             raise AnnotationRefused(str(e)) from None
@@ -597,10 +617,9 @@ def build_annotated(checked: CheckedProgram, annotations: tuple[tuple, ...],
                     "parallel: only the outermost generation of a nest that is not "
                     "under a SUM or another parallel loop is (targets/openmp.py); "
                     f"parallel loops of this program: {', '.join(sorted(par)) or 'none'}")
-    for a in annotations:
-        if a[0] == "unroll":
-            source = replace(source, c=unroll_pragma(source.c, a[1], a[2]))
-    return build(source)[source.lowered[0].name]
+    for loop, factor in unrolls:
+        source = replace(source, c=unroll_pragma(source.c, loop, factor))
+    return source
 
 
 def _encloses(e: Expr | None, loop: str, buffer: str) -> bool:
