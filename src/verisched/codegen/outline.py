@@ -8,7 +8,8 @@ for` not at all; docs/decisions.md #113).  The micro-kernels' reductions
 (codegen/core.py, REDUCTION_UNROLL) and the `unroll` directive's loops
 (schedule/state.py) ask for unrolling with that pragma, so in an OpenMP
 kernel they ran as written.  A loop inside a function that the region only
-calls keeps its annotation: GCC unrolls it before inlining the call.
+calls keeps its annotation (measured: unrolled whether GCC inlines the call
+or not).
 
 This is a rewrite of the emitted text, run when a kernel is rendered: the
 lowering's own scopes are gone by then, so the free variables of a loop's
@@ -25,7 +26,9 @@ openmp.py rule 4 leaves a parallel body writing only through pointers.
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
@@ -109,13 +112,12 @@ def outline(name: str, signature: str, error_flag: str, body: list[str]) -> Outl
     moved body (fallback loops, openmp.py rule 6) are moved in turn, from the new
     function; `error_flag` is the kernel's global error variable."""
     res = Outlined(list(body))
-    counter = [0]
-    _outline_into(res, name, _params(signature), error_flag, counter)
+    _outline_into(res, name, _params(signature), error_flag, itertools.count(1))
     return res
 
 
 def _outline_into(res: Outlined, name: str, params: dict[str, str], error_flag: str,
-                  counter: list[int]) -> None:
+                  counter: Iterator[int]) -> None:
     lines = res.body
     scopes: list[dict[str, str]] = [dict(params)]
     opaque: list[set[str]] = [set()]
@@ -145,7 +147,7 @@ def _outline_into(res: Outlined, name: str, params: dict[str, str], error_flag: 
 
 
 def _try_outline(res: Outlined, p: int, name: str, scopes: list[dict[str, str]],
-                 opaque: list[set[str]], error_flag: str, counter: list[int]) -> int | None:
+                 opaque: list[set[str]], error_flag: str, counter: Iterator[int]) -> int | None:
     """Outline the parallel loop whose pragma is line `p`; the index to resume the
     scan at (just past the loop), or None if it is left in place."""
     lines = res.body
@@ -198,8 +200,7 @@ def _try_outline(res: Outlined, p: int, name: str, scopes: list[dict[str, str]],
             return None
         if ident in passed and "*" not in passed[ident] and _written(ident, joined):
             return None  # a scalar the body assigns would be a copy once passed
-    counter[0] += 1
-    fname = f"vs_{name}_p{counter[0]}"
+    fname = f"vs_{name}_p{next(counter)}"
     order = list(visible) + list(loop_vars)
     names = sorted(passed, key=order.index)
     base = _indent(inside[0])
