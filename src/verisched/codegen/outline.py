@@ -59,6 +59,7 @@ class Outlined:
 
     body: list[str]
     helpers: list[list[str]] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # the helpers' function names
 
 
 def _indent(s: str) -> int:
@@ -72,10 +73,9 @@ def _scrub(s: str) -> str:
     return re.sub(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'", " ", s)
 
 
-def _declared(line: str) -> tuple[dict[str, str], bool]:
-    """Names a line declares (name -> its declaration as a parameter), and whether it
-    looks like a declaration this module cannot read."""
-    text = _scrub(line).strip()
+def _declared(text: str) -> tuple[dict[str, str], bool]:
+    """Names a line (scrubbed and stripped) declares (name -> its declaration as a
+    parameter), and whether it looks like a declaration this module cannot read."""
     m = _FOR.match(text)
     if m:
         return {m.group(1): f"int {m.group(1)}"}, False
@@ -129,7 +129,7 @@ def _outline_into(res: Outlined, name: str, params: dict[str, str], error_flag: 
             if done is not None:
                 i = done
                 continue
-        decls, unreadable = _declared(lines[i])
+        decls, unreadable = _declared(text)
         loop = _FOR.match(text) is not None  # its variable belongs to the block it opens
         if not loop:
             scopes[-1].update(decls)
@@ -172,17 +172,17 @@ def _try_outline(res: Outlined, p: int, name: str, scopes: list[dict[str, str]],
     hidden = set().union(*opaque)
     local: set[str] = set()
     used: list[str] = []
-    for line in inside:
-        text = _scrub(line).strip()
+    scrubbed = [_scrub(x).strip() for x in inside]
+    for text in scrubbed:
         if text.startswith("#"):  # a pragma: no variables
             continue
-        decls, unreadable = _declared(line)
+        decls, unreadable = _declared(text)
         local.update(decls)
         if unreadable:
             local.update(_IDENT.findall(text.split("=")[0]))
         used.extend(_IDENT.findall(text))
     passed: dict[str, str] = {}
-    joined = "\n".join(_scrub(x) for x in inside)
+    joined = "\n".join(scrubbed)
     for ident in dict.fromkeys(used):
         if ident in _JUMPS:
             return None
@@ -211,7 +211,9 @@ def _try_outline(res: Outlined, p: int, name: str, scopes: list[dict[str, str]],
     header = (f"static inline void {fname}({', '.join(passed[n] for n in names) or 'void'})"
               " {")
     res.helpers.extend(fn.helpers)
+    res.names.extend(fn.names)
     res.helpers.append([header, *("  " + x if x else x for x in fn.body), "}"])
+    res.names.append(fname)
     call = " " * base + f"{fname}({', '.join(names)});"
     lines[inner + 1:end] = [call]
     return outer_end - (end - inner - 2) + 1

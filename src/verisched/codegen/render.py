@@ -66,8 +66,7 @@ def render_source(kernels: list[LoweredKernel], target: str, notes: Sequence[str
              if k.uses_openmp else Outlined(k.body) for k in kernels}
     taken = {k.name for k in kernels}
     for o in parts.values():
-        for h in o.helpers:
-            fname = h[0].split("(")[0].split()[-1]
+        for fname in o.names:
             if fname in taken:
                 raise ValueError(f"render: the helper {fname} of a parallel loop has the "
                                  "name of a kernel")

@@ -591,18 +591,18 @@ def annotated_source(checked: CheckedProgram, annotations: tuple[tuple, ...],
     if places:
         checked = replace(checked, program=replace(checked.program, store_at=places))
     unrolls = [(a[1], a[2]) for a in annotations if a[0] == "unroll"]
+    body = None
     try:
         lowered = lower(checked, t)
         body = getattr(lowered.kernel, "body", None)
-        if body is not None and unrolls:
+        if body is not None:
             # The C family: the pragmas go into the kernel's body before rendering,
             # which moves parallel loop bodies into functions of their own, where GCC
-            # honours them (codegen/outline.py).
+            # honours them (codegen/outline.py).  Other targets get them in the file.
             text = "\n".join(body)
             for loop, factor in unrolls:
                 text = unroll_pragma(text, loop, factor)
             lowered = replace(lowered, kernel=replace(lowered.kernel, body=text.split("\n")))
-            unrolls = []
         source = render(lowered)
     except LowerError as e:
         if places and str(e).startswith("store_at "):
@@ -617,8 +617,9 @@ def annotated_source(checked: CheckedProgram, annotations: tuple[tuple, ...],
                     "parallel: only the outermost generation of a nest that is not "
                     "under a SUM or another parallel loop is (targets/openmp.py); "
                     f"parallel loops of this program: {', '.join(sorted(par)) or 'none'}")
-    for loop, factor in unrolls:
-        source = replace(source, c=unroll_pragma(source.c, loop, factor))
+    if body is None:
+        for loop, factor in unrolls:
+            source = replace(source, c=unroll_pragma(source.c, loop, factor))
     return source
 
 
