@@ -434,6 +434,113 @@ def fma_peak_gflops(threads: int, seconds: float = 0.05, trials: int = 15,
     return 12 * lanes * 2 * iters * threads / best / 1e9
 
 
+
+# The register tile's own loop, alone.  The FMA probe above has no loads; a GEMM or
+# conv micro-kernel step also loads its operands: `VS_MR` broadcasts (one per tile
+# row) and `VS_NV` vectors (the weight / B panel row) per `VS_MR * VS_NV` FMAs.  Here
+# those operands stay in L1 (a 32-step panel and `VS_MR` short input rows, reused
+# cyclically), so the rate is what this core does with the loop's instruction mix
+# and nothing else: no cache misses, packing, edges or tile stores.  Measured on the
+# Intel Xeon (model 167, docs/decisions.md #114) at about 82% of the FMA probe for
+# the 6 x 64 AVX-512 tile, whatever the panel's size (8 to 128 steps), and at about
+# 94% with the panel row held in registers, so it is the vector loads that cost.
+TILE_PROBE_SOURCE = r"""
+#include <immintrin.h>
+
+#if VS_LANES == 16
+typedef __m512 vs_vec;
+#define VS_LOAD(p) _mm512_loadu_ps(p)
+#define VS_SET(x) _mm512_set1_ps(x)
+#define VS_ZERO() _mm512_setzero_ps()
+#define VS_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define VS_ADD(a, b) _mm512_add_ps(a, b)
+#define VS_STORE(p, v) _mm512_storeu_ps(p, v)
+#else
+typedef __m256 vs_vec;
+#define VS_LOAD(p) _mm256_loadu_ps(p)
+#define VS_SET(x) _mm256_set1_ps(x)
+#define VS_ZERO() _mm256_setzero_ps()
+#define VS_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define VS_ADD(a, b) _mm256_add_ps(a, b)
+#define VS_STORE(p, v) _mm256_storeu_ps(p, v)
+#endif
+#define VS_STEPS 32  /* panel rows, reused cyclically */
+#define VS_ROW 128   /* floats between two tile rows' inputs, as an NHWC pixel of 128 channels */
+
+/* `blocks` passes over the panel: blocks * VS_STEPS steps of VS_MR * VS_NV FMAs. */
+float vs_tile_probe(long blocks, const float *restrict panel, const float *restrict in) {
+  vs_vec t[VS_MR * VS_NV];
+  for (int i = 0; i < VS_MR * VS_NV; i++) t[i] = VS_ZERO();
+  for (long b = 0; b < blocks; b++) {
+    #pragma GCC unroll 2
+    for (int c = 0; c < VS_STEPS; c++) {
+      vs_vec w[VS_NV];
+      for (int v = 0; v < VS_NV; v++) w[v] = VS_LOAD(panel + (c * VS_NV + v) * VS_LANES);
+      for (int i = 0; i < VS_MR; i++) {
+        vs_vec x = VS_SET(in[i * VS_ROW + c]);
+        for (int v = 0; v < VS_NV; v++) t[i * VS_NV + v] = VS_FMA(x, w[v], t[i * VS_NV + v]);
+      }
+    }
+  }
+  vs_vec s = t[0];
+  for (int i = 1; i < VS_MR * VS_NV; i++) s = VS_ADD(s, t[i]);
+  float out[VS_LANES];
+  VS_STORE(out, s);
+  return out[0];
+}
+"""
+
+
+def tile_probe_gflops(isa: str, rows: int = 6, vectors: int = 4, seconds: float = 0.05,
+                      trials: int = 15) -> float:
+    """Best of `trials` runs of the register-tile probe on one thread, in GFLOP/s: a
+    `rows` x `vectors` tile of `isa`'s vectors, its operands in L1.
+
+    The ceiling a micro-kernel's FMA loop can reach on this core, which the FMA probe
+    (no loads) overstates; reports give our loops' rate against both.  Compiled as
+    the FMA probe is (-O3, the ISA's flags only)."""
+    probe = PEAK_ISA[isa]
+    lanes = probe.lanes
+    so = compile_c(TILE_PROBE_SOURCE, ["-std=c11", "-O3", *probe.flags, f"-DVS_LANES={lanes}",
+                                       f"-DVS_MR={rows}", f"-DVS_NV={vectors}", "-fPIC"])
+    lib = ctypes.CDLL(str(so))
+    fn = lib.vs_tile_probe
+    fn.restype = ctypes.c_float
+    fn.argtypes = [ctypes.c_long, ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_float)]
+    steps = 32
+    panel = (ctypes.c_float * (steps * vectors * lanes))(*([1e-7] * (steps * vectors * lanes)))
+    inp = (ctypes.c_float * (rows * 128))(*([1e-7] * (rows * 128)))
+
+    def run(blocks: int) -> float:
+        t0 = time.perf_counter()
+        fn(blocks, panel, inp)
+        return time.perf_counter() - t0
+
+    blocks = 1 << 10
+    while run(blocks) < seconds / 4:
+        blocks *= 2
+    blocks = int(blocks * seconds / max(run(blocks), 1e-9))
+    best = min(run(blocks) for _ in range(trials))
+    return 2 * rows * vectors * lanes * steps * blocks / best / 1e9
+
+
+def tile_ceiling_sentence(loop_gf: float, tile: dict | None, peak: float,
+                          outside_pct: float) -> str:
+    """The report's sentence on the FMA loops against the register-tile probe ("" when
+    the probe was not run): how close they are to what this core does with the tile's
+    own instruction mix, and so whether anything is left inside the loops."""
+    if not tile:
+        return ""
+    g = tile["gflops"]
+    verdict = (f"at the ceiling (run-to-run noise is several %), and what is left is the "
+               f"{outside_pct:.0f}% of the time outside them" if loop_gf >= 0.95 * g else
+               "below it: the loops themselves lose time (cache misses, the panel's layout)")
+    return (f"  The same 6x{tile['width']} tile's loop run alone, its operands in L1, reaches "
+            f"{g:.0f} GFLOP/s on this core ({100 * g / peak:.0f}% of the peak: the FMA probe "
+            "has no loads, a tile step has a broadcast per row and a load per vector), so the "
+            f"FMA loops run at {100 * loop_gf / g:.0f}% of it: {verdict}.")
+
+
 def source_revision() -> str:
     """The commit the measured code comes from ($VERISCHED_COMMIT for an exported tree),
     marked when the working tree differs from it."""

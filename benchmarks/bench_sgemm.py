@@ -496,12 +496,19 @@ def main(argv: list[str] | None = None) -> int:
                     profile[p.label] = split
     peak_after = {t: cm.fma_peak_gflops(t, isa=args.isa) for t in peak}
     peak = {t: max(peak[t], peak_after[t]) for t in peak}
-    report(results, peak, blas, ours, args, started, load_before, profile)
+    tile = None
+    if profile:
+        # The ceiling of the micro-kernel's own loop: its 6 x nr register tile alone,
+        # operands in L1 (benchmarks/_common.py, tile_probe_gflops).
+        nv = TILE_VECTORS.get(args.isa, 2)
+        tile = {"rows": 6, "width": nv * get_target(args.isa).isa.lanes,
+                "gflops": cm.tile_probe_gflops(args.isa, 6, nv)}
+    report(results, peak, blas, ours, args, started, load_before, profile, tile)
     return 0
 
 
 def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_before,
-           profile: dict) -> None:
+           profile: dict, tile: dict | None = None) -> None:
     T = args.threads
     thread_counts = [1] if T == 1 else [1, T]
     headers = ["problem", "M x N x K"]
@@ -606,7 +613,7 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
             head.append(f"- strip-packing kernel ({how}) ran on: "
                         + (", ".join(strip_used) or "none") + "; the pack-once kernel on the rest")
     md = "\n".join(head) + "\n\n" + cm.md_table(headers, rows) + "\n"
-    md += "\n" + "\n".join(analysis(results, peak, ours, T, profile)) + "\n"
+    md += "\n" + "\n".join(analysis(results, peak, ours, T, profile, tile)) + "\n"
     print()
     print("\n".join(h.removeprefix("# ").removeprefix("- ") for h in head))
     print(cm.text_table(headers, rows))
@@ -616,7 +623,7 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
              "peak_gflops": peak, "repeat": args.repeat, "warm_ms": args.warm_ms,
              "openblas": blas.version,
              "ours": ours.origin, "ours_missing": ours.missing, "fixed": ours.fixed,
-             "perf_split": profile, "problems": data}
+             "perf_split": profile, "tile_probe": tile, "problems": data}
     cm.atomic_write(out_dir / "sgemm.json", json.dumps(saved, indent=2))
     fig = _plots.sgemm(json.loads(json.dumps(saved)))  # as a replot reads it
     for p in cm.write_outputs(out_dir, "sgemm", md, fig):
@@ -634,7 +641,8 @@ def code_facts(kernel) -> dict[str, int]:
             for k, v in keys.items()}
 
 
-def analysis(results, peak, ours: cm.Ours, T: int, profile: dict) -> list[str]:
+def analysis(results, peak, ours: cm.Ours, T: int, profile: dict,
+             tile: dict | None = None) -> list[str]:
     """Where we lose and why: statements computed from this run's numbers and from the
     generated code, so they stay true when the benchmark is rerun."""
     out = ["## Where we lose, and why", ""]
@@ -734,7 +742,8 @@ def analysis(results, peak, ours: cm.Ours, T: int, profile: dict) -> list[str]:
                    "prefetched during the depth loop), packing, edge tiles.  The FMA loops "
                    f"themselves run at about {loop_gf:.0f} GFLOP/s (fastest run) "
                    f"({100 * loop_gf / peak[1]:.0f}% of peak); removing everything else would "
-                   f"give {med['ours-1t'] * frac:.2f} ms instead of {med['ours-1t']:.2f}.")
+                   f"give {med['ours-1t'] * frac:.2f} ms instead of {med['ours-1t']:.2f}."
+                   + cm.tile_ceiling_sentence(loop_gf, tile, peak[1], 100 - 100 * frac))
     asp = [(p, med) for p, med in results if p.group == "aspect"]
     if asp:
         sp = ", ".join(f"{p.label}: {med['openblas-1t'] / med['ours-1t']:.2f}"

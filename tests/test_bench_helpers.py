@@ -101,6 +101,60 @@ def test_fma_peak_avx512_probe(cm) -> None:
     assert avx512 > 0.6 * avx2
 
 
+@pytest.mark.parametrize("isa,lanes,rows,vectors", [("avx2", 8, 6, 2), ("avx512", 16, 6, 4),
+                                                      ("avx512", 16, 6, 2)])
+def test_tile_probe_is_the_micro_kernels_loop(cm, tmp_path, isa, lanes, rows, vectors) -> None:
+    """The register-tile probe compiles, as the benchmarks compile it, to the loop it
+    claims to time: per step `rows` broadcasts, `vectors` full-width loads and
+    rows x vectors FMAs into accumulators that stay in registers (no stack access in
+    the loop), and it runs where the CPU has the ISA."""
+    import re
+    import subprocess
+
+    from verisched.targets.cpu import cpu_flags
+
+    probe = cm.PEAK_ISA[isa]
+    src = tmp_path / "tile.c"
+    src.write_text(cm.TILE_PROBE_SOURCE)
+    asm = tmp_path / "tile.s"
+    subprocess.run(["gcc", "-std=c11", "-O3", *probe.flags, f"-DVS_LANES={lanes}",
+                    f"-DVS_MR={rows}", f"-DVS_NV={vectors}", "-S", "-o", str(asm), str(src)],
+                   check=True)
+    lines = asm.read_text().splitlines()
+    labels = {ln[:-1]: i for i, ln in enumerate(lines) if re.match(r"^\.L\d+:$", ln)}
+    loops = []  # innermost backward-branch bodies holding FMAs
+    for i, ln in enumerate(lines):
+        m = re.match(r"\s+j\w+\s+(\.L\d+)$", ln)
+        if m and m.group(1) in labels and labels[m.group(1)] < i:
+            body = [x for x in lines[labels[m.group(1)]:i] if x.startswith("\t")
+                    and not x.startswith("\t.")]
+            if any("vfmadd" in x for x in body):
+                loops.append(body)
+    body = min(loops, key=len)
+    reg = "zmm" if lanes == 16 else "ymm"
+    fmas = sum("vfmadd" in x for x in body)
+    steps = fmas // (rows * vectors)
+    assert steps >= 1 and fmas == steps * rows * vectors, body
+    assert sum("vbroadcastss" in x for x in body) == steps * rows, body
+    assert sum(bool(re.match(rf"\s+vmov\w*\s+-?\d*\(%r\w+\), %{reg}", x))
+               for x in body) == steps * vectors, body
+    assert not any("%rsp" in x or "%rbp" in x for x in body), body
+    if {"avx512": "avx512f", "avx2": "fma"}[isa] in cpu_flags():
+        assert cm.tile_probe_gflops(isa, rows, vectors, seconds=0.01, trials=1) > 0
+
+
+def test_tile_ceiling_sentence(cm) -> None:
+    """The reports judge the FMA loops against the tile probe: at the ceiling (within
+    5%) what is left is the time outside the loops; well below it, the loops
+    themselves; without a probe, nothing is said."""
+    tile = {"rows": 6, "width": 64, "gflops": 190.0}
+    at = cm.tile_ceiling_sentence(185.0, tile, 225.0, 8.0)
+    assert "97% of it: at the ceiling" in at and "the 8% of the time outside" in at
+    assert "6x64" in at and "84% of the peak" in at
+    assert "below it" in cm.tile_ceiling_sentence(150.0, tile, 225.0, 8.0)
+    assert cm.tile_ceiling_sentence(185.0, None, 225.0, 8.0) == ""
+
+
 def test_bench_help_without_peers(capsys) -> None:
     """The benchmark modules load through `verisched bench` with only the package
     installed (peers are imported when a run starts, not at import)."""
