@@ -434,7 +434,6 @@ def fma_peak_gflops(threads: int, seconds: float = 0.05, trials: int = 15,
     return 12 * lanes * 2 * iters * threads / best / 1e9
 
 
-
 # The register tile's own loop, alone.  The FMA probe above has no loads; a GEMM or
 # conv micro-kernel step also loads its operands: `VS_MR` broadcasts (one per tile
 # row) and `VS_NV` vectors (the weight / B panel row) per `VS_MR * VS_NV` FMAs.  Here
