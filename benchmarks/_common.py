@@ -331,24 +331,32 @@ def pyplot():
 # ---------------------------------------------------------------------------
 # The machine's FMA peak, measured rather than computed from a nominal clock.
 
-PEAK_SOURCE = r"""
+# The probes' vector type and operations, for either width.
+VEC_HEADER = r"""
 #include <immintrin.h>
-#include <omp.h>
 
 /* VS_LANES 8: AVX2 (__m256), 16: AVX-512 (__m512), chosen at compile time. */
 #if VS_LANES == 16
 typedef __m512 vs_vec;
+#define VS_LOAD(p) _mm512_loadu_ps(p)
 #define VS_SET(x) _mm512_set1_ps(x)
+#define VS_ZERO() _mm512_setzero_ps()
 #define VS_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define VS_ADD(a, b) _mm512_add_ps(a, b)
 #define VS_STORE(p, v) _mm512_storeu_ps(p, v)
 #else
 typedef __m256 vs_vec;
+#define VS_LOAD(p) _mm256_loadu_ps(p)
 #define VS_SET(x) _mm256_set1_ps(x)
+#define VS_ZERO() _mm256_setzero_ps()
 #define VS_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define VS_ADD(a, b) _mm256_add_ps(a, b)
 #define VS_STORE(p, v) _mm256_storeu_ps(p, v)
 #endif
+"""
+
+PEAK_SOURCE = VEC_HEADER + r"""
+#include <omp.h>
 
 /* 12 independent FMA chains: enough to cover the FMA latency (4-5 cycles)
    times the number of FMA pipes (2) of current x86 cores, so the loop is
@@ -443,26 +451,7 @@ def fma_peak_gflops(threads: int, seconds: float = 0.05, trials: int = 15,
 # Intel Xeon (model 167, docs/decisions.md #114) at about 82% of the FMA probe for
 # the 6 x 64 AVX-512 tile, whatever the panel's size (8 to 128 steps), and at about
 # 94% with the panel row held in registers, so it is the vector loads that cost.
-TILE_PROBE_SOURCE = r"""
-#include <immintrin.h>
-
-#if VS_LANES == 16
-typedef __m512 vs_vec;
-#define VS_LOAD(p) _mm512_loadu_ps(p)
-#define VS_SET(x) _mm512_set1_ps(x)
-#define VS_ZERO() _mm512_setzero_ps()
-#define VS_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define VS_ADD(a, b) _mm512_add_ps(a, b)
-#define VS_STORE(p, v) _mm512_storeu_ps(p, v)
-#else
-typedef __m256 vs_vec;
-#define VS_LOAD(p) _mm256_loadu_ps(p)
-#define VS_SET(x) _mm256_set1_ps(x)
-#define VS_ZERO() _mm256_setzero_ps()
-#define VS_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
-#define VS_ADD(a, b) _mm256_add_ps(a, b)
-#define VS_STORE(p, v) _mm256_storeu_ps(p, v)
-#endif
+TILE_PROBE_SOURCE = VEC_HEADER + r"""
 #define VS_STEPS 32  /* panel rows, reused cyclically */
 #define VS_ROW 128   /* floats between two tile rows' inputs, as an NHWC pixel of 128 channels */
 
