@@ -479,6 +479,15 @@ float vs_tile_probe(long blocks, const float *restrict panel, const float *restr
 """
 
 
+def tile_probe_library(isa: str, rows: int, vectors: int) -> Path:
+    """The tile probe compiled (cached by content) as the FMA probe is: -O3 and the
+    ISA's flags only; `vs_tile_probe` is the function to time."""
+    probe = PEAK_ISA[isa]
+    return Path(compile_c(TILE_PROBE_SOURCE, ["-std=c11", "-O3", *probe.flags,
+                                              f"-DVS_LANES={probe.lanes}", f"-DVS_MR={rows}",
+                                              f"-DVS_NV={vectors}", "-fPIC"]))
+
+
 def tile_probe_gflops(isa: str, rows: int = 6, vectors: int = 4, seconds: float = 0.05,
                       trials: int = 15) -> float:
     """Best of `trials` runs of the register-tile probe on one thread, in GFLOP/s: a
@@ -487,11 +496,8 @@ def tile_probe_gflops(isa: str, rows: int = 6, vectors: int = 4, seconds: float 
     The ceiling a micro-kernel's FMA loop can reach on this core, which the FMA probe
     (no loads) overstates; reports give our loops' rate against both.  Compiled as
     the FMA probe is (-O3, the ISA's flags only)."""
-    probe = PEAK_ISA[isa]
-    lanes = probe.lanes
-    so = compile_c(TILE_PROBE_SOURCE, ["-std=c11", "-O3", *probe.flags, f"-DVS_LANES={lanes}",
-                                       f"-DVS_MR={rows}", f"-DVS_NV={vectors}", "-fPIC"])
-    lib = ctypes.CDLL(str(so))
+    lanes = PEAK_ISA[isa].lanes
+    lib = ctypes.CDLL(str(tile_probe_library(isa, rows, vectors)))
     fn = lib.vs_tile_probe
     fn.restype = ctypes.c_float
     fn.argtypes = [ctypes.c_long, ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_float)]
@@ -641,6 +647,20 @@ _INSN = re.compile(r"^\s*([\d.]+)\s*:\s*([0-9a-f]+):\s*(\S+)\s*(.*)$")
 _BRANCH_TARGET = re.compile(r"^([0-9a-f]+)\b")
 
 
+def innermost_fma_loops(insns: list[tuple[int, str, str]]) -> list[tuple[int, int]]:
+    """The (first, last) addresses of the innermost loops that hold FMAs, from
+    disassembled (address, mnemonic, operands) rows: a backward conditional branch and
+    its target, with no other backward branch between them (the micro-kernels)."""
+    loops = []
+    for addr, op, arg in insns:
+        t = _BRANCH_TARGET.match(arg.strip())
+        if op.startswith("j") and op != "jmp" and t and int(t.group(1), 16) < addr:
+            loops.append((int(t.group(1), 16), addr))
+    return [(lo, hi) for lo, hi in loops
+            if not any(lo <= a < b <= hi and (a, b) != (lo, hi) for a, b in loops)
+            and any(lo <= a <= hi and op.startswith("vfmadd") for a, op, _ in insns)]
+
+
 def perf_split(run: Callable[[], None], symbol: str, seconds: float = 2.0) -> dict | None:
     """Profile this process with `perf record -e cpu-clock` while calling `run` for
     about `seconds`, and split the samples inside `symbol` into its innermost loops
@@ -678,19 +698,7 @@ def perf_split(run: Callable[[], None], symbol: str, seconds: float = 2.0) -> di
             rows.append((float(m.group(1)), int(m.group(2), 16), m.group(3), m.group(4)))
     if not rows:
         return None
-    # Innermost loops: a backward conditional branch and its target; keep those that
-    # hold FMAs and no other backward branch.
-    loops = []
-    for _, addr, op, arg in rows:
-        t = _BRANCH_TARGET.match(arg.strip())
-        if op.startswith("j") and op != "jmp" and t and int(t.group(1), 16) < addr:
-            loops.append((int(t.group(1), 16), addr))
-    fma_loops = []
-    for lo, hi in loops:
-        inside = [r for r in rows if lo <= r[1] <= hi]
-        nested = any(lo <= a < b <= hi and (a, b) != (lo, hi) for a, b in loops)
-        if not nested and any(r[2].startswith("vfmadd") for r in inside):
-            fma_loops.append((lo, hi))
+    fma_loops = innermost_fma_loops([r[1:] for r in rows])
     total = sum(r[0] for r in rows)
     in_loops = sum(r[0] for r in rows if any(lo <= r[1] <= hi for lo, hi in fma_loops))
     return {"samples_pct_in_fma_loops": 100 * in_loops / total if total else 0.0,

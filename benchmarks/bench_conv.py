@@ -58,6 +58,12 @@ TILE_WIDTH = {"conv_avx2": 16, "conv_avx512": 32, "conv_avx512_kc": 32, "conv_av
 DEPTH_BLOCKED = {"conv_avx512_kc", "conv_avx512_kc64"}
 
 
+def tile_width(name: str, isa: str) -> int:
+    """The register tile's width in channels of derivation `name` (2 vectors of the
+    ISA for one not in TILE_WIDTH)."""
+    return TILE_WIDTH.get(name, 2 * get_target(isa).isa.lanes)
+
+
 # The candidates per ISA, widest tile first; the last is taken when none fits L1.
 CANDIDATES = {"avx512": ("conv_avx512_kc64", "conv_avx512_kc"), "avx2": ("conv_avx2",)}
 
@@ -291,11 +297,10 @@ def main(argv: list[str] | None = None) -> int:
     if profile:
         # The ceiling of the timed kernel's own register-tile loop (its 6 rows and
         # its vectors, operands in L1), against which its FMA loops are judged.
-        lanes = get_target(args.isa).isa.lanes
-        width = TILE_WIDTH.get(ours.origin.rsplit(":", 1)[-1], 2 * lanes)
+        width = tile_width(ours.origin.rsplit(":", 1)[-1], args.isa)
         print("measuring the register tile's loop alone ...", flush=True)
-        tile = {"rows": 6, "width": width,
-                "gflops": cm.tile_probe_gflops(args.isa, 6, width // lanes)}
+        tile = {"rows": 6, "width": width, "gflops": cm.tile_probe_gflops(
+            args.isa, 6, width // get_target(args.isa).isa.lanes)}
     med = {f"{v.key[0]}-{v.key[1]}": v.median() for v in variants}
     best = {f"{v.key[0]}-{v.key[1]}": min(v.times_ms) for v in variants}
     samples = {f"{v.key[0]}-{v.key[1]}": list(v.times_ms) for v in variants}
@@ -360,9 +365,8 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
                         "docs/decisions.md #108, #109)")
     md = "\n".join(head) + "\n\n" + cm.md_table(headers, rows) + "\n"
     md += "\nBest (minimum) times, ms: " + ", ".join(f"{k} {v:.1f}" for k, v in best.items())
-    lanes = get_target(args.isa).isa.lanes  # a derivation not in TILE_WIDTH: 2 vectors
     md += "\n\n" + "\n".join(analysis(med, flops, peak, ours, T, others, profile,
-                                          TILE_WIDTH.get(name, 2 * lanes),
+                                          tile_width(name, args.isa),
                                           depth_blocked=name in DEPTH_BLOCKED,
                                           tile=tile)) + "\n"
     print()

@@ -103,42 +103,33 @@ def test_fma_peak_avx512_probe(cm) -> None:
 
 @pytest.mark.parametrize("isa,lanes,rows,vectors", [("avx2", 8, 6, 2), ("avx512", 16, 6, 4),
                                                       ("avx512", 16, 6, 2)])
-def test_tile_probe_is_the_micro_kernels_loop(cm, tmp_path, isa, lanes, rows, vectors) -> None:
-    """The register-tile probe compiles, as the benchmarks compile it, to the loop it
-    claims to time: per step `rows` broadcasts, `vectors` full-width loads and
-    rows x vectors FMAs into accumulators that stay in registers (no stack access in
-    the loop), and it runs where the CPU has the ISA."""
+def test_tile_probe_is_the_micro_kernels_loop(cm, isa, lanes, rows, vectors) -> None:
+    """The register-tile probe the benchmarks load holds the loop it claims to time:
+    its innermost FMA loop (found as perf_split finds the kernels') does per step
+    `rows` broadcasts, `vectors` full-width loads and rows x vectors FMAs into
+    accumulators that stay in registers (no stack access), and it runs where the CPU
+    has the ISA."""
     import re
     import subprocess
 
     from verisched.targets.cpu import cpu_flags
 
-    probe = cm.PEAK_ISA[isa]
-    src = tmp_path / "tile.c"
-    src.write_text(cm.TILE_PROBE_SOURCE)
-    asm = tmp_path / "tile.s"
-    subprocess.run(["gcc", "-std=c11", "-O3", *probe.flags, f"-DVS_LANES={lanes}",
-                    f"-DVS_MR={rows}", f"-DVS_NV={vectors}", "-S", "-o", str(asm), str(src)],
-                   check=True)
-    lines = asm.read_text().splitlines()
-    labels = {ln[:-1]: i for i, ln in enumerate(lines) if re.match(r"^\.L\d+:$", ln)}
-    loops = []  # innermost backward-branch bodies holding FMAs
-    for i, ln in enumerate(lines):
-        m = re.match(r"\s+j\w+\s+(\.L\d+)$", ln)
-        if m and m.group(1) in labels and labels[m.group(1)] < i:
-            body = [x for x in lines[labels[m.group(1)]:i] if x.startswith("\t")
-                    and not x.startswith("\t.")]
-            if any("vfmadd" in x for x in body):
-                loops.append(body)
-    body = min(loops, key=len)
+    so = cm.tile_probe_library(isa, rows, vectors)
+    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(so)],
+                         capture_output=True, text=True, check=True).stdout
+    func = dis.split("<vs_tile_probe>:", 1)[1].split("\n\n", 1)[0]
+    insns = [(int(m.group(1), 16), m.group(2), m.group(3))
+             for m in re.finditer(r"^\s*([0-9a-f]+):\s+(\S+)\s*(.*)$", func, re.M)]
+    (lo, hi), = cm.innermost_fma_loops(insns)
+    body = [(op, arg) for a, op, arg in insns if lo <= a <= hi]
     reg = "zmm" if lanes == 16 else "ymm"
-    fmas = sum("vfmadd" in x for x in body)
+    fmas = sum(op.startswith("vfmadd") for op, _ in body)
     steps = fmas // (rows * vectors)
     assert steps >= 1 and fmas == steps * rows * vectors, body
-    assert sum("vbroadcastss" in x for x in body) == steps * rows, body
-    assert sum(bool(re.match(rf"\s+vmov\w*\s+-?\d*\([^)]*\), %{reg}", x))
-               for x in body) == steps * vectors, body
-    assert not any("%rsp" in x or "%rbp" in x for x in body), body
+    assert sum(op == "vbroadcastss" for op, _ in body) == steps * rows, body
+    assert sum(op.startswith("vmov") and re.match(rf"\S*\(.*\),%{reg}", arg) is not None
+               for op, arg in body) == steps * vectors, body
+    assert not any("%rsp" in arg or "%rbp" in arg for _, arg in body), body
     if {"avx512": "avx512f", "avx2": "fma"}[isa] in cpu_flags():
         assert cm.tile_probe_gflops(isa, rows, vectors, seconds=0.01, trials=1) > 0
 
