@@ -155,6 +155,34 @@ def time_round_robin(variants: list[Variant], repeat: int, warmup: int = 2) -> f
     return waited
 
 
+def ratio_interval(num_ms: list[float], den_ms: list[float], level: float = 0.9,
+                   resamples: int = 2000, seed: int = 0) -> tuple[float, float] | None:
+    """A `level` bootstrap interval for median(num_ms) / median(den_ms), the speed a
+    table reports, from samples timed round-robin (`time_round_robin`).
+
+    Why: on a shared VM the medians drift 10-15% between runs (#111), so a bare ratio
+    such as 1.04x cannot tell a reader whether a 1.1x bar is missed or within the
+    noise.  The rounds are resampled as pairs (sample k of both sides was timed in the
+    same round, under the same conditions), so drift that slows both sides alike does
+    not widen the interval.  Seeded: the same samples give the same interval.  None
+    when the sides were not timed in the same rounds or there are fewer than 3."""
+    import numpy as np
+    n = len(num_ms)
+    if n < 3 or len(den_ms) != n:
+        return None
+    a, b = np.asarray(num_ms, dtype=float), np.asarray(den_ms, dtype=float)
+    idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    ratios = np.median(a[idx], axis=1) / np.median(b[idx], axis=1)
+    tail = (1 - level) / 2
+    lo, hi = np.quantile(ratios, [tail, 1 - tail])
+    return float(lo), float(hi)
+
+
+def fmt_interval(iv: tuple[float, float] | None, digits: int = 2) -> str:
+    """`lo-hi` for a table cell, `-` where there is no interval."""
+    return "-" if iv is None else f"{iv[0]:.{digits}f}-{iv[1]:.{digits}f}"
+
+
 TRIAL_ROUNDS = 5
 TRIAL_MIN_CALLS = 3
 

@@ -469,7 +469,9 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origi
         f"`{args.vec_target}` / `{args.vec_par_target}`): Halide tile(64,64) + compute_at + "
         "vectorize(8), without parallel (1t) and with parallel(yo) (par); row tile+vec is that "
         "Halide schedule alone",
-        "- speed = Halide time / our time in the same column pair (> 1: ours faster)",
+        "- speed = Halide time / our time in the same column pair (> 1: ours faster); 90% "
+        "interval: of that ratio of medians, by resampling the interleaved rounds (a paired "
+        "bootstrap, benchmarks/_common.py's ratio_interval)",
         f"- memory floor: copying the image (numpy, 1 thread) takes {copy_ms:.3f} ms "
         f"({2 * 4 * n * m / copy_ms / 1e6:.1f} GB/s read + write); a blur moves the same bytes",
         *[f"- {x}" for x in cm.load_lines(load_before)],
@@ -481,12 +483,17 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origi
         if ours.missing:
             head += ["", f"**No vectorized blur kernel in this run: {ours.missing}.** "
                      "The vectorized rows show Halide only."]
-    headers = ["schedule", *COLS, "speed 1t", "speed par"]
+    headers = ["schedule", *COLS, "speed 1t", "90% interval", "speed par", "90% interval"]
     rows = []
+    intervals: dict[str, dict[str, tuple[float, float] | None]] = {}
     for key, r in results.items():
+        s = (samples or {}).get(key, {})
+        iv = intervals[key] = {
+            col: cm.ratio_interval(s.get(f"halide-{col}", []), s.get(f"ours-{col}", []))
+            for col in ("1t", "par")}
         rows.append([key, *(cm.fmt(r.get(c), 3) for c in COLS),
-                     cm.fmt(_speed(r, "ours-1t", "halide-1t")),
-                     cm.fmt(_speed(r, "ours-par", "halide-par"))])
+                     cm.fmt(_speed(r, "ours-1t", "halide-1t")), cm.fmt_interval(iv["1t"]),
+                     cm.fmt(_speed(r, "ours-par", "halide-par")), cm.fmt_interval(iv["par"])])
     md = "\n".join(head) + "\n\n" + cm.md_table(headers, rows) + "\n"
     notes = analysis(results, copy_ms, others, T)
     md += "\n" + "\n".join(notes) + "\n"
@@ -498,6 +505,7 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origi
     data = {"size": [n, m], "repeat": args.repeat, "threads": T, "origin": origin,
             "commit": cm.source_revision(), "fast_math": fast,
             "load_average_before": load_before, "speed_convention": "halide_ms / ours_ms",
+            "speed_interval_90": intervals,
             "median_ms": results, "samples_ms": samples or {}, "copy_ms": copy_ms,
             "other_cores": others, "halide_note": getattr(args, "halide_note", ""),
             "vectorized": [{"origin": o.origin, "missing": o.missing} for o in vec]}

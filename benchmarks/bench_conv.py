@@ -315,7 +315,8 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
     T = args.threads
     headers = ["threads", "torch ms", "GF/s", "% peak"]
     if not ours.missing:
-        headers += ["ours ms", "GF/s", "% peak", "speed"]
+        headers += ["ours ms", "GF/s", "% peak", "speed", "90% interval"]
+    intervals = speed_intervals(samples or {}, T)
     rows = []
     for t in dict.fromkeys((1, T)):
         b = med[f"torch-{t}t"]
@@ -324,7 +325,8 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
         if not ours.missing:
             o = med[f"ours-{t}t"]
             go = flops / o / 1e6
-            row += [f"{o:.1f}", f"{go:.1f}", f"{100 * go / peak[t]:.0f}", f"{b / o:.2f}"]
+            row += [f"{o:.1f}", f"{go:.1f}", f"{100 * go / peak[t]:.0f}", f"{b / o:.2f}",
+                    cm.fmt_interval(intervals.get(t))]
         rows.append(row)
     head = [
         f"# 3x3 conv, N={BATCH}, {CI}->{CO} channels, {HO}x{WO} output, float32 "
@@ -352,7 +354,9 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
     else:
         head += [f"- ours: {ours.origin}, block sizes {ours.fixed or 'none'}, targets "
                  f"`{args.target}` / `{args.par_target}`; layout: {layout}",
-                 "- speed = torch time / our time (> 1: ours faster)",
+                 "- speed = torch time / our time (> 1: ours faster); 90% interval: of that "
+                 "ratio of medians, by resampling the interleaved rounds (a paired bootstrap, "
+                 "benchmarks/_common.py's ratio_interval)",
                  *[f"- note: {n}" for n in ours.notes]]
         if name in DEPTH_BLOCKED:
             width = TILE_WIDTH[name]
@@ -368,7 +372,7 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
     md += "\n\n" + "\n".join(analysis(med, flops, peak, ours, T, others, profile,
                                           tile_width(name, args.isa),
                                           depth_blocked=name in DEPTH_BLOCKED,
-                                          tile=tile)) + "\n"
+                                          tile=tile, intervals=intervals)) + "\n"
     print()
     print("\n".join(h.removeprefix("# ").removeprefix("- ") for h in head))
     print(cm.text_table(headers, rows))
@@ -378,6 +382,7 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
             "peak_gflops": peak, "repeat": args.repeat, "flops": flops,
             "title": f"3x3 conv {BATCH}x{CI}->{CO}, {HO}x{WO}",
             "median_ms": med, "best_ms": best, "samples_ms": samples or {},
+            "speed_interval_90": {f"{t}t": iv for t, iv in intervals.items()},
             "ours": ours.origin, "ours_missing": ours.missing, "layout": layout,
             "other_cores": others, "perf_split": profile, "tile_probe": tile}
     cm.atomic_write(out_dir / "conv.json", json.dumps(data, indent=2))
@@ -386,8 +391,20 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
         print(f"wrote {p}")
 
 
+def speed_intervals(samples: dict[str, list[float]], T: int) -> dict[int, tuple[float, float]]:
+    """The 90% interval of each thread count's speed (torch / ours), where both sides
+    have samples from the same rounds."""
+    out = {}
+    for t in dict.fromkeys((1, T)):
+        iv = cm.ratio_interval(samples.get(f"torch-{t}t", []), samples.get(f"ours-{t}t", []))
+        if iv:
+            out[t] = iv
+    return out
+
+
 def analysis(med, flops, peak, ours, T, others, profile, width: int = 16,
-             depth_blocked: bool = False, tile: dict | None = None) -> list[str]:
+             depth_blocked: bool = False, tile: dict | None = None,
+             intervals: dict[int, tuple[float, float]] | None = None) -> list[str]:
     """Where we lose and why, from this run's numbers and profile."""
     out = ["## Where we lose, and why", ""]
     ts = list(dict.fromkeys((1, T)))
@@ -401,8 +418,11 @@ def analysis(med, flops, peak, ours, T, others, profile, width: int = 16,
                 f"{T}-thread figures time-share cores.", ""]
     for t in ts:
         s = med[f"torch-{t}t"] / med[f"ours-{t}t"]
-        out.append(f"- {t} thread(s): ours is {s:.2f}x torch's speed "
-                   + ("(a loss)." if s < 0.95 else "(no loss)."))
+        iv = (intervals or {}).get(t)
+        out.append(f"- {t} thread(s): ours is {s:.2f}x torch's speed ("
+                   + ("a loss" if s < 0.95 else "no loss")
+                   + (f"; 90% interval over the rounds {cm.fmt_interval(iv)}" if iv else "")
+                   + ").")
     if T > 1:
         out.append(f"- {T}-thread scaling: ours {med['ours-1t'] / med[f'ours-{T}t']:.2f}x, "
                    f"torch {med['torch-1t'] / med[f'torch-{T}t']:.2f}x.  Our parallel loops are "

@@ -420,3 +420,35 @@ def test_aligned_copies_start_on_a_64_byte_line(cm) -> None:
             np.testing.assert_array_equal(b, src)
             b.flat[0] += 1.0
             assert src.flat[0] != b.flat[0]
+
+
+def test_ratio_interval_resamples_rounds_as_pairs(cm) -> None:
+    """The speed's interval resamples the interleaved rounds as pairs: drift that slows
+    both sides alike in a round (the VM's 10-15%) does not widen it, noise that differs
+    between the sides does, and the ratio of the medians lies inside it."""
+    drift = [10.0, 11.5, 9.0, 13.0, 10.5, 12.0, 9.5, 14.0, 10.0, 11.0]
+    assert cm.ratio_interval([1.5 * d for d in drift], drift) == pytest.approx((1.5, 1.5))
+    rng = np.random.default_rng(1)
+    ours = [d * (1 + 0.05 * e) for d, e in zip(drift, rng.standard_normal(10), strict=True)]
+    torch = [1.1 * d * (1 + 0.05 * e) for d, e in zip(drift, rng.standard_normal(10), strict=True)]
+    lo, hi = cm.ratio_interval(torch, ours)
+    point = float(np.median(torch) / np.median(ours))
+    assert lo < point < hi and hi - lo > 0.01
+    assert cm.ratio_interval(torch, ours) == (lo, hi)  # seeded
+    wider = cm.ratio_interval(torch, ours, level=0.99)
+    assert wider[0] <= lo and wider[1] >= hi
+    # Sides not timed in the same rounds, or too few rounds: no interval.
+    assert cm.ratio_interval(torch, ours[:-1]) is None
+    assert cm.ratio_interval([1.0, 2.0], [1.0, 2.0]) is None
+    assert cm.fmt_interval(None) == "-" and cm.fmt_interval((0.987, 1.1)) == "0.99-1.10"
+
+
+def test_conv_speed_intervals_per_thread_count() -> None:
+    """bench conv gives each thread count's speed (torch / ours) its interval, and none
+    where a side has no samples."""
+    cv = _load("bench_conv")
+    base = [30.0, 31.0, 29.5, 33.0, 30.5]
+    samples = {"torch-1t": [2.2 * b for b in base], "ours-1t": [2 * b for b in base],
+               "torch-2t": [1.0, 1.1, 1.2]}
+    got = cv.speed_intervals(samples, 2)
+    assert set(got) == {1} and got[1] == pytest.approx((1.1, 1.1))
