@@ -178,6 +178,11 @@ def ratio_interval(num_ms: list[float], den_ms: list[float], level: float = 0.9,
     return float(lo), float(hi)
 
 
+# How the tables' interval columns are made, for their header lines.
+INTERVAL_NOTE = ("90% interval: of that ratio of medians, by resampling the interleaved rounds "
+                 "(a paired bootstrap, benchmarks/_common.py's ratio_interval)")
+
+
 def fmt_interval(iv: tuple[float, float] | None, digits: int = 2) -> str:
     """`lo-hi` for a table cell, `-` where there is no interval."""
     return "-" if iv is None else f"{iv[0]:.{digits}f}-{iv[1]:.{digits}f}"

@@ -469,9 +469,8 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origi
         f"`{args.vec_target}` / `{args.vec_par_target}`): Halide tile(64,64) + compute_at + "
         "vectorize(8), without parallel (1t) and with parallel(yo) (par); row tile+vec is that "
         "Halide schedule alone",
-        "- speed = Halide time / our time in the same column pair (> 1: ours faster); 90% "
-        "interval: of that ratio of medians, by resampling the interleaved rounds (a paired "
-        "bootstrap, benchmarks/_common.py's ratio_interval)",
+        "- speed = Halide time / our time in the same column pair (> 1: ours faster); "
+        + cm.INTERVAL_NOTE,
         f"- memory floor: copying the image (numpy, 1 thread) takes {copy_ms:.3f} ms "
         f"({2 * 4 * n * m / copy_ms / 1e6:.1f} GB/s read + write); a blur moves the same bytes",
         *[f"- {x}" for x in cm.load_lines(load_before)],

@@ -354,9 +354,7 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
     else:
         head += [f"- ours: {ours.origin}, block sizes {ours.fixed or 'none'}, targets "
                  f"`{args.target}` / `{args.par_target}`; layout: {layout}",
-                 "- speed = torch time / our time (> 1: ours faster); 90% interval: of that "
-                 "ratio of medians, by resampling the interleaved rounds (a paired bootstrap, "
-                 "benchmarks/_common.py's ratio_interval)",
+                 f"- speed = torch time / our time (> 1: ours faster); {cm.INTERVAL_NOTE}",
                  *[f"- note: {n}" for n in ours.notes]]
         if name in DEPTH_BLOCKED:
             width = TILE_WIDTH[name]

@@ -535,9 +535,8 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
                 o = med[f"ours-{t}t"]
                 go = p.flops / o / 1e6
                 best = med["best"]
-                samples = med.get("samples", {})
-                iv = cm.ratio_interval(samples.get(f"openblas-{t}t", []),
-                                       samples.get(f"ours-{t}t", []))
+                iv = cm.ratio_interval(rec["samples_ms"].get(f"openblas-{t}t", []),
+                                       rec["samples_ms"].get(f"ours-{t}t", []))
                 rec.setdefault("speed_interval_90", {})[f"{t}t"] = iv
                 row += [f"{o:.3f}", f"{go:.1f}", f"{b / o:.2f}", cm.fmt_interval(iv),
                         f"{best[f'openblas-{t}t'] / best[f'ours-{t}t']:.2f}",
@@ -601,8 +600,7 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
                "computes out = A·B into a separate array (no read of C: slightly less "
                "memory traffic than OpenBLAS's C += A·B)"),
             "- speed = OpenBLAS time / our time at the same thread count (> 1: ours faster), "
-            "from medians; 90% interval: of that ratio of medians, by resampling the "
-            "interleaved rounds (a paired bootstrap, benchmarks/_common.py's ratio_interval); "
+            f"from medians; {cm.INTERVAL_NOTE}; "
             "speed (best) from each side's fastest run, which a loaded machine disturbs least; "
             "% peak = our GFLOP/s over the measured peak (OpenBLAS's in parentheses); "
             "others = cores used by other processes while the problem was timed",

@@ -21,7 +21,10 @@ contains a jump (`break`, `continue`, `return`, `goto`).  What the loops
 compute does not change: the body's statements move verbatim, the scalars
 it reads from outside (sizes, loop variables, element counts) are passed by
 value, which is what OpenMP's `firstprivate`/shared read amounts to, since
-openmp.py rule 4 leaves a parallel body writing only through pointers.
+openmp.py rule 4 leaves a parallel body writing only through pointers; the
+buffers it reads or writes are passed by address (a pointer as declared, a
+fixed-size array on the stack as `T name[]`, unless the body takes its
+`sizeof`), so every thread still works on the one shared buffer.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 # The scalar and pointer types the lowering declares locals with.
 _TYPES = r"(?:int|int64_t|int32_t|int8_t|float|double|size_t)"
 _DECL = re.compile(rf"^((?:const )?{_TYPES}(?: \*| \*restrict | ))(\w+) = ")
+# A one-dimensional array on the stack (a let buffer of fixed size, codegen/lets.py).
+_ARRAY = re.compile(rf"^((?:const )?{_TYPES}) (\w+)\[[^\[\]]+\];$")
 _FOR = re.compile(r"^for \(int (\w+) = .*\{$")
 _TYPE_START = re.compile(rf"^(?:const |unsigned |signed |static )*(?:{_TYPES}|__m\w+|char)\b")
 _COLLAPSE = re.compile(r"collapse\((\d+)\)")
@@ -82,6 +87,11 @@ def _declared(text: str) -> tuple[dict[str, str], bool]:
     m = _DECL.match(text)
     if m:
         return {m.group(2): f"{m.group(1).rstrip()} {m.group(2)}".replace("* ", "*")}, False
+    m = _ARRAY.match(text)
+    if m:
+        # Passed as `T name[]`, a pointer to the same storage: the loop's threads share
+        # it, as they share the array itself under OpenMP.
+        return {m.group(2): f"{m.group(1)} {m.group(2)}[]"}, False
     return {}, bool(_TYPE_START.match(text))
 
 
@@ -200,6 +210,9 @@ def _try_outline(res: Outlined, p: int, name: str, scopes: list[dict[str, str]],
             return None
         if ident in passed and "*" not in passed[ident] and _written(ident, joined):
             return None  # a scalar the body assigns would be a copy once passed
+        if passed.get(ident, "").endswith("[]") and re.search(rf"\bsizeof\b\W*{ident}\b",
+                                                               joined):
+            return None  # an array's size is its pointer's size once passed
     fname = f"vs_{name}_p{next(counter)}"
     order = list(visible) + list(loop_vars)
     names = sorted(passed, key=order.index)
