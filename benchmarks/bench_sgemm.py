@@ -526,7 +526,7 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
         row = [f"{p.group} {p.label}", f"{p.M}x{p.N}x{p.K}"]
         rec = {"group": p.group, "label": p.label, "M": p.M, "N": p.N, "K": p.K,
                "median_ms": {k: v for k, v in med.items() if k != "samples"},
-               "samples_ms": med.get("samples", {})}
+               "samples_ms": med.get("samples", {}), "speed_interval_90": {}}
         for t in thread_counts:
             b = med[f"openblas-{t}t"]
             gb = p.flops / b / 1e6
@@ -537,7 +537,7 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
                 best = med["best"]
                 iv = cm.ratio_interval(rec["samples_ms"].get(f"openblas-{t}t", []),
                                        rec["samples_ms"].get(f"ours-{t}t", []))
-                rec.setdefault("speed_interval_90", {})[f"{t}t"] = iv
+                rec["speed_interval_90"][f"{t}t"] = iv
                 row += [f"{o:.3f}", f"{go:.1f}", f"{b / o:.2f}", cm.fmt_interval(iv),
                         f"{best[f'openblas-{t}t'] / best[f'ours-{t}t']:.2f}",
                         f"{100 * go / peak[t]:.0f} ({100 * gb / peak[t]:.0f})"]
