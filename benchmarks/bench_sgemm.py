@@ -640,7 +640,8 @@ def code_facts(kernel) -> dict[str, int]:
     text = src.read_text() if src.is_file() else ""
     keys = {"fmadd": "_fmadd_ps(", "maskload": ("_mm256_maskload_ps", "_maskz_loadu_ps"),
             "maskstore": ("_mm256_maskstore_ps", "_mask_storeu_ps"), "loadu": "_loadu_ps(",
-            "broadcast": "_set1_ps(", "omp": "#pragma omp", "for": "for ("}
+            "broadcast": "_set1_ps(", "omp": "#pragma omp", "for": "for (",
+            "prefetch": "_mm_prefetch("}
     return {k: sum(text.count(x) for x in ((v,) if isinstance(v, str) else v))
             for k, v in keys.items()}
 
@@ -742,8 +743,9 @@ def analysis(results, peak, ours: cm.Ours, T: int, profile: dict,
         out.append(f"- perf (cpu-clock samples in our serial kernel) at {label}: "
                    f"{100 * frac:.0f}% in its {split['fma_loops']} innermost FMA loops (the "
                    f"register-tile micro-kernels), {100 - 100 * frac:.0f}% elsewhere: the "
-                   "load-add-store of each C tile after its depth block (its lines "
-                   "prefetched during the depth loop), packing, edge tiles.  The FMA loops "
+                   "load-add-store of each C tile after its depth block"
+                   + (" (its lines prefetched during the depth loop)" if facts["prefetch"]
+                      else "") + ", packing, edge tiles.  The FMA loops "
                    f"themselves run at about {loop_gf:.0f} GFLOP/s (fastest run) "
                    f"({100 * loop_gf / peak[1]:.0f}% of peak); removing everything else would "
                    f"give {med['ours-1t'] * frac:.2f} ms instead of {med['ours-1t']:.2f}."

@@ -46,8 +46,9 @@ class VectorISA:
     cflags: tuple[str, ...]
     cpu_flags: tuple[str, ...]  # /proc/cpuinfo flags the code needs
     helpers: str              # C helper functions (masks), emitted once per file
-    # A hint that the line at {p} will be read soon (no effect on the result).
-    prefetch: str = "_mm_prefetch((const char *)({p}), _MM_HINT_T0)"
+    # A hint that the line at {p} will be read soon (no effect on the result); None:
+    # a register tile's destination is not prefetched (codegen/vector.py, #116).
+    prefetch: str | None = "_mm_prefetch((const char *)({p}), _MM_HINT_T0)"
 
     def supports(self, name: str) -> bool:
         """Does this library emit instruction `name`?"""

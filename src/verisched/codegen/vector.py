@@ -180,7 +180,7 @@ class VectorRules:
                 out.line(f"{isa.vtype} " + ", ".join(f"{v}{init}" for v in elems[k:k + 6]) + ";")
             after = type(out)()
             res = body(c2, after)
-            if any(s.lstrip().startswith("for (") for s in fill.lines):
+            if isa.prefetch and any(s.lstrip().startswith("for (") for s in fill.lines):
                 for p in self.accumulated_addresses(after.lines):
                     out.line(isa.prefetch.format(p=p) + ";")
             out.extend(fill)
