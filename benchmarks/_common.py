@@ -7,6 +7,7 @@ measurements, never tests: nothing here has a threshold.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dataclasses
 import os
@@ -15,7 +16,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -283,6 +284,34 @@ def wait_for_quiet(max_wait: float, threshold: float = 0.25, window: float = 0.5
         quiet = quiet + 1 if other < threshold else 0
         if quiet >= 2 or time.perf_counter() >= deadline:
             return other
+
+
+# The cores this process may run on, as it started (read when a benchmark imports this
+# module, before any OpenMP runtime binds the main thread to one core).
+START_CORES = frozenset(os.sched_getaffinity(0))
+
+
+@contextlib.contextmanager
+def unbound() -> Iterator[None]:
+    """Run the body with the calling thread's CPU affinity widened to START_CORES.
+
+    A thread inherits the affinity of the thread that starts it.  Our first OpenMP
+    kernel binds the main thread to one core (bind_omp_threads), and the peers start
+    their worker threads from it, lazily: Halide's pool at its first parallel
+    pipeline, OpenBLAS's again at its next call after each fork (it stops them before
+    a fork).  Started after that binding they all shared the main thread's core:
+    Halide's parallel blur ran no faster than its serial one, and OpenBLAS's 2-thread
+    calls took whole multiples of the 4 ms scheduler tick (decision #116).  A peer's
+    call that may start workers runs in here."""
+    mask = os.sched_getaffinity(0)
+    if mask == START_CORES:
+        yield
+        return
+    os.sched_setaffinity(0, START_CORES)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, mask)
 
 
 def bind_omp_threads() -> None:

@@ -177,9 +177,20 @@ class OpenBLAS:
         fn.restype = None
         self.fn = fn
 
+        # A call just large enough to run on OpenBLAS's threads (its sgemm stays on
+        # one thread up to M·N·K = 2^18), made in threads() to start them.
+        self._wake = self.bind(*(cm.aligned(np.zeros((128, 128), np.float32))
+                                 for _ in range(3)))
+
     def threads(self, n: int):
+        """Set the thread count before a call.  Its workers are (re)started with every
+        core allowed (cm.unbound): setting the count starts them after a fork, and so
+        does one multi-threaded call, made here for the case that it does not."""
         def prepare() -> None:
-            self.lc.set_num_threads(n)
+            with cm.unbound():
+                self.lc.set_num_threads(n)
+                if n > 1:
+                    self._wake()
         return prepare
 
     def bind(self, A: np.ndarray, B: np.ndarray, C: np.ndarray):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -452,3 +453,35 @@ def test_conv_speed_intervals_per_thread_count() -> None:
                "torch-2t": [1.0, 1.1, 1.2]}
     got = cv.speed_intervals(samples, 2)
     assert set(got) == {1} and got[1] == pytest.approx((1.1, 1.1))
+
+
+def _started_thread_cores() -> set[int]:
+    """The CPU affinity a thread started now, from this thread, begins with."""
+    got: list[set[int]] = []
+    t = threading.Thread(target=lambda: got.append(os.sched_getaffinity(0)))
+    t.start()
+    t.join()
+    return got[0]
+
+
+def test_unbound_lets_threads_started_in_it_use_every_core(cm) -> None:
+    """A peer's worker started from a main thread our OpenMP runtime bound to one core
+    inherits that core (the trap: Halide's parallel blur ran no faster than its serial
+    one); started inside cm.unbound() it may use every core the process started with,
+    and the main thread's binding is restored after."""
+    cores = set(cm.START_CORES)
+    if len(cores) < 2:
+        pytest.skip("needs two cores")
+    old = os.sched_getaffinity(0)
+    one = {min(cores)}
+    os.sched_setaffinity(0, one)
+    try:
+        assert _started_thread_cores() == one
+        with cm.unbound():
+            assert _started_thread_cores() == cores
+        assert os.sched_getaffinity(0) == one
+        with pytest.raises(RuntimeError), cm.unbound():
+            raise RuntimeError("a peer's call failed")
+        assert os.sched_getaffinity(0) == one
+    finally:
+        os.sched_setaffinity(0, old)
