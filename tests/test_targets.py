@@ -158,6 +158,40 @@ def test_parallel_loop_over_few_tiles_collapses_with_the_next_generation():
             target="openmp")
 
 
+def test_parallel_loop_of_light_iterations_forks_only_when_long():
+    # Regression (bench blur): the tiled blur's border rows and columns were four
+    # parallel regions of about 2000 one-statement iterations each; their fork and join
+    # cost more than the work (2-thread time 1.63 ms, 1.43 with them serial).  Such a
+    # loop now forks only from PARALLEL_MIN_TRIPS iterations on (openmp.py, rule 7).
+    from test_lower_unit import run_all
+
+    from verisched.codegen.parallel import PARALLEL_MIN_TRIPS, _light, _linear
+
+    f = Var("f")
+
+    def pragmas(e, env):  # (an elementwise map is lowered twice: in place or not)
+        return {s.strip() for s in lower(e, env, parallel=True).body if "#pragma" in s}
+
+    light = gen("i", n, SBin("*", get(f, "i"), get(f, "i")))
+    assert pragmas(light, {"f": (n,)}) == {
+        f"#pragma omp parallel for schedule(static) if(n >= {PARALLEL_MIN_TRIPS})"}
+    # A row of m elements per iteration is work enough: forked whatever n is.
+    rows = gen("i", n, gen("j", m, SBin("+", get(f, "i", "j"), get(f, "i", "j"))))
+    assert pragmas(rows, {"f": (n, m)}) == {"#pragma omp parallel for schedule(static)"}
+    # Known to be short: no region at all.
+    short = gen("i", IConst(100), SBin("*", get(f, "i"), get(f, "i")))
+    assert pragmas(short, {"f": (IConst(100),)}) == set()
+    # The body test reads the bounds the lowering prints.
+    assert (_linear("m - 1") - _linear("m")).as_const() == -1
+    assert _linear("(m + 61) / 64") is None and _linear("vs_min(a, b)") is None
+    assert _light(["for (int x = m - 1; x < m; ++x) {", "out[x] = v[x];", "}"])
+    assert not _light(["for (int x = 0; x < m; ++x) {", "out[x] = v[x];", "}"])
+    assert not _light(["for (int x = 0; x < 2; ++x) {", "out[x] = v[x];", "}"])
+    assert not _light(["memset(out, 0, (size_t)m * 4);"])
+    # Both sides of the threshold agree with the reference (and under ASan+UBSan).
+    run_all([light], {"f": (n,)}, [{"n": 5}, {"n": PARALLEL_MIN_TRIPS + 3}], target="openmp")
+
+
 def test_header_declares_the_abi():
     lw = lower(pipeline_two_stage(), {"f": (n,)}, name="two")
     h = render_header([lw], "two.c")

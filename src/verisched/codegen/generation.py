@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING
 
 from verisched.codegen.cexpr import ctext, ix, smax, smin
 from verisched.codegen.ir import Ctx, Dest, Emitter
-from verisched.codegen.parallel import FALLBACK, collapse_tiles, only_if_several
+from verisched.codegen.parallel import (
+    FALLBACK,
+    collapse_tiles,
+    if_enough_work,
+    only_if_several,
+)
 from verisched.codegen.poly import Poly
 from verisched.pybridge.terms import Gen, Guard, IBin, IConst, Idx, IVar, PCmp, idx_free_vars
 
@@ -82,6 +87,7 @@ def lower_gen(lw: Lowering, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitte
         if par is True:
             collapse_tiles(out, mark, lw.gen_loops)
             only_if_several(out, mark, rhi - rlo, ctx, inner, lw.fallback_loops)
+            if_enough_work(out, mark, rhi - rlo, ctx)
     return gen_zero_edges(lw, dest, mode, ctx, out, extent) and cov
 
 

@@ -1,16 +1,18 @@
 """OpenMP shaping of a parallel loop once its code is emitted (targets/openmp.py's rules).
 
 Where the parallel pragma goes is decided while lowering a generation
-(codegen/generation.py); two refinements need the loop's emitted code and
+(codegen/generation.py); three refinements need the loop's emitted code and
 rewrite it in place: `collapse_tiles` (rule 5: share a short parallel loop's
-iterations with the loop it wraps) and `only_if_several` (rule 6: a
-one-iteration parallel loop hands its threads to fallback loops inside).
-Both only rewrite pragmas and duplicate the loop; the statements inside
-stay as the lowering emitted them.
+iterations with the loop it wraps), `only_if_several` (rule 6: a
+one-iteration parallel loop hands its threads to fallback loops inside) and
+`if_enough_work` (rule 7: a loop of a few statements per iteration forks only
+with many iterations).  They only rewrite pragmas and duplicate the loop; the
+statements inside stay as the lowering emitted them.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 
 from verisched.codegen.cexpr import ctext
@@ -20,6 +22,15 @@ from verisched.codegen.poly import Poly
 FALLBACK = "fallback"  # a loop's parallel mode: only if the enclosing parallel loop is not
 FALLBACK_PRAGMA = "#pragma omp parallel for schedule(static) if(!omp_in_parallel())"
 FOR_HEADER = re.compile(r"for \(int (\w+) = (.*); \1 < (.*); \+\+\1\) \{")
+PLAIN_PRAGMA = "#pragma omp parallel for schedule(static)"
+# Rule 7: a parallel loop whose iterations are each a few straight-line statements
+# (a border row or column of a stencil, an elementwise map) forks only from this many
+# iterations on.  A fork and join with sleeping workers costs tens of microseconds;
+# Blur.v's tiled blur at 2000 x 2000 had four such regions of 1998-2000 iterations
+# (its borders), and its 2-thread time fell from 1.63 to 1.43 ms with them serial
+# (decision #116).
+PARALLEL_MIN_TRIPS = 1 << 15
+LIGHT_BODY_LINES = 64
 
 
 def only_if_several(out: Emitter, mark: int, trips: Poly, ctx: Ctx, fallbacks_before: int,
@@ -74,3 +85,66 @@ def collapse_tiles(out: Emitter, mark: int, gen_loops: set[str]) -> None:
             or not any(s.lstrip().startswith("for (") for s in body[1:-1])):
         return
     lines[mark] = pragma.rstrip() + " collapse(2)"
+
+
+def if_enough_work(out: Emitter, mark: int, trips: Poly, ctx: Ctx) -> None:
+    """Rule 7: a parallel loop (emitted from line `mark` on) whose body is light (no
+    inner loop of more than one iteration, no block copy, at most LIGHT_BODY_LINES
+    lines) forks only with at least PARALLEL_MIN_TRIPS iterations: an OpenMP `if`
+    clause, or no pragma where the count is known to be smaller.  With fewer, the
+    fork and join cost more than the iterations.  The clause changes who runs the
+    iterations, never what they compute."""
+    lines = out.lines
+    if lines[mark].strip() != PLAIN_PRAGMA or not _light(lines[mark + 2:-1]):
+        return
+    if ctx.facts.ge0(trips - PARALLEL_MIN_TRIPS):
+        return
+    if ctx.facts.ge0(Poly.const(PARALLEL_MIN_TRIPS - 1) - trips):
+        del lines[mark]
+        return
+    lines[mark] = lines[mark].rstrip() + f" if({ctext(trips, ctx)} >= {PARALLEL_MIN_TRIPS})"
+
+
+def _light(body: list[str]) -> bool:
+    """A loop body of a few statements: every loop in it runs at most one iteration
+    (its bounds differ by a constant of at most 1), and nothing copies a block."""
+    if len(body) > LIGHT_BODY_LINES:
+        return False
+    for s in body:
+        t = s.strip()
+        if "memset(" in t or "memcpy(" in t or t.startswith(("while", "do")):
+            return False
+        if t.startswith("for ("):
+            m = FOR_HEADER.fullmatch(t)
+            lo, hi = (_linear(m.group(2)), _linear(m.group(3))) if m else (None, None)
+            extent = None if lo is None or hi is None else (hi - lo).as_const()
+            if extent is None or extent > 1:
+                return False
+    return True
+
+
+def _linear(text: str) -> Poly | None:
+    """A loop bound the lowering printed (integers, names, + - *), as a polynomial;
+    None for anything else (a call, a division, a cast)."""
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+
+    def go(n: ast.expr) -> Poly | None:
+        if isinstance(n, ast.Constant) and type(n.value) is int:
+            return Poly.const(n.value)
+        if isinstance(n, ast.Name):
+            return Poly.var(n.id)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            x = go(n.operand)
+            return None if x is None else -x
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult)):
+            a, b = go(n.left), go(n.right)
+            if a is None or b is None:
+                return None
+            return a + b if isinstance(n.op, ast.Add) else a - b if isinstance(
+                n.op, ast.Sub) else a * b
+        return None
+
+    return go(tree)

@@ -38,6 +38,12 @@ parallel only if
    fallback loop itself (its iterations write disjoint slices of what the
    SUM accumulates into, and lets inside it are per iteration); the SUM's
    steps stay in order, each a fork/join.
+7. a parallel loop whose iterations are each a few straight-line statements (no
+   inner loop of more than one iteration, no block copy: a stencil's border row or
+   column, an elementwise map) forks only from `parallel.PARALLEL_MIN_TRIPS`
+   iterations on (an OpenMP `if` clause, `parallel.if_enough_work`), and not at all
+   where its count is known to be smaller: with fewer iterations the fork and join
+   cost more than the work.  The iterations and their results are the same either way.
 Anything else (zero-fill loops, other loops under a SUM, inner loops) stays serial.
 """
 
