@@ -327,7 +327,7 @@ def bind_omp_threads() -> None:
 def omp_env() -> str:
     """The OpenMP settings in force, for a results header."""
     return ", ".join(f"{k}={os.environ.get(k, 'unset: libgomp default')}"
-                     for k in ("OMP_WAIT_POLICY", "OMP_PROC_BIND", "OMP_PLACES"))
+                     for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_PROC_BIND", "OMP_PLACES"))
 
 
 def md_table(headers: list[str], rows: list[list[str]]) -> str:

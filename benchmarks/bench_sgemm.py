@@ -434,6 +434,12 @@ def main(argv: list[str] | None = None) -> int:
     choose_isa(args)
     if args.passive:
         os.environ["OMP_WAIT_POLICY"] = "passive"
+    # Our idle workers spin for 30000 rounds before they sleep (about 0.4 ms on the
+    # Xeon), not libgomp's default 300000 (3.8 ms there): within the 5 ms the next
+    # multi-threaded call of another pool waits (spins_for).  With the default, two of
+    # three full runs on the Xeon had OpenBLAS's 2-thread calls at multiples of the 4 ms
+    # tick and our 1-thread calls 3x slow; with 30000, none (decision #116).
+    os.environ.setdefault("GOMP_SPINCOUNT", "30000")
     # Otherwise libgomp's default (spin briefly, then sleep), as OpenBLAS's workers also
     # spin: a passive policy puts a futex wake-up at each of the kernel's two parallel
     # regions and barriers (measured at n = 512: 3.1 ms passive vs 2.3 ms active, best of

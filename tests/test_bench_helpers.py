@@ -199,10 +199,14 @@ def test_omp_threads_bound_unless_the_caller_says_otherwise(cm, monkeypatch) -> 
     monkeypatch.delenv("OMP_PROC_BIND", raising=False)
     monkeypatch.setenv("OMP_PLACES", "threads")
     monkeypatch.setenv("OMP_WAIT_POLICY", "passive")
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
     cm.bind_omp_threads()
     assert os.environ["OMP_PROC_BIND"] == "close"
     assert os.environ["OMP_PLACES"] == "threads"
-    assert cm.omp_env() == "OMP_WAIT_POLICY=passive, OMP_PROC_BIND=close, OMP_PLACES=threads"
+    assert cm.omp_env() == ("OMP_WAIT_POLICY=passive, GOMP_SPINCOUNT=unset: libgomp default, "
+                            "OMP_PROC_BIND=close, OMP_PLACES=threads")
+    monkeypatch.setenv("GOMP_SPINCOUNT", "30000")
+    assert "GOMP_SPINCOUNT=30000" in cm.omp_env()
     for b in ("bench_sgemm", "bench_conv", "bench_blur"):
         text = (BENCH / f"{b}.py").read_text()
         assert "cm.bind_omp_threads()" in text and "cm.omp_env()" in text, b
