@@ -599,7 +599,8 @@ def tile_ceiling_sentence(loop_gf: float, tile: dict | None, peak: float,
 
 def source_revision() -> str:
     """The commit the measured code comes from ($VERISCHED_COMMIT for an exported tree),
-    marked when the working tree differs from it."""
+    marked when the working tree differs from it outside benchmarks/results/ (where the
+    benchmarks run before this one in the same session wrote their results)."""
     import subprocess
 
     if os.environ.get("VERISCHED_COMMIT"):
@@ -608,7 +609,8 @@ def source_revision() -> str:
         head = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
                               capture_output=True, text=True, timeout=30).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(REPO_ROOT), "status", "--porcelain",
-                                "--untracked-files=no"],
+                                "--untracked-files=no", "--", ".",
+                                ":(exclude)benchmarks/results"],
                                capture_output=True, text=True, timeout=30).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
