@@ -51,15 +51,15 @@ from verisched.targets.registry import get_target  # noqa: E402
 
 BATCH, CI, CO, HO, WO, KH, KW = 5, 128, 128, 80, 100, 3, 3
 DEFAULT_FIX: dict[str, int] = {}
-# Conv.v's derivations by their register tile's width in output channels (6 pixels by
-# that many channels: `conv_schedule 16 8`, `conv_schedule 32 16`, `conv_kc_schedule
-# 32 2` and `conv_kc_schedule 64 4`), and whether the taps are depth blocks.
 # An untimed call right before each timed one, and more until 10 ms have passed (as
 # bench sgemm and bench blur, decisions #109, #116): each call is then timed in the
 # steady state a caller's loop of calls sees, not in the state the previous variant
 # left the cores in (on a VM, a core that idled runs slower for a few milliseconds).
 WARM = 1
 WARM_MS = 10.0
+# Conv.v's derivations by their register tile's width in output channels (6 pixels by
+# that many channels: `conv_schedule 16 8`, `conv_schedule 32 16`, `conv_kc_schedule
+# 32 2` and `conv_kc_schedule 64 4`), and whether the taps are depth blocks.
 TILE_WIDTH = {"conv_avx2": 16, "conv_avx512": 32, "conv_avx512_kc": 32, "conv_avx512_kc64": 64}
 DEPTH_BLOCKED = {"conv_avx512_kc", "conv_avx512_kc64"}
 

@@ -188,6 +188,7 @@ def test_parallel_loop_of_light_iterations_forks_only_when_long():
     assert not _light(["for (int x = 0; x < m; ++x) {", "out[x] = v[x];", "}"])
     assert not _light(["for (int x = 0; x < 2; ++x) {", "out[x] = v[x];", "}"])
     assert not _light(["memset(out, 0, (size_t)m * 4);"])
+    assert _light(["double acc = v[i] * v[i];", "out[i] = acc;"])
     # Both sides of the threshold agree with the reference (and under ASan+UBSan).
     run_all([light], {"f": (n,)}, [{"n": 5}, {"n": PARALLEL_MIN_TRIPS + 3}], target="openmp")
 

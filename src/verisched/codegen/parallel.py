@@ -112,7 +112,7 @@ def _light(body: list[str]) -> bool:
         return False
     for s in body:
         t = s.strip()
-        if "memset(" in t or "memcpy(" in t or t.startswith(("while", "do")):
+        if "memset(" in t or "memcpy(" in t or t.startswith(("while (", "do {")):
             return False
         if t.startswith("for ("):
             m = FOR_HEADER.fullmatch(t)
@@ -121,6 +121,9 @@ def _light(body: list[str]) -> bool:
             if extent is None or extent > 1:
                 return False
     return True
+
+
+_LINEAR_OPS = {ast.Add: Poly.__add__, ast.Sub: Poly.__sub__, ast.Mult: Poly.__mul__}
 
 
 def _linear(text: str) -> Poly | None:
@@ -139,12 +142,10 @@ def _linear(text: str) -> Poly | None:
         if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
             x = go(n.operand)
             return None if x is None else -x
-        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult)):
-            a, b = go(n.left), go(n.right)
-            if a is None or b is None:
-                return None
-            return a + b if isinstance(n.op, ast.Add) else a - b if isinstance(
-                n.op, ast.Sub) else a * b
+        op = _LINEAR_OPS.get(type(n.op)) if isinstance(n, ast.BinOp) else None
+        if op is not None:
+            a, b = go(n.left), go(n.right)  # type: ignore[union-attr]
+            return None if a is None or b is None else op(a, b)
         return None
 
     return go(tree)
