@@ -29,6 +29,15 @@ from verisched.targets.toolchain import atomic_write, compile_c
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 REPO_ROOT = Path(__file__).resolve().parents[1]
+# The warm-up bench sgemm, conv and blur give every timed call (Variant.warm, warm_ms):
+# one untimed call, and more until 10 ms have passed.  On a VM a core that idled runs
+# slowly for some milliseconds, so a call timed right after another variant's, or after
+# a wait, is timed in the state that left (#109: a 2-thread 512^3 SGEMM after a 0.12 s
+# gap, 1.12-1.80 ms after one untimed call, 0.96-0.99 ms after 10 ms; #116: Blur.v's
+# tiled blur on 1 thread 2.6 ms right after Halide's parallel blur, 4.2-5.6 ms after a
+# 5-20 ms pause, 2.2 ms warmed, and the blur's medians up to 1.7x the steady state).
+WARM = 1
+WARM_MS = 10.0
 
 
 @dataclass

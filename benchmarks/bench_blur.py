@@ -83,14 +83,6 @@ PEERS = "Halide (PyPI halide; optional)"
 DURATION = ("about 35 s on the 2-core development machine (32 s measured; the default "
             "replays BlurVec.v and times 4 schedule pairs)")
 
-# Untimed calls right before each timed one, until 10 ms have passed (as bench sgemm,
-# decision #109).  Without them a call that followed another variant ran in the state
-# that one left: measured, Blur.v's tiled blur on 1 thread took 2.6 ms right after
-# Halide's parallel blur, 4.2-5.6 ms after a 5-20 ms pause (the idle cores of a VM
-# slowing down), and 2.2 ms after 10 ms of warm-up either way, its time alone; the
-# medians were up to 1.7x that (decision #116).
-WARM = 1
-WARM_MS = 10.0
 
 
 def _i(x: Idx | int | str) -> Idx:
@@ -391,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
                 k.set_threads(args.threads)
             run = check_and_bind(k, img, small, want, args, f"{key} [{tname}]")
             variants.append(cm.Variant((key, col), run, threads=T if t.parallel else 1,
-                                       warm=WARM, warm_ms=WARM_MS))
+                                       warm=cm.WARM, warm_ms=cm.WARM_MS))
     vec: list[cm.Ours] = []
     if not args.no_vec:
         print(f"replaying and lowering {args.vec_file} ...", flush=True)
@@ -407,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
                 run = check_and_bind(k, img, small, want, args, f"{row} [{col}]")
                 variants.append(cm.Variant((row, col), run,
                                            threads=T if col == "ours-par" else 1,
-                                           warm=WARM, warm_ms=WARM_MS))
+                                           warm=cm.WARM, warm_ms=cm.WARM_MS))
     halide_rows = list(progs) + (["tile+vec"] if not args.no_vec else [])
     args.halide_note = ""
     if not args.no_halide and importlib.util.find_spec("halide") is None:
@@ -428,12 +420,12 @@ def main(argv: list[str] | None = None) -> int:
                 np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4,
                                            err_msg=f"halide {key} {col}")
                 variants.append(cm.Variant((key, col), run, threads=T if par else 1,
-                                           warm=WARM, warm_ms=WARM_MS))
+                                           warm=cm.WARM, warm_ms=cm.WARM_MS))
     # The memory floor: a blur reads the image and writes one of the same size, as a
     # copy does; timed in the same round-robin.
     copy_out = np.empty_like(img)
     variants.append(cm.Variant(("copy", "numpy"), lambda: np.copyto(copy_out, img),
-                               warm=WARM, warm_ms=WARM_MS))
+                               warm=cm.WARM, warm_ms=cm.WARM_MS))
     load_before = os.getloadavg()
     cm.wait_for_quiet(args.quiet_wait)
     other = cm.OtherLoad()

@@ -51,12 +51,6 @@ from verisched.targets.registry import get_target  # noqa: E402
 
 BATCH, CI, CO, HO, WO, KH, KW = 5, 128, 128, 80, 100, 3, 3
 DEFAULT_FIX: dict[str, int] = {}
-# An untimed call right before each timed one, and more until 10 ms have passed (as
-# bench sgemm and bench blur, decisions #109, #116): each call is then timed in the
-# steady state a caller's loop of calls sees, not in the state the previous variant
-# left the cores in (on a VM, a core that idled runs slower for a few milliseconds).
-WARM = 1
-WARM_MS = 10.0
 # Conv.v's derivations by their register tile's width in output channels (6 pixels by
 # that many channels: `conv_schedule 16 8`, `conv_schedule 32 16`, `conv_kc_schedule
 # 32 2` and `conv_kc_schedule 64 4`), and whether the taps are depth blocks.
@@ -276,14 +270,14 @@ def main(argv: list[str] | None = None) -> int:
         def run() -> None:
             with torch.no_grad():
                 conv(tx, tw)
-        variants.append(cm.Variant(("torch", f"{t}t"), run, prepare, threads=t, warm=WARM,
-                                   warm_ms=WARM_MS))
+        variants.append(cm.Variant(("torch", f"{t}t"), run, prepare, threads=t, warm=cm.WARM,
+                                   warm_ms=cm.WARM_MS))
     layout = None
     if not ours.missing:
         try:
             runs, layout = bound or bind_kernels(ours, x, w, want, T)
             variants += [cm.Variant(("ours", label), run, threads=1 if label == "1t" else T,
-                                    warm=WARM, warm_ms=WARM_MS)
+                                    warm=cm.WARM, warm_ms=cm.WARM_MS)
                          for label, run in runs.items()]
         except (ValueError, cm.CodegenError) as exc:
             ours = cm.Ours(ours.origin, missing=f"{ours.origin}: cannot be run on this "

@@ -84,8 +84,7 @@ nr, lanes = 16, 8
 # 0.97 ms back to back, 1.12-1.80 ms after one untimed call, 0.96-0.99 ms after 10 ms of
 # them).  Only our 2-thread variant waits that long, so one call charged the wake-up to
 # ours alone (2 threads, aspect 64: 0.73-0.75x OpenBLAS; with 10 ms, 1.07-1.10x).
-WARM = 1
-WARM_MS = 10.0
+# Hence cm.WARM and cm.WARM_MS, which bench conv and bench blur use too.
 
 
 # Shown by `verisched bench --help` (read without importing this module).
@@ -290,7 +289,7 @@ def bind_checked(kernel, A: np.ndarray, B: np.ndarray, C: np.ndarray, prod: np.n
 
 def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat: int,
                 spin: float, quiet_wait: float, rng, passive: bool = False,
-                warm_ms: float = WARM_MS, plan: bool = True) -> dict:
+                warm_ms: float = cm.WARM_MS, plan: bool = True) -> dict:
     """Median ms per variant (plus best times and the other processes' load).
 
     Where ours has two kernels for a thread count (pack-once and strip), `plan` times
@@ -324,7 +323,7 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
         # libgomp's default policy spins a little (well under 5 ms) after a region.
         mine.append(cm.Variant(("ours", label), runs[name], threads=t,
                                spins_for=0.005 if t > 1 and not passive else 0.0,
-                               warm=WARM, warm_ms=warm_ms))
+                               warm=cm.WARM, warm_ms=warm_ms))
     variants: list[cm.Variant] = []
     for t in (1, threads):
         c0 = cm.aligned(C)
@@ -333,7 +332,7 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
         run()
         check(c0, C + prod, p.K, f"OpenBLAS {t}t")
         variants.append(cm.Variant(("openblas", f"{t}t"), run, blas.threads(t), threads=t,
-                                   spins_for=spin if t > 1 else 0.0, warm=WARM,
+                                   spins_for=spin if t > 1 else 0.0, warm=cm.WARM,
                                    warm_ms=warm_ms))
         if t == threads and threads == 1:
             break
@@ -386,10 +385,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--aspect", type=int, nargs="*", default=list(ASPECT_LOG2),
                     help="log2 of M/N for the K=512, M·N=512² sweep")
     ap.add_argument("--repeat", type=int, default=10)
-    ap.add_argument("--warm-ms", type=float, default=WARM_MS,
+    ap.add_argument("--warm-ms", type=float, default=cm.WARM_MS,
                     help="before each timed call (both sides), untimed calls of the same "
-                         f"variant for at least this many ms (default {WARM_MS:g}; at least "
-                         f"{WARM} call): cores that idled through a wait run at full speed "
+                         f"variant for at least this many ms (default {cm.WARM_MS:g}; at least "
+                         f"{cm.WARM} call): cores that idled through a wait run at full speed "
                          "again")
     ap.add_argument("--threads", type=int, default=2, help="the multi-threaded count")
     ap.add_argument("--spin", type=float, default=0.12,
@@ -435,10 +434,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.passive:
         os.environ["OMP_WAIT_POLICY"] = "passive"
     # Our idle workers spin for 30000 rounds before they sleep (about 0.4 ms on the
-    # Xeon), not libgomp's default 300000 (3.8 ms there): within the 5 ms the next
-    # multi-threaded call of another pool waits (spins_for).  With the default, two of
-    # three full runs on the Xeon had OpenBLAS's 2-thread calls at multiples of the 4 ms
-    # tick and our 1-thread calls 3x slow; with 30000, none (decision #116).
+    # Xeon), not libgomp's default 300000 (3.8 ms there), well within the 5 ms the next
+    # multi-threaded call of another pool waits (spins_for).  It did not end the
+    # disturbed runs on the Xeon (OpenBLAS's 2-thread calls at multiples of the 4 ms
+    # tick, our 1-thread calls 3x slow): fewer with it, not none; their cause is not
+    # known, and the stalled-peer warning still flags them (decision #116).
     os.environ.setdefault("GOMP_SPINCOUNT", "30000")
     # Otherwise libgomp's default (spin briefly, then sleep), as OpenBLAS's workers also
     # spin: a passive policy puts a futex wake-up at each of the kernel's two parallel
@@ -577,7 +577,7 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
         "(arrays preallocated, results checked against float64 numpy first); "
         f"a multi-threaded call of ours waits (untimed) until {args.spin:g} s after the last "
         "OpenBLAS call, whose idle workers busy-wait that long; every timed call (both "
-        f"sides) follows untimed calls of the same variant ({WARM} or more, for at least "
+        f"sides) follows untimed calls of the same variant ({cm.WARM} or more, for at least "
         f"{args.warm_ms:g} ms), so it starts with running worker threads, cores at full "
         "speed and warm caches (steady state, as in a loop of calls)",
         *[f"- {x}" for x in load],
