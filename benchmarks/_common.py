@@ -247,19 +247,31 @@ def load_lines(before: tuple[float, float, float]) -> list[str]:
     return lines
 
 
-def _cpu_jiffies() -> tuple[int, int]:
-    """(busy, total) jiffies of the whole machine since boot (/proc/stat)."""
+def _cpu_jiffies() -> tuple[int, int, int]:
+    """(busy, total, steal) jiffies of the whole machine since boot (/proc/stat).  Steal
+    is time a hypervisor ran something else while one of this VM's vCPUs wanted to run;
+    it is counted in neither busy nor idle here."""
     with open("/proc/stat") as f:
         vals = [int(x) for x in f.readline().split()[1:]]
     idle = vals[3] + (vals[4] if len(vals) > 4 else 0)  # idle + iowait
-    return sum(vals) - idle, sum(vals)
+    steal = vals[7] if len(vals) > 7 else 0
+    return sum(vals) - idle - steal, sum(vals), steal
+
+
+# Above this many cores of steal while timing, a report says the host took CPU from
+# this VM.  On the Xeon VM a quiet full `bench sgemm` run (about 330 s) accrued 0.15 s
+# of steal in all, 0.0005 cores; a few hundredths is already a busy host.
+STEAL_NOTE_CORES = 0.02
 
 
 class OtherLoad:
     """Cores kept busy by OTHER processes over an interval: the machine's busy time
     (/proc/stat) minus this process's own CPU time, over the wall time.  Unlike the
     load average (a 1-minute mean of runnable threads, ours included), it says what
-    the timed runs competed with."""
+    the timed runs competed with.  On a VM it also measures the host's steal time
+    (`steal`), which the guest's own process accounting cannot see: a vCPU the host
+    deschedules stalls whichever of our threads it was running, the disturbance that
+    `bench sgemm`'s stalled-peer warning catches (#108, #116)."""
 
     def __init__(self) -> None:
         self.hz = os.sysconf("SC_CLK_TCK")
@@ -267,16 +279,31 @@ class OtherLoad:
 
     def start(self) -> None:
         self.t0 = time.perf_counter()
-        self.busy0, _ = _cpu_jiffies()
+        self.busy0, _, self.steal0 = _cpu_jiffies()
         t = os.times()
         self.self0 = t.user + t.system
 
     def cores(self) -> float:
-        busy, _ = _cpu_jiffies()
+        busy, _, _ = _cpu_jiffies()
         t = os.times()
         own = t.user + t.system - self.self0
         wall = max(time.perf_counter() - self.t0, 1e-6)
         return max(0.0, ((busy - self.busy0) / self.hz - own) / wall)
+
+    def steal(self) -> float:
+        """Cores' worth of time the host took from this VM since `start`."""
+        _, _, steal = _cpu_jiffies()
+        wall = max(time.perf_counter() - self.t0, 1e-6)
+        return max(0.0, (steal - self.steal0) / self.hz / wall)
+
+
+def steal_note(steal: float) -> str | None:
+    """A report's line when the host took CPU time from this VM while timing."""
+    if steal < STEAL_NOTE_CORES:
+        return None
+    return (f"the host took {steal:.2f} core(s) from this VM while timing (steal time, "
+            "/proc/stat): its vCPUs were descheduled, which slows whichever thread they ran; "
+            "rerun when the host is quieter")
 
 
 def wait_for_quiet(max_wait: float, threshold: float = 0.25, window: float = 0.5) -> float:

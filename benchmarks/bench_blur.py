@@ -431,6 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     other = cm.OtherLoad()
     cm.time_round_robin(variants, args.repeat, warmup=3)
     others = other.cores()
+    steal = other.steal()
     results: dict[str, dict[str, float]] = {}
     samples: dict[str, dict[str, list[float]]] = {}
     for v in variants:
@@ -438,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         samples.setdefault(v.key[0], {})[v.key[1]] = list(v.times_ms)
     copy_ms = results.pop("copy")["numpy"]
     samples.pop("copy")
-    report(results, args, origin, fast, load_before, vec, copy_ms, others, samples)
+    report(results, args, origin, fast, load_before, vec, copy_ms, others, samples, steal)
     return 0
 
 
@@ -449,7 +450,8 @@ def _speed(r: dict[str, float], ours: str, peer: str) -> float | None:
 def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origin: str,
            fast: bool, load_before: tuple[float, float, float], vec: list[cm.Ours],
            copy_ms: float, others: float,
-           samples: dict[str, dict[str, list[float]]] | None = None) -> None:
+           samples: dict[str, dict[str, list[float]]] | None = None,
+           steal: float = 0.0) -> None:
     n, m = args.size
     T = args.threads
     # The vectorized rows have their own Halide counterpart (tile+vec); put it last.
@@ -481,6 +483,7 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origi
         f"({2 * 4 * n * m / copy_ms / 1e6:.1f} GB/s read + write); a blur moves the same bytes",
         *[f"- {x}" for x in cm.load_lines(load_before)],
         f"- other processes used {others:.1f} core(s) on average while timing",
+        *[f"- warning: {x}" for x in [cm.steal_note(steal)] if x],
     ]
     if getattr(args, "halide_note", ""):
         head += ["", f"**{args.halide_note}.**"]
@@ -512,7 +515,8 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origi
             "load_average_before": load_before, "speed_convention": "halide_ms / ours_ms",
             "speed_interval_90": intervals,
             "median_ms": results, "samples_ms": samples or {}, "copy_ms": copy_ms,
-            "other_cores": others, "halide_note": getattr(args, "halide_note", ""),
+            "other_cores": others, "steal_cores": steal,
+            "halide_note": getattr(args, "halide_note", ""),
             "vectorized": [{"origin": o.origin, "missing": o.missing} for o in vec]}
     atomic_write(out_dir / "blur.json", json.dumps(data, indent=2))
     fig = _plots.blur(data)

@@ -290,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     other = cm.OtherLoad()
     cm.time_round_robin(variants, args.repeat)
     others = other.cores()
+    steal = other.steal()
     profile = None
     if not ours.missing and not args.no_profile:
         k1 = ours.kernels["1t"]
@@ -307,13 +308,13 @@ def main(argv: list[str] | None = None) -> int:
     best = {f"{v.key[0]}-{v.key[1]}": min(v.times_ms) for v in variants}
     samples = {f"{v.key[0]}-{v.key[1]}": list(v.times_ms) for v in variants}
     report(med, best, flops, peak, ours, layout, args, started, load_before, torch, others,
-           profile, samples, tile)
+           profile, samples, tile, steal)
     return 0
 
 
 def report(med, best, flops, peak, ours, layout, args, started, load_before, torch, others,
            profile, samples: dict[str, list[float]] | None = None,
-           tile: dict | None = None) -> None:
+           tile: dict | None = None, steal: float = 0.0) -> None:
     T = args.threads
     headers = ["threads", "torch ms", "GF/s", "% peak"]
     if not ours.missing:
@@ -348,6 +349,7 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
         *[f"- {x}" for x in cm.load_lines(load_before)],
         f"- other processes used {others:.1f} core(s) on average while timing (after waiting "
         f"up to {args.quiet_wait:g} s for idle CPUs)",
+        *[f"- warning: {x}" for x in [cm.steal_note(steal)] if x],
     ]
     name = ours.origin.rsplit(":", 1)[-1]  # the derivation timed
     if ours.missing:
@@ -384,7 +386,7 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
             "median_ms": med, "best_ms": best, "samples_ms": samples or {},
             "speed_interval_90": {f"{t}t": iv for t, iv in intervals.items()},
             "ours": ours.origin, "ours_missing": ours.missing, "layout": layout,
-            "other_cores": others, "perf_split": profile, "tile_probe": tile}
+            "other_cores": others, "steal_cores": steal, "perf_split": profile, "tile_probe": tile}
     cm.atomic_write(out_dir / "conv.json", json.dumps(data, indent=2))
     fig = _plots.conv(json.loads(json.dumps(data)), flops)  # as a replot reads it
     for p in cm.write_outputs(out_dir, "conv", md, fig):

@@ -249,6 +249,17 @@ def stalled_peer(results, T: int) -> list[str]:
     return [p.label for p, med in results if med[f"openblas-{T}t"] > 1.5 * med["openblas-1t"]]
 
 
+def stall_cause(results, stalled: list[str]) -> str:
+    """What the steal counter says about the stalled problems (the warning's tail).
+    Steal there puts the stall on the host; none puts it inside this VM, between the
+    thread pools or the guest's scheduler (#117)."""
+    steal = max((med.get("steal_cores", 0.0) for p, med in results if p.label in stalled),
+                default=0.0)
+    if steal >= cm.STEAL_NOTE_CORES:
+        return f" (the host took {steal:.2f} core(s) of steal while they were timed)"
+    return " (no steal time was recorded then: the host did not deschedule this VM)"
+
+
 def ours_shape_ok(kernel) -> str | None:
     names = {a for a, _, _ in kernel.lowered.inputs}
     if not names <= {"A", "B", "C"} or not {"A", "B"} <= names:
@@ -345,6 +356,7 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
     med["best"] = {f"{v.key[0]}-{v.key[1]}": min(v.times_ms) for v in variants}
     med["samples"] = {f"{v.key[0]}-{v.key[1]}": list(v.times_ms) for v in variants}
     med["other_cores"] = other.cores()
+    med["steal_cores"] = other.steal()
     med["kernels"] = chosen
     return med
 
@@ -497,6 +509,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {p.group} {p.label} ({p.M}x{p.N}x{p.K}): "
               + ", ".join(f"{k} {v:.3f} ms" for k, v in med.items() if "-" in k)
               + f"; others used {med['other_cores']:.1f} core(s)"
+              + (f", the host's steal {med['steal_cores']:.2f}"
+                 if med["steal_cores"] >= cm.STEAL_NOTE_CORES else "")
               + f"  [{time.perf_counter() - t0:.1f} s]", flush=True)
     profile = {}
     if not ours.missing and not args.no_profile:
@@ -594,7 +608,13 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
     if stalled:
         head.append(f"- warning: OpenBLAS on {T} threads took over 1.5x its 1-thread time on "
                     f"{', '.join(stalled)}: its threads were descheduled or shared cores "
-                    "during this run, which disturbs every column; rerun on a quiet machine")
+                    "during this run, which disturbs every column; rerun on a quiet machine"
+                    + stall_cause(results, stalled))
+    stolen = [(p.label, med.get("steal_cores", 0.0)) for p, med in results
+              if med.get("steal_cores", 0.0) >= cm.STEAL_NOTE_CORES]
+    if stolen:
+        head.append("- warning: " + (cm.steal_note(max(v for _, v in stolen)) or "")
+                    + " (" + ", ".join(f"{lab}: {v:.2f}" for lab, v in stolen) + ")")
     if ours.missing:
         head += ["", f"**No derived SGEMM kernel in this run: {ours.missing}.** "
                  "Only the peers were measured; there is no `ours` column."]

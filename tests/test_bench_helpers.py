@@ -320,6 +320,59 @@ def test_sgemm_flags_a_stalled_peer() -> None:
     assert sg.stalled_peer([bad], 1) == []
 
 
+def test_sgemm_stall_warning_says_whether_the_host_took_cpu() -> None:
+    """The stalled-peer warning's tail reads the steal counter of the stalled problems:
+    steal puts the stall on the host, none puts it inside the VM."""
+    from types import SimpleNamespace
+
+    sg = _load("bench_sgemm")
+    bad = SimpleNamespace(label="square 768")
+    stolen = [(bad, {"openblas-1t": 6.0, "openblas-2t": 24.0, "steal_cores": 0.31})]
+    quiet = [(bad, {"openblas-1t": 6.0, "openblas-2t": 24.0, "steal_cores": 0.0})]
+    assert "host took 0.31 core(s)" in sg.stall_cause(stolen, ["square 768"])
+    assert "did not deschedule" in sg.stall_cause(quiet, ["square 768"])
+    # A result file from before steal was recorded reads as no steal.
+    assert "did not deschedule" in sg.stall_cause([(bad, {})], ["square 768"])
+
+
+def test_other_load_keeps_the_hosts_steal_apart(cm, monkeypatch) -> None:
+    """Steal jiffies (/proc/stat's 8th column) are neither other processes' load nor
+    idle: OtherLoad reports them as `steal`, in cores, and `cores` leaves them out."""
+    hz = os.sysconf("SC_CLK_TCK")
+    # user nice system idle iowait irq softirq steal
+    before = [100, 0, 50, 1000, 0, 0, 0, 10]
+    state = {"vals": before}
+
+    def fake_jiffies():
+        vals = state["vals"]
+        idle = vals[3] + vals[4]
+        return sum(vals) - idle - vals[7], sum(vals), vals[7]
+
+    monkeypatch.setattr(cm, "_cpu_jiffies", fake_jiffies)
+    clock = {"t": 10.0}
+    monkeypatch.setattr(cm.time, "perf_counter", lambda: clock["t"])
+    monkeypatch.setattr(cm.os, "times", lambda: os.times_result((0.0, 0.0, 0.0, 0.0, 0.0)))
+    load = cm.OtherLoad()
+    # One second later: other processes ran half a core, the host stole a quarter.
+    clock["t"] = 11.0
+    state["vals"] = [before[0] + hz // 2, 0, 50, 1000 + hz, 0, 0, 0, 10 + hz // 4]
+    assert load.cores() == pytest.approx((hz // 2) / hz)
+    assert load.steal() == pytest.approx((hz // 4) / hz)
+    assert cm.steal_note(load.steal()) and "0.25 core(s)" in cm.steal_note(load.steal())
+    assert cm.steal_note(0.0) is None
+
+
+@pytest.mark.skipif(not Path("/proc/stat").exists(), reason="reads Linux's /proc/stat")
+def test_cpu_jiffies_splits_the_real_counters(cm) -> None:
+    """busy + idle + steal make up the total, as /proc/stat's first line has them."""
+    with open("/proc/stat") as f:
+        vals = [int(x) for x in f.readline().split()[1:]]
+    busy, total, steal = cm._cpu_jiffies()
+    assert 0 <= steal <= total and 0 <= busy <= total
+    assert total >= sum(vals)  # read after the line above: counters only grow
+    assert busy + steal <= total
+
+
 def test_warm_up_lasts_warm_ms_before_each_timed_call(cm) -> None:
     """`warm_ms` keeps the untimed calls going until that long has passed (at least
     `warm` of them), before every timed call: after a wait for another pool's workers
