@@ -253,11 +253,14 @@ def stall_cause(results, stalled: list[str]) -> str:
     """What the steal counter says about the stalled problems (the warning's tail).
     Steal there puts the stall on the host; none puts it inside this VM, between the
     thread pools or the guest's scheduler (#117)."""
-    steal = max((med.get("steal_cores", 0.0) for p, med in results if p.label in stalled),
-                default=0.0)
-    if steal >= cm.STEAL_NOTE_CORES:
-        return f" (the host took {steal:.2f} core(s) of steal while they were timed)"
-    return " (no steal time was recorded then: the host did not deschedule this VM)"
+    recorded = [med["steal_cores"] for p, med in results
+                if p.label in stalled and "steal_cores" in med]
+    if not recorded:
+        return ""  # a result from before steal was recorded says nothing either way
+    if max(recorded) >= cm.STEAL_NOTE_CORES:
+        return f" (the host took {max(recorded):.2f} core(s) of steal while they were timed)"
+    return (" (no steal time was recorded then: on a VM that reports steal, the host did "
+            "not deschedule its vCPUs)")
 
 
 def ours_shape_ok(kernel) -> str | None:
