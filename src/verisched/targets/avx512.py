@@ -52,8 +52,9 @@ AVX512 = VectorISA(
     # No prefetch of a register tile's destination before its loop (decision #116).
     # In the emitted C, GCC computes the prefetched addresses before the loop and keeps
     # them for the stores after it: on the Intel Xeon the conv's 6 x 64 tile then
-    # spilled 36 more registers per tile, and ran 2-3% faster without the prefetches;
-    # SGEMM's tiles were within 3% either way, with no sign.
+    # spilled 36 more registers per tile, and ran 2-3% faster without the prefetches.
+    # SGEMM at 2048, whose C tile comes from L3, ran 1-3% faster with them (#117): one
+    # setting per ISA loses one of the two, and the lowering cannot see the reuse distance.
     prefetch=None,
 )
 
