@@ -784,8 +784,8 @@ def analysis(results, peak, ours: cm.Ours, T: int, profile: dict,
                    f"{100 * frac:.0f}% in its {split['fma_loops']} innermost FMA loops (the "
                    f"register-tile micro-kernels), {100 - 100 * frac:.0f}% elsewhere: the "
                    "load-add-store of each C tile after its depth block"
-                   + (" (its lines prefetched during the depth loop)" if facts["prefetch"]
-                      else "") + ", packing, edge tiles.  The FMA loops "
+                   + (" (its lines prefetched during the previous tile's depth loop)"
+                      if facts["prefetch"] else "") + ", packing, edge tiles.  The FMA loops "
                    f"themselves run at about {loop_gf:.0f} GFLOP/s (fastest run) "
                    f"({100 * loop_gf / peak[1]:.0f}% of peak); removing everything else would "
                    f"give {med['ours-1t'] * frac:.2f} ms instead of {med['ours-1t']:.2f}."

@@ -13,6 +13,8 @@ CPU without avx512f.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -144,29 +146,44 @@ def test_sgemm_micro_kernel_is_register_blocked() -> None:
     assert any("_mm256_storeu_ps" in s for s in body)
     # Loads of the packed panel are proved in bounds: never masked.
     assert not any("maskload_ps(&Bp" in s for s in body)
-    # Each address the interior tile is added into after the loop is prefetched before
-    # it (no other line between the tile's declarations and its zeroing).
+    # No prefetch before the tile's loop (no other line between the tile's declarations
+    # and its zeroing): the next tile's destination is prefetched after the stores.
     decl = max(k for k in range(start) if body[k].strip().startswith("__m256 Cr_6"))
-    pre = [s.strip() for s in body[decl + 1:start - 13]]
-    stored = {s.strip().split(",")[0].removeprefix("_mm256_storeu_ps(")
-              for s in body[start + 14:start + 26]}
-    assert len(stored) == 12 and all(p.startswith("&") for p in stored), stored
-    assert len(pre) == 12 and {p.removeprefix("_mm_prefetch((const char *)(")
-                               .removesuffix("), _MM_HINT_T0);") for p in pre} == stored, pre
+    assert not body[decl + 1:start - 13], body[decl + 1:start - 13]
 
 
-def test_avx512_tile_destination_is_not_prefetched() -> None:
-    """AVX-512 adds the same tile into C after its loop without prefetching C first
-    (decision #116: GCC kept the prefetched addresses live across the loop, and the
-    conv's tile ran 2-3% faster without them); AVX2 still prefetches (above)."""
-    assert AVX2.prefetch and AVX512.prefetch is None
-    e = specialize(program(SGEMM, "avx512"), {"kc": 256})
-    body = lower(e, MM_ENV, name="mm", isa=AVX512).body
+@pytest.mark.parametrize("isa", [AVX2, AVX512], ids=lambda i: i.name)
+def test_tile_prefetches_the_next_tiles_destination(isa) -> None:
+    """After a register tile's stores, each address the tile was added into is
+    prefetched for the next iteration of the enclosing loop (decision #118): the same
+    index with the loop variable v as v + 1, under `v + 1 < hi`, in integer arithmetic,
+    so an address past the last tile is never formed as a C pointer."""
+    assert isa.prefetch and isa.tile_prefetch == "next"
+    pre_ = "_mm512" if isa is AVX512 else "_mm256"
+    e = specialize(program(SGEMM, isa.name), {"kc": 256})
+    body = lower(e, MM_ENV, name="mm", isa=isa).body
     start = next(k for k, s in enumerate(body) if "for (int kk" in s and "256" in s
-                 and "Cr_11 = _mm512_setzero_ps();" in body[k - 2])
-    after = body[start + 14:start + 26]
-    assert all("_mm512_add_ps(_mm512_loadu_ps(" in s for s in after), after
-    assert not any("prefetch" in s for s in body)
+                 and f"Cr_11 = {pre_}_setzero_ps();" in body[k - 2])
+    stores = [s.strip() for s in body[start + 14:start + 26]]
+    head = f"{pre_}_storeu_ps("
+    assert all(s.startswith(head + "&") for s in stores), stores
+    stored = [s.removeprefix(head).split(",")[0] for s in stores]
+    guard = body[start + 26].strip()
+    m = re.fullmatch(r"if \((\w+) \+ 1 < (.+)\) \{", guard)
+    assert m, guard
+    var = m.group(1)
+    # The guard names the tile's loop and that loop's bound.
+    assert any(s.strip().startswith(f"for (int {var} = 0; {var} < {m.group(2)};")
+               for s in body[:start]), m.group(2)
+    pre = [s.strip() for s in body[start + 27:start + 39]]
+    want = []
+    for p in stored:
+        base, index = re.fullmatch(r"&(\w+)\[(.*)\]", p).groups()
+        index = re.sub(rf"\b{var}\b", f"({var} + 1)", index)
+        want.append(f"_mm_prefetch((const char *)((uintptr_t){base} + sizeof(*{base}) * "
+                    f"(uintptr_t)({index})), _MM_HINT_T0);")
+    assert pre == want, (pre, want)
+    assert body[start + 39].strip() == "}"
 
 
 def test_unproved_load_is_masked_not_plain() -> None:

@@ -147,7 +147,8 @@ class Lowering:
             self.parallel_loops += 1
             child.in_parallel = True
             child.fallback_ok = True
-        with out.block(f"for (int {v} = {ctext(lo, ctx)}; {v} < {ctext(hi, ctx)}; ++{v})"):
+        child.loop = (v, ctext(hi, ctx))
+        with out.block(f"for (int {v} = {ctext(lo, ctx)}; {v} < {child.loop[1]}; ++{v})"):
             slot = None
             if atl_var in self.store_at.values():
                 slot = StoreSlot(atl_var, frozenset(child.idx_names.values()), child.par_depth)

@@ -203,6 +203,9 @@ class Ctx:
     # ATL loop name -> the storage slot of the innermost enclosing C loop over it
     # that a `store_at` names (codegen/lets.py).
     slots: dict[str, StoreSlot] = field(default_factory=dict)
+    # The innermost enclosing C loop: its C variable and its upper bound as C text.  A
+    # register tile prefetches the destination of that loop's next iteration (vector.py).
+    loop: tuple[str, str] | None = None
 
     def child(self, **kw: object) -> Ctx:
         c = replace(self, facts=self.facts.child(), idx_names=dict(self.idx_names),

@@ -40,6 +40,7 @@ target that has them.  The rules:
 
 from __future__ import annotations
 
+import re
 from contextlib import ExitStack
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -180,21 +181,52 @@ class VectorRules:
                 out.line(f"{isa.vtype} " + ", ".join(f"{v}{init}" for v in elems[k:k + 6]) + ";")
             after = type(out)()
             res = body(c2, after)
-            if isa.prefetch and any(s.lstrip().startswith("for (") for s in fill.lines):
+            looped = any(s.lstrip().startswith("for (") for s in fill.lines)
+            mode = isa.tile_prefetch if isa.prefetch and looped else "none"
+            if mode == "before":
                 for p in self.accumulated_addresses(after.lines):
                     out.line(isa.prefetch.format(p=p) + ";")
             out.extend(fill)
             out.extend(after)
+            if mode == "next" and ctx.loop is not None:
+                self.prefetch_next(self.accumulated_addresses(after.lines), ctx.loop, out)
             return res
+
+    def prefetch_next(self, addresses: list[str], loop: tuple[str, str], out: Emitter) -> None:
+        """After a register tile's stores, prefetch the destination the next iteration
+        of the enclosing loop adds its tile into (decision #118).
+
+        BLIS prefetches a micro-tile's C before the loop computing it (the "before"
+        mode), but in the emitted C, GCC then computes those addresses before the loop
+        and keeps them for the stores after it: the conv's 6 x 64 tile spilled (#116).
+        Here the addresses are formed after the stores, where nothing else is live, and
+        the whole next tile's loop still hides the latency.  Each address is the
+        store's with the loop variable `v` replaced by `v + 1`, under `v + 1 < hi`; it
+        is computed in integer arithmetic (`uintptr_t`), so an address the next
+        iteration never stores to (its tile may be guarded) is never a C pointer.  A
+        prefetch has no effect on the result and never faults."""
+        isa = self.isa
+        assert isa is not None and isa.prefetch is not None
+        var, hi = loop
+        word = re.compile(rf"\b{re.escape(var)}\b")
+        found = []
+        for p in addresses:
+            m = _ELEMENT.fullmatch(p)
+            if m is None or not word.search(m.group(2)):
+                continue
+            base, index = m.group(1), word.sub(f"({var} + 1)", m.group(2))
+            found.append(f"(uintptr_t){base} + sizeof(*{base}) * (uintptr_t)({index})")
+        if found:
+            with out.block(f"if ({var} + 1 < {hi})"):
+                for p in found:
+                    out.line(isa.prefetch.format(p=p) + ";")
 
     def accumulated_addresses(self, lines: list[str]) -> list[str]:
         """Addresses a register tile is added into right after it is computed: the
         pointers of the unconditional (top-level) read-modify-write stores in `lines`.
 
-        They are prefetched before the loop that computes the tile (BLIS's
-        micro-kernels do the same with the C tile), so the tile's destination
-        arrives during that loop instead of stalling the stores after it.  A
-        prefetch has no effect on the result and never faults."""
+        They are prefetched (`VectorISA.tile_prefetch`) so that the tile's destination
+        arrives while a tile is computed instead of stalling the stores after it."""
         isa = self.isa
         assert isa is not None
         heads = [t.split("{p}")[0] for t in (isa.storeu, isa.maskstore)]
@@ -484,6 +516,10 @@ class VectorRules:
 
 __all__ = ["VectorISA", "VectorRules", "RegBuf", "MAX_REGISTER_VECTORS", "MAX_UNROLL",
            "has_instr"]
+
+
+# An element's address as the lowering writes it: `&T[index]`.
+_ELEMENT = re.compile(r"&(\w+)\[(.*)\]")
 
 
 def _first_arg(s: str) -> str | None:

@@ -49,13 +49,8 @@ AVX512 = VectorISA(
     cflags=("-mavx512f",),
     cpu_flags=("avx512f",),
     helpers=HELPERS,
-    # No prefetch of a register tile's destination before its loop (decision #116).
-    # In the emitted C, GCC computes the prefetched addresses before the loop and keeps
-    # them for the stores after it: on the Intel Xeon the conv's 6 x 64 tile then
-    # spilled 36 more registers per tile, and ran 2-3% faster without the prefetches.
-    # SGEMM at 2048, whose C tile comes from L3, ran 1-3% faster with them (#117): one
-    # setting per ISA loses one of the two, and the lowering cannot see the reuse distance.
-    prefetch=None,
+    # A register tile's destination is prefetched for the next tile, after this
+    # tile's stores (VectorISA.tile_prefetch, decision #118; #116 had none here).
 )
 
 TARGET = NativeTarget(name="avx512", summary="C11 with AVX-512F intrinsics (16 float lanes)",
