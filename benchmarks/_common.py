@@ -306,6 +306,31 @@ def steal_note(steal: float) -> str | None:
             "rerun when the host is quieter")
 
 
+def kernel_tick_ms(config: Path = Path("/proc/config.gz")) -> float | None:
+    """The Linux scheduler tick in ms (1000 / CONFIG_HZ), from the running kernel's
+    configuration where it exposes one; None where it does not."""
+    import gzip
+
+    try:
+        with gzip.open(config, "rt") as f:
+            for line in f:
+                if line.startswith("CONFIG_HZ="):
+                    hz = int(line.split("=", 1)[1])
+                    return 1000.0 / hz if hz > 0 else None
+    except (OSError, ValueError, EOFError):
+        return None
+    return None
+
+
+def on_ticks(samples_ms: list[float], tick_ms: float, tol_ms: float = 0.05) -> int:
+    """How many of `samples_ms` lie within `tol_ms` of a whole multiple (>= 1) of the
+    scheduler tick.  A stalled call that is all waiting ends on a tick when its threads
+    could only run at the next tick (#118): a woken thread waits for a vCPU the guest
+    idled, or a thread shares its core with another one until the tick preempts it."""
+    return sum(1 for x in samples_ms
+               if x >= tick_ms - tol_ms and abs(x - tick_ms * round(x / tick_ms)) <= tol_ms)
+
+
 def wait_for_quiet(max_wait: float, threshold: float = 0.25, window: float = 0.5) -> float:
     """Wait (up to `max_wait` s) until other processes use less than `threshold` cores
     over two consecutive `window`s; return the other load of the last window.  On a

@@ -249,18 +249,32 @@ def stalled_peer(results, T: int) -> list[str]:
     return [p.label for p, med in results if med[f"openblas-{T}t"] > 1.5 * med["openblas-1t"]]
 
 
-def stall_cause(results, stalled: list[str]) -> str:
-    """What the steal counter says about the stalled problems (the warning's tail).
+def stall_cause(results, stalled: list[str], tick_ms: float | None = None,
+                T: int = 2) -> str:
+    """What the stalled problems' counters and times say (the warning's tail).
     Steal there puts the stall on the host; none puts it inside this VM, between the
-    thread pools or the guest's scheduler (#117)."""
+    thread pools or the guest's scheduler (#117).  Stalled T-thread times that sit on
+    whole multiples of the scheduler tick (`tick_ms`; T threads) say the threads
+    waited for a tick to run (#118)."""
+    tail = ""
     recorded = [med["steal_cores"] for p, med in results
                 if p.label in stalled and "steal_cores" in med]
-    if not recorded:
-        return ""  # a result from before steal was recorded says nothing either way
-    if max(recorded) >= cm.STEAL_NOTE_CORES:
-        return f" (the host took {max(recorded):.2f} core(s) of steal while they were timed)"
-    return (" (no steal time was recorded then: on a VM that reports steal, the host did "
-            "not deschedule its vCPUs)")
+    # A result from before steal was recorded says nothing either way.
+    if recorded and max(recorded) >= cm.STEAL_NOTE_CORES:
+        tail = f" (the host took {max(recorded):.2f} core(s) of steal while they were timed)"
+    elif recorded:
+        tail = (" (no steal time was recorded then: on a VM that reports steal, the host "
+                "did not deschedule its vCPUs)")
+    times = [x for p, med in results if p.label in stalled
+             for x in med.get("samples", {}).get(f"openblas-{T}t", [])]
+    if tick_ms and len(times) >= 5:
+        hit = cm.on_ticks(times, tick_ms)
+        if hit >= len(times) / 2:
+            tail += (f"; {hit} of their {len(times)} timed {T}-thread OpenBLAS calls took "
+                     f"a whole multiple of the kernel's {tick_ms:g} ms scheduler tick (within "
+                     "0.05 ms): its threads ran only at a tick, as when a thread is woken on a "
+                     "vCPU the host has not resumed yet or shares a core with another thread")
+    return tail
 
 
 def ours_shape_ok(kernel) -> str | None:
@@ -612,7 +626,7 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
         head.append(f"- warning: OpenBLAS on {T} threads took over 1.5x its 1-thread time on "
                     f"{', '.join(stalled)}: its threads were descheduled or shared cores "
                     "during this run, which disturbs every column; rerun on a quiet machine"
-                    + stall_cause(results, stalled))
+                    + stall_cause(results, stalled, cm.kernel_tick_ms(), T))
     stolen = [(p.label, med.get("steal_cores", 0.0)) for p, med in results
               if med.get("steal_cores", 0.0) >= cm.STEAL_NOTE_CORES]
     if stolen:

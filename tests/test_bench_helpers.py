@@ -543,3 +543,32 @@ def test_unbound_lets_threads_started_in_it_use_every_core(cm) -> None:
         assert os.sched_getaffinity(0) == one
     finally:
         os.sched_setaffinity(0, old)
+
+
+def test_sgemm_stall_warning_names_tick_quantized_times(cm, tmp_path) -> None:
+    """Stalled 2-thread OpenBLAS times that sit on whole multiples of the scheduler
+    tick (a disturbed run on the Intel Xeon: 16.00, 24.00, 32.00 ms with HZ=250) are
+    named in the warning's tail; times off the ticks, or too few, are not."""
+    import gzip
+    from types import SimpleNamespace
+
+    sg = _load("bench_sgemm")
+    config = tmp_path / "config.gz"
+    with gzip.open(config, "wt") as f:
+        f.write("# CONFIG_HZ_100 is not set\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n")
+    assert cm.kernel_tick_ms(config) == 4.0
+    assert cm.kernel_tick_ms(tmp_path / "missing.gz") is None
+    assert cm.on_ticks([16.0, 23.98, 31.99, 8.04, 5.55, 1.2, 3.97], 4.0) == 5
+    bad = SimpleNamespace(label="square 512")
+    on = [(bad, {"openblas-1t": 1.6, "openblas-2t": 24.0, "steal_cores": 0.0,
+                 "samples": {"openblas-2t": [23.98, 24.0, 24.0, 23.99, 24.01, 27.3]}})]
+    off = [(bad, {"openblas-1t": 1.6, "openblas-2t": 24.0, "steal_cores": 0.0,
+                  "samples": {"openblas-2t": [21.3, 22.7, 25.1, 23.6, 26.5, 22.2]}})]
+    tail = sg.stall_cause(on, ["square 512"], 4.0, 2)
+    assert "5 of their 6 timed 2-thread OpenBLAS calls" in tail and "4 ms" in tail, tail
+    assert "did not deschedule" in tail
+    assert "tick" not in sg.stall_cause(off, ["square 512"], 4.0, 2)
+    assert "tick" not in sg.stall_cause(on, ["square 512"], None, 2)
+    few = [(bad, {"openblas-1t": 1.6, "openblas-2t": 24.0,
+                  "samples": {"openblas-2t": [24.0, 24.0]}})]
+    assert sg.stall_cause(few, ["square 512"], 4.0, 2) == ""
