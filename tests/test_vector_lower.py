@@ -186,6 +186,14 @@ def test_tile_prefetches_the_next_tiles_destination(isa) -> None:
     assert body[start + 39].strip() == "}"
 
 
+def test_tile_prefetch_mode_is_checked() -> None:
+    """A misspelt prefetch mode is refused where the library is built, not ignored."""
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="tile_prefetch 'nxet' is not one of next, before"):
+        replace(AVX2, tile_prefetch="nxet")
+
+
 def test_unproved_load_is_masked_not_plain() -> None:
     """Loads reaching past n are masked; the loop is split so that the iterations whose
     lanes are all in bounds (8 jv + 8 <= n) run unmasked, the tail masked."""

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 from verisched.pybridge.instrs import spec_of
 
+TILE_PREFETCH_MODES = ("next", "before", "none")
+
 
 @dataclass(frozen=True)
 class VectorISA:
@@ -54,6 +56,12 @@ class VectorISA:
     # decision #118), "before" (the tile's own destination, before the loop computing
     # it: BLIS's C-tile prefetch, #116) or "none".
     tile_prefetch: str = "next"
+
+    def __post_init__(self) -> None:
+        # A misspelt mode would silently emit no prefetch at all.
+        if self.tile_prefetch not in TILE_PREFETCH_MODES:
+            raise ValueError(f"VectorISA {self.name}: tile_prefetch {self.tile_prefetch!r} is "
+                             f"not one of {', '.join(TILE_PREFETCH_MODES)}")
 
     def supports(self, name: str) -> bool:
         """Does this library emit instruction `name`?"""
