@@ -121,6 +121,15 @@ def warm_up(run: Callable[[], None], calls: int, ms: float) -> None:
         done += 1
 
 
+
+def steady(key: tuple[str, str], run: Callable[[], None],
+           prepare: Callable[[], None] | None = None, *, warm_ms: float = WARM_MS,
+           **kw: object) -> Variant:
+    """A Variant timed in the steady state (WARM untimed calls, and more for `warm_ms`,
+    before each timed one), as bench sgemm, conv and blur time every contender."""
+    return Variant(key, run, prepare, warm=WARM, warm_ms=warm_ms, **kw)  # type: ignore[arg-type]
+
+
 def time_round_robin(variants: list[Variant], repeat: int, warmup: int = 2) -> float:
     """Median-ready samples for every variant, timed round-robin; returns the seconds
     spent waiting for other pools' spinning workers.

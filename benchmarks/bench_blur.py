@@ -84,7 +84,6 @@ DURATION = ("about 35 s on the 2-core development machine (32 s measured; the de
             "replays BlurVec.v and times 4 schedule pairs)")
 
 
-
 def _i(x: Idx | int | str) -> Idx:
     return IConst(x) if isinstance(x, int) else IVar(x) if isinstance(x, str) else x
 
@@ -382,8 +381,7 @@ def main(argv: list[str] | None = None) -> int:
             if t.parallel:
                 k.set_threads(args.threads)
             run = check_and_bind(k, img, small, want, args, f"{key} [{tname}]")
-            variants.append(cm.Variant((key, col), run, threads=T if t.parallel else 1,
-                                       warm=cm.WARM, warm_ms=cm.WARM_MS))
+            variants.append(cm.steady((key, col), run, threads=T if t.parallel else 1))
     vec: list[cm.Ours] = []
     if not args.no_vec:
         print(f"replaying and lowering {args.vec_file} ...", flush=True)
@@ -397,9 +395,8 @@ def main(argv: list[str] | None = None) -> int:
                 if col == "ours-par":
                     k.set_threads(args.threads)
                 run = check_and_bind(k, img, small, want, args, f"{row} [{col}]")
-                variants.append(cm.Variant((row, col), run,
-                                           threads=T if col == "ours-par" else 1,
-                                           warm=cm.WARM, warm_ms=cm.WARM_MS))
+                variants.append(cm.steady((row, col), run,
+                                          threads=T if col == "ours-par" else 1))
     halide_rows = list(progs) + (["tile+vec"] if not args.no_vec else [])
     args.halide_note = ""
     if not args.no_halide and importlib.util.find_spec("halide") is None:
@@ -419,13 +416,11 @@ def main(argv: list[str] | None = None) -> int:
                     run()
                 np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4,
                                            err_msg=f"halide {key} {col}")
-                variants.append(cm.Variant((key, col), run, threads=T if par else 1,
-                                           warm=cm.WARM, warm_ms=cm.WARM_MS))
+                variants.append(cm.steady((key, col), run, threads=T if par else 1))
     # The memory floor: a blur reads the image and writes one of the same size, as a
     # copy does; timed in the same round-robin.
     copy_out = np.empty_like(img)
-    variants.append(cm.Variant(("copy", "numpy"), lambda: np.copyto(copy_out, img),
-                               warm=cm.WARM, warm_ms=cm.WARM_MS))
+    variants.append(cm.steady(("copy", "numpy"), lambda: np.copyto(copy_out, img)))
     load_before = os.getloadavg()
     cm.wait_for_quiet(args.quiet_wait)
     other = cm.OtherLoad()

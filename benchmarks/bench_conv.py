@@ -270,14 +270,12 @@ def main(argv: list[str] | None = None) -> int:
         def run() -> None:
             with torch.no_grad():
                 conv(tx, tw)
-        variants.append(cm.Variant(("torch", f"{t}t"), run, prepare, threads=t, warm=cm.WARM,
-                                   warm_ms=cm.WARM_MS))
+        variants.append(cm.steady(("torch", f"{t}t"), run, prepare, threads=t))
     layout = None
     if not ours.missing:
         try:
             runs, layout = bound or bind_kernels(ours, x, w, want, T)
-            variants += [cm.Variant(("ours", label), run, threads=1 if label == "1t" else T,
-                                    warm=cm.WARM, warm_ms=cm.WARM_MS)
+            variants += [cm.steady(("ours", label), run, threads=1 if label == "1t" else T)
                          for label, run in runs.items()]
         except (ValueError, cm.CodegenError) as exc:
             ours = cm.Ours(ours.origin, missing=f"{ours.origin}: cannot be run on this "

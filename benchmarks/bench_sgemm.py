@@ -273,7 +273,8 @@ def stall_cause(results, stalled: list[str], tick_ms: float | None = None,
             tail += (f"; {hit} of their {len(times)} timed {T}-thread OpenBLAS calls took "
                      f"a whole multiple of the kernel's {tick_ms:g} ms scheduler tick (within "
                      "0.05 ms): its threads ran only at a tick, as when a thread is woken on a "
-                     "vCPU the host has not resumed yet or shares a core with another thread")
+                     "vCPU the host has not resumed yet or shares a core with another thread "
+                     "(docs/decisions.md #116, #118)")
     return tail
 
 
@@ -349,9 +350,9 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
         name = cm.fastest(runs, warm_ms) if len(runs) > 1 else next(iter(runs))
         chosen[label] = name
         # libgomp's default policy spins a little (well under 5 ms) after a region.
-        mine.append(cm.Variant(("ours", label), runs[name], threads=t,
-                               spins_for=0.005 if t > 1 and not passive else 0.0,
-                               warm=cm.WARM, warm_ms=warm_ms))
+        mine.append(cm.steady(("ours", label), runs[name], threads=t,
+                              spins_for=0.005 if t > 1 and not passive else 0.0,
+                              warm_ms=warm_ms))
     variants: list[cm.Variant] = []
     for t in (1, threads):
         c0 = cm.aligned(C)
@@ -359,9 +360,8 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
         blas.threads(t)()
         run()
         check(c0, C + prod, p.K, f"OpenBLAS {t}t")
-        variants.append(cm.Variant(("openblas", f"{t}t"), run, blas.threads(t), threads=t,
-                                   spins_for=spin if t > 1 else 0.0, warm=cm.WARM,
-                                   warm_ms=warm_ms))
+        variants.append(cm.steady(("openblas", f"{t}t"), run, blas.threads(t), threads=t,
+                                  spins_for=spin if t > 1 else 0.0, warm_ms=warm_ms))
         if t == threads and threads == 1:
             break
     variants += mine

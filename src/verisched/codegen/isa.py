@@ -48,9 +48,8 @@ class VectorISA:
     cflags: tuple[str, ...]
     cpu_flags: tuple[str, ...]  # /proc/cpuinfo flags the code needs
     helpers: str              # C helper functions (masks), emitted once per file
-    # A hint that the line at {p} will be read soon (no effect on the result); None:
-    # a register tile's destination is never prefetched.
-    prefetch: str | None = "_mm_prefetch((const char *)({p}), _MM_HINT_T0)"
+    # A hint that the line at {p} will be read soon (no effect on the result).
+    prefetch: str = "_mm_prefetch((const char *)({p}), _MM_HINT_T0)"
     # When a register tile's destination is prefetched (codegen/vector.py): "next"
     # (after the tile's stores, the destination of the enclosing loop's next iteration,
     # decision #118), "before" (the tile's own destination, before the loop computing

@@ -182,7 +182,7 @@ class VectorRules:
             after = type(out)()
             res = body(c2, after)
             looped = any(s.lstrip().startswith("for (") for s in fill.lines)
-            mode = isa.tile_prefetch if isa.prefetch and looped else "none"
+            mode = isa.tile_prefetch if looped else "none"
             if mode == "before":
                 for p in self.accumulated_addresses(after.lines):
                     out.line(isa.prefetch.format(p=p) + ";")
@@ -206,7 +206,7 @@ class VectorRules:
         iteration never stores to (its tile may be guarded) is never a C pointer.  A
         prefetch has no effect on the result and never faults."""
         isa = self.isa
-        assert isa is not None and isa.prefetch is not None
+        assert isa is not None
         var, hi = loop
         word = re.compile(rf"\b{re.escape(var)}\b")
         found = []
