@@ -123,6 +123,25 @@ def test_transpose_flatten_split_reindex_the_store():
     assert "out[(int64_t)i*m + j]" in body
 
 
+def test_ragged_tiles_under_flatten_clip_their_loops_to_the_store_window():
+    # Blur.v's partial tiles: trunc_r n (flatten (cdiv n 4) 4 (GEN io GEN ii |[io*4+ii < n]|
+    # ...)).  Flatten's window is a condition on the pair (io, ii); once io is a loop
+    # variable it bounds ii's loop, so the loop stops at the window and neither the
+    # store nor the guard is tested per element (decision #119).
+    A, io4 = Var("A"), imul("io", 4)
+    flat = IBin("+", io4, IVar("ii"))
+    rows = IBin("cdiv", n, IConst(4))
+    body = Guard(PCmp("<", flat, n), gen("j", m, SBin("+", get(A, flat, "j"), get(A, flat, "j"))))
+    e = TruncR(n, Flatten(rows, IConst(4), gen("io", rows, gen("ii", IConst(4), body))))
+    text = "\n".join(lower(e, {"A": (n, m)}, name="rag").body)
+    assert "for (int ii = 0; ii < vs_min(n - 4*io, 4); ++ii)" in text, text
+    stores = [s for s in text.splitlines() if "out[" in s]
+    assert stores and not any("if (" in s or "?" in s for s in stores), text
+    # Ragged sizes (n % 4 != 0), exact multiples, fewer rows than a tile.
+    run_all([e], {"A": (n, m)}, [{"n": 1, "m": 2}, {"n": 4, "m": 3}, {"n": 7, "m": 5},
+                                 {"n": 10, "m": 1}])
+
+
 def test_pad_regions_are_zero_and_trunc_never_writes_past_its_extent():
     A = Var("A")
     row = gen("j", m, get(A, IConst(0), "j"))
