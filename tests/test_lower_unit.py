@@ -142,6 +142,25 @@ def test_ragged_tiles_under_flatten_clip_their_loops_to_the_store_window():
                                  {"n": 10, "m": 1}])
 
 
+def test_concat_of_adjacent_generations_is_one_parallel_loop():
+    # concat q r (GEN [i < q] A) (GENR [q <= i < q + r] B), the full rows of tiles and
+    # the partial one: one parallel loop, A below q and B from there on, not two
+    # parallel regions (decision #119).  Both parts, and the rows past q + r, checked
+    # against the reference at sizes where each part is empty or not.
+    A, q = Var("A"), IBin("*", IBin("/", n, IConst(4)), IConst(4))
+    r = isub(n, q)
+    row = gen("j", m, SBin("*", get(A, "i", "j"), get(A, "i", "j")))
+    tail = Gen("i", q, IBin("+", q, r), gen("j", m, SBin("+", get(A, "i", "j"), get(A, "i", "j"))))
+    e = Concat(q, r, gen("i", q, row), tail)
+    text = "\n".join(lower(e, {"A": (n, m)}, name="cat", parallel=True).body)
+    # One loop in each of the kernel's two copies (A passed as the output, or not).
+    assert text.count("#pragma omp parallel for") == 2 and "inplace_A" in text, text
+    assert "memset" not in text, text
+    assert "if (i < 4*((n) / 4)) {" in text, text
+    run_all([e], {"A": (n, m)}, [{"n": 1, "m": 2}, {"n": 4, "m": 3}, {"n": 7, "m": 5},
+                                 {"n": 13, "m": 1}], target="openmp")
+
+
 def test_pad_regions_are_zero_and_trunc_never_writes_past_its_extent():
     A = Var("A")
     row = gen("j", m, get(A, IConst(0), "j"))

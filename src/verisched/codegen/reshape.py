@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from verisched.codegen import generation
 from verisched.codegen.cexpr import inside, ix, smax, smin
 from verisched.codegen.errors import LowerError
 from verisched.codegen.ir import Ctx, Dest, Emitter
@@ -40,6 +41,9 @@ def lower_reshape(lw: Lowering, e: Expr, dest: Dest, mode: str, ctx: Ctx, out: E
     zero = Poly.const(0)
     (a, b), rest = dest.windows[0], dest.windows[1:]
     if isinstance(e, Concat):
+        fused = generation.lower_concat_gens(lw, e, dest, mode, ctx, out)
+        if fused is not None:
+            return fused
         n1, n2 = ix(e.n1, ctx), ix(e.n2, ctx)
         w1 = (smax(a, zero, ctx), smin(b, n1, ctx))
         w2 = (smax(a - n1, zero, ctx), smin(b - n1, n2, ctx))
