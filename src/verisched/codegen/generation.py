@@ -223,7 +223,8 @@ def lower_concat_gens(lw: Lowering, e: Concat, dest: Dest, mode: str, ctx: Ctx,
     static split is uneven (31 rows of tiles on 2 threads: 16 and 15).  One loop of
     32 iterations splits 16 and 16, as parallel_split does for a vector loop's
     ragged tail.  Both parts write their own indices of the destination (the
-    concat's), so the loop computes what the two did (decision #119)."""
+    concat's), so the loop computes what the two did (targets/openmp.py, rule 8;
+    decision #119)."""
     left, right = e.left, e.right
     if (not isinstance(left, Gen) or not isinstance(right, Gen) or mode != "="
             or not lw.parallel or ctx.in_parallel or ctx.in_sum or lw.vector_program):

@@ -44,6 +44,13 @@ parallel only if
    iterations on (an OpenMP `if` clause, `parallel.if_enough_work`), and not at all
    where its count is known to be smaller: with fewer iterations the fork and join
    cost more than the work.  The iterations and their results are the same either way.
+8. a concat of two generations that would each be a parallel loop by 2, the second
+   one's range starting where the first one's ends (`concat q r (GEN [i < q] A)
+   (GENR [q <= i < q + r] B)`: full tiles, then the partial ones), is one parallel
+   loop over [0, q + r) that runs A below q and B from there on
+   (`generation.lower_concat_gens`): one region where there were two, and one static
+   split of all the iterations.  Safe by 3 (the concat's two parts write disjoint
+   parts of its destination, and within each part the iterations do) and 4.
 Anything else (zero-fill loops, other loops under a SUM, inner loops) stays serial.
 """
 
