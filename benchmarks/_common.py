@@ -140,9 +140,15 @@ def time_round_robin(variants: list[Variant], repeat: int, warmup: int = 2) -> f
     sees the same conditions, so ratios of medians compare like with like.
     Interleaving has one trap: a pool whose workers busy-wait after a call
     (measured: a 2-thread FMA loop right after a 2-thread OpenBLAS call runs at
-    half speed) would slow the next multi-threaded variant of another pool.
-    So a multi-threaded call first waits (untimed) until every other pool's
-    workers are past their spinning time.
+    half speed) would slow the next variant of another pool.  So a call first
+    waits (untimed) until every other pool's workers are past their spinning
+    time.  A 1-thread call waits too (decision #119): our kernels' main thread is
+    bound to one core (bind_omp_threads), and a spinning worker of another pool
+    on that core leaves it only when the scheduler balances, at a tick (4 ms at
+    HZ=250).  In the usual order (OpenBLAS 1t, 2t, ours 1t, 2t) that moves the
+    wait from our 2-thread call to our 1-thread one before it, so the run is no
+    longer.  A variant of the same pool does not wait: its own workers are its
+    steady state.
     """
     spin_end: dict[str, float] = {}
     waited = 0.0
@@ -151,12 +157,11 @@ def time_round_robin(variants: list[Variant], repeat: int, warmup: int = 2) -> f
         nonlocal waited
         if v.prepare:
             v.prepare()
-        if v.threads > 1:
-            until = max((t for pool, t in spin_end.items() if pool != v.key[0]), default=0.0)
-            delay = until - time.perf_counter()
-            if delay > 0:
-                time.sleep(delay)
-                waited += delay
+        until = max((t for pool, t in spin_end.items() if pool != v.key[0]), default=0.0)
+        delay = until - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+            waited += delay
         warm_up(v.run, v.warm, v.warm_ms)
         t0 = time.perf_counter()
         v.run()

@@ -606,7 +606,7 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
         f"`{blas.symbol}` with beta = 1 (C += A·B in place); threads set with threadpoolctl",
         f"- median of {args.repeat} interleaved runs per problem; only the multiply is timed "
         "(arrays preallocated, results checked against float64 numpy first); "
-        f"a multi-threaded call of ours waits (untimed) until {args.spin:g} s after the last "
+        f"a call of ours (1 thread or more) waits (untimed) until {args.spin:g} s after the last "
         "OpenBLAS call, whose idle workers busy-wait that long; every timed call (both "
         f"sides) follows untimed calls of the same variant ({cm.WARM} or more, for at least "
         f"{args.warm_ms:g} ms), so it starts with running worker threads, cores at full "

@@ -159,25 +159,35 @@ def test_bench_help_without_peers(capsys) -> None:
         assert "--repeat" in capsys.readouterr().out
 
 
-def test_multithreaded_call_waits_for_other_pools_spinning_workers(cm) -> None:
-    """A 2-thread call never starts while another pool's workers may still spin;
-    a variant of the same pool, or a 1-thread one, does not wait."""
+def test_call_waits_for_other_pools_spinning_workers(cm, monkeypatch) -> None:
+    """No call starts while another pool's workers may still spin, a 1-thread one
+    included (ours runs on a bound core, decision #119); a variant of the same pool
+    does not wait."""
     import time
 
     stamps: list[tuple[str, float]] = []
-    a = cm.Variant(("blas", "2t"), lambda: stamps.append(("a", time.perf_counter())),
-                   threads=2, spins_for=0.03)
-    b = cm.Variant(("ours", "2t"), lambda: stamps.append(("b", time.perf_counter())),
-                   threads=2)
-    c = cm.Variant(("ours", "1t"), lambda: stamps.append(("c", time.perf_counter())))
-    waited = cm.time_round_robin([a, c, b], repeat=2, warmup=0)
+    slept: list[str] = []  # who was about to run when the round robin slept
+    sleep = time.sleep
+    monkeypatch.setattr(cm.time, "sleep", lambda s: (slept.append(stamps[-1][0]), sleep(s)))
+
+    def variant(who: str, key: tuple[str, str], **kw) -> object:
+        return cm.Variant(key, lambda: stamps.append((who, time.perf_counter())),
+                          prepare=lambda: stamps.append((who + "?", 0.0)), **kw)
+
+    a = variant("a", ("blas", "2t"), threads=2, spins_for=0.03)
+    d = variant("d", ("blas", "1t"))
+    c = variant("c", ("ours", "1t"))
+    b = variant("b", ("ours", "2t"), threads=2)
+    waited = cm.time_round_robin([a, d, c, b], repeat=2, warmup=0)
     assert waited > 0
-    for k, (who, t) in enumerate(stamps):
-        if who == "b":
-            last_a = max(s for x, s in stamps[:k] if x == "a")
-            assert t >= last_a + 0.03
-    # c (one thread) ran right after a, without waiting for its workers.
-    assert [w for w, _ in stamps][:2] == ["a", "c"]
+    runs = [(w, t) for w, t in stamps if not w.endswith("?")]
+    assert [w for w, _ in runs] == ["a", "d", "c", "b"] * 2
+    for k, (who, t) in enumerate(runs):
+        if who in "bc":
+            assert t >= max(s for x, s in runs[:k] if x == "a") + 0.03
+    # Only the 1-thread call of the other pool slept (b found the spin already over,
+    # d is of a's own pool).
+    assert slept == ["c?", "c?"]
 
 
 def test_estimate_says_problem_k_of_n_and_the_time_left(capsys, monkeypatch) -> None:
