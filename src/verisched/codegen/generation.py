@@ -56,8 +56,7 @@ def lower_gen(lw: Lowering, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitte
     tiny = ctx.facts.le(end - start, Poly.const(1))
     parallel: bool | str = (lw.parallel and not ctx.in_parallel and not ctx.in_sum
                             and not tiny)
-    facts = [Poly.var("@") - lo - a, lo + b - 1 - Poly.var("@"),
-             *(c.subst(PROBE, Poly.var("@") - lo) for c in held)]
+    facts = _loop_facts(a, b, lo, held)
     parallel = parallel and not unroll
     if (lw.parallel and ctx.in_parallel and ctx.in_sum and ctx.fallback_ok
             and not tiny and not unroll):
@@ -145,6 +144,14 @@ def _store_bounds(dest: Dest, ctx: Ctx, start: Poly, end: Poly
             end = smin(end, r + 1, ctx)
         held.append(c)
     return start, end, held
+
+
+def _loop_facts(a: Poly, b: Poly, lo: Poly, held: list[Poly]) -> list[Poly]:
+    """What holds at loop variable `@` of a generation from `lo` whose destination
+    index `@ - lo` is in the window [a, b) and meets the store conditions `held`
+    (`_store_bounds`, over PROBE)."""
+    at = Poly.var("@")
+    return [at - lo - a, lo + b - 1 - at, *(c.subst(PROBE, at - lo) for c in held)]
 
 
 def _guard_range(e: Gen) -> tuple[Idx | None, Idx | None] | None:
@@ -242,8 +249,7 @@ def lower_concat_gens(lw: Lowering, e: Concat, dest: Dest, mode: str, ctx: Ctx,
     start, end, held = _store_bounds(dest, ctx, start, end)
     if ctx.facts.le(end - start, Poly.const(1)):
         return None
-    facts = [Poly.var("@") - a, b - 1 - Poly.var("@"),
-             *(c.subst(PROBE, Poly.var("@")) for c in held)]
+    facts = _loop_facts(a, b, Poly.const(0), held)
     cov = True
     mark, inner = len(out.lines), lw.fallback_loops
     with lw.loop(left.var, start, end, ctx, out, facts, True) as (c2, pv):
