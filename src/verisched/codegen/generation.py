@@ -125,7 +125,7 @@ def _store_bounds(dest: Dest, ctx: Ctx, start: Poly, end: Poly
     probe = Poly.var(PROBE)
     rest = [Poly.var(f"@w{k}") for k in range(1, len(dest.windows))]
     _, conds = dest.fn([probe, *rest])
-    scope = set(ctx.idx_names.values()) | set(ctx.facts.sizes)
+    scope = ctx.scope()
     held: list[Poly] = []
     for c in conds:
         coeff = var_coeff(c, PROBE)
@@ -233,6 +233,7 @@ def lower_concat_gens(lw: Lowering, e: Concat, dest: Dest, mode: str, ctx: Ctx,
     concat's), so the loop computes what the two did (targets/openmp.py, rule 8;
     decision #119)."""
     left, right = e.left, e.right
+    # (A scalar program has no register buffers, so neither loop is unrolled.)
     if (not isinstance(left, Gen) or not isinstance(right, Gen) or mode != "="
             or not lw.parallel or ctx.in_parallel or ctx.in_sum or lw.vector_program):
         return None
@@ -240,9 +241,6 @@ def lower_concat_gens(lw: Lowering, e: Concat, dest: Dest, mode: str, ctx: Ctx,
     same = [(ix(left.lo, ctx), Poly.const(0)), (ix(left.hi, ctx), n1),
             (ix(right.lo, ctx), n1), (ix(right.hi, ctx), n1 + n2)]
     if any((x - y).as_const() != 0 for x, y in same):
-        return None
-    if (lw.loops.needs_unroll(left.var, left.body, dest, ctx)
-            or lw.loops.needs_unroll(right.var, right.body, dest, ctx)):
         return None
     a, b = dest.windows[0]
     start, end = smax(a, Poly.const(0), ctx), smin(b, n1 + n2, ctx)

@@ -207,6 +207,10 @@ class Ctx:
     # register tile prefetches the destination of that loop's next iteration (vector.py).
     loop: tuple[str, str] | None = None
 
+    def scope(self) -> set[str]:
+        """The names an index expression may use here: loop variables and sizes."""
+        return set(self.idx_names.values()) | set(self.facts.sizes)
+
     def child(self, **kw: object) -> Ctx:
         c = replace(self, facts=self.facts.child(), idx_names=dict(self.idx_names),
                     tensors=dict(self.tensors), consts=dict(self.consts),

@@ -81,7 +81,7 @@ class LoopShaping:
                 core.lower(e.body, dest.peel(pv - lo), mode, c2, probe)
 
         log = self._probe(ctx, type(out), run)
-        scope = set(ctx.idx_names.values()) | set(ctx.facts.sizes)
+        scope = ctx.scope()
         # need = r - a v >= 0  iff  v <= r / a.  Of the needs with the same a and the
         # same r up to a constant only the smallest constant matters (floor division
         # is monotone; the prover does not know that).
@@ -329,7 +329,7 @@ def _bands(log: list[Poly], vname: str, ctx: Ctx) -> list[tuple[str, list[Poly]]
     bands P >= t_m, then t_(j) <= P < t_(j+1), then P < t_1, without those the facts
     rule out.  Each band comes with its C condition (empty for the last: `else`) and
     the facts that hold in it."""
-    scope = set(ctx.idx_names.values()) | set(ctx.facts.sizes)
+    scope = ctx.scope()
     groups: dict[str, tuple[Poly, set[int]]] = {}
     for need in log:
         if vname not in need.vars() or not need.vars() <= scope:
