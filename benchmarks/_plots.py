@@ -543,6 +543,50 @@ def tune(rows: list[dict]) -> Figure | None:
 # Redrawing from a saved result
 
 
+# ---------------------------------------------------------------------------
+# bench proofs
+
+
+def proofs(data: dict, top: int = 25) -> Figure | None:
+    """The costliest files' least user and system time, stacked (the baseline's
+    beside), with the fixed cost every coqc pays (the probe's) as a line and each
+    build's CPU time against the goal below."""
+    plt = cm.pyplot()
+    if plt is None:
+        return None
+    per_file: dict[str, dict[str, list[float]]] = data["least_per_file"]
+    ours = per_file["ours"]
+    base = per_file.get("baseline")
+    names = sorted(ours, key=lambda f: -sum(ours[f]))[:top][::-1]
+    fig, ax = plt.subplots(figsize=(9, 0.32 * len(names) + 2.4))
+    h = 0.4 if base else 0.8
+    off = h / 2 if base else 0.0
+    ys = np.arange(len(names))
+    u = [ours[n][0] for n in names]
+    ax.barh(ys + off, u, h, label="user", color="#4C72B0")
+    ax.barh(ys + off, [ours[n][1] for n in names], h, left=u, label="system", color="#DD8452")
+    if base:
+        bu = [base.get(n, (0.0, 0.0))[0] for n in names]
+        ax.barh(ys - off, bu, h, label=f"user at {data['baseline']}", color="#A6BDDB")
+        ax.barh(ys - off, [base.get(n, (0.0, 0.0))[1] for n in names], h, left=bu,
+                label=f"system at {data['baseline']}", color="#FDD0A2")
+    fixed = data["probe"]["user"] + data["probe"]["sys"]
+    ax.axvline(fixed, color="0.3", linestyle="--", linewidth=1,
+               label=f"a coqc's fixed cost ({fixed:.2f} s)")
+    ax.set_yticks(ys, [n.removeprefix("coq/") for n in names], fontsize=8)
+    ax.set_xlabel("CPU seconds per file (user + system, the least over the builds)")
+    ax.set_title(f"make proofs from clean: the {len(names)} costliest files", fontsize=10)
+    ax.legend(fontsize=7, ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.04),
+              frameon=False)
+    lines = []
+    for label, bs in data["builds"].items():
+        cpus = ", ".join(f"{b['cpu']:.1f}" for b in bs)
+        lines.append(f"{label}: builds of {cpus} s of CPU (goal {data['goal_s']:.0f} s)")
+    note(fig, lines)
+    fig.tight_layout(rect=(0, foot(len(lines), 0.32 * len(names) + 2.4), 1, 1))
+    return fig
+
+
 def _conv_flops(data: dict) -> float:
     if "flops" in data:
         return float(data["flops"])
@@ -607,7 +651,8 @@ def figure_for(stem: str, results_dir: Path = cm.RESULTS_DIR) -> Figure | None:
     data = json.loads((results_dir / f"{stem}.json").read_text())
     draw: dict[str, Callable] = {"blur": blur, "sgemm": sgemm, "gemmini": gemmini,
                                  "idioms_bench": idioms, "polybench": polybench,
-                                 "tune": tune, "conv": lambda d: conv(d, _conv_flops(d))}
+                                 "tune": tune, "conv": lambda d: conv(d, _conv_flops(d)),
+                                 "proofs": proofs}
     return draw[stem](data)
 
 
@@ -624,7 +669,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description="Redraw benchmark charts from saved results.")
     ap.add_argument("stems", nargs="+", help="blur conv sgemm gemmini idioms_bench "
-                                             "polybench tune")
+                                             "polybench tune proofs")
     ap.add_argument("--results-dir", default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
     d = Path(args.results_dir)

@@ -11,7 +11,8 @@ left alone), with `make -f CoqMakefile -jJOBS TIMED=1`, and reports:
   4. with --baseline REV, the same for that revision's Coq sources, the builds
      alternated with ours (ours, baseline, ours, ...) so that a slow spell of a shared
      machine falls on both, and the difference per file.
-Writes proofs.md, proofs.json and proofs.png (the costliest files) atomically.
+Writes proofs.md, proofs.json and proofs.png (the costliest files; _plots.proofs draws it
+from the JSON) atomically.
 
 Why a benchmark and not a test: CPU time on a shared VM moves by 5-15% from one build
 to the next (decisions #107, #120); a measurement reports it, a test could only guess.
@@ -40,6 +41,7 @@ from verisched.targets.toolchain import atomic_write
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
+import _plots as plots  # noqa: E402
 
 # Shown by `verisched bench --help` (read without importing this module).
 PEERS = "none: the proof build against its 60 s goal, or against another revision (--baseline)"
@@ -293,36 +295,6 @@ def report(builds: dict[str, list[Build]], per_file: dict[str, dict[str, tuple[f
     return "\n".join(lines) + "\n"
 
 
-def figure(per_file: dict[str, dict[str, tuple[float, float]]], top: int = 25):
-    """The costliest files' user and system time, stacked (the baseline's beside)."""
-    plt = cm.pyplot()
-    if plt is None:
-        return None
-    ours = per_file["ours"]
-    names = sorted(ours, key=lambda f: -sum(ours[f]))[:top][::-1]
-    fig, ax = plt.subplots(figsize=(9, 0.32 * len(names) + 1.5))
-    base = per_file.get("baseline")
-    h = 0.4 if base else 0.8
-    ys = range(len(names))
-    off = h / 2 if base else 0.0
-    u = [ours[n][0] for n in names]
-    s = [ours[n][1] for n in names]
-    ax.barh([y + off for y in ys], u, h, label="user", color="#4C72B0")
-    ax.barh([y + off for y in ys], s, h, left=u, label="system", color="#DD8452")
-    if base:
-        bu = [base.get(n, (0.0, 0.0))[0] for n in names]
-        bs = [base.get(n, (0.0, 0.0))[1] for n in names]
-        ax.barh([y - off for y in ys], bu, h, label="baseline user", color="#A6BDDB")
-        ax.barh([y - off for y in ys], bs, h, left=bu, label="baseline system", color="#FDD0A2")
-    ax.set_yticks(list(ys))
-    ax.set_yticklabels([n.removeprefix("coq/") for n in names], fontsize=8)
-    ax.set_xlabel("CPU seconds (least over the builds)")
-    ax.set_title(f"make proofs: the {len(names)} costliest files")
-    ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    return fig
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="verisched bench proofs", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -374,13 +346,13 @@ def _bench(args: argparse.Namespace, source: Path) -> int:
                 if source == cm.REPO_ROOT else where, args.baseline, load_before, other)
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    data = {"source": where, "cpu": cm.cpu_model(), "coq": coq_version(), "jobs": args.jobs,
+    data = {"commit": where, "cpu": cm.cpu_model(), "coq": coq_version(), "jobs": args.jobs,
             "baseline": args.baseline, "settings": settings, "goal_s": GOAL_S,
             "probe": {"libraries": PROBE.strip(), "user": probe[0], "sys": probe[1]},
             "builds": {k: [asdict(b) | {"cpu": b.cpu} for b in v] for k, v in builds.items()},
             "least_per_file": per_file}
     atomic_write(out_dir / "proofs.json", json.dumps(data, indent=2))
-    fig = figure(per_file)
+    fig = plots.proofs(data)
     try:
         written = cm.write_outputs(out_dir, "proofs", md, fig)
     finally:

@@ -212,7 +212,7 @@ def test_quartiles_and_round_ratios(pl) -> None:
 
 
 @pytest.mark.parametrize("stem", ["blur", "conv", "sgemm", "gemmini", "idioms_bench",
-                                  "polybench", "tune"])
+                                  "polybench", "tune", "proofs"])
 def test_committed_results_redraw(pl, tmp_path, stem) -> None:
     """Every committed result redraws from its saved JSON (or, for results from before
     the bench wrote JSON, its markdown table), as `python benchmarks/_plots.py STEM`."""
@@ -239,7 +239,7 @@ def test_every_result_writer_stamps_its_commit() -> None:
     assert {p.name for p in writers} >= {"bench_blur.py", "bench_conv.py", "bench_sgemm.py",
                                          "bench_gemmini.py", "bench_idioms.py",
                                          "bench_polybench.py", "bench_tune.py",
-                                         "search_idioms.py"}
+                                         "bench_proofs.py", "search_idioms.py"}
     for p in writers:
         text = p.read_text()
         assert "source_revision()" in text and "rev-parse" not in text, p.name
