@@ -221,9 +221,10 @@ def _thp() -> str:
         return "unknown"
 
 
-def summary_rows(builds: dict[str, list[Build]]) -> list[list[str]]:
+def summary_rows(builds: dict[str, list[Build]], baseline: str | None) -> list[list[str]]:
     rows = []
     for label, bs in builds.items():
+        label = f"{label} ({baseline})" if label == "baseline" else label
         each = "; ".join(f"{b.user:.1f} + {b.sys:.1f} = {b.cpu:.1f}" for b in bs)
         cpus = [b.cpu for b in bs]
         rows.append([label, each, f"{min(cpus):.1f}", f"{statistics.median(cpus):.1f}",
@@ -265,8 +266,11 @@ def report(builds: dict[str, list[Build]], per_file: dict[str, dict[str, tuple[f
               + (f", alternated with the baseline {baseline}" if baseline else ""),
               "- GC and memory settings: " + ", ".join(f"`{k}={v}`" for k, v in settings.items())
               + f"; transparent huge pages: {_thp()}",
-              *(f"- {x}" for x in cm.load_lines(load_before)),
-              f"- other processes used {other.cores():.2f} core(s) on average while building"]
+              # Not cm.load_lines: its warning is for timed kernels, and here the builds
+              # themselves keep JOBS cores busy (the load average after them says so).
+              f"- load average (1 min) {load_before[0]:.2f} before the builds, on "
+              f"{os.cpu_count()} CPU(s); other processes used {other.cores():.2f} core(s) on "
+              "average while building (the machine's busy time less the builds' own CPU)"]
     note = cm.steal_note(other.steal())
     if note:
         lines.append(f"- {note}")
@@ -275,7 +279,8 @@ def report(builds: dict[str, list[Build]], per_file: dict[str, dict[str, tuple[f
     lines += [f"- goal: at most {GOAL_S:.0f} s of CPU (issue 16): {verdict} by the least "
               f"build ({least:.1f} s), median {statistics.median(b.cpu for b in ours):.1f} s", ""]
     lines += [cm.md_table(["tree", "builds: user + system = CPU (s)", "least CPU (s)",
-                           "median CPU (s)", "median wall (s)"], summary_rows(builds)), ""]
+                           "median CPU (s)", "median wall (s)"],
+                          summary_rows(builds, baseline)), ""]
     lines += [f"A file's fixed cost (a coqc loading only `{PROBE.strip()}`, median of runs): "
               f"{probe[0]:.2f} s user + {probe[1]:.2f} s system = {fixed:.2f} s; times the "
               f"{n_files} files: {fixed * n_files:.1f} s of each build.", ""]
