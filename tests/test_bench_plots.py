@@ -216,8 +216,11 @@ def test_quartiles_and_round_ratios(pl) -> None:
 def test_committed_results_redraw(pl, tmp_path, stem) -> None:
     """Every committed result redraws from its saved JSON (or, for results from before
     the bench wrote JSON, its markdown table), as `python benchmarks/_plots.py STEM`."""
-    results = BENCH / "results"
-    if not (results / f"{stem}.json").exists() and not (results / f"{stem}.md").exists():
+    # results/ first; a result committed only for another machine (results/xeon/, the
+    # proof build's) is redrawn from there.
+    results = next((d for d in (BENCH / "results", BENCH / "results" / "xeon")
+                    if (d / f"{stem}.json").exists() or (d / f"{stem}.md").exists()), None)
+    if results is None:
         pytest.skip(f"no committed {stem} result")
     fig = pl.figure_for(stem, results)
     _render(pl, fig, tmp_path, stem)
