@@ -575,6 +575,7 @@ def proofs(data: dict, top: int = 25) -> Figure | None:
                label=f"a coqc's fixed cost ({fixed:.2f} s)")
     ax.set_yticks(ys, [n.removeprefix("coq/") for n in names], fontsize=8)
     ax.set_xlabel("CPU seconds per file (user + system, the least over the builds)")
+    ax.set_ylabel("Coq file (coq/...)")
     ax.set_title(f"make proofs from clean: the {len(names)} costliest files", fontsize=10)
     ax.legend(fontsize=7, ncol=3, loc="lower center", bbox_to_anchor=(0.5, 1.04),
               frameon=False)
