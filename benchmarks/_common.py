@@ -287,20 +287,26 @@ class OtherLoad:
     deschedules stalls whichever of our threads it was running, the disturbance that
     `bench sgemm`'s stalled-peer warning catches (#108, #116)."""
 
-    def __init__(self) -> None:
+    def __init__(self, children: bool = False) -> None:
+        # children: count the CPU of this process's waited-for children as its own
+        # (bench proofs, whose builds run in make and coqc).
         self.hz = os.sysconf("SC_CLK_TCK")
+        self.children = children
         self.start()
+
+    def _own(self) -> float:
+        t = os.times()
+        return t.user + t.system + (t.children_user + t.children_system if self.children
+                                    else 0.0)
 
     def start(self) -> None:
         self.t0 = time.perf_counter()
         self.busy0, _, self.steal0 = _cpu_jiffies()
-        t = os.times()
-        self.self0 = t.user + t.system
+        self.self0 = self._own()
 
     def cores(self) -> float:
         busy, _, _ = _cpu_jiffies()
-        t = os.times()
-        own = t.user + t.system - self.self0
+        own = self._own() - self.self0
         wall = max(time.perf_counter() - self.t0, 1e-6)
         return max(0.0, ((busy - self.busy0) / self.hz - own) / wall)
 

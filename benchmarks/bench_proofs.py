@@ -136,6 +136,8 @@ def prepare_tree(dest: Path, source: Path, rev: str | None) -> None:
             if (source / name).exists():
                 shutil.copy2(source / name, dest / name)
     else:
+        if shutil.which("git") is None or shutil.which("tar") is None:
+            raise BenchError("--baseline needs git and tar, and one is not installed")
         paths = [p for p in ("coq", *TREE_FILES)
                  if subprocess.run(["git", "cat-file", "-e", f"{rev}:{p}"], cwd=source,
                                    capture_output=True).returncode == 0]
@@ -143,29 +145,14 @@ def prepare_tree(dest: Path, source: Path, rev: str | None) -> None:
             raise BenchError(f"--baseline {rev}: no such revision with a coq/ folder in {source}")
         tar = subprocess.run(["git", "archive", "--format=tar", rev, *paths], cwd=source,
                              capture_output=True)
-        if tar.returncode != 0:
-            raise BenchError(f"git archive {rev} failed: {tar.stderr.decode().strip()}")
-        subprocess.run(["tar", "-x", "-C", str(dest)], input=tar.stdout, check=True)
+        out = tar if tar.returncode else subprocess.run(["tar", "-x", "-C", str(dest)],
+                                                        input=tar.stdout, capture_output=True)
+        if out.returncode != 0:
+            raise BenchError(f"--baseline {rev}: extracting its files failed: "
+                             f"{out.stderr.decode().strip()}")
     if not (dest / "_CoqProject").exists():
         raise BenchError(f"{'revision ' + rev if rev else source} has no _CoqProject")
     _run(["coq_makefile", "-f", "_CoqProject", "-o", "CoqMakefile"], dest, "coq_makefile")
-
-
-class BuildLoad(cm.OtherLoad):
-    """`cm.OtherLoad` with this process's children (make, coqc) counted as ours: the
-    cores OTHER processes kept busy while the builds ran."""
-
-    def start(self) -> None:
-        super().start()
-        t = os.times()
-        self.self0 += t.children_user + t.children_system
-
-    def cores(self) -> float:
-        busy, _, _ = cm._cpu_jiffies()
-        t = os.times()
-        own = t.user + t.system + t.children_user + t.children_system - self.self0
-        wall = max(time.perf_counter() - self.t0, 1e-6)
-        return max(0.0, ((busy - self.busy0) / self.hz - own) / wall)
 
 
 def _children_cpu() -> tuple[float, float]:
@@ -252,9 +239,9 @@ def file_rows(ours: dict[str, tuple[float, float]],
 
 
 def report(builds: dict[str, list[Build]], per_file: dict[str, dict[str, tuple[float, float]]],
-           probe: tuple[float, float], settings: dict[str, str], jobs: int,
+           probe: tuple[float, float], settings: dict[str, dict[str, str]], jobs: int,
            source: str, baseline: str | None, load_before: tuple[float, float, float],
-           other: BuildLoad) -> str:
+           other: cm.OtherLoad) -> str:
     ours = builds["ours"]
     n_files = len(per_file["ours"])
     fixed = sum(probe)
@@ -264,8 +251,10 @@ def report(builds: dict[str, list[Build]], per_file: dict[str, dict[str, tuple[f
               f"- {len(ours)} clean build(s) of each tree with `make -f CoqMakefile -j{jobs} "
               "TIMED=1` in a scratch copy"
               + (f", alternated with the baseline {baseline}" if baseline else ""),
-              "- GC and memory settings: " + ", ".join(f"`{k}={v}`" for k, v in settings.items())
-              + f"; transparent huge pages: {_thp()}",
+              *(f"- GC and memory settings of the {label}'s builds: "
+                + (", ".join(f"`{k}={v}`" for k, v in kv.items()) or "OCaml's and glibc's defaults")
+                for label, kv in settings.items()),
+              f"- transparent huge pages: {_thp()}",
               # Not cm.load_lines: its warning is for timed kernels, and here the builds
               # themselves keep JOBS cores busy (the load average after them says so).
               f"- load average (1 min) {load_before[0]:.2f} before the builds, on "
@@ -324,18 +313,25 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def tree_settings(tree: Path) -> dict[str, str]:
+    """The GC and memory settings a build of TREE runs with: the environment's where
+    set, else its CoqMakefile.local's defaults (a baseline brings its own file)."""
+    return {k: os.environ.get(k, v) for k, v in
+            makefile_defaults(tree / "CoqMakefile.local").items() if k in SETTINGS}
+
+
 def _bench(args: argparse.Namespace, source: Path) -> int:
-    settings = {k: os.environ.get(k, v) for k, v in
-                makefile_defaults(source / "CoqMakefile.local").items() if k in SETTINGS}
-    env = {**os.environ, **settings}
+    env = {**os.environ, **tree_settings(source)}
     trees = {"ours": None} if not args.baseline else {"ours": None, "baseline": args.baseline}
     load_before = os.getloadavg()
-    other = BuildLoad()
+    other = cm.OtherLoad(children=True)
     with tempfile.TemporaryDirectory(prefix="vs-proofs-") as tmp:
-        dirs = {}
+        dirs: dict[str, Path] = {}
+        settings: dict[str, dict[str, str]] = {}
         for label, rev in trees.items():
             dirs[label] = Path(tmp) / label
             prepare_tree(dirs[label], source, rev)
+            settings[label] = tree_settings(dirs[label])
         builds: dict[str, list[Build]] = {label: [] for label in trees}
         for i in range(args.builds):
             for label in trees:
