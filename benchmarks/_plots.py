@@ -558,7 +558,8 @@ def proofs(data: dict, top: int = 25) -> Figure | None:
     ours = per_file["ours"]
     base = per_file.get("baseline")
     names = sorted(ours, key=lambda f: -sum(ours[f]))[:top][::-1]
-    fig, ax = plt.subplots(figsize=(9, 0.32 * len(names) + 2.4))
+    height = 0.32 * len(names) + 2.4
+    fig, ax = plt.subplots(figsize=(9, height))
     h = 0.4 if base else 0.8
     off = h / 2 if base else 0.0
     ys = np.arange(len(names))
@@ -584,7 +585,7 @@ def proofs(data: dict, top: int = 25) -> Figure | None:
         cpus = ", ".join(f"{b['cpu']:.1f}" for b in bs)
         lines.append(f"{label}: builds of {cpus} s of CPU (goal {data['goal_s']:.0f} s)")
     note(fig, lines)
-    fig.tight_layout(rect=(0, foot(len(lines), 0.32 * len(names) + 2.4), 1, 1))
+    fig.tight_layout(rect=(0, foot(len(lines), height), 1, 1))
     return fig
 
 

@@ -240,14 +240,15 @@ def file_rows(ours: dict[str, tuple[float, float]],
 
 def report(builds: dict[str, list[Build]], per_file: dict[str, dict[str, tuple[float, float]]],
            probe: tuple[float, float], settings: dict[str, dict[str, str]], jobs: int,
-           source: str, baseline: str | None, load_before: tuple[float, float, float],
+           source: str, coq: str, baseline: str | None,
+           load_before: tuple[float, float, float],
            other: cm.OtherLoad) -> str:
     ours = builds["ours"]
     n_files = len(per_file["ours"])
     fixed = sum(probe)
     lines = [f"# `make proofs` CPU time from clean "
              f"({datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC)", ""]
-    lines += [f"- code: {source}; {cm.cpu_model()}, {os.cpu_count()} CPU(s); Coq {coq_version()}",
+    lines += [f"- code: {source}; {cm.cpu_model()}, {os.cpu_count()} CPU(s); Coq {coq}",
               f"- {len(ours)} clean build(s) of each tree with `make -f CoqMakefile -j{jobs} "
               "TIMED=1` in a scratch copy"
               + (f", alternated with the baseline {baseline}" if baseline else ""),
@@ -321,7 +322,6 @@ def tree_settings(tree: Path) -> dict[str, str]:
 
 
 def _bench(args: argparse.Namespace, source: Path) -> int:
-    env = {**os.environ, **tree_settings(source)}
     trees = {"ours": None} if not args.baseline else {"ours": None, "baseline": args.baseline}
     load_before = os.getloadavg()
     other = cm.OtherLoad(children=True)
@@ -340,14 +340,17 @@ def _bench(args: argparse.Namespace, source: Path) -> int:
                 print(f"  {b.user:.1f} s user + {b.sys:.1f} s system = {b.cpu:.1f} s of CPU, "
                       f"{b.wall:.1f} s wall, {len(b.files)} files", flush=True)
                 builds[label].append(b)
-    probe = probe_fixed_cost(args.probe_runs, env)
+    # The probe runs under the tree's own settings, as its coqc processes did.
+    probe = probe_fixed_cost(args.probe_runs, {**os.environ, **settings["ours"]})
     per_file = {label: least_per_file(bs) for label, bs in builds.items()}
-    where = cm.source_revision() if source == cm.REPO_ROOT else str(source)
-    md = report(builds, per_file, probe, settings, args.jobs, f"commit {where}"
-                if source == cm.REPO_ROOT else where, args.baseline, load_before, other)
+    in_repo = source == cm.REPO_ROOT
+    where = cm.source_revision() if in_repo else str(source)
+    coq = coq_version()
+    md = report(builds, per_file, probe, settings, args.jobs,
+                f"commit {where}" if in_repo else where, coq, args.baseline, load_before, other)
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    data = {"commit": where, "cpu": cm.cpu_model(), "coq": coq_version(), "jobs": args.jobs,
+    data = {"commit": where, "cpu": cm.cpu_model(), "coq": coq, "jobs": args.jobs,
             "baseline": args.baseline, "settings": settings, "goal_s": GOAL_S,
             "probe": {"libraries": PROBE.strip(), "user": probe[0], "sys": probe[1]},
             "builds": {k: [asdict(b) | {"cpu": b.cpu} for b in v] for k, v in builds.items()},
