@@ -88,6 +88,7 @@ def test_builds_the_tree_and_a_baseline_alternately(bp, tmp_path: Path, capsys) 
     assert "CPU at HEAD" in md and "| `coq/C.v` |" in md and "new |" in md
     assert "goal: at most 60 s of CPU" in md
     assert "settings of the baseline's builds: OCaml's and glibc's defaults" in md
+    assert "settings of our tree's builds: " in md
     # Built in a scratch copy: the source tree gained no build products.
     assert not list(src.rglob("*.vo"))
     try:
