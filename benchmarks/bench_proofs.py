@@ -252,7 +252,8 @@ def report(builds: dict[str, list[Build]], per_file: dict[str, dict[str, tuple[f
               f"- {len(ours)} clean build(s) of each tree with `make -f CoqMakefile -j{jobs} "
               "TIMED=1` in a scratch copy"
               + (f", alternated with the baseline {baseline}" if baseline else ""),
-              *(f"- GC and memory settings of {'our tree' if label == 'ours' else 'the ' + label}'s builds: "
+              *(f"- GC and memory settings of "
+                f"{'our tree' if label == 'ours' else 'the ' + label}'s builds: "
                 + (", ".join(f"`{k}={v}`" for k, v in kv.items()) or "OCaml's and glibc's defaults")
                 for label, kv in settings.items()),
               f"- transparent huge pages: {_thp()}",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from conftest import REPO, requires_coq
@@ -22,3 +23,33 @@ def test_readme_python_examples_run(capsys, tmp_path, monkeypatch) -> None:
     assert "void fused(" in (tmp_path / "fused.h").read_text()
     assert "tile i j by 32 8 into io jo ii ji." in out and "[11. 11. 11.]" in out
     assert "tile i j by 32 8 into io jo ii ji." in (tmp_path / "matvec.v").read_text()
+
+
+def test_readme_proof_build_table_is_the_committed_run() -> None:
+    """The README's per-file table and build range are those of the committed
+    `bench proofs` run (benchmarks/results/xeon/proofs.json), not figures copied
+    from an older one: each row's least user + system time, for our tree and the
+    baseline, the rest of the files summed, and the builds' range of CPU time."""
+    text = (REPO / "README.md").read_text()
+    data = json.loads((REPO / "benchmarks/results/xeon/proofs.json").read_text())
+    ours, base = data["least_per_file"]["ours"], data["least_per_file"]["baseline"]
+    head = f"| file | CPU (s) | at {data['baseline']} (s) |"
+    assert head in text
+    rows = text.split(head, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    named = [r for r in rows if r.startswith("| `")]
+    assert len(named) >= 10
+    for row in named:
+        name, cpu, at = (c.strip() for c in row.strip("|").split("|"))
+        f = "coq/" + name.strip("`")
+        assert (cpu, at) == (f"{sum(ours[f]):.2f}", f"{sum(base[f]):.2f}"), row
+    shown = {"coq/" + r.split("`")[1] for r in named}
+    rest = [f for f in ours if f not in shown]
+    rest_row = f"| the other {len(rest)} files | {sum(sum(ours[f]) for f in rest):.2f} | " \
+               f"{sum(sum(v) for f, v in base.items() if f not in shown):.2f} |"
+    assert rest_row in rows
+    total = (f"| all files | {sum(map(sum, ours.values())):.2f} | "
+             f"{sum(map(sum, base.values())):.2f} |")
+    assert total in rows
+    cpus = [b["cpu"] for b in data["builds"]["ours"]]
+    commit = data["commit"].split()[0]
+    assert f"{min(cpus):.1f}-{max(cpus):.1f} s" in text and f"at {commit}" in text
