@@ -44,8 +44,8 @@ def test_readme_proof_build_table_is_the_committed_run() -> None:
         assert (cpu, at) == (f"{sum(ours[f]):.2f}", f"{sum(base[f]):.2f}"), row
     shown = {"coq/" + r.split("`")[1] for r in named}
     rest = [f for f in ours if f not in shown]
-    rest_row = f"| the other {len(rest)} files | {sum(sum(ours[f]) for f in rest):.2f} | " \
-               f"{sum(sum(v) for f, v in base.items() if f not in shown):.2f} |"
+    rest_row = (f"| the other {len(rest)} files | {sum(sum(ours[f]) for f in rest):.2f} | "
+                f"{sum(sum(v) for f, v in base.items() if f not in shown):.2f} |")
     assert rest_row in rows
     total = (f"| all files | {sum(map(sum, ours.values())):.2f} | "
              f"{sum(map(sum, base.values())):.2f} |")
