@@ -121,7 +121,6 @@ def warm_up(run: Callable[[], None], calls: int, ms: float) -> None:
         done += 1
 
 
-
 def steady(key: tuple[str, str], run: Callable[[], None],
            prepare: Callable[[], None] | None = None, *, warm_ms: float = WARM_MS,
            **kw: object) -> Variant:
