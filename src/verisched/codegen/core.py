@@ -148,6 +148,7 @@ class Lowering:
             child.in_parallel = True
             child.fallback_ok = True
         child.loop = (v, ctext(hi, ctx))
+        child.loops = (*ctx.loops, (v, lo, hi))
         with out.block(f"for (int {v} = {ctext(lo, ctx)}; {v} < {child.loop[1]}; ++{v})"):
             slot = None
             if atl_var in self.store_at.values():

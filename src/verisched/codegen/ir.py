@@ -206,6 +206,9 @@ class Ctx:
     # The innermost enclosing C loop: its C variable and its upper bound as C text.  A
     # register tile prefetches the destination of that loop's next iteration (vector.py).
     loop: tuple[str, str] | None = None
+    # Every enclosing C loop, outermost first: its C variable and bounds [lo, hi) (a
+    # register tile's row-ahead prefetch spreads over the loops inside a row, prefetch.py).
+    loops: tuple[tuple[str, Poly, Poly], ...] = ()
 
     def scope(self) -> set[str]:
         """The names an index expression may use here: loop variables and sizes."""

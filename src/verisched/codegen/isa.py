@@ -55,6 +55,13 @@ class VectorISA:
     # decision #118), "before" (the tile's own destination, before the loop computing
     # it: BLIS's C-tile prefetch, #116) or "none".
     tile_prefetch: str = "next"
+    # The hint with which a register tile prefetches part of the next row it will add
+    # into (codegen/prefetch.py, decision #122): write intent (prefetchw where the CPU
+    # has it; GCC emits prefetcht0 otherwise).  None: no row-ahead prefetch.
+    row_prefetch: str | None = "_mm_prefetch((const char *)({p}), _MM_HINT_ET0)"
+    # The hint for the part of the next row's inputs this row did not read: into L2.
+    # None: only the destination is prefetched.
+    row_prefetch_read: str | None = "_mm_prefetch((const char *)({p}), _MM_HINT_T1)"
 
     def __post_init__(self) -> None:
         # A misspelt mode would silently emit no prefetch at all.

@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 # The scalar and pointer types the lowering declares locals with.
-_TYPES = r"(?:int|int64_t|int32_t|int8_t|float|double|size_t)"
+_TYPES = r"(?:int|int64_t|int32_t|int8_t|float|double|size_t|uintptr_t)"
 _DECL = re.compile(rf"^((?:const )?{_TYPES}(?: \*| \*restrict | ))(\w+) = ")
 # A one-dimensional array on the stack (a let buffer of fixed size, codegen/lets.py).
 _ARRAY = re.compile(rf"^((?:const )?{_TYPES}) (\w+)\[[^\[\]]+\];$")
-_FOR = re.compile(r"^for \(int (\w+) = .*\{$")
+_FOR = re.compile(r"^for \((?:int|int64_t) (\w+) = .*\{$")
 _TYPE_START = re.compile(rf"^(?:const |unsigned |signed |static )*(?:{_TYPES}|__m\w+|char)\b")
 _COLLAPSE = re.compile(r"collapse\((\d+)\)")
 _JUMPS = {"break", "continue", "return", "goto"}

@@ -45,6 +45,7 @@ from contextlib import ExitStack
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from verisched.codegen import prefetch
 from verisched.codegen.cexpr import ctext, flat_text, ge_text, ix, linear, smax, smin
 from verisched.codegen.errors import LowerError
 from verisched.codegen.hooks import LetBody
@@ -84,6 +85,11 @@ class VectorRules:
     def __init__(self, core: Lowering, isa: VectorISA | None) -> None:
         self.core = core
         self.isa = isa
+        # While a register tile's body is lowered: the buffer and indices (lane 0) of
+        # each vector it adds into memory, for the row-ahead prefetch (prefetch.py).
+        self.accumulated: list[tuple[Buf, list[Poly]]] | None = None
+        # While a register tile's value is computed: the buffer elements it reads.
+        self.reads: list[tuple[Buf, list[Poly]]] | None = None
 
     # -- the extension interface (codegen/hooks.py) -----------------------------
     def meaning(self, e: Instr) -> Expr:
@@ -172,7 +178,11 @@ class VectorRules:
         buf = RegBuf(base, tuple(dims), elems, mem)
         fill = type(out)()
         dest = whole(buf)
-        covered = self.core.lower(e.value.body, dest, "=", ctx, fill)
+        outer_reads, self.reads = self.reads, []
+        try:
+            covered = self.core.lower(e.value.body, dest, "=", ctx, fill)
+        finally:
+            reads, self.reads = self.reads, outer_reads
         c2 = ctx.child()
         c2.tensors[e.var] = buf
         with out.block(""):
@@ -180,7 +190,11 @@ class VectorRules:
             for k in range(0, count, 6):
                 out.line(f"{isa.vtype} " + ", ".join(f"{v}{init}" for v in elems[k:k + 6]) + ";")
             after = type(out)()
-            res = body(c2, after)
+            outer, self.accumulated = self.accumulated, []
+            try:
+                res = body(c2, after)
+            finally:
+                stores, self.accumulated = self.accumulated, outer
             looped = any(s.lstrip().startswith("for (") for s in fill.lines)
             mode = isa.tile_prefetch if looped else "none"
             if mode == "before":
@@ -190,7 +204,20 @@ class VectorRules:
             out.extend(after)
             if mode == "next" and ctx.loop is not None:
                 self.prefetch_next(self.accumulated_addresses(after.lines), ctx.loop, out)
+            if looped and isa.row_prefetch:
+                prefetch.rows_ahead(stores, reads, (isa.row_prefetch, isa.row_prefetch_read),
+                                    ctx, self.core.names.fresh, out)
             return res
+
+    def fixed(self, idx: list[Poly], ctx: Ctx) -> list[Poly]:
+        """`idx` with the unrolled loops' variables replaced by their constants."""
+        consts = {k: Poly.const(v) for k, v in ctx.consts.items()}
+        return [_subst_all(p, consts) for p in idx]
+
+    def note_read(self, buf: Buf, idx: list[Poly], ctx: Ctx) -> None:
+        """Log a read of `buf` while a register tile's value is lowered (prefetch.py)."""
+        if self.reads is not None:
+            self.reads.append((buf, self.fixed(idx, ctx)))
 
     def prefetch_next(self, addresses: list[str], loop: tuple[str, str], out: Emitter) -> None:
         """After a register tile's stores, prefetch the destination the next iteration
@@ -340,6 +367,7 @@ class VectorRules:
         if any(ctx.facts.ge0(-f - 1) for f in checks if not ctx.facts.ge0(f)):
             return isa.setzero  # provably out of bounds: zero (Fig. 2)
         ptr = f"&{buf.cname}[{flat_text([*lead, o], buf.dims, ctx)}]"
+        self.note_read(buf, [*lead, o], ctx)
         if not ctx.facts.ge0(o):
             # Lanes before the start of the row: build the vector lane by lane.
             if call is not None:
@@ -473,6 +501,8 @@ class VectorRules:
                                   + [c for c in fixed if not ctx.facts.ge0(c)], ctx)
         ptr = f"&{dest.buf.cname}[{flat_text(bi_0, dest.buf.dims, ctx)}]"
         cond = ge_text(fixed, ctx)
+        if mode == "+=" and self.accumulated is not None and not cond:
+            self.accumulated.append((dest.buf, self.fixed(bi_0, ctx)))
         with ExitStack() as stack:
             if cond:
                 stack.enter_context(out.block(f"if ({cond})"))
@@ -520,6 +550,13 @@ __all__ = ["VectorISA", "VectorRules", "RegBuf", "MAX_REGISTER_VECTORS", "MAX_UN
 
 # An element's address as the lowering writes it: `&T[index]`.
 _ELEMENT = re.compile(r"&(\w+)\[(.*)\]")
+
+
+def _subst_all(p: Poly, values: dict[str, Poly]) -> Poly:
+    """`p` with each variable in `values` replaced (unrolled loops' constants)."""
+    for name in p.vars() & values.keys():
+        p = p.subst(name, values[name])
+    return p
 
 
 def _first_arg(s: str) -> str | None:
