@@ -55,6 +55,13 @@ def row_slab(stores: list[Access], loops: Loops, sizes: frozenset[str] = frozens
              ) -> tuple[int, int] | None:
     """(the index of the row loop `V` in `loops`, the dimension `d` it indexes), or
     None when the conditions in the module's docstring do not hold."""
+    found = _row(stores, loops, sizes)
+    return None if found is None else (found[0], found[1][0])
+
+
+def _row(stores: list[Access], loops: Loops, sizes: frozenset[str]
+         ) -> tuple[int, tuple[int, tuple[Poly, ...]]] | None:
+    """(the row loop's index in `loops`, the next row's slab of the destination)."""
     if not stores or any(b.cname != stores[0][0].cname for b, _ in stores):
         return None
     used = frozenset().union(*(p.vars() for _, bi in stores for p in bi))
@@ -67,9 +74,8 @@ def row_slab(stores: list[Access], loops: Loops, sizes: frozenset[str] = frozens
         return None
     vk = rows[-1]
     found = {_next_slab(bi, vk, loops, True, sizes) for _, bi in stores}
-    if len(found) != 1 or None in found:
-        return None
-    return vk, found.pop()[0]  # type: ignore[index]
+    slab = found.pop() if len(found) == 1 else None
+    return None if slab is None else (vk, slab)
 
 
 def _next_slab(bi: list[Poly], vk: int, loops: Loops, stored: bool, sizes: frozenset[str]
@@ -98,8 +104,6 @@ def _next_slab(bi: list[Poly], vk: int, loops: Loops, stored: bool, sizes: froze
         if stored or name not in inner or coeff < 0:
             return None  # a store's row is one slab; a read's taps must count up
         last = last + (inner[name] - 1) * coeff
-    if rest.vars() - inner.keys():
-        return None
     zeros = (Poly.const(0),) * (len(bi) - d - 1)
     return d, (*bi[:d], Poly.var(var) + 1 + last, *zeros)
 
@@ -126,14 +130,11 @@ def rows_ahead(stores: list[Access], reads: list[Access], hints: tuple[str, str 
     `hints` are the ISA's prefetch templates (`{p}` the address) for the destination
     and for the inputs (None: inputs not prefetched); `fresh` names C temporaries."""
     sizes = frozenset(ctx.facts.sizes)
-    found = row_slab(stores, ctx.loops, sizes)
+    found = _row(stores, ctx.loops, sizes)
     if found is None:
         return
-    vk, d = found
-    buf, bi = stores[0]
-    first = _next_slab(bi, vk, ctx.loops, True, sizes)
-    assert first is not None
-    slabs = [(buf, d, first[1], hints[0])]
+    vk, (d, start) = found
+    slabs = [(stores[0][0], d, start, hints[0])]
     if hints[1] is not None:
         slabs += [(b, rd, start, hints[1])
                   for b, rd, start in read_slabs(reads, vk, ctx.loops, sizes)]
