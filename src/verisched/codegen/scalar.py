@@ -139,7 +139,7 @@ def access(lw: Lowering, e: Get, ctx: Ctx) -> str:
     for p, d in zip(polys, t.dims, strict=False):
         checks += [p, d - 1 - p]
     ref = f"{t.cname}[{flat_text(polys, t.dims, ctx)}]"
-    lw.vector.note_read(t, polys, ctx)
+    lw.vector.note_read(t, polys)
     # In bounds first: almost every access is, and a refused goal costs the prover a
     # whole search, so the out-of-bounds question is asked only of the bounds not
     # proved (a proved bound cannot also be provably violated, short of a context

@@ -209,15 +209,11 @@ class VectorRules:
                                     ctx, self.core.names.fresh, out)
             return res
 
-    def fixed(self, idx: list[Poly], ctx: Ctx) -> list[Poly]:
-        """`idx` with the unrolled loops' variables replaced by their constants."""
-        consts = {k: Poly.const(v) for k, v in ctx.consts.items()}
-        return [_subst_all(p, consts) for p in idx]
-
-    def note_read(self, buf: Buf, idx: list[Poly], ctx: Ctx) -> None:
-        """Log a read of `buf` while a register tile's value is lowered (prefetch.py)."""
+    def note_read(self, buf: Buf, idx: list[Poly]) -> None:
+        """Log a read of `buf` while a register tile's value is lowered (prefetch.py).
+        `idx` comes from `ix`, which already puts unrolled loops' constants in."""
         if self.reads is not None:
-            self.reads.append((buf, self.fixed(idx, ctx)))
+            self.reads.append((buf, idx))
 
     def prefetch_next(self, addresses: list[str], loop: tuple[str, str], out: Emitter) -> None:
         """After a register tile's stores, prefetch the destination the next iteration
@@ -367,7 +363,7 @@ class VectorRules:
         if any(ctx.facts.ge0(-f - 1) for f in checks if not ctx.facts.ge0(f)):
             return isa.setzero  # provably out of bounds: zero (Fig. 2)
         ptr = f"&{buf.cname}[{flat_text([*lead, o], buf.dims, ctx)}]"
-        self.note_read(buf, [*lead, o], ctx)
+        self.note_read(buf, [*lead, o])
         if not ctx.facts.ge0(o):
             # Lanes before the start of the row: build the vector lane by lane.
             if call is not None:
@@ -502,7 +498,7 @@ class VectorRules:
         ptr = f"&{dest.buf.cname}[{flat_text(bi_0, dest.buf.dims, ctx)}]"
         cond = ge_text(fixed, ctx)
         if mode == "+=" and self.accumulated is not None and not cond:
-            self.accumulated.append((dest.buf, self.fixed(bi_0, ctx)))
+            self.accumulated.append((dest.buf, bi_0))
         with ExitStack() as stack:
             if cond:
                 stack.enter_context(out.block(f"if ({cond})"))
@@ -550,13 +546,6 @@ __all__ = ["VectorISA", "VectorRules", "RegBuf", "MAX_REGISTER_VECTORS", "MAX_UN
 
 # An element's address as the lowering writes it: `&T[index]`.
 _ELEMENT = re.compile(r"&(\w+)\[(.*)\]")
-
-
-def _subst_all(p: Poly, values: dict[str, Poly]) -> Poly:
-    """`p` with each variable in `values` replaced (unrolled loops' constants)."""
-    for name in p.vars() & values.keys():
-        p = p.subst(name, values[name])
-    return p
 
 
 def _first_arg(s: str) -> str | None:
