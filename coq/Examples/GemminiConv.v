@@ -700,3 +700,169 @@ Section GemminiConvIm2col.
     done.
   Qed.
 End GemminiConvIm2col.
+
+(** ** The on-chip im2col of a strided, padded layer, with single instructions (issue 16)
+
+    [qconv_im2col]'s schedule for [qconv_strided] (ResNet-50's downsampling
+    3x3 layers, stride 2, padding 1): the [A] tiles are 16 consecutive output
+    pixels of the flattened [(n, oh, ow)] order, moved from the input by
+    [gemmini_mvin_im2col_strided] (Targets/Gemmini.v: zero in the padding;
+    the lowering moves each run of pixels inside the image with DRAM stride
+    [st C] and zero-fills each run in the padding from DRAM address 0), the
+    weights staged once per block of [NJ] column tiles.  The strided conv
+    loop ([qconv_strided_loop]) computes 1.14x the products of the bound on
+    res3's 28-pixel output rows, since its compute tile stops at each
+    output row's end; these tiles cross row ends, so the products are the
+    bound's.  The proof is [qconv_im2col_tiles_ok]'s, with the padding's
+    guard carried through: the specification's guard is the user's guarded
+    read once its batch conjunct (always true) is dropped. *)
+
+(** The batch conjunct of [gemmini_mvin_im2col_strided]'s guard holds on
+    every output pixel. *)
+Lemma im2col_batch_in_bounds NB OH OW t :
+  (0 < OH -> 0 < OW -> 0 <= t < NB * OH * OW ->
+   ((0 <=? t / OW / OH) && (t / OW / OH <? NB)) = true)%Z.
+Proof.
+  intros HOH HOW Ht.
+  assert (H1 : (0 <= t / OW < NB * OH)%Z).
+  { split; [apply Z.div_pos; lia|]. apply Z.div_lt_upper_bound; lia. }
+  assert (H2 : (0 <= t / OW / OH < NB)%Z).
+  { split; [apply Z.div_pos; lia|]. apply Z.div_lt_upper_bound; lia. }
+  rewrite andb_true_iff, Z.leb_le, Z.ltb_lt; lia.
+Qed.
+
+Section GemminiConvStridedIm2col.
+  Variables (NB H W C KO KH KW st pd NJ : Z).
+  Hypotheses (HNB : 0 <= NB) (HC : 0 < C) (HKO : 0 <= KO) (HKH : 0 < KH) (HKW : 0 < KW)
+             (Hst : 0 < st) (Hpd : 0 <= pd) (HH : KH <= H + 2 * pd) (HW : KW <= W + 2 * pd)
+             (HNJ : 0 < NJ) (HNJacc : NJ <= 64)
+             (Hfit : KH * KW * cdiv C 16 * NJ <= 1020).
+  Variables (x w : Z -> Z -> Z -> Z -> gint) (bias : Z -> gint).
+  Hypotheses (Hx : shaped [NB; H; W; C] x) (Hw : shaped [KH; KW; C; KO] w)
+             (Hbias : shaped [KO] bias).
+  Variables (sm se : Z) (act : bool).
+
+  (** [qconv_im2col_tiles] with the output grid [OH = (H + 2 pd - KH) / st + 1]
+      by [OW = (W + 2 pd - KW) / st + 1] and the strided move. *)
+  Definition qconv_strided_im2col_tiles :=
+    split ((H + 2 * pd - KH) / st + 1) (NB * ((H + 2 * pd - KH) / st + 1))
+      (split ((W + 2 * pd - KW) / st + 1)
+         (NB * ((H + 2 * pd - KH) / st + 1) * ((W + 2 * pd - KW) / st + 1))
+        (transpose KO (NB * ((H + 2 * pd - KH) / st + 1) * ((W + 2 * pd - KW) / st + 1))
+          (trunc_r KO (flatten (cdiv KO (NJ * 16)) (NJ * 16)
+            (GEN [ jb < cdiv KO (NJ * 16) ]
+              tlet b := in_mem GEMMINI_SPAD
+                (GEN [ s < KH ] GEN [ r < KW ] GEN [ co < cdiv C 16 ] GEN [ jj < NJ ]
+                   gemmini_mvin (w _[ s ] _[ r ]) (co * 16) ((jb * NJ + jj) * 16) C KO) in
+              transpose (NB * ((H + 2 * pd - KH) / st + 1) * ((W + 2 * pd - KW) / st + 1))
+                (NJ * 16)
+                (trunc_r (NB * ((H + 2 * pd - KH) / st + 1) * ((W + 2 * pd - KW) / st + 1))
+                  (flatten (cdiv (NB * ((H + 2 * pd - KH) / st + 1) *
+                                  ((W + 2 * pd - KW) / st + 1)) 16) 16
+                    (GEN [ io < cdiv (NB * ((H + 2 * pd - KH) / st + 1) *
+                                      ((W + 2 * pd - KW) / st + 1)) 16 ]
+                      tlet c := in_mem GEMMINI_ACC
+                        ((GEN [ jj < NJ ]
+                            gemmini_mvin_acc
+                              (GEN [ p < NB * ((H + 2 * pd - KH) / st + 1) *
+                                         ((W + 2 * pd - KW) / st + 1) ] bias)
+                              (io * 16) ((jb * NJ + jj) * 16)
+                              (NB * ((H + 2 * pd - KH) / st + 1) * ((W + 2 * pd - KW) / st + 1))
+                              KO) <+>
+                         SUM [ s < KH ] SUM [ r < KW ] SUM [ cg < cdiv C 64 ]
+                           tlet a := in_mem GEMMINI_SPAD
+                             (GEN [ cq < 4 ]
+                                gemmini_mvin_im2col_strided x NB H W C
+                                  ((H + 2 * pd - KH) / st + 1) ((W + 2 * pd - KW) / st + 1)
+                                  st pd s r (io * 16) ((cg * 4 + cq) * 16)) in
+                           GEN [ jj < NJ ] SUM [ cq < 4 ]
+                             |[ cg * 4 + cq <? cdiv C 16 ]|
+                               gemmini_matmul (a _[ cq ])
+                                 (b _[ s ] _[ r ] _[ cg * 4 + cq ] _[ jj ])) in
+                      transpose (NJ * 16) 16 (flatten NJ 16 (GEN [ jj < NJ ]
+                        transpose 16 16
+                          (gemmini_mvout sm se act (c _[ jj ]) (io * 16) ((jb * NJ + jj) * 16)
+                             (NB * ((H + 2 * pd - KH) / st + 1) * ((W + 2 * pd - KW) / st + 1))
+                             KO))))))))))).
+
+  Lemma qconv_strided_im2col_tiles_ok :
+    qconv_strided NB H W C KO KH KW st pd x w bias sm se act = qconv_strided_im2col_tiles.
+  Proof.
+    assert (HOH : (0 < (H + 2 * pd - KH) / st + 1)%Z)
+      by (pose proof (Z.div_pos (H + 2 * pd - KH) st); lia).
+    assert (HOW : (0 < (W + 2 * pd - KW) / st + 1)%Z)
+      by (pose proof (Z.div_pos (W + 2 * pd - KW) st); lia).
+    set (OH := ((H + 2 * pd - KH) / st + 1)%Z) in *.
+    set (OW := ((W + 2 * pd - KW) / st + 1)%Z) in *.
+    assert (HM1 : (0 <= NB * OH)%Z) by (apply Z.mul_nonneg_nonneg; lia).
+    assert (HM : (0 <= NB * OH * OW)%Z) by (apply Z.mul_nonneg_nonneg; lia).
+    unfold qconv_strided, qconv_strided_im2col_tiles; fold OH OW.
+    rewrite (gen_split2 NB OH) by lia.
+    rewrite (gen_split2 (NB * OH) OW) by lia.
+    f_equal; f_equal.
+    unfold atl_let, in_mem; cbv beta.
+    match goal with
+    | |- _ = transpose ?N ?M (trunc_r _ (flatten _ _ (genr 0 _ (fun jb => transpose _ _
+               (trunc_r _ (flatten _ 16 (genr 0 _ (fun io => transpose _ 16 (flatten _ 16
+                 (genr 0 _ (fun jj => transpose 16 16 (@?F jb io jj)))))))))))) =>
+        rewrite (gemmini_tiles_nblocks_gen M N NJ F) by lia
+    end.
+    apply genr_ext_ctx; intros m Hm; apply genr_ext_ctx; intros k Hk; cbv beta.
+    pose proof (Z.mod_pos_bound m 16) as Bm; pose proof (Z.mod_pos_bound k 16) as Bk.
+    pose proof (Z.mod_pos_bound (k / 16) NJ) as Bj.
+    assert (Ep : (m / 16 * 16 + m mod 16 = m)%Z) by (pose proof (Z.div_mod m 16); lia).
+    assert (Ek : ((k / 16 / NJ * NJ + (k / 16) mod NJ) * 16 + k mod 16 = k)%Z)
+      by (pose proof (Z.div_mod k 16); pose proof (Z.div_mod (k / 16) NJ); lia).
+    assert (Lm : (m <? NB * OH * OW)%Z = true) by (apply Z.ltb_lt; lia).
+    assert (Lk : (k <? KO)%Z = true) by (apply Z.ltb_lt; lia).
+    unfold gemmini_mvout; rewrite get_gen, get_gen by lia.
+    rewrite Ep, Ek, Lm, Lk; cbn [iverson andb]; f_equal.
+    rewrite !get_tadd; f_equal.
+    - (* The bias. *)
+      rewrite get_gen by lia. unfold gemmini_mvin_acc; rewrite get_gen, get_gen by lia.
+      rewrite Ep, Ek, Lm, Lk; cbn [iverson andb]; rewrite get_gen by lia; reflexivity.
+    - (* The products: the channel sum in groups of four tiles of 16. *)
+      rewrite !get_sum; apply sumr_ext_ctx; intros s Hs.
+      rewrite !get_sum; apply sumr_ext_ctx; intros r Hr.
+      rewrite !get_sum.
+      rewrite (sumr_tile C 16), (sumr_tile (cdiv C 16) 4), cdiv_64
+        by (try apply cdiv_nonneg; lia).
+      apply sumr_ext_ctx; intros cg Hcg.
+      rewrite get_gen by lia.
+      rewrite !get_sum; apply sumr_ext_ctx; intros cq Hcq.
+      rewrite !get_iverson.
+      destruct (cg * 4 + cq <? cdiv C 16)%Z eqn:Ec; cbn [iverson]; [|reflexivity].
+      apply Z.ltb_lt in Ec.
+      unfold gemmini_matmul; rewrite get_gen, get_gen by lia.
+      apply sumr_ext_ctx; intros kk Hkk.
+      rewrite get_gen by lia.
+      rewrite get_gen, get_gen, get_gen, get_gen by lia.
+      unfold gemmini_mvin_im2col_strided, gemmini_mvin; rewrite !get_gen by lia.
+      rewrite Ep, Ek, Lm, Lk, (im2col_batch_in_bounds NB OH OW m) by lia.
+      destruct ((cg * 4 + cq) * 16 + kk <? C)%Z; cbn [iverson andb tzero TensorElem_scalar];
+        rewrite ?smul_0_l; reflexivity.
+  Qed.
+
+  (** The same, stated on the two definitions unfolded, for [rw]. *)
+  Lemma qconv_strided_is_im2col_unrolled :
+    ltac:(let l := eval cbv beta delta [qconv_strided]
+                  in (qconv_strided NB H W C KO KH KW st pd x w bias sm se act) in
+          let r := eval cbv beta delta [qconv_strided_im2col_tiles]
+                  in qconv_strided_im2col_tiles in
+          exact (l = r)).
+  Proof. exact qconv_strided_im2col_tiles_ok. Qed.
+
+  (** The strided, padded layer with the on-chip im2col, for the bridge and
+      the gemmini target ([C], [KH], [KW] and [NJ] fixed at compile time, as
+      for [qconv_im2col]; the stride and the padding stay kernel arguments). *)
+  Derive qconv_strided_im2col SuchThat
+    (qconv_strided NB H W C KO KH KW st pd x w bias sm se act = qconv_strided_im2col)
+    As qconv_strided_im2col_correct.
+  Proof.
+    reschedule.
+    rw qconv_strided_is_im2col_unrolled.
+    gemmini_check_fit.
+    check_safe.
+    done.
+  Qed.
+End GemminiConvStridedIm2col.

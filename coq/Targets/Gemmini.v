@@ -53,6 +53,12 @@
       channels [c .. c+16), zero past the last output pixel or channel.
       C: one [mvin] per run of consecutive pixels ("row piece", broken
       where the 16 rows cross the end of an output row), DRAM stride [C].
+    - [gemmini_mvin_im2col_strided x NB H W C OH OW st pd s r m c]: the
+      same for a convolution with stride [st] and zero padding [pd]: output
+      pixel [(n, oh, ow)] reads [(n, oh st + s - pd, ow st + r - pd)], zero
+      in the padding.  C: per row piece, one [mvin] of the pixels inside
+      the image (DRAM stride [st C]) and one from address 0 (zeros) per
+      run in the padding.
     - [gemmini_mvout sm se act c r cc R C]: accumulator tile [c] -> DRAM
       through the output path [gemmini_acc_out sm se act] (scale by the
       float [sm * 2^se], round half to even, saturate to int8, optional
@@ -280,6 +286,31 @@ Definition gemmini_mvin_im2col (x : Z -> Z -> Z -> Z -> gint) (NB H W C OH OW s 
       x _[ (m + i) / OW / OH ] _[ (m + i) / OW mod OH + s ] _[ (m + i) mod OW + r ]
         _[ c + j ].
 
+(** The same move for a convolution with a stride [st] and a zero padding
+    [pd] (issue 16: ResNet-50's downsampling 3x3 layers, stride 2, padding
+    1).  Output pixel [t] reads, at kernel offset [(s, r)], the input pixel
+    [(t / OW / OH, t / OW mod OH * st + s - pd, t mod OW * st + r - pd)],
+    zero where that pixel lies in the padding.  Unlike
+    [gemmini_mvin_im2col]'s, the second half of the guard is not always
+    true: its height and width conjuncts are the padding (the user's
+    guarded read in [qconv_strided], Examples/GemminiConv.v); the batch
+    conjunct is always true on the rows the first half keeps and is there
+    for [check_safe], as in [gemmini_mvin_im2col].
+    C: a run of consecutive output pixels of one output row reads input
+    pixels [st] apart, so the lowering issues one [mvin] per run inside
+    the image (DRAM row stride [st C]) and one [mvin] from DRAM address 0
+    (zeros, Gemmini's README; src/verisched/targets/gemmini/README.md) per
+    run in the padding; targets/gemmini/im2col.py. *)
+Definition gemmini_mvin_im2col_strided (x : Z -> Z -> Z -> Z -> gint)
+  (NB H W C OH OW st pd s r m c : Z) : Z -> Z -> gint :=
+  GEN [ i < 16 ] GEN [ j < 16 ]
+    |[ ((m + i <? NB * OH * OW) && (c + j <? C)) &&
+       (((0 <=? (m + i) / OW / OH) && ((m + i) / OW / OH <? NB)) &&
+        ((0 <=? (m + i) / OW mod OH * st + s - pd) && ((m + i) / OW mod OH * st + s - pd <? H)) &&
+        ((0 <=? (m + i) mod OW * st + r - pd) && ((m + i) mod OW * st + r - pd <? W))) ]|
+      x _[ (m + i) / OW / OH ] _[ (m + i) / OW mod OH * st + s - pd ]
+        _[ (m + i) mod OW * st + r - pd ] _[ c + j ].
+
 (** ** Rewrites used by the Gemmini derivations *)
 
 Section GuardMul.
@@ -311,6 +342,8 @@ End GuardMul.
 #[global] Instance AtlInstr_gemmini_matmul : AtlInstr (@gemmini_matmul) := {}.
 #[global] Instance AtlInstr_gemmini_mvout : AtlInstr (@gemmini_mvout) := {}.
 #[global] Instance AtlInstr_gemmini_mvin_im2col : AtlInstr (@gemmini_mvin_im2col) := {}.
+#[global] Instance AtlInstr_gemmini_mvin_im2col_strided :
+  AtlInstr (@gemmini_mvin_im2col_strided) := {}.
 
 (** ** Memories and their capacities
 

@@ -69,6 +69,7 @@ Print Verisched.Examples.GemminiConv.qconv_gemmini.
 Print Verisched.Examples.GemminiConv.qconv_loop.
 Print Verisched.Examples.GemminiConv.qconv_strided_loop.
 Print Verisched.Examples.GemminiConv.qconv_im2col.
+Print Verisched.Examples.GemminiConv.qconv_strided_im2col.
 Print Verisched.Examples.GemminiMatmul.qmatmul_gemmini.
 Print Verisched.Examples.GemminiMatmul.qmatmul_nobias_gemmini.
 Print Verisched.Examples.GemminiMatmul.qmatmul_nobias_loop.

@@ -115,13 +115,17 @@ def _div_facts(p: Poly, ctx: Facts, depth: int, memo: _Memo) -> list[Poly]:
                 out += [x - q.scale(k), q.scale(k) + (k - 1) - x]
                 if depth > 0 and _prove(x, ctx, depth - 1, memo):
                     out.append(q)
-            elif (a.op == "/" and any(len(m2) >= 2 for m2, _ in p.terms)
-                  and _sizes_only_bound(a.args[1] - 1, ctx.sizes)):
+            elif a.op == "/" and _sizes_only_bound(a.args[1] - 1, ctx.sizes):
                 # By a run-time block size (a product of sizes, so at least 1): the same
                 # facts, nonlinear; a goal equal to one of them up to a constant is then
                 # proved directly (cdiv(M, 6 mcr) * 6 mcr >= M: row blocks cover M).
+                # And `x / y >= 0` when `x >= 0` is provable (a strided conv's output
+                # height (H + 2 pd - KH) / st + 1 >= 1).
                 x, y, q = a.args[0], a.args[1], Poly.atom(a)
-                out += [x - y * q, y * q + y - 1 - x]
+                if any(len(m2) >= 2 for m2, _ in p.terms):
+                    out += [x - y * q, y * q + y - 1 - x]
+                if depth > 0 and _prove(x, ctx, depth - 1, memo):
+                    out.append(q)
     return out
 
 

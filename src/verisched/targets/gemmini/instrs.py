@@ -16,7 +16,9 @@ specification.  The templates below transcribe Gemmini.v one for one
   |[ (r + i <? R) && (cc + j <? C) ]| gemmini_acc_out sm se act (c _[ i ] _[ j ])`;
 - `gemmini_mvin_im2col x NB H W C OH OW s r m c`: the on-chip im2col, an A tile of
   16 output pixels `m + i` (flattened over NB x OH x OW) at kernel offset (s, r), read
-  from the NHWC input `x` (`_IM2COL_BODY` below; lowered by im2col.py).
+  from the NHWC input `x` (`_IM2COL_BODY` below; lowered by im2col.py);
+- `gemmini_mvin_im2col_strided x NB H W C OH OW st pd s r m c`: the same for a
+  convolution with stride st and zero padding pd, zero in the padding.
 
 `gemmini_acc_out sm se act x` (scale by the float sm * 2^se, round half to
 even, saturate to int8, ReLU if act) is a scalar primitive of the algorithm,
@@ -194,6 +196,27 @@ SPECS.append((
               "the on-chip im2col: 16 output pixels' input pixels at one kernel offset, "
               "16 channels, from an NHWC input to the scratchpad (one mvin per run of "
               "consecutive pixels, targets/gemmini/im2col.py)"),
+    Role(LOAD, "GEMMINI_SPAD", src="x", row="m", col="c")))
+
+# The same move for a convolution with stride st and zero padding pd (Gemmini.v): output
+# pixel (n, oh, ow) reads (n, oh st + s - pd, ow st + r - pd), zero in the padding (the
+# guard's height and width conjuncts); lowered by im2col.py (zero-fill mvins there).
+IM2COL_STRIDED = "gemmini_mvin_im2col_strided"
+_IH = "((m + i) / OW) mod OH * st + s - pd"
+_IW = "(m + i) mod OW * st + r - pd"
+_IM2COL_STRIDED_BODY = f"""GEN [ i < 16 ] GEN [ j < 16 ]
+  |[ ((m + i <? NB * OH * OW) && (c + j <? C)) &&
+     (((0 <=? (m + i) / OW / OH) && ((m + i) / OW / OH <? NB)) &&
+      ((0 <=? {_IH}) && ({_IH} <? H)) && ((0 <=? {_IW}) && ({_IW} <? W))) ]|
+    x _[ (m + i) / OW / OH ] _[ {_IH} ] _[ {_IW} ] _[ c + j ]"""
+SPECS.append((
+    InstrSpec(IM2COL_STRIDED, (Param("x", TENSOR, 4), *(_index(v) for v in (
+        "NB", "H", "W", "C", "OH", "OW", "st", "pd", "s", "r", "m", "c"))),
+              parse_program(_IM2COL_STRIDED_BODY), "gemmini", None,
+              "the on-chip im2col of a convolution with stride st and zero padding pd: 16 "
+              "output pixels' input pixels at one kernel offset, 16 channels, zero in the "
+              "padding (per row piece one mvin of the pixels inside the image, DRAM stride "
+              "st C, and zero-filling mvins for the padding, targets/gemmini/im2col.py)"),
     Role(LOAD, "GEMMINI_SPAD", src="x", row="m", col="c")))
 
 ROLES: dict[str, Role] = {}

@@ -54,7 +54,7 @@ from verisched.pybridge.terms import (
 )
 from verisched.targets.gemmini import config as cfg
 from verisched.targets.gemmini.conv_loop import CONV_LOOPS, LOOP_CONV_WS_STRIDED
-from verisched.targets.gemmini.instrs import ACC_OUT, LOAD, ROLES, STORE
+from verisched.targets.gemmini.instrs import ACC_OUT, IM2COL_STRIDED, LOAD, ROLES, STORE
 from verisched.targets.gemmini.loops import BIAS_ARG, LOOPS
 from verisched.targets.gemmini.moves import ELEM
 from verisched.targets.gemmini.rules import GemminiRules
@@ -119,11 +119,22 @@ def wide_tensors(e: Expr) -> set[str]:
     return wide
 
 
+def padding_names(e: object) -> set[str]:
+    """The paddings given as variables among `config_names(e)`: not sizes (they may be
+    0), but sizes all the same in what the prover may know of them (`pd >= 0`,
+    `KH <= H + 2 pd`), unlike the output configuration."""
+    return {a.name for x in walk(e) if isinstance(x, Instr)  # type: ignore[arg-type]
+            and x.name in (LOOP_CONV_WS_STRIDED, IM2COL_STRIDED)
+            for p, a in zip(check_call(x).params, x.args, strict=True)
+            if p.name == "pd" and isinstance(a, IVar)}
+
+
 def config_names(e: object) -> set[str]:
     """Integer kernel parameters that are not sizes (so not known to be >= 1): variables
     used as output configuration (scale, ReLU flag) of gemmini_mvout, gemmini_acc_out or a
-    hardware loop, of any sign, and a conv loop's padding given as a variable (a loop
-    configuration argument, which may be 0; conv_loop.py checks its range)."""
+    hardware loop, of any sign, and a conv loop's or a strided im2col move's padding given
+    as a variable (which may be 0; conv_loop.py checks the loop's range, the move's reads
+    are checked at run time, im2col.py)."""
     out: set[str] = set()
     for x in walk(e):  # type: ignore[arg-type]
         if not isinstance(x, Instr):
@@ -135,9 +146,7 @@ def config_names(e: object) -> set[str]:
         for p, a in zip(spec.params, x.args, strict=True):
             if p.name in names:
                 out |= set(idx_free_vars(a))  # type: ignore[arg-type]
-            elif x.name == LOOP_CONV_WS_STRIDED and p.name == "pd" and isinstance(a, IVar):
-                out.add(a.name)
-    return out
+    return out | padding_names(e)
 
 
 def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",

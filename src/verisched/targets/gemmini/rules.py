@@ -37,7 +37,7 @@ from verisched.pybridge.instrs import InstrError, instantiate
 from verisched.pybridge.terms import Expr, Gen, Instr, Let, Mem, SBin, Sum, TAdd
 from verisched.targets.gemmini import config as cfg
 from verisched.targets.gemmini.conv_loop import CONV_LOOPS, lower_conv_loop
-from verisched.targets.gemmini.im2col import IM2COL, block_im2col, emit_im2col
+from verisched.targets.gemmini.im2col import IM2COLS, block_im2col, emit_im2col
 from verisched.targets.gemmini.loops import LOOPS, lower_loop
 from verisched.targets.gemmini.matmul import lower_acc_sum, lower_acc_tadd
 from verisched.targets.gemmini.moves import LD_MACRO, block_load, lower_instr
@@ -80,7 +80,7 @@ class GemminiRules:
             return lower_loop(self, e, dest, mode, ctx, out)
         if isinstance(e, Instr) and e.name in CONV_LOOPS:
             return lower_conv_loop(self, e, dest, mode, ctx, out)
-        if isinstance(e, Instr) and e.name == IM2COL:
+        if isinstance(e, Instr) and e.name in IM2COLS:
             return emit_im2col(self, e, dest, mode, ctx, out)
         if isinstance(e, Instr):
             return lower_instr(self, e, dest, mode, ctx, out)
@@ -96,7 +96,7 @@ class GemminiRules:
                              f"supported by the gemmini target: {show(e)}")
         if (mode == "=" and isinstance(e, Gen) and isinstance(e.body, Instr) and onchip
                 and len(dest.windows) == 3
-                and (block_im2col if e.body.name == IM2COL else block_load)(
+                and (block_im2col if e.body.name in IM2COLS else block_load)(
                     self, e, dest, ctx, out)):
             return True
         return None

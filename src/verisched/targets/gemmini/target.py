@@ -31,7 +31,12 @@ from verisched.pybridge.terms import Tuple
 from verisched.targets.base import CSource, Kernel, Lowered, TargetUnavailable, banner
 from verisched.targets.gemmini import build as gbuild
 from verisched.targets.gemmini import instrs  # noqa: F401  (registers the specifications)
-from verisched.targets.gemmini.lower import GemminiKernel, config_names, lower_gemmini
+from verisched.targets.gemmini.lower import (
+    GemminiKernel,
+    config_names,
+    lower_gemmini,
+    padding_names,
+)
 from verisched.targets.gemmini.sim import include_dir
 from verisched.targets.toolchain import compiler
 
@@ -134,9 +139,10 @@ class GemminiTarget:
             raise LowerError("target gemmini: a program with several outputs is not "
                              "supported (its runner reads one output matrix); derive and "
                              "compile each output as its own program")
-        configs = config_names(program.expr)
         # Output-path settings are not sizes: facts about them are not handed to the
-        # prover (they are still checked before every call, GemminiRunner).
+        # prover (they are still checked before every call, GemminiRunner).  A padding is
+        # not a size either (it may be 0), but its facts are (pd >= 0, KH <= H + 2 pd).
+        configs = config_names(program.expr) - padding_names(program.expr)
         assume = [p for c in program.preconditions if not c.free_vars() & configs
                   for p in c.preds()]
         k = lower_gemmini(program.expr, program.env, name=program.name, dtype=dtype,
