@@ -106,7 +106,9 @@ def _atoms(p: Poly) -> set[Atom]:
 
 def _div_facts(p: Poly, ctx: Facts, depth: int, memo: _Memo) -> list[Poly]:
     """Defining inequalities of the floor divisions by positive constants in `p`, and
-    `x / k >= 0` when `x >= 0` is provable (floor division is monotone)."""
+    `x / k >= 0` when `x >= 0` is provable (floor division is monotone); for a divisor
+    that is a product of sizes (at least 1), the same facts where `p` is nonlinear and
+    `x / y >= 0` when `x >= 0` is provable."""
     out = []
     for m, _ in p.terms:
         for a in m:
