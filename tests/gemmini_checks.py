@@ -1,15 +1,19 @@
 """Checks shared by the Gemmini tests: the registry's instruction specifications are
-Coq's definitions, and the int64 convolution the conv kernels are compared with."""
+Coq's definitions, the int64 convolution the conv kernels are compared with, and a
+kernel's driver built with AddressSanitizer and UBSan."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.instrs import alpha_equal, instantiate, spec_of
 from verisched.pybridge.terms import Instr, IVar, Var
+from verisched.targets.gemmini import build
+from verisched.targets.gemmini.sim import compile_program
 
 
 def specs_agree_with_coq(coq, library: str, variables: str, calls: list[str]) -> None:
@@ -57,3 +61,15 @@ def conv_acc(x: np.ndarray, w: np.ndarray, bias: np.ndarray, st: int = 1,
             win = xp[:, s:s + st * (oh - 1) + 1:st, r:r + st * (ow - 1) + 1:st, :]
             acc += np.einsum("nqpc,ck->nqpk", win, w[s, r].astype(np.int64))
     return acc
+
+
+def sanitized_exe(kernel, tmp_path: Path) -> Path:
+    """The kernel's file-driven driver built with AddressSanitizer and UBSan, aborting at
+    the first report (the driver allocates each input with its exact size and the
+    simulator reads DRAM through the kernel's pointers, so a read outside an input is
+    caught); pass it to `build.run(..., exe=...)`."""
+    src = tmp_path / "k.c"
+    src.write_text(build.render(kernel))
+    return compile_program([src], tmp_path / "k.exe", cflags=[
+        "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+        "-DVERISCHED_GEMMINI_DRIVER"])

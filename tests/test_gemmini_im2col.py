@@ -21,7 +21,7 @@ import re
 
 import numpy as np
 import pytest
-from gemmini_checks import conv_acc, specs_agree_with_coq
+from gemmini_checks import conv_acc, sanitized_exe, specs_agree_with_coq
 from gemmini_reference import quantize
 
 from verisched import pipeline
@@ -33,7 +33,6 @@ from verisched.pybridge.terms import IVar, PCmp
 from verisched.targets.gemmini import build
 from verisched.targets.gemmini.instrs import split_scale
 from verisched.targets.gemmini.lower import lower_gemmini
-from verisched.targets.gemmini.sim import compile_program
 
 CALL = "gemmini_mvin_im2col x NB H W C OH OW s r m c"
 
@@ -118,11 +117,7 @@ def test_no_read_outside_the_input_under_sanitizers(derived, shape, tmp_path) ->
     nb, h, wd, c, ko, kh, kw, nj = shape
     checked = pipeline.check(derived, fix={"C": c, "KH": kh, "KW": kw, "NJ": nj}, name="asan")
     kernel = pipeline.lower(checked, "gemmini").kernel
-    src = tmp_path / "k.c"
-    src.write_text(build.render(kernel))
-    exe = compile_program([src], tmp_path / "k.exe", cflags=[
-        "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-        "-DVERISCHED_GEMMINI_DRIVER"])
+    exe = sanitized_exe(kernel, tmp_path)
     rng = np.random.default_rng(7)
     ins = {"x": rng.integers(-128, 128, (nb, h, wd, c), dtype=np.int8),
            "w": rng.integers(-128, 128, (kh, kw, c, ko), dtype=np.int8),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gemmini_checks import conv_acc, out_dims, specs_agree_with_coq
+from gemmini_checks import conv_acc, out_dims, sanitized_exe, specs_agree_with_coq
 from gemmini_reference import quantize
 from test_gemmini_im2col import WENV, WINDOW, cdiv, loader
 
@@ -31,7 +31,6 @@ from verisched.pybridge.session import REPO_ROOT
 from verisched.targets.gemmini import build
 from verisched.targets.gemmini.instrs import split_scale
 from verisched.targets.gemmini.lower import lower_gemmini
-from verisched.targets.gemmini.sim import compile_program
 
 CALL = "gemmini_mvin_im2col_strided x NB H W C OH OW st pd s r m c"
 
@@ -164,11 +163,7 @@ def test_no_read_outside_the_input_under_sanitizers(derived, shape, tmp_path) ->
     nb, h, wd, c, ko, kh, kw, nj, st, pd = shape
     checked = pipeline.check(derived, fix={"C": c, "KH": kh, "KW": kw, "NJ": nj}, name="asan")
     kernel = pipeline.lower(checked, "gemmini").kernel
-    src = tmp_path / "k.c"
-    src.write_text(build.render(kernel))
-    exe = compile_program([src], tmp_path / "k.exe", cflags=[
-        "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-        "-DVERISCHED_GEMMINI_DRIVER"])
+    exe = sanitized_exe(kernel, tmp_path)
     ins = inputs(shape, 7)
     sm, se = split_scale(1 / 97)
     res = build.run(kernel, ins, {"NB": nb, "H": h, "W": wd, "KO": ko, "st": st, "pd": pd,

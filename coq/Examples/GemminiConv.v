@@ -559,6 +559,50 @@ Proof.
   f_equal; lia.
 Qed.
 
+(** The common part of the two im2col schedules' proofs ([qconv_im2col_tiles_ok],
+    [qconv_strided_im2col_tiles_ok]), from the output grid as an [M x KO] matrix to one
+    product of an A tile's element [(m, kk)] at kernel offset [(s, r)] and channel
+    group [(cg, cq)] with the staged weight: the output tiles read by
+    [gemmini_tiles_nblocks_gen], the bias, and the channel sum cut twice by
+    [sumr_tile].  What is left is the move's own element (the caller unfolds it). *)
+Ltac im2col_tiles_to_element M C KO NJ :=
+  match goal with
+  | |- _ = transpose ?N ?M' (trunc_r _ (flatten _ _ (genr 0 _ (fun jb => transpose _ _
+             (trunc_r _ (flatten _ 16 (genr 0 _ (fun io => transpose _ 16 (flatten _ 16
+               (genr 0 _ (fun jj => transpose 16 16 (@?F jb io jj)))))))))))) =>
+      rewrite (gemmini_tiles_nblocks_gen M' N NJ F) by lia
+  end;
+  apply genr_ext_ctx; intros m Hm; apply genr_ext_ctx; intros k Hk; cbv beta;
+  pose proof (Z.mod_pos_bound m 16) as Bm; pose proof (Z.mod_pos_bound k 16) as Bk;
+  pose proof (Z.mod_pos_bound (k / 16) NJ) as Bj;
+  assert (Ep : (m / 16 * 16 + m mod 16 = m)%Z) by (pose proof (Z.div_mod m 16); lia);
+  assert (Ek : ((k / 16 / NJ * NJ + (k / 16) mod NJ) * 16 + k mod 16 = k)%Z)
+    by (pose proof (Z.div_mod k 16); pose proof (Z.div_mod (k / 16) NJ); lia);
+  assert (Lm : (m <? M)%Z = true) by (apply Z.ltb_lt; lia);
+  assert (Lk : (k <? KO)%Z = true) by (apply Z.ltb_lt; lia);
+  unfold gemmini_mvout; rewrite get_gen, get_gen by lia;
+  rewrite Ep, Ek, Lm, Lk; cbn [iverson andb]; f_equal;
+  rewrite !get_tadd; f_equal;
+  [ (* The bias. *)
+    rewrite get_gen by lia; unfold gemmini_mvin_acc; rewrite get_gen, get_gen by lia;
+    rewrite Ep, Ek, Lm, Lk; cbn [iverson andb]; rewrite get_gen by lia; reflexivity
+  | (* The products: the channel sum in groups of four tiles of 16. *)
+    rewrite !get_sum; apply sumr_ext_ctx; intros s Hs;
+    rewrite !get_sum; apply sumr_ext_ctx; intros r Hr;
+    rewrite !get_sum;
+    rewrite (sumr_tile C 16), (sumr_tile (cdiv C 16) 4), cdiv_64
+      by (try apply cdiv_nonneg; lia);
+    apply sumr_ext_ctx; intros cg Hcg;
+    rewrite get_gen by lia;
+    rewrite !get_sum; apply sumr_ext_ctx; intros cq Hcq;
+    rewrite !get_iverson;
+    destruct (cg * 4 + cq <? cdiv C 16)%Z eqn:Ec; cbn [iverson]; [|reflexivity];
+    apply Z.ltb_lt in Ec;
+    unfold gemmini_matmul; rewrite get_gen, get_gen by lia;
+    apply sumr_ext_ctx; intros kk Hkk;
+    rewrite get_gen by lia;
+    rewrite get_gen, get_gen, get_gen, get_gen by lia ].
+
 (** The bounds half of [gemmini_mvin_im2col]'s guard holds on every output
     pixel. *)
 Lemma im2col_in_bounds NB H W KH KW s r t :
@@ -636,46 +680,11 @@ Section GemminiConvIm2col.
     rewrite (gen_split2 (NB * (H - KH + 1)) (W - KW + 1)) by lia.
     f_equal; f_equal.
     unfold atl_let, in_mem; cbv beta.
-    match goal with
-    | |- _ = transpose ?N ?M (trunc_r _ (flatten _ _ (genr 0 _ (fun jb => transpose _ _
-               (trunc_r _ (flatten _ 16 (genr 0 _ (fun io => transpose _ 16 (flatten _ 16
-                 (genr 0 _ (fun jj => transpose 16 16 (@?F jb io jj)))))))))))) =>
-        rewrite (gemmini_tiles_nblocks_gen M N NJ F) by lia
-    end.
-    apply genr_ext_ctx; intros m Hm; apply genr_ext_ctx; intros k Hk; cbv beta.
-    pose proof (Z.mod_pos_bound m 16) as Bm; pose proof (Z.mod_pos_bound k 16) as Bk.
-    pose proof (Z.mod_pos_bound (k / 16) NJ) as Bj.
-    assert (Ep : (m / 16 * 16 + m mod 16 = m)%Z) by (pose proof (Z.div_mod m 16); lia).
-    assert (Ek : ((k / 16 / NJ * NJ + (k / 16) mod NJ) * 16 + k mod 16 = k)%Z)
-      by (pose proof (Z.div_mod k 16); pose proof (Z.div_mod (k / 16) NJ); lia).
-    assert (Lm : (m <? NB * (H - KH + 1) * (W - KW + 1))%Z = true) by (apply Z.ltb_lt; lia).
-    assert (Lk : (k <? KO)%Z = true) by (apply Z.ltb_lt; lia).
-    unfold gemmini_mvout; rewrite get_gen, get_gen by lia.
-    rewrite Ep, Ek, Lm, Lk; cbn [iverson andb]; f_equal.
-    rewrite !get_tadd; f_equal.
-    - (* The bias. *)
-      rewrite get_gen by lia. unfold gemmini_mvin_acc; rewrite get_gen, get_gen by lia.
-      rewrite Ep, Ek, Lm, Lk; cbn [iverson andb]; rewrite get_gen by lia; reflexivity.
-    - (* The products: the channel sum in groups of four tiles of 16. *)
-      rewrite !get_sum; apply sumr_ext_ctx; intros s Hs.
-      rewrite !get_sum; apply sumr_ext_ctx; intros r Hr.
-      rewrite !get_sum.
-      rewrite (sumr_tile C 16), (sumr_tile (cdiv C 16) 4), cdiv_64
-        by (try apply cdiv_nonneg; lia).
-      apply sumr_ext_ctx; intros cg Hcg.
-      rewrite get_gen by lia.
-      rewrite !get_sum; apply sumr_ext_ctx; intros cq Hcq.
-      rewrite !get_iverson.
-      destruct (cg * 4 + cq <? cdiv C 16)%Z eqn:Ec; cbn [iverson]; [|reflexivity].
-      apply Z.ltb_lt in Ec.
-      unfold gemmini_matmul; rewrite get_gen, get_gen by lia.
-      apply sumr_ext_ctx; intros kk Hkk.
-      rewrite get_gen by lia.
-      rewrite get_gen, get_gen, get_gen, get_gen by lia.
-      unfold gemmini_mvin_im2col, gemmini_mvin; rewrite !get_gen by lia.
-      rewrite Ep, Ek, Lm, Lk, (im2col_in_bounds NB H W KH KW s r m) by lia.
-      destruct ((cg * 4 + cq) * 16 + kk <? C)%Z; cbn [iverson andb tzero TensorElem_scalar];
-        rewrite ?smul_0_l; reflexivity.
+    im2col_tiles_to_element (NB * (H - KH + 1) * (W - KW + 1))%Z C KO NJ.
+    unfold gemmini_mvin_im2col, gemmini_mvin; rewrite !get_gen by lia.
+    rewrite Ep, Ek, Lm, Lk, (im2col_in_bounds NB H W KH KW s r m) by lia.
+    destruct ((cg * 4 + cq) * 16 + kk <? C)%Z; cbn [iverson andb tzero TensorElem_scalar];
+      rewrite ?smul_0_l; reflexivity.
   Qed.
 
   (** The same, stated on the two definitions unfolded, for [rw]. *)
@@ -801,46 +810,11 @@ Section GemminiConvStridedIm2col.
     rewrite (gen_split2 (NB * OH) OW) by lia.
     f_equal; f_equal.
     unfold atl_let, in_mem; cbv beta.
-    match goal with
-    | |- _ = transpose ?N ?M (trunc_r _ (flatten _ _ (genr 0 _ (fun jb => transpose _ _
-               (trunc_r _ (flatten _ 16 (genr 0 _ (fun io => transpose _ 16 (flatten _ 16
-                 (genr 0 _ (fun jj => transpose 16 16 (@?F jb io jj)))))))))))) =>
-        rewrite (gemmini_tiles_nblocks_gen M N NJ F) by lia
-    end.
-    apply genr_ext_ctx; intros m Hm; apply genr_ext_ctx; intros k Hk; cbv beta.
-    pose proof (Z.mod_pos_bound m 16) as Bm; pose proof (Z.mod_pos_bound k 16) as Bk.
-    pose proof (Z.mod_pos_bound (k / 16) NJ) as Bj.
-    assert (Ep : (m / 16 * 16 + m mod 16 = m)%Z) by (pose proof (Z.div_mod m 16); lia).
-    assert (Ek : ((k / 16 / NJ * NJ + (k / 16) mod NJ) * 16 + k mod 16 = k)%Z)
-      by (pose proof (Z.div_mod k 16); pose proof (Z.div_mod (k / 16) NJ); lia).
-    assert (Lm : (m <? NB * OH * OW)%Z = true) by (apply Z.ltb_lt; lia).
-    assert (Lk : (k <? KO)%Z = true) by (apply Z.ltb_lt; lia).
-    unfold gemmini_mvout; rewrite get_gen, get_gen by lia.
-    rewrite Ep, Ek, Lm, Lk; cbn [iverson andb]; f_equal.
-    rewrite !get_tadd; f_equal.
-    - (* The bias. *)
-      rewrite get_gen by lia. unfold gemmini_mvin_acc; rewrite get_gen, get_gen by lia.
-      rewrite Ep, Ek, Lm, Lk; cbn [iverson andb]; rewrite get_gen by lia; reflexivity.
-    - (* The products: the channel sum in groups of four tiles of 16. *)
-      rewrite !get_sum; apply sumr_ext_ctx; intros s Hs.
-      rewrite !get_sum; apply sumr_ext_ctx; intros r Hr.
-      rewrite !get_sum.
-      rewrite (sumr_tile C 16), (sumr_tile (cdiv C 16) 4), cdiv_64
-        by (try apply cdiv_nonneg; lia).
-      apply sumr_ext_ctx; intros cg Hcg.
-      rewrite get_gen by lia.
-      rewrite !get_sum; apply sumr_ext_ctx; intros cq Hcq.
-      rewrite !get_iverson.
-      destruct (cg * 4 + cq <? cdiv C 16)%Z eqn:Ec; cbn [iverson]; [|reflexivity].
-      apply Z.ltb_lt in Ec.
-      unfold gemmini_matmul; rewrite get_gen, get_gen by lia.
-      apply sumr_ext_ctx; intros kk Hkk.
-      rewrite get_gen by lia.
-      rewrite get_gen, get_gen, get_gen, get_gen by lia.
-      unfold gemmini_mvin_im2col_strided, gemmini_mvin; rewrite !get_gen by lia.
-      rewrite Ep, Ek, Lm, Lk, (im2col_batch_in_bounds NB OH OW m) by lia.
-      destruct ((cg * 4 + cq) * 16 + kk <? C)%Z; cbn [iverson andb tzero TensorElem_scalar];
-        rewrite ?smul_0_l; reflexivity.
+    im2col_tiles_to_element (NB * OH * OW)%Z C KO NJ.
+    unfold gemmini_mvin_im2col_strided, gemmini_mvin; rewrite !get_gen by lia.
+    rewrite Ep, Ek, Lm, Lk, (im2col_batch_in_bounds NB OH OW m) by lia.
+    destruct ((cg * 4 + cq) * 16 + kk <? C)%Z; cbn [iverson andb tzero TensorElem_scalar];
+      rewrite ?smul_0_l; reflexivity.
   Qed.
 
   (** The same, stated on the two definitions unfolded, for [rw]. *)
