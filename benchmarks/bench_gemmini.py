@@ -339,21 +339,20 @@ def run_layer(layer: Layer, kernels: dict, use_exo: bool,
             results.append(Result("ours staged", sres.counters, "with bias (DRAM->acc)"))
     if "loop_ws" in kernels:
         results.append(loop_ws_result(layer, kernels["loop_ws"], a, b, scale, relu))
+    # The strided rows (conv loop, on-chip im2col) take the stride and the padding too.
+    conv_sizes = {**sizes, "st": layer.stride, "pd": layer.pad} if strided(layer) else sizes
     if layer.kind == "conv" and "loop_conv_ws" in kernels:
-        loop_sizes = {**sizes, "st": layer.stride, "pd": layer.pad} if strided(layer) else sizes
         results.append(loop_conv_ws_result(
             layer, kernels["loop_conv_strided" if strided(layer) else "loop_conv_ws"],
-            {"x": x, "w": wt, "bias": bias}, loop_sizes, want))
+            {"x": x, "w": wt, "bias": bias}, conv_sizes, want))
     if layer.kind == "conv" and "im2col" in kernels:
         nj = im2col_nj(layer)
         ik = kernels["im2col_strided" if strided(layer) else "im2col"](c, kh, kw, nj)
         if isinstance(ik, str):
             results.append(Result("im2col on chip (ours)", {}, ik))
         else:
-            im_sizes = {**sizes, "st": layer.stride, "pd": layer.pad} if strided(layer) \
-                else sizes
             results.append(im2col_result(layer, ik, {"x": x, "w": wt, "bias": bias},
-                                         im_sizes, want, nj))
+                                         conv_sizes, want, nj))
     note = ""
     if use_exo:
         t0 = time.perf_counter()
@@ -513,6 +512,11 @@ def main(argv: list[str] | None = None) -> int:
                    f"{', '.join(f'{k}={v}' for k, v in (fix or {}).items())}"
         return pipeline.compile_checked(checked, "gemmini")
 
+    def im2col_kernel(derivation: str, name: str):
+        """An on-chip im2col kernel per layer: C, KH, KW and NJ fixed (static rows)."""
+        return lambda c, kh, kw, nj: build_ours(cv[derivation], name,
+                                                {"C": c, "KH": kh, "KW": kw, "NJ": nj})
+
     kernels = {"matmul": build_ours(mm["qmatmul_nobias_gemmini"], "ours_matmul"),
                "conv": build_ours(cv["qconv_gemmini"], "ours_conv"),
                "loop_conv_ws": build_ours(cv["qconv_loop"], "ours_loop_conv"),
@@ -522,11 +526,8 @@ def main(argv: list[str] | None = None) -> int:
                "staged": lambda k, n: build_ours(mm["qmatmul_gemmini_staged"], "ours_staged",
                                                  {"K": k, "N": n}),
                "loop_ws": build_ours(mm["qmatmul_nobias_loop"], "ours_loop"),
-               "im2col": lambda c, kh, kw, nj: build_ours(
-                   cv["qconv_im2col"], "ours_im2col", {"C": c, "KH": kh, "KW": kw, "NJ": nj}),
-               "im2col_strided": lambda c, kh, kw, nj: build_ours(
-                   cv["qconv_strided_im2col"], "ours_im2col_st",
-                   {"C": c, "KH": kh, "KW": kw, "NJ": nj})}
+               "im2col": im2col_kernel("qconv_im2col", "ours_im2col"),
+               "im2col_strided": im2col_kernel("qconv_strided_im2col", "ours_im2col_st")}
     headers = ["layer", "M x N x K", "impl", "instrs", "loop instrs", "mvin", "preload+compute",
                "mvout",
                "config", "DRAM->spad B", "DRAM->acc B", "acc->DRAM B", "computes / min",
