@@ -14,8 +14,9 @@ variant sees the same machine load), 1 and 2 threads:
              sgemm_avx512 where the CPU has avx512f, else sgemm_avx2: --isa
              auto), serial and with OpenMP (2 threads), compiled once
              (size-generic) and cached; per problem and thread count, the
-             faster of its pack-once and strip-packing derivations in an
-             untimed trial (--no-plan: the use_strip rule).  It
+             fastest of its pack-once, strip-packing and A-in-place
+             derivations in an untimed trial (--no-plan: the use_direct and
+             use_strip rules).  It
              writes a separate output (out = C + A·B when the derivation takes C,
              else out = A·B): the same reads of A and B, one read of C fewer at
              most; the report says which.
@@ -58,6 +59,7 @@ from verisched.targets.registry import get_target
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
 import _plots  # noqa: E402
+import _sgemm_report  # noqa: E402
 
 SQUARE = (256, 512, 768, 1024, 1536, 2048)
 ASPECT_LOG2 = (-6, -4, -2, 0, 2, 4, 6)  # M/N = 2^x
@@ -223,7 +225,18 @@ def bind_ours(kernel, A: np.ndarray, B: np.ndarray, C: np.ndarray, out: np.ndarr
 
 
 RUNTIME_BLOCKS = ("kc", "mcr")
-STRIP = "/strip"
+# Sgemm.v's other derivations of each ISA's kernel, beside the pack-once one
+# (--derivation): per problem and thread count the untimed trial (`cm.fastest`) or, with
+# --no-plan, `rule_choice` picks which one runs.  A kernel's label in `Ours.kernels` is
+# its thread label ("1t", "2t") plus the suffix.
+STRIP, DIRECT = "/strip", "/direct"
+VARIANTS = {STRIP: ("strip-packing", {"avx2": "sgemm_avx2_strip", "avx512": "sgemm_avx512_strip"}),
+            DIRECT: ("A-in-place", {"avx2": "sgemm_avx2_direct", "avx512": "sgemm_avx512_direct"})}
+# The most column strips (of the register tile's width) for which --no-plan reads A in
+# place: measured on the Xeon, 1 thread, AVX-512, the lowered kernels alternated in one
+# process (decision #124): 1.42x the pack-once kernel at N = 64 (4096x64x512), 1.21x at
+# 128, 1.11x at 256, 1.23x at 512 (512^3); 1.02x at 1024 (256x1024x512), 0.98x at 1024^3.
+DIRECT_MAX_STRIPS = 8
 
 
 def use_strip(M: int, N: int, K: int, threads: int) -> bool:
@@ -236,6 +249,26 @@ def use_strip(M: int, N: int, K: int, threads: int) -> bool:
     once on large ones with many row blocks (1024³, 2 threads: 0.94x against 0.89x)."""
     blocks = -(-M // (6 * block_sizes(M, K, threads, N)["mcr"]))
     return blocks <= threads or 2 * M * N * K < 1e9
+
+
+def use_direct(N: int) -> bool:
+    """Whether to call the A-in-place derivation (Sgemm.v: sgemm_<isa>_direct).  A
+    packed element of A is read once per column strip, so with few strips the pack is a
+    pass over A from memory that overlaps no arithmetic, while the micro-kernel reading
+    A's six rows in place streams them as it computes; with many strips the packed,
+    contiguous block read from L2 wins (decision #124)."""
+    return -(-N // nr) <= DIRECT_MAX_STRIPS
+
+
+def rule_choice(p: Problem, threads: int, kernel, alts: dict):
+    """--no-plan's pick among the pack-once `kernel` and its variants `alts` (suffix ->
+    kernel): A in place where `use_direct` says so, else the strip kernel where
+    `use_strip` does, else packing once."""
+    if DIRECT in alts and use_direct(p.N):
+        return alts[DIRECT]
+    if STRIP in alts and use_strip(p.M, p.N, p.K, threads):
+        return alts[STRIP]
+    return kernel
 
 
 def stalled_peer(results, T: int) -> list[str]:
@@ -321,9 +354,9 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
                 warm_ms: float = cm.WARM_MS, plan: bool = True) -> dict:
     """Median ms per variant (plus best times and the other processes' load).
 
-    Where ours has two kernels for a thread count (pack-once and strip), `plan` times
-    both first (untimed, `cm.fastest`) and keeps the faster; without it, `use_strip`
-    decides.  Ours is bound and planned before OpenBLAS runs here, and after its
+    Where ours has several kernels for a thread count (pack-once, strip, A in place),
+    `plan` times them first (untimed, `cm.fastest`) and keeps the fastest; without it,
+    `rule_choice` decides.  Ours is bound and planned before OpenBLAS runs here, and after its
     workers from the previous problem have stopped spinning, so the trial does not
     compete with them."""
     # Both sides get the same 64-byte-aligned arrays (cm.aligned says why).
@@ -336,16 +369,11 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
     chosen: dict[str, str] = {}
     mine: list[cm.Variant] = []
     for label, kernel in ours.kernels.items():
-        if label.endswith(STRIP):
+        if label.endswith(tuple(VARIANTS)):
             continue
         t = 1 if label == "1t" else threads
-        alt = ours.kernels.get(label + STRIP)
-        if alt is None:
-            kernels = [kernel]
-        elif plan:
-            kernels = [kernel, alt]
-        else:
-            kernels = [alt if use_strip(p.M, p.N, p.K, t) else kernel]
+        alts = {s: ours.kernels[label + s] for s in VARIANTS if label + s in ours.kernels}
+        kernels = [kernel, *alts.values()] if plan else [rule_choice(p, t, kernel, alts)]
         runs = {k.name: bind_checked(k, A, B, C, prod, t, label) for k in kernels}
         name = cm.fastest(runs, warm_ms) if len(runs) > 1 else next(iter(runs))
         chosen[label] = name
@@ -378,10 +406,6 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
     return med
 
 
-# The strip variant of each ISA's kernel, where Sgemm.v derives one.
-STRIP_DERIVATION = {"avx2": "sgemm_avx2_strip", "avx512": "sgemm_avx512_strip"}
-
-
 def choose_isa(args: argparse.Namespace) -> None:
     """Fill the derivation and target defaults from --isa.  `auto` takes AVX-512 where
     the CPU has it: there OpenBLAS runs its AVX-512 kernels, and our AVX2 kernels ran
@@ -398,7 +422,9 @@ def choose_isa(args: argparse.Namespace) -> None:
     if args.derivation is None:
         args.derivation = f"sgemm_{isa}"
     if args.strip_derivation is None:
-        args.strip_derivation = STRIP_DERIVATION.get(isa, "")
+        args.strip_derivation = VARIANTS[STRIP][1].get(isa, "")
+    if args.direct_derivation is None:
+        args.direct_derivation = VARIANTS[DIRECT][1].get(isa, "")
     args.target = args.target or "native"
     args.par_target = args.par_target or "native-openmp"
     print(f"our kernels: {args.derivation} on {args.target} / {args.par_target} "
@@ -432,13 +458,17 @@ def main(argv: list[str] | None = None) -> int:
                     help="the derivation to lower (default: sgemm_avx512 or sgemm_avx2, "
                          "by --isa)")
     ap.add_argument("--strip-derivation", default=None,
-                    help="the second derivation: per problem and thread count, the faster "
-                         "of the two in an untimed trial runs (with --no-plan, this one "
-                         "where use_strip says so) ('' for none; default: the ISA's strip "
+                    help="a second derivation: per problem and thread count, the fastest "
+                         "in an untimed trial runs (with --no-plan, this one where "
+                         "use_strip says so) ('' for none; default: the ISA's strip "
                          "variant, sgemm_avx2_strip or sgemm_avx512_strip)")
+    ap.add_argument("--direct-derivation", default=None,
+                    help="a third one, likewise (with --no-plan, where use_direct says so; "
+                         "'' for none; default: the ISA's A-in-place variant, "
+                         "sgemm_avx2_direct or sgemm_avx512_direct)")
     ap.add_argument("--no-plan", action="store_true",
-                    help="choose between the two derivations by the use_strip rule instead "
-                         "of timing both first")
+                    help="choose among the derivations by the use_direct and use_strip "
+                         "rules instead of timing them first")
     ap.add_argument("--target", default=None, help="our serial target (default: native, which "
                     "builds the derivation with its ISA)")
     ap.add_argument("--par-target", default=None,
@@ -489,18 +519,23 @@ def main(argv: list[str] | None = None) -> int:
                             [("1t", args.target), (f"{args.threads}t", args.par_target)],
                             {"M", "N", "K", "m", "n", "k"}, fast_math=args.fast_math,
                             runtime=set(RUNTIME_BLOCKS))
-        if args.strip_derivation and not ours.missing and not args.fix:
-            print(f"replaying and lowering {args.strip_derivation} ...", flush=True)
-            strip = cm.load_ours(Path(args.ours_file), args.strip_derivation, fixed,
-                                 [("1t", args.target), (f"{args.threads}t", args.par_target)],
-                                 {"M", "N", "K"}, fast_math=args.fast_math,
-                                 runtime=set(RUNTIME_BLOCKS))
-            if strip.missing:
-                ours.notes.append(f"no strip variant: {strip.missing}")
+        added = []
+        for suffix, name in ((STRIP, args.strip_derivation), (DIRECT, args.direct_derivation)):
+            if not name or ours.missing or args.fix:
+                continue
+            print(f"replaying and lowering {name} ...", flush=True)
+            alt = cm.load_ours(Path(args.ours_file), name, fixed,
+                               [("1t", args.target), (f"{args.threads}t", args.par_target)],
+                               {"M", "N", "K"}, fast_math=args.fast_math,
+                               runtime=set(RUNTIME_BLOCKS))
+            if alt.missing:
+                ours.notes.append(f"no {VARIANTS[suffix][0]} variant: {alt.missing}")
             else:
-                ours.kernels.update({k + STRIP: v for k, v in strip.kernels.items()})
-                ours.origin += (f" (+ {args.strip_derivation} where "
-                                + ("use_strip says)" if args.no_plan else "faster)"))
+                ours.kernels.update({k + suffix: v for k, v in alt.kernels.items()})
+                added.append(name)
+        if added:
+            ours.origin += (f" (+ {', '.join(added)} where "
+                            + ("use_direct or use_strip says)" if args.no_plan else "faster)"))
         for k in ours.kernels.values():
             why = ours_shape_ok(k)
             if why:
@@ -660,18 +695,26 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
             "others = cores used by other processes while the problem was timed",
             *[f"- note: {n}" for n in ours.notes],
         ]
-        strip_used = [f"{p.label} {lab}" for p, med in results
-                      for lab, name in med.get("kernels", {}).items() if "strip" in name]
-        if any(k.endswith(STRIP) for k in ours.kernels):
-            how = ("use_strip: at most one row block per thread, or under 1 GFLOP"
-                   if args.no_plan else "the faster of the two in an untimed trial before "
+        if any(k.endswith(tuple(VARIANTS)) for k in ours.kernels):
+            how = (f"use_direct: at most {DIRECT_MAX_STRIPS} column strips; else use_strip: "
+                   "at most one row block per thread, or under 1 GFLOP"
+                   if args.no_plan else "the fastest in an untimed trial before "
                    f"each problem: {cm.TRIAL_ROUNDS} rounds, interleaved, of "
                    f"{args.warm_ms:g} ms of warm-up and at least {cm.TRIAL_MIN_CALLS} "
                    "timed calls (and 5 ms) each")
-            head.append(f"- strip-packing kernel ({how}) ran on: "
-                        + (", ".join(strip_used) or "none") + "; the pack-once kernel on the rest")
+            parts = []
+            loaded = {STRIP: args.strip_derivation, DIRECT: args.direct_derivation}
+            for suffix, (what, _) in VARIANTS.items():
+                if any(k.endswith(suffix) for k in ours.kernels):
+                    used = [f"{p.label} {lab}" for p, med in results
+                            for lab, name in med.get("kernels", {}).items()
+                            if name.startswith(loaded[suffix] + "_")]
+                    parts.append(f"the {what} kernel on: " + (", ".join(used) or "none"))
+            head.append(f"- kernel per problem ({how}): " + "; ".join(parts)
+                        + "; the pack-once kernel on the rest")
     md = "\n".join(head) + "\n\n" + cm.md_table(headers, rows) + "\n"
-    md += "\n" + "\n".join(analysis(results, peak, ours, T, profile, tile)) + "\n"
+    md += "\n" + "\n".join(_sgemm_report.analysis(results, peak, ours, T, profile, tile, nr=nr,
+                                                      lanes=lanes, block_sizes=block_sizes)) + "\n"
     print()
     print("\n".join(h.removeprefix("# ").removeprefix("- ") for h in head))
     print(cm.text_table(headers, rows))
@@ -686,140 +729,6 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
     fig = _plots.sgemm(json.loads(json.dumps(saved)))  # as a replot reads it
     for p in cm.write_outputs(out_dir, "sgemm", md, fig):
         print(f"wrote {p}")
-
-
-def code_facts(kernel) -> dict[str, int]:
-    """What the generated C contains (the source sits next to the cached .so)."""
-    src = Path(str(kernel.path).removesuffix(".so") + "_0.c")
-    text = src.read_text() if src.is_file() else ""
-    keys = {"fmadd": "_fmadd_ps(", "maskload": ("_mm256_maskload_ps", "_maskz_loadu_ps"),
-            "maskstore": ("_mm256_maskstore_ps", "_mask_storeu_ps"), "loadu": "_loadu_ps(",
-            "broadcast": "_set1_ps(", "omp": "#pragma omp", "for": "for (",
-            "prefetch": "_mm_prefetch("}
-    return {k: sum(text.count(x) for x in ((v,) if isinstance(v, str) else v))
-            for k, v in keys.items()}
-
-
-def analysis(results, peak, ours: cm.Ours, T: int, profile: dict,
-             tile: dict | None = None) -> list[str]:
-    """Where we lose and why: statements computed from this run's numbers and from the
-    generated code, so they stay true when the benchmark is rerun."""
-    out = ["## Where we lose, and why", ""]
-
-    def gf(p, med, key):
-        return p.flops / med[key] / 1e6
-
-    if ours.missing:
-        out.append("Nothing to compare: no derived kernel (see above).  OpenBLAS's own "
-                   "efficiency is the bar: "
-                   + ", ".join(f"{p.label}: {100 * gf(p, med, 'openblas-1t') / peak[1]:.0f}%"
-                               for p, med in results if p.group == "square")
-                   + " of the 1-thread peak.")
-        return out
-    noisy = [p.label for p, med in results if med["other_cores"] > 0.3]
-    if noisy:
-        out.append(f"Caution: other processes used CPU time while {', '.join(noisy)} were "
-                   "timed (column `others`); those rows, above all their 2-thread columns, "
-                   "measure the machine's load as much as the kernels.")
-        out.append("")
-    ts = [1] if T == 1 else [1, T]
-    losses = [(p, med, t) for p, med in results for t in ts
-              if med[f"openblas-{t}t"] / med[f"ours-{t}t"] < 0.95]
-    if not losses:
-        out.append("Nowhere by more than 5% in this run.")
-    else:
-        out.append("Ours is more than 5% slower on: "
-                   + ", ".join(f"{p.group} {p.label} {t}t "
-                               f"({med[f'openblas-{t}t'] / med[f'ours-{t}t']:.2f}x)"
-                               for p, med, t in losses) + ".")
-    out.append("")
-    facts = code_facts(ours.kernels["1t"])
-    acc = 6 * nr // lanes
-    out.append(f"- The generated serial kernel has {facts['fmadd']} vector FMAs "
-               f"({acc} per register tile: the 6x{nr} tile of {acc} accumulators of {lanes} "
-               f"lanes, in its main, row-edge and column-edge versions), "
-               f"{facts['broadcast']} broadcasts, "
-               f"{facts['maskstore']} masked stores (right edge only).")
-    cache = [(p, med) for p, med in results if p.group == "in-cache"]
-    square = [(p, med) for p, med in results if p.group == "square"]
-    if cache:
-        pc, mc_ = cache[0]
-        s1 = mc_["openblas-1t"] / mc_["ours-1t"]
-        where = ("so the micro-kernel and its packing are on par; what is lost at larger sizes "
-                 "is lost in the memory hierarchy" if s1 >= 0.9 else
-                 "so part of the gap is in the micro-kernel or the per-call overheads "
-                 "(packing all of B, copying C into the output, one malloc of the A block per "
-                 "row block and depth block), not in the memory hierarchy")
-        out.append(f"- In cache ({pc.label}, about 400 KiB with the packed copies) ours runs at "
-                   f"{gf(pc, mc_, 'ours-1t'):.0f} GFLOP/s on 1 thread against OpenBLAS's "
-                   f"{gf(pc, mc_, 'openblas-1t'):.0f} (speed {s1:.2f}), {where}.")
-    if square:
-        worst = min(square, key=lambda pm: pm[1]["openblas-1t"] / pm[1]["ours-1t"])
-        pb, mb = worst
-        mn = pb.M * pb.N
-        out.append(f"- Largest 1-thread gap on square sizes: {pb.label} "
-                   f"(speed {mb['openblas-1t'] / mb['ours-1t']:.2f}: ours "
-                   f"{gf(pb, mb, 'ours-1t'):.0f}, OpenBLAS {gf(pb, mb, 'openblas-1t'):.0f} "
-                   "GFLOP/s).  "
-                   + ("Both update C in place and pack B (ours all of it up front, once, "
-                      "unless the strip kernel ran); what remains is the "
-                      "micro-kernel's code (gcc's register allocation and scheduling of the "
-                      "derived loop, against OpenBLAS's hand-written assembly) and the C "
-                      "tile's load-add-store after each depth block."
-                      if "C" in ours.kernels["1t"].lowered.inplace else
-                      "Besides the multiply, our kernel makes one pass OpenBLAS does "
-                      f"not: it copies C into the output ({8 * mn / 2**20:.0f} MiB read and "
-                      f"written at this size, against {pb.flops / 1e9:.1f} GFLOP)."))
-    if T > 1 and square:
-        parts = []
-        for p, med in square:
-            mcr = ours.fixed.get("mcr") or block_sizes(p.M, p.K, T, p.N)["mcr"]
-            blocks = -(-p.M // (6 * mcr))
-            parts.append(f"{p.label}: {med['ours-1t'] / med[f'ours-{T}t']:.2f}x"
-                         f" ({blocks} row blocks of {6 * mcr})")
-        ob = [med["openblas-1t"] / med[f"openblas-{T}t"] for _, med in square]
-        out.append(f"- {T}-thread scaling of ours (1t time / {T}t time): " + ", ".join(parts)
-                   + f"; OpenBLAS {min(ob):.2f}-{max(ob):.2f}x.  Our parallel loop is the "
-                   "row-block generation; unless --fix mcr=... is given, the block count is a "
-                   f"multiple of {T} and the blocks nearly equal (block_sizes), so the threads' "
-                   "shares differ by at most the last block's shortfall.")
-        if code_facts(ours.kernels[f"{T}t"])["omp"] == 0:
-            out.append(f"- The {T}-thread kernel has no parallel loop at all: its times are "
-                       "the serial kernel's.")
-    for label, split in profile.items():
-        pm = next(((p, med) for p, med in results if p.label == label), None)
-        if pm is None:
-            continue
-        p, med = pm
-        frac = split["samples_pct_in_fma_loops"] / 100
-        # From the fastest run: time the process spent descheduled is in no sample.
-        loop_gf = p.flops / med["best"]["ours-1t"] / 1e6 / max(frac, 1e-9)
-        out.append(f"- perf (cpu-clock samples in our serial kernel) at {label}: "
-                   f"{100 * frac:.0f}% in its {split['fma_loops']} innermost FMA loops (the "
-                   f"register-tile micro-kernels), {100 - 100 * frac:.0f}% elsewhere: the "
-                   "load-add-store of each C tile after its depth block"
-                   + (" (its lines prefetched during the previous tile's depth loop)"
-                      if facts["prefetch"] else "") + ", packing, edge tiles.  The FMA loops "
-                   f"themselves run at about {loop_gf:.0f} GFLOP/s (fastest run) "
-                   f"({100 * loop_gf / peak[1]:.0f}% of peak); removing everything else would "
-                   f"give {med['ours-1t'] * frac:.2f} ms instead of {med['ours-1t']:.2f}."
-                   + cm.tile_ceiling_sentence(loop_gf, tile, peak[1], 100 - 100 * frac))
-    asp = [(p, med) for p, med in results if p.group == "aspect"]
-    if asp:
-        sp = ", ".join(f"{p.label}: {med['openblas-1t'] / med['ours-1t']:.2f}"
-                       for p, med in asp)
-        out.append(f"- Aspect sweep, 1-thread speed by M/N: {sp}.  Packing A costs M·K element "
-                   f"copies against M·N·K/{lanes} vector FMAs, {lanes}/N copies per FMA, and "
-                   f"packing B {lanes}/M; at N = 64 (or M = 64) that is one copy per "
-                   f"{64 // lanes} FMAs, against one per {2048 // lanes} at the square 2048, "
-                   "so packing (and the C tile's load-add-store per depth "
-                   "block) weighs far more there.  MKL pulls ahead of Exo and OpenBLAS there "
-                   "with kernels specialised for such shapes (Exo thesis Sec. 7.2, Fig. "
-                   "7-2b).  At "
-                   "M = 64 there is a single row block: with fewer row blocks than threads "
-                   "the OpenMP kernel runs its column strips in parallel instead "
-                   "(targets/openmp.py, rule 6).")
-    return out
 
 
 if __name__ == "__main__":

@@ -171,20 +171,30 @@ def test_vector_examples_are_refused_by_scalar_targets(coq, path: Path) -> None:
             pipeline.lower(_prepare(dp), "c")
 
 
-def test_sgemm_runtime_block_sizes(coq) -> None:
-    """Sgemm.v's AVX2 kernel with its block sizes left as kernel arguments, as `verisched
-    bench sgemm` calls it (kc and mcr chosen per call): serial, 2-thread (the parallel row
-    blocks, the ragged last one included) and sanitized, against the interpreter, with
-    block sizes that divide nothing."""
-    if not {"avx2", "fma"} <= cpu_flags():
-        pytest.skip("this CPU has no AVX2+FMA")
+@pytest.mark.parametrize("name,isa", [("sgemm_avx2", "avx2"), ("sgemm_avx2_direct", "avx2"),
+                                      ("sgemm_avx512_direct", "avx512")])
+def test_sgemm_runtime_block_sizes(coq, name: str, isa: str) -> None:
+    """Sgemm.v's kernels with their block sizes left as kernel arguments, as `verisched
+    bench sgemm` calls them (kc and mcr chosen per call): serial, 2-thread (the parallel
+    row blocks, the ragged last one included) and sanitized, against the interpreter, with
+    block sizes that divide nothing.  The A-in-place derivations read A where the pack
+    read it, under its guard: the sanitizer sees every partial tile's rows and depth."""
+    needs = {"avx2", "fma"} if isa == "avx2" else {"avx512f"}
+    if not needs <= cpu_flags():
+        pytest.skip(f"this CPU lacks {sorted(needs - cpu_flags())}")
     path = REPO_ROOT / "coq" / "Examples" / "Sgemm.v"
-    dp = derived(coq, path)["sgemm_avx2"]
+    dp = derived(coq, path)[name]
+    assert dp.safety_gap is None, dp.safety_gap
     checked = pipeline.check(dp, name="sgemm_rt")
     assert {"mcr", "kc"} <= set(checked.program.sizes), checked.program.sizes
-    lw, kernel = _kernel(checked, "avx2")
-    par = _openmp_kernel(checked, "avx2-openmp")
-    exe = build_sanitized([lw], get_target("avx2"))
+    lw, kernel = _kernel(checked, isa)
+    par = _openmp_kernel(checked, f"{isa}-openmp")
+    exe = build_sanitized([lw], get_target(isa))
+    if name.endswith("_direct"):
+        # No pack of A: the micro-kernel broadcasts A's own elements.
+        body = "\n".join(kernel.lowered.body)
+        assert "Ap[" not in body and "Bp[" in body
+        assert re.search(r"_set1_ps\(A\[", body), "no broadcast from A itself"
     par.set_threads(2)
     rng = np.random.default_rng(5)
     # Fewer row blocks than threads (one: M <= 6 mcr) take the serial copy of the
@@ -206,11 +216,11 @@ def test_sgemm_runtime_block_sizes(coq) -> None:
         assert kernel.lowered.inplace == par.lowered.inplace == ("C",)
         for what, k in (("serial", kernel), ("openmp", par)):
             np.testing.assert_allclose(k.call(ins, case), want, rtol=1e-4, atol=1e-4,
-                                       err_msg=f"sgemm_avx2 [{what}, {threads}t] at {case}")
+                                       err_msg=f"{name} [{what}, {threads}t] at {case}")
             c = ins["C"].copy()  # in place: C += A B, as BLAS with beta = 1
             k.call({**ins, "C": c}, case, out=c)
             np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4,
-                                       err_msg=f"sgemm_avx2 [{what}, in place] at {case}")
+                                       err_msg=f"{name} [{what}, in place] at {case}")
         np.testing.assert_allclose(run_sanitized(exe, lw, ins, case, out_shape), want,
                                    rtol=1e-4, atol=1e-4, err_msg=f"sanitized at {case}")
 

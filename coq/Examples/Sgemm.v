@@ -409,6 +409,39 @@ Section Sgemm.
 
   Lemma sgemm_avx512_spec : sgemm = sgemm_avx512_expected.
   Proof. rewrite sgemm_avx512_correct; apply sgemm_avx512_is_expected. Qed.
+
+  (** ** [A] read in place: [sgemm_avx512] without [A]'s pack.  Each packed
+      element of [A] is read once per 64-column strip, so where [N] is a
+      few strips (tall, narrow problems such as M = 4096, N = 64) the pack
+      is a whole pass over [A] from memory that overlaps no arithmetic,
+      while the micro-kernel reading [A]'s six rows directly streams them
+      as it computes (measured on the Xeon, one thread, the two kernels
+      alternated: 1.38x at 4096 x 64 x 512, 1.18x at 2048 x 128 x 512,
+      even at 1024^3, 0.96x at 2048^3; decisions #124).  Derived from
+      [sgemm_avx512]'s program: the let [Ap] inlined and the three reads of
+      its generations taken ([get_gen], each index in its loop's range), so
+      the broadcast reads [A] under the pack's guard. *)
+  Lemma sgemm_avx512_body_ok :
+    ltac:(let q := eval cbv delta [sgemm] beta in sgemm in
+          let p := eval cbv delta [sgemm_avx512_expected] beta in sgemm_avx512_expected in
+          exact (q = p)).
+  Proof. exact sgemm_avx512_spec. Qed.
+
+  Ltac sgemm_read_a_in_place :=
+    inline Ap;
+    rw get_gen at (get (genr 0 mcr _) _);
+    rw get_gen at (get (genr 0 kc _) _);
+    rw get_gen at (get (genr 0 6 _) _).
+
+  Derive sgemm_avx512_direct SuchThat (sgemm = sgemm_avx512_direct)
+    As sgemm_avx512_direct_correct.
+  Proof.
+    reschedule.
+    rw sgemm_avx512_body_ok.
+    sgemm_read_a_in_place.
+    check_safe.
+    done.
+  Qed.
   (** ** AVX-512, [B] packed per strip: [sgemm_avx2_strip]'s schedule with
       [sgemm_avx512]'s 6 x 64 register tile, for the same few-row-block
       problems (at M = 64, N = 4096 on 2 threads the pack-once kernel ran at
@@ -494,6 +527,23 @@ Section Sgemm.
 
   Lemma sgemm_avx2_spec : sgemm = sgemm_avx2_expected.
   Proof. rewrite sgemm_avx2_correct; apply sgemm_avx2_is_expected. Qed.
+
+  (** ** AVX2, [A] read in place: [sgemm_avx512_direct]'s step on
+      [sgemm_avx2]'s program. *)
+  Lemma sgemm_avx2_body_ok :
+    ltac:(let q := eval cbv delta [sgemm] beta in sgemm in
+          let p := eval cbv delta [sgemm_avx2_expected] beta in sgemm_avx2_expected in
+          exact (q = p)).
+  Proof. exact sgemm_avx2_spec. Qed.
+
+  Derive sgemm_avx2_direct SuchThat (sgemm = sgemm_avx2_direct) As sgemm_avx2_direct_correct.
+  Proof.
+    reschedule.
+    rw sgemm_avx2_body_ok.
+    sgemm_read_a_in_place.
+    check_safe.
+    done.
+  Qed.
 
   (** ** AVX2, [B] packed per strip: for few row blocks (wide, short
       problems such as M = 64, N = 4096), where packing all of [B] up front

@@ -104,5 +104,7 @@ Print Verisched.Examples.PolyBench.TwoMM.two_mm_ikj.
 Print Verisched.Examples.ScatterGather.gather.
 Print Verisched.Examples.Sgemm.sgemm_avx512.
 Print Verisched.Examples.Sgemm.sgemm_avx512_strip.
+Print Verisched.Examples.Sgemm.sgemm_avx512_direct.
 Print Verisched.Examples.Sgemm.sgemm_avx2.
 Print Verisched.Examples.Sgemm.sgemm_avx2_strip.
+Print Verisched.Examples.Sgemm.sgemm_avx2_direct.
