@@ -42,6 +42,34 @@ def test_aspect_sweep_keeps_the_workload(cm) -> None:
         assert p.M / p.N == pytest.approx(2.0 ** x)
 
 
+def test_sgemm_no_plan_rule_picks_a_kernel_per_problem(monkeypatch) -> None:
+    """--no-plan's rule (bench_sgemm.rule_choice): A read in place where N spans at most
+    DIRECT_MAX_STRIPS column strips of the tile's width, else the strip kernel where
+    use_strip says so, else packing once; a variant that was not loaded is never picked."""
+    sg = _load("bench_sgemm")
+    monkeypatch.setattr(sg, "nr", 64)
+    # Row blocks of 144 rows, whatever this machine's caches (use_strip counts them).
+    monkeypatch.setattr(sg, "block_sizes", lambda M, K, threads, N=None: {"mcr": 24, "kc": 256})
+    once, strip, direct = "once", "strip", "direct"
+    both = {sg.STRIP: strip, sg.DIRECT: direct}
+    tall = sg.Problem("aspect", "64", 4096, 64, 512)
+    edge = sg.Problem("x", "x", 4096, 64 * sg.DIRECT_MAX_STRIPS, 512)
+    wide = sg.Problem("aspect", "1/64", 64, 4096, 512)
+    big = sg.Problem("square", "2048", 2048, 2048, 2048)
+    assert sg.rule_choice(tall, 1, once, both) == direct
+    assert sg.rule_choice(edge, 1, once, both) == direct
+    assert sg.rule_choice(sg.Problem("x", "x", 4096, edge.N + 1, 512), 2, once, both) == once
+    assert sg.rule_choice(wide, 2, once, both) == strip  # one row block per thread
+    assert sg.rule_choice(big, 2, once, both) == once
+    assert sg.rule_choice(tall, 1, once, {sg.STRIP: strip}) == strip  # small: under 1 GFLOP
+    assert sg.rule_choice(tall, 1, once, {}) == once
+    # The AVX2 tile is 16 wide: 8 strips are 128 columns.
+    monkeypatch.setattr(sg, "nr", 16)
+    assert sg.rule_choice(sg.Problem("x", "x", 2048, 128, 512), 1, once, both) == direct
+    assert sg.rule_choice(sg.Problem("x", "x", 1024, 256, 512), 1, once, {sg.DIRECT: direct}) \
+        == once
+
+
 def test_conv_reference_matches_direct_loops() -> None:
     cv = _load("bench_conv")
     rng = np.random.default_rng(1)
