@@ -226,9 +226,9 @@ def fastest(candidates: dict[str, Callable[[], None]], warm_ms: float,
     was timed three times, and on the shared Xeon the trial picked the kernel that
     was 4-6% slower in steady state (1536^3 on 2 threads, #110).
 
-    A planner's trial, as FFTW_MEASURE plans: where two proved kernels compute the
-    same thing (Sgemm.v's pack-once and strip-packing derivations), a caller picks
-    one per shape; which is faster depends on the machine's caches (#109), so it is
+    A planner's trial, as FFTW_MEASURE plans: where several proved kernels compute the
+    same thing (Sgemm.v's pack-once, strip-packing and A-in-place derivations), a caller
+    picks one per shape; which is faster depends on the machine's caches (#109), so it is
     measured rather than guessed.  None of these calls is in a benchmark's figures."""
     times: dict[str, list[float]] = {name: [] for name in candidates}
     for _ in range(trials):

@@ -230,8 +230,9 @@ RUNTIME_BLOCKS = ("kc", "mcr")
 # --no-plan, `rule_choice` picks which one runs.  A kernel's label in `Ours.kernels` is
 # its thread label ("1t", "2t") plus the suffix.
 STRIP, DIRECT = "/strip", "/direct"
-VARIANTS = {STRIP: ("strip-packing", {"avx2": "sgemm_avx2_strip", "avx512": "sgemm_avx512_strip"}),
-            DIRECT: ("A-in-place", {"avx2": "sgemm_avx2_direct", "avx512": "sgemm_avx512_direct"})}
+VARIANTS = {STRIP: "strip-packing", DIRECT: "A-in-place"}
+VARIANT_DERIVATIONS = {STRIP: {"avx2": "sgemm_avx2_strip", "avx512": "sgemm_avx512_strip"},
+                       DIRECT: {"avx2": "sgemm_avx2_direct", "avx512": "sgemm_avx512_direct"}}
 # The most column strips (of the register tile's width) for which --no-plan reads A in
 # place: measured on the Xeon, 1 thread, AVX-512, the lowered kernels alternated in one
 # process (decision #124): 1.42x the pack-once kernel at N = 64 (4096x64x512), 1.21x at
@@ -406,6 +407,11 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
     return med
 
 
+def variant_derivations(args: argparse.Namespace) -> dict[str, str]:
+    """Suffix -> the derivation named for that variant ('' for none), after choose_isa."""
+    return {STRIP: args.strip_derivation, DIRECT: args.direct_derivation}
+
+
 def choose_isa(args: argparse.Namespace) -> None:
     """Fill the derivation and target defaults from --isa.  `auto` takes AVX-512 where
     the CPU has it: there OpenBLAS runs its AVX-512 kernels, and our AVX2 kernels ran
@@ -422,9 +428,9 @@ def choose_isa(args: argparse.Namespace) -> None:
     if args.derivation is None:
         args.derivation = f"sgemm_{isa}"
     if args.strip_derivation is None:
-        args.strip_derivation = VARIANTS[STRIP][1].get(isa, "")
+        args.strip_derivation = VARIANT_DERIVATIONS[STRIP].get(isa, "")
     if args.direct_derivation is None:
-        args.direct_derivation = VARIANTS[DIRECT][1].get(isa, "")
+        args.direct_derivation = VARIANT_DERIVATIONS[DIRECT].get(isa, "")
     args.target = args.target or "native"
     args.par_target = args.par_target or "native-openmp"
     print(f"our kernels: {args.derivation} on {args.target} / {args.par_target} "
@@ -520,7 +526,7 @@ def main(argv: list[str] | None = None) -> int:
                             {"M", "N", "K", "m", "n", "k"}, fast_math=args.fast_math,
                             runtime=set(RUNTIME_BLOCKS))
         added = []
-        for suffix, name in ((STRIP, args.strip_derivation), (DIRECT, args.direct_derivation)):
+        for suffix, name in variant_derivations(args).items():
             if not name or ours.missing or args.fix:
                 continue
             print(f"replaying and lowering {name} ...", flush=True)
@@ -529,7 +535,7 @@ def main(argv: list[str] | None = None) -> int:
                                {"M", "N", "K"}, fast_math=args.fast_math,
                                runtime=set(RUNTIME_BLOCKS))
             if alt.missing:
-                ours.notes.append(f"no {VARIANTS[suffix][0]} variant: {alt.missing}")
+                ours.notes.append(f"no {VARIANTS[suffix]} variant: {alt.missing}")
             else:
                 ours.kernels.update({k + suffix: v for k, v in alt.kernels.items()})
                 added.append(name)
@@ -703,8 +709,8 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
                    f"{args.warm_ms:g} ms of warm-up and at least {cm.TRIAL_MIN_CALLS} "
                    "timed calls (and 5 ms) each")
             parts = []
-            loaded = {STRIP: args.strip_derivation, DIRECT: args.direct_derivation}
-            for suffix, (what, _) in VARIANTS.items():
+            loaded = variant_derivations(args)
+            for suffix, what in VARIANTS.items():
                 if any(k.endswith(suffix) for k in ours.kernels):
                     used = [f"{p.label} {lab}" for p, med in results
                             for lab, name in med.get("kernels", {}).items()
