@@ -415,9 +415,9 @@ Section Sgemm.
       few strips (tall, narrow problems such as M = 4096, N = 64) the pack
       is a whole pass over [A] from memory that overlaps no arithmetic,
       while the micro-kernel reading [A]'s six rows directly streams them
-      as it computes (measured on the Xeon, one thread, the two kernels
-      alternated: 1.38x at 4096 x 64 x 512, 1.18x at 2048 x 128 x 512,
-      even at 1024^3, 0.96x at 2048^3; decisions #124).  Derived from
+      as it computes (measured on the Xeon, one thread, the two lowered
+      kernels alternated: 1.42x at 4096 x 64 x 512, 1.21x at 2048 x 128 x
+      512, 0.98x at 1024^3; decision #124).  Derived from
       [sgemm_avx512]'s program: the let [Ap] inlined and the three reads of
       its generations taken ([get_gen], each index in its loop's range), so
       the broadcast reads [A] under the pack's guard. *)
@@ -442,6 +442,7 @@ Section Sgemm.
     check_safe.
     done.
   Qed.
+
   (** ** AVX-512, [B] packed per strip: [sgemm_avx2_strip]'s schedule with
       [sgemm_avx512]'s 6 x 64 register tile, for the same few-row-block
       problems (at M = 64, N = 4096 on 2 threads the pack-once kernel ran at
