@@ -97,6 +97,34 @@ def test_run_checks_against_the_interpreter_and_the_hypotheses(vfile, capsys):
     assert "no value for size n" in capsys.readouterr().err
 
 
+def test_run_takes_sizes_comma_separated_and_defaults_to_c(vfile, capsys):
+    # `--size n=13,m=3` is `--size n=13 --size m=3`; an ISA-neutral program's default
+    # target is portable C, chosen without a note.
+    assert main(["run", str(vfile), "--derivation", "rows_fused", "--size", "n=13,m=3",
+                 "--check"]) == 0
+    cap = capsys.readouterr()
+    assert "rows_fused [c] output shape (13, 3)" in cap.out
+    assert "reference interpreter on the derived program: OK" in cap.out
+    assert "--target" not in cap.err
+    assert main(["run", str(vfile), "--derivation", "rows_fused", "--size", "n=13,m=x"]) == 1
+    assert "--size m=x: not an integer" in capsys.readouterr().err
+
+
+def test_compile_without_target_builds_a_program_in_instruction_form_for_its_isa(
+        tmp_path, capsys):
+    # BlurVec.v's blur_avx2 calls AVX2 instructions, which target c cannot take: with no
+    # --target the command builds it for avx2 and says so, where it used to refuse it.
+    from verisched.pybridge.session import REPO_ROOT
+
+    out = tmp_path / "blur.c"
+    assert main(["compile", str(REPO_ROOT / "coq" / "Examples" / "BlurVec.v"),
+                 "--derivation", "blur_avx2", "-o", str(out)]) == 0
+    cap = capsys.readouterr()
+    assert "kernel blur_avx2, target avx2," in cap.out
+    assert "no --target given: blur_avx2 is in avx2's instruction form" in cap.err
+    assert "_mm256_" in out.read_text()
+
+
 def test_derived_kernel_is_clean_under_asan_and_matches_the_interpreter(vfile):
     import numpy as np
 

@@ -175,6 +175,18 @@ def test_a_program_for_another_target_names_the_ones_that_take_it() -> None:
         pipeline.lower(checked, "avx2")
 
 
+def test_default_target_is_c_or_the_programs_instruction_form() -> None:
+    from verisched.pybridge.terms import Instr
+
+    def default(body):
+        return pipeline.default_target(gen("j", IConst(16), body)).name
+
+    assert default(get(Var("f"), IVar("j"))) == "c"
+    assert default(Instr("avx512_loadu", (Var("f"), IConst(0)))) == "avx512"
+    assert default(Instr("avx2_loadu", (Var("f"), IConst(0)))) == "avx2"
+    assert pipeline.default_target(gen("j", IConst(1), Instr("cuda_ld", ()))) is None
+
+
 def test_unknown_target_lists_the_registry() -> None:
     with pytest.raises(LowerError, match="unknown target 'cuda' .*c, openmp, avx2"):
         pipeline.get_target("cuda")

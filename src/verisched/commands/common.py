@@ -42,8 +42,11 @@ def pairs(items: list[str] | None, flag: str) -> dict[str, str]:
 
 
 def ints(items: list[str] | None, flag: str) -> dict[str, int]:
-    """`NAME=INT` arguments of `flag`."""
+    """`NAME=INT` arguments of `flag`; one argument may hold several, comma-separated
+    (`--size n=100,m=50`, as `--shape` writes a shape): an integer has no comma, so the
+    split is never ambiguous."""
     out = {}
+    items = [part for it in items or [] for part in it.split(",") if part.strip() or it == part]
     for k, v in pairs(items, flag).items():
         try:
             out[k] = int(v)
@@ -85,8 +88,10 @@ def add_program_args(parser: argparse.ArgumentParser) -> None:
     """The arguments naming a derivation, a target and how to check and build it."""
     parser.add_argument("file", help="the .v file holding the derivation")
     parser.add_argument("--derivation", required=True, help="name given to Derive")
-    parser.add_argument("--target", default="c", choices=pipeline.target_names(),
-                        help="; ".join(f"{t.name}: {t.summary}" for t in pipeline.TARGETS))
+    parser.add_argument("--target", default=None, choices=pipeline.target_names(),
+                        help="default: c, or where the program is in a target's instruction "
+                             "form (avx512, gemmini, ...) that target; "
+                             + "; ".join(f"{t.name}: {t.summary}" for t in pipeline.TARGETS))
     parser.add_argument("--dtype", default=None,
                         help="element type (default: the target's; C targets: float32, "
                              "float64, int32, int8)")
@@ -207,6 +212,23 @@ def checked_from_args(args: argparse.Namespace) -> pipeline.CheckedProgram:
         print(f"WARNING: {checked.name}: accesses not proved in bounds "
               f"({checked.program.safety}); building it anyway (--unsafe)", file=sys.stderr)
     return checked
+
+
+def target_for(args: argparse.Namespace, checked: pipeline.CheckedProgram) -> pipeline.Target:
+    """`--target`, or without it `pipeline.default_target`: plain C for an ISA-neutral
+    program, else the target of the program's instruction form, which is said on stderr
+    (a derivation in AVX-512's instructions is built for avx512 rather than refused by
+    c, which cannot take it; decision #125)."""
+    if args.target is not None:
+        return pipeline.get_target(args.target)
+    found = pipeline.default_target(checked.program.expr)
+    if found is None:
+        raise UsageError(f"{checked.name}: no target provides every instruction and memory "
+                         f"it uses; pass --target (targets: {', '.join(pipeline.target_names())})")
+    if found.name != "c" and not getattr(args, "quiet", False):
+        print(f"note: no --target given: {checked.name} is in {found.name}'s instruction "
+              f"form, so target {found.name}", file=sys.stderr)
+    return found
 
 
 def section_sizes(args: argparse.Namespace) -> tuple[str, ...] | None:

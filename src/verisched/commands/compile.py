@@ -1,4 +1,4 @@
-"""`verisched compile FILE.v --derivation NAME --target TARGET -o OUT.c`.
+"""`verisched compile FILE.v --derivation NAME [--target TARGET] -o OUT.c`.
 
 Replays the derivation in Coq, requires `check_safe` to have proved the
 final program's accesses in bounds (or `--unsafe`), turns the section's
@@ -14,15 +14,21 @@ import argparse
 from pathlib import Path
 
 from verisched import pipeline
-from verisched.commands.common import add_program_args, checked_from_args, guarded
+from verisched.commands.common import (
+    add_program_args,
+    checked_from_args,
+    guarded,
+    target_for,
+)
 
 
 def run(args: argparse.Namespace) -> int:
     def go() -> int:
         checked = checked_from_args(args)
-        lowered = pipeline.lower(checked, args.target)
+        target = target_for(args, checked)
+        lowered = pipeline.lower(checked, target)
         c_file, h_file = pipeline.render(lowered).write(Path(args.output))
-        print(f"wrote {c_file} and {h_file}: kernel {checked.name}, target {args.target}, "
+        print(f"wrote {c_file} and {h_file}: kernel {checked.name}, target {target.name}, "
               f"{lowered.summary}")
         report(checked)
         return 0

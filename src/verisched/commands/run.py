@@ -27,6 +27,7 @@ from verisched.commands.common import (
     ints,
     pairs,
     section_sizes,
+    target_for,
 )
 
 
@@ -37,13 +38,14 @@ def run(args: argparse.Namespace) -> int:
 def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = None) -> int:
     """Build, call on inputs, and with --check compare with the interpreter.  The
     arguments (sizes, inputs, the target's CPU) are checked before the replay."""
-    target = pipeline.get_target(args.target)
     sizes = ints(args.size, "--size")
     files = {k: np.load(v) for k, v in pairs(args.input, "--input").items()}
     if checked is None:
         _check_sizes_early(args, sizes)
-        target.check_runtime()
+        if args.target is not None:  # refused before the replay, not after it
+            pipeline.get_target(args.target).check_runtime()
     checked = checked or checked_from_args(args)
+    target = target_for(args, checked)
     missing = [s for s in checked.program.sizes if s not in sizes]
     if missing:
         raise UsageError(f"no value for size {', '.join(missing)} of kernel {checked.name}: "
@@ -124,7 +126,8 @@ def _check_sizes_early(args: argparse.Namespace, sizes: dict[str, int]) -> None:
 
 def register(parser: argparse.ArgumentParser) -> None:
     add_program_args(parser)
-    parser.add_argument("--size", action="append", default=[], help="NAME=INT (repeatable)")
+    parser.add_argument("--size", action="append", default=[],
+                        help="NAME=INT (repeatable, or comma-separated: n=100,m=50)")
     parser.add_argument("--input", action="append", default=[], help="NAME=file.npy")
     parser.add_argument("--seed", type=int, default=0, help="seed for random inputs")
     parser.add_argument("--threads", type=int, default=0, help="OpenMP threads")

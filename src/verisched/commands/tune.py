@@ -61,7 +61,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default="c", choices=pipeline.target_names(),
                         help="the target every candidate is built for")
     parser.add_argument("--size", action="append", default=[],
-                        help="NAME=INT, the sizes candidates are timed at (repeatable)")
+                        help="NAME=INT, the sizes candidates are timed at (repeatable, or "
+                             "comma-separated: n=100,m=50)")
     parser.add_argument("--budget", type=float, default=None,
                         help="seconds of search (Ctrl-C also stops it, keeping the log)")
     parser.add_argument("--trials", type=int, default=None,

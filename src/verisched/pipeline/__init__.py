@@ -34,6 +34,7 @@ from verisched.pipeline.compile import (
     compile_checked,
     compile_derivation,
     compile_program,
+    default_target,
     lower,
     render,
     supports,
@@ -53,7 +54,8 @@ __all__ = [
     "TARGETS", "CSource", "CheckedProgram", "DerivationError", "DerivedProgram", "Kernel",
     "FixValue", "Lowered", "Target", "TargetUnavailable", "Verdict", "all_targets", "build",
     "check",
-    "compile_checked", "compile_derivation", "compile_program", "derivations_in",
+    "compile_checked", "compile_derivation", "compile_program", "default_target",
+    "derivations_in",
     "from_ast", "get_target", "load", "load_many", "lower", "random_inputs", "render",
     "supports", "target_names", "verify",
 ]

@@ -56,6 +56,16 @@ def supports(target: Target, expr: Expr) -> str | None:
     return " and ".join(what)
 
 
+def default_target(expr: Expr) -> Target | None:
+    """The first registered target that provides every instruction family and memory
+    `expr` uses, or None: `c` for plain ATL, else the serial target of the program's
+    instruction form (`avx512` for a derivation in AVX-512's instructions, `gemmini` for
+    Gemmini's), since the registry lists serial targets before their OpenMP forms.  The
+    default of `verisched compile`, `run` and `report`: portable C wherever C can take
+    the program, and never a target that would refuse it (decision #125)."""
+    return next((t for t in TARGETS if supports(t, expr) is None), None)
+
+
 @dataclass(frozen=True)
 class _CachedLowering:
     """A lowering as the cache keeps it: the target's lowered form and its summary."""

@@ -21,17 +21,16 @@ from typing import Any
 
 from verisched.codegen.errors import CodegenError
 from verisched.pipeline import (
-    TARGETS,
     CSource,
     DerivationError,
     DerivedProgram,
     check,
+    default_target,
     derivations_in,
     get_target,
     load,
     lower,
     render,
-    supports,
 )
 from verisched.pybridge.coqterm import idx_str, to_coq
 
@@ -94,10 +93,10 @@ def _c_for(derived: DerivedProgram,
     """(target, C source, why not): `target`, or the first registered target that
     provides every instruction and memory the program uses (`c` for plain ATL)."""
     if target is None:
-        able = [t for t in TARGETS if supports(t, derived.expr) is None]
-        if not able:
+        found = default_target(derived.expr)
+        if found is None:
             return None, None, "no registered target provides what this program uses"
-        chosen = able[0]
+        chosen = found
     else:
         chosen = get_target(target)
     try:
