@@ -110,6 +110,67 @@ def test_run_takes_sizes_comma_separated_and_defaults_to_c(vfile, capsys):
     assert "--size m=x: not an integer" in capsys.readouterr().err
 
 
+def test_outputs_and_inputs_are_checked_before_the_replay(vfile, tmp_path, capsys):
+    # An output that could not be written, or an --input that names no tensor or is not
+    # one .npy array, is refused by its argument before Coq replays anything.
+    import numpy as np
+
+    missing = tmp_path / "no" / "k.c"
+    assert main(["compile", str(vfile), "--derivation", "rows_fused", "-o", str(missing)]) == 1
+    err = capsys.readouterr().err
+    assert f"-o {missing}: directory {missing.parent} does not exist" in err
+    assert "step" not in err  # nothing was replayed
+    run = ["run", str(vfile), "--derivation", "rows_fused", "--size", "n=5,m=3"]
+    assert main([*run, "-o", str(tmp_path / "no" / "y.npy")]) == 1
+    assert "does not exist" in capsys.readouterr().err
+    good = tmp_path / "f.npy"
+    np.save(good, np.ones((5, 3), np.float32))
+    assert main([*run, "--input", f"g={good}"]) == 1
+    err = capsys.readouterr().err
+    assert "--input g: not a tensor of derivation rows_fused (tensors: f)" in err
+    assert "step" not in err
+    junk = tmp_path / "junk.npy"
+    junk.write_text("not an array")
+    assert main([*run, "--input", f"f={junk}"]) == 1
+    assert f"--input f={junk}: cannot read it as a .npy array (not a .npy file)" in \
+        capsys.readouterr().err
+    archive = tmp_path / "two.npz"
+    np.savez(archive, a=np.ones(2), b=np.ones(2))
+    assert main([*run, "--input", f"f={archive}"]) == 1
+    assert "an .npz archive; give one .npy array" in capsys.readouterr().err
+
+
+def test_written_files_get_the_umask_mode_and_numpy_names(vfile, tmp_path, capsys):
+    # The atomic writes go through mkstemp, whose 0600 a file must not keep: the C file,
+    # its header and a saved output are readable as a plain open() would leave them.
+    import os
+    import stat
+
+    import numpy as np
+
+    old = os.umask(0o022)
+    try:
+        c = tmp_path / "rows.c"
+        assert main(["compile", str(vfile), "--derivation", "rows_fused", "-o", str(c)]) == 0
+        assert main(["run", str(vfile), "--derivation", "rows_fused", "--size", "n=5,m=3",
+                     "--input", f"f={_ones(tmp_path)}", "-o", str(tmp_path / "y")]) == 0
+    finally:
+        os.umask(old)
+    assert "saved " + str(tmp_path / "y.npy") in capsys.readouterr().out
+    for p in (c, c.with_suffix(".h"), tmp_path / "y.npy"):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o644, p
+    y = np.load(tmp_path / "y.npy")
+    assert y.shape == (5, 3) and np.allclose(y[1:], 2.0) and np.allclose(y[0], 1.0)
+
+
+def _ones(tmp_path):
+    import numpy as np
+
+    p = tmp_path / "ones.npy"
+    np.save(p, np.ones((5, 3), np.float32))
+    return p
+
+
 def test_compile_without_target_builds_a_program_in_instruction_form_for_its_isa(
         tmp_path, capsys):
     # BlurVec.v's blur_avx2 calls AVX2 instructions, which target c cannot take: with no

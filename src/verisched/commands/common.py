@@ -19,8 +19,9 @@ from typing import TextIO, TypeVar
 from verisched import pipeline
 from verisched.codegen.errors import CodegenError
 from verisched.pybridge.coqterm import parse_index
-from verisched.pybridge.errors import BridgeError, TermParseError
-from verisched.pybridge.replay import outline_file
+from verisched.pybridge.derivation import check_writable
+from verisched.pybridge.errors import BridgeError, OutputPathError, TermParseError
+from verisched.pybridge.replay import Signature, outline_file
 from verisched.pybridge.terms import Shape
 
 T = TypeVar("T")
@@ -231,15 +232,26 @@ def target_for(args: argparse.Namespace, checked: pipeline.CheckedProgram) -> pi
     return found
 
 
-def section_sizes(args: argparse.Namespace) -> tuple[str, ...] | None:
-    """The size variables of the section around the named derivation, read from the
-    file without Coq; None when the file cannot be read so (the replay then reports
-    why).  A superset of the kernel's sizes: those the derived program uses."""
+def section_signature(args: argparse.Namespace) -> Signature | None:
+    """What the section around the named derivation declares (its size variables and
+    tensors), read from the file without Coq; None when the file cannot be read so (the
+    replay then reports why).  A superset of the kernel's: its sizes and inputs are
+    those the derived program uses."""
     try:
         outline = outline_file(args.file).get(args.derivation)
     except (BridgeError, OSError):
         return None
-    return outline.signature.sizes if outline else None
+    return outline.signature if outline else None
+
+
+def writable_output(path: str, flag: str) -> None:
+    """Refuse an output path that could not be written (pybridge's check_writable: a
+    missing directory, a directory, a read-only file) before any Coq or compiler time
+    is spent on a result that could not be saved."""
+    try:
+        check_writable(path)
+    except OutputPathError as exc:
+        raise UsageError(f"{flag} {path}: {exc}") from None
 
 
 def guarded(command: str, fn: Callable[[], T]) -> T | int:

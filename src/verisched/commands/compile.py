@@ -19,11 +19,13 @@ from verisched.commands.common import (
     checked_from_args,
     guarded,
     target_for,
+    writable_output,
 )
 
 
 def run(args: argparse.Namespace) -> int:
     def go() -> int:
+        writable_output(args.output, "-o")
         checked = checked_from_args(args)
         target = target_for(args, checked)
         lowered = pipeline.lower(checked, target)

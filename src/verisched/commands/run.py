@@ -12,6 +12,7 @@ counters are printed.
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 import time
 
@@ -26,9 +27,11 @@ from verisched.commands.common import (
     guarded,
     ints,
     pairs,
-    section_sizes,
+    section_signature,
     target_for,
+    writable_output,
 )
+from verisched.pybridge.derivation import write_text_atomic
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,9 +42,11 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
     """Build, call on inputs, and with --check compare with the interpreter.  The
     arguments (sizes, inputs, the target's CPU) are checked before the replay."""
     sizes = ints(args.size, "--size")
-    files = {k: np.load(v) for k, v in pairs(args.input, "--input").items()}
+    files = _input_arrays(args.input)
+    if args.output:
+        writable_output(args.output, "-o")
     if checked is None:
-        _check_sizes_early(args, sizes)
+        _check_args_early(args, sizes, files)
         if args.target is not None:  # refused before the replay, not after it
             pipeline.get_target(args.target).check_runtime()
     checked = checked or checked_from_args(args)
@@ -63,6 +68,11 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
     sizes = {s: sizes[s] for s in checked.program.sizes}
     target.check_runtime()
     kernel = pipeline.compile_checked(checked, target, fast_math=args.fast_math)
+    taken = kernel.input_dtypes()
+    stray = sorted(set(files) - set(taken))
+    if stray:  # a tensor of the section the derived program does not read
+        raise UsageError(f"--input {', '.join(stray)}: not an input of kernel {checked.name} "
+                         f"(inputs: {', '.join(taken) or 'none'})")
     inputs = pipeline.random_inputs(kernel, sizes, args.seed, files)
     if args.threads:
         set_threads = getattr(kernel, "set_threads", None)
@@ -86,11 +96,7 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
     if counters:
         print("counters: " + ", ".join(f"{k} {v}" for k, v in counters.items() if v))
     if args.output:
-        if len(outs) > 1:  # one array per output, named out0, out1, ... in an .npz
-            np.savez(args.output, **{f"out{k}": o for k, o in enumerate(outs)})
-        else:
-            np.save(args.output, out)
-        print(f"saved {args.output}")
+        print(f"saved {_save(args.output, outs)}")
     else:
         for o in outs:
             print(np.array2string(o, threshold=20, precision=4))
@@ -104,14 +110,57 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
     return 0 if ok else 1
 
 
-def _check_sizes_early(args: argparse.Namespace, sizes: dict[str, int]) -> None:
-    """Refuse a missing or unknown --size before Coq runs, from the section's size
-    variables read statically: the kernel takes a subset of them (those its program
-    uses), so every one is asked for now (one the kernel turns out not to take is
-    ignored after the replay, with a note) and a name outside them is never a size."""
-    section = section_sizes(args)
-    if section is None:
+def _input_arrays(items: list[str]) -> dict[str, np.ndarray]:
+    """The `--input NAME=FILE.npy` arrays; a file that is not one readable array is
+    refused by its argument."""
+    out = {}
+    for name, path in pairs(items, "--input").items():
+        try:
+            arr = np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:
+            why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+            if "pickle" in why:  # numpy reads an unknown format as a pickle
+                why = "not a .npy file"
+            raise UsageError(f"--input {name}={path}: cannot read it as a .npy array "
+                             f"({why})") from None
+        if not isinstance(arr, np.ndarray):  # an .npz archive holds several
+            raise UsageError(f"--input {name}={path}: an .npz archive; give one .npy array")
+        out[name] = arr
+    return out
+
+
+def _save(path: str, outs: tuple[np.ndarray, ...]) -> str:
+    """Save the output(s) atomically, named as numpy names them (`.npy` appended to a
+    name without it; several outputs as out0, out1, ... in an `.npz`): no half-written
+    file is left if the write fails."""
+    suffix = ".npz" if len(outs) > 1 else ".npy"
+    final = path if path.endswith(suffix) else path + suffix
+    buf = io.BytesIO()
+    if len(outs) > 1:
+        np.savez(buf, **{f"out{k}": o for k, o in enumerate(outs)})
+    else:
+        np.save(buf, outs[0])
+    write_text_atomic(final, buf.getvalue())
+    return final
+
+
+def _check_args_early(args: argparse.Namespace, sizes: dict[str, int],
+                      files: dict[str, np.ndarray]) -> None:
+    """Refuse a missing or unknown --size, and an --input that names no tensor, before
+    Coq runs, from the section's declarations read statically: the kernel takes a
+    subset of its size variables (those its program uses), so every one is asked for
+    now (one the kernel turns out not to take is ignored after the replay, with a note)
+    and a name outside them is never a size; likewise its inputs are among the
+    section's tensors."""
+    signature = section_signature(args)
+    if signature is None:
         return  # the replay will say what is wrong with the file
+    unknown = [k for k in files if k not in signature.tensors]
+    if unknown:
+        raise UsageError(f"--input {', '.join(unknown)}: not a tensor of derivation "
+                         f"{args.derivation} (tensors: "
+                         f"{', '.join(signature.tensors) or 'none'})")
+    section = signature.sizes
     fixed = fixes(args.fix)
     missing = [s for s in section if s not in sizes and s not in fixed]
     if missing:

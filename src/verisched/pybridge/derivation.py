@@ -326,8 +326,23 @@ def parse_axioms(output: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write `text` so a reader sees the old file or the new one, never half.
+def _umask() -> int:
+    """The process's umask, read from /proc where Linux shows it: setting the umask to
+    read it back races with another thread creating a file meanwhile (the kernel and
+    lowering caches write from worker threads too)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_text_atomic(path: str | Path, text: str | bytes) -> Path:
+    """Write `text` (or bytes) so a reader sees the old file or the new one, never half.
 
     The file gets the mode a plain `open(path, "w")` would give it (the old
     file's, or 0666 less the umask): mkstemp's private 0600 would otherwise
@@ -337,15 +352,17 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     try:
         mode = path.stat().st_mode & 0o7777
     except OSError:
-        mask = os.umask(0)
-        os.umask(mask)
-        mode = 0o666 & ~mask
+        mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
                                dir=str(path.parent or "."))
     try:
         os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        if isinstance(text, bytes):
+            with os.fdopen(fd, "wb") as fb:
+                fb.write(text)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from verisched.codegen.errors import CompileError
+from verisched.pybridge.derivation import write_text_atomic
 
 _ELF_MAGIC = b"\x7fELF"
 
@@ -54,16 +55,9 @@ def cache_dir() -> Path:
 
 def atomic_write(path: Path, text: str) -> None:
     """Write via a temporary file in the same directory and rename, so readers and
-    concurrent writers never see a half-written file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    concurrent writers never see a half-written file (pybridge's write_text_atomic,
+    which also gives the file a plain `open`'s mode rather than mkstemp's 0600)."""
+    write_text_atomic(path, text)
 
 
 def _compiler_id(cc: list[str]) -> str:
