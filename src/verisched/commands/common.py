@@ -47,6 +47,8 @@ def ints(items: list[str] | None, flag: str) -> dict[str, int]:
     (`--size n=100,m=50`, as `--shape` writes a shape): an integer has no comma, so the
     split is never ambiguous."""
     out = {}
+    # Split at commas; an empty piece beside a comma ("n=1,") is dropped, while an empty
+    # argument stays, for pairs() to refuse.
     items = [part for it in items or [] for part in it.split(",") if part.strip() or it == part]
     for k, v in pairs(items, flag).items():
         try:

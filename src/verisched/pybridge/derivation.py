@@ -328,8 +328,8 @@ def parse_axioms(output: str) -> tuple[str, ...]:
 
 def _umask() -> int:
     """The process's umask, read from /proc where Linux shows it: setting the umask to
-    read it back races with another thread creating a file meanwhile (the kernel and
-    lowering caches write from worker threads too)."""
+    read it back races with any other thread of the caller's program that creates a
+    file meanwhile (the Python API may be called from threads)."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("Umask:"):
