@@ -92,13 +92,9 @@ def _c_for(derived: DerivedProgram,
            target: str | None) -> tuple[str | None, str | None, str | None]:
     """(target, C source, why not): `target`, or the first registered target that
     provides every instruction and memory the program uses (`c` for plain ATL)."""
-    if target is None:
-        found = default_target(derived.expr)
-        if found is None:
-            return None, None, "no registered target provides what this program uses"
-        chosen = found
-    else:
-        chosen = get_target(target)
+    chosen = default_target(derived.expr) if target is None else get_target(target)
+    if chosen is None:
+        return None, None, "no registered target provides what this program uses"
     try:
         checked = check(derived)
         src = render(lower(checked, chosen))
