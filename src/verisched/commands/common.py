@@ -228,7 +228,7 @@ def target_for(args: argparse.Namespace, checked: pipeline.CheckedProgram) -> pi
     if found is None:
         raise UsageError(f"{checked.name}: no target provides every instruction and memory "
                          f"it uses; pass --target (targets: {', '.join(pipeline.target_names())})")
-    if found.name != "c" and not getattr(args, "quiet", False):
+    if any(pipeline.needs(checked.program.expr)) and not getattr(args, "quiet", False):
         print(f"note: no --target given: {checked.name} is in {found.name}'s instruction "
               f"form, so target {found.name}", file=sys.stderr)
     return found

@@ -36,6 +36,7 @@ from verisched.pipeline.compile import (
     compile_program,
     default_target,
     lower,
+    needs,
     render,
     supports,
 )
@@ -56,6 +57,6 @@ __all__ = [
     "check",
     "compile_checked", "compile_derivation", "compile_program", "default_target",
     "derivations_in",
-    "from_ast", "get_target", "load", "load_many", "lower", "random_inputs", "render",
+    "from_ast", "get_target", "load", "load_many", "lower", "needs", "random_inputs", "render",
     "supports", "target_names", "verify",
 ]

@@ -27,7 +27,7 @@ from verisched.targets.base import CSource, Kernel, Lowered, Target
 from verisched.targets.registry import TARGETS, get_target
 
 
-def _needs(expr: Expr) -> tuple[set[str], set[str]]:
+def needs(expr: Expr) -> tuple[set[str], set[str]]:
     """The instruction families and the memories (besides DRAM) `expr` uses."""
     families: set[str] = set()
     memories: set[str] = set()
@@ -43,7 +43,7 @@ def _needs(expr: Expr) -> tuple[set[str], set[str]]:
 def supports(target: Target, expr: Expr) -> str | None:
     """None if `target` provides every instruction family and memory `expr` uses, else
     what is missing."""
-    families, memories = _needs(expr)
+    families, memories = needs(expr)
     missing = sorted(families - set(target.families))
     mems = sorted(memories - set(target.memories))
     if not missing and not mems:
