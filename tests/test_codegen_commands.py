@@ -123,9 +123,7 @@ def test_outputs_and_inputs_are_checked_before_the_replay(vfile, tmp_path, capsy
     run = ["run", str(vfile), "--derivation", "rows_fused", "--size", "n=5,m=3"]
     assert main([*run, "-o", str(tmp_path / "no" / "y.npy")]) == 1
     assert "does not exist" in capsys.readouterr().err
-    good = tmp_path / "f.npy"
-    np.save(good, np.ones((5, 3), np.float32))
-    assert main([*run, "--input", f"g={good}"]) == 1
+    assert main([*run, "--input", f"g={_ones(tmp_path)}"]) == 1
     err = capsys.readouterr().err
     assert "--input g: not a tensor of derivation rows_fused (tensors: f)" in err
     assert "step" not in err

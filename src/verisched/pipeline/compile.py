@@ -40,10 +40,12 @@ def needs(expr: Expr) -> tuple[set[str], set[str]]:
     return families, memories
 
 
-def supports(target: Target, expr: Expr) -> str | None:
+def supports(target: Target, expr: Expr,
+             need: tuple[set[str], set[str]] | None = None) -> str | None:
     """None if `target` provides every instruction family and memory `expr` uses, else
-    what is missing."""
-    families, memories = needs(expr)
+    what is missing.  `need`: `needs(expr)` already computed, for a caller asking of
+    several targets (one walk of the program, not one per target)."""
+    families, memories = need if need is not None else needs(expr)
     missing = sorted(families - set(target.families))
     mems = sorted(memories - set(target.memories))
     if not missing and not mems:
@@ -63,7 +65,8 @@ def default_target(expr: Expr) -> Target | None:
     Gemmini's), since the registry lists serial targets before their OpenMP forms.  The
     default of `verisched compile`, `run` and `report`: portable C wherever C can take
     the program, and never a target that would refuse it (decision #125)."""
-    return next((t for t in TARGETS if supports(t, expr) is None), None)
+    need = needs(expr)
+    return next((t for t in TARGETS if supports(t, expr, need) is None), None)
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,8 @@ def lower(checked: CheckedProgram, target: str | Target, *, cache: bool = True) 
         t = resolve(checked.program)
     missing = supports(t, checked.program.expr)
     if missing:
-        able = [x.name for x in TARGETS if supports(x, checked.program.expr) is None]
+        need = needs(checked.program.expr)
+        able = [x.name for x in TARGETS if supports(x, checked.program.expr, need) is None]
         raise LowerError(f"target {t.name}: {checked.name} uses {missing}, which target "
                          f"{t.name} does not provide (targets that do: "
                          f"{', '.join(able) or 'none'})")
