@@ -204,3 +204,32 @@ def test_derived_kernel_is_clean_under_asan_and_matches_the_interpreter(vfile):
         got = run_sanitized(exe, lw, {"f": f}, {"n": n, "m": m}, (n, m))
         want = evaluate(dp.expr, {"f": f.astype(np.float64)}, {"n": n, "m": m}, np.float64)
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_sizes_beyond_memory_and_nonpositive_counts_are_refused(vfile, capsys, monkeypatch):
+    # Sizes whose inputs and outputs cannot fit in memory are refused by their figure
+    # before numpy allocates (it would raise a traceback, or with Linux's overcommit
+    # succeed and get the process killed mid-call).
+    from verisched.pipeline import execute
+
+    run = ["run", str(vfile), "--derivation", "rows_fused"]
+    assert main([*run, "--size", "n=300000,m=300000"]) == 1
+    err = capsys.readouterr().err
+    assert "sizes {'n': 300000, 'm': 300000} need 670.6 GiB for the inputs and outputs" in err
+    assert "Traceback" not in err
+    monkeypatch.setattr(execute, "available_memory", lambda: 2**20)
+    assert main([*run, "--size", "n=1000,m=1000"]) == 1  # 2 x 4 MB against 1 MiB
+    assert "need 7.6 MiB for the inputs and outputs; this machine has 1.0 MiB available" \
+        in capsys.readouterr().err
+    monkeypatch.undo()
+    # A count or a time limit of zero, negative, nan or inf is refused by argparse.
+    for argv in ([*run, "--size", "n=3,m=3", "--threads", "0"],
+                 ["replay", str(vfile), "--timeout", "-3"],
+                 ["replay", str(vfile), "--timeout", "nan"],
+                 ["search", str(vfile), "--program", "x", "--steps", "0"],
+                 ["tune", str(vfile), "--program", "x", "-o", "t", "--jobs", "-1"]):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2
+        err = capsys.readouterr().err
+        assert f"'{argv[-1]}': expected a" in err and "above 0" in err, err

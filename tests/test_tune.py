@@ -24,6 +24,7 @@ from conftest import REPO, requires_coq
 from verisched import pipeline
 from verisched.schedule import dsl
 from verisched.schedule.coqfile import derived_name
+from verisched.targets.auto import best_isa
 from verisched.tune import log as tlog
 from verisched.tune import tune
 
@@ -147,6 +148,11 @@ def test_cli_tune_and_its_errors(tmp_path: Path) -> None:
     assert "best: #" in r.stdout and "vs hand" in r.stdout and "coqc accepted it" in r.stdout
     assert "proved" in r.stderr and "refused" in r.stderr
     assert len((tmp_path / "fused.tune.jsonl").read_text().splitlines()) == 2
+    # no --target: `native`, whose candidates may use this CPU's vector ISAs
+    assert "tuned fused for native" in r.stdout
+    if best_isa() != "c":
+        used = [ln for ln in r.stdout.splitlines() if "candidates could use:" in ln]
+        assert used and best_isa() in used[0].split(":", 2)[2], r.stdout
     bad = subprocess.run(exe + ["--trials", "1", "-o", str(tmp_path / "x")],
                          capture_output=True, text=True, timeout=600, env=ENV)
     assert bad.returncode == 1 and "Traceback" not in bad.stderr

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from verisched.commands.common import positive_float
 from verisched.pybridge.derivation import ALLOWED_AXIOM_PREFIXES, parse_axioms
 from verisched.pybridge.errors import BridgeError
 from verisched.pybridge.replay import DERIVE_RE, precheck_file, replay_file
@@ -161,5 +162,6 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="check this derivation script instead of coq/Examples/")
     parser.add_argument("--repo", default=str(REPO_ROOT), help="repository root")
     parser.add_argument("--no-build", action="store_true", help="skip `make proofs`")
-    parser.add_argument("--timeout", type=float, default=300.0, help="per-command limit, s")
+    parser.add_argument("--timeout", type=positive_float, default=300.0,
+                        help="per-command limit, s")
     parser.set_defaults(handler=run)

@@ -9,6 +9,7 @@ lower -> render -> build.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -29,6 +30,28 @@ T = TypeVar("T")
 
 class UsageError(CodegenError):
     """A command-line argument that cannot be read."""
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1 (a count of threads, steps, jobs)."""
+    return _positive(text, int)
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number of seconds above 0 (a zero or negative limit would
+    time out every Coq command, after starting the session)."""
+    return _positive(text, float)
+
+
+def _positive(text: str, kind: Callable[[str], T]) -> T:
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 < value < math.inf:  # type: ignore[operator]
+        what = "an integer" if kind is int else "a number"
+        raise argparse.ArgumentTypeError(f"{text!r}: expected {what} above 0")
+    return value
 
 
 def pairs(items: list[str] | None, flag: str) -> dict[str, str]:
@@ -108,7 +131,8 @@ def add_program_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store-at", action="append", default=[], metavar="BUF:LOOP",
                         help="allocate the let buffer BUF once per iteration of the enclosing "
                              "loop LOOP (Halide's store_at; storage only, nothing to prove)")
-    parser.add_argument("--timeout", type=float, default=300.0, help="per Coq command, s")
+    parser.add_argument("--timeout", type=positive_float, default=300.0,
+                        help="per Coq command, s")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="no progress on stderr (replay steps, cache use)")
     parser.add_argument("--unsafe", "--allow-unproved-safety", dest="unsafe",
@@ -263,4 +287,8 @@ def guarded(command: str, fn: Callable[[], T]) -> T | int:
         return fn()
     except (CodegenError, OSError, ValueError) as exc:
         print(f"verisched {command}: {exc}", file=sys.stderr)
+        return 1
+    except MemoryError as exc:  # numpy's says how much it could not allocate
+        print(f"verisched {command}: out of memory ({exc or 'no detail'}); try smaller "
+              "sizes", file=sys.stderr)
         return 1

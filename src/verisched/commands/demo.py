@@ -21,7 +21,7 @@ from rich.console import Console
 
 from verisched import pipeline
 from verisched.codegen.errors import CodegenError
-from verisched.commands.common import Progress
+from verisched.commands.common import Progress, positive_float
 from verisched.commands.compile import report
 from verisched.commands.terminal import console, show_steps
 from verisched.pybridge.derivation import write_json_atomic
@@ -125,7 +125,7 @@ NEXT = (
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="out", help="directory for the trace and the C")
-    parser.add_argument("--timeout", type=float, default=600.0,
+    parser.add_argument("--timeout", type=positive_float, default=600.0,
                         help="per Coq command, seconds")
     parser.add_argument("--full", action="store_true",
                         help="print every step's whole program, not only what it changed")

@@ -16,6 +16,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from verisched.commands.common import positive_float
 from verisched.commands.terminal import LiveSteps, console
 from verisched.pybridge.derivation import (
     check_writable,
@@ -137,7 +138,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="a .v file containing Derive ... SuchThat ... derivations")
     parser.add_argument("--derivation", metavar="NAME", help="replay only this derivation")
     parser.add_argument("--json", metavar="OUT", help="write the full trace as JSON")
-    parser.add_argument("--timeout", type=float, default=300.0,
+    parser.add_argument("--timeout", type=positive_float, default=300.0,
                         help="per-command limit in seconds (default 300)")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print only the verdict, not every step")

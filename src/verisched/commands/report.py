@@ -15,6 +15,7 @@ import argparse
 import sys
 import time
 
+from verisched.commands.common import positive_float
 from verisched.report import ReportError, write_report
 
 
@@ -51,7 +52,7 @@ def register(parser: argparse.ArgumentParser) -> None:
                              "that provides the program's instructions)")
     parser.add_argument("--bench-png", metavar="PLOT.png",
                         help="a benchmark plot to embed at the end")
-    parser.add_argument("--timeout", type=float, default=300.0,
+    parser.add_argument("--timeout", type=positive_float, default=300.0,
                         help="per-command limit in seconds for Coq (default 300)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(handler=run)

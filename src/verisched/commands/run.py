@@ -27,6 +27,7 @@ from verisched.commands.common import (
     guarded,
     ints,
     pairs,
+    positive_int,
     section_signature,
     target_for,
     writable_output,
@@ -179,7 +180,7 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="NAME=INT (repeatable, or comma-separated: n=100,m=50)")
     parser.add_argument("--input", action="append", default=[], help="NAME=file.npy")
     parser.add_argument("--seed", type=int, default=0, help="seed for random inputs")
-    parser.add_argument("--threads", type=int, default=0, help="OpenMP threads")
+    parser.add_argument("--threads", type=positive_int, default=None, help="OpenMP threads")
     parser.add_argument("--fast-math", action="store_true", help="compile with -ffast-math")
     parser.add_argument("--check", action="store_true",
                         help="compare with the reference interpreter")

@@ -16,6 +16,7 @@ import argparse
 import sys
 import time
 
+from verisched.commands.common import positive_float, positive_int
 from verisched.pybridge.coqterm import pretty
 from verisched.schedule import ScheduleError
 from verisched.search import (
@@ -73,12 +74,12 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="the library whose idioms to look for: blas (CBLAS routines), "
                         "avx2 (our AVX2 instructions), gemmini (our Gemmini matmul, with "
                         "Glenside's im2col for convolutions); default blas")
-    parser.add_argument("--steps", type=int, default=10,
+    parser.add_argument("--steps", type=positive_int, default=10,
                         help="saturation steps at most (default 10)")
-    parser.add_argument("--nodes", type=int, default=50_000,
+    parser.add_argument("--nodes", type=positive_int, default=50_000,
                         help="e-node budget (default 50000); the step that goes over it "
                         "is undone")
-    parser.add_argument("--timeout", type=float, default=60.0,
+    parser.add_argument("--timeout", type=positive_float, default=60.0,
                         help="saturation time budget in seconds (default 60)")
     parser.add_argument("--costs", default="liar", choices=("liar", "measured"),
                         help="call costs of the extraction: LIAR's constants (default), or "

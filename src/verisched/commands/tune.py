@@ -12,7 +12,14 @@ from __future__ import annotations
 import argparse
 
 from verisched import pipeline
-from verisched.commands.common import Progress, UsageError, guarded, ints
+from verisched.commands.common import (
+    Progress,
+    UsageError,
+    guarded,
+    ints,
+    positive_float,
+    positive_int,
+)
 from verisched.schedule import ScheduleError
 from verisched.tune import program_of, tune
 from verisched.tune.executors import ExecutorError
@@ -26,9 +33,6 @@ def execute(args: argparse.Namespace) -> int:
     sizes = ints(args.size, "--size")
     if args.budget is None and args.trials is None:
         raise UsageError("give --budget SECONDS or --trials N")
-    for flag, v in (("--budget", args.budget), ("--trials", args.trials), ("--jobs", args.jobs)):
-        if v is not None and v <= 0:
-            raise UsageError(f"{flag} {v}: must be positive")
     target = pipeline.get_target(args.target)
     target.check_runtime()
     progress = Progress(quiet=args.quiet)
@@ -58,16 +62,17 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--program", required=True,
                         help="a derivation of FILE.v: its original program is tuned, and "
                              "the derivation is the hand-derived baseline")
-    parser.add_argument("--target", default="c", choices=pipeline.target_names(),
-                        help="the target every candidate is built for")
+    parser.add_argument("--target", default="native", choices=pipeline.target_names(),
+                        help="the target every candidate is built for (default: native, "
+                             "the best ISA of this CPU, where the candidates are timed)")
     parser.add_argument("--size", action="append", default=[],
                         help="NAME=INT, the sizes candidates are timed at (repeatable, or "
                              "comma-separated: n=100,m=50)")
-    parser.add_argument("--budget", type=float, default=None,
+    parser.add_argument("--budget", type=positive_float, default=None,
                         help="seconds of search (Ctrl-C also stops it, keeping the log)")
-    parser.add_argument("--trials", type=int, default=None,
+    parser.add_argument("--trials", type=positive_int, default=None,
                         help="at most this many new candidates")
-    parser.add_argument("--jobs", type=int, default=None,
+    parser.add_argument("--jobs", type=positive_int, default=None,
                         help="worker processes that prove candidates (default: cores - 1; "
                              "timing runs in this process)")
     parser.add_argument("--ray", default=None, metavar="ADDRESS",
@@ -81,6 +86,6 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampler and inputs")
     parser.add_argument("--no-hand", action="store_true",
                         help="do not build the derivation itself for comparison")
-    parser.add_argument("--timeout", type=float, default=300.0, help="per Coq command, s")
+    parser.add_argument("--timeout", type=positive_float, default=300.0, help="per Coq command, s")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(handler=run)

@@ -9,15 +9,20 @@ the whole chain, proof, replay, parse and lowering, independently of Coq).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
+from verisched.codegen.errors import KernelCallError
 from verisched.pipeline.check import CheckedProgram
 from verisched.pybridge.interp import InterpError, evaluate
 from verisched.pybridge.terms import Expr, free_vars
 from verisched.targets.base import Kernel
+
+
+class MemoryLimitError(KernelCallError):
+    """Sizes whose inputs and outputs do not fit in this machine's available memory."""
 
 
 def random_inputs(kernel: Kernel, sizes: Mapping[str, int], seed: int = 0,
@@ -25,6 +30,7 @@ def random_inputs(kernel: Kernel, sizes: Mapping[str, int], seed: int = 0,
     """Inputs for `kernel` at `sizes`: the `given` arrays, the others random (floats from
     a normal distribution; small integers, or int8's whole range)."""
     shapes, _ = kernel.extents(sizes)
+    check_memory(kernel, sizes, given or {})
     rng = np.random.default_rng(seed)
     dtypes = kernel.input_dtypes()
     # Beside int8 data, int32 inputs are accumulator-width operands (a bias): wide values
@@ -41,6 +47,47 @@ def random_inputs(kernel: Kernel, sizes: Mapping[str, int], seed: int = 0,
         else:
             out[name] = rng.standard_normal(shapes[name]).astype(dt)
     return out
+
+
+def footprint(kernel: Kernel, sizes: Mapping[str, int], given: Collection[str] = ()) -> int:
+    """Bytes of a call's inputs and outputs at `sizes` (which `extents` checks), less
+    the inputs named in `given` (already in memory)."""
+    shapes, out_shape = kernel.extents(sizes)
+    dtypes = kernel.input_dtypes()
+    out_item = np.dtype(getattr(kernel, "dtype", np.float32)).itemsize
+    more = getattr(kernel, "more_shapes", lambda _s: [])(sizes)
+    total = sum(int(np.prod(s, dtype=object)) * np.dtype(dtypes[a]).itemsize
+                for a, s in shapes.items() if a not in given)
+    return total + sum(int(np.prod(s, dtype=object)) * out_item for s in (out_shape, *more))
+
+
+def available_memory() -> int | None:
+    """The kernel's estimate of memory a new allocation can take without swapping
+    (`MemAvailable`), or None where /proc/meminfo does not say."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_memory(kernel: Kernel, sizes: Mapping[str, int], given: Collection[str] = ()
+                 ) -> None:
+    """Refuse sizes whose inputs and outputs cannot fit in memory, before anything is
+    allocated: numpy would fail with a traceback, or (Linux overcommits) succeed and
+    get the process killed mid-call."""
+    need, have = footprint(kernel, sizes, given), available_memory()
+    if have is not None and need > have:
+        what = "the outputs and the inputs not given" if given else "the inputs and outputs"
+        raise MemoryLimitError(f"{kernel.name}: sizes {dict(sizes)} need {_gib(need)} for "
+                               f"{what}; this machine has {_gib(have)} available")
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
 
 
 @dataclass(frozen=True)

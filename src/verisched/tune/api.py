@@ -123,7 +123,7 @@ def untuned_point(space: Space) -> dict[str, Any]:
     return p
 
 
-def tune(program: Program, *, target: str = "c", sizes: Mapping[str, int],
+def tune(program: Program, *, target: str = "native", sizes: Mapping[str, int],
          budget: float | None = 60.0, trials: int | None = None, jobs: int | None = None,
          ray: str | None = None, resume: str | Path | None = None,
          out_dir: str | Path | None = None, seed: int = 0, hand: Hand | None = None,
@@ -131,7 +131,8 @@ def tune(program: Program, *, target: str = "c", sizes: Mapping[str, int],
          timeout: float = 120.0,
          progress: Callable[[str], None] | None = None,
          on_record: Callable[[tlog.Record], None] | None = None) -> TuneResult:
-    """Search schedules of `program` for `target` at `sizes`, every candidate proved
+    """Search schedules of `program` for `target` (default `native`: the best ISA of
+    this CPU, where the candidates are timed) at `sizes`, every candidate proved
     by Coq, for `budget` seconds and/or `trials` candidates (new ones: logged ones
     are not measured again).  `jobs` worker processes prove candidates (default:
     all cores but one, left for timing); `ray` ("auto" or an address) proves them
@@ -180,6 +181,9 @@ def tune(program: Program, *, target: str = "c", sizes: Mapping[str, int],
                      outcome.counters, outcome.stopped, log_path, out)
     if work.note:
         res.notes.append(work.note)
+    if space.isas:  # for `native`: the ISAs it found on this CPU
+        res.notes.append(f"vector instructions the candidates could use: "
+                         f"{', '.join(space.isas)} (target {t.name})")
     res.notes += _untuned_refused(res.records, [first, with_template(space, first)])
     _finish(res, program, space, work, hand, timeout, say)
     return res
