@@ -7,6 +7,7 @@ measurements, never tests: nothing here has a threshold.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import dataclasses
@@ -437,6 +438,20 @@ def close_figure(fig) -> None:
     plt = pyplot()
     if plt is not None:
         plt.close(fig)
+
+
+def out_dir_arg(text: str) -> Path:
+    """An argparse type for `--out-dir`: created (with its parents) and checked writable
+    when the arguments are read, so that a directory that cannot be made or written is
+    refused before a run of minutes, not when its results are written."""
+    path = Path(text)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"{text}: cannot create it ({exc.strerror})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"{text}: not writable")
+    return path
 
 
 def write_outputs(out_dir: Path, stem: str, markdown: str, fig) -> list[Path]:

@@ -345,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quiet-wait", type=float, default=10.0,
                     help="wait up to this many seconds for other processes to leave the "
                          "CPUs idle before timing")
-    ap.add_argument("--out-dir", default=str(Path(__file__).resolve().parent / "results"))
+    ap.add_argument("--out-dir", type=cm.out_dir_arg, default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
     # libgomp reads this when our first OpenMP kernel loads.  Spinning waits at the
     # barriers lose badly on a loaded 2-core machine (measured: 33 ms vs 6 ms for the

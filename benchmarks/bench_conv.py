@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quiet-wait", type=float, default=10.0,
                     help="wait up to this many seconds for other processes to leave the "
                          "CPUs idle before timing")
-    ap.add_argument("--out-dir", default=str(cm.RESULTS_DIR))
+    ap.add_argument("--out-dir", type=cm.out_dir_arg, default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
     isa = args.isa = args.isa if args.isa != "auto" else best_vector_isa()
     candidates = [args.derivation] if args.derivation else (

@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="runs of the fixed-cost probe (default 9)")
     ap.add_argument("--source", default=str(cm.REPO_ROOT),
                     help="the tree whose Coq sources to build (default: this repository)")
-    ap.add_argument("--out-dir", default=str(cm.RESULTS_DIR))
+    ap.add_argument("--out-dir", type=cm.out_dir_arg, default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
     for name in ("builds", "jobs", "probe_runs"):
         if getattr(args, name) < 1:

@@ -493,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="skip the perf profile of our kernel (needs `perf`)")
     ap.add_argument("--no-in-cache", action="store_true",
                     help=f"skip the L2-resident {'x'.join(map(str, IN_CACHE))} diagnostic problem")
-    ap.add_argument("--out-dir", default=str(cm.RESULTS_DIR))
+    ap.add_argument("--out-dir", type=cm.out_dir_arg, default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
     choose_isa(args)
     if args.passive:

@@ -404,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--blas-threads", type=int, default=1,
                     help="the peer's threads (OpenBLAS, Halide, torch)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out-dir", default=str(cm.RESULTS_DIR))
+    ap.add_argument("--out-dir", type=cm.out_dir_arg, default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
     args.target = args.target or default_target()
     started = datetime.datetime.now(datetime.timezone.utc)

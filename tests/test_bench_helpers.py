@@ -187,6 +187,26 @@ def test_bench_help_without_peers(capsys) -> None:
         assert "--repeat" in capsys.readouterr().out
 
 
+def test_an_out_dir_that_cannot_be_made_is_refused_before_the_run(tmp_path, capsys) -> None:
+    """`--out-dir` is created and checked when the arguments are read: a benchmark of
+    minutes must not end in a traceback because its results have nowhere to go."""
+    from verisched.cli import main
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    for name in ("sgemm", "conv", "blur", "gemmini", "proofs", "tune"):
+        with pytest.raises(SystemExit) as exc:
+            main(["bench", name, "--out-dir", str(blocker / "results")])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert f"argument --out-dir: {blocker / 'results'}: cannot create it (Not a " \
+               "directory)" in err, (name, err)
+    fresh = tmp_path / "a" / "b"  # a missing directory is made, parents included
+    with pytest.raises(SystemExit):
+        main(["bench", "proofs", "--out-dir", str(fresh), "--builds", "x"])
+    assert fresh.is_dir()
+
+
 def test_call_waits_for_other_pools_spinning_workers(cm, monkeypatch) -> None:
     """No call starts while another pool's workers may still spin, a 1-thread one
     included (ours runs on a bound core, decision #119); a variant of the same pool
