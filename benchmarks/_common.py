@@ -7,7 +7,6 @@ measurements, never tests: nothing here has a threshold.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import ctypes
 import dataclasses
@@ -25,6 +24,7 @@ from typing import NamedTuple
 from verisched import pipeline
 from verisched.codegen.errors import CodegenError
 from verisched.commands.common import Progress
+from verisched.commands.common import directory_arg as out_dir_arg  # noqa: F401 - for --out-dir
 from verisched.targets.cpu import cpu_model  # noqa: F401 - re-exported to the benchmarks
 from verisched.targets.toolchain import atomic_write, compile_c
 
@@ -438,20 +438,6 @@ def close_figure(fig) -> None:
     plt = pyplot()
     if plt is not None:
         plt.close(fig)
-
-
-def out_dir_arg(text: str) -> Path:
-    """An argparse type for `--out-dir`: created (with its parents) and checked writable
-    when the arguments are read, so that a directory that cannot be made or written is
-    refused before a run of minutes, not when its results are written."""
-    path = Path(text)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise argparse.ArgumentTypeError(f"{text}: cannot create it ({exc.strerror})") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise argparse.ArgumentTypeError(f"{text}: not writable")
-    return path
 
 
 def write_outputs(out_dir: Path, stem: str, markdown: str, fig) -> list[Path]:

@@ -199,12 +199,14 @@ def test_an_out_dir_that_cannot_be_made_is_refused_before_the_run(tmp_path, caps
             main(["bench", name, "--out-dir", str(blocker / "results")])
         assert exc.value.code == 2
         err = capsys.readouterr().err
-        assert f"argument --out-dir: {blocker / 'results'}: cannot create it (Not a " \
-               "directory)" in err, (name, err)
-    fresh = tmp_path / "a" / "b"  # a missing directory is made, parents included
+        assert f"argument --out-dir: {blocker / 'results'}: cannot create it ({blocker} is " \
+               "not a directory)" in err, (name, err)
+    fresh = tmp_path / "a" / "b"  # a missing directory is fine: made when written
     with pytest.raises(SystemExit):
         main(["bench", "proofs", "--out-dir", str(fresh), "--builds", "x"])
-    assert fresh.is_dir()
+    err = capsys.readouterr().err
+    assert "argument --builds" in err and "argument --out-dir" not in err
+    assert not fresh.exists()
 
 
 def test_call_waits_for_other_pools_spinning_workers(cm, monkeypatch) -> None:

@@ -233,3 +233,14 @@ def test_sizes_beyond_memory_and_nonpositive_counts_are_refused(vfile, capsys, m
         assert stop.value.code == 2
         err = capsys.readouterr().err
         assert f"'{argv[-1]}': expected a" in err and "above 0" in err, err
+    # An output directory that cannot be made is refused before any search runs.
+    blocker = vfile.parent / "a_file"
+    blocker.write_text("")
+    for argv in (["search", str(vfile), "--program", "x", "--out", str(blocker / "d")],
+                 ["tune", str(vfile), "--program", "x", "--trials", "1", "-o",
+                  str(blocker / "d")]):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2
+        assert f"{blocker / 'd'}: cannot create it ({blocker} is not a directory)" in \
+            capsys.readouterr().err

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
+from pathlib import Path
 from typing import TextIO, TypeVar
 
 from verisched import pipeline
@@ -52,6 +54,25 @@ def _positive(text: str, kind: Callable[[str], T]) -> T:
         what = "an integer" if kind is int else "a number"
         raise argparse.ArgumentTypeError(f"{text!r}: expected {what} above 0")
     return value
+
+
+def directory_arg(text: str) -> Path:
+    """An argparse type for an output directory (`search --out`, `tune -o`, `bench
+    --out-dir`): it may be missing, to be made with its parents later, but it must be
+    makeable and writable, which is checked when the arguments are read and not after
+    a run of minutes, and without creating anything."""
+    path = Path(text)
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        if probe.is_symlink():  # a dangling link: mkdir would fail on it
+            raise argparse.ArgumentTypeError(f"{text}: {probe} is a broken symbolic link")
+        probe = probe.parent
+    if not probe.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: cannot create it ({probe} is not a "
+                                         "directory)")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"{text}: {probe} is not writable")
+    return path
 
 
 def pairs(items: list[str] | None, flag: str) -> dict[str, str]:

@@ -16,7 +16,7 @@ import argparse
 import sys
 import time
 
-from verisched.commands.common import positive_float, positive_int
+from verisched.commands.common import directory_arg, positive_float, positive_int
 from verisched.pybridge.coqterm import pretty
 from verisched.schedule import ScheduleError
 from verisched.search import (
@@ -85,7 +85,7 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="call costs of the extraction: LIAR's constants (default), or "
                         "measured on this CPU (each BLAS idiom against its own loop, "
                         "once, kept in verisched's cache directory)")
-    parser.add_argument("--out", metavar="DIR",
+    parser.add_argument("--out", metavar="DIR", type=directory_arg,
                         help="where NAME_found.v goes (default: beside FILE)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(handler=run)

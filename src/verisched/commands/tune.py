@@ -15,6 +15,7 @@ from verisched import pipeline
 from verisched.commands.common import (
     Progress,
     UsageError,
+    directory_arg,
     guarded,
     ints,
     positive_float,
@@ -81,7 +82,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", default=None, metavar="LOG",
                         help="a tuning log (JSON lines) of an earlier run: its candidates "
                              "are given to the search and not measured again")
-    parser.add_argument("-o", "--output", required=True, metavar="OUTDIR",
+    parser.add_argument("-o", "--output", required=True, metavar="OUTDIR", type=directory_arg,
                         help="where the log, the winner (.v, .py) and the plot go")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampler and inputs")
     parser.add_argument("--no-hand", action="store_true",
