@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import io
 import os
 import re
 import statistics
@@ -447,16 +448,17 @@ def write_outputs(out_dir: Path, stem: str, markdown: str, fig) -> list[Path]:
     atomic_write(md, markdown)
     written = [md]
     if fig is not None:
-        fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f"{stem}.", suffix=".tmp.png")
-        os.close(fd)
-        try:
-            fig.savefig(tmp, dpi=110)
-            os.replace(tmp, out_dir / f"{stem}.png")
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        written.append(out_dir / f"{stem}.png")
+        written.append(save_figure(fig, out_dir / f"{stem}.png"))
     return written
+
+
+def save_figure(fig, path: Path) -> Path:
+    """Write the figure as a PNG through the one atomic writer (the file gets a plain
+    `open`'s mode; a temporary file's private 0600 would hide the plot from the team)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    atomic_write(path, buf.getvalue())
+    return path
 
 
 def pyplot():

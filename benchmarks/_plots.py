@@ -660,10 +660,7 @@ def figure_for(stem: str, results_dir: Path = cm.RESULTS_DIR) -> Figure | None:
 
 def save_png(fig: Figure, path: Path) -> Path:
     """Write the figure alone (write_outputs writes it with its markdown)."""
-    fd_path = path.with_name(path.name + ".tmp.png")
-    fig.savefig(fd_path, dpi=110)
-    fd_path.replace(path)
-    return path
+    return cm.save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,7 @@ import pytest
 
 from verisched.codegen.errors import KernelCallError, LowerError, PreconditionError
 from verisched.pybridge.coqterm import parse_program
+from verisched.pybridge.errors import OutputPathError
 from verisched.pybridge.interp import evaluate
 from verisched.schedule import (
     AnnotationRefused,
@@ -92,6 +93,7 @@ def test_argument_errors_name_the_directive_and_argument_before_coq(mv: Schedule
         (lambda: mv.split("i", 4, "io", "io"), "argument inner: 'io' is also given"),
         (lambda: mv.split("i", 4, "io", "ii", tail="round"), "argument tail"),
         (lambda: mv.split("i", "q", "io", "ii"), "not sizes of the program"),
+        (lambda: mv.split("i", "4", "io", "ii"), "split: argument factor: .*'4' is not an "),
         (lambda: mv.reorder("i"), "at least two loops"),
         (lambda: mv.name_buffer("x _[ _ ]", "A"), "argument buffer: 'A' is an input or size"),
         (lambda: mv.name_buffer(" ", "t"), "argument pattern: empty"),
@@ -136,6 +138,13 @@ def test_to_coq_is_a_standalone_file_coqc_accepts(mv: Schedule, tmp_path: Path) 
     path = s.save(tmp_path / "mv.v")
     text = path.read_text()
     assert "rename_loop i into row." in text and text.rstrip().endswith("End matvec_schedule.")
+    plain = tmp_path / "plain.txt"  # the mode a plain open() gives, not mkstemp's 0600
+    plain.write_text("")
+    assert path.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777
+    for bad, why in ((tmp_path, "is a directory"), (tmp_path / "no" / "mv.v", "does not exist")):
+        with pytest.raises(OutputPathError, match=why):
+            s.save(bad)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mv.v", "plain.txt"]  # no temp file
     repo = Path(__file__).resolve().parents[1]
     proc = subprocess.run(["coqc", "-Q", str(repo / "coq"), "Verisched", str(path)],
                           capture_output=True, text=True, cwd=tmp_path, timeout=300)

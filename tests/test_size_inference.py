@@ -34,6 +34,12 @@ def test_sizes_are_inferred_from_input_extents() -> None:
     # A size given explicitly wins, and the shapes are then checked against it.
     with pytest.raises(KernelCallError, match="input A"):
         k({"A": a, "x": x}, n=4)
+    # A misnamed or non-array input is named as such, before any size is inferred (it
+    # used to be reported as the size it would have given, missing).
+    with pytest.raises(KernelCallError, match=r"inputs must be \['A', 'x'\], got \['B', 'x'\]"):
+        k({"B": a, "x": x})
+    with pytest.raises(KernelCallError, match="input A must be a numpy array, got list"):
+        k({"A": a.tolist(), "x": x})
 
 
 def test_a_size_that_is_not_an_extent_by_itself_must_be_given() -> None:

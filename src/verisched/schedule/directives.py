@@ -105,7 +105,10 @@ def factor(d: str, arg: str, k: object, names: Names) -> str:
             raise ScheduleArgumentError(d, arg, f"the factor must be positive, got {k}")
         return str(k)
     if isinstance(k, (str, Ix)):
-        term = ix(k)
+        try:
+            term = ix(k)
+        except DslError as exc:  # "4", "n m": not a size name nor an index expression
+            raise ScheduleArgumentError(d, arg, str(exc)) from None
         bad = sorted(idx_free_vars(term.term) - names.taken)
         if bad:
             raise ScheduleArgumentError(d, arg, f"the factor mentions {', '.join(bad)}, "

@@ -41,7 +41,13 @@ from verisched.pipeline import (
     lower,
     render,
 )
-from verisched.pybridge.derivation import Derivation, ProofState, StepError
+from verisched.pybridge.derivation import (
+    Derivation,
+    ProofState,
+    StepError,
+    check_writable,
+    write_text_atomic,
+)
 from verisched.pybridge.errors import CoqCommandError
 from verisched.pybridge.outputs import distribute_outputs
 from verisched.pybridge.session import CoqSession
@@ -529,13 +535,12 @@ class Schedule:
         return standalone(self.live.program, steps, closed=True)
 
     def save(self, path: str | Path) -> Path:
-        """Write `to_coq()` to `path` (atomically: never a half-written file)."""
-        text = self.to_coq()
+        """Write `to_coq()` to `path` atomically (never a half-written file), with a
+        plain `open`'s mode; a path that cannot be written raises OutputPathError
+        naming it."""
         out = Path(path)
-        with tempfile.NamedTemporaryFile("w", dir=out.parent or ".", suffix=".tmp",
-                                         delete=False) as fh:
-            fh.write(text)
-        Path(fh.name).replace(out)
+        check_writable(out)
+        write_text_atomic(out, self.to_coq())
         return out
 
     def checked(self, *, fix: Mapping[str, FixValue] | None = None,

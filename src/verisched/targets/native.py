@@ -267,7 +267,18 @@ class NativeKernel:
         """Run on `inputs`; a size that is exactly an input's extent may be left out
         (`kernel({"v": img})` for a kernel over v : n x m), others are given by name."""
         ins = inputs or {}
+        self._check_inputs(ins)  # a misnamed input is named, not reported as a missing size
         return self.call(ins, self.infer_sizes(ins, sizes))
+
+    def _check_inputs(self, inputs: Mapping[str, object]) -> None:
+        """The inputs' names, and that each is a numpy array."""
+        names = [a for a, _, _ in self.lowered.inputs]
+        if set(inputs) != set(names):
+            raise KernelCallError(f"{self.name}: inputs must be {names}, got {sorted(inputs)}")
+        for a in names:
+            if not isinstance(inputs[a], np.ndarray):
+                raise KernelCallError(f"{self.name}: input {a} must be a numpy array, got "
+                                      f"{type(inputs[a]).__name__}")
 
     def infer_sizes(self, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]
                     ) -> dict[str, int]:
@@ -316,16 +327,13 @@ class NativeKernel:
         lw = self.lowered
         if lw.isa is not None and lw.uses_vectors:
             check_cpu(lw.isa.cpu_flags, lw.isa.name, self.name)
+        self._check_inputs(inputs)
         shapes, out_shape = self.extents(sizes)
         names = [a for a, _, _ in lw.inputs]
-        if set(inputs) != set(names):
-            raise KernelCallError(f"{self.name}: inputs must be {names}, got {sorted(inputs)}")
         args = []
         keep = []
         for a in names:
             arr = inputs[a]
-            if not isinstance(arr, np.ndarray):
-                raise KernelCallError(f"{self.name}: input {a} must be a numpy array")
             if arr.dtype != self.dtype:
                 raise KernelCallError(f"{self.name}: input {a} has dtype {arr.dtype}, "
                                       f"expected {np.dtype(self.dtype)}")

@@ -53,7 +53,7 @@ def cache_dir() -> Path:
     return d
 
 
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str | bytes) -> None:
     """Write via a temporary file in the same directory and rename, so readers and
     concurrent writers never see a half-written file (pybridge's write_text_atomic,
     which also gives the file a plain `open`'s mode rather than mkstemp's 0600)."""
