@@ -59,6 +59,32 @@ def test_failed_replay_names_step_tactic_and_message(tmp_path: Path, capsys) -> 
     assert "step 2" in err and "rw no_such_lemma." in err and "not found" in err
 
 
+def test_a_derivation_after_a_failure_is_reported_unchecked_and_does_not_block_one_before(
+        tmp_path: Path, capsys) -> None:
+    """A failing derivation stops the replay: the ones after it are listed as not
+    checked (they used to be left out of the verdict, as if absent), and one before it
+    still loads by name (it used to fail on the later derivation's error)."""
+    before = ("  Derive q0 SuchThat (p = q0) As q0_correct.\n"
+              "  Proof. reschedule. done. Qed.\n")
+    after = ("  Derive q2 SuchThat (p = q2) As q2_correct.\n"
+             "  Proof. reschedule. done. Qed.\n")
+    text = BAD.replace("  Derive q SuchThat", before + "  Derive q SuchThat")
+    bad = tmp_path / "Bad3.v"
+    bad.write_text(text.replace("End Bad.", after + "End Bad."))
+    assert main(["replay", str(bad), "-q"]) == 1
+    cap = capsys.readouterr()
+    assert "Coq accepted q0_correct" in cap.out and "FAILED: q: step 2" in cap.err
+    assert "NOT CHECKED: q2: the replay stopped at the failure before it" in cap.err
+    assert main(["check", str(bad), "--no-build"]) == 1
+    out = capsys.readouterr().out
+    assert "q2: NOT CHECKED" in out and "q0 (q0_correct): closed under the global context" in out
+    assert main(["replay", str(bad), "-q", "--derivation", "q0"]) == 0
+    assert "Coq accepted q0_correct" in capsys.readouterr().out
+    assert main(["compile", str(bad), "--derivation", "q0", "--unsafe", "-q", "--shape", "f=n",
+                 "-o", str(tmp_path / "q0.c")]) == 0
+    assert (tmp_path / "q0.c").is_file()
+
+
 def test_replay_unknown_derivation_and_missing_file(repo: Path, tmp_path: Path,
                                                     capsys) -> None:
     rc = main(["replay", str(repo / "coq" / "Examples" / "Pipeline.v"),

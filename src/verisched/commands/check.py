@@ -76,6 +76,9 @@ def check_file(path: Path, repo: Path, timeout: float) -> int:
         else:
             print(f"{d.name}: FAILED: not closed")
             bad += 1
+    for name in result.unreached:  # after a failure the file's later ones never ran
+        print(f"{name}: NOT CHECKED: the replay stopped at the failure before it")
+        bad += 1
     if result.failure is not None:
         f = result.failure
         print(f"FAILED: {path}:{f.line}: Coq rejected {f.sentence!r}: {f.message}",

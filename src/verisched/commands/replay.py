@@ -131,6 +131,9 @@ def _report(path: Path, result: ReplayResult) -> int:
             _say(f"FAILED: {d.name} depends on disallowed axioms: "
                  f"{', '.join(v.disallowed_axioms)}", err=True)
             status = 1
+    for name in result.unreached:  # after a failure the file's later ones never ran
+        _say(f"NOT CHECKED: {name}: the replay stopped at the failure before it", err=True)
+        status = 1
     return status
 
 

@@ -134,6 +134,9 @@ class ReplayResult:
     start_state: int = 0
     derivations: list[ReplayedDerivation] = field(default_factory=list)
     failure: ReplayFailure | None = None
+    # Derivations of the file (all of them, or the one asked for) the replay never got
+    # to, because it stopped at a failure before them: unchecked, not correct.
+    unreached: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -305,7 +308,9 @@ def replay_file(
     """Run `path` in `session`, recording its derivations.
 
     args:
-        only:    record only the derivation of this name (others still run)
+        only:    record only the derivation of this name; the ones before it still
+                 run (it may build on them), the ones after it do not (so a broken
+                 later derivation does not stop an earlier one from loading)
         on_step: callable(derivation, StepOk | StepError) for live printing
         semantics: also record every state's program with definitions unfolded
         keep_state: leave the file's definitions in the session (by default
@@ -349,6 +354,9 @@ def replay_file(
         raise
     if not keep_state and session.alive:
         session.back_to(start)
+    seen = {rd.derivation.name for rd in result.derivations}
+    asked = [only] if only else derivation_names(sentences)
+    result.unreached = [n for n in asked if n not in seen]
     return result
 
 
@@ -399,6 +407,8 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
         if rd.error is not None or (d.finish_result and not d.finish_result.accepted):
             if not record:  # the file cannot get to the derivation asked for
                 result.failure = rd.failure
+            return
+        if only is not None and record:  # nothing after it can change it
             return
 
 
