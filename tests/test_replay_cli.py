@@ -101,3 +101,18 @@ def test_check_reports_assumptions_without_building(repo: Path) -> None:
     assert "Verisched.Examples.Pipeline.fused_correct: " \
            "FunctionalExtensionality.functional_extensionality_dep" in proc.stdout
     assert ("OK:" in proc.stdout) == (proc.returncode == 0)
+
+
+def test_check_and_demo_refuse_a_bad_repository_or_output_by_its_argument(
+        tmp_path: Path, capsys) -> None:
+    assert main(["check", "--repo", str(tmp_path), "--no-build"]) == 2
+    assert f"--repo {tmp_path}: not a verisched repository" in capsys.readouterr().err
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    try:
+        main(["demo", "--out", str(blocker / "out")])
+    except SystemExit as stop:
+        assert stop.code == 2
+    else:
+        raise AssertionError("demo accepted an --out under a file")
+    assert f"argument --out: {blocker / 'out'}: cannot create it" in capsys.readouterr().err

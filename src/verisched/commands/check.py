@@ -99,6 +99,10 @@ def check_file(path: Path, repo: Path, timeout: float) -> int:
 
 def run(args: argparse.Namespace) -> int:
     repo = Path(args.repo).resolve()
+    if not (repo / "_CoqProject").is_file():  # else `make proofs` fails, saying less
+        print(f"verisched check: --repo {args.repo}: not a verisched repository (no "
+              "_CoqProject there)", file=sys.stderr)
+        return 2
     path = Path(args.file) if args.file else None
     if path is not None:
         try:  # a bad file is reported before minutes of `make proofs`

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from verisched import pipeline
 from verisched.codegen.errors import CodegenError
-from verisched.commands.common import Progress, positive_float
+from verisched.commands.common import Progress, directory_arg, positive_float
 from verisched.commands.compile import report
 from verisched.commands.terminal import console, show_steps
 from verisched.pybridge.derivation import write_json_atomic
@@ -124,7 +124,8 @@ NEXT = (
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", default="out", help="directory for the trace and the C")
+    parser.add_argument("--out", default="out", type=directory_arg,
+                        help="directory for the trace and the C")
     parser.add_argument("--timeout", type=positive_float, default=600.0,
                         help="per Coq command, seconds")
     parser.add_argument("--full", action="store_true",
