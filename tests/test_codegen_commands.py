@@ -244,3 +244,31 @@ def test_sizes_beyond_memory_and_nonpositive_counts_are_refused(vfile, capsys, m
         assert stop.value.code == 2
         assert f"{blocker / 'd'}: cannot create it ({blocker} is not a directory)" in \
             capsys.readouterr().err
+
+
+def test_run_takes_sizes_from_input_arrays_and_refuses_another_dtype(vfile, tmp_path,
+                                                                      capsys):
+    # `shaped [n; m] f` in the section: n and m come from the array's shape, as the
+    # Python API's kernel(...) infers them; a given --size still wins (and the shape is
+    # then checked against it).
+    import numpy as np
+
+    f = np.arange(39, dtype=np.float32).reshape(13, 3)
+    np.save(tmp_path / "f.npy", f)
+    run = ["run", str(vfile), "--derivation", "rows_fused", "--input", f"f={tmp_path}/f.npy"]
+    assert main([*run, "--check"]) == 0
+    cap = capsys.readouterr()
+    assert "note: from the --input arrays' shapes: n=13, m=3" in cap.err
+    assert "rows_fused [c] output shape (13, 3)" in cap.out and "program: OK" in cap.out
+    assert main([*run, "--size", "m=4"]) == 1
+    assert "input f has shape (13, 3), expected (13, 4)" in capsys.readouterr().err
+    np.save(tmp_path / "f64.npy", f.astype(np.float64))
+    assert main(["run", str(vfile), "--derivation", "rows_fused", "--input",
+                 f"f={tmp_path}/f64.npy"]) == 1
+    assert ("--input f: a float64 array, but kernel rows_fused takes float32 (convert the "
+            "file, or build the kernel with --dtype float64)") in capsys.readouterr().err
+    np.save(tmp_path / "f1.npy", f.ravel())
+    assert main(["run", str(vfile), "--derivation", "rows_fused", "--input",
+                 f"f={tmp_path}/f1.npy"]) == 1
+    assert "--input f: a 1-d array, but the section says shaped [n; m] f" in \
+        capsys.readouterr().err

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 import sys
 import time
 
@@ -33,6 +34,7 @@ from verisched.commands.common import (
     writable_output,
 )
 from verisched.pybridge.derivation import write_text_atomic
+from verisched.pybridge.replay import Signature
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,7 +49,7 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
     if args.output:
         writable_output(args.output, "-o")
     if checked is None:
-        _check_args_early(args, sizes, files)
+        sizes = _check_args_early(args, sizes, files)
         if args.target is not None:  # refused before the replay, not after it
             pipeline.get_target(args.target).check_runtime()
     checked = checked or checked_from_args(args)
@@ -74,6 +76,11 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
     if stray:  # a tensor of the section the derived program does not read
         raise UsageError(f"--input {', '.join(stray)}: not an input of kernel {checked.name} "
                          f"(inputs: {', '.join(taken) or 'none'})")
+    for name, arr in files.items():  # converting silently could lose precision
+        if arr.dtype != taken[name]:
+            raise UsageError(f"--input {name}: a {arr.dtype} array, but kernel {checked.name} "
+                             f"takes {np.dtype(taken[name])} (convert the file, or build "
+                             f"the kernel with --dtype {arr.dtype})")
     inputs = pipeline.random_inputs(kernel, sizes, args.seed, files)
     if args.threads:
         set_threads = getattr(kernel, "set_threads", None)
@@ -146,22 +153,31 @@ def _save(path: str, outs: tuple[np.ndarray, ...]) -> str:
 
 
 def _check_args_early(args: argparse.Namespace, sizes: dict[str, int],
-                      files: dict[str, np.ndarray]) -> None:
+                      files: dict[str, np.ndarray]) -> dict[str, int]:
     """Refuse a missing or unknown --size, and an --input that names no tensor, before
     Coq runs, from the section's declarations read statically: the kernel takes a
     subset of its size variables (those its program uses), so every one is asked for
     now (one the kernel turns out not to take is ignored after the replay, with a note)
     and a name outside them is never a size; likewise its inputs are among the
-    section's tensors."""
+    section's tensors.  A size that is by itself an extent of an --input array (its
+    `shaped [n; m] v` hypothesis) is taken from the array, as the Python API does;
+    returns the sizes completed so."""
     signature = section_signature(args)
     if signature is None:
-        return  # the replay will say what is wrong with the file
+        return sizes  # the replay will say what is wrong with the file
     unknown = [k for k in files if k not in signature.tensors]
     if unknown:
         raise UsageError(f"--input {', '.join(unknown)}: not a tensor of derivation "
                          f"{args.derivation} (tensors: "
                          f"{', '.join(signature.tensors) or 'none'})")
     section = signature.sizes
+    inferred = {k: v for k, v in _sizes_from_inputs(signature, files).items()
+                if k not in sizes}
+    if inferred:
+        if not args.quiet:
+            print("note: from the --input arrays' shapes: "
+                  + ", ".join(f"{k}={v}" for k, v in inferred.items()), file=sys.stderr)
+        sizes = {**sizes, **inferred}
     fixed = fixes(args.fix)
     missing = [s for s in section if s not in sizes and s not in fixed]
     if missing:
@@ -172,13 +188,45 @@ def _check_args_early(args: argparse.Namespace, sizes: dict[str, int],
     if extra:
         raise UsageError(f"--size {', '.join(extra)}: not a size of derivation "
                          f"{args.derivation} (sizes: {', '.join(section) or 'none'})")
+    return sizes
+
+
+_SHAPED = re.compile(r"^shaped\s*\[(?P<dims>[^\]]*)\]\s*(?P<name>\w+)$")
+
+
+def _sizes_from_inputs(signature: Signature, files: dict[str, np.ndarray]) -> dict[str, int]:
+    """Sizes read off the given arrays: where the section says `shaped [d0; d1; ...] v`
+    and some d_k is a size by itself, v's axis k gives it.  Two arrays that disagree on
+    a size are refused, naming both (a shape that disagrees with a given --size is
+    refused by the kernel's own check)."""
+    found: dict[str, tuple[int, str]] = {}
+    for _, prop in signature.hypotheses:
+        m = _SHAPED.match(" ".join(prop.split()))
+        if m is None or m["name"] not in files:
+            continue
+        arr = files[m["name"]]
+        dims = [d.strip() for d in m["dims"].split(";")]
+        if arr.ndim != len(dims):
+            raise UsageError(f"--input {m['name']}: a {arr.ndim}-d array, but the section "
+                             f"says {prop}")
+        for k, d in enumerate(dims):
+            if d not in signature.sizes:
+                continue
+            v, where = int(arr.shape[k]), f"{m['name']} axis {k}"
+            if d in found and found[d][0] != v:
+                raise UsageError(f"--input: the arrays disagree on size {d}: {found[d][1]} "
+                                 f"has length {found[d][0]}, {where} has {v}")
+            found.setdefault(d, (v, where))
+    return {d: v for d, (v, _) in found.items()}
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     add_program_args(parser)
     parser.add_argument("--size", action="append", default=[],
                         help="NAME=INT (repeatable, or comma-separated: n=100,m=50)")
-    parser.add_argument("--input", action="append", default=[], help="NAME=file.npy")
+    parser.add_argument("--input", action="append", default=[],
+                        help="NAME=file.npy; a size that is by itself an extent of the "
+                             "array (`shaped [n; m] NAME`) is read from its shape")
     parser.add_argument("--seed", type=int, default=0, help="seed for random inputs")
     parser.add_argument("--threads", type=positive_int, default=None, help="OpenMP threads")
     parser.add_argument("--fast-math", action="store_true", help="compile with -ffast-math")
