@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import re
 import sys
 import time
 
@@ -34,7 +33,10 @@ from verisched.commands.common import (
     writable_output,
 )
 from verisched.pybridge.derivation import write_text_atomic
+from verisched.pybridge.errors import TermParseError
+from verisched.pybridge.hypotheses import parse_shaped
 from verisched.pybridge.replay import Signature
+from verisched.pybridge.terms import IVar
 
 
 def run(args: argparse.Namespace) -> int:
@@ -191,9 +193,6 @@ def _check_args_early(args: argparse.Namespace, sizes: dict[str, int],
     return sizes
 
 
-_SHAPED = re.compile(r"^shaped\s*\[(?P<dims>[^\]]*)\]\s*(?P<name>\w+)$")
-
-
 def _sizes_from_inputs(signature: Signature, files: dict[str, np.ndarray]) -> dict[str, int]:
     """Sizes read off the given arrays: where the section says `shaped [d0; d1; ...] v`
     and some d_k is a size by itself, v's axis k gives it.  Two arrays that disagree on
@@ -201,22 +200,26 @@ def _sizes_from_inputs(signature: Signature, files: dict[str, np.ndarray]) -> di
     refused by the kernel's own check)."""
     found: dict[str, tuple[int, str]] = {}
     for _, prop in signature.hypotheses:
-        m = _SHAPED.match(" ".join(prop.split()))
-        if m is None or m["name"] not in files:
+        try:
+            shaped = parse_shaped(prop)
+        except TermParseError:
+            continue  # an extent the bridge cannot read: the replay will say
+        if shaped is None or shaped[0] not in files:
             continue
-        arr = files[m["name"]]
-        dims = [d.strip() for d in m["dims"].split(";")]
+        name, dims = shaped
+        arr = files[name]
         if arr.ndim != len(dims):
-            raise UsageError(f"--input {m['name']}: a {arr.ndim}-d array, but the section "
+            raise UsageError(f"--input {name}: a {arr.ndim}-d array, but the section "
                              f"says {prop}")
         for k, d in enumerate(dims):
-            if d not in signature.sizes:
+            if not isinstance(d, IVar) or d.name not in signature.sizes:
                 continue
-            v, where = int(arr.shape[k]), f"{m['name']} axis {k}"
-            if d in found and found[d][0] != v:
-                raise UsageError(f"--input: the arrays disagree on size {d}: {found[d][1]} "
-                                 f"has length {found[d][0]}, {where} has {v}")
-            found.setdefault(d, (v, where))
+            v, where = int(arr.shape[k]), f"{name} axis {k}"
+            if d.name in found and found[d.name][0] != v:
+                raise UsageError(f"--input: the arrays disagree on size {d.name}: "
+                                 f"{found[d.name][1]} has length {found[d.name][0]}, "
+                                 f"{where} has {v}")
+            found.setdefault(d.name, (v, where))
     return {d: v for d, (v, _) in found.items()}
 
 
