@@ -22,7 +22,7 @@ from gemmini_checks import specs_agree_with_coq
 from gemmini_reference import matmul_acc, min_computes, quantize
 
 from verisched import pipeline
-from verisched.codegen.errors import LowerError, UnsafeProgramError
+from verisched.codegen.errors import KernelCallError, LowerError, UnsafeProgramError
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.interp import evaluate
 from verisched.pybridge.terms import IConst, IVar
@@ -400,6 +400,48 @@ def test_cli_compile_and_run(derived, tmp_path: Path, monkeypatch, capsys) -> No
     sizes[1] = "M=0"
     assert main(["run", *common, *sizes]) == 1
     assert "must be positive" in capsys.readouterr().err
+    # The ReLU flag is a Coq bool: written as the section writes it, or 0/1.
+    sizes[1], sizes[-1] = "M=17", "act=true"
+    assert main(["run", *common, *sizes, "--check"]) == 0
+    assert "original program: OK" in capsys.readouterr().out
+    sizes[-1] = "act=yes"
+    assert main(["run", *common, *sizes]) == 1
+    assert "--size act=yes: act is a boolean (true, false, 1 or 0)" in capsys.readouterr().err
+    assert main(["run", *common, *sizes[:-2]]) == 1
+    assert "pass --size act=true|false" in capsys.readouterr().err
+    # Its element type is int8; another is refused, not silently ignored.
+    assert main(["compile", *common, "--dtype", "int32", "-o", str(tmp_path / "q.c")]) == 1
+    assert "target gemmini: element type int32 is not supported (int8;" in \
+        capsys.readouterr().err
+    a = np.random.default_rng(0).integers(-9, 9, (17, 33)).astype(np.int32)
+    np.save(tmp_path / "a.npy", a)
+    sizes[-1] = "act=0"
+    assert main(["run", *common, *sizes, "--input", f"A={tmp_path}/a.npy"]) == 1
+    assert ("--input A: an int32 array, but kernel qmm takes int8 (convert the file; target "
+            "gemmini's element types: int8)") in capsys.readouterr().err
+
+
+def test_kernel_call_infers_sizes_and_names_bad_inputs(derived) -> None:
+    """A Gemmini kernel is called as a C one is: sizes that are inputs' extents are read
+    from the arrays, and a misnamed, missing or mis-shaped input is named."""
+    dp, _ = derived["qmatmul_gemmini"]
+    kernel = pipeline.compile_checked(pipeline.check(dp), "gemmini")
+    rng = np.random.default_rng(3)
+    a = rng.integers(-9, 9, (20, 40)).astype(np.int8)
+    b = rng.integers(-9, 9, (40, 33)).astype(np.int8)
+    d = rng.integers(-99, 99, (20, 33)).astype(np.int32)
+    out = kernel({"A": a, "B": b, "D": d}, sm=1, se=0, act=1)
+    assert np.array_equal(out, np.clip(d + a.astype(np.int32) @ b.astype(np.int32), 0, 127))
+    with pytest.raises(KernelCallError,
+                       match=r"inputs must be \['A', 'B', 'D'\], got \['A', 'B'\]"):
+        kernel({"A": a, "B": b}, sm=1, se=0, act=0)
+    with pytest.raises(KernelCallError, match="inputs disagree on size N: B axis 1 has length "
+                                              "33, D axis 1 has 30"):
+        kernel({"A": a, "B": b, "D": d[:, :30]}, sm=1, se=0, act=0)
+    with pytest.raises(KernelCallError, match="input D must be a numpy array, got list"):
+        kernel({"A": a, "B": b, "D": d.tolist()}, sm=1, se=0, act=0)
+    with pytest.raises(KernelCallError, match=r"size parameters must be .*'act'"):
+        kernel({"A": a, "B": b, "D": d}, sm=1, se=0)
 
 
 # ---- block moves ---------------------------------------------------------------------------

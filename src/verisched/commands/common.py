@@ -13,7 +13,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
@@ -86,20 +86,31 @@ def pairs(items: list[str] | None, flag: str) -> dict[str, str]:
     return out
 
 
-def ints(items: list[str] | None, flag: str) -> dict[str, int]:
+def ints(items: list[str] | None, flag: str, bools: Collection[str] = ()) -> dict[str, int]:
     """`NAME=INT` arguments of `flag`; one argument may hold several, comma-separated
     (`--size n=100,m=50`, as `--shape` writes a shape): an integer has no comma, so the
-    split is never ambiguous."""
+    split is never ambiguous.  A name in `bools` (a size that is a Coq boolean, such as
+    Gemmini's ReLU flag) also takes `true`/`false`, as the section writes it; the kernel
+    takes it as 1/0."""
     out = {}
     # Split at commas; an empty piece beside a comma ("n=1,") is dropped, while an empty
     # argument stays, for pairs() to refuse.
     items = [part for it in items or [] for part in it.split(",") if part.strip() or it == part]
     for k, v in pairs(items, flag).items():
+        if k in bools and v.lower() in ("true", "false"):
+            out[k] = int(v.lower() == "true")
+            continue
         try:
             out[k] = int(v)
         except ValueError:
-            raise UsageError(f"{flag} {k}={v}: not an integer") from None
+            kind = f"{k} is a boolean (true, false, 1 or 0)" if k in bools else "not an integer"
+            raise UsageError(f"{flag} {k}={v}: {kind}") from None
     return out
+
+
+def size_hint(name: str, bools: Collection[str] = ()) -> str:
+    """How to pass size `name` on the command line, for a message asking for it."""
+    return f"--size {name}={'true|false' if name in bools else 'INT'}"
 
 
 def fixes(items: list[str] | None) -> dict[str, int | Fraction]:

@@ -29,6 +29,7 @@ from verisched.commands.common import (
     pairs,
     positive_int,
     section_signature,
+    size_hint,
     target_for,
     writable_output,
 )
@@ -46,20 +47,24 @@ def run(args: argparse.Namespace) -> int:
 def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = None) -> int:
     """Build, call on inputs, and with --check compare with the interpreter.  The
     arguments (sizes, inputs, the target's CPU) are checked before the replay."""
-    sizes = ints(args.size, "--size")
+    signature = section_signature(args) if checked is None else None
     files = _input_arrays(args.input)
     if args.output:
         writable_output(args.output, "-o")
+    if checked is None and args.target is not None:  # refused before the replay
+        pipeline.get_target(args.target).check_runtime()
+    if checked is None and signature is None:  # not readable statically: the replay says
+        checked = checked_from_args(args)      # why, or which sizes are booleans
+    bools = signature.bools if signature is not None else checked.derived.bools
+    sizes = ints(args.size, "--size", bools)
     if checked is None:
-        sizes = _check_args_early(args, sizes, files)
-        if args.target is not None:  # refused before the replay, not after it
-            pipeline.get_target(args.target).check_runtime()
+        sizes = _check_args_early(args, signature, sizes, files)
     checked = checked or checked_from_args(args)
     target = target_for(args, checked)
     missing = [s for s in checked.program.sizes if s not in sizes]
     if missing:
         raise UsageError(f"no value for size {', '.join(missing)} of kernel {checked.name}: "
-                         f"pass --size {missing[0]}=INT (sizes: "
+                         f"pass {size_hint(missing[0], checked.derived.bools)} (sizes: "
                          f"{', '.join(checked.program.sizes)})")
     unused = set(sizes) - set(checked.program.sizes) - set(checked.fixed)
     extra = sorted(unused - set(checked.derived.sizes))
@@ -80,9 +85,12 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
                          f"(inputs: {', '.join(taken) or 'none'})")
     for name, arr in files.items():  # converting silently could lose precision
         if arr.dtype != taken[name]:
-            raise UsageError(f"--input {name}: a {arr.dtype} array, but kernel {checked.name} "
-                             f"takes {np.dtype(taken[name])} (convert the file, or build "
-                             f"the kernel with --dtype {arr.dtype})")
+            way = (f"convert the file, or build the kernel with --dtype {arr.dtype}"
+                   if arr.dtype.name in target.dtypes and args.dtype != arr.dtype.name
+                   else f"convert the file; target {target.name}'s element types: "
+                   f"{', '.join(target.dtypes)}")
+            raise UsageError(f"--input {name}: {_article(arr.dtype.name)} {arr.dtype} array, "
+                             f"but kernel {checked.name} takes {np.dtype(taken[name])} ({way})")
     inputs = pipeline.random_inputs(kernel, sizes, args.seed, files)
     if args.threads:
         set_threads = getattr(kernel, "set_threads", None)
@@ -154,8 +162,8 @@ def _save(path: str, outs: tuple[np.ndarray, ...]) -> str:
     return final
 
 
-def _check_args_early(args: argparse.Namespace, sizes: dict[str, int],
-                      files: dict[str, np.ndarray]) -> dict[str, int]:
+def _check_args_early(args: argparse.Namespace, signature: Signature,
+                      sizes: dict[str, int], files: dict[str, np.ndarray]) -> dict[str, int]:
     """Refuse a missing or unknown --size, and an --input that names no tensor, before
     Coq runs, from the section's declarations read statically: the kernel takes a
     subset of its size variables (those its program uses), so every one is asked for
@@ -163,10 +171,7 @@ def _check_args_early(args: argparse.Namespace, sizes: dict[str, int],
     and a name outside them is never a size; likewise its inputs are among the
     section's tensors.  A size that is by itself an extent of an --input array (its
     `shaped [n; m] v` hypothesis) is taken from the array, as the Python API does;
-    returns the sizes completed so."""
-    signature = section_signature(args)
-    if signature is None:
-        return sizes  # the replay will say what is wrong with the file
+    returns the sizes completed so.  `signature` is section_signature's."""
     unknown = [k for k in files if k not in signature.tensors]
     if unknown:
         raise UsageError(f"--input {', '.join(unknown)}: not a tensor of derivation "
@@ -184,7 +189,8 @@ def _check_args_early(args: argparse.Namespace, sizes: dict[str, int],
     missing = [s for s in section if s not in sizes and s not in fixed]
     if missing:
         raise UsageError(f"no value for size {', '.join(missing)} of derivation "
-                         f"{args.derivation}: pass --size {missing[0]}=INT (sizes: "
+                         f"{args.derivation}: pass {size_hint(missing[0], signature.bools)} "
+                         "(sizes: "
                          f"{', '.join(section)})")
     extra = [s for s in sizes if s not in section]
     if extra:
@@ -237,3 +243,7 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="compare with the reference interpreter")
     parser.add_argument("-o", "--output", default=None, help="save the output as .npy")
     parser.set_defaults(handler=run)
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"

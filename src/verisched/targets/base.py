@@ -28,6 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from verisched.codegen.errors import KernelCallError
+from verisched.codegen.poly import Poly
 from verisched.codegen.program import KernelProgram
 from verisched.pybridge.instrs import InstrSpec
 from verisched.pybridge.terms import Lit, walk
@@ -75,6 +76,44 @@ class CSource:
         atomic_write(header, self.header)
         atomic_write(out, c)
         return out, header
+
+
+def check_input_names(kernel: str, names: Sequence[str], inputs: Mapping[str, object]
+                      ) -> None:
+    """The inputs' names, and that each is a numpy array: a misnamed input is named,
+    not reported later as a missing size or a missing file."""
+    if set(inputs) != set(names):
+        raise KernelCallError(f"{kernel}: inputs must be {list(names)}, got {sorted(inputs)}")
+    for a in names:
+        if not isinstance(inputs[a], np.ndarray):
+            raise KernelCallError(f"{kernel}: input {a} must be a numpy array, got "
+                                  f"{type(inputs[a]).__name__}")
+
+
+def infer_sizes(kernel: str, inputs_dims: Sequence[tuple[str, Sequence[Poly]]],
+                size_names: Sequence[tuple[str, str]], inputs: Mapping[str, np.ndarray],
+                sizes: Mapping[str, int]) -> dict[str, int]:
+    """`sizes` completed from the inputs' shapes, for every target's `__call__`: a size
+    parameter (ATL name, C name) that is, by itself, the extent of some input's axis
+    takes that axis's length.  Sizes given are kept (the call then checks the shapes
+    against them); two inputs that disagree on a size not given are refused, naming
+    both; a size that is no input's extent must be given."""
+    seen: dict[str, tuple[int, str]] = {}
+    for a, dims in inputs_dims:
+        arr = inputs.get(a)
+        if not isinstance(arr, np.ndarray) or arr.ndim != len(dims):
+            continue  # the call reports it
+        for k, d in enumerate(dims):
+            for atl, c in size_names:
+                if atl in sizes or d != Poly.var(c):
+                    continue
+                v, where = int(arr.shape[k]), f"{a} axis {k}"
+                if atl in seen and seen[atl][0] != v:
+                    raise KernelCallError(
+                        f"{kernel}: inputs disagree on size {atl}: {seen[atl][1]} has "
+                        f"length {seen[atl][0]}, {where} has {v}")
+                seen.setdefault(atl, (v, where))
+    return {**{atl: v for atl, (v, _) in seen.items()}, **sizes}
 
 
 @runtime_checkable

@@ -25,12 +25,20 @@ import numpy as np
 from verisched.codegen.errors import CompileError, KernelCallError, LowerError, PreconditionError
 from verisched.codegen.hooks import TargetHooks
 from verisched.codegen.lower import LoweredKernel, Lowering, lower
-from verisched.codegen.poly import Poly, evaluate
+from verisched.codegen.poly import evaluate
 from verisched.codegen.program import KernelProgram
 from verisched.codegen.render import render_harness, render_header, render_source
 from verisched.codegen.vector import VectorISA
 from verisched.pybridge.instrs import InstrSpec, registered
-from verisched.targets.base import CSource, Kernel, Lowered, TargetUnavailable, banner
+from verisched.targets.base import (
+    CSource,
+    Kernel,
+    Lowered,
+    TargetUnavailable,
+    banner,
+    check_input_names,
+    infer_sizes,
+)
 from verisched.targets.cpu import CpuSupportError, check_cpu
 from verisched.targets.toolchain import compile_c, evict
 
@@ -271,38 +279,14 @@ class NativeKernel:
         return self.call(ins, self.infer_sizes(ins, sizes))
 
     def _check_inputs(self, inputs: Mapping[str, object]) -> None:
-        """The inputs' names, and that each is a numpy array."""
-        names = [a for a, _, _ in self.lowered.inputs]
-        if set(inputs) != set(names):
-            raise KernelCallError(f"{self.name}: inputs must be {names}, got {sorted(inputs)}")
-        for a in names:
-            if not isinstance(inputs[a], np.ndarray):
-                raise KernelCallError(f"{self.name}: input {a} must be a numpy array, got "
-                                      f"{type(inputs[a]).__name__}")
+        check_input_names(self.name, [a for a, _, _ in self.lowered.inputs], inputs)
 
     def infer_sizes(self, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]
                     ) -> dict[str, int]:
-        """`sizes` completed from the inputs' shapes: a size parameter that is, by
-        itself, the extent of some input's axis takes that axis's length.  Sizes given
-        are kept (the call then checks the shapes against them); two inputs that
-        disagree on a size not given are refused, naming both."""
+        """`sizes` completed from the inputs' shapes (targets.base.infer_sizes)."""
         lw = self.lowered
-        seen: dict[str, tuple[int, str]] = {}
-        for a, _, dims in lw.inputs:
-            arr = inputs.get(a)
-            if not isinstance(arr, np.ndarray) or arr.ndim != len(dims):
-                continue  # the call reports it
-            for k, d in enumerate(dims):
-                for atl, c in lw.sizes:
-                    if atl in sizes or d != Poly.var(c):
-                        continue
-                    v, where = int(arr.shape[k]), f"{a} axis {k}"
-                    if atl in seen and seen[atl][0] != v:
-                        raise KernelCallError(
-                            f"{self.name}: inputs disagree on size {atl}: {seen[atl][1]} has "
-                            f"length {seen[atl][0]}, {where} has {v}")
-                    seen.setdefault(atl, (v, where))
-        return {**{atl: v for atl, (v, _) in seen.items()}, **sizes}
+        return infer_sizes(self.name, [(a, dims) for a, _, dims in lw.inputs], lw.sizes,
+                           inputs, sizes)
 
     def _check_overlap(self, inputs: dict[str, np.ndarray], passed: list[np.ndarray],
                        out: np.ndarray) -> None:

@@ -28,7 +28,15 @@ from verisched.codegen.errors import CompileError, KernelCallError, LowerError, 
 from verisched.codegen.program import KernelProgram
 from verisched.pybridge.instrs import InstrSpec, registered
 from verisched.pybridge.terms import Tuple
-from verisched.targets.base import CSource, Kernel, Lowered, TargetUnavailable, banner
+from verisched.targets.base import (
+    CSource,
+    Kernel,
+    Lowered,
+    TargetUnavailable,
+    banner,
+    check_input_names,
+    infer_sizes,
+)
 from verisched.targets.gemmini import build as gbuild
 from verisched.targets.gemmini import instrs  # noqa: F401  (registers the specifications)
 from verisched.targets.gemmini.lower import (
@@ -85,6 +93,7 @@ class GemminiRunner:
              out: np.ndarray | None = None) -> np.ndarray:
         """Run on the simulator; every input is checked first.  `out`, if given, receives
         the result (the simulator writes a file, so it is a copy either way)."""
+        check_input_names(self.name, [a for a, _, _, _ in self.lowered.inputs], inputs)
         self._check_preconditions(sizes)
         res = gbuild.run(self.lowered, dict(inputs), dict(sizes), self.exe)
         self.counters = dict(res.counters)
@@ -98,7 +107,13 @@ class GemminiRunner:
 
     def __call__(self, inputs: Mapping[str, np.ndarray] | None = None, /,
                  **sizes: int) -> np.ndarray:
-        return self.call(inputs or {}, sizes)
+        """Run on `inputs`; a size that is exactly an input's extent may be left out
+        (`kernel({"A": a, "B": b, "D": d}, sm=1, se=0, act=0)`), as for the C targets."""
+        ins = inputs or {}
+        k = self.lowered
+        check_input_names(self.name, [a for a, _, _, _ in k.inputs], ins)
+        return self.call(ins, infer_sizes(self.name, [(a, d) for a, _, d, _ in k.inputs],
+                                          k.sizes, ins, sizes))
 
 
 @dataclass(frozen=True)
@@ -130,6 +145,10 @@ class GemminiTarget:
 
     def lower(self, program: KernelProgram) -> Lowered:
         dtype = program.dtype or self.dtypes[0]
+        if dtype not in self.dtypes:  # its int32 bias inputs are the lowering's choice
+            raise LowerError(f"target gemmini: element type {dtype} is not supported "
+                             f"({', '.join(self.dtypes)}; a bias input is int32 where the "
+                             "program moves it into the accumulator)")
         if program.store_at:
             var, loop = program.store_at[0]
             raise LowerError(f"store_at {var} {loop}: target gemmini places buffers itself "
