@@ -425,7 +425,13 @@ def test_kernel_call_infers_sizes_and_names_bad_inputs(derived) -> None:
     """A Gemmini kernel is called as a C one is: sizes that are inputs' extents are read
     from the arrays, and a misnamed, missing or mis-shaped input is named."""
     dp, _ = derived["qmatmul_gemmini"]
-    kernel = pipeline.compile_checked(pipeline.check(dp), "gemmini")
+    # The Python API's default target takes the program's instruction form, as the
+    # command line's does; `native` stays the default for plain ATL.
+    assert pipeline.choose_target(dp.expr, None).name == "gemmini"
+    plain = parse_program("GEN [ i < n ] f _[ i ]")
+    assert pipeline.choose_target(plain, None).name == "native"
+    assert pipeline.choose_target(dp.expr, "c").name == "c"  # named: lower() then refuses
+    kernel = pipeline.compile_checked(pipeline.check(dp), pipeline.choose_target(dp.expr, None))
     rng = np.random.default_rng(3)
     a = rng.integers(-9, 9, (20, 40)).astype(np.int8)
     b = rng.integers(-9, 9, (40, 33)).astype(np.int8)

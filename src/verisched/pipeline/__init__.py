@@ -31,6 +31,7 @@ from verisched.pipeline.ast import from_ast
 from verisched.pipeline.check import CheckedProgram, FixValue, check
 from verisched.pipeline.compile import (
     build,
+    choose_target,
     compile_checked,
     compile_derivation,
     compile_program,
@@ -54,7 +55,7 @@ from verisched.targets.registry import TARGETS, all_targets, get_target, target_
 __all__ = [
     "TARGETS", "CSource", "CheckedProgram", "DerivationError", "DerivedProgram", "Kernel",
     "FixValue", "Lowered", "Target", "TargetUnavailable", "Verdict", "all_targets", "build",
-    "check",
+    "check", "choose_target",
     "compile_checked", "compile_derivation", "compile_program", "default_target",
     "derivations_in",
     "from_ast", "get_target", "load", "load_many", "lower", "needs", "random_inputs", "render",

@@ -69,6 +69,24 @@ def default_target(expr: Expr) -> Target | None:
     return next((t for t in TARGETS if supports(t, expr, need) is None), None)
 
 
+def choose_target(expr: Expr, target: str | Target | None) -> Target:
+    """The Python API's target: the one named, or for None `native` (this CPU's best
+    ISA, targets/auto.py) where it can take the program, else the target of the
+    program's instruction form (`gemmini` for a derivation in Gemmini's instructions),
+    so that a default never refuses a program some target takes (decision #127)."""
+    if target is not None:
+        return get_target(target)
+    native = get_target("native")
+    need = needs(expr)
+    if supports(native, expr, need) is None:
+        return native
+    found = next((t for t in TARGETS if supports(t, expr, need) is None), None)
+    if found is None:
+        raise LowerError(f"no target provides {supports(native, expr, need)}; "
+                         f"targets: {', '.join(t.name for t in TARGETS)}")
+    return found
+
+
 @dataclass(frozen=True)
 class _CachedLowering:
     """A lowering as the cache keeps it: the target's lowered form and its summary."""
@@ -146,7 +164,8 @@ def compile_checked(checked: CheckedProgram, target: str | Target, *,
     return build(src, fast_math=fast_math)[checked.name]
 
 
-def compile_derivation(path: str | Path, derivation: str, target: str | Target = "native", *,
+def compile_derivation(path: str | Path, derivation: str, target: str | Target | None = None,
+                       *,
                        fix: Mapping[str, FixValue] | None = None,
                        shapes: Mapping[str, Shape] | None = None, unsafe: bool = False,
                        name: str | None = None, dtype: str | None = None,
@@ -154,7 +173,8 @@ def compile_derivation(path: str | Path, derivation: str, target: str | Target =
                        cache: bool = True) -> Kernel:
     """The whole path for a derivation in a .v file: replay it in Coq (or take it from
     the cache of checked derivations unless `cache=False`), check it, and build its
-    kernel for `target` (default `native`: targets/auto.py picks the ISA).
+    kernel for `target` (by default `native`, which picks this CPU's best ISA, or for a
+    program in an accelerator's instructions that accelerator's target: choose_target).
 
     >>> k = compile_derivation("coq/Examples/Blur.v", "blur_tiled", "openmp",
     ...                        fix={"kn": 32, "km": 16})          # doctest: +SKIP
@@ -162,10 +182,12 @@ def compile_derivation(path: str | Path, derivation: str, target: str | Target =
     """
     checked = check(load(path, derivation, timeout=timeout, cache=cache), fix=fix,
                     shapes=shapes, unsafe=unsafe, name=name, dtype=dtype)
-    return compile_checked(checked, target, fast_math=fast_math, cache=cache)
+    return compile_checked(checked, choose_target(checked.program.expr, target),
+                           fast_math=fast_math, cache=cache)
 
 
-def compile_program(expr: Expr, env: Mapping[str, Shape], target: str | Target = "native", *,
+def compile_program(expr: Expr, env: Mapping[str, Shape], target: str | Target | None = None,
+                    *,
                     name: str = "kernel", sizes: Sequence[str] | None = None,
                     assume: Sequence[Pred | str] = (), bools: Sequence[str] = (),
                     fix: Mapping[str, FixValue] | None = None,
@@ -173,13 +195,13 @@ def compile_program(expr: Expr, env: Mapping[str, Shape], target: str | Target =
                     fast_math: bool = False, timeout: float = 120.0) -> Kernel:
     """The whole path for a program written in Python (pybridge/terms.py): Coq checks
     its bounds (`check_safe`), then it is built for `target`.  `unsafe=True` skips Coq
-    and builds it marked UNSAFE.
+    and builds it marked UNSAFE.  The default target is choose_target's.
 
     >>> from verisched.pybridge.terms import IVar, Var, gen, get
     >>> k = compile_program(gen("i", "n", get(Var("f"), "i")), {"f": (IVar("n"),)})
     >>> k({"f": np.ones(5, np.float32)}, n=5)                      # doctest: +SKIP
     """
-    t = get_target(target)
+    t = choose_target(expr, target)
     derived = from_ast(expr, env, name=name, sizes=sizes, assume=assume, prove=not unsafe,
                        scalar=t.coq_scalar, bools=bools, timeout=timeout)
     checked = check(derived, fix=fix, unsafe=unsafe, dtype=dtype)
