@@ -139,17 +139,27 @@ def test_kill_9_during_replay_keeps_the_partial_result(tmp_path: Path) -> None:
     assert partial.trace()["failure"]["tactic"] == "idtac."
 
 
-def test_failure_of_a_derivation_not_asked_for_is_reported(tmp_path: Path) -> None:
-    # --derivation r, but q (before it) fails: the replay cannot reach r.
+def test_a_failed_derivation_not_asked_for_is_passed_over(tmp_path: Path) -> None:
+    # --derivation r, but q (before it) fails: Coq goes back to the state before q and
+    # the replay goes on to r.  r does not use q, so it is checked and loads; r2 uses
+    # q's lemma, so it fails with Coq's message and a note naming q's failure.
     tail = ("Section U.\n  Context {S : Type} `{ScalarLaws S}.\n"
             "  Variables (n : Z) (f : Z -> S).\n  Definition p2 := GEN [ i < n ] f _[ i ].\n"
             "  Derive r SuchThat (p2 = r) As r_correct.\n  Proof. reschedule. done. Qed.\n"
+            "  Derive r2 SuchThat (p2 = r2) As r2_correct.\n"
+            "  Proof. rewrite q_correct. done. Qed.\n"
             "End U.\n")
     src = _script(tmp_path, "rw no_such_lemma.", tail)
     rc, data = _replay_json(tmp_path, src, "--derivation", "r")
-    assert rc == 1 and data["ok"] is False and data["derivations"] == []
+    assert rc == 0 and data["ok"] is True and data["failure"] is None
+    assert [d["derivation"] for d in data["derivations"]] == ["r"]
+    assert data["derivations"][0]["verdict"]["accepted"] is True
+    rc, data = _replay_json(tmp_path, src, "--derivation", "r2")
+    assert rc == 1 and data["ok"] is False
     f = data["failure"]
-    assert (f["kind"], f["derivation"], f["step"], f["line"]) == ("step", "q", 2, 12)
+    assert (f["kind"], f["derivation"], f["step"], f["line"]) == ("step", "r2", 1, 23)
+    assert "q_correct" in f["message"] and \
+        f["message"].endswith("(it uses q_correct, whose derivation failed at line 12)")
 
 
 def test_file_without_derivation_is_not_ok(tmp_path: Path) -> None:

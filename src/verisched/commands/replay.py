@@ -99,17 +99,17 @@ def _say(text: str, *, err: bool = False) -> None:
 
 def _report(path: Path, result: ReplayResult) -> int:
     """Print every derivation's outcome; the exit status (1 if anything failed)."""
+    status = 0
     if result.failure:
-        f = result.failure  # outside the derivations replayed (or one not asked for)
+        f = result.failure  # outside the derivations replayed: the replay stopped there
         where = f"{path}:{f.line}"
         if f.derivation is not None:
             where += f": derivation {f.derivation}" + (f", step {f.step}" if f.step else "")
         _say(f"FAILED: {where}: Coq rejected {f.sentence!r}: {f.message}", err=True)
-        return 1
-    if not result.derivations:
+        status = 1
+    elif not result.derivations:
         _say(f"verisched replay: {path} has no derivation (Derive ... SuchThat ...)", err=True)
         return 1
-    status = 0
     for rd in result.derivations:
         d = rd.derivation
         if rd.error is not None:

@@ -13,6 +13,7 @@ ranks) and its integer hypotheses, read from the file's declarations.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,10 +125,13 @@ class ReplayResult:
     """What a replay recorded.
 
     `failure` is set when the replay stopped outside the record of a
-    recorded derivation: a command Coq rejected, a derivation that was run
-    but not recorded (`only`) and failed, or an interruption (then the
-    result is the exception's `partial`).  A recorded derivation's own
-    failure is in its `failure`; `first_failure` gives whichever applies.
+    recorded derivation: a command Coq rejected, or an interruption (then
+    the result is the exception's `partial`).  A derivation's own failure is
+    in its `failure`, and does not stop the replay: Coq goes back to the
+    state before it and the file's later derivations are replayed, so one
+    run reports each broken one (a failure that names a constant of an
+    earlier failed derivation says so).  `first_failure` gives whichever
+    applies.
     """
 
     path: Path
@@ -309,8 +313,9 @@ def replay_file(
 
     args:
         only:    record only the derivation of this name; the ones before it still
-                 run (it may build on them), the ones after it do not (so a broken
-                 later derivation does not stop an earlier one from loading)
+                 run (it may build on them; one that fails is passed over, as in a
+                 whole-file replay), the ones after it do not (so a broken later
+                 derivation does not stop an earlier one from loading)
         on_step: callable(derivation, StepOk | StepError) for live printing
         semantics: also record every state's program with definitions unfolded
         keep_state: leave the file's definitions in the session (by default
@@ -366,6 +371,7 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
     """Run the sentences, filling `result` as it goes (so an exception leaves
     everything completed in it) and keeping `cursor` on the current one."""
     sig = _Sig()
+    failed: dict[str, str] = {}  # a failed derivation's constants -> what to say of them
     i = 0
     while i < len(sentences):
         s = sentences[i]
@@ -378,7 +384,7 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
                 msg = r.error or ""
                 if "inconsistent assumptions" in msg or "Cannot find a physical path" in msg:
                     msg += " (the compiled library is stale or being rebuilt: run `make proofs`)"
-                result.failure = ReplayFailure(s.line, s.text, msg)
+                result.failure = ReplayFailure(s.line, s.text, _cascade(msg, failed))
                 return
             sig.declare(s.text)
             if sig_end:
@@ -393,7 +399,8 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
         except CoqCommandError as exc:
             if exc.sentence != s.text:
                 raise  # the Derive went through; a bridge command after it failed
-            result.failure = ReplayFailure(s.line, s.text, exc.coq_message, name)
+            result.failure = ReplayFailure(s.line, s.text, _cascade(exc.coq_message, failed),
+                                           name)
             return
         rd = ReplayedDerivation(d, sig.freeze(), s.line)
         if record:
@@ -404,12 +411,50 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
         cursor.derivation = None
         if stop_at is not None:
             return
-        if rd.error is not None or (d.finish_result and not d.finish_result.accepted):
-            if not record:  # the file cannot get to the derivation asked for
-                result.failure = rd.failure
-            return
+        if rd.failure is not None and rd.failure.kind != "axioms":
+            _mark_cascade(rd, failed)
+            if only is not None and record:  # the one asked for: it stays where it failed
+                return
+            # Go on past it, as a compiler goes on past an error, so that one run
+            # reports every broken derivation: Coq returns to the state before the
+            # Derive (neither the program nor its lemma exists after it), and a later
+            # sentence that uses them fails with Coq's own message, marked (_cascade).
+            d.abort()
+            if rd.error is not None:  # stopped at a step: skip the rest of its proof
+                i = _past_proof(sentences, i)
+            note = f"whose derivation failed at line {rd.failure.line}"
+            failed.update(dict.fromkeys((name, proof_name), note))
+            continue
         if only is not None and record:  # nothing after it can change it
             return
+
+
+def _past_proof(sentences: list[Sentence], i: int) -> int:
+    """The index after the sentence closing the proof that sentence i is inside."""
+    while i < len(sentences):
+        word = _CONTROL_RE.sub("", sentences[i].text).split()[0].rstrip(".")
+        i += 1
+        if word in ("Qed", "Defined", "Admitted", "Abort"):
+            break
+    return i
+
+
+def _cascade(message: str, failed: dict[str, str]) -> str:
+    """`message`, with a note when it names a constant of a derivation that failed
+    earlier in the file (the replay went on past it): the failure may follow from it."""
+    hits = [f"{c}, {why}" for c, why in failed.items()
+            if re.search(rf"(?<![\w.']){re.escape(c)}(?![\w'])", message)]
+    return message + "".join(f" (it uses {h})" for h in hits[:1])
+
+
+def _mark_cascade(rd: ReplayedDerivation, failed: dict[str, str]) -> None:
+    """Note on `rd`'s failure that it may follow from an earlier one (_cascade)."""
+    f = rd.failure
+    if not failed or f is None:
+        return
+    f.message = _cascade(f.message, failed)
+    if rd.error is not None:
+        rd.error = dataclasses.replace(rd.error, message=_cascade(rd.error.message, failed))
 
 
 def _record_semantics(d: Derivation, rd: ReplayedDerivation) -> None:
