@@ -221,6 +221,26 @@ def test_sizes_beyond_memory_and_nonpositive_counts_are_refused(vfile, capsys, m
     assert main([*run, "--size", "n=1000,m=1000"]) == 1  # 2 x 4 MB against 1 MiB
     assert "need 7.6 MiB for the inputs and outputs; this machine has 1.0 MiB available" \
         in capsys.readouterr().err
+    # --check counts the reference interpreter's memory too (it evaluates every loop at
+    # once): 10 MiB runs the kernel, but not the check; refused before any input is drawn.
+    monkeypatch.setattr(execute, "available_memory", lambda: 10 * 2**20)
+    assert main([*run, "--size", "n=1000,m=1000", "-q"]) == 0
+    capsys.readouterr()
+    assert main([*run, "--size", "n=1000,m=1000", "--check"]) == 1
+    err = capsys.readouterr().err
+    assert ("the check against the reference interpreter needs about 45.8 MiB at sizes "
+            "{'n': 1000, 'm': 1000} (it evaluates every loop of the program at once), beside "
+            "7.6 MiB for the kernel's inputs and outputs; this machine has 10.0 MiB available: "
+            "check at smaller sizes") in err and "Traceback" not in err
+    # The Python API's verify refuses by the same estimate, rather than be OOM-killed.
+    from verisched import pipeline
+
+    checked = pipeline.check(pipeline.load(vfile, "rows_fused"))
+    kernel = pipeline.compile_checked(checked, "c")
+    ins = pipeline.random_inputs(kernel, {"n": 1000, "m": 1000})
+    out = kernel(ins)
+    with pytest.raises(pipeline.MemoryLimitError, match="needs about 45.8 MiB"):
+        pipeline.verify(checked, ins, {"n": 1000, "m": 1000}, out)
     monkeypatch.undo()
     # A count or a time limit of zero, negative, nan or inf is refused by argparse.
     for argv in ([*run, "--size", "n=3,m=3", "--threads", "0"],

@@ -172,3 +172,34 @@ def test_random_programs_agree_with_coq(coq: CoqSession, prog: tuple[Expr, int],
     e, rank = prog
     inputs, sizes = _random_inputs(np.random.default_rng(seed))
     agree_with_coq(coq, e, rank, inputs, sizes)
+
+
+def test_batch_elements_sizes_the_interpreters_largest_array() -> None:
+    """The estimate pipeline.execute refuses a `--check` by: a matmul is evaluated as one
+    M x N x K array, an extent that depends on an outer binder is taken at its largest,
+    and an instruction counts its specification's loops.  The traced peak of a real
+    evaluation lies between one such array and the three the estimate allows for."""
+    import tracemalloc
+
+    from verisched.pybridge.interp import batch_elements
+
+    mm = parse_program("GEN [ i < M ] GEN [ j < N ] SUM [ k < K ] "
+                       "A _[ i ] _[ k ] * B _[ k ] _[ j ]")
+    assert batch_elements(mm, {"M": 30, "N": 20, "K": 10}) == 6000
+    tri = parse_program("GEN [ i < n ] GEN [ j < i ] f _[ j ]")
+    assert batch_elements(tri, {"n": 50}) == 50 * 49
+    tiled = parse_program("GEN [ io < n / 4 ] GEN [ ii < 4 ] SUM [ k < K ] "
+                          "A _[ io * 4 + ii ] _[ k ]")
+    assert batch_elements(tiled, {"n": 64, "K": 7}) == 64 * 7
+    rng = np.random.default_rng(0)
+    m, n, k = 40, 30, 50
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    tracemalloc.start()
+    try:
+        out = evaluate(mm, {"A": a, "B": b}, {"M": m, "N": n, "K": k})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.allclose(out, a @ b)
+    batch = batch_elements(mm, {"M": m, "N": n, "K": k})
+    assert 8 * batch <= peak <= 8 * (3 * batch + a.size + b.size + 2 * out.size)

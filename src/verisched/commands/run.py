@@ -91,6 +91,8 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
                    f"{', '.join(target.dtypes)}")
             raise UsageError(f"--input {name}: {_article(arr.dtype.name)} {arr.dtype} array, "
                              f"but kernel {checked.name} takes {np.dtype(taken[name])} ({way})")
+    if args.check:  # the interpreter's memory too, before any input is drawn
+        pipeline.check_memory(kernel, sizes, files, reference=checked)
     inputs = pipeline.random_inputs(kernel, sizes, args.seed, files)
     if args.threads:
         set_threads = getattr(kernel, "set_threads", None)

@@ -48,14 +48,21 @@ from verisched.pipeline.derive import (
     load,
     load_many,
 )
-from verisched.pipeline.execute import Verdict, random_inputs, verify
+from verisched.pipeline.execute import (
+    MemoryLimitError,
+    Verdict,
+    check_memory,
+    random_inputs,
+    verify,
+)
 from verisched.targets.base import CSource, Kernel, Lowered, Target, TargetUnavailable
 from verisched.targets.registry import TARGETS, all_targets, get_target, target_names
 
 __all__ = [
     "TARGETS", "CSource", "CheckedProgram", "DerivationError", "DerivedProgram", "Kernel",
+    "MemoryLimitError",
     "FixValue", "Lowered", "Target", "TargetUnavailable", "Verdict", "all_targets", "build",
-    "check", "choose_target",
+    "check", "check_memory", "choose_target",
     "compile_checked", "compile_derivation", "compile_program", "default_target",
     "derivations_in",
     "from_ast", "get_target", "load", "load_many", "lower", "needs", "random_inputs", "render",

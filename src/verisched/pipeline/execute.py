@@ -16,7 +16,7 @@ import numpy as np
 
 from verisched.codegen.errors import KernelCallError
 from verisched.pipeline.check import CheckedProgram
-from verisched.pybridge.interp import InterpError, evaluate
+from verisched.pybridge.interp import InterpError, batch_elements, evaluate
 from verisched.pybridge.terms import Expr, free_vars
 from verisched.targets.base import Kernel
 
@@ -42,10 +42,10 @@ def random_inputs(kernel: Kernel, sizes: Mapping[str, int], seed: int = 0,
             out[name] = given[name]
         elif dt == np.int8:
             out[name] = rng.integers(-128, 128, size=shapes[name], dtype=np.int8)
-        elif np.issubdtype(dt, np.integer):
-            out[name] = rng.integers(-wide, wide, size=shapes[name]).astype(dt)
-        else:
-            out[name] = rng.standard_normal(shapes[name]).astype(dt)
+        elif np.issubdtype(dt, np.integer):  # drawn in its own type: no int64 temporary
+            out[name] = rng.integers(-wide, wide, size=shapes[name], dtype=dt)
+        else:  # likewise no float64 temporary for a float32 input (check_memory's count)
+            out[name] = rng.standard_normal(shapes[name], dtype=dt)
     return out
 
 
@@ -74,16 +74,52 @@ def available_memory() -> int | None:
     return None
 
 
-def check_memory(kernel: Kernel, sizes: Mapping[str, int], given: Collection[str] = ()
-                 ) -> None:
+def reference_footprint(checked: CheckedProgram, sizes: Mapping[str, int],
+                        in_elements: int, out_elements: int) -> int:
+    """About the bytes `verify` needs at `sizes`, an estimate: the interpreter evaluates
+    every loop of a program at once (pybridge/interp.py), so its largest intermediate is
+    `batch_elements` 8-byte values, and a few are alive together (3 of them: measured
+    peaks were 2.1x one for a tiled matmul, less for a blur), beside the inputs' and the
+    outputs' 8-byte copies (two of each output: the reference and the compared window)."""
+    progs = [checked.program.expr] + ([checked.original] if checked.original is not None
+                                      else [])
+    batch = max(batch_elements(e, sizes) for e in progs)
+    return 8 * (3 * batch + in_elements + 2 * out_elements)
+
+
+def _elements(shapes: Collection[tuple[int, ...]]) -> int:
+    return sum(int(np.prod(s, dtype=object)) for s in shapes)
+
+
+def _refuse_reference(name: str, sizes: Mapping[str, int], ref: int, need: int,
+                      have: int) -> None:
+    if need + ref > have:
+        raise MemoryLimitError(
+            f"{name}: the check against the reference interpreter needs about {_gib(ref)} "
+            f"at sizes {dict(sizes)} (it evaluates every loop of the program at once), "
+            f"beside {_gib(need)} for the kernel's inputs and outputs; this machine has "
+            f"{_gib(have)} available: check at smaller sizes")
+
+
+def check_memory(kernel: Kernel, sizes: Mapping[str, int], given: Collection[str] = (),
+                 reference: CheckedProgram | None = None) -> None:
     """Refuse sizes whose inputs and outputs cannot fit in memory, before anything is
     allocated: numpy would fail with a traceback, or (Linux overcommits) succeed and
-    get the process killed mid-call."""
+    get the process killed mid-call.  With `reference` (a `--check` to come), the
+    interpreter's estimated memory (reference_footprint) is counted too."""
     need, have = footprint(kernel, sizes, given), available_memory()
-    if have is not None and need > have:
+    if have is None:
+        return
+    if need > have:
         what = "the outputs and the inputs not given" if given else "the inputs and outputs"
         raise MemoryLimitError(f"{kernel.name}: sizes {dict(sizes)} need {_gib(need)} for "
                                f"{what}; this machine has {_gib(have)} available")
+    if reference is not None:
+        shapes, out_shape = kernel.extents(sizes)
+        more = getattr(kernel, "more_shapes", lambda _s: [])(sizes)
+        ref = reference_footprint(reference, sizes, _elements(shapes.values()),
+                                  _elements([out_shape, *more]))
+        _refuse_reference(kernel.name, sizes, ref, need, have)
 
 
 def _gib(n: int) -> str:
@@ -111,6 +147,11 @@ def verify(checked: CheckedProgram, inputs: Mapping[str, np.ndarray],
         first = outs[0]
     else:
         outs, first = (out,), out
+    have = available_memory()
+    if have is not None:  # refused by its estimate, not killed by the kernel's OOM killer
+        ref = reference_footprint(checked, sizes, _elements([a.shape for a in inputs.values()]),
+                                  _elements([o.shape for o in outs]))
+        _refuse_reference(checked.name, sizes, ref, 0, have)
     exact = np.issubdtype(first.dtype, np.integer)
     ref_t = np.int64 if exact else np.float64
     programs: list[tuple[str, Expr]] = [("derived program", checked.program.expr)]

@@ -59,6 +59,7 @@ from .terms import (
     Tuple,
     Var,
     Zero,
+    children,
     fold_idx,
     z_op,
 )
@@ -125,6 +126,56 @@ def evaluate(
     if rank is not None and arr.ndim < rank:
         arr = _expand_rank(arr, rank - arr.ndim)
     return arr
+
+
+def batch_elements(e: Expr, sizes: Mapping[str, int]) -> int:
+    """About the most elements one intermediate array of `evaluate` holds: the product
+    of the extents of the GEN and SUM binders around a node (its batch axes, see the
+    module docstring), at its deepest.  A caller sizes the interpreter's memory by it
+    before evaluating (pipeline.execute): a matmul's product is evaluated as one
+    M x N x K array.  An extent that depends on an outer binder is taken at that
+    binder's first and last value, the larger; a bound that cannot be evaluated counts
+    as 1 (an estimate, not a bound)."""
+    best = 1
+
+    def extent(lo: Idx, hi: Idx, env: dict[str, int], outer: list[tuple[str, int, int]]
+               ) -> int:
+        got = 0
+        for pick in (0, 1):  # every outer binder at its first, then its last value
+            vals = {**env, **{v: (a if pick == 0 else b) for v, a, b in outer}}
+            try:
+                got = max(got, fold_idx(hi, vals.__getitem__) - fold_idx(lo, vals.__getitem__))
+            except (KeyError, ZeroDivisionError, TypeError):
+                got = max(got, 1)
+        return max(got, 1)
+
+    def visit(x: Expr, env: dict[str, int], outer: list[tuple[str, int, int]],
+              prod: int) -> None:
+        nonlocal best
+        best = max(best, prod)
+        if isinstance(x, (Gen, Sum)):
+            n = extent(x.lo, x.hi, env, outer)
+            try:
+                lo = fold_idx(x.lo, {**env, **{v: a for v, a, _ in outer}}.__getitem__)
+            except (KeyError, ZeroDivisionError, TypeError):
+                lo = 0
+            visit(x.body, env, [*outer, (x.var, lo, lo + n - 1)], prod * n)
+            return
+        if isinstance(x, Instr):  # evaluated as its specification's body (_eval)
+            spec = lookup(x.name)
+            if spec is None or spec.native is None:
+                try:
+                    x = instantiate(x)
+                except InstrError:
+                    pass
+                else:
+                    visit(x, env, outer, prod)
+                    return
+        for c in children(x):  # index and predicate children hold no binder: harmless
+            visit(c, env, outer, prod)  # type: ignore[arg-type]
+
+    visit(distribute_outputs(e), {k: int(v) for k, v in sizes.items()}, [], 1)
+    return best
 
 
 def _expand_rank(arr: np.ndarray, extra: int) -> np.ndarray:
