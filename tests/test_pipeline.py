@@ -116,6 +116,11 @@ def test_a_violated_size_hypothesis_is_a_precondition_error() -> None:
     np.testing.assert_array_equal(k({"f": np.array([7.0], np.float32)}, n=1), [7.0])
     with pytest.raises(PreconditionError, match=r"violate the precondition .*1 <= n"):
         k({"f": np.zeros(0, np.float32)}, n=0)
+    # A hypothesis Coq cannot read is named by its place in `assume`, not reported as
+    # an unproved program.
+    with pytest.raises(pipeline.DerivationError,
+                       match=r"program head: assume\[1\] 'n >>= 1': Coq rejected it: Syntax"):
+        pipeline.compile_program(HEAD, ENV, "c", name="head", assume=["1 <= n", "n >>= 1"])
 
 
 # ---- the derivation path ----------------------------------------------------------------

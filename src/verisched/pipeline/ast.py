@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from verisched.pipeline.derive import DerivationError, DerivedProgram
 from verisched.pybridge.coqterm import idx_to_coq
 from verisched.pybridge.derivation import Derivation, StepError
-from verisched.pybridge.errors import BridgeError
+from verisched.pybridge.errors import BridgeError, CoqCommandError
 from verisched.pybridge.hypotheses import parse_hypotheses
 from verisched.pybridge.instr_coq import resolving_with
 from verisched.pybridge.session import CoqSession
@@ -74,8 +74,17 @@ def from_ast(expr: Expr, env: Mapping[str, Shape], *, name: str = "kernel",
     stray = [b for b in bools if b not in order]
     if stray:
         raise DerivationError(f"program {name}: {', '.join(stray)} in bools is not a size")
-    gap = _prove_safe(expr, env, name, order, [h for _, h in hyps], scalar, tuple(bools),
-                      timeout) if prove else NOT_PROVED
+    try:
+        gap = _prove_safe(expr, env, name, order, [h for _, h in hyps], scalar, tuple(bools),
+                          timeout) if prove else NOT_PROVED
+    except CoqCommandError as exc:  # a hypothesis Coq rejected
+        bad = re.match(r"Hypothesis VS_H(\d+) : (.*)\.$", exc.sentence)
+        k = int(bad.group(1)) - (len(hyps) - len(assume)) if bad else -1  # shapes come first
+        if k < 0:
+            raise DerivationError(f"program {name}: Coq rejected {exc.sentence!r}: "
+                                  f"{exc.coq_message}") from None
+        raise DerivationError(f"program {name}: assume[{k}] {bad.group(2)!r}: Coq rejected "
+                              f"it: {exc.coq_message}") from None
     return DerivedProgram(
         source=f"Python program {name}", name=name, expr=expr, original=expr,
         sizes=tuple(order), tensors=tuple((t, len(s)) for t, s in env.items()),
@@ -98,6 +107,10 @@ def _prove_safe(expr: Expr, env: Mapping[str, Shape], name: str, sizes: list[str
             verdict = d.finish()
             if not verdict.accepted:
                 return f"Coq did not accept the safety proof: {verdict.message}"
+    except CoqCommandError as exc:
+        if exc.sentence.startswith("Hypothesis VS_H"):
+            raise  # the caller's hypothesis, not Coq's availability: from_ast names it
+        return f"Coq could not be asked ({type(exc).__name__}: {exc})"
     except BridgeError as exc:
         return f"Coq could not be asked ({type(exc).__name__}: {exc})"
     return None
