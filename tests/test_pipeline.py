@@ -205,3 +205,9 @@ def test_a_size_may_be_called_h() -> None:
     k = pipeline.compile_program(parse_program("GEN [ y < H ] f _[ y ] + f _[ y ]"),
                                  {"f": (H,)}, "c", name="height")
     np.testing.assert_array_equal(k({"f": np.arange(3, dtype=np.float32)}, H=3), [0, 2, 4])
+
+
+def test_a_tensor_without_extents_is_named_before_coq_runs() -> None:
+    with pytest.raises(pipeline.DerivationError,
+                       match="program head: tensor f is read but has no entry in env"):
+        pipeline.from_ast(HEAD, {}, name="head")

@@ -28,8 +28,10 @@ from verisched.pybridge.terms import (
     PCmp,
     Pred,
     Shape,
+    Var,
     free_vars,
     idx_free_vars,
+    walk_scoped,
 )
 
 NOT_PROVED = "a Python program built with prove=False: Coq was not asked to check its bounds"
@@ -59,6 +61,13 @@ def from_ast(expr: Expr, env: Mapping[str, Shape], *, name: str = "kernel",
     `bools` are the sizes that are Coq booleans (passed to the kernel as 0 or 1)."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise DerivationError(f"program name {name!r} is not an identifier")
+    # A tensor read but given no extents: said here, by the argument that lacks it.
+    unshaped = sorted({x.name for x, bound in walk_scoped(expr)
+                       if isinstance(x, Var) and x.name not in bound and x.name not in env})
+    if unshaped:
+        raise DerivationError(f"program {name}: tensor {', '.join(unshaped)} is read but has "
+                              f"no entry in env (its extents; env has "
+                              f"{', '.join(env) or 'none'})")
     names: set[str] = set(free_vars(expr)) - set(env)
     for shp in env.values():
         for i in shp:
