@@ -289,8 +289,8 @@ def acc_out(x: np.ndarray, sm: np.ndarray | int, se: np.ndarray | int,
     """`gemmini_acc_out sm se act x`: float32(x) * float32 scale in single precision,
     rounded half to even, saturated to int8, then ReLU where `act` (Gemmini.v)."""
     xf = np.asarray(x).astype(np.int64).astype(np.int32).astype(np.float32)
-    y = xf * scale_float(sm, se)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow saturates, as in C
+        y = xf * scale_float(sm, se)
         out = np.clip(np.rint(y.astype(np.float64)), -128, 127)
     out = np.where(np.asarray(act) != 0, np.maximum(out, 0), out)
     return out.astype(np.int64)
