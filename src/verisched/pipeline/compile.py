@@ -77,13 +77,13 @@ def choose_target(expr: Expr, target: str | Target | None) -> Target:
     if target is not None:
         return get_target(target)
     native = get_target("native")
-    need = needs(expr)
-    if supports(native, expr, need) is None:
+    missing = supports(native, expr)
+    if missing is None:
         return native
-    found = next((t for t in TARGETS if supports(t, expr, need) is None), None)
+    found = default_target(expr)
     if found is None:
-        raise LowerError(f"no target provides {supports(native, expr, need)}; "
-                         f"targets: {', '.join(t.name for t in TARGETS)}")
+        raise LowerError(f"no target provides {missing}; targets: "
+                         f"{', '.join(t.name for t in TARGETS)}")
     return found
 
 
