@@ -49,16 +49,22 @@ def random_inputs(kernel: Kernel, sizes: Mapping[str, int], seed: int = 0,
     return out
 
 
-def footprint(kernel: Kernel, sizes: Mapping[str, int], given: Collection[str] = ()) -> int:
-    """Bytes of a call's inputs and outputs at `sizes` (which `extents` checks), less
-    the inputs named in `given` (already in memory)."""
+def _call_shapes(kernel: Kernel, sizes: Mapping[str, int]
+                 ) -> tuple[dict[str, tuple[int, ...]], list[tuple[int, ...]]]:
+    """The inputs' shapes by name and every output's shape, at `sizes`."""
     shapes, out_shape = kernel.extents(sizes)
+    return shapes, [out_shape, *getattr(kernel, "more_shapes", lambda _s: [])(sizes)]
+
+
+def _bytes(kernel: Kernel, shapes: Mapping[str, tuple[int, ...]],
+           outs: list[tuple[int, ...]], given: Collection[str]) -> int:
+    """Bytes of a call's inputs and outputs of these shapes, less the inputs named in
+    `given` (already in memory)."""
     dtypes = kernel.input_dtypes()
     out_item = np.dtype(getattr(kernel, "dtype", np.float32)).itemsize
-    more = getattr(kernel, "more_shapes", lambda _s: [])(sizes)
     total = sum(int(np.prod(s, dtype=object)) * np.dtype(dtypes[a]).itemsize
                 for a, s in shapes.items() if a not in given)
-    return total + sum(int(np.prod(s, dtype=object)) * out_item for s in (out_shape, *more))
+    return total + _elements(outs) * out_item
 
 
 def available_memory() -> int | None:
@@ -107,18 +113,18 @@ def check_memory(kernel: Kernel, sizes: Mapping[str, int], given: Collection[str
     allocated: numpy would fail with a traceback, or (Linux overcommits) succeed and
     get the process killed mid-call.  With `reference` (a `--check` to come), the
     interpreter's estimated memory (reference_footprint) is counted too."""
-    need, have = footprint(kernel, sizes, given), available_memory()
+    have = available_memory()
     if have is None:
         return
+    shapes, outs = _call_shapes(kernel, sizes)  # the kernel's extents, evaluated once
+    need = _bytes(kernel, shapes, outs, given)
     if need > have:
         what = "the outputs and the inputs not given" if given else "the inputs and outputs"
         raise MemoryLimitError(f"{kernel.name}: sizes {dict(sizes)} need {_gib(need)} for "
                                f"{what}; this machine has {_gib(have)} available")
     if reference is not None:
-        shapes, out_shape = kernel.extents(sizes)
-        more = getattr(kernel, "more_shapes", lambda _s: [])(sizes)
         ref = reference_footprint(reference, sizes, _elements(shapes.values()),
-                                  _elements([out_shape, *more]))
+                                  _elements(outs))
         _refuse_reference(kernel.name, sizes, ref, need, have)
 
 

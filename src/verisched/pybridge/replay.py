@@ -37,6 +37,13 @@ DERIVE_RE = re.compile(r"^Derive\s+([A-Za-z_][\w']*)\s+SuchThat\s+(.*)\s+As\s+([
 _VARS_RE = re.compile(r"^(?:Variables?|Context)\s+(.*)\.$", re.S)
 _HYP_RE = re.compile(r"^Hypothes(?:is|es)\s+(.*)\.$", re.S)
 _CONTROL_RE = re.compile(r"^(?:(?:Time|Timeout\s+\d+|Instructions)\s+)+")
+# The sentences that end a proof.
+_CLOSERS = ("Qed", "Defined", "Admitted", "Abort")
+
+
+def _word(s: Sentence) -> str:
+    """A sentence's command word, past any control prefix (`Time`, `Timeout 5`)."""
+    return _CONTROL_RE.sub("", s.text).split()[0].rstrip(".")
 _BINDER_RE = re.compile(r"\(([^():]+):([^()]*(?:\([^()]*\)[^()]*)*)\)")
 
 
@@ -290,9 +297,9 @@ def outline_file(path: str | Path) -> dict[str, Outline]:
         steps = 0
         i += 1
         while i < len(sentences):
-            word = _CONTROL_RE.sub("", sentences[i].text).split()[0].rstrip(".")
+            word = _word(sentences[i])
             i += 1
-            if word in ("Qed", "Defined", "Admitted", "Abort"):
+            if word in _CLOSERS:
                 break
             if sentences[i - 1].text != "Proof.":
                 steps += 1
@@ -432,9 +439,8 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
 def _past_proof(sentences: list[Sentence], i: int) -> int:
     """The index after the sentence closing the proof that sentence i is inside."""
     while i < len(sentences):
-        word = _CONTROL_RE.sub("", sentences[i].text).split()[0].rstrip(".")
         i += 1
-        if word in ("Qed", "Defined", "Admitted", "Abort"):
+        if _word(sentences[i - 1]) in _CLOSERS:
             break
     return i
 
@@ -479,7 +485,7 @@ def _run_proof(d: Derivation, rd: ReplayedDerivation, sentences: list[Sentence],
     while i < len(sentences):
         s = sentences[i]
         cursor.at(s)
-        word = _CONTROL_RE.sub("", s.text).split()[0].rstrip(".")
+        word = _word(s)
         if word == "Proof" and s.text in ("Proof.",):
             d.session.run_ok(s.text)
             d.state = d._observe()  # noqa: SLF001 - same goal, new state number
