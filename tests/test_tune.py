@@ -22,7 +22,7 @@ import pytest
 from conftest import REPO, requires_coq
 
 from verisched import pipeline
-from verisched.schedule import dsl
+from verisched.schedule import ScheduleArgumentError, dsl
 from verisched.schedule.coqfile import derived_name
 from verisched.targets.auto import best_isa
 from verisched.tune import log as tlog
@@ -157,6 +157,26 @@ def test_cli_tune_and_its_errors(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=600, env=ENV)
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
     assert "no value for size n" in bad.stderr
+
+
+@pytest.mark.parametrize("sizes, why", [
+    ({"n": 0, "m": 4}, "n = 0: must be positive"),
+    ({"n": -3, "m": 4}, "n = -3: must be positive"),
+    ({"n": 5, "m": 2**31}, "m = 2147483648: must be positive (and fit in a C int)"),
+    ({"n": 5}, "no value for m"),
+    ({"n": 1, "m": 4}, "violate matvec2's hypothesis 2 <= n"),
+])
+def test_sizes_no_kernel_takes_are_refused_before_anything_runs(
+        tmp_path: Path, sizes: dict[str, int], why: str) -> None:
+    """Every candidate's kernel would refuse them after its proof; numpy cannot even
+    draw a negative extent.  So the search never starts, and writes nothing."""
+    prog = dsl.program("matvec2", dsl.gen(
+        "i", n, lambda i: dsl.sum("j", m, lambda j: A[i, j] * x[j])), assume=[n >= 2])
+    out = tmp_path / "out"
+    with pytest.raises(ScheduleArgumentError, match="argument sizes") as err:
+        tune(prog, target="c", sizes=sizes, budget=None, trials=1, jobs=1, out_dir=out)
+    assert why in str(err.value)
+    assert not out.exists()
 
 
 def test_ctrl_c_keeps_the_log_and_resume_continues(tmp_path: Path) -> None:

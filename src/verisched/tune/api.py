@@ -34,6 +34,7 @@ from .evaluate import (
     Workload,
     build_file,
     candidate_path,
+    check_sizes,
     kernel_sizes,
     measure,
     workload,
@@ -145,6 +146,7 @@ def tune(program: Program, *, target: str = "native", sizes: Mapping[str, int],
     t.check_runtime()
     if budget is None and trials is None:
         raise ScheduleArgumentError("tune", "budget", "give a budget (seconds) or trials")
+    check_sizes(program, sizes)   # before anything is written
     out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="vs-tune-"))
     out.mkdir(parents=True, exist_ok=True)
     log_path = out / f"{program.name}.tune.jsonl"

@@ -30,9 +30,10 @@ import numpy as np
 
 from verisched.codegen.errors import CodegenError
 from verisched.pipeline import Kernel, check, get_target, load
+from verisched.pybridge.coqterm import pred_str
 from verisched.pybridge.errors import BridgeError
 from verisched.pybridge.interp import InterpError, evaluate
-from verisched.pybridge.terms import eval_idx
+from verisched.pybridge.terms import eval_idx, eval_pred
 from verisched.schedule import (
     AnnotationRefused,
     DirectiveRefused,
@@ -209,10 +210,7 @@ class Workload:
 def workload(program: Program, sizes: Mapping[str, int], seed: int = 0) -> Workload:
     """Random float32 inputs of the program's shapes at `sizes` (normal, seeded) and
     the reference interpreter's output of the original program on them (float64)."""
-    missing = sorted(set(program.sizes) - set(sizes))
-    if missing:
-        raise ScheduleArgumentError("tune", "sizes", f"no value for {', '.join(missing)} "
-                                    f"(sizes of {program.name}: {', '.join(program.sizes)})")
+    check_sizes(program, sizes)
     inputs = random_inputs(program, sizes, seed)
     # every size given: the program's, and any other the hand-derived schedule takes
     # (block sizes of a derivation); a candidate's kernel takes the program's
@@ -223,6 +221,35 @@ def workload(program: Program, sizes: Mapping[str, int], seed: int = 0) -> Workl
     except InterpError as exc:
         w.note = f"the reference interpreter cannot evaluate the program: {exc}"
     return w
+
+
+def check_sizes(program: Program, sizes: Mapping[str, int]) -> None:
+    """Refuse sizes no kernel takes before the search proves anything: every candidate's
+    kernel would refuse them after its proof (a size below 1, beyond a C int, a flag
+    other than 0/1, a violated hypothesis), and numpy could not draw inputs of a
+    negative extent.  The same rules as a kernel's call (targets/native.py)."""
+    missing = sorted(set(program.sizes) - set(sizes))
+    if missing:
+        raise ScheduleArgumentError("tune", "sizes", f"no value for {', '.join(missing)} "
+                                    f"(sizes of {program.name}: {', '.join(program.sizes)})")
+    for s in program.sizes:
+        v = sizes[s]
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise ScheduleArgumentError("tune", "sizes", f"{s} must be an int, got {v!r}")
+        if s in program.bools:
+            ok, rule = v in (0, 1), "a boolean: 0 or 1"
+        elif s in program.signed:
+            ok, rule = -2**31 <= v < 2**31, "must fit in a C int"
+        else:
+            ok, rule = 1 <= v < 2**31, "must be positive (and fit in a C int)"
+        if not ok:
+            raise ScheduleArgumentError("tune", "sizes", f"{s} = {v}: {rule}")
+    values = {s: int(sizes[s]) for s in program.sizes}
+    for p in program.assume:   # printed as the section states it: `2 <= n`, not `2 <=? n`
+        if not eval_pred(p, values):
+            raise ScheduleArgumentError(
+                "tune", "sizes", f"{values} violate {program.name}'s hypothesis "
+                f"{pred_str(p).replace('?', '')}; its schedules are only proved where it holds")
 
 
 def random_inputs(program: Program, sizes: Mapping[str, int], seed: int = 0
