@@ -7,6 +7,7 @@ measurements, never tests: nothing here has a threshold.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import dataclasses
@@ -24,7 +25,12 @@ from typing import NamedTuple
 
 from verisched import pipeline
 from verisched.codegen.errors import CodegenError
-from verisched.commands.common import Progress
+from verisched.commands.common import (  # noqa: F401 - the benchmarks' argparse types
+    Progress,
+    nonnegative_float,
+    positive_float,
+    positive_int,
+)
 from verisched.commands.common import directory_arg as out_dir_arg  # noqa: F401 - for --out-dir
 from verisched.targets.cpu import cpu_model  # noqa: F401 - re-exported to the benchmarks
 from verisched.targets.toolchain import atomic_write, compile_c
@@ -731,12 +737,15 @@ def derivations_in(path: Path) -> list[str]:
 def load_ours(path: Path, derivation: str | None, fixed: dict[str, int],
               variants: list[tuple[str, str]], problem_sizes: set[str],
               fast_math: bool = False, timeout: float = 900.0,
-              runtime: set[str] = frozenset()) -> Ours:
+              runtime: set[str] = frozenset(), only_blocks: bool = True) -> Ours:
     """Replay `derivation` of `path` (default: its last Derive), fix every size that is
     not a problem size (block sizes, from `fixed`; proved for all values, so valid for
     these) nor left to run time (`runtime`: block sizes the benchmark passes per call),
     and build one kernel per (label, target name) in `variants`, through
-    verisched.pipeline (check_safe required, hypotheses as preconditions)."""
+    verisched.pipeline (check_safe required, hypotheses as preconditions).
+    `only_blocks`: every name in `fixed` must be one of the derivation's block sizes
+    (the user's `--fix`: a misspelt name stops the run); False where `fixed` holds
+    defaults that some derivations do not take (bench blur's tile)."""
     rel = path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path
     if not path.is_file():
         return Ours(str(rel), missing=f"{rel} does not exist (no derivation written yet)")
@@ -752,6 +761,12 @@ def load_ours(path: Path, derivation: str | None, fixed: dict[str, int],
         finally:
             progress.close()
         blocks = [s for s in dp.sizes if s not in problem_sizes]
+        unknown = sorted(set(fixed) - set(blocks))
+        # A user's mistake, not a missing kernel: stop before any timing.
+        if unknown and only_blocks:
+            raise SystemExit(f"verisched bench: --fix {', '.join(unknown)}: not a block size of "
+                             f"{origin} "
+                             f"(its block sizes: {', '.join(blocks) or 'none'})")
         used = {k: v for k, v in fixed.items() if k in blocks}
         checked = pipeline.check(dp, fix=used)
         unset = sorted(set(blocks) & set(checked.program.sizes) - set(runtime))
@@ -775,15 +790,31 @@ def load_ours(path: Path, derivation: str | None, fixed: dict[str, int],
         return Ours(where, missing=f"{where} did not replay, lower or compile: {first[:400]}")
 
 
+def parallel_threads(text: str) -> int:
+    """An argparse type: the thread count of a benchmark's multi-threaded column, which
+    sits beside the 1-thread one (so at least 2)."""
+    n = positive_int(text)
+    if n < 2:
+        raise argparse.ArgumentTypeError(f"{text!r}: the multi-threaded count is at least 2 "
+                                         "(the 1-thread column is always measured)")
+    return n
+
+
 def fix_args(items: list[str]) -> dict[str, int]:
-    """--fix NAME=INT arguments."""
+    """--fix NAME=INT arguments: block sizes, so positive (load_ours checks the names
+    against the derivation's block sizes, and its hypotheses decide the rest)."""
     out = {}
     for it in items:
-        k, _, v = it.partition("=")
+        k, eq, v = it.partition("=")
         try:
-            out[k.strip()] = int(v)
-        except ValueError as exc:
-            raise SystemExit(f"--fix {it!r}: expected NAME=INT") from exc
+            value = int(v) if eq and k.strip() else None
+        except ValueError:
+            value = None
+        if value is None:
+            raise SystemExit(f"verisched bench: --fix {it!r}: expected NAME=INT")
+        if value < 1:
+            raise SystemExit(f"verisched bench: --fix {it!r}: a block size is a positive integer")
+        out[k.strip()] = value
     return out
 
 

@@ -305,7 +305,7 @@ def load_vectorized(args: argparse.Namespace, fast: bool) -> list[cm.Ours]:
     for name in names:
         out.append(cm.load_ours(path, name, fixed,
                                 [("ours-1t", args.vec_target), ("ours-par", args.vec_par_target)],
-                                {"n", "m"}, fast_math=fast, timeout=1200))
+                                {"n", "m"}, fast_math=fast, timeout=1200, only_blocks=False))
     return out
 
 
@@ -322,13 +322,14 @@ def check_and_bind(k, img, small, want, args, what: str):
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="verisched bench blur", description=__doc__.splitlines()[0])
-    ap.add_argument("--size", type=int, nargs=2, default=(2000, 2000), metavar=("N", "M"))
-    ap.add_argument("--repeat", type=int, default=30)
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--size", type=cm.positive_int, nargs=2, default=(2000, 2000),
+                    metavar=("N", "M"))
+    ap.add_argument("--repeat", type=cm.positive_int, default=30)
+    ap.add_argument("--threads", type=cm.positive_int, default=os.cpu_count() or 1)
     ap.add_argument("--no-fast-math", action="store_true",
                     help="compile our kernels without -ffast-math (the paper used it)")
     ap.add_argument("--no-halide", action="store_true")
-    ap.add_argument("--tile", type=int, nargs=2, default=(64, 64), metavar=("KN", "KM"),
+    ap.add_argument("--tile", type=cm.positive_int, nargs=2, default=(64, 64), metavar=("KN", "KM"),
                     help="tile sizes for derivations that keep them symbolic")
     ap.add_argument("--from-ast", action="store_true",
                     help="use the hand-built programs instead of the derivations of "
@@ -342,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vec-target", default="avx2")
     ap.add_argument("--vec-par-target", default="avx2-openmp")
     ap.add_argument("--no-vec", action="store_true", help="skip the vectorized rows")
-    ap.add_argument("--quiet-wait", type=float, default=10.0,
+    ap.add_argument("--quiet-wait", type=cm.nonnegative_float, default=10.0,
                     help="wait up to this many seconds for other processes to leave the "
                          "CPUs idle before timing")
     ap.add_argument("--out-dir", type=cm.out_dir_arg, default=str(cm.RESULTS_DIR))

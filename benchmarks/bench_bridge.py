@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from verisched.commands.common import positive_int
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.derivation import Derivation, StepOk
 from verisched.pybridge.interp import evaluate
@@ -76,8 +77,8 @@ def examples(repo: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="verisched bench bridge", description=__doc__)
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--repeats", type=positive_int, default=5)
+    ap.add_argument("--steps", type=positive_int, default=50)
     args = ap.parse_args(argv)
     repo = REPO_ROOT
 

@@ -198,8 +198,10 @@ def plan(args: argparse.Namespace, names: list[str], x: np.ndarray, w: np.ndarra
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="verisched bench conv",
                                  description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=10)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=cm.positive_int, default=10,
+                    help="interleaved timed rounds (default 10)")
+    ap.add_argument("--threads", type=cm.parallel_threads, default=2,
+                    help="the multi-threaded count (at least 2; default 2)")
     ap.add_argument("--ours-file", default=str(cm.REPO_ROOT / "coq" / "Examples" / "Conv.v"))
     ap.add_argument("--isa", choices=("auto", "avx2", "avx512"), default="auto",
                     help="auto: avx512 where the CPU has avx512f (PyTorch's oneDNN uses it "
@@ -213,12 +215,12 @@ def main(argv: list[str] | None = None) -> int:
                          "candidates first")
     ap.add_argument("--target", default=None, help="default: native (the derivation's ISA)")
     ap.add_argument("--par-target", default=None, help="default: native-openmp")
-    ap.add_argument("--fix", action="append", default=[])
+    ap.add_argument("--fix", action="append", default=[], help="block size NAME=INT")
     ap.add_argument("--fast-math", action="store_true")
     ap.add_argument("--no-ours", action="store_true")
     ap.add_argument("--no-profile", action="store_true",
                     help="skip the perf profile of our kernel (needs `perf`)")
-    ap.add_argument("--quiet-wait", type=float, default=10.0,
+    ap.add_argument("--quiet-wait", type=cm.nonnegative_float, default=10.0,
                     help="wait up to this many seconds for other processes to leave the "
                          "CPUs idle before timing")
     ap.add_argument("--out-dir", type=cm.out_dir_arg, default=str(cm.RESULTS_DIR))

@@ -36,6 +36,8 @@ from _common import (  # noqa: E402
     cpu_model,
     fmt,
     md_table,
+    positive_float,
+    positive_int,
     source_revision,
     text_table,
     time_round_robin,
@@ -83,8 +85,8 @@ def _scaled(sizes: dict[str, int], scale: float) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="verisched bench idioms", description=__doc__)
-    ap.add_argument("--repeat", type=int, default=7, help="timed runs per kernel")
-    ap.add_argument("--scale", type=float, default=1.0, help="multiply every size")
+    ap.add_argument("--repeat", type=positive_int, default=7, help="timed runs per kernel")
+    ap.add_argument("--scale", type=positive_float, default=1.0, help="multiply every size")
     args = ap.parse_args(argv)
     rows, plot = [], []
     with tempfile.TemporaryDirectory() as tmp:

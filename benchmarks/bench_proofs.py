@@ -294,19 +294,18 @@ def report(builds: dict[str, list[Build]], per_file: dict[str, dict[str, tuple[f
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="verisched bench proofs", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--builds", type=int, default=3, help="clean builds per tree (default 3)")
-    ap.add_argument("--jobs", type=int, default=2, help="make -j (default 2, as `make proofs`)")
+    ap.add_argument("--builds", type=cm.positive_int, default=3,
+                    help="clean builds per tree (default 3)")
+    ap.add_argument("--jobs", type=cm.positive_int, default=2,
+                    help="make -j (default 2, as `make proofs`)")
     ap.add_argument("--baseline", metavar="REV",
                     help="also build this git revision's Coq sources, alternated with ours")
-    ap.add_argument("--probe-runs", type=int, default=9,
+    ap.add_argument("--probe-runs", type=cm.positive_int, default=9,
                     help="runs of the fixed-cost probe (default 9)")
     ap.add_argument("--source", default=str(cm.REPO_ROOT),
                     help="the tree whose Coq sources to build (default: this repository)")
     ap.add_argument("--out-dir", type=cm.out_dir_arg, default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
-    for name in ("builds", "jobs", "probe_runs"):
-        if getattr(args, name) < 1:
-            ap.error(f"--{name.replace('_', '-')} must be at least 1")
     source = Path(args.source).resolve()
     try:
         return _bench(args, source)

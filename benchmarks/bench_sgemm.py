@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from verisched.pipeline.execute import available_memory
 from verisched.targets.auto import best_vector_isa
 from verisched.targets.blocking import (
     ROW_BLOCKS_MAX_WIDTH,
@@ -126,6 +127,22 @@ class Problem:
 IN_CACHE = (48, 128, 256)
 
 
+ASPECT_LIMIT = 18   # M·N = 2^18: beyond it M or N would be below 1
+
+
+def aspect_arg(text: str) -> int:
+    """An argparse type: log2 of M/N, an integer within ±ASPECT_LIMIT."""
+    try:
+        x = int(text)
+    except ValueError:
+        x = None
+    if x is None or abs(x) > ASPECT_LIMIT:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected an integer from -{ASPECT_LIMIT} "
+                                         f"to {ASPECT_LIMIT} (M·N = 512², so M/N is at most "
+                                         f"2^{ASPECT_LIMIT})")
+    return x
+
+
 def problems(square: list[int], aspect: list[int], k: int, in_cache: bool = True
              ) -> list[Problem]:
     out = [Problem("in-cache", "x".join(map(str, IN_CACHE)), *IN_CACHE)] if in_cache else []
@@ -137,6 +154,28 @@ def problems(square: list[int], aspect: list[int], k: int, in_cache: bool = True
         ratio = f"{2 ** x:g}" if x >= 0 else f"1/{2 ** -x:g}"
         out.append(Problem("aspect", ratio, m, n, k))
     return out
+
+
+def problem_bytes(p: Problem) -> int:
+    """About the memory one problem takes at its peak (run_problem): A, B and C in
+    float32 and their aligned copies, A and B in float64 and their float64 product
+    (the check), the outputs of both sides."""
+    return 12 * (p.M * p.K + p.K * p.N) + 28 * p.M * p.N
+
+
+def memory_refusal(todo: list[Problem]) -> str | None:
+    """Why the largest problem cannot run here (it would swap or be killed after the
+    smaller ones had been timed), or None."""
+    have = available_memory()
+    if have is None or not todo:
+        return None
+    big = max(todo, key=problem_bytes)
+    need = problem_bytes(big)
+    if need <= have:
+        return None
+    return (f"{big.group} {big.label} ({big.M}x{big.N}x{big.K}) needs about "
+            f"{need / 2**30:.1f} GiB and this machine has {have / 2**30:.1f} GiB available: "
+            "choose smaller --square or --aspect values")
 
 
 # ---------------------------------------------------------------------------
@@ -442,17 +481,21 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="verisched bench sgemm",
                                  description=__doc__.splitlines()[0],
                                  epilog="See the module docstring for what is timed.")
-    ap.add_argument("--square", type=int, nargs="*", default=list(SQUARE))
-    ap.add_argument("--aspect", type=int, nargs="*", default=list(ASPECT_LOG2),
-                    help="log2 of M/N for the K=512, M·N=512² sweep")
-    ap.add_argument("--repeat", type=int, default=10)
-    ap.add_argument("--warm-ms", type=float, default=cm.WARM_MS,
+    ap.add_argument("--square", type=cm.positive_int, nargs="*", default=list(SQUARE),
+                    help=f"M = N = K of the square sweep (default: {' '.join(map(str, SQUARE))})")
+    ap.add_argument("--aspect", type=aspect_arg, nargs="*", default=list(ASPECT_LOG2),
+                    help="log2 of M/N for the K=512, M·N=512² sweep, -18 to 18 (default: "
+                         f"{' '.join(map(str, ASPECT_LOG2))})")
+    ap.add_argument("--repeat", type=cm.positive_int, default=10,
+                    help="interleaved timed rounds per problem (default 10)")
+    ap.add_argument("--warm-ms", type=cm.nonnegative_float, default=cm.WARM_MS,
                     help="before each timed call (both sides), untimed calls of the same "
                          f"variant for at least this many ms (default {cm.WARM_MS:g}; at least "
                          f"{cm.WARM} call): cores that idled through a wait run at full speed "
                          "again")
-    ap.add_argument("--threads", type=int, default=2, help="the multi-threaded count")
-    ap.add_argument("--spin", type=float, default=0.12,
+    ap.add_argument("--threads", type=cm.parallel_threads, default=2,
+                    help="the multi-threaded count (at least 2; default 2)")
+    ap.add_argument("--spin", type=cm.nonnegative_float, default=0.12,
                     help="seconds OpenBLAS's idle workers busy-wait after a call (2^28 "
                          "cycles by default): a multi-threaded variant of ours waits that "
                          "long (untimed) after an OpenBLAS call, or shares a core with them")
@@ -485,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--passive", action="store_true",
                     help="OMP_WAIT_POLICY=passive for our OpenMP kernel (better on a loaded "
                          "machine, slower per parallel region)")
-    ap.add_argument("--quiet-wait", type=float, default=10.0,
+    ap.add_argument("--quiet-wait", type=cm.nonnegative_float, default=10.0,
                     help="before each problem, wait up to this many seconds for other "
                          "processes to leave the CPUs idle")
     ap.add_argument("--no-ours", action="store_true", help="peers only")
@@ -495,6 +538,11 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"skip the L2-resident {'x'.join(map(str, IN_CACHE))} diagnostic problem")
     ap.add_argument("--out-dir", type=cm.out_dir_arg, default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
+    todo = problems(args.square, args.aspect, ASPECT_K, not args.no_in_cache)
+    too_big = memory_refusal(todo)
+    if too_big:
+        print(f"verisched bench sgemm: {too_big}", file=sys.stderr)
+        return 2
     choose_isa(args)
     if args.passive:
         os.environ["OMP_WAIT_POLICY"] = "passive"
@@ -555,7 +603,6 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     rng = np.random.default_rng(0)
     results = []
-    todo = problems(args.square, args.aspect, ASPECT_K, not args.no_in_cache)
     estimate = cm.Estimate(len(todo))
     for p in todo:
         estimate.next(f"{p.group} {p.label} ({p.M}x{p.N}x{p.K})")

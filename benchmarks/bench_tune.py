@@ -383,25 +383,28 @@ def report(rows: list[dict], started: datetime.datetime, args: argparse.Namespac
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="verisched bench tune",
                                  description=__doc__.splitlines()[0])
-    ap.add_argument("--budget", type=float, default=120.0, help="tuning seconds per problem")
-    ap.add_argument("--jobs", type=int, default=1, help="proving worker processes")
+    ap.add_argument("--budget", type=cm.positive_float, default=120.0,
+                    help="tuning seconds per problem")
+    ap.add_argument("--jobs", type=cm.positive_int, default=1, help="proving worker processes")
     ap.add_argument("--target", default=None,
                     help="default: the CPU's widest vector ISA, one thread")
     ap.add_argument("--problems", nargs="*", default=list(PROBLEMS), choices=PROBLEMS)
-    ap.add_argument("--matvec", type=int, nargs=2, default=[1000, 1000], metavar=("N", "M"))
-    ap.add_argument("--chain", type=int, default=200, help="n = m = p = q")
-    ap.add_argument("--sgemm", type=int, default=256, help="M = N = K")
+    ap.add_argument("--matvec", type=cm.positive_int, nargs=2, default=[1000, 1000],
+                    metavar=("N", "M"))
+    ap.add_argument("--chain", type=cm.positive_int, default=200, help="n = m = p = q")
+    ap.add_argument("--sgemm", type=cm.positive_int, default=256, help="M = N = K")
     ap.add_argument("--sgemm-isas", nargs="*", default=["avx2", "avx512"],
                     choices=["avx2", "avx512"],
                     help="tune SGEMM once per ISA the CPU has (none given: --target only)")
-    ap.add_argument("--blur", type=int, nargs=2, default=[2000, 2000], metavar=("N", "M"),
+    ap.add_argument("--blur", type=cm.positive_int, nargs=2, default=[2000, 2000],
+                    metavar=("N", "M"),
                     help="the image's rows and columns (bench blur's size)")
-    ap.add_argument("--conv", type=int, nargs=5, default=[1, 80, 100, 128, 128],
+    ap.add_argument("--conv", type=cm.positive_int, nargs=5, default=[1, 80, 100, 128, 128],
                     metavar=("NB", "H", "W", "CI", "KO"),
                     help="batch, output rows and columns, input and output channels "
                          "(bench conv's layer, batch 1: the untuned program is timed too)")
-    ap.add_argument("--repeat", type=int, default=15)
-    ap.add_argument("--blas-threads", type=int, default=1,
+    ap.add_argument("--repeat", type=cm.positive_int, default=15)
+    ap.add_argument("--blas-threads", type=cm.positive_int, default=1,
                     help="the peer's threads (OpenBLAS, Halide, torch)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out-dir", type=cm.out_dir_arg, default=str(cm.RESULTS_DIR))

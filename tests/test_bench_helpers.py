@@ -209,6 +209,73 @@ def test_an_out_dir_that_cannot_be_made_is_refused_before_the_run(tmp_path, caps
     assert not fresh.exists()
 
 
+@pytest.mark.parametrize("argv, says", [
+    (["sgemm", "--square", "0"], "argument --square: '0': expected an integer above 0"),
+    (["sgemm", "--square", "-5"], "argument --square: '-5': expected an integer above 0"),
+    (["sgemm", "--aspect", "40"], "argument --aspect: '40': expected an integer from -18 to 18"),
+    (["sgemm", "--repeat", "0"], "argument --repeat: '0'"),
+    (["sgemm", "--threads", "1"], "the multi-threaded count is at least 2"),
+    (["sgemm", "--warm-ms", "-1"], "argument --warm-ms: '-1': expected a number of 0 or more"),
+    (["sgemm", "--spin", "nan"], "argument --spin: 'nan'"),
+    (["conv", "--threads", "0"], "argument --threads: '0'"),
+    (["conv", "--quiet-wait", "-2"], "argument --quiet-wait: '-2'"),
+    (["blur", "--size", "0", "5"], "argument --size: '0'"),
+    (["blur", "--tile", "4", "-1"], "argument --tile: '-1'"),
+    (["polybench", "--kernels", "nope"], "argument --kernels: invalid choice: 'nope'"),
+    (["gemmini", "--layers", "res9"], "argument --layers: invalid choice: 'res9'"),
+    (["idioms", "--scale", "0"], "argument --scale: '0'"),
+    (["bridge", "--steps", "0"], "argument --steps: '0'"),
+    (["tune", "--conv", "1", "80", "100", "128", "0"], "argument --conv: '0'"),
+])
+def test_a_benchmarks_bad_number_is_refused_when_the_arguments_are_read(
+        argv: list[str], says: str, tmp_path: Path, capsys) -> None:
+    """Each of these once ran into a traceback, a zero division or an empty median
+    minutes in (or drew an array of a negative extent); now argparse names the
+    argument before anything is loaded or timed, and nothing is written."""
+    from verisched.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", *argv, *(["--out-dir", str(tmp_path / "r")]
+                                if argv[0] not in ("polybench", "idioms", "bridge") else [])])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err, err
+    assert not (tmp_path / "r").exists()
+
+
+def test_sgemm_sizes_beyond_this_machines_memory_are_refused_first(capsys) -> None:
+    """The largest problem is sized before anything runs, not after the smaller ones
+    were timed."""
+    sg = _load("bench_sgemm")
+    todo = sg.problems([256, 100000], [], 512, in_cache=False)
+    why = sg.memory_refusal(todo)
+    if sg.available_memory() is None:
+        pytest.skip("/proc/meminfo does not say what memory is available")
+    assert why is not None and why.startswith("square 100000 (100000x100000x100000) needs "
+                                              "about 484.3 GiB"), why
+    assert sg.memory_refusal(sg.problems([256], [-6, 6], 512)) is None
+
+
+def test_fix_names_a_block_size_of_the_derivation(cm, monkeypatch) -> None:
+    """`--fix` takes positive block sizes, and only the derivation's: a misspelt name
+    used to be dropped without a word, the run timing the default blocks."""
+    with pytest.raises(SystemExit, match="'mcr=0': a block size is a positive integer"):
+        cm.fix_args(["mcr=0"])
+    with pytest.raises(SystemExit, match="'mcr': expected NAME=INT"):
+        cm.fix_args(["mcr"])
+    assert cm.fix_args(["mcr=3", "kc=256"]) == {"mcr": 3, "kc": 256}
+
+    class Loaded:
+        sizes = ("M", "N", "K", "mcr", "kc")
+
+    monkeypatch.setattr(cm, "derivations_in", lambda p: ["sgemm"])
+    monkeypatch.setattr(cm.pipeline, "load", lambda *a, **k: Loaded())
+    path = cm.REPO_ROOT / "coq" / "Examples" / "Sgemm.v"
+    with pytest.raises(SystemExit, match=r"--fix zz: not a block size of "
+                       r"coq/Examples/Sgemm.v:sgemm \(its block sizes: mcr, kc\)"):
+        cm.load_ours(path, "sgemm", {"zz": 3}, [], {"M", "N", "K"})
+
+
 def test_call_waits_for_other_pools_spinning_workers(cm, monkeypatch) -> None:
     """No call starts while another pool's workers may still spin, a 1-thread one
     included (ours runs on a bound core, decision #119); a variant of the same pool
@@ -631,3 +698,19 @@ def test_sgemm_stall_warning_names_tick_quantized_times(cm, tmp_path) -> None:
     few = [(bad, {"openblas-1t": 1.6, "openblas-2t": 24.0,
                   "samples": {"openblas-2t": [24.0, 24.0]}})]
     assert sg.stall_cause(few, ["square 512"], 4.0, 2) == ""
+
+
+def test_a_benchmark_out_of_memory_ends_in_a_message(tmp_path: Path, monkeypatch,
+                                                     capsys) -> None:
+    """Sizes beyond the machine (`bench blur --size 300000 300000`: numpy refuses the
+    image) end in a message naming the benchmark, not numpy's traceback."""
+    from verisched.cli import main
+    from verisched.commands import bench
+
+    (tmp_path / "bench_huge.py").write_text(
+        "def main(argv):\n    raise MemoryError('Unable to allocate 335 GiB')\n")
+    monkeypatch.setattr(bench, "BENCH_DIR", tmp_path)
+    assert main(["bench", "huge"]) == 1
+    err = capsys.readouterr().err
+    assert "verisched bench huge: out of memory at the sizes asked for" in err
+    assert "Traceback" not in err

@@ -52,7 +52,16 @@ def run(args: argparse.Namespace) -> int:
     # Registered before it runs: dataclasses (and pickling) look the module up by name.
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
-    return int(module.main(args.rest) or 0)
+    try:
+        return int(module.main(args.rest) or 0)
+    except MemoryError:
+        # Sizes that do not fit this machine (numpy refuses the allocation): a user's
+        # choice, so a message rather than a traceback; what was written stays whole
+        # (each output is written atomically, at the end).
+        print(f"verisched bench {args.name}: out of memory at the sizes asked for "
+              f"(see `verisched bench {args.name} --help`): choose smaller ones",
+              file=sys.stderr)
+        return 1
 
 
 def register(parser: argparse.ArgumentParser) -> None:

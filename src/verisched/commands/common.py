@@ -45,15 +45,25 @@ def positive_float(text: str) -> float:
     return _positive(text, float)
 
 
-def _positive(text: str, kind: Callable[[str], T]) -> T:
+def nonnegative_float(text: str) -> float:
+    """An argparse type: seconds or milliseconds of 0 or more (a wait that may be
+    skipped: `bench --quiet-wait 0`)."""
+    return _positive(text, float, least=0.0)
+
+
+def _positive(text: str, kind: Callable[[str], T], least: float | None = None) -> T:
+    """`text` as `kind`, above 0 (or at least `least`), and finite."""
     try:
         value = kind(text)
     except ValueError:
         value = None
-    if value is None or not 0 < value < math.inf:  # type: ignore[operator]
+    ok = value is not None and value < math.inf and (  # type: ignore[operator]
+        value > 0 if least is None else value >= least)  # type: ignore[operator]
+    if not ok:
         what = "an integer" if kind is int else "a number"
-        raise argparse.ArgumentTypeError(f"{text!r}: expected {what} above 0")
-    return value
+        bound = "above 0" if least is None else f"of {least:g} or more"
+        raise argparse.ArgumentTypeError(f"{text!r}: expected {what} {bound}")
+    return value  # type: ignore[return-value]
 
 
 def directory_arg(text: str) -> Path:
