@@ -36,6 +36,9 @@ from verisched.targets.cpu import cpu_model  # noqa: F401 - re-exported to the b
 from verisched.targets.toolchain import atomic_write, compile_c
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+# What a benchmark's --target flags accept (argparse choices: a misspelt target stops
+# the run when the arguments are read, not after the peers were timed).
+TARGETS = tuple(pipeline.target_names())
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # The warm-up bench sgemm, conv and blur give every timed call (Variant.warm, warm_ms):
 # one untimed call, and more until 10 ms have passed.  On a VM a core that idled runs
@@ -753,6 +756,11 @@ def load_ours(path: Path, derivation: str | None, fixed: dict[str, int],
         names = derivations_in(path)
         if not names:
             return Ours(str(rel), missing=f"{rel} holds no Derive")
+        if derivation is not None and derivation not in names:
+            # A user's misspelling: stop, rather than time the peers alone and write
+            # their table over the results (which a missing file still does).
+            raise SystemExit(f"verisched bench: {rel} has no derivation {derivation!r} "
+                             f"(it has: {', '.join(names)})")
         name = derivation or names[-1]
         origin = f"{rel}:{name}"
         progress = Progress()  # replay steps on stderr (a cached derivation: one line)

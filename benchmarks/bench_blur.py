@@ -340,8 +340,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="the vectorized derivations (rows vec:NAME)")
     ap.add_argument("--vec-derivation", action="append", default=[],
                     help="only these derivations of --vec-file (default: all)")
-    ap.add_argument("--vec-target", default="avx2")
-    ap.add_argument("--vec-par-target", default="avx2-openmp")
+    ap.add_argument("--vec-target", choices=cm.TARGETS, metavar="TARGET", default="avx2")
+    ap.add_argument("--vec-par-target", choices=cm.TARGETS, metavar="TARGET", default="avx2-openmp")
     ap.add_argument("--no-vec", action="store_true", help="skip the vectorized rows")
     ap.add_argument("--quiet-wait", type=cm.nonnegative_float, default=10.0,
                     help="wait up to this many seconds for other processes to leave the "

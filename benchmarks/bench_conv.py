@@ -213,8 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-plan", action="store_true",
                     help="pick the default derivation by the L1 rule instead of timing the "
                          "candidates first")
-    ap.add_argument("--target", default=None, help="default: native (the derivation's ISA)")
-    ap.add_argument("--par-target", default=None, help="default: native-openmp")
+    ap.add_argument("--target", choices=cm.TARGETS, metavar="TARGET", default=None,
+                    help="default: native (the derivation's ISA)")
+    ap.add_argument("--par-target", choices=cm.TARGETS, metavar="TARGET", default=None,
+                    help="default: native-openmp")
     ap.add_argument("--fix", action="append", default=[], help="block size NAME=INT")
     ap.add_argument("--fast-math", action="store_true")
     ap.add_argument("--no-ours", action="store_true")

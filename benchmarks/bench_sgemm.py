@@ -518,9 +518,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-plan", action="store_true",
                     help="choose among the derivations by the use_direct and use_strip "
                          "rules instead of timing them first")
-    ap.add_argument("--target", default=None, help="our serial target (default: native, which "
-                    "builds the derivation with its ISA)")
-    ap.add_argument("--par-target", default=None,
+    ap.add_argument("--target", choices=cm.TARGETS, metavar="TARGET", default=None,
+                    help="our serial target (default: native, which builds the "
+                         "derivation with its ISA)")
+    ap.add_argument("--par-target", choices=cm.TARGETS, metavar="TARGET", default=None,
                     help="our OpenMP target (default: the ISA's -openmp)")
     ap.add_argument("--fix", action="append", default=[],
                     help=f"block size NAME=INT (defaults {DEFAULT_FIX})")

@@ -386,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=cm.positive_float, default=120.0,
                     help="tuning seconds per problem")
     ap.add_argument("--jobs", type=cm.positive_int, default=1, help="proving worker processes")
-    ap.add_argument("--target", default=None,
+    ap.add_argument("--target", choices=cm.TARGETS, metavar="TARGET", default=None,
                     help="default: the CPU's widest vector ISA, one thread")
     ap.add_argument("--problems", nargs="*", default=list(PROBLEMS), choices=PROBLEMS)
     ap.add_argument("--matvec", type=cm.positive_int, nargs=2, default=[1000, 1000],

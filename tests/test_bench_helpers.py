@@ -226,12 +226,16 @@ def test_an_out_dir_that_cannot_be_made_is_refused_before_the_run(tmp_path, caps
     (["idioms", "--scale", "0"], "argument --scale: '0'"),
     (["bridge", "--steps", "0"], "argument --steps: '0'"),
     (["tune", "--conv", "1", "80", "100", "128", "0"], "argument --conv: '0'"),
+    (["conv", "--target", "nope"], "argument --target: invalid choice: 'nope'"),
+    (["sgemm", "--par-target", "avx9"], "argument --par-target: invalid choice: 'avx9'"),
+    (["blur", "--vec-target", "x"], "argument --vec-target: invalid choice: 'x'"),
 ])
-def test_a_benchmarks_bad_number_is_refused_when_the_arguments_are_read(
+def test_a_benchmarks_bad_argument_is_refused_when_the_arguments_are_read(
         argv: list[str], says: str, tmp_path: Path, capsys) -> None:
     """Each of these once ran into a traceback, a zero division or an empty median
-    minutes in (or drew an array of a negative extent); now argparse names the
-    argument before anything is loaded or timed, and nothing is written."""
+    minutes in (or drew an array of a negative extent), or (a misspelt target) timed the
+    peers alone and wrote their table over the results; now argparse names the argument
+    before anything is loaded or timed, and nothing is written."""
     from verisched.cli import main
 
     with pytest.raises(SystemExit) as exc:
@@ -258,7 +262,8 @@ def test_sgemm_sizes_beyond_this_machines_memory_are_refused_first(capsys) -> No
 
 def test_fix_names_a_block_size_of_the_derivation(cm, monkeypatch) -> None:
     """`--fix` takes positive block sizes, and only the derivation's: a misspelt name
-    used to be dropped without a word, the run timing the default blocks."""
+    used to be dropped without a word, the run timing the default blocks.  A misspelt
+    `--derivation` stops too (a file without one still runs the peers alone)."""
     with pytest.raises(SystemExit, match="'mcr=0': a block size is a positive integer"):
         cm.fix_args(["mcr=0"])
     with pytest.raises(SystemExit, match="'mcr': expected NAME=INT"):
@@ -271,6 +276,8 @@ def test_fix_names_a_block_size_of_the_derivation(cm, monkeypatch) -> None:
     monkeypatch.setattr(cm, "derivations_in", lambda p: ["sgemm"])
     monkeypatch.setattr(cm.pipeline, "load", lambda *a, **k: Loaded())
     path = cm.REPO_ROOT / "coq" / "Examples" / "Sgemm.v"
+    with pytest.raises(SystemExit, match=r"Sgemm.v has no derivation 'sgem' \(it has: sgemm\)"):
+        cm.load_ours(path, "sgem", {}, [], {"M", "N", "K"})
     with pytest.raises(SystemExit, match=r"--fix zz: not a block size of "
                        r"coq/Examples/Sgemm.v:sgemm \(its block sizes: mcr, kc\)"):
         cm.load_ours(path, "sgemm", {"zz": 3}, [], {"M", "N", "K"})
