@@ -9,6 +9,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import requires_coq
 
@@ -66,6 +67,35 @@ def test_unknown_costs_is_an_argument_error() -> None:
     program = load_program(KERNELS, "axpy")
     with pytest.raises(SearchArgumentError, match="costs must be one of liar, measured"):
         saturate(program, costs="guess")
+
+
+@pytest.mark.parametrize("kw, says", [
+    ({"steps": -1}, "steps must be at least 0, not -1"),
+    ({"steps": "3"}, "steps must be an integer, not '3'"),
+    ({"nodes": 0}, "nodes must be at least 1, not 0"),
+    ({"nodes": 2.5}, "nodes must be an integer, not 2.5"),
+    ({"timeout": 0}, "timeout must be above 0 (seconds), not 0"),
+    ({"timeout": float("nan")}, "timeout must be above 0 (seconds), not nan"),
+])
+def test_a_wrong_limit_is_named_with_its_value(kw: dict, says: str) -> None:
+    """One message said "steps must be >= 0, nodes and timeout > 0" whichever was
+    wrong, and a string reached a comparison's TypeError."""
+    program = load_program(KERNELS, "axpy")
+    with pytest.raises(SearchArgumentError) as err:
+        saturate(program, **kw)
+    assert str(err.value) == says
+    assert saturate(program, steps=np.int64(1), nodes=np.int64(500)).idioms is not None
+
+
+def test_an_out_that_is_no_directory_is_refused_before_the_search(tmp_path: Path) -> None:
+    """Not after a search of a minute, in mkdir's NotADirectoryError."""
+    from verisched.search import search
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(SearchArgumentError, match=r"out '.*/file/x': cannot be made a "
+                       r"directory \(.*/file is not a directory\)"):
+        search(KERNELS, "axpy", out=blocker / "x")
 
 
 def test_costs_that_cannot_be_measured_are_a_message(tmp_path: Path,

@@ -17,6 +17,8 @@ granularity of the timeout).
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
 import subprocess
 import tempfile
 import time
@@ -103,6 +105,33 @@ def _enodes(g: EGraph) -> int:
                if repr(fn).split(".")[0] in ("T", "Ix"))
 
 
+def _check_numbers(*, steps: object, nodes: object, timeout: object) -> None:
+    """Each limit named with its value when it is wrong: `steps` an integer of 0 or
+    more, `nodes` one above 0, `timeout` seconds above 0."""
+    for arg, value, least, whole in (("steps", steps, 0, True), ("nodes", nodes, 1, True),
+                                     ("timeout", timeout, None, False)):
+        kinds = numbers.Integral if whole else numbers.Real   # numpy's scalars too
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            raise SearchArgumentError(f"{arg} must be {'an integer' if whole else 'a number'}"
+                                      f", not {value!r}")
+        if (value < least) if least is not None else not 0 < value < math.inf:
+            bound = f"at least {least}" if least is not None else "above 0 (seconds)"
+            raise SearchArgumentError(f"{arg} must be {bound}, not {value!r}")
+
+
+def _check_out(out: str | Path | None) -> None:
+    """`out` must be a directory or makeable as one: refused before the search, not
+    after it (the command line's --out is checked likewise, commands/common.py)."""
+    if out is None:
+        return
+    probe = Path(out)
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise SearchArgumentError(f"out {str(out)!r}: cannot be made a directory ({probe} is "
+                                  "not a directory)")
+
+
 def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
              nodes: int = 50_000, timeout: float = 60.0, costs: str = "liar",
              progress: Callable[[str], None] | None = None) -> SearchResult:
@@ -110,8 +139,7 @@ def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
     if idioms not in IDIOM_FAMILIES:
         raise SearchArgumentError(f"unknown idiom family {idioms!r} (known: "
                                   f"{', '.join(IDIOM_FAMILIES)})")
-    if steps < 0 or nodes <= 0 or timeout <= 0:
-        raise SearchArgumentError("steps must be >= 0, nodes and timeout > 0")
+    _check_numbers(steps=steps, nodes=nodes, timeout=timeout)
     if costs not in COSTS:
         raise SearchArgumentError(f"costs must be one of {', '.join(COSTS)}, not {costs!r}")
     table = call_costs(costs, progress)   # measured once per CPU, before the clock starts
@@ -191,6 +219,7 @@ def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10
     the derivation from the program to the found one that Coq has just checked.
     Raises CertificateError (certify.py) if no certificate is found or Coq refuses
     one."""
+    _check_out(out)
     program = load_program(path, name)
     if idioms == "gemmini":   # the certificate's lemmas (glenside.py)
         program = dataclasses.replace(program, requires=REQUIRES)
