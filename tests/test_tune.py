@@ -179,6 +179,32 @@ def test_sizes_no_kernel_takes_are_refused_before_anything_runs(
     assert not out.exists()
 
 
+@pytest.mark.parametrize("kw, says", [
+    ({"budget": float("nan")}, "argument budget: seconds above 0, not nan"),
+    ({"budget": -1}, "argument budget: seconds above 0, not -1"),
+    ({"trials": 0}, "argument trials: at least 1, not 0"),
+    ({"trials": "2"}, "argument trials: an integer, not '2'"),
+    ({"trials": 1, "jobs": 0}, "argument jobs: at least 1, not 0"),
+    ({"trials": 1, "timeout": 0}, "argument timeout: seconds above 0, not 0"),
+    ({"trials": 1, "seed": -1}, "argument seed: at least 0, not -1"),
+])
+def test_a_wrong_argument_is_named_before_a_worker_starts(kw: dict, says: str,
+                                                          tmp_path: Path) -> None:
+    """A NaN budget never ran out (the search went on until the space was exhausted),
+    `trials=0` ran nothing without a word, `jobs=0` quietly meant one worker and
+    `timeout=0` failed every candidate."""
+    kw = {"budget": None, "jobs": 1, **kw}
+    with pytest.raises(ScheduleArgumentError) as err:
+        tune(MATVEC, target="c", sizes=SIZES, out_dir=tmp_path / "out", **kw)
+    assert str(err.value) == f"tune: {says}"
+    assert not (tmp_path / "out").exists()
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(ScheduleArgumentError, match="argument out_dir: .* cannot be made a "
+                       "directory"):
+        tune(MATVEC, target="c", sizes=SIZES, budget=None, trials=1, out_dir=blocker / "x")
+
+
 def test_ctrl_c_keeps_the_log_and_resume_continues(tmp_path: Path) -> None:
     """A real Ctrl-C (SIGINT to the command's process group) once two candidates are
     logged: the log is kept, the best so far reported (exit 130); `--resume` then

@@ -12,6 +12,8 @@ reproduces it, the plot.
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 import statistics
 import tempfile
@@ -146,6 +148,8 @@ def tune(program: Program, *, target: str = "native", sizes: Mapping[str, int],
     t.check_runtime()
     if budget is None and trials is None:
         raise ScheduleArgumentError("tune", "budget", "give a budget (seconds) or trials")
+    _check_arguments(budget=budget, trials=trials, jobs=jobs, timeout=timeout, seed=seed,
+                     out_dir=out_dir)
     check_sizes(program, sizes)   # before anything is written
     out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="vs-tune-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -189,6 +193,37 @@ def tune(program: Program, *, target: str = "native", sizes: Mapping[str, int],
     res.notes += _untuned_refused(res.records, [first, with_template(space, first)])
     _finish(res, program, space, work, hand, timeout, say)
     return res
+
+
+def _check_arguments(*, budget: object, trials: object, jobs: object, timeout: object,
+                     seed: object, out_dir: str | Path | None) -> None:
+    """Each argument named with its value when it is wrong, before a worker starts: a
+    NaN budget never ran out, `trials=0` ran nothing without a word, `jobs=0` quietly
+    meant one worker, and `timeout=0` failed every candidate."""
+    def whole(name: str, value: object, least: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise ScheduleArgumentError("tune", name, f"an integer, not {value!r}")
+        if value < least:
+            raise ScheduleArgumentError("tune", name, f"at least {least}, not {value!r}")
+
+    for name, value in (("budget", budget), ("timeout", timeout)):
+        if value is None and name == "budget":
+            continue
+        ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        if not ok or not 0 < value < math.inf:  # type: ignore[operator]
+            raise ScheduleArgumentError("tune", name, f"seconds above 0, not {value!r}")
+    if trials is not None:
+        whole("trials", trials, 1)
+    if jobs is not None:
+        whole("jobs", jobs, 1)
+    whole("seed", seed, 0)
+    if out_dir is not None:
+        probe = Path(out_dir)
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        if not probe.is_dir():
+            raise ScheduleArgumentError("tune", "out_dir", f"{str(out_dir)!r} cannot be made a "
+                                        f"directory ({probe} is not a directory)")
 
 
 def _untuned_refused(records: list[tlog.Record], untuned: list[dict[str, Any]]) -> list[str]:
