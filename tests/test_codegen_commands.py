@@ -59,6 +59,31 @@ def test_compile_writes_kernel_and_header(vfile, tmp_path, capsys):
     assert '#include "rows.h"' in c and "#pragma omp parallel for" in c
 
 
+@pytest.mark.parametrize("extra, says", [
+    # the header (OUT with suffix .h) would overwrite the C file
+    (["-o", "{tmp}/rows.h"], "-o {tmp}/rows.h: the C file cannot end in .h, where its "
+                             "header goes (write {tmp}/rows.c)"),
+    # a C keyword, or a name the generated C calls: the C would not compile
+    (["--kernel-name", "int"], "kernel name 'int' is not a usable C identifier"),
+    (["--kernel-name", "free"], "kernel name 'free' is not a usable C identifier"),
+    # the proof is about the stated shape; another was lowered without a word
+    (["--shape", "f=3,4"], "shape given for f, whose shape the section's hypothesis  "
+                           "shaped [n; m] f  states"),
+])
+def test_compile_refuses_an_output_or_a_name_or_a_shape_that_would_mislead(
+        vfile, tmp_path, capsys, extra: list[str], says: str) -> None:
+    extra = [a.format(tmp=tmp_path) for a in extra]
+    out = [] if "-o" in extra else ["-o", str(tmp_path / "k.c")]
+    assert main(["compile", str(vfile), "--derivation", "rows_fused", "-q", *out,
+                 *extra]) == 1
+    err = capsys.readouterr().err
+    assert says.format(tmp=tmp_path) in err and "Traceback" not in err, err
+    assert list(tmp_path.iterdir()) == []
+    # the section's own shape, given again, is no clash
+    assert main(["compile", str(vfile), "--derivation", "rows_fused", "-q", "--shape",
+                 "f=n,m", "-o", str(tmp_path / "k.c")]) == 0
+
+
 def test_compile_refuses_a_program_that_is_not_normal(vfile, tmp_path, capsys):
     out = tmp_path / "raw.c"
     # rows_raw has no check_safe either: refused for that first ...

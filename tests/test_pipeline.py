@@ -19,6 +19,7 @@ from verisched.codegen.errors import (
     PreconditionError,
     UnsafeProgramError,
 )
+from verisched.pybridge.errors import OutputPathError
 from verisched.pybridge.terms import (
     Gen,
     Get,
@@ -103,8 +104,13 @@ def test_unsafe_is_explicit_and_marked(tmp_path) -> None:
     assert k.unsafe
     checked = pipeline.check(pipeline.from_ast(OVERRUN, ENV, name="overrun", prove=False),
                              unsafe=True)
-    c_file, h_file = pipeline.render(pipeline.lower(checked, "c")).write(tmp_path / "o.c")
+    source = pipeline.render(pipeline.lower(checked, "c"))
+    c_file, h_file = source.write(tmp_path / "o.c")
     assert "UNSAFE overrun" in c_file.read_text() and "UNSAFE overrun" in h_file.read_text()
+    # OUT.h: the header would overwrite the C file, so neither is written
+    with pytest.raises(OutputPathError, match="cannot end in .h, where its header goes"):
+        source.write(tmp_path / "p.h")
+    assert not (tmp_path / "p.h").exists()
     # Unchecked by Coq, but still never out of bounds in C: the read past the end is zero.
     f = np.arange(1, 4, dtype=np.float32)
     np.testing.assert_array_equal(k({"f": f}, n=3), [2, 3, 0])

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from verisched import pipeline
 from verisched.commands.common import (
+    UsageError,
     add_program_args,
     checked_from_args,
     guarded,
@@ -26,6 +27,9 @@ from verisched.commands.common import (
 def run(args: argparse.Namespace) -> int:
     def go() -> int:
         writable_output(args.output, "-o")
+        if Path(args.output).suffix == ".h":  # before Coq runs, not at the write
+            raise UsageError(f"-o {args.output}: the C file cannot end in .h, where its "
+                             f"header goes (write {Path(args.output).with_suffix('.c')})")
         checked = checked_from_args(args)
         target = target_for(args, checked)
         lowered = pipeline.lower(checked, target)

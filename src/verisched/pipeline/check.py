@@ -33,8 +33,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from verisched.codegen.errors import CodegenError, PreconditionError, UnsafeProgramError
+from verisched.codegen.ir import C_RESERVED
 from verisched.codegen.program import KernelProgram
 from verisched.pipeline.derive import DerivationError, DerivedProgram
+from verisched.pybridge.coqterm import idx_str
 from verisched.pybridge.hypotheses import Comparison, Condition
 from verisched.pybridge.terms import (
     Expr,
@@ -102,9 +104,10 @@ def check(derived: DerivedProgram, *, fix: Mapping[str, FixValue] | None = None,
     sizes = _sizes(derived, expr, inputs)
     pre, assumed = _preconditions(derived, fixed, sizes)
     cname = name or derived.name.replace("'", "_")
-    if not _C_IDENT.fullmatch(cname) or cname.startswith("vs_"):
+    if not _C_IDENT.fullmatch(cname) or cname.startswith("vs_") or cname in C_RESERVED:
         raise CodegenError(f"kernel name {cname!r} is not a usable C identifier (letters, "
-                           "digits, _; not starting with vs_)")
+                           "digits, _; not starting with vs_; not a C keyword or a name "
+                           "the generated C uses, such as int, main or free)")
     prog = KernelProgram(name=cname, expr=expr, inputs=inputs, sizes=sizes,  # type: ignore
                          preconditions=pre, dtype=dtype, safety=safety, unsafe=unsafe and
                          derived.safety_gap is not None, assumed=assumed)
@@ -170,6 +173,16 @@ def _inputs(derived: DerivedProgram, expr: Expr, shapes: Mapping[str, Shape],
     if stray:
         raise DerivationError(f"derivation {derived.name}: shape given for {', '.join(stray)}, "
                               f"which is not an input (inputs: {', '.join(ranks) or 'none'})")
+    # A shape the section states is the one the proof is about: another would lower a
+    # program the derivation says nothing of (ATL reads outside an input as zero).
+    clash = [t for t in shapes if t in derived.hypotheses.shapes
+             and tuple(shapes[t]) != tuple(derived.hypotheses.shapes[t])]
+    if clash:
+        t = clash[0]
+        given = "; ".join(idx_str(i) for i in derived.hypotheses.shapes[t])
+        raise DerivationError(f"derivation {derived.name}: shape given for {t}, whose shape "
+                              f"the section's hypothesis  shaped [{given}] {t}  states; a "
+                              "shape is given only for an input without one")
     known = {**derived.hypotheses.shapes, **shapes}
     used = free_vars(expr)
     out = []

@@ -30,6 +30,7 @@ import numpy as np
 from verisched.codegen.errors import KernelCallError
 from verisched.codegen.poly import Poly
 from verisched.codegen.program import KernelProgram
+from verisched.pybridge.errors import OutputPathError
 from verisched.pybridge.instrs import InstrSpec
 from verisched.pybridge.terms import Lit, walk
 from verisched.targets.toolchain import atomic_write
@@ -69,6 +70,9 @@ class CSource:
         """Write OUT (the C file, including its header by name) and the header next to it
         (OUT with suffix .h), each atomically; returns both paths."""
         header = out.with_suffix(".h")
+        if header == out:  # OUT.h: the header would overwrite the C file
+            raise OutputPathError(f"{out}: the C file cannot end in .h, where its header "
+                                  f"goes (write {out.with_suffix('.c')})")
         include = f'#include "{header.name}"\n'
         c = self.c
         marker = "#include <stdint.h>\n"
