@@ -772,9 +772,8 @@ def load_ours(path: Path, derivation: str | None, fixed: dict[str, int],
         unknown = sorted(set(fixed) - set(blocks))
         # A user's mistake, not a missing kernel: stop before any timing.
         if unknown and only_blocks:
-            raise SystemExit(f"verisched bench: --fix {', '.join(unknown)}: not a block size of "
-                             f"{origin} "
-                             f"(its block sizes: {', '.join(blocks) or 'none'})")
+            raise SystemExit(f"verisched bench: --fix {', '.join(unknown)}: not a block size "
+                             f"of {origin} (its block sizes: {', '.join(blocks) or 'none'})")
         used = {k: v for k, v in fixed.items() if k in blocks}
         checked = pipeline.check(dp, fix=used)
         unset = sorted(set(blocks) & set(checked.program.sizes) - set(runtime))

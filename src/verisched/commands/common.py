@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import time
 from collections.abc import Callable, Collection
@@ -22,7 +21,7 @@ from typing import TextIO, TypeVar
 from verisched import pipeline
 from verisched.codegen.errors import CodegenError
 from verisched.pybridge.coqterm import parse_index
-from verisched.pybridge.derivation import check_writable
+from verisched.pybridge.derivation import check_writable, unmakeable_directory
 from verisched.pybridge.errors import BridgeError, OutputPathError, TermParseError
 from verisched.pybridge.replay import Signature, outline_file
 from verisched.pybridge.terms import Shape
@@ -70,19 +69,13 @@ def directory_arg(text: str) -> Path:
     """An argparse type for an output directory (`search --out`, `tune -o`, `bench
     --out-dir`): it may be missing, to be made with its parents later, but it must be
     makeable and writable, which is checked when the arguments are read and not after
-    a run of minutes, and without creating anything."""
-    path = Path(text)
-    probe = path
-    while not probe.exists() and probe != probe.parent:
-        if probe.is_symlink():  # a dangling link: mkdir would fail on it
-            raise argparse.ArgumentTypeError(f"{text}: {probe} is a broken symbolic link")
-        probe = probe.parent
-    if not probe.is_dir():
-        raise argparse.ArgumentTypeError(f"{text}: cannot create it ({probe} is not a "
-                                         "directory)")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise argparse.ArgumentTypeError(f"{text}: {probe} is not writable")
-    return path
+    a run of minutes, and without creating anything (pybridge's unmakeable_directory)."""
+    why = unmakeable_directory(text)
+    if why is not None:
+        if why.endswith(" is not a directory"):
+            why = f"cannot create it ({why})"
+        raise argparse.ArgumentTypeError(f"{text}: {why}")
+    return Path(text)
 
 
 def pairs(items: list[str] | None, flag: str) -> dict[str, str]:

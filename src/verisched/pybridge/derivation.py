@@ -404,6 +404,25 @@ def check_writable(path: str | Path) -> None:
     Path(tmp).unlink(missing_ok=True)
 
 
+def unmakeable_directory(path: str | Path) -> str | None:
+    """Why `path` cannot be used as an output directory (made with its parents later,
+    then written into), or None: checked before a long run and without creating
+    anything, so the answer is "P is a broken symbolic link", "P is not a directory"
+    or "P is not writable" for the nearest existing ancestor P (or `path` itself).
+    One rule for the command line's `--out`/`-o`/`--out-dir` and the API's `out`,
+    `out_dir`."""
+    probe = Path(path)
+    while not probe.exists() and probe != probe.parent:
+        if probe.is_symlink():  # a dangling link: mkdir would fail on it
+            return f"{probe} is a broken symbolic link"
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is not a directory"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"{probe} is not writable"
+    return None
+
+
 def _rank_of(e: Expr, tensors: dict[str, int]) -> int:
     env = {k: tuple([None] * r) for k, r in tensors.items()}
     return len(shape_of(e, env))

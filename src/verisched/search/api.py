@@ -33,7 +33,7 @@ import verisched.targets.blas  # noqa: F401 - registers the BLAS specifications
 import verisched.targets.gemmini.instrs  # noqa: F401 - registers the Gemmini specifications
 from verisched.pybridge import terms as A
 from verisched.pybridge.coqterm import pretty, to_coq
-from verisched.pybridge.derivation import write_text_atomic
+from verisched.pybridge.derivation import unmakeable_directory, write_text_atomic
 from verisched.pybridge.instrs import registered
 from verisched.pybridge.session import REPO_ROOT
 from verisched.schedule import Schedule
@@ -121,15 +121,10 @@ def _check_numbers(*, steps: object, nodes: object, timeout: object) -> None:
 
 def _check_out(out: str | Path | None) -> None:
     """`out` must be a directory or makeable as one: refused before the search, not
-    after it (the command line's --out is checked likewise, commands/common.py)."""
-    if out is None:
-        return
-    probe = Path(out)
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    if not probe.is_dir():
-        raise SearchArgumentError(f"out {str(out)!r}: cannot be made a directory ({probe} is "
-                                  "not a directory)")
+    after it (the command line's --out is checked likewise)."""
+    why = unmakeable_directory(out) if out is not None else None
+    if why is not None:
+        raise SearchArgumentError(f"out {str(out)!r}: cannot be made a directory ({why})")
 
 
 def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,

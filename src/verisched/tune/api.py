@@ -24,6 +24,7 @@ from typing import Any
 
 from verisched.codegen.errors import CodegenError
 from verisched.pipeline import Kernel, TargetUnavailable, check, compile_checked, get_target, load
+from verisched.pybridge.derivation import unmakeable_directory
 from verisched.pybridge.errors import BridgeError
 from verisched.pybridge.terms import Expr, free_vars, idx_free_vars
 from verisched.schedule import Schedule, ScheduleArgumentError, ScheduleError
@@ -217,13 +218,10 @@ def _check_arguments(*, budget: object, trials: object, jobs: object, timeout: o
     if jobs is not None:
         whole("jobs", jobs, 1)
     whole("seed", seed, 0)
-    if out_dir is not None:
-        probe = Path(out_dir)
-        while not probe.exists() and probe != probe.parent:
-            probe = probe.parent
-        if not probe.is_dir():
-            raise ScheduleArgumentError("tune", "out_dir", f"{str(out_dir)!r} cannot be made a "
-                                        f"directory ({probe} is not a directory)")
+    why = unmakeable_directory(out_dir) if out_dir is not None else None
+    if why is not None:
+        raise ScheduleArgumentError("tune", "out_dir", f"{str(out_dir)!r} cannot be made a "
+                                    f"directory ({why})")
 
 
 def _untuned_refused(records: list[tlog.Record], untuned: list[dict[str, Any]]) -> list[str]:
