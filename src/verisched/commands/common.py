@@ -72,9 +72,7 @@ def directory_arg(text: str) -> Path:
     a run of minutes, and without creating anything (pybridge's unmakeable_directory)."""
     why = unmakeable_directory(text)
     if why is not None:
-        if why.endswith(" is not a directory"):
-            why = f"cannot create it ({why})"
-        raise argparse.ArgumentTypeError(f"{text}: {why}")
+        raise argparse.ArgumentTypeError(f"{text}: cannot create it ({why})")
     return Path(text)
 
 

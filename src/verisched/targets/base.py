@@ -82,6 +82,13 @@ class CSource:
         return out, header
 
 
+def size_fits(value: int, signed: bool = False) -> bool:
+    """Whether a kernel's size argument takes `value`: a C int, and (an extent, unless
+    `signed`: a parameter such as Gemmini's output scale) at least 1.  One rule for every
+    kernel's call (native.py, gemmini/build.py) and for the tuner's sizes."""
+    return (-2**31 if signed else 1) <= value < 2**31
+
+
 def check_input_names(kernel: str, names: Sequence[str], inputs: Mapping[str, object]
                       ) -> None:
     """The inputs' names, and that each is a numpy array: a misnamed input is named,

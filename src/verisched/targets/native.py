@@ -38,6 +38,7 @@ from verisched.targets.base import (
     banner,
     check_input_names,
     infer_sizes,
+    size_fits,
 )
 from verisched.targets.cpu import CpuSupportError, check_cpu
 from verisched.targets.toolchain import compile_c, evict
@@ -225,7 +226,7 @@ class NativeKernel:
         values: dict[str, int] = {}
         for a, c in lw.sizes:
             v = sizes[a]
-            if not 1 <= int(v) < 2**31:
+            if not size_fits(int(v)):
                 raise KernelCallError(f"{self.name}: size {a} = {v} must be positive "
                                       "(and fit in a C int)")
             values[c] = int(v)

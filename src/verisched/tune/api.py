@@ -37,7 +37,6 @@ from .evaluate import (
     Workload,
     build_file,
     candidate_path,
-    check_sizes,
     kernel_sizes,
     measure,
     workload,
@@ -151,7 +150,9 @@ def tune(program: Program, *, target: str = "native", sizes: Mapping[str, int],
         raise ScheduleArgumentError("tune", "budget", "give a budget (seconds) or trials")
     _check_arguments(budget=budget, trials=trials, jobs=jobs, timeout=timeout, seed=seed,
                      out_dir=out_dir)
-    check_sizes(program, sizes)   # before anything is written
+    # The sizes checked (check_sizes) and the reference computed before anything is
+    # written.
+    work = workload(program, sizes, seed)
     out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="vs-tune-"))
     out.mkdir(parents=True, exist_ok=True)
     log_path = out / f"{program.name}.tune.jsonl"
@@ -168,7 +169,6 @@ def tune(program: Program, *, target: str = "native", sizes: Mapping[str, int],
         if rp.resolve() != log_path.resolve():
             for r in resumed:   # the new log starts with what was resumed
                 tlog.append(log_path, r)
-    work = workload(program, sizes, seed)
     space = Space.of(program, t)
     say = progress or (lambda _m: None)
     jobs = jobs if jobs is not None else default_jobs()

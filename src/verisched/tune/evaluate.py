@@ -44,6 +44,7 @@ from verisched.schedule import (
 from verisched.schedule.coqfile import derived_name
 from verisched.schedule.dsl import Program
 from verisched.schedule.state import build_annotated, check_parallel_target
+from verisched.targets.base import size_fits
 
 from .space import Op
 
@@ -239,9 +240,9 @@ def check_sizes(program: Program, sizes: Mapping[str, int]) -> None:
         if s in program.bools:
             ok, rule = v in (0, 1), "a boolean: 0 or 1"
         elif s in program.signed:
-            ok, rule = -2**31 <= v < 2**31, "must fit in a C int"
+            ok, rule = size_fits(v, signed=True), "must fit in a C int"
         else:
-            ok, rule = 1 <= v < 2**31, "must be positive (and fit in a C int)"
+            ok, rule = size_fits(v), "must be positive (and fit in a C int)"
         if not ok:
             raise ScheduleArgumentError("tune", "sizes", f"{s} = {v}: {rule}")
     values = {s: int(sizes[s]) for s in program.sizes}

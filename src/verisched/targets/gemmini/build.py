@@ -21,6 +21,7 @@ import numpy as np
 from verisched.codegen.errors import KernelCallError
 from verisched.codegen.poly import evaluate
 from verisched.codegen.render import c_helpers
+from verisched.targets.base import size_fits
 from verisched.targets.gemmini.lower import GemminiKernel
 from verisched.targets.gemmini.sim import GemminiSimError, compile_program, run_program
 from verisched.targets.toolchain import atomic_write, cache_dir, evict, valid_artifact
@@ -91,9 +92,9 @@ def shapes(k: GemminiKernel, sizes: dict[str, int]) -> tuple[dict[str, tuple[int
                               f"{sorted(sizes)}")
     values = {c: int(sizes[a]) for a, c in k.sizes}
     for a, _ in k.sizes:
-        if a not in k.config_params and not 1 <= int(sizes[a]) < 2**31:
+        if a not in k.config_params and not size_fits(int(sizes[a])):
             raise KernelCallError(f"{k.name}: size {a} = {sizes[a]} must be positive")
-        if a in k.config_params and not -2**31 <= int(sizes[a]) < 2**31:
+        if a in k.config_params and not size_fits(int(sizes[a]), signed=True):
             raise KernelCallError(f"{k.name}: parameter {a} = {sizes[a]} does not fit a C int")
     for text, f in k.assumptions:
         if evaluate(f, values) < 0:
