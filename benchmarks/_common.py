@@ -821,6 +821,9 @@ def fix_args(items: list[str]) -> dict[str, int]:
             raise SystemExit(f"verisched bench: --fix {it!r}: expected NAME=INT")
         if value < 1:
             raise SystemExit(f"verisched bench: --fix {it!r}: a block size is a positive integer")
+        if out.get(k.strip(), value) != value:  # as the command line's pairs() refuses it
+            raise SystemExit(f"verisched bench: --fix {k.strip()}: given twice, as "
+                             f"{out[k.strip()]} and as {value}")
         out[k.strip()] = value
     return out
 

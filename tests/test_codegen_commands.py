@@ -161,6 +161,53 @@ def test_outputs_and_inputs_are_checked_before_the_replay(vfile, tmp_path, capsy
     np.savez(archive, a=np.ones(2), b=np.ones(2))
     assert main([*run, "--input", f"f={archive}"]) == 1
     assert "an .npz archive; give one .npy array" in capsys.readouterr().err
+    objects = tmp_path / "objects.npy"
+    np.save(objects, np.array([[1, "a"]], dtype=object), allow_pickle=True)
+    assert main([*run, "--input", f"f={objects}"]) == 1
+    assert (f"--input f={objects}: cannot read it as a .npy array (an array of Python "
+            "objects, which is never unpickled)") in capsys.readouterr().err
+
+
+def test_a_name_given_twice_or_both_as_size_and_fix_is_refused(vfile, capsys):
+    # Which of two values would win is a guess, so neither does; before the replay.
+    run = ["run", str(vfile), "--derivation", "rows_fused"]
+    assert main([*run, "--size", "n=5,m=3", "--size", "n=6"]) == 1
+    err = capsys.readouterr().err
+    assert "--size n: given twice, as 5 and as 6" in err and "step" not in err
+    assert main([*run, "--size", "n=5,m=3", "--fix", "m=3", "--fix", "m=4"]) == 1
+    assert "--fix m: given twice, as 3 and as 4" in capsys.readouterr().err
+    assert main([*run, "--size", "n=5,m=3", "--fix", "m=4"]) == 1
+    err = capsys.readouterr().err
+    assert "--size m=3 and --fix m=4 disagree (give the size once)" in err
+    assert "step" not in err
+    # The same value twice says one thing, and runs.
+    assert main([*run, "--size", "n=5,m=3", "--size", "n=5", "--check"]) == 0
+    assert "derived program: OK" in capsys.readouterr().out
+
+
+def test_check_compares_nan_and_infinity_where_the_reference_has_them(vfile, tmp_path,
+                                                                      capsys):
+    # Inputs holding NaN or infinities: the kernel's output has them where the
+    # reference does, which --check calls OK; the tolerance is scaled by finite values
+    # only, so an infinity in the reference does not make every value "close".
+    import numpy as np
+
+    from verisched.pipeline import float_agrees
+
+    f = np.arange(39, dtype=np.float32).reshape(13, 3)
+    f[2, 1], f[5, 0], f[7, 2] = np.nan, np.inf, -np.inf
+    np.save(tmp_path / "f.npy", f)
+    assert main(["run", str(vfile), "--derivation", "rows_fused", "--input",
+                 f"f={tmp_path}/f.npy", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "derived program: OK" in out and "original program: OK" in out
+    want = np.array([1.0, np.inf, np.nan, -2.0])
+    assert float_agrees(want.astype(np.float32), want)
+    assert not float_agrees(np.array([1.0, np.inf, np.nan, 5.0], np.float32), want)
+    assert not float_agrees(np.array([1.0, -np.inf, np.nan, -2.0], np.float32), want)
+    assert not float_agrees(np.array([1.0, np.inf, 0.0, -2.0], np.float32), want)
+    assert not float_agrees(np.array([np.nan, np.inf, np.nan, -2.0], np.float32), want)
+    assert not float_agrees(np.array([1.0, np.inf], np.float32), want)
 
 
 def test_written_files_get_the_umask_mode_and_numpy_names(vfile, tmp_path, capsys):

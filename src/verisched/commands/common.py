@@ -77,13 +77,19 @@ def directory_arg(text: str) -> Path:
 
 
 def pairs(items: list[str] | None, flag: str) -> dict[str, str]:
-    """`NAME=VALUE` arguments of `flag`, in order."""
+    """`NAME=VALUE` arguments of `flag`, in order.  A name given twice with two values
+    (`--size M=5 ... --size M=6`, easy to leave in a long command line or a script) is
+    refused rather than resolved silently by its last value; the same value twice is
+    harmless and accepted."""
     out: dict[str, str] = {}
     for it in items or []:
         name, eq, value = it.partition("=")
         if not eq or not name.strip():
             raise UsageError(f"{flag} {it!r}: expected NAME=VALUE")
-        out[name.strip()] = value.strip()
+        name, value = name.strip(), value.strip()
+        if out.get(name, value) != value:
+            raise UsageError(f"{flag} {name}: given twice, as {out[name]} and as {value}")
+        out[name] = value
     return out
 
 

@@ -57,6 +57,12 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
         checked = checked_from_args(args)      # why, or which sizes are booleans
     bools = signature.bools if signature is not None else checked.derived.bools
     sizes = ints(args.size, "--size", bools)
+    fixed = fixes(args.fix)  # a size given both ways must agree: which would win is a guess
+    clash = [k for k in sizes if k in fixed and fixed[k] != sizes[k]]
+    if clash:
+        k = clash[0]
+        raise UsageError(f"--size {k}={sizes[k]} and --fix {k}={fixed[k]} disagree "
+                         "(give the size once)")
     if checked is None:
         sizes = _check_args_early(args, signature, sizes, files)
     checked = checked or checked_from_args(args)
@@ -139,7 +145,9 @@ def _input_arrays(items: list[str]) -> dict[str, np.ndarray]:
             arr = np.load(path, allow_pickle=False)
         except (OSError, ValueError, EOFError) as exc:
             why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-            if "pickle" in why:  # numpy reads an unknown format as a pickle
+            if "Object arrays" in why:  # a .npy of Python objects: read only by unpickling
+                why = "an array of Python objects, which is never unpickled"
+            elif "pickle" in why:  # numpy reads an unknown format as a pickle
                 why = "not a .npy file"
             raise UsageError(f"--input {name}={path}: cannot read it as a .npy array "
                              f"({why})") from None

@@ -52,6 +52,7 @@ from verisched.pipeline.execute import (
     MemoryLimitError,
     Verdict,
     check_memory,
+    float_agrees,
     random_inputs,
     verify,
 )
@@ -64,7 +65,7 @@ __all__ = [
     "FixValue", "Lowered", "Target", "TargetUnavailable", "Verdict", "all_targets", "build",
     "check", "check_memory", "choose_target",
     "compile_checked", "compile_derivation", "compile_program", "default_target",
-    "derivations_in",
+    "derivations_in", "float_agrees",
     "from_ast", "get_target", "load", "load_many", "lower", "needs", "random_inputs", "render",
     "supports", "target_names", "verify",
 ]

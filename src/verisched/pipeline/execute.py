@@ -200,6 +200,19 @@ def _same(out: np.ndarray, want: np.ndarray, exact: bool, ref_t: type) -> bool:
             # Gemmini's specification saturates first, so the wrap changes nothing there.
             full = full.astype(np.int8)
         return bool(np.array_equal(out, full))
-    scale = max(1.0, float(np.abs(full).max(initial=0.0)))
+    return float_agrees(out, full)
+
+
+def float_agrees(out: np.ndarray, want: np.ndarray) -> bool:
+    """A float kernel's output against the float64 reference, to the output type's
+    rounding: float64 1e-10 relative, others (float32) 1e-4; absolutely, 1e-12 or 1e-5
+    of the largest finite reference magnitude (a sum of many terms cancels).  That
+    scale leaves infinities out, which would make every value "close"; NaNs and
+    infinities (from inputs holding them) must appear where the reference has them,
+    with the same sign."""
+    if out.shape != want.shape:
+        return False
+    finite = np.abs(want[np.isfinite(want)])
+    scale = max(1.0, float(finite.max(initial=0.0)))
     rtol, atol = (1e-10, 1e-12) if out.dtype == np.float64 else (1e-4, 1e-5)
-    return bool(np.allclose(out, full, rtol=rtol, atol=atol * scale))
+    return bool(np.allclose(out, want, rtol=rtol, atol=atol * scale, equal_nan=True))

@@ -232,14 +232,14 @@ class NativeKernel:
             values[c] = int(v)
         for text, f in lw.assumptions:
             if evaluate(f, values) < 0:
-                raise KernelCallError(f"{self.name}: sizes {sizes} violate the assumption "
-                                      f"{text} the kernel was generated under")
+                raise KernelCallError(f"{self.name}: sizes {_named(sizes)} violate the "
+                                      f"assumption {text} the kernel was generated under")
         ins = {}
         for a, _, dims in lw.inputs:
             ins[a] = tuple(evaluate(d, values) for d in dims)
             if any(x < 0 for x in ins[a]):
                 raise KernelCallError(f"{self.name}: input {a} would have negative extents "
-                                      f"{ins[a]} for sizes {sizes}")
+                                      f"{ins[a]} for sizes {_named(sizes)}")
         out = tuple(evaluate(d, values) for d in lw.out_dims)
         # Loops run over int, and flat indices and element counts are 64-bit in the C
         # (codegen/cexpr.py): each extent must fit an int, the bytes a ptrdiff_t.
@@ -324,7 +324,7 @@ class NativeKernel:
                                       f"expected {np.dtype(self.dtype)}")
             if arr.shape != shapes[a]:
                 raise KernelCallError(f"{self.name}: input {a} has shape {arr.shape}, "
-                                      f"expected {shapes[a]} for sizes {sizes}")
+                                      f"expected {shapes[a]} for sizes {_named(sizes)}")
             arr = np.ascontiguousarray(arr)
             keep.append(arr)
             args.append(arr.ctypes.data_as(self._fn.argtypes[0]))
@@ -364,6 +364,11 @@ class NativeKernel:
         values = {c: int(sizes[a]) for a, c in self.lowered.sizes}
         return [tuple(evaluate(d, values) for d in dims)
                 for _, dims, _ in self.lowered.more_outputs]
+
+
+def _named(sizes: Mapping[str, int]) -> str:
+    """Sizes as a message shows them, `M=6, K=7`, as the command line writes them."""
+    return ", ".join(f"{k}={v}" for k, v in sizes.items())
 
 
 def _same_buffer(a: np.ndarray, b: np.ndarray) -> bool:

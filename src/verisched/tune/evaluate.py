@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from verisched.codegen.errors import CodegenError
-from verisched.pipeline import Kernel, check, get_target, load
+from verisched.pipeline import Kernel, check, float_agrees, get_target, load
 from verisched.pybridge.coqterm import pred_str
 from verisched.pybridge.errors import BridgeError
 from verisched.pybridge.interp import InterpError, evaluate
@@ -261,15 +261,6 @@ def random_inputs(program: Program, sizes: Mapping[str, int], seed: int = 0
             .astype(np.float32) for t, shape in program.inputs}
 
 
-def matches(out: np.ndarray, ref: np.ndarray) -> bool:
-    """float32 agreement with the float64 reference (as pipeline.verify: 1e-4
-    relative, 1e-5 of the largest magnitude absolute)."""
-    if out.shape != ref.shape:
-        return False
-    scale = max(1.0, float(np.abs(ref).max(initial=0.0)))
-    return bool(np.allclose(out, ref, rtol=1e-4, atol=1e-5 * scale))
-
-
 def measure(kernel: Kernel, w: Workload, slow: float | None = None
             ) -> tuple[float, bool | None]:
     """Median seconds of `w.repeat` calls after `w.warmup` untimed ones, and whether
@@ -289,7 +280,7 @@ def measure(kernel: Kernel, w: Workload, slow: float | None = None
     t0 = time.perf_counter()
     run = kernel.bind(w.inputs, sizes, out)   # one checked call first
     first = time.perf_counter() - t0
-    ok = None if w.reference is None else matches(out, w.reference)
+    ok = None if w.reference is None else float_agrees(out, w.reference)
     if slow is not None and first > slow:
         return first, ok
     for _ in range(w.warmup):
