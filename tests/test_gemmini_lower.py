@@ -446,6 +446,10 @@ def test_kernel_call_infers_sizes_and_names_bad_inputs(derived) -> None:
         kernel({"A": a, "B": b, "D": d[:, :30]}, sm=1, se=0, act=0)
     with pytest.raises(KernelCallError, match="input D must be a numpy array, got list"):
         kernel({"A": a, "B": b, "D": d.tolist()}, sm=1, se=0, act=0)
+    with pytest.raises(KernelCallError, match="input D is a 1-d array, expected 2-d"):
+        kernel({"A": a, "B": b, "D": d.ravel()}, sm=1, se=0, act=0)
+    with pytest.raises(KernelCallError, match="the inputs are a dict from name to numpy"):
+        kernel(a, sm=1, se=0, act=0)
     with pytest.raises(KernelCallError, match=r"size parameters must be .*'act'"):
         kernel({"A": a, "B": b, "D": d}, sm=1, se=0)
 

@@ -40,6 +40,13 @@ def test_sizes_are_inferred_from_input_extents() -> None:
         k({"B": a, "x": x})
     with pytest.raises(KernelCallError, match="input A must be a numpy array, got list"):
         k({"A": a.tolist(), "x": x})
+    # An array of the wrong rank is said to be one (it was reported as the size its
+    # axis would have given, missing); an array where the dict belongs is named too.
+    with pytest.raises(KernelCallError, match="mv: input x is a 2-d array, expected 1-d"):
+        k({"A": a, "x": x.reshape(3, 1)})
+    with pytest.raises(KernelCallError, match=r"mv: the inputs are a dict from name to "
+                                              r"numpy array \(A, x\), got ndarray"):
+        k(a)
 
 
 def test_a_size_that_is_not_an_extent_by_itself_must_be_given() -> None:

@@ -92,7 +92,11 @@ def size_fits(value: int, signed: bool = False) -> bool:
 def check_input_names(kernel: str, names: Sequence[str], inputs: Mapping[str, object]
                       ) -> None:
     """The inputs' names, and that each is a numpy array: a misnamed input is named,
-    not reported later as a missing size or a missing file."""
+    not reported later as a missing size or a missing file.  An array passed where the
+    dict belongs (`kernel(x)`) is named as such."""
+    if not isinstance(inputs, Mapping):
+        raise KernelCallError(f"{kernel}: the inputs are a dict from name to numpy array "
+                              f"({', '.join(names) or 'none'}), got {type(inputs).__name__}")
     if set(inputs) != set(names):
         raise KernelCallError(f"{kernel}: inputs must be {list(names)}, got {sorted(inputs)}")
     for a in names:
@@ -112,8 +116,11 @@ def infer_sizes(kernel: str, inputs_dims: Sequence[tuple[str, Sequence[Poly]]],
     seen: dict[str, tuple[int, str]] = {}
     for a, dims in inputs_dims:
         arr = inputs.get(a)
-        if not isinstance(arr, np.ndarray) or arr.ndim != len(dims):
-            continue  # the call reports it
+        if not isinstance(arr, np.ndarray):
+            continue  # check_input_names reports it
+        if arr.ndim != len(dims):  # said now: a size it would give would be missing
+            raise KernelCallError(f"{kernel}: input {a} is a {arr.ndim}-d array, "
+                                  f"expected {len(dims)}-d")
         for k, d in enumerate(dims):
             for atl, c in size_names:
                 if atl in sizes or d != Poly.var(c):

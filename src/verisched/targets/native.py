@@ -275,7 +275,7 @@ class NativeKernel:
                  ) -> np.ndarray:
         """Run on `inputs`; a size that is exactly an input's extent may be left out
         (`kernel({"v": img})` for a kernel over v : n x m), others are given by name."""
-        ins = inputs or {}
+        ins = {} if inputs is None else inputs
         self._check_inputs(ins)  # a misnamed input is named, not reported as a missing size
         return self.call(ins, self.infer_sizes(ins, sizes))
 

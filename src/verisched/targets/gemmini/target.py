@@ -109,7 +109,7 @@ class GemminiRunner:
                  **sizes: int) -> np.ndarray:
         """Run on `inputs`; a size that is exactly an input's extent may be left out
         (`kernel({"A": a, "B": b, "D": d}, sm=1, se=0, act=0)`), as for the C targets."""
-        ins = inputs or {}
+        ins = {} if inputs is None else inputs
         k = self.lowered
         check_input_names(self.name, [a for a, _, _, _ in k.inputs], ins)
         return self.call(ins, infer_sizes(self.name, [(a, d) for a, _, d, _ in k.inputs],
