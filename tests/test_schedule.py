@@ -133,6 +133,30 @@ def test_states_branch(mv: Schedule) -> None:
     assert a.rw("sum_gen_swap").text == mv.text
 
 
+def test_apply_takes_tactics_not_commands(mv: Schedule, tmp_path: Path) -> None:
+    # A command in the middle of the proof would end it (Admitted: an anomaly of Coq's),
+    # abandon it (Abort: the session was left without a goal) or add an axiom; apply
+    # refuses them before Coq, and the schedule goes on.
+    before = mv.live.session.state
+    for text in ("Admitted.", "Abort.", "Qed", "  Defined.", "Axiom c : False.",
+                 "#[local] Hint Resolve I."):
+        with pytest.raises(ScheduleArgumentError, match="apply: argument tactic: .* is a "
+                                                        "Coq command, not a tactic"):
+            mv.apply(text)
+    assert mv.live.session.state == before
+    assert mv.apply("Time rw gen_sum_swap.").program == mv.rw("gen_sum_swap").program
+    # An axiom a derivation uses anyway (here from its file) is named by the load.
+    from verisched import pipeline
+
+    text = mv.to_coq().replace("Proof.", "Proof.\n    assert (H := vs_cheat False).")
+    text = text.replace("Derive ", "Axiom vs_cheat : forall P : Prop, P.\n  Derive ", 1)
+    cheat = tmp_path / "Cheat.v"
+    cheat.write_text(text)
+    with pytest.raises(pipeline.DerivationError,
+                       match="depends on disallowed axioms: .*vs_cheat \\(only functional"):
+        pipeline.load(cheat, "matvec_scheduled")
+
+
 def test_to_coq_is_a_standalone_file_coqc_accepts(mv: Schedule, tmp_path: Path) -> None:
     s = mv.rename_loop("i", "row")
     path = s.save(tmp_path / "mv.v")

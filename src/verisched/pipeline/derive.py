@@ -213,6 +213,11 @@ def from_replayed(rd: ReplayedDerivation, source: str) -> DerivedProgram:
         raise DerivationError(f"derivation {name}: {rd.error.describe()}")
     if not rd.ok:
         v = rd.verdict
+        if v is not None and v.accepted:  # Qed passed; Print Assumptions listed more
+            raise DerivationError(f"derivation {name}: depends on disallowed axioms: "
+                                  f"{', '.join(v.disallowed_axioms)} (only functional "
+                                  "extensionality and the standard library's real-number "
+                                  "axioms are allowed)")
         raise DerivationError(f"derivation {name}: Coq did not accept it: "
                               f"{v.message if v else 'not closed'}")
     progs = [p for p in rd.semantics if not isinstance(p, str)]

@@ -166,6 +166,12 @@ class Schedule:
         t = tactic.strip()
         if not t:
             raise ScheduleArgumentError("apply", "tactic", "empty")
+        command = _command_word(t)
+        if command is not None:
+            raise ScheduleArgumentError(
+                "apply", "tactic", f"{command!r} is a Coq command, not a tactic: apply runs "
+                "one step of the proof, which the schedule closes itself (Qed) and Coq "
+                "then checks")
         if not t.endswith("."):
             t += "."
         after = self.live.run(t, self.steps)
@@ -566,6 +572,28 @@ class Schedule:
         checked = self.checked(fix=fix, unsafe=unsafe, dtype=dtype)
         return build_annotated(checked, self.annotations, t)
 
+
+
+# Sentences that may stand as a proof step though they begin with a capital: Coq's
+# vernacular commands do (Qed, Admitted, Abort, Axiom, Definition, Require, Set, ...),
+# tactics do not (none of the library's does), except these controls and queries,
+# which change nothing or run a tactic.
+_STEP_CONTROLS = frozenset({"Time", "Timeout", "Fail", "Show", "Check", "Print", "About",
+                            "Search", "Locate", "Compute"})
+
+
+def _command_word(sentence: str) -> str | None:
+    """The first word of `sentence` where it is a Coq command rather than a tactic.
+    A command in the middle of a proof would end it (`Qed.`, `Admitted.`: an anomaly in
+    Coq 8.16 for a Derive), abandon it (`Abort.`, which left the session without a
+    goal), or add to the environment (`Axiom`, caught only at the end by Print
+    Assumptions); attributes (`#[local] ...`) introduce commands too."""
+    if sentence.startswith("#["):
+        return sentence[:sentence.find("]") + 1] or sentence
+    word = re.match(r"[A-Za-z_][A-Za-z_0-9']*", sentence)
+    if word is None or not word.group()[0].isupper() or word.group() in _STEP_CONTROLS:
+        return None
+    return word.group()
 
 
 def check_parallel_target(annotations: tuple[tuple, ...], target: Target) -> None:
