@@ -63,6 +63,13 @@ def test_dsl_refuses_what_it_cannot_build() -> None:
         dsl.gen("i", n, lambda i: f[i] * "3")  # type: ignore[operator]
     with pytest.raises(DslError, match="does not list"):
         dsl.program("p", dsl.gen("i", n, lambda i: f[i]), inputs=[x])
+    # An inner binder of the outer's name would capture its uses (A[i, i], silently).
+    with pytest.raises(DslError, match="the gen binder i is bound again inside it \\(by a "
+                                       "sum\\), which would capture the outer i's uses"):
+        dsl.program("p", dsl.gen("i", n, lambda i: dsl.sum("i", m, lambda j: A[i, j])))
+    siblings = dsl.let("b", dsl.gen("i", n, lambda i: f[i]), lambda b: dsl.gen("i", n,
+                                                                             lambda i: b[i]))
+    assert dsl.program("p", siblings).sizes == ("n",)
 
 
 def test_a_size_may_be_named_h_and_the_section_names_are_reserved() -> None:
