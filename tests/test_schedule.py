@@ -67,6 +67,8 @@ def test_dsl_refuses_what_it_cannot_build() -> None:
     with pytest.raises(DslError, match="the gen binder i is bound again inside it \\(by a "
                                        "sum\\), which would capture the outer i's uses"):
         dsl.program("p", dsl.gen("i", n, lambda i: dsl.sum("i", m, lambda j: A[i, j])))
+    with pytest.raises(DslError, match="x\\[...\\]: 2 indices, but x has 1 extent$"):
+        dsl.gen("i", m, lambda i: x[i, i])
     siblings = dsl.let("b", dsl.gen("i", n, lambda i: f[i]), lambda b: dsl.gen("i", n,
                                                                              lambda i: b[i]))
     assert dsl.program("p", siblings).sizes == ("n",)

@@ -265,6 +265,15 @@ class Tensor(T):
     def inputs(self) -> frozenset[Tensor]:
         return frozenset({self})
 
+    def __getitem__(self, index: IxLike | tuple[IxLike, ...]) -> T:
+        # An input's rank is known here, so too many indices are said now, not by
+        # Coq's type error on the whole section (a scalar "expected to have type Z -> ?").
+        k = len(index) if isinstance(index, tuple) else 1
+        if k > len(self.shape):
+            raise DslError(f"{self.name}[...]: {k} indices, but {self.name} has "
+                           f"{len(self.shape)} extent{'s' if len(self.shape) != 1 else ''}")
+        return super().__getitem__(index)
+
 
 def tensor(name: str, *shape: IxLike) -> Tensor:
     """An input of extents `shape` (`tensor("A", n, m)`); no extents: a scalar input."""
