@@ -106,6 +106,39 @@ def test_a_failed_derivation_does_not_stop_the_others(tmp_path: Path, capsys) ->
         "before it" in err
 
 
+def test_a_rejected_derive_statement_does_not_stop_the_others(tmp_path: Path, capsys) -> None:
+    """A Derive whose statement Coq rejects derives nothing: the replay goes past its
+    proof, reports it once (not also as "not checked"), and replays the rest; a later
+    derivation asked for by name loads; the one rejected, asked for, says why."""
+    from verisched import pipeline
+
+    good = "  Derive q SuchThat (p = q) As q_correct.\n  Proof. reschedule. done. Qed.\n"
+    text = BAD.replace("  Derive q SuchThat (p = q)", "  Derive r SuchThat (p = nope r)")
+    bad = tmp_path / "Rejected.v"
+    bad.write_text(text.replace("End Bad.", good + "End Bad."))
+    trace = tmp_path / "t.json"
+    assert main(["replay", str(bad), "-q", "--json", str(trace)]) == 1
+    cap = capsys.readouterr()
+    assert "Coq accepted q_correct" in cap.out
+    assert re.search(r"FAILED: .*Rejected.v:9: derivation r: Coq rejected its statement "
+                     r"'Derive r SuchThat \(p = nope r\) As q_correct\.': .*nope", cap.err)
+    assert "NOT CHECKED" not in cap.err
+    data = json.loads(trace.read_text())
+    assert not data["ok"] and data["failure"]["derivation"] == "r"
+    assert [d["derivation"] for d in data["rejected"]] == ["r"]
+    assert [d["derivation"] for d in data["derivations"]] == ["q"]
+    assert main(["replay", str(bad), "-q", "--derivation", "q"]) == 0
+    assert main(["check", str(bad), "--no-build"]) == 1
+    assert "r: FAILED at" in capsys.readouterr().out
+    assert pipeline.load(bad, "q").steps == 2
+    try:
+        pipeline.load(bad, "r")
+    except pipeline.DerivationError as exc:
+        assert "Rejected.v:9: Coq rejected" in str(exc) and "nope" in str(exc)
+    else:
+        raise AssertionError("the rejected derivation loaded")
+
+
 def test_replay_unknown_derivation_and_missing_file(repo: Path, tmp_path: Path,
                                                     capsys) -> None:
     rc = main(["replay", str(repo / "coq" / "Examples" / "Pipeline.v"),

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         status = 2
     else:
         status = _report(path, result)
-        if not result.derivations and result.failure is None:  # so `ok` means exit 0
+        if not result.derivations and result.failure is None and not result.rejected:
             result.failure = ReplayFailure(None, "", f"{path} has no derivation "
                                            "(Derive ... SuchThat ... As ...)", kind="error")
     if args.json:
@@ -107,9 +107,13 @@ def _report(path: Path, result: ReplayResult) -> int:
             where += f": derivation {f.derivation}" + (f", step {f.step}" if f.step else "")
         _say(f"FAILED: {where}: Coq rejected {f.sentence!r}: {f.message}", err=True)
         status = 1
-    elif not result.derivations:
+    elif not result.derivations and not result.rejected:
         _say(f"verisched replay: {path} has no derivation (Derive ... SuchThat ...)", err=True)
         return 1
+    for f in result.rejected:  # the replay went on past them
+        _say(f"FAILED: {path}:{f.line}: derivation {f.derivation}: Coq rejected its "
+             f"statement {f.sentence!r}: {f.message}", err=True)
+        status = 1
     for rd in result.derivations:
         d = rd.derivation
         if rd.error is not None:

@@ -180,6 +180,10 @@ def _replay(path: Path, wanted: list[str], only: str | None, timeout: float,
         n = rd.derivation.name
         if n in wanted:
             out[n] = from_replayed(rd, f"{path}:{n}")
+    for f in result.rejected:
+        if f.derivation in wanted:
+            raise DerivationError(f"derivation: {path}:{f.line}: Coq rejected the statement "
+                                  f"of {f.derivation}: {f.message}")
     for n in wanted:
         if n not in out:
             raise DerivationError(f"derivation: {path}: {n} was not replayed (an earlier "

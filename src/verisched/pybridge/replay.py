@@ -145,19 +145,26 @@ class ReplayResult:
     start_state: int = 0
     derivations: list[ReplayedDerivation] = field(default_factory=list)
     failure: ReplayFailure | None = None
+    # Derivations whose Derive statement Coq rejected (an unknown name, a type error in
+    # the equation): nothing was derived, so nothing is recorded of them, and the replay
+    # went past their proofs to the file's later derivations, as past a failed step.
+    rejected: list[ReplayFailure] = field(default_factory=list)
     # Derivations of the file (all of them, or the one asked for) the replay never got
     # to, because it stopped at a failure before them: unchecked, not correct.
     unreached: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return self.failure is None and all(d.ok for d in self.derivations)
+        return (self.failure is None and not self.rejected
+                and all(d.ok for d in self.derivations))
 
     def first_failure(self) -> ReplayFailure | None:
-        """The failure that stopped the replay, else the first derivation's."""
+        """The failure that stopped the replay, else the first in the file among the
+        derivations' (a rejected Derive statement's included)."""
         if self.failure is not None:
             return self.failure
-        return next((d.failure for d in self.derivations if d.failure is not None), None)
+        found = [*self.rejected, *(d.failure for d in self.derivations if d.failure)]
+        return min(found, key=lambda f: f.line or 0, default=None)
 
     def trace(self) -> dict:
         """The whole replay as JSON-ready data: `ok` is false exactly when
@@ -167,6 +174,7 @@ class ReplayResult:
             "file": str(self.path),
             "ok": self.ok and failure is None,
             "failure": failure.to_json() if failure else None,
+            "rejected": [f.to_json() for f in self.rejected],
             "derivations": [rd.trace() for rd in self.derivations],
         }
 
@@ -367,6 +375,7 @@ def replay_file(
     if not keep_state and session.alive:
         session.back_to(start)
     seen = {rd.derivation.name for rd in result.derivations}
+    seen |= {f.derivation for f in [*result.rejected, result.failure] if f is not None}
     asked = [only] if only else derivation_names(sentences)
     result.unreached = [n for n in asked if n not in seen]
     return result
@@ -406,9 +415,20 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
         except CoqCommandError as exc:
             if exc.sentence != s.text:
                 raise  # the Derive went through; a bridge command after it failed
-            result.failure = ReplayFailure(s.line, s.text, _cascade(exc.coq_message, failed),
-                                           name)
-            return
+            rejected = ReplayFailure(s.line, s.text, _cascade(exc.coq_message, failed), name,
+                                     kind="command")
+            if only is not None and record:  # the one asked for
+                result.failure = rejected
+                return
+            # Nothing was derived and Coq is where it was before the Derive: go on past
+            # its proof, as past a derivation that failed at a step.
+            if record:
+                result.rejected.append(rejected)
+            failed.update(dict.fromkeys((name, proof_name), "whose Derive statement Coq "
+                                        f"rejected at line {s.line}"))
+            i = _past_proof(sentences, i)
+            cursor.derivation = None
+            continue
         rd = ReplayedDerivation(d, sig.freeze(), s.line)
         if record:
             result.derivations.append(rd)  # now, so an interruption keeps its steps
