@@ -170,3 +170,21 @@ def test_check_and_demo_refuse_a_bad_repository_or_output_by_its_argument(
     else:
         raise AssertionError("demo accepted an --out under a file")
     assert f"argument --out: {blocker / 'out'}: cannot create it" in capsys.readouterr().err
+    # An empty --out ("$DIR" unset) would have written into the current directory.
+    try:
+        main(["demo", "--out", ""])
+    except SystemExit as stop:
+        assert stop.code == 2
+    else:
+        raise AssertionError("demo accepted an empty --out")
+    assert "argument --out: '': cannot create it (the path is empty)" in \
+        capsys.readouterr().err
+    # What the check cannot foresee (as root, os.access passes even in /proc) is said
+    # when the directory is made, with the path and the cause, as the check says it.
+    import pytest
+
+    from verisched.pybridge.derivation import make_directory
+    from verisched.pybridge.errors import OutputPathError
+
+    with pytest.raises(OutputPathError, match=r"^/proc/vs-out/x: cannot create it \("):
+        make_directory("/proc/vs-out/x")

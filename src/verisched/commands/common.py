@@ -72,7 +72,8 @@ def directory_arg(text: str) -> Path:
     a run of minutes, and without creating anything (pybridge's unmakeable_directory)."""
     why = unmakeable_directory(text)
     if why is not None:
-        raise argparse.ArgumentTypeError(f"{text}: cannot create it ({why})")
+        shown = text if text.strip() else repr(text)  # an empty one is seen as ''
+        raise argparse.ArgumentTypeError(f"{shown}: cannot create it ({why})")
     return Path(text)
 
 

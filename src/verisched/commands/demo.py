@@ -24,7 +24,8 @@ from verisched.codegen.errors import CodegenError
 from verisched.commands.common import Progress, directory_arg, positive_float
 from verisched.commands.compile import report
 from verisched.commands.terminal import console, show_steps
-from verisched.pybridge.derivation import write_json_atomic
+from verisched.pybridge.derivation import make_directory, write_json_atomic
+from verisched.pybridge.errors import OutputPathError
 from verisched.pybridge.session import REPO_ROOT
 
 FLAGSHIP = REPO_ROOT / "coq" / "Examples" / "Blur.v"
@@ -45,7 +46,7 @@ def _banner(out: Console, text: str) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         return _demo(Path(args.out), args.timeout, args.full)
-    except (CodegenError, OSError) as exc:
+    except (CodegenError, OSError, OutputPathError) as exc:
         print(f"verisched demo: {exc}", file=sys.stderr)
         return 1
 
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
 def _demo(out_dir: Path, timeout: float, full: bool) -> int:
     started = time.perf_counter()
     out = console()
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_directory(out_dir)
     _banner(out, f"1/3 replaying {FLAGSHIP.relative_to(REPO_ROOT)} :: {DERIVATION}")
     out.print("Each step is a rewrite Coq proves; shown: the tactic and the subterms it "
               "changed (--full: the whole program).")

@@ -410,7 +410,10 @@ def unmakeable_directory(path: str | Path) -> str | None:
     anything, so the answer is "P is a broken symbolic link", "P is not a directory"
     or "P is not writable" for the nearest existing ancestor P (or `path` itself).
     One rule for the command line's `--out`/`-o`/`--out-dir` and the API's `out`,
-    `out_dir`."""
+    `out_dir`.  An empty path (`--out "$DIR"` with DIR unset) would write into the
+    current directory: refused."""
+    if not str(path).strip():
+        return "the path is empty"
     probe = Path(path)
     while not probe.exists() and probe != probe.parent:
         if probe.is_symlink():  # a dangling link: mkdir would fail on it
@@ -421,6 +424,18 @@ def unmakeable_directory(path: str | Path) -> str | None:
     if not os.access(probe, os.W_OK | os.X_OK):
         return f"{probe} is not writable"
     return None
+
+
+def make_directory(path: str | Path) -> Path:
+    """Make the output directory `path` with its parents.  Where unmakeable_directory
+    could not foresee the failure (root passes os.access everywhere, /proc among
+    others), the error names the path and the cause, as its refusals do."""
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputPathError(f"{path}: cannot create it ({exc.strerror or exc})") from None
+    return out
 
 
 def _rank_of(e: Expr, tensors: dict[str, int]) -> int:

@@ -33,7 +33,8 @@ import verisched.targets.blas  # noqa: F401 - registers the BLAS specifications
 import verisched.targets.gemmini.instrs  # noqa: F401 - registers the Gemmini specifications
 from verisched.pybridge import terms as A
 from verisched.pybridge.coqterm import pretty, to_coq
-from verisched.pybridge.derivation import unmakeable_directory, write_text_atomic
+from verisched.pybridge.derivation import make_directory, unmakeable_directory, write_text_atomic
+from verisched.pybridge.errors import OutputPathError
 from verisched.pybridge.instrs import registered
 from verisched.pybridge.session import REPO_ROOT
 from verisched.schedule import Schedule
@@ -236,7 +237,10 @@ def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10
                    before_end=bind)
     try:
         target = Path(out) if out is not None else Path(path).parent
-        target.mkdir(parents=True, exist_ok=True)
+        try:
+            make_directory(target)
+        except OutputPathError as exc:  # what _check_out could not foresee (/proc as root)
+            raise SearchArgumentError(f"out {exc}") from None
         text = state_found(sched.to_coq(), name, result.program or result.found)
         result.path = write_text_atomic(target / f"{name}_found.v", text)
     finally:

@@ -24,8 +24,8 @@ from typing import Any
 
 from verisched.codegen.errors import CodegenError
 from verisched.pipeline import Kernel, TargetUnavailable, check, compile_checked, get_target, load
-from verisched.pybridge.derivation import unmakeable_directory
-from verisched.pybridge.errors import BridgeError
+from verisched.pybridge.derivation import make_directory, unmakeable_directory
+from verisched.pybridge.errors import BridgeError, OutputPathError
 from verisched.pybridge.terms import Expr, free_vars, idx_free_vars
 from verisched.schedule import Schedule, ScheduleArgumentError, ScheduleError
 from verisched.schedule.coqfile import standalone
@@ -154,7 +154,10 @@ def tune(program: Program, *, target: str = "native", sizes: Mapping[str, int],
     # written.
     work = workload(program, sizes, seed)
     out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="vs-tune-"))
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        make_directory(out)
+    except OutputPathError as exc:  # what the check could not foresee (/proc as root)
+        raise ScheduleArgumentError("tune", "out_dir", str(exc)) from None
     log_path = out / f"{program.name}.tune.jsonl"
     resumed: list[tlog.Record] = []
     if resume is not None:
