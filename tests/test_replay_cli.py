@@ -188,3 +188,26 @@ def test_check_and_demo_refuse_a_bad_repository_or_output_by_its_argument(
 
     with pytest.raises(OutputPathError, match=r"^/proc/vs-out/x: cannot create it \("):
         make_directory("/proc/vs-out/x")
+
+
+def test_an_empty_path_is_refused_by_its_argument(capsys) -> None:
+    """`"$F"` with F unset: the file was read as the current directory, and an empty
+    -o or --json was dropped without a word (run printed instead of saving)."""
+    import pytest
+
+    v = "coq/Examples/Pipeline.v"
+    cases = [
+        (["replay", v, "--json", ""], "argument --json: '': the path is empty"),
+        (["report", v, "-o", ""], "argument -o/--output: '': the path is empty"),
+        (["compile", v, "--derivation", "fused", "-o", ""], "argument -o/--output: ''"),
+        (["run", v, "--derivation", "fused", "--size", "n=4", "-o", ""],
+         "argument -o/--output: '': the path is empty"),
+        (["run", "", "--derivation", "fused"], "argument file: '': the path is empty"),
+        (["replay", " "], "argument file: ' ': the path is empty"),
+        (["check", ""], "argument FILE.v: '': the path is empty"),
+    ]
+    for argv, msg in cases:
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2, argv
+        assert msg in capsys.readouterr().err, argv

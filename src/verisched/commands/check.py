@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from verisched.commands.common import positive_float
+from verisched.commands.common import path_arg, positive_float
 from verisched.pybridge.derivation import ALLOWED_AXIOM_PREFIXES, parse_axioms
 from verisched.pybridge.errors import BridgeError
 from verisched.pybridge.replay import DERIVE_RE, precheck_file, replay_file
@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", nargs="?", metavar="FILE.v",
+    parser.add_argument("file", nargs="?", metavar="FILE.v", type=path_arg,
                         help="check this derivation script instead of coq/Examples/")
     parser.add_argument("--repo", default=str(REPO_ROOT), help="repository root")
     parser.add_argument("--no-build", action="store_true", help="skip `make proofs`")

@@ -65,6 +65,15 @@ def _positive(text: str, kind: Callable[[str], T], least: float | None = None) -
     return value  # type: ignore[return-value]
 
 
+def path_arg(text: str) -> str:
+    """An argparse type for a file argument (a `.v` file, `-o`, `--json`): an empty
+    one (`"$F"` with F unset) is refused by its flag, where it would have been read as
+    the current directory, or dropped as no output at all."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: the path is empty")
+    return text
+
+
 def directory_arg(text: str) -> Path:
     """An argparse type for an output directory (`search --out`, `tune -o`, `bench
     --out-dir`): it may be missing, to be made with its parents later, but it must be
@@ -152,7 +161,7 @@ def shapes(items: list[str] | None) -> dict[str, Shape]:
 
 def add_program_args(parser: argparse.ArgumentParser) -> None:
     """The arguments naming a derivation, a target and how to check and build it."""
-    parser.add_argument("file", help="the .v file holding the derivation")
+    parser.add_argument("file", type=path_arg, help="the .v file holding the derivation")
     parser.add_argument("--derivation", required=True, help="name given to Derive")
     parser.add_argument("--target", default=None, choices=pipeline.target_names(),
                         help="default: c, or where the program is in a target's instruction "

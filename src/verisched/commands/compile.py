@@ -19,6 +19,7 @@ from verisched.commands.common import (
     add_program_args,
     checked_from_args,
     guarded,
+    path_arg,
     target_for,
     writable_output,
 )
@@ -57,5 +58,6 @@ def report(checked: pipeline.CheckedProgram) -> None:
 
 def register(parser: argparse.ArgumentParser) -> None:
     add_program_args(parser)
-    parser.add_argument("-o", "--output", required=True, help="C file to write (.h alongside)")
+    parser.add_argument("-o", "--output", required=True, type=path_arg,
+                        help="C file to write (.h alongside)")
     parser.set_defaults(handler=run)

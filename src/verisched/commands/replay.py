@@ -16,7 +16,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from verisched.commands.common import positive_float
+from verisched.commands.common import path_arg, positive_float
 from verisched.commands.terminal import LiveSteps, console
 from verisched.pybridge.derivation import (
     check_writable,
@@ -142,9 +142,10 @@ def _report(path: Path, result: ReplayResult) -> int:
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="a .v file containing Derive ... SuchThat ... derivations")
+    parser.add_argument("file", type=path_arg,
+                        help="a .v file containing Derive ... SuchThat ... derivations")
     parser.add_argument("--derivation", metavar="NAME", help="replay only this derivation")
-    parser.add_argument("--json", metavar="OUT", help="write the full trace as JSON")
+    parser.add_argument("--json", metavar="OUT", type=path_arg, help="write the full trace as JSON")
     parser.add_argument("--timeout", type=positive_float, default=300.0,
                         help="per-command limit in seconds (default 300)")
     parser.add_argument("-q", "--quiet", action="store_true",

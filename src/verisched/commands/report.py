@@ -15,7 +15,7 @@ import argparse
 import sys
 import time
 
-from verisched.commands.common import positive_float
+from verisched.commands.common import path_arg, positive_float
 from verisched.report import ReportError, write_report
 
 
@@ -42,15 +42,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="a .v file containing Derive ... SuchThat ... derivations")
+    parser.add_argument("file", type=path_arg,
+                        help="a .v file containing Derive ... SuchThat ... derivations")
     parser.add_argument("--derivation", metavar="NAME",
                         help="the derivation to report on (needed when the file has several)")
-    parser.add_argument("-o", "--output", required=True, metavar="OUT.html",
+    parser.add_argument("-o", "--output", required=True, metavar="OUT.html", type=path_arg,
                         help="the HTML page to write")
     parser.add_argument("--target", default=None,
                         help="target of the generated C (default: c, or the first target "
                              "that provides the program's instructions)")
-    parser.add_argument("--bench-png", metavar="PLOT.png",
+    parser.add_argument("--bench-png", metavar="PLOT.png", type=path_arg,
                         help="a benchmark plot to embed at the end")
     parser.add_argument("--timeout", type=positive_float, default=300.0,
                         help="per-command limit in seconds for Coq (default 300)")

@@ -27,6 +27,7 @@ from verisched.commands.common import (
     guarded,
     ints,
     pairs,
+    path_arg,
     positive_int,
     section_signature,
     size_hint,
@@ -251,7 +252,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fast-math", action="store_true", help="compile with -ffast-math")
     parser.add_argument("--check", action="store_true",
                         help="compare with the reference interpreter")
-    parser.add_argument("-o", "--output", default=None, help="save the output as .npy")
+    parser.add_argument("-o", "--output", default=None, type=path_arg,
+                        help="save the output as .npy")
     parser.set_defaults(handler=run)
 
 

@@ -16,7 +16,7 @@ import argparse
 import sys
 import time
 
-from verisched.commands.common import directory_arg, positive_float, positive_int
+from verisched.commands.common import directory_arg, path_arg, positive_float, positive_int
 from verisched.pybridge.coqterm import pretty
 from verisched.schedule import ScheduleError
 from verisched.search import (
@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="a .v file declaring sizes, inputs and the program")
+    parser.add_argument("file", type=path_arg,
+                        help="a .v file declaring sizes, inputs and the program")
     parser.add_argument("--program", required=True, metavar="NAME",
                         help="the Definition to search")
     parser.add_argument("--idioms", default="blas", choices=IDIOM_FAMILIES,

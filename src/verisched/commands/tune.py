@@ -18,6 +18,7 @@ from verisched.commands.common import (
     directory_arg,
     guarded,
     ints,
+    path_arg,
     positive_float,
     positive_int,
 )
@@ -59,7 +60,7 @@ def execute(args: argparse.Namespace) -> int:
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", help="the .v file holding the derivation")
+    parser.add_argument("file", type=path_arg, help="the .v file holding the derivation")
     parser.add_argument("--program", required=True,
                         help="a derivation of FILE.v: its original program is tuned, and "
                              "the derivation is the hand-derived baseline")
