@@ -148,7 +148,8 @@ def test_apply_takes_tactics_not_commands(mv: Schedule, tmp_path: Path) -> None:
     # refuses them before Coq, and the schedule goes on.
     before = mv.live.session.state
     for text in ("Admitted.", "Abort.", "Qed", "  Defined.", "Axiom c : False.",
-                 "#[local] Hint Resolve I."):
+                 "#[local] Hint Resolve I.", "Time Axiom c : False.",
+                 "Timeout 5 Admitted."):
         with pytest.raises(ScheduleArgumentError, match="apply: argument tactic: .* is a "
                                                         "Coq command, not a tactic"):
             mv.apply(text)

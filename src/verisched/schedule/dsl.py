@@ -437,14 +437,16 @@ def program(name: str, body: T | tuple[T, ...], *, inputs: Sequence[Tensor] | No
     params = set(order) | {t.name for t in ins}
     for node in walk(expr):
         b = binder(node)
-        if b is not None and b in params:
+        if b is None:
+            continue
+        if b in params:
             raise DslError(f"program {name}: the {type(node).__name__.lower()} binder {b} "
                            "shadows an input or size of the same name; rename it")
         # A binder named again inside itself captures every use of the outer one in
         # the inner body: gen("i", n, lambda i: gen("i", m, lambda j: A[i, j])) reads
         # A[i, i], silently another program.
         again = next((x for x in walk(node) if x is not node and binder(x) == b), None)
-        if b is not None and again is not None:
+        if again is not None:
             raise DslError(f"program {name}: the {type(node).__name__.lower()} binder {b} is "
                            f"bound again inside it (by a {type(again).__name__.lower()}), "
                            f"which would capture the outer {b}'s uses; rename one")

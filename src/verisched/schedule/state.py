@@ -574,12 +574,13 @@ class Schedule:
 
 
 
-# Sentences that may stand as a proof step though they begin with a capital: Coq's
-# vernacular commands do (Qed, Admitted, Abort, Axiom, Definition, Require, Set, ...),
-# tactics do not (none of the library's does), except these controls and queries,
-# which change nothing or run a tactic.
-_STEP_CONTROLS = frozenset({"Time", "Timeout", "Fail", "Show", "Check", "Print", "About",
-                            "Search", "Locate", "Compute"})
+# Coq's vernacular commands begin with a capital (Qed, Admitted, Abort, Axiom,
+# Definition, Require, Set, ...), tactics do not (none of the library's does).  Some
+# capitalised words may still begin a proof step: the controls that run the sentence
+# after them (whose first word is then the one judged) and the queries, which change
+# nothing.
+_CONTROLS = frozenset({"Time", "Timeout", "Fail", "Instructions"})
+_QUERIES = frozenset({"Show", "Check", "Print", "About", "Search", "Locate", "Compute"})
 
 
 def _command_word(sentence: str) -> str | None:
@@ -587,13 +588,18 @@ def _command_word(sentence: str) -> str | None:
     A command in the middle of a proof would end it (`Qed.`, `Admitted.`: an anomaly in
     Coq 8.16 for a Derive), abandon it (`Abort.`, which left the session without a
     goal), or add to the environment (`Axiom`, caught only at the end by Print
-    Assumptions); attributes (`#[local] ...`) introduce commands too."""
-    if sentence.startswith("#["):
-        return sentence[:sentence.find("]") + 1] or sentence
-    word = re.match(r"[A-Za-z_][A-Za-z_0-9']*", sentence)
-    if word is None or not word.group()[0].isupper() or word.group() in _STEP_CONTROLS:
-        return None
-    return word.group()
+    Assumptions); attributes (`#[local] ...`) introduce commands too, and a control
+    (`Time Axiom ...`) does not hide one."""
+    rest = sentence.strip()
+    while True:
+        if rest.startswith("#["):
+            return rest[:rest.find("]") + 1] or rest
+        m = re.match(r"([A-Za-z_][A-Za-z_0-9']*)\s*(?:\d+\s+)?", rest)
+        if m is None or not m.group(1)[0].isupper() or m.group(1) in _QUERIES:
+            return None
+        if m.group(1) not in _CONTROLS:
+            return m.group(1)
+        rest = rest[m.end():]
 
 
 def check_parallel_target(annotations: tuple[tuple, ...], target: Target) -> None:
