@@ -15,6 +15,7 @@ import argparse
 import io
 import sys
 import time
+from fractions import Fraction
 
 import numpy as np
 
@@ -65,7 +66,7 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
         raise UsageError(f"--size {k}={sizes[k]} and --fix {k}={fixed[k]} disagree "
                          "(give the size once)")
     if checked is None:
-        sizes = _check_args_early(args, signature, sizes, files)
+        sizes = _check_args_early(args, signature, sizes, fixed, files)
     checked = checked or checked_from_args(args)
     target = target_for(args, checked)
     missing = [s for s in checked.program.sizes if s not in sizes]
@@ -174,7 +175,8 @@ def _save(path: str, outs: tuple[np.ndarray, ...]) -> str:
 
 
 def _check_args_early(args: argparse.Namespace, signature: Signature,
-                      sizes: dict[str, int], files: dict[str, np.ndarray]) -> dict[str, int]:
+                      sizes: dict[str, int], fixed: dict[str, int | Fraction],
+                      files: dict[str, np.ndarray]) -> dict[str, int]:
     """Refuse a missing or unknown --size, and an --input that names no tensor, before
     Coq runs, from the section's declarations read statically: the kernel takes a
     subset of its size variables (those its program uses), so every one is asked for
@@ -196,7 +198,6 @@ def _check_args_early(args: argparse.Namespace, signature: Signature,
             print("note: from the --input arrays' shapes: "
                   + ", ".join(f"{k}={v}" for k, v in inferred.items()), file=sys.stderr)
         sizes = {**sizes, **inferred}
-    fixed = fixes(args.fix)
     missing = [s for s in section if s not in sizes and s not in fixed]
     if missing:
         raise UsageError(f"no value for size {', '.join(missing)} of derivation "
