@@ -27,7 +27,7 @@ import verisched.targets.blas  # noqa: F401 - registers the specs
 from verisched.pybridge.instr_coq import parse_coq_print
 from verisched.pybridge.instrs import registered, same_spec
 from verisched.pybridge.interp import evaluate
-from verisched.pybridge.terms import eval_idx
+from verisched.pybridge.terms import IBin, IConst, IVar, PCmp, eval_idx
 from verisched.search import KernelFileError, load_program, saturate, search
 from verisched.search.latent import LANE_RULES, LATENT_RULES
 from verisched.search.rules import ALL_RULES, RULES
@@ -205,6 +205,63 @@ def test_user_mistakes_are_messages(tmp_path: Path, capsys: pytest.CaptureFixtur
                     "Definition f := flatten n n (GEN [ i < n ] GEN [ j < n ] v _[ i ]).\n")
     assert main(["search", str(flat), "--program", "f", "-q"]) == 1
     assert "does not handle Flatten" in capsys.readouterr().err
+
+
+def test_declarations_are_read_as_coq_scopes_them(tmp_path: Path) -> None:
+    """Several binder groups on one line, `Hypotheses` with several, `>=`, and sections:
+    a program sees what Coq's section gives it (the replay's reader, pybridge)."""
+    f = tmp_path / "groups.v"
+    f.write_text(
+        "Section One.\n"
+        "  Variables (n m : Z) (A : Z -> Z -> S) (x : Z -> S) (a : S).\n"
+        "  Hypotheses (HA : shaped [n; m + 1] A) (Hn : n >= 2) (Hm : m <> 0).\n"
+        "  Definition mv := GEN [ i < n ] a * (SUM [ j < m ] A _[ i ] _[ j ] * x _[ j ]).\n"
+        "  Definition early := GEN [ i < n ] y _[ i ].\n"
+        "  Variable y : Z -> S.\n"
+        "End One.\n"
+        "Section Two.\n"
+        "  Variables (n : Z).\n"
+        "  Definition late := GEN [ i < n ] x _[ i ].\n"
+        "End Two.\n")
+    prog = load_program(f, "mv")
+    assert dict(prog.inputs) == {"A": (IVar("n"), IBin("+", IVar("m"), IConst(1))),
+                                 "a": (), "x": (IVar("m"),)}
+    assert prog.assume == (PCmp("<=", IConst(2), IVar("n")),)  # `<>` bounds nothing
+    with pytest.raises(KernelFileError, match="mentions y, which the file does not declare "
+                       r"\(before it, in its section\)"):
+        load_program(f, "early")
+    with pytest.raises(KernelFileError, match="mentions x"):
+        load_program(f, "late")  # One's x is not in scope in Two
+
+
+@requires_coq
+def test_a_refused_certificate_is_not_left_as_the_found_file(tmp_path: Path) -> None:
+    """NAME_found.v on disk is always a file coqc accepted: a refused text goes to
+    NAME_found_refused.v (named in the error, Coq's locations in it), an older
+    NAME_found.v stays as it was, and the next accepted run removes the refused one."""
+    from verisched.search import CertificateRefused
+    from verisched.search.api import write_checked
+
+    found = tmp_path / "p_found.v"
+    found.write_text("(* an earlier run's *)\n")
+    with pytest.raises(CertificateRefused, match=r"(?s)p_found_refused\.v.*line 1.*"
+                       r"p_found\.v was not written"):
+        write_checked(found, "Lemma l : False. Proof. exact I. Qed.\n")
+    assert found.read_text() == "(* an earlier run's *)\n"
+    refused = tmp_path / "p_found_refused.v"
+    assert "exact I" in refused.read_text()
+    assert write_checked(found, "Lemma l : True. Proof. exact I. Qed.\n") == found
+    assert "True" in found.read_text() and not refused.exists()
+
+
+@requires_coq
+def test_a_program_that_is_one_input_is_certified(tmp_path: Path) -> None:
+    """`Definition p := a.`: nothing to find, and the certificate's `same_program`
+    compares a section variable (which Coq's `red` cannot unfold)."""
+    f = tmp_path / "scalar.v"
+    f.write_text("Variable a : S.\nDefinition p := a.\n")
+    r = search(f, "p", out=tmp_path)
+    assert r.path == tmp_path / "p_found.v" and "same_program" in r.path.read_text()
 
 
 @requires_coq

@@ -14,7 +14,11 @@
 
 From Verisched Require Import Tensor.Core Reshape.Defs Targets.Instr.
 
-Ltac atl_red_name t := lazymatch t with _ _ => t | _ => eval red in t end.
+(* A name (the derived constant) is unfolded once; an application is left alone, and
+   so is a section variable: a program that is a bare input ([Definition sc := a.])
+   has nothing to unfold, and [red] fails on it: [match] then takes the next branch. *)
+Ltac atl_red_name t :=
+  match t with _ _ => t | _ => eval red in t | _ => t end.
 
 Ltac same_program :=
   lazymatch goal with

@@ -57,6 +57,8 @@ class Signature:
     # The sizes that are Coq booleans (flags such as Gemmini's ReLU); sampled
     # as 0/1 and bound as false/true when Coq evaluates a program.
     bools: tuple[str, ...] = ()
+    # Each tensor's element type: the generic `S`, or Gemmini's integers `gint`.
+    elements: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -230,6 +232,7 @@ class _Sig:
         self.sizes: list[str] = []
         self.bools: list[str] = []
         self.tensors: dict[str, int] = {}
+        self.elements: dict[str, str] = {}
         self.hyps: list[tuple[str, str]] = []
 
     def declare(self, s: str) -> None:
@@ -242,6 +245,7 @@ class _Sig:
                         self.bools.append(nm)
                 elif (r := _rank(ty)) is not None:
                     self.tensors[nm] = r
+                    self.elements[nm] = ty.rsplit("->", 1)[-1].strip()
             return
         m = _HYP_RE.match(s)
         if m:
@@ -249,7 +253,7 @@ class _Sig:
 
     def freeze(self) -> Signature:
         return Signature(tuple(self.sizes), dict(self.tensors), tuple(self.hyps),
-                         tuple(self.bools))
+                         tuple(self.bools), dict(self.elements))
 
 
 def derivation_names(sentences: list[Sentence]) -> tuple[str, ...]:
@@ -312,6 +316,28 @@ def outline_file(path: str | Path) -> dict[str, Outline]:
             if sentences[i - 1].text != "Proof.":
                 steps += 1
         out.setdefault(m.group(1), Outline(m.group(1), sig.freeze(), steps))
+    return out
+
+
+_DEFINITION_RE = re.compile(r"^Definition\s+([A-Za-z_][\w']*)\s*:=(.*)\.$", re.S)
+
+
+def definitions_in_scope(path: str | Path) -> dict[str, tuple[str, Signature]]:
+    """Every untyped `Definition NAME := TERM.` of `path`: its term's text and the
+    declarations in scope at it, read as the replay reads them (_Sig: every binder of
+    `Variables (A : Z -> Z -> S) (x : Z -> S).`, `Hypotheses (H1 : ...) (H2 : ...).`,
+    a section's declarations forgotten at its `End`).  The search reads its programs
+    here, so a program sees exactly what Coq's section gives it."""
+    out: dict[str, tuple[str, Signature]] = {}
+    sig = _Sig()
+    for s in split_file(path):
+        m = _DEFINITION_RE.match(s.text)
+        if m:
+            out[m.group(1)] = (m.group(2).strip(), sig.freeze())
+            continue
+        sig.declare(s.text)
+        if s.text.startswith("End "):
+            sig = _Sig()
     return out
 
 

@@ -44,7 +44,7 @@ from . import egraph as E
 from .certify import CertificateRefused, Step, find_path, replay
 from .costs import COSTS, call_costs
 from .extract import calls_last, cost_model
-from .glenside import ACC_OUT, LOOPS, REQUIRES, closure, egglog_idioms, write_unrolled
+from .glenside import ACC_OUT, LOOPS, REQUIRES, closure, egglog_idioms, unrolled_text
 from .kernel_file import load_program
 from .latent import lane_egglog_rules, latent_egglog_rules, latent_names
 from .operands import bind_operands
@@ -242,18 +242,17 @@ def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10
         except OutputPathError as exc:  # what _check_out could not foresee (/proc as root)
             raise SearchArgumentError(f"out {exc}") from None
         text = state_found(sched.to_coq(), name, result.program or result.found)
-        result.path = write_text_atomic(target / f"{name}_found.v", text)
     finally:
         sched.close()
     if progress:
-        progress(f"{name}: coqc {result.path}")
-    check_file(result.path)
+        progress(f"{name}: coqc {target / f'{name}_found.v'}")
+    result.path = write_checked(target / f"{name}_found.v", text)
     if any(isinstance(x, A.Instr) and x.name in LOOPS for x in A.walk(result.found)):
         if progress:
             progress(f"{name}: {name}_gemmini.v (the loop unrolled, for the gemmini target)")
-        result.lowering = write_unrolled(program, [s.coq for s in result.certificate],
-                                         result.path.parent / f"{name}_gemmini.v")
-        check_file(result.lowering)
+        result.lowering = write_checked(
+            result.path.parent / f"{name}_gemmini.v",
+            unrolled_text(program, [s.coq for s in result.certificate]))
     return result
 
 
@@ -270,14 +269,36 @@ def state_found(text: str, name: str, found: A.Expr) -> str:
 def check_file(path: Path) -> None:
     """coqc on the written file (the artifact a user keeps is checked, not only the
     live session's replay)."""
+    _coqc(path.read_text(), path.name, shown=path)
+
+
+def write_checked(path: Path, text: str) -> Path:
+    """Write `text` to `path` once coqc has accepted it, so a NAME_found.v on disk is
+    always one Coq checked (and an older one is never overwritten by a refused one).
+    A refused text is kept beside it as NAME_found_refused.v, for the user to read
+    (or to run coqc on), and named in the error."""
+    refused = path.with_name(f"{path.stem}_refused.v")
     try:
-        with tempfile.TemporaryDirectory() as tmp:   # its .vo and .glob go there
-            copy = Path(tmp) / path.name
-            copy.write_text(path.read_text())
+        _coqc(text, path.name, shown=refused)
+    except CertificateRefused as exc:
+        write_text_atomic(refused, text)
+        raise CertificateRefused(f"{exc}\n({path} was not written)") from None
+    refused.unlink(missing_ok=True)
+    return write_text_atomic(path, text)
+
+
+def _coqc(text: str, name: str, *, shown: Path) -> None:
+    """coqc on `text` as a file called `name` in a scratch directory (its .vo and .glob
+    go there); `shown` is the path the messages name."""
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp) / name
+            copy.write_text(text)
             r = subprocess.run(["coqc", "-Q", str(REPO_ROOT / "coq"), "Verisched", "-w",
                                 "-notation-overridden", copy.name], cwd=tmp,
                                capture_output=True, text=True, timeout=600)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise CertificateRefused(f"coqc could not check {path}: {exc}") from exc
-    if r.returncode != 0:
-        raise CertificateRefused(f"coqc refused {path}:\n{r.stdout}{r.stderr}")
+        raise CertificateRefused(f"coqc could not check {shown}: {exc}") from exc
+    if r.returncode != 0:  # Coq's locations named by the path the user has
+        said = f"{r.stdout}{r.stderr}".replace(f'File "./{name}"', f'File "{shown}"')
+        raise CertificateRefused(f"coqc refused {shown}:\n{said}")

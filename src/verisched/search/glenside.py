@@ -48,7 +48,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from egglog import String, rewrite, vars_
 
@@ -468,9 +467,8 @@ def _call_names(e: A.Expr | None) -> set[str]:
     return {x.name for x in A.walk(e) if isinstance(x, A.Instr)} if e is not None else set()
 
 
-def write_unrolled(program: Program, steps: list[list[str]] | list[tuple[str, ...]],
-                   path: Path) -> Path:
-    """`NAME_gemmini.v`: the certificate's steps, then `rw gemmini_loop_ws_unroll` (the
+def unrolled_text(program: Program, steps: list[list[str]] | list[tuple[str, ...]]) -> str:
+    """The text of `NAME_gemmini.v`: the certificate's steps, then `rw gemmini_loop_ws_unroll` (the
     hardware loop is its per-tile program of single instructions, GemminiLoop.v, by
     definition), check_safe and done.  Why a second file: the gemmini target lowers a
     `gemmini_loop_ws` only as the whole program (it stores the kernel's whole M x N
@@ -488,6 +486,6 @@ def write_unrolled(program: Program, steps: list[list[str]] | list[tuple[str, ..
             s = s.apply("rw gemmini_loop_ws_unroll.")
         if LOOP_WS_BIAS in calls:
             s = s.apply("unfold gemmini_loop_ws_bias.")
-        return s.save(path)
+        return s.to_coq()
     finally:
         s.close()

@@ -2,7 +2,9 @@
 
 The file declares sizes (`Variables (n m : Z).`), inputs (`Variables (A B : Z
 -> Z -> S).`, scalars `Variable alpha : S.`) and programs (`Definition NAME :=
-TERM.`), as examples/search/liar_blas.v does.  The program's inputs are the
+TERM.`), as examples/search/liar_blas.v does; a program sees the declarations before
+it in its section, as in Coq (pybridge's reader, which the replay uses too, takes
+every binder group of a `Variables` or `Hypotheses` line).  The program's inputs are the
 declared tensors its term mentions; each input's shape is given by a `shaped`
 hypothesis (`Hypothesis H : shaped [n + 2] a.`) or else inferred from the loops
 that index it (PolyBench's array declarations say the same thing), and
@@ -19,7 +21,8 @@ from pathlib import Path
 
 from verisched.pybridge import terms as A
 from verisched.pybridge.coqterm import parse_index, parse_program
-from verisched.pybridge.errors import TermParseError
+from verisched.pybridge.errors import BridgeError, TermParseError
+from verisched.pybridge.replay import Signature, definitions_in_scope
 from verisched.schedule.dsl import Program
 
 
@@ -27,41 +30,24 @@ class KernelFileError(ValueError):
     """The file or the program in it cannot be read (a user mistake: said plainly)."""
 
 
-_COMMENT = re.compile(r"\(\*.*?\*\)", re.S)
-_VARS = re.compile(r"\bVariables?\s+(\(([^)]*)\)|([^.:]+?)\s*:\s*([^.]+))\.", re.S)
-_SHAPED = re.compile(r"\bHypothesis\s+[\w']+\s*:\s*shaped\s*\[([^\]]*)\]\s*([\w']+)\s*\.")
-_HYP = re.compile(r"\bHypothesis\s+[\w']+\s*:\s*([^.]*?)\s*(<=|<)\s*([^.]*?)\s*\.")
-_DEF = re.compile(r"\bDefinition\s+([A-Za-z_][\w']*)\s*:=(.*?)\.\s*(?=\n|$)", re.S)
+_SHAPED = re.compile(r"^shaped\s*\[([^\]]*)\]\s*([\w']+)$", re.S)
+# `a < b`, `a <= b`, and the same written with `>`/`>=` (not `<>`, which bounds nothing)
+_BOUND = re.compile(r"^(.*?)\s*(<=|<(?!>)|>=|(?<!<)>)\s*(.*)$", re.S)
 
 
-def _declarations(text: str) -> tuple[set[str], dict[str, int], set[str], set[str]]:
-    """(Z sizes, tensors with their ranks, bool sizes, element types of the tensors):
-    a tensor's elements are the generic `S` or Gemmini's integers `gint`."""
-    sizes: set[str] = set()
-    tensors: dict[str, int] = {}
-    bools: set[str] = set()
-    elements: set[str] = set()
-    for m in _VARS.finditer(text):
-        if m.group(2) is not None:
-            names_text, _, typ = m.group(2).partition(":")
-        else:
-            names_text, typ = m.group(3), m.group(4)
-        parts = [p.strip() for p in typ.split("->")]
-        for name in names_text.split():
-            if parts == ["Z"]:
-                sizes.add(name)
-            elif parts == ["bool"]:
-                bools.add(name)
-            elif parts[-1] in ("S", "gint") and all(p == "Z" for p in parts[:-1]):
-                tensors[name] = len(parts) - 1
-                elements.add(parts[-1])
-    return sizes, tensors, bools, elements
+def _scopes(path: Path) -> dict[str, tuple[str, Signature]]:
+    """The file's definitions with the declarations in scope at each, as Coq's
+    sections give them (pybridge's reader: every binder of `Variables (A : Z -> Z -> S)
+    (x : Z -> S).` and `Hypotheses (H1 : ...) (H2 : ...).`)."""
+    try:
+        return definitions_in_scope(path)
+    except BridgeError as exc:  # unreadable, not UTF-8, unbalanced comment or string
+        raise KernelFileError(str(exc)) from exc
 
 
 def definitions(path: str | Path) -> dict[str, str]:
     """The definitions of the file, name -> term text."""
-    text = _COMMENT.sub(" ", Path(path).read_text())
-    return {m.group(1): m.group(2).strip() for m in _DEF.finditer(text)}
+    return {name: term for name, (term, _) in _scopes(Path(path)).items()}
 
 
 def _loop_offset(i: A.Idx) -> tuple[str, int] | None:
@@ -120,32 +106,37 @@ def load_program(path: str | Path, name: str) -> Program:
     p = Path(path)
     if not p.is_file():
         raise KernelFileError(f"no such file: {p}")
-    defs = definitions(p)
-    if name not in defs:
+    scopes = _scopes(p)
+    if name not in scopes:
         raise KernelFileError(f"{p} defines no program {name} (it defines: "
-                              f"{', '.join(sorted(defs)) or 'nothing'})")
+                              f"{', '.join(sorted(scopes)) or 'nothing'})")
+    term, sig = scopes[name]
     try:
-        expr = parse_program(defs[name])
+        expr = parse_program(term)
     except TermParseError as exc:
         raise KernelFileError(f"{p}: the definition of {name} is not an ATL term the "
                               f"bridge reads: {exc}") from exc
-    text = _COMMENT.sub(" ", p.read_text())
-    sizes, tensors, bools, elements = _declarations(text)
-    if len(elements) > 1:
-        raise KernelFileError(f"{p}: its inputs mix element types ({', '.join(sorted(elements))})")
+    bools = set(sig.bools)
+    sizes, tensors = set(sig.sizes) - bools, dict(sig.tensors)
     free = A.free_vars(expr)
     unknown = sorted(free - sizes - bools - set(tensors))
     if unknown:
         raise KernelFileError(f"{name} mentions {', '.join(unknown)}, which the file does "
-                              "not declare as a size (Z) or an input (Z -> ... -> S)")
+                              "not declare (before it, in its section) as a size (Z) or an "
+                              "input (Z -> ... -> S)")
+    elements = {sig.elements[t] for t in free & set(tensors)}
+    if len(elements) > 1:
+        raise KernelFileError(f"{p}: the inputs of {name} mix element types "
+                              f"({', '.join(sorted(elements))})")
     shapes = infer_shapes(expr, tensors)
-    for m in _SHAPED.finditer(_COMMENT.sub(" ", p.read_text())):
-        if m.group(2) in tensors:
+    for hyp, prop in sig.hypotheses:
+        m = _SHAPED.match(prop)
+        if m and m.group(2) in tensors:
             try:
                 shapes[m.group(2)] = [parse_index(d) for d in m.group(1).split(";")]
             except TermParseError as exc:
-                raise KernelFileError(f"{p}: cannot read the shape of {m.group(2)}: "
-                                      f"{exc}") from exc
+                raise KernelFileError(f"{p}: cannot read the shape of {m.group(2)} "
+                                      f"({hyp}): {exc}") from exc
     inputs = []
     for t in sorted(free & set(tensors)):
         shape = shapes.get(t, [])
@@ -154,7 +145,7 @@ def load_program(path: str | Path, name: str) -> Program:
                                   "loops that index it (index it by loop variables)")
         inputs.append((t, tuple(shape)))
     used = set().union(*(A.idx_free_vars(d) for _, s in inputs for d in s)) if inputs else set()
-    assume = _size_hypotheses(text, sizes, p)
+    assume = _size_hypotheses(sig.hypotheses, sizes, p)
     for a in assume:
         used |= A.pred_free_vars(a)
     order = tuple(sorted((free & (sizes | bools)) | (used & sizes)))
@@ -180,19 +171,24 @@ def _extent_names(e: A.Expr) -> set[str]:
     return out
 
 
-def _size_hypotheses(text: str, sizes: set[str], path: Path) -> tuple[A.Pred, ...]:
+def _size_hypotheses(hypotheses: tuple[tuple[str, str], ...], sizes: set[str],
+                     path: Path) -> tuple[A.Pred, ...]:
     """`Hypothesis H : a < b.` (or `<=`) over the sizes: stated in the derivation, so
     that side conditions (a kernel at least one tap wide) can use them."""
     out: list[A.Pred] = []
-    for m in _HYP.finditer(text):
-        if "shaped" in m.group(1):
+    for hyp, prop in hypotheses:
+        m = _BOUND.match(prop)
+        if m is None or _SHAPED.match(prop):
             continue
         try:
             left, right = parse_index(m.group(1)), parse_index(m.group(3))
         except TermParseError as exc:
-            raise KernelFileError(f"{path}: cannot read the hypothesis {m.group(0)!r}: "
+            raise KernelFileError(f"{path}: cannot read the hypothesis {hyp} : {prop}: "
                                   f"{exc}") from exc
         if not (A.idx_free_vars(left) | A.idx_free_vars(right)) <= sizes:
-            raise KernelFileError(f"{path}: the hypothesis {m.group(0)!r} is not over sizes")
-        out.append(A.PCmp(m.group(2), left, right))
+            raise KernelFileError(f"{path}: the hypothesis {hyp} : {prop} is not over sizes")
+        op = m.group(2)
+        if op.startswith(">"):  # b > a is a < b
+            op, left, right = op.replace(">", "<"), right, left
+        out.append(A.PCmp(op, left, right))
     return tuple(out)
