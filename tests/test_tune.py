@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -123,6 +124,31 @@ def test_resume_does_not_remeasure(run, tmp_path: Path) -> None:
         assert sum(r.params == p for r in new) == 1
 
 
+def test_a_resumed_log_says_what_it_skipped_and_a_file_that_is_no_log_is_refused(
+        run, tmp_path: Path) -> None:
+    """Records for other sizes were dropped without a word, so a resumed run looked
+    like one that had found nothing to resume; an unreadable line was a Python
+    warning with a source line; a file with no record (or not text) resumed nothing."""
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(run.log.read_text() + '{"broken\n')
+    other = {"n": 38, "m": 45}
+    res = tune(MATVEC, target="c", sizes=other, budget=None, trials=1, jobs=1,
+               out_dir=tmp_path / "a", resume=mixed)
+    assert res.counters.resumed == 0
+    notes = " | ".join(res.notes)
+    assert "skipped 1 unreadable line(s)" in notes and "mixed.jsonl:" in notes
+    assert (f"0 of its {len(tlog.read(run.log))} records are for matvec on c at these "
+            "sizes; not used: matvec on c at m=45,n=37") in notes
+    for text, says in ((b"hello\n{}\n", "is not a tuning log: none of its lines is a "
+                        "record"), (b"\xff\xfe\x00", "is not a tuning log (not UTF-8 text")):
+        junk = tmp_path / "junk.jsonl"
+        junk.write_bytes(text)
+        with pytest.raises(ScheduleArgumentError, match="argument resume: .*" + re.escape(says)):
+            tune(MATVEC, target="c", sizes=SIZES, budget=None, trials=1, jobs=1,
+                 out_dir=tmp_path / "b", resume=junk)
+        assert not (tmp_path / "b").exists()
+
+
 def test_interrupt_keeps_the_log_and_the_best(tmp_path: Path) -> None:
     seen: list[int] = []
 
@@ -157,6 +183,12 @@ def test_cli_tune_and_its_errors(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=600, env=ENV)
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
     assert "no value for size n" in bad.stderr
+    typo = subprocess.run(exe + ["--size", "n=1000,nn=10", "--trials", "1", "-o",
+                                 str(tmp_path / "y")], capture_output=True, text=True,
+                          timeout=600, env=ENV)
+    assert typo.returncode == 1 and "Traceback" not in typo.stderr
+    assert "fused has no size nn (its sizes: n; the hand derivation's: n" in typo.stderr
+    assert not (tmp_path / "y").exists()
 
 
 @pytest.mark.parametrize("sizes, why", [
@@ -165,6 +197,7 @@ def test_cli_tune_and_its_errors(tmp_path: Path) -> None:
     ({"n": 5, "m": 2**31}, "m = 2147483648: must be positive (and fit in a C int)"),
     ({"n": 5}, "no value for m"),
     ({"n": 1, "m": 4}, "violate matvec2's hypothesis 2 <= n"),
+    ({"n": 5, "m": 4, "N": 5}, "matvec2 has no size N (its sizes: "),
 ])
 def test_sizes_no_kernel_takes_are_refused_before_anything_runs(
         tmp_path: Path, sizes: dict[str, int], why: str) -> None:

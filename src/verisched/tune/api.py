@@ -17,6 +17,7 @@ import numbers
 import os
 import statistics
 import tempfile
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,26 +151,22 @@ def tune(program: Program, *, target: str = "native", sizes: Mapping[str, int],
         raise ScheduleArgumentError("tune", "budget", "give a budget (seconds) or trials")
     _check_arguments(budget=budget, trials=trials, jobs=jobs, timeout=timeout, seed=seed,
                      out_dir=out_dir)
-    # The sizes checked (check_sizes) and the reference computed before anything is
-    # written.
+    _check_size_names(program, sizes, hand, timeout)
+    # The sizes checked (check_sizes), the reference computed and the resumed log read
+    # before anything is written.
     work = workload(program, sizes, seed)
+    resumed: list[tlog.Record] = []
+    resume_notes: list[str] = []
+    if resume is not None:
+        resumed, resume_notes = _resumed(Path(resume), program, t.name, sizes)
     out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="vs-tune-"))
     try:
         make_directory(out)
     except OutputPathError as exc:  # what the check could not foresee (/proc as root)
         raise ScheduleArgumentError("tune", "out_dir", str(exc)) from None
     log_path = out / f"{program.name}.tune.jsonl"
-    resumed: list[tlog.Record] = []
     if resume is not None:
-        rp = Path(resume)
-        if not rp.is_file():
-            raise ScheduleArgumentError("tune", "resume", f"no such log: {rp}")
-        mine = {k: int(v) for k, v in sizes.items() if k in program.sizes}
-        resumed = [r for r in tlog.read(rp)
-                   if r.program in ("", program.name) and r.target in ("", t.name)
-                   and (not r.sizes or {k: v for k, v in r.sizes.items()
-                                        if k in program.sizes} == mine)]
-        if rp.resolve() != log_path.resolve():
+        if Path(resume).resolve() != log_path.resolve():
             for r in resumed:   # the new log starts with what was resumed
                 tlog.append(log_path, r)
     space = Space.of(program, t)
@@ -194,6 +191,7 @@ def tune(program: Program, *, target: str = "native", sizes: Mapping[str, int],
     if space.isas:  # for `native`: the ISAs it found on this CPU
         res.notes.append(f"vector instructions the candidates could use: "
                          f"{', '.join(space.isas)} (target {t.name})")
+    res.notes += resume_notes
     res.notes += _untuned_refused(res.records, [first, with_template(space, first)])
     _finish(res, program, space, work, hand, timeout, say)
     return res
@@ -239,6 +237,66 @@ def _untuned_refused(records: list[tlog.Record], untuned: list[dict[str, Any]]) 
             f"{' '.join(rec.message.split())[:240]} (start from a program whose reads "
             "outside its inputs are guarded, as Directives/BlurTiled.v's blur_bc guards "
             "Blur.v's blur)"]
+
+
+def _check_size_names(program: Program, sizes: Mapping[str, int], hand: Hand | None,
+                      timeout: float) -> None:
+    """A size that neither the program nor the hand derivation has is a mistake (a
+    typo, a size of another kernel): refused before anything runs, where it used to
+    be carried along unused.  A hand schedule given as a function may introduce any
+    size, so then nothing is refused."""
+    if callable(hand):
+        return
+    known = set(program.sizes)
+    theirs = ""
+    if hand is not None:
+        try:
+            hand_sizes = load(hand[0], hand[1], timeout=timeout).sizes
+        except (BridgeError, ValueError):  # its own failure is reported at the end
+            return
+        known |= set(hand_sizes)
+        theirs = f"; the hand derivation's: {', '.join(hand_sizes)}"
+    unknown = [k for k in sizes if k not in known]
+    if unknown:
+        raise ScheduleArgumentError(
+            "tune", "sizes", f"{program.name} has no size {', '.join(unknown)} (its sizes: "
+            f"{', '.join(program.sizes) or 'none'}{theirs})")
+
+
+def _resumed(path: Path, program: Program, target: str, sizes: Mapping[str, int]
+             ) -> tuple[list[tlog.Record], list[str]]:
+    """The records of an earlier run's log that this run can use (its program, target
+    and sizes), and notes saying what was skipped and why: a file with no record at
+    all is refused (it is no tuning log); a log whose records are all for something
+    else is said, not silently ignored."""
+    if not path.is_file():
+        raise ScheduleArgumentError("tune", "resume", f"no such log: {path}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            records = tlog.read(path)
+        except (OSError, ValueError) as exc:
+            raise ScheduleArgumentError("tune", "resume", str(exc)) from None
+    skipped = [str(w.message) for w in caught]
+    if skipped and not records:
+        raise ScheduleArgumentError("tune", "resume", f"{path} is not a tuning log: none of "
+                                    f"its lines is a record ({skipped[0]})")
+    notes = [f"resumed log {path}: skipped {len(skipped)} unreadable line(s) "
+             f"({skipped[0]})"] if skipped else []
+    mine = {k: int(v) for k, v in sizes.items() if k in program.sizes}
+    use = [r for r in records
+           if r.program in ("", program.name) and r.target in ("", target)
+           and (not r.sizes or {k: v for k, v in r.sizes.items()
+                                if k in program.sizes} == mine)]
+    if len(use) < len(records):
+        kept = {id(r) for r in use}
+        others = sorted({f"{r.program or '?'} on {r.target or '?'} at "
+                         + ",".join(f"{k}={v}" for k, v in sorted(r.sizes.items()))
+                         for r in records if id(r) not in kept})
+        notes.append(f"resumed log {path}: {len(use)} of its {len(records)} records are "
+                     f"for {program.name} on {target} at these sizes; not used: "
+                     f"{'; '.join(others[:3])}{' ...' if len(others) > 3 else ''}")
+    return use, notes
 
 
 def _finish(res: TuneResult, program: Program, space: Space, work: Workload,

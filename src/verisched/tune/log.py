@@ -69,9 +69,14 @@ def append(path: Path, record: Record) -> None:
 
 def read(path: Path) -> list[Record]:
     """The records of a log; an unreadable line (a crash mid-write) is skipped with a
-    warning."""
+    warning.  A file that is not UTF-8 text is no log: ValueError naming it."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not a tuning log (not UTF-8 text: byte {exc.start} "
+                         "cannot be decoded)") from None
     out: list[Record] = []
-    for k, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for k, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
