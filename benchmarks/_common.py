@@ -30,6 +30,7 @@ from verisched.commands.common import (  # noqa: F401 - the benchmarks' argparse
     nonnegative_float,
     positive_float,
     positive_int,
+    split_commas,
 )
 from verisched.commands.common import directory_arg as out_dir_arg  # noqa: F401 - for --out-dir
 from verisched.targets.cpu import cpu_model  # noqa: F401 - re-exported to the benchmarks
@@ -809,9 +810,10 @@ def parallel_threads(text: str) -> int:
 
 def fix_args(items: list[str]) -> dict[str, int]:
     """--fix NAME=INT arguments: block sizes, so positive (load_ours checks the names
-    against the derivation's block sizes, and its hypotheses decide the rest)."""
+    against the derivation's block sizes, and its hypotheses decide the rest); several
+    in one argument, comma-separated, as the commands take them (mc=96,kc=256)."""
     out = {}
-    for it in items:
+    for it in split_commas(items):
         k, eq, v = it.partition("=")
         try:
             value = int(v) if eq and k.strip() else None

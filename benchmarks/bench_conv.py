@@ -217,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="default: native (the derivation's ISA)")
     ap.add_argument("--par-target", choices=cm.TARGETS, metavar="TARGET", default=None,
                     help="default: native-openmp")
-    ap.add_argument("--fix", action="append", default=[], help="block size NAME=INT")
+    ap.add_argument("--fix", action="append", default=[],
+                    help="block size NAME=INT, repeatable or comma-separated")
     ap.add_argument("--fast-math", action="store_true")
     ap.add_argument("--no-ours", action="store_true")
     ap.add_argument("--no-profile", action="store_true",

@@ -524,7 +524,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--par-target", choices=cm.TARGETS, metavar="TARGET", default=None,
                     help="our OpenMP target (default: the ISA's -openmp)")
     ap.add_argument("--fix", action="append", default=[],
-                    help=f"block size NAME=INT (defaults {DEFAULT_FIX})")
+                    help=f"block size NAME=INT, repeatable or comma-separated (defaults "
+                         f"{DEFAULT_FIX})")
     ap.add_argument("--fast-math", action="store_true", help="compile ours with -ffast-math")
     ap.add_argument("--passive", action="store_true",
                     help="OMP_WAIT_POLICY=passive for our OpenMP kernel (better on a loaded "

@@ -272,6 +272,9 @@ def test_fix_names_a_block_size_of_the_derivation(cm, monkeypatch) -> None:
     with pytest.raises(SystemExit, match="--fix kc: given twice, as 256 and as 128"):
         cm.fix_args(["kc=256", "mcr=3", "kc=128"])
     assert cm.fix_args(["kc=256", "kc=256"]) == {"kc": 256}
+    assert cm.fix_args(["mcr=3,kc=256"]) == {"mcr": 3, "kc": 256}  # as --size takes them
+    with pytest.raises(SystemExit, match="--fix kc: given twice, as 256 and as 128"):
+        cm.fix_args(["kc=256,kc=128"])
 
     class Loaded:
         sizes = ("M", "N", "K", "mcr", "kc")

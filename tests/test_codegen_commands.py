@@ -176,6 +176,8 @@ def test_a_name_given_twice_or_both_as_size_and_fix_is_refused(vfile, capsys):
     assert "--size n: given twice, as 5 and as 6" in err and "step" not in err
     assert main([*run, "--size", "n=5,m=3", "--fix", "m=3", "--fix", "m=4"]) == 1
     assert "--fix m: given twice, as 3 and as 4" in capsys.readouterr().err
+    assert main([*run, "--size", "n=5", "--fix", "m=3,m=4"]) == 1  # comma-separated, as --size
+    assert "--fix m: given twice, as 3 and as 4" in capsys.readouterr().err
     assert main([*run, "--size", "n=5,m=3", "--fix", "m=4"]) == 1
     err = capsys.readouterr().err
     assert "--size m=3 and --fix m=4 disagree (give the size once)" in err

@@ -103,6 +103,12 @@ def pairs(items: list[str] | None, flag: str) -> dict[str, str]:
     return out
 
 
+def split_commas(items: list[str] | None) -> list[str]:
+    """`n=100,m=50` as two arguments.  An empty piece beside a comma ("n=1,") is
+    dropped, while an empty argument stays, for pairs() to refuse."""
+    return [part for it in items or [] for part in it.split(",") if part.strip() or it == part]
+
+
 def ints(items: list[str] | None, flag: str, bools: Collection[str] = ()) -> dict[str, int]:
     """`NAME=INT` arguments of `flag`; one argument may hold several, comma-separated
     (`--size n=100,m=50`, as `--shape` writes a shape): an integer has no comma, so the
@@ -110,10 +116,7 @@ def ints(items: list[str] | None, flag: str, bools: Collection[str] = ()) -> dic
     Gemmini's ReLU flag) also takes `true`/`false`, as the section writes it; the kernel
     takes it as 1/0."""
     out = {}
-    # Split at commas; an empty piece beside a comma ("n=1,") is dropped, while an empty
-    # argument stays, for pairs() to refuse.
-    items = [part for it in items or [] for part in it.split(",") if part.strip() or it == part]
-    for k, v in pairs(items, flag).items():
+    for k, v in pairs(split_commas(items), flag).items():
         if k in bools and v.lower() in ("true", "false"):
             out[k] = int(v.lower() == "true")
             continue
@@ -132,9 +135,10 @@ def size_hint(name: str, bools: Collection[str] = ()) -> str:
 
 def fixes(items: list[str] | None) -> dict[str, int | Fraction]:
     """`--fix NAME=VALUE` arguments: an integer (a size, or a scalar input), or a decimal
-    or fraction for a scalar input (`alpha=1.5`, `c=1/3`), kept exact."""
+    or fraction for a scalar input (`alpha=1.5`, `c=1/3`), kept exact.  Comma-separated
+    as `--size` takes them (`--fix mc=96,kc=256`): no number has a comma."""
     out: dict[str, int | Fraction] = {}
-    for k, v in pairs(items, "--fix").items():
+    for k, v in pairs(split_commas(items), "--fix").items():
         try:
             out[k] = int(v)
             continue
@@ -176,7 +180,8 @@ def add_program_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fix", action="append", default=[],
                         help="fix a size variable to a constant, e.g. a tile size: kn=64 (its "
                              "hypotheses are checked now; the constant folds into the code), "
-                             "or a scalar input to a number: alpha=1.5")
+                             "or a scalar input to a number: alpha=1.5 (repeatable, or "
+                             "comma-separated: mc=96,kc=256)")
     parser.add_argument("--store-at", action="append", default=[], metavar="BUF:LOOP",
                         help="allocate the let buffer BUF once per iteration of the enclosing "
                              "loop LOOP (Halide's store_at; storage only, nothing to prove)")
