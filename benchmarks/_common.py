@@ -27,6 +27,7 @@ from verisched import pipeline
 from verisched.codegen.errors import CodegenError
 from verisched.commands.common import (  # noqa: F401 - the benchmarks' argparse types
     Progress,
+    existing_file,
     nonnegative_float,
     positive_float,
     positive_int,

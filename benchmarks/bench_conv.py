@@ -202,7 +202,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="interleaved timed rounds (default 10)")
     ap.add_argument("--threads", type=cm.parallel_threads, default=2,
                     help="the multi-threaded count (at least 2; default 2)")
-    ap.add_argument("--ours-file", default=str(cm.REPO_ROOT / "coq" / "Examples" / "Conv.v"))
+    ap.add_argument("--ours-file", type=cm.existing_file,
+                    default=str(cm.REPO_ROOT / "coq" / "Examples" / "Conv.v"),
+                    help="the .v file of our derivations (default coq/Examples/Conv.v)")
     ap.add_argument("--isa", choices=("auto", "avx2", "avx512"), default="auto",
                     help="auto: avx512 where the CPU has avx512f (PyTorch's oneDNN uses it "
                          "there too), else avx2; picks the derivation and the targets")

@@ -478,7 +478,7 @@ def explain(layer: Layer, ours: Result, exo: Result | None) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="verisched bench gemmini",
                                  description=__doc__.splitlines()[0])
-    ap.add_argument("--layers", nargs="*", default=None, choices=[x.name for x in LAYERS],
+    ap.add_argument("--layers", nargs="+", default=None, choices=[x.name for x in LAYERS],
                     metavar="LAYER",
                     help="subset of layer names (default: all): " +
                          ", ".join(repr(x.name) for x in LAYERS))

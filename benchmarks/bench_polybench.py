@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="verisched bench polybench", description=__doc__)
     ap.add_argument("--dataset", choices=sorted(DATASETS), default="LARGE")
     ap.add_argument("--repeat", type=positive_int, default=5, help="timed runs per kernel")
-    ap.add_argument("--kernels", nargs="*", default=list(KERNELS), choices=list(KERNELS),
+    ap.add_argument("--kernels", nargs="+", default=list(KERNELS), choices=list(KERNELS),
                     metavar="KERNEL", help=f"default: all ({', '.join(KERNELS)})")
     args = ap.parse_args(argv)
     try:  # numpy is imported before this module runs, so the variable is too late

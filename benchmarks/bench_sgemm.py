@@ -499,7 +499,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds OpenBLAS's idle workers busy-wait after a call (2^28 "
                          "cycles by default): a multi-threaded variant of ours waits that "
                          "long (untimed) after an OpenBLAS call, or shares a core with them")
-    ap.add_argument("--ours-file", default=str(cm.REPO_ROOT / "coq" / "Examples" / "Sgemm.v"))
+    ap.add_argument("--ours-file", type=cm.existing_file,
+                    default=str(cm.REPO_ROOT / "coq" / "Examples" / "Sgemm.v"),
+                    help="the .v file of our derivations (default coq/Examples/Sgemm.v)")
     ap.add_argument("--isa", choices=("auto", "avx2", "avx512"), default="auto",
                     help="our kernels' instruction set: auto = AVX-512 where the CPU has "
                          "avx512f (OpenBLAS uses it there too), else AVX2")
@@ -541,6 +543,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out-dir", type=cm.out_dir_arg, default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
     todo = problems(args.square, args.aspect, ASPECT_K, not args.no_in_cache)
+    if not todo:
+        ap.error("nothing to measure: --square and --aspect are empty and --no-in-cache "
+                 "drops the in-cache problem")
     too_big = memory_refusal(todo)
     if too_big:
         print(f"verisched bench sgemm: {too_big}", file=sys.stderr)

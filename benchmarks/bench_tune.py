@@ -388,12 +388,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=cm.positive_int, default=1, help="proving worker processes")
     ap.add_argument("--target", choices=cm.TARGETS, metavar="TARGET", default=None,
                     help="default: the CPU's widest vector ISA, one thread")
-    ap.add_argument("--problems", nargs="*", default=list(PROBLEMS), choices=PROBLEMS)
+    ap.add_argument("--problems", nargs="+", default=list(PROBLEMS), choices=PROBLEMS)
     ap.add_argument("--matvec", type=cm.positive_int, nargs=2, default=[1000, 1000],
                     metavar=("N", "M"))
     ap.add_argument("--chain", type=cm.positive_int, default=200, help="n = m = p = q")
     ap.add_argument("--sgemm", type=cm.positive_int, default=256, help="M = N = K")
-    ap.add_argument("--sgemm-isas", nargs="*", default=["avx2", "avx512"],
+    ap.add_argument("--sgemm-isas", nargs="+", default=["avx2", "avx512"],
                     choices=["avx2", "avx512"],
                     help="tune SGEMM once per ISA the CPU has (none given: --target only)")
     ap.add_argument("--blur", type=cm.positive_int, nargs=2, default=[2000, 2000],

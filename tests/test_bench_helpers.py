@@ -229,6 +229,15 @@ def test_an_out_dir_that_cannot_be_made_is_refused_before_the_run(tmp_path, caps
     (["conv", "--target", "nope"], "argument --target: invalid choice: 'nope'"),
     (["sgemm", "--par-target", "avx9"], "argument --par-target: invalid choice: 'avx9'"),
     (["blur", "--vec-target", "x"], "argument --vec-target: invalid choice: 'x'"),
+    # a misspelt file of ours timed the peers alone and wrote their table over the results
+    (["sgemm", "--ours-file", "Sgem.v"], "argument --ours-file: Sgem.v: does not exist"),
+    (["conv", "--ours-file", "."], "argument --ours-file: .: is a directory"),
+    # no problem at all: a StopIteration, a ZeroDivisionError or numpy's ValueError
+    (["sgemm", "--square", "--aspect", "--no-in-cache"], "nothing to measure"),
+    (["gemmini", "--layers"], "argument --layers: expected at least one argument"),
+    (["polybench", "--kernels"], "argument --kernels: expected at least one argument"),
+    (["tune", "--problems"], "argument --problems: expected at least one argument"),
+    (["tune", "--sgemm-isas"], "argument --sgemm-isas: expected at least one argument"),
 ])
 def test_a_benchmarks_bad_argument_is_refused_when_the_arguments_are_read(
         argv: list[str], says: str, tmp_path: Path, capsys) -> None:

@@ -74,6 +74,17 @@ def path_arg(text: str) -> str:
     return text
 
 
+def existing_file(text: str) -> str:
+    """An argparse type for an input file that must be there (`bench --ours-file`): a
+    misspelt one is refused by its flag before anything runs, not read as "no kernel of
+    ours yet" after minutes of timing the peers alone."""
+    path_arg(text)
+    if not Path(text).is_file():
+        why = "is a directory" if Path(text).is_dir() else "does not exist"
+        raise argparse.ArgumentTypeError(f"{text}: {why}")
+    return text
+
+
 def directory_arg(text: str) -> Path:
     """An argparse type for an output directory (`search --out`, `tune -o`, `bench
     --out-dir`): it may be missing, to be made with its parents later, but it must be
