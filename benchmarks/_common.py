@@ -760,7 +760,8 @@ def load_ours(path: Path, derivation: str | None, fixed: dict[str, int],
             return Ours(str(rel), missing=f"{rel} holds no Derive")
         if derivation is not None and derivation not in names:
             # A user's misspelling: stop, rather than time the peers alone and write
-            # their table over the results (which a missing file still does).
+            # their table over the results (a missing --ours-file is refused by its
+            # argparse type, existing_file, before this).
             raise SystemExit(f"verisched bench: {rel} has no derivation {derivation!r} "
                              f"(it has: {', '.join(names)})")
         name = derivation or names[-1]
