@@ -256,6 +256,21 @@ def test_a_benchmarks_bad_argument_is_refused_when_the_arguments_are_read(
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize("size, says", [
+    (["1", "8"], "peel a first and last row and column: need N, M >= 2"),
+    # Halide's vectorize(x, 8) read a row narrower than a vector before its start
+    (["8", "5"], "Halide's schedules vectorize rows by 8: need M >= 8 (or --no-halide)"),
+])
+def test_blur_sizes_its_schedules_cannot_run_are_refused_first(
+        size: list[str], says: str, tmp_path: Path, capsys) -> None:
+    from verisched.cli import main
+
+    assert main(["bench", "blur", "--size", *size, "--out-dir", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err, err
+    assert not (tmp_path / "r").exists()
+
+
 def test_sgemm_sizes_beyond_this_machines_memory_are_refused_first(capsys) -> None:
     """The largest problem is sized before anything runs, not after the smaller ones
     were timed."""
