@@ -393,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
                     metavar=("N", "M"))
     ap.add_argument("--chain", type=cm.positive_int, default=200, help="n = m = p = q")
     ap.add_argument("--sgemm", type=cm.positive_int, default=256, help="M = N = K")
-    ap.add_argument("--sgemm-isas", nargs="+", default=["avx2", "avx512"],
+    ap.add_argument("--sgemm-isas", nargs="*", default=["avx2", "avx512"],
                     choices=["avx2", "avx512"],
                     help="tune SGEMM once per ISA the CPU has (none given: --target only)")
     ap.add_argument("--blur", type=cm.positive_int, nargs=2, default=[2000, 2000],
