@@ -450,6 +450,9 @@ def test_kernel_call_infers_sizes_and_names_bad_inputs(derived) -> None:
         kernel({"A": a, "B": b, "D": d.ravel()}, sm=1, se=0, act=0)
     with pytest.raises(KernelCallError, match="the inputs are a dict from name to numpy"):
         kernel(a, sm=1, se=0, act=0)
+    with pytest.raises(KernelCallError, match="input D given as a keyword argument, where "
+                                              "keywords are sizes"):
+        kernel({"A": a, "B": b}, D=d, sm=1, se=0, act=0)
     with pytest.raises(KernelCallError, match=r"size parameters must be .*'act'"):
         kernel({"A": a, "B": b, "D": d}, sm=1, se=0)
 

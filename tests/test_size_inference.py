@@ -47,6 +47,13 @@ def test_sizes_are_inferred_from_input_extents() -> None:
     with pytest.raises(KernelCallError, match=r"mv: the inputs are a dict from name to "
                                               r"numpy array \(A, x\), got ndarray"):
         k(a)
+    # Inputs as keywords (where keywords are sizes) were reported as no inputs at all.
+    with pytest.raises(KernelCallError, match=r"mv: inputs A, x given as keyword arguments, "
+                       r"where keywords are sizes; pass the inputs as a dict: "
+                       r"mv\(\{'A': \.\.\., 'x': \.\.\.\}\)"):
+        k(A=a, x=x)
+    with pytest.raises(KernelCallError, match="mv: input x given as a keyword argument"):
+        k({"A": a}, x=x)
 
 
 def test_a_size_that_is_not_an_extent_by_itself_must_be_given() -> None:

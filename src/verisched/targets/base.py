@@ -89,11 +89,19 @@ def size_fits(value: int, signed: bool = False) -> bool:
     return (-2**31 if signed else 1) <= value < 2**31
 
 
-def check_input_names(kernel: str, names: Sequence[str], inputs: Mapping[str, object]
-                      ) -> None:
+def check_input_names(kernel: str, names: Sequence[str], inputs: Mapping[str, object],
+                      sizes: Mapping[str, object] | None = None) -> None:
     """The inputs' names, and that each is a numpy array: a misnamed input is named,
     not reported later as a missing size or a missing file.  An array passed where the
-    dict belongs (`kernel(x)`) is named as such."""
+    dict belongs (`kernel(x)`), or inputs passed as keywords (`kernel(A=a)`, where the
+    keywords are sizes), are named as such."""
+    keyed = [a for a in names if a in (sizes or {})]
+    if keyed:
+        shown = ", ".join(f"{a!r}: ..." for a in names)
+        what = (f"input {keyed[0]} given as a keyword argument" if len(keyed) == 1 else
+                f"inputs {', '.join(keyed)} given as keyword arguments")
+        raise KernelCallError(f"{kernel}: {what}, where keywords are sizes; pass the "
+                              f"inputs as a dict: {kernel}({{{shown}}})")
     if not isinstance(inputs, Mapping):
         raise KernelCallError(f"{kernel}: the inputs are a dict from name to numpy array "
                               f"({', '.join(names) or 'none'}), got {type(inputs).__name__}")

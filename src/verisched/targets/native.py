@@ -276,11 +276,12 @@ class NativeKernel:
         """Run on `inputs`; a size that is exactly an input's extent may be left out
         (`kernel({"v": img})` for a kernel over v : n x m), others are given by name."""
         ins = {} if inputs is None else inputs
-        self._check_inputs(ins)  # a misnamed input is named, not reported as a missing size
+        self._check_inputs(ins, sizes)  # a misnamed input is named, not as a missing size
         return self.call(ins, self.infer_sizes(ins, sizes))
 
-    def _check_inputs(self, inputs: Mapping[str, object]) -> None:
-        check_input_names(self.name, [a for a, _, _ in self.lowered.inputs], inputs)
+    def _check_inputs(self, inputs: Mapping[str, object],
+                      sizes: Mapping[str, object] | None = None) -> None:
+        check_input_names(self.name, [a for a, _, _ in self.lowered.inputs], inputs, sizes)
 
     def infer_sizes(self, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]
                     ) -> dict[str, int]:

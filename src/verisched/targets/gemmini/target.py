@@ -111,7 +111,7 @@ class GemminiRunner:
         (`kernel({"A": a, "B": b, "D": d}, sm=1, se=0, act=0)`), as for the C targets."""
         ins = {} if inputs is None else inputs
         k = self.lowered
-        check_input_names(self.name, [a for a, _, _, _ in k.inputs], ins)
+        check_input_names(self.name, [a for a, _, _, _ in k.inputs], ins, sizes)
         return self.call(ins, infer_sizes(self.name, [(a, d) for a, _, d, _ in k.inputs],
                                           k.sizes, ins, sizes))
 
