@@ -214,7 +214,8 @@ def test_declarations_are_read_as_coq_scopes_them(tmp_path: Path) -> None:
     f.write_text(
         "Section One.\n"
         "  Variables (n m : Z) (A : Z -> Z -> S) (x : Z -> S) (a : S).\n"
-        "  Hypotheses (HA : shaped [n; m + 1] A) (Hn : n >= 2) (Hm : m <> 0).\n"
+        "  Hypotheses (HA : shaped [n; m + 1] A) (Hn : n >= 2) (Hm : m <> 0)\n"
+        "             (Hc : 0 < m <= 64 /\\ m <> 3).\n"
         "  Definition mv := GEN [ i < n ] a * (SUM [ j < m ] A _[ i ] _[ j ] * x _[ j ]).\n"
         "  Definition early := GEN [ i < n ] y _[ i ].\n"
         "  Variable y : Z -> S.\n"
@@ -226,7 +227,9 @@ def test_declarations_are_read_as_coq_scopes_them(tmp_path: Path) -> None:
     prog = load_program(f, "mv")
     assert dict(prog.inputs) == {"A": (IVar("n"), IBin("+", IVar("m"), IConst(1))),
                                  "a": (), "x": (IVar("m"),)}
-    assert prog.assume == (PCmp("<=", IConst(2), IVar("n")),)  # `<>` bounds nothing
+    # `<>` bounds nothing; chains and conjunctions are read (pybridge.hypotheses)
+    assert prog.assume == (PCmp("<=", IConst(2), IVar("n")), PCmp("<", IConst(0), IVar("m")),
+                           PCmp("<=", IVar("m"), IConst(64)))
     with pytest.raises(KernelFileError, match="mentions y, which the file does not declare "
                        r"\(before it, in its section\)"):
         load_program(f, "early")

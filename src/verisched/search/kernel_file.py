@@ -16,23 +16,18 @@ the term, which pybridge's parser reads.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from verisched.pybridge import terms as A
-from verisched.pybridge.coqterm import parse_index, parse_program
+from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.errors import BridgeError, TermParseError
+from verisched.pybridge.hypotheses import Condition, parse_hypotheses
 from verisched.pybridge.replay import Signature, definitions_in_scope
 from verisched.schedule.dsl import Program
 
 
 class KernelFileError(ValueError):
     """The file or the program in it cannot be read (a user mistake: said plainly)."""
-
-
-_SHAPED = re.compile(r"^shaped\s*\[([^\]]*)\]\s*([\w']+)$", re.S)
-# `a < b`, `a <= b`, and the same written with `>`/`>=` (not `<>`, which bounds nothing)
-_BOUND = re.compile(r"^(.*?)\s*(<=|<(?!>)|>=|(?<!<)>)\s*(.*)$", re.S)
 
 
 def _scopes(path: Path) -> dict[str, tuple[str, Signature]]:
@@ -128,15 +123,12 @@ def load_program(path: str | Path, name: str) -> Program:
     if len(elements) > 1:
         raise KernelFileError(f"{p}: the inputs of {name} mix element types "
                               f"({', '.join(sorted(elements))})")
+    hyps = parse_hypotheses(sig.hypotheses)  # pybridge's one reader of hypotheses
+    for hyp, text in hyps.other:
+        if text.startswith("shaped"):
+            raise KernelFileError(f"{p}: cannot read the shape hypothesis {hyp} : {text}")
     shapes = infer_shapes(expr, tensors)
-    for hyp, prop in sig.hypotheses:
-        m = _SHAPED.match(prop)
-        if m and m.group(2) in tensors:
-            try:
-                shapes[m.group(2)] = [parse_index(d) for d in m.group(1).split(";")]
-            except TermParseError as exc:
-                raise KernelFileError(f"{p}: cannot read the shape of {m.group(2)} "
-                                      f"({hyp}): {exc}") from exc
+    shapes.update({t: list(d) for t, d in hyps.shapes.items() if t in tensors})
     inputs = []
     for t in sorted(free & set(tensors)):
         shape = shapes.get(t, [])
@@ -145,7 +137,7 @@ def load_program(path: str | Path, name: str) -> Program:
                                   "loops that index it (index it by loop variables)")
         inputs.append((t, tuple(shape)))
     used = set().union(*(A.idx_free_vars(d) for _, s in inputs for d in s)) if inputs else set()
-    assume = _size_hypotheses(sig.hypotheses, sizes, p)
+    assume = _size_hypotheses(hyps.conditions, sizes, p)
     for a in assume:
         used |= A.pred_free_vars(a)
     order = tuple(sorted((free & (sizes | bools)) | (used & sizes)))
@@ -171,24 +163,15 @@ def _extent_names(e: A.Expr) -> set[str]:
     return out
 
 
-def _size_hypotheses(hypotheses: tuple[tuple[str, str], ...], sizes: set[str],
+def _size_hypotheses(conditions: tuple[Condition, ...], sizes: set[str],
                      path: Path) -> tuple[A.Pred, ...]:
-    """`Hypothesis H : a < b.` (or `<=`) over the sizes: stated in the derivation, so
-    that side conditions (a kernel at least one tap wide) can use them."""
+    """The integer hypotheses (`Hypothesis H : 2 <= n.`, chains, conjunctions) over the
+    sizes: stated in the derivation, so that side conditions (a kernel at least one tap
+    wide) can use them.  One over a name that is no size is refused."""
     out: list[A.Pred] = []
-    for hyp, prop in hypotheses:
-        m = _BOUND.match(prop)
-        if m is None or _SHAPED.match(prop):
-            continue
-        try:
-            left, right = parse_index(m.group(1)), parse_index(m.group(3))
-        except TermParseError as exc:
-            raise KernelFileError(f"{path}: cannot read the hypothesis {hyp} : {prop}: "
-                                  f"{exc}") from exc
-        if not (A.idx_free_vars(left) | A.idx_free_vars(right)) <= sizes:
-            raise KernelFileError(f"{path}: the hypothesis {hyp} : {prop} is not over sizes")
-        op = m.group(2)
-        if op.startswith(">"):  # b > a is a < b
-            op, left, right = op.replace(">", "<"), right, left
-        out.append(A.PCmp(op, left, right))
+    for c in conditions:
+        if not c.free_vars() <= sizes:
+            raise KernelFileError(f"{path}: the hypothesis {c.name} : {c.text} is not over "
+                                  "sizes")
+        out += c.preds()
     return tuple(out)
