@@ -136,7 +136,7 @@ def test_a_resumed_log_says_what_it_skipped_and_a_file_that_is_no_log_is_refused
                out_dir=tmp_path / "a", resume=mixed)
     assert res.counters.resumed == 0
     notes = " | ".join(res.notes)
-    assert "skipped 1 unreadable line(s)" in notes and "mixed.jsonl:" in notes
+    assert "skipped 1 line(s) that are no record" in notes and "mixed.jsonl:" in notes
     assert (f"0 of its {len(tlog.read(run.log))} records are for matvec on c at these "
             "sizes; not used: matvec on c at m=45,n=37") in notes
     for text, says in ((b"hello\n{}\n", "is not a tuning log: none of its lines is a "

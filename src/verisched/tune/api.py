@@ -17,7 +17,6 @@ import numbers
 import os
 import statistics
 import tempfile
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -165,10 +164,9 @@ def tune(program: Program, *, target: str = "native", sizes: Mapping[str, int],
     except OutputPathError as exc:  # what the check could not foresee (/proc as root)
         raise ScheduleArgumentError("tune", "out_dir", str(exc)) from None
     log_path = out / f"{program.name}.tune.jsonl"
-    if resume is not None:
-        if Path(resume).resolve() != log_path.resolve():
-            for r in resumed:   # the new log starts with what was resumed
-                tlog.append(log_path, r)
+    if resume is not None and Path(resume).resolve() != log_path.resolve():
+        for r in resumed:   # the new log starts with what was resumed
+            tlog.append(log_path, r)
     space = Space.of(program, t)
     say = progress or (lambda _m: None)
     jobs = jobs if jobs is not None else default_jobs()
@@ -271,17 +269,14 @@ def _resumed(path: Path, program: Program, target: str, sizes: Mapping[str, int]
     else is said, not silently ignored."""
     if not path.is_file():
         raise ScheduleArgumentError("tune", "resume", f"no such log: {path}")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            records = tlog.read(path)
-        except (OSError, ValueError) as exc:
-            raise ScheduleArgumentError("tune", "resume", str(exc)) from None
-    skipped = [str(w.message) for w in caught]
+    try:
+        records, skipped = tlog.read_lines(path)
+    except (OSError, ValueError) as exc:
+        raise ScheduleArgumentError("tune", "resume", str(exc)) from None
     if skipped and not records:
         raise ScheduleArgumentError("tune", "resume", f"{path} is not a tuning log: none of "
                                     f"its lines is a record ({skipped[0]})")
-    notes = [f"resumed log {path}: skipped {len(skipped)} unreadable line(s) "
+    notes = [f"resumed log {path}: skipped {len(skipped)} line(s) that are no record "
              f"({skipped[0]})"] if skipped else []
     mine = {k: int(v) for k, v in sizes.items() if k in program.sizes}
     use = [r for r in records

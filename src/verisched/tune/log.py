@@ -67,15 +67,17 @@ def append(path: Path, record: Record) -> None:
         os.fsync(fh.fileno())
 
 
-def read(path: Path) -> list[Record]:
-    """The records of a log; an unreadable line (a crash mid-write) is skipped with a
-    warning.  A file that is not UTF-8 text is no log: ValueError naming it."""
+def read_lines(path: Path) -> tuple[list[Record], list[str]]:
+    """The records of a log, and a message for each line that is none (a crash
+    mid-write, or a file that is no log).  A file that is not UTF-8 text is no log:
+    ValueError naming it."""
     try:
         text = Path(path).read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path} is not a tuning log (not UTF-8 text: byte {exc.start} "
                          "cannot be decoded)") from None
     out: list[Record] = []
+    skipped: list[str] = []
     for k, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -85,10 +87,18 @@ def read(path: Path) -> list[Record]:
             if rec.status not in STATUSES:
                 raise ValueError(f"unknown status {rec.status!r}")
         except (ValueError, TypeError) as exc:
-            warnings.warn(f"{path}:{k}: skipped an unreadable log line ({exc})", stacklevel=2)
+            skipped.append(f"{path}:{k}: not a record ({exc})")
             continue
         out.append(rec)
-    return out
+    return out, skipped
+
+
+def read(path: Path) -> list[Record]:
+    """The records of a log; an unreadable line is skipped with a warning."""
+    records, skipped = read_lines(path)
+    for message in skipped:
+        warnings.warn(message, stacklevel=2)
+    return records
 
 
 def key(params: dict[str, Any]) -> str:
