@@ -250,7 +250,7 @@ def _check_size_names(program: Program, sizes: Mapping[str, int], hand: Hand | N
     if hand is not None:
         try:
             hand_sizes = load(hand[0], hand[1], timeout=timeout).sizes
-        except (BridgeError, ValueError):  # its own failure is reported at the end
+        except (BridgeError, CodegenError, OSError, ValueError):  # said at the end
             return
         known |= set(hand_sizes)
         theirs = f"; the hand derivation's: {', '.join(hand_sizes)}"
