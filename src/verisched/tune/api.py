@@ -26,6 +26,7 @@ from verisched.codegen.errors import CodegenError
 from verisched.pipeline import Kernel, TargetUnavailable, check, compile_checked, get_target, load
 from verisched.pybridge.derivation import make_directory, unmakeable_directory
 from verisched.pybridge.errors import BridgeError, OutputPathError
+from verisched.pybridge.replay import outline_file
 from verisched.pybridge.terms import Expr, free_vars, idx_free_vars
 from verisched.schedule import Schedule, ScheduleArgumentError, ScheduleError
 from verisched.schedule.coqfile import standalone
@@ -150,7 +151,7 @@ def tune(program: Program, *, target: str = "native", sizes: Mapping[str, int],
         raise ScheduleArgumentError("tune", "budget", "give a budget (seconds) or trials")
     _check_arguments(budget=budget, trials=trials, jobs=jobs, timeout=timeout, seed=seed,
                      out_dir=out_dir)
-    _check_size_names(program, sizes, hand, timeout)
+    _check_size_names(program, sizes, hand)
     # The sizes checked (check_sizes), the reference computed and the resumed log read
     # before anything is written.
     work = workload(program, sizes, seed)
@@ -237,8 +238,8 @@ def _untuned_refused(records: list[tlog.Record], untuned: list[dict[str, Any]]) 
             "Blur.v's blur)"]
 
 
-def _check_size_names(program: Program, sizes: Mapping[str, int], hand: Hand | None,
-                      timeout: float) -> None:
+def _check_size_names(program: Program, sizes: Mapping[str, int], hand: Hand | None
+                      ) -> None:
     """A size that neither the program nor the hand derivation has is a mistake (a
     typo, a size of another kernel): refused before anything runs, where it used to
     be carried along unused.  A hand schedule given as a function may introduce any
@@ -248,10 +249,15 @@ def _check_size_names(program: Program, sizes: Mapping[str, int], hand: Hand | N
     known = set(program.sizes)
     theirs = ""
     if hand is not None:
+        # The section's sizes, read from the text (no Coq: the hand is loaded once, at
+        # the end, where a failure to load it is said).
         try:
-            hand_sizes = load(hand[0], hand[1], timeout=timeout).sizes
-        except (BridgeError, CodegenError, OSError, ValueError):  # said at the end
+            outline = outline_file(hand[0]).get(hand[1])
+        except (BridgeError, OSError):
             return
+        if outline is None:
+            return
+        hand_sizes = outline.signature.sizes
         known |= set(hand_sizes)
         theirs = f"; the hand derivation's: {', '.join(hand_sizes)}"
     unknown = [k for k in sizes if k not in known]
