@@ -166,6 +166,25 @@ def test_apply_takes_tactics_not_commands(mv: Schedule, tmp_path: Path) -> None:
                        match="depends on disallowed axioms: .*vs_cheat \\(only functional"):
         pipeline.load(cheat, "matvec_scheduled")
 
+def test_apply_refuses_a_step_that_ends_or_gives_up_the_goal(mv: Schedule) -> None:
+    # admit/give_up would fail only at the final Qed; a tactic that closes or shelves
+    # the goal used to be accepted, and the next step then failed at `normalize.`, a
+    # step the user never wrote.  Each is refused at its own step, the schedule goes on.
+    for text in ("admit.", "all: admit.", "rw gen_sum_swap; [give_up|]."):
+        with pytest.raises(ScheduleArgumentError,
+                           match=r"apply: argument tactic: '(admit|give_up)' leaves a goal "
+                                 "unproved"):
+            mv.apply(text)
+    for text in ("shelve.", "exact eq_refl."):
+        with pytest.raises(ScheduleArgumentError, match="leaves no program to schedule"):
+            mv.apply(text)
+    # several sentences (a bullet is one) are the argument's fault, not the bridge's
+    for text in ("- rw gen_sum_swap.", "idtac. idtac.", 'idtac "'):
+        with pytest.raises(ScheduleArgumentError, match="apply: argument tactic: "):
+            mv.apply(text)
+    assert mv.rw("gen_sum_swap").split("i", 4, "io", "ii").program is not None
+
+
 
 def test_to_coq_is_a_standalone_file_coqc_accepts(mv: Schedule, tmp_path: Path) -> None:
     s = mv.rename_loop("i", "row")

@@ -48,7 +48,7 @@ from verisched.pybridge.derivation import (
     check_writable,
     write_text_atomic,
 )
-from verisched.pybridge.errors import CoqCommandError
+from verisched.pybridge.errors import CoqCommandError, ScriptSyntaxError
 from verisched.pybridge.outputs import distribute_outputs
 from verisched.pybridge.session import CoqSession
 from verisched.pybridge.terms import Expr, Gen, Iter, Let, Sum, Tuple, pred_free_vars, walk
@@ -172,9 +172,28 @@ class Schedule:
                 "apply", "tactic", f"{command!r} is a Coq command, not a tactic: apply runs "
                 "one step of the proof, which the schedule closes itself (Qed) and Coq "
                 "then checks")
+        gives_up = _GIVE_UP.search(t)
+        if gives_up:
+            raise ScheduleArgumentError(
+                "apply", "tactic", f"{gives_up.group(0)!r} leaves a goal unproved; every step "
+                "of a schedule is proved")
         if not t.endswith("."):
             t += "."
-        after = self.live.run(t, self.steps)
+        try:
+            after = self.live.run(t, self.steps)
+        except ScriptSyntaxError as exc:  # the text, not Coq: a user's argument
+            raise ScheduleArgumentError("apply", "tactic", f"{exc} (bullets and braces are "
+                                        "sentences of their own: join tactics with ';')"
+                                        ) from exc
+        if after.program_text is None and t != "done.":
+            # The goal `program = ?derived` was closed, shelved or given up: no program
+            # is left to schedule, and the error would otherwise surface later, at a step
+            # the user did not write.  The next step goes back to the state before it.
+            raise ScheduleArgumentError(
+                "apply", "tactic", f"{t!r} leaves no program to schedule (Coq ran it, and "
+                "the goal program = ?derived was closed or put aside); a step rewrites the "
+                "program and leaves the goal open, which the schedule closes itself "
+                "(check_safe, done)")
         return Schedule(self.live, after, self.steps + (t,), self.annotations)
 
     def _names(self) -> D.Names:
@@ -580,6 +599,9 @@ class Schedule:
 # after them (whose first word is then the one judged) and the queries, which change
 # nothing.
 _CONTROLS = frozenset({"Time", "Timeout", "Fail", "Instructions"})
+# Tactics that close a goal without a proof (Coq's `admit`, `give_up`): refused by name,
+# as a side goal given up would otherwise fail only at the final Qed.
+_GIVE_UP = re.compile(r"(?<![\w'])(?:admit|give_up)(?![\w'])")
 _QUERIES = frozenset({"Show", "Check", "Print", "About", "Search", "Locate", "Compute"})
 
 
