@@ -152,6 +152,23 @@ def test_counts_beyond_int_or_int64_are_refused_without_allocating() -> None:
             kernels[lw.name]({"A": a}, n=n)
 
 
+def test_index_constants_beyond_int_are_refused_by_the_lowering() -> None:
+    # A split by 2^31 is proved by Coq, but `(n + 2147483647) / 2147483648` wrapped in
+    # the C's int loop bound: the loop ran zero times, the output was left unwritten
+    # and the error flag said 0.  The lowering names the constant instead; the
+    # largest int is still lowered.
+    env = {"A": (N,)}
+    tile = ("trunc_r n (flatten (cdiv n {k}) {k} (GEN [ io < cdiv n {k} ] GEN [ ii < {k} ] "
+            "|[ io * {k} + ii <? n ]| A _[ io * {k} + ii ]))")
+    wrapped = "GEN [ i < n ] A _[ i ] + A _[ 4294967296 - 4294967296 + i ]"
+    for prog in (tile.format(k=2**31), wrapped):
+        with pytest.raises(LowerError, match=r"index constant \d+ is beyond C int"):
+            lower(parse_program(prog), env, name="big")
+    with pytest.raises(LowerError, match="index constant 2147483648 is beyond C int"):
+        lower(parse_program("GEN [ i < n ] A _[ i ]"), {"A": (IConst(2**31),)}, name="big")
+    lower(parse_program(tile.format(k=2**31 - 1)), env, name="edge")
+
+
 # ---- 2. concat keeps each operand's own data ----------------------------------------------
 
 

@@ -156,6 +156,9 @@ def test_derivation_signature_preconditions_and_fix(vfile) -> None:
         pipeline.check(derived, fix={"k": 9})
     with pytest.raises(CodegenError, match="not a size variable.*its sizes: k, m, n"):
         pipeline.check(derived, fix={"q": 1})
+    # a size beyond C int would be folded into loop bounds that wrap
+    with pytest.raises(CodegenError, match=r"fix: m=4294967296 is beyond C int \(\|m\| <="):
+        pipeline.check(derived, fix={"m": 2**32})
 
 
 @requires_coq

@@ -96,6 +96,8 @@ def test_argument_errors_name_the_directive_and_argument_before_coq(mv: Schedule
     cases = [
         (lambda: mv.split("k", 4, "ko", "ki"), "split: argument loop: no loop named 'k'"),
         (lambda: mv.split("i", 0, "io", "ii"), "split: argument factor: .*positive, got 0"),
+        (lambda: mv.split("i", 2**31, "io", "ii"), "split: argument factor: .*at most "
+                                                   "2147483647 .*C int.*, got 2147483648"),
         (lambda: mv.split("i", -3, "io", "ii"), "positive, got -3"),
         (lambda: mv.split("i", 4, "A", "ii"), "argument outer: 'A' is an input or size"),
         (lambda: mv.split("i", 4, "io", "j"), "argument inner: 'j' already names a loop"),

@@ -24,6 +24,10 @@ from verisched.codegen.prover import Facts
 # The C type a kernel computes in (temporaries, accumulators, let buffers), per element
 # type; int8 kernels compute in int32 and only their inputs and outputs are int8
 # (IO_CTYPES; the policy is targets/base.py ROUNDING["int8"]).
+# Sizes, loop variables and per-dimension indices are C `int` (decisions #40); an index
+# constant beyond it would wrap in the loop bounds (an empty loop, the output unwritten).
+C_INT_MAX = 2**31 - 1
+
 CTYPES = {"float32": "float", "float64": "double", "int32": "int32_t", "int8": "int32_t"}
 # The C type of a kernel's input and output arrays.
 IO_CTYPES = {**CTYPES, "int8": "int8_t"}

@@ -36,6 +36,7 @@ from verisched.codegen.errors import LowerError, NotNormalError
 from verisched.codegen.hooks import TargetHooks
 from verisched.codegen.inplace import allow_inplace
 from verisched.codegen.ir import (
+    C_INT_MAX,
     CTYPES,
     IO_CTYPES,
     KERNEL_SLOT,
@@ -62,11 +63,13 @@ from verisched.codegen.shapes import shape_of
 from verisched.pybridge.outputs import distribute_outputs, fused_form, has_inner_tuple
 from verisched.pybridge.terms import (
     Expr,
+    IConst,
     Pred,
     Shape,
     Tuple,
     free_vars,
     idx_free_vars,
+    walk,
 )
 from verisched.pybridge.terms import (
     pred_free_vars as pred_vars,
@@ -99,6 +102,7 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     """
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name.startswith("vs_"):
         raise LowerError(f"lowering: kernel name {name!r} is not a usable C identifier")
+    check_int_constants(expr, env, assume)
     ranks = {k: len(v) for k, v in env.items()}
     # A let of a zero-valued term is zero at every index: its uses are zeros, not a
     # buffer (normal.py, inline_zero_lets).
@@ -192,6 +196,19 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
                          parallel_loops=lw.parallel_loops, assumptions=assumptions,
                          uses_openmp=lw.parallel_loops > 0, isa=isa,
                          uses_vectors=has_vector_code(expr))
+
+
+def check_int_constants(expr: Expr, env: Mapping[str, Shape], assume: Iterable[Pred]) -> None:
+    """Refuse an index constant beyond C `int` (a split by 2^31): Coq proves such a
+    schedule, but the C's loop bounds would wrap, and the kernel would leave its output
+    unwritten and report no error."""
+    roots = [expr, *(i for shp in env.values() for i in shp), *assume]
+    for root in roots:
+        for x in walk(root):
+            if isinstance(x, IConst) and abs(x.value) > C_INT_MAX:
+                raise LowerError(f"lowering: the index constant {x.value} is beyond C int "
+                                 f"(|c| <= {C_INT_MAX}), over which the kernels' sizes and "
+                                 "loops run")
 
 
 def size_params(expr: Expr, env: dict[str, Shape], sizes: list[str] | None, who: str

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from verisched.codegen.errors import CodegenError, PreconditionError, UnsafeProgramError
-from verisched.codegen.ir import C_RESERVED
+from verisched.codegen.ir import C_INT_MAX, C_RESERVED
 from verisched.codegen.program import KernelProgram
 from verisched.pipeline.derive import DerivationError, DerivedProgram
 from verisched.pybridge.coqterm import idx_str
@@ -157,6 +157,9 @@ def _check_fix(derived: DerivedProgram, fix: Mapping[str, FixValue]) -> dict[str
     for k, v in fix.items():
         if isinstance(v, bool) or not isinstance(v, int):
             raise CodegenError(f"fix: {k} must be an integer, got {v!r}")
+        if abs(v) > C_INT_MAX:  # a kernel's sizes and loops are C int
+            raise CodegenError(f"fix: {k}={v} is beyond C int (|{k}| <= {C_INT_MAX}), over "
+                               "which the kernels' sizes and loops run")
         out[k] = int(v)
     for c in derived.hypotheses.conditions:
         fv = c.free_vars()

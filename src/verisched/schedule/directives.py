@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from verisched.codegen.ir import C_INT_MAX
 from verisched.pybridge.coqterm import idx_to_coq, to_coq
 from verisched.pybridge.terms import Expr, Gen, Let, Sum, fresh_name, idx_free_vars, walk
 
@@ -103,6 +104,9 @@ def factor(d: str, arg: str, k: object, names: Names) -> str:
     if isinstance(k, int):
         if k <= 0:
             raise ScheduleArgumentError(d, arg, f"the factor must be positive, got {k}")
+        if k > C_INT_MAX:  # Coq would prove it; the C loops over it could not run
+            raise ScheduleArgumentError(d, arg, f"the factor must be at most {C_INT_MAX} "
+                                                f"(the kernels' loops run over C int), got {k}")
         return str(k)
     if isinstance(k, (str, Ix)):
         try:
