@@ -20,6 +20,7 @@ from verisched.schedule import (
     DirectiveRefused,
     Schedule,
     ScheduleArgumentError,
+    ScheduleError,
     dsl,
 )
 from verisched.schedule.dsl import DslError
@@ -83,6 +84,30 @@ def test_a_size_may_be_named_h_and_the_section_names_are_reserved() -> None:
         assert "io" in s.split("i", 4, "io", "ii").text
     with pytest.raises(DslError, match="reserved"):
         dsl.program("p", dsl.gen("i", dsl.sizes("S")[0], lambda i: f[i]))
+
+
+def test_names_coq_cannot_use_are_refused_by_the_dsl_not_by_coq() -> None:
+    # A size named fun, a loop named for, a size Z (which hid the type Z from the later
+    # declarations) or a program named as its own input used to reach Coq and come back
+    # as its syntax errors; the DSL names them, as a ScheduleError.
+    (n,) = dsl.sizes("n")
+    f = dsl.tensor("f", n)
+    cases = [
+        (lambda: dsl.program("p", dsl.gen("for", n, lambda i: f[i])), "for is a word of Coq"),
+        (lambda: dsl.program("p", dsl.gen("i", dsl.sizes("fun")[0], lambda i: f[i])),
+         "fun is a word"),
+        (lambda: dsl.program("p", dsl.gen("i", dsl.sizes("Z")[0], lambda i: f[i])),
+         "Z is a word"),
+        (lambda: dsl.program("flatten", dsl.gen("i", n, lambda i: f[i])), "flatten is a word"),
+        (lambda: dsl.program("f", dsl.gen("i", n, lambda i: f[i])),
+         "f is also the name of one of its tensors or sizes"),
+    ]
+    for build, why in cases:
+        with pytest.raises(ScheduleError, match=f"program [a-z]+: {why}"):
+            build()
+    with Schedule.of(matvec()) as s, pytest.raises(ScheduleArgumentError,
+                                                   match="'transpose' is a reserved word"):
+        s.split("i", 4, "transpose", "ii")
 
 
 @pytest.fixture(scope="module")

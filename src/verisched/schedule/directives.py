@@ -20,19 +20,17 @@ from verisched.codegen.ir import C_INT_MAX
 from verisched.pybridge.coqterm import idx_to_coq, to_coq
 from verisched.pybridge.terms import Expr, Gen, Let, Sum, fresh_name, idx_free_vars, walk
 
-from .dsl import DslError, Ix, T, ix
+from .dsl import COQ_WORDS, DslError, Ix, T, ix
 from .errors import ScheduleArgumentError
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 IDENT = _IDENT
-# Words the directives' notations (and Coq) reserve: a binder named so could not be
-# written in the tactic.
+# Words the directives' notations reserve, with Coq's and ATL's (dsl.COQ_WORDS): a
+# binder named so could not be written in the tactic, or read back from Coq's printing.
 _RESERVED = frozenset({
     "by", "into", "at", "as", "in", "with", "past", "peel", "shift", "guard", "partition",
-    "lanes",
-    "fun", "forall", "let", "match", "end", "if", "then", "else", "return", "Type", "Prop",
-    "Set", "struct", "fix", "cofix", "exists", "_", "S", "Z",
-})
+    "lanes", "struct", "_", "S",
+}) | COQ_WORDS
 TAILS = ("guard", "peel", "shift")
 ISAS = {"avx2": 8, "avx512": 16}    # vector ISAs of coq/Targets/AVX.v: lanes per vector
 

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Union
 
-from verisched.pybridge.coqterm import to_coq
+from verisched.pybridge.coqterm import KEYWORDS, RESHAPE_SIGS, to_coq
 from verisched.pybridge.terms import (
+    SCALAR_FUNS,
     Concat,
     Expr,
     Flatten,
@@ -66,6 +67,8 @@ from verisched.pybridge.terms import (
     walk,
 )
 
+from .errors import ScheduleError
+
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
 IxLike = Union["Ix", int, str]
 
@@ -75,8 +78,19 @@ IxLike = Union["Ix", int, str]
 RESERVED = ("S", "Scalar_S", "ScalarLaws_S")
 
 
-class DslError(ValueError):
-    """A program the DSL cannot build (a bad name, an extent that is not an index)."""
+# Words a name in the generated Coq cannot be: Coq's keywords, the words of ATL's
+# notations and the functions its terms print (coqterm), and `Z`, the type every size
+# and index is declared at (a size named Z would hide it from the declarations after).
+COQ_WORDS = frozenset({
+    "as", "at", "by", "cofix", "else", "end", "exists", "exists2", "fix", "for", "forall",
+    "fun", "if", "in", "let", "match", "mod", "return", "then", "using", "where", "with",
+    "Prop", "Set", "SProp", "Type", "Z", "shaped",
+}) | KEYWORDS | frozenset(RESHAPE_SIGS) | frozenset(SCALAR_FUNS)
+
+
+class DslError(ScheduleError, ValueError):
+    """A program the DSL cannot build (a bad name, an extent that is not an index); a
+    scheduling error, as the directives' are, so one `except ScheduleError` covers both."""
 
 
 def _name(x: str, what: str) -> str:
@@ -431,6 +445,14 @@ def program(name: str, body: T | tuple[T, ...], *, inputs: Sequence[Tensor] | No
     if taken:
         raise DslError(f"program {name}: {', '.join(taken)} is reserved for the scalar type "
                        "and its instances in the generated Coq; rename it")
+    binders = {b for node in walk(expr) if (b := binder(node)) is not None}
+    words = sorted(({name} | {t.name for t in ins} | set(order) | binders) & COQ_WORDS)
+    if words:
+        raise DslError(f"program {name}: {', '.join(words)} is a word of Coq or of ATL's "
+                       "notation, which the generated Coq could not use as a name; rename it")
+    if name in {t.name for t in ins} | set(order):
+        raise DslError(f"program {name}: {name} is also the name of one of its tensors or "
+                       "sizes; give the program another name")
     clash = {t.name for t in ins} & set(order)
     if clash:
         raise DslError(f"program {name}: {', '.join(sorted(clash))} is both a tensor and a size")
