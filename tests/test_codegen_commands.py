@@ -366,3 +366,18 @@ def test_run_takes_sizes_from_input_arrays_and_refuses_another_dtype(vfile, tmp_
                  f"f={tmp_path}/f1.npy"]) == 1
     assert "--input f: a 1-d array, but the section says shaped [n; m] f" in \
         capsys.readouterr().err
+
+
+def test_several_outputs_saved_as_one_npz_in_place_of_a_npy_name(tmp_path):
+    # `-o y.npy` for a program of two outputs used to write y.npy.npz.
+    import numpy as np
+
+    from verisched.commands.run import _save
+
+    a, b = np.arange(3.0), np.ones(2)
+    assert _save(str(tmp_path / "y.npy"), (a, b)) == str(tmp_path / "y.npz")
+    assert _save(str(tmp_path / "z"), (a, b)) == str(tmp_path / "z.npz")
+    assert _save(str(tmp_path / "w.npy"), (a,)) == str(tmp_path / "w.npy")
+    with np.load(tmp_path / "y.npz") as z:
+        assert sorted(z) == ["out0", "out1"] and np.array_equal(z["out1"], b)
+    assert not (tmp_path / "y.npy.npz").exists()

@@ -161,9 +161,12 @@ def _input_arrays(items: list[str]) -> dict[str, np.ndarray]:
 
 def _save(path: str, outs: tuple[np.ndarray, ...]) -> str:
     """Save the output(s) atomically, named as numpy names them (`.npy` appended to a
-    name without it; several outputs as out0, out1, ... in an `.npz`): no half-written
-    file is left if the write fails."""
+    name without it; several outputs as out0, out1, ... in an `.npz`, whose name takes
+    `.npz` in place of a `.npy` the user wrote, not after it): no half-written file is
+    left if the write fails."""
     suffix = ".npz" if len(outs) > 1 else ".npy"
+    if suffix == ".npz" and path.endswith(".npy"):
+        path = path[:-len(".npy")]
     final = path if path.endswith(suffix) else path + suffix
     buf = io.BytesIO()
     if len(outs) > 1:
@@ -254,7 +257,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--check", action="store_true",
                         help="compare with the reference interpreter")
     parser.add_argument("-o", "--output", default=None, type=path_arg,
-                        help="save the output as .npy")
+                        help="save the output as .npy (several outputs: one .npz of "
+                        "out0, out1, ...)")
     parser.set_defaults(handler=run)
 
 
