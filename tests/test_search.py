@@ -216,6 +216,7 @@ def test_declarations_are_read_as_coq_scopes_them(tmp_path: Path) -> None:
         "  Variables (n m : Z) (A : Z -> Z -> S) (x : Z -> S) (a : S).\n"
         "  Hypotheses (HA : shaped [n; m + 1] A) (Hn : n >= 2) (Hm : m <> 0)\n"
         "             (Hc : 0 < m <= 64 /\\ m <> 3).\n"
+        "  Hypothesis Hx : forall i, x _[ i ] = x _[ i ].\n"
         "  Definition mv := GEN [ i < n ] a * (SUM [ j < m ] A _[ i ] _[ j ] * x _[ j ]).\n"
         "  Definition early := GEN [ i < n ] y _[ i ].\n"
         "  Variable y : Z -> S.\n"
@@ -230,6 +231,9 @@ def test_declarations_are_read_as_coq_scopes_them(tmp_path: Path) -> None:
     # `<>` bounds nothing; chains and conjunctions are read (pybridge.hypotheses)
     assert prog.assume == (PCmp("<=", IConst(2), IVar("n")), PCmp("<", IConst(0), IVar("m")),
                            PCmp("<=", IVar("m"), IConst(64)))
+    # what is not restated is said: the `<>`s, and a hypothesis about an input's values
+    assert prog.left_out == (("Hx", "forall i, x _[ i ] = x _[ i ]"), ("Hm", "m <> 0"),
+                             ("Hc", "0 < m <= 64 /\\ m <> 3"))
     with pytest.raises(KernelFileError, match="mentions y, which the file does not declare "
                        r"\(before it, in its section\)"):
         load_program(f, "early")
@@ -258,13 +262,19 @@ def test_a_refused_certificate_is_not_left_as_the_found_file(tmp_path: Path) -> 
 
 
 @requires_coq
-def test_a_program_that_is_one_input_is_certified(tmp_path: Path) -> None:
+def test_a_program_that_is_one_input_is_certified(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """`Definition p := a.`: nothing to find, and the certificate's `same_program`
     compares a section variable (which Coq's `red` cannot unfold)."""
     f = tmp_path / "scalar.v"
-    f.write_text("Variable a : S.\nDefinition p := a.\n")
+    f.write_text("Variable a : S.\nHypothesis Ht : True.\nDefinition p := a.\n")
     r = search(f, "p", out=tmp_path)
     assert r.path == tmp_path / "p_found.v" and "same_program" in r.path.read_text()
+    # the hypothesis the found derivation does not restate is named, by the CLI too
+    assert r.left_out == (("Ht", "True"),)
+    from verisched.cli import main
+    assert main(["search", str(f), "--program", "p", "--out", str(tmp_path), "-q"]) == 0
+    assert "note: hypothesis Ht : True is not restated" in capsys.readouterr().out
 
 
 @requires_coq

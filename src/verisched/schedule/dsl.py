@@ -399,6 +399,10 @@ class Program:
     bools: tuple[str, ...] = field(default=())
     signed: tuple[str, ...] = field(default=())
     requires: tuple[str, ...] = field(default=())
+    # Hypotheses of a source file (search/kernel_file.py) that are neither shapes nor
+    # integer conditions over the sizes, as (name, text): not restated, so a derivation
+    # of this program assumes less than the file did (a user is told, not left to guess).
+    left_out: tuple[tuple[str, str], ...] = field(default=())
 
     def to_coq(self) -> str:
         """The program in Coq's ATL notation."""

@@ -82,6 +82,9 @@ class SearchResult:
     # `--idioms gemmini`: NAME_gemmini.v, the found program with its hardware loop
     # unrolled into single instructions, which the gemmini target lowers (glenside.py)
     lowering: Path | None = None
+    # The file's hypotheses the found derivation does not restate (Program.left_out):
+    # it is proved under fewer assumptions than the file makes.
+    left_out: tuple[tuple[str, str], ...] = ()
 
     @property
     def idioms(self) -> dict[str, int]:
@@ -221,6 +224,7 @@ def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10
         program = dataclasses.replace(program, requires=REQUIRES)
     result = saturate(program, idioms=idioms, steps=steps, nodes=nodes, timeout=timeout,
                       costs=costs, progress=progress)
+    result.left_out = program.left_out
     if progress:
         progress(f"{name}: found {pretty(result.found)}")
     if not certify:

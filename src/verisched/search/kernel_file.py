@@ -146,7 +146,8 @@ def load_program(path: str | Path, name: str) -> Program:
     signed = tuple(x for x in order if x in sizes and x not in extents)
     return Program(name, expr, tuple(inputs), order, assume,  # type: ignore[arg-type]
                    scalar=elements.pop() if elements else "S",
-                   bools=tuple(x for x in order if x in bools), signed=signed)
+                   bools=tuple(x for x in order if x in bools), signed=signed,
+                   left_out=hyps.other + _partly_stated(hyps.conditions))
 
 
 def _extent_names(e: A.Expr) -> set[str]:
@@ -175,3 +176,10 @@ def _size_hypotheses(conditions: tuple[Condition, ...], sizes: set[str],
                                   "sizes")
         out += c.preds()
     return tuple(out)
+
+
+def _partly_stated(conditions: tuple[Condition, ...]) -> tuple[tuple[str, str], ...]:
+    """The conditions a derivation restates only in part: a `<>` is no predicate of the
+    index language (`m <> 0` bounds nothing), so it is left out (Program.left_out)."""
+    return tuple((c.name, c.text) for c in conditions
+                 if len(c.preds()) < len(c.comparisons))
