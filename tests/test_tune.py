@@ -210,6 +210,11 @@ def test_sizes_no_kernel_takes_are_refused_before_anything_runs(
         tune(prog, target="c", sizes=sizes, budget=None, trials=1, jobs=1, out_dir=out)
     assert why in str(err.value)
     assert not out.exists()
+    # a hand schedule given as a function has the program's sizes, and no others
+    with pytest.raises(ScheduleArgumentError, match="argument sizes") as err:
+        tune(prog, target="c", sizes=sizes, budget=None, trials=1, jobs=1, out_dir=out,
+             hand=lambda s: s.split("i", 4, "io", "ii"))
+    assert why in str(err.value)
 
 
 @pytest.mark.parametrize("kw, says", [

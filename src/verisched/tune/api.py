@@ -242,13 +242,12 @@ def _check_size_names(program: Program, sizes: Mapping[str, int], hand: Hand | N
                       ) -> None:
     """A size that neither the program nor the hand derivation has is a mistake (a
     typo, a size of another kernel): refused before anything runs, where it used to
-    be carried along unused.  A hand schedule given as a function may introduce any
-    size, so then nothing is refused."""
-    if callable(hand):
-        return
+    be carried along unused.  A hand schedule given as a function schedules this
+    program, whose sizes its directives cannot add to (a factor is a number or the
+    program's size), so then the program's sizes are all there are."""
     known = set(program.sizes)
     theirs = ""
-    if hand is not None:
+    if hand is not None and not callable(hand):
         # The section's sizes, read from the text (no Coq: the hand is loaded once, at
         # the end, where a failure to load it is said).
         try:
