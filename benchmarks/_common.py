@@ -31,6 +31,7 @@ from verisched.commands.common import (  # noqa: F401 - the benchmarks' argparse
     nonnegative_float,
     positive_float,
     positive_int,
+    seed_int,
     split_commas,
 )
 from verisched.commands.common import directory_arg as out_dir_arg  # noqa: F401 - for --out-dir

@@ -483,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="subset of layer names (default: all): " +
                          ", ".join(repr(x.name) for x in LAYERS))
     ap.add_argument("--no-exo", action="store_true", help="ours only")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=cm.seed_int, default=0)
     ap.add_argument("--out-dir", type=cm.out_dir_arg, default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
     layers = [x for x in LAYERS if args.layers is None or x.name in args.layers]

@@ -406,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=cm.positive_int, default=15)
     ap.add_argument("--blas-threads", type=cm.positive_int, default=1,
                     help="the peer's threads (OpenBLAS, Halide, torch)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=cm.seed_int, default=0)
     ap.add_argument("--out-dir", type=cm.out_dir_arg, default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
     args.target = args.target or default_target()

@@ -237,6 +237,8 @@ def test_an_out_dir_that_cannot_be_made_is_refused_before_the_run(tmp_path, caps
     (["gemmini", "--layers"], "argument --layers: expected at least one argument"),
     (["polybench", "--kernels"], "argument --kernels: expected at least one argument"),
     (["tune", "--problems"], "argument --problems: expected at least one argument"),
+    # numpy's "expected non-negative integer" named no flag
+    (["gemmini", "--seed", "-1"], "argument --seed: '-1': expected an integer of 0 or more"),
 ])
 def test_a_benchmarks_bad_argument_is_refused_when_the_arguments_are_read(
         argv: list[str], says: str, tmp_path: Path, capsys) -> None:

@@ -38,6 +38,12 @@ def positive_int(text: str) -> int:
     return _positive(text, int)
 
 
+def seed_int(text: str) -> int:
+    """An argparse type: a random seed, an integer of 0 or more (numpy's generators
+    refuse a negative one, with a message that named no flag)."""
+    return _positive(text, int, least=0)
+
+
 def positive_float(text: str) -> float:
     """An argparse type: a number of seconds above 0 (a zero or negative limit would
     time out every Coq command, after starting the session)."""

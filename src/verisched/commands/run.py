@@ -31,6 +31,7 @@ from verisched.commands.common import (
     path_arg,
     positive_int,
     section_signature,
+    seed_int,
     size_hint,
     target_for,
     writable_output,
@@ -251,7 +252,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input", action="append", default=[],
                         help="NAME=file.npy; a size that is by itself an extent of the "
                              "array (`shaped [n; m] NAME`) is read from its shape")
-    parser.add_argument("--seed", type=int, default=0, help="seed for random inputs")
+    parser.add_argument("--seed", type=seed_int, default=0, help="seed for random inputs")
     parser.add_argument("--threads", type=positive_int, default=None, help="OpenMP threads")
     parser.add_argument("--fast-math", action="store_true", help="compile with -ffast-math")
     parser.add_argument("--check", action="store_true",

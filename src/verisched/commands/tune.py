@@ -21,6 +21,7 @@ from verisched.commands.common import (
     path_arg,
     positive_float,
     positive_int,
+    seed_int,
 )
 from verisched.schedule import ScheduleError
 from verisched.tune import program_of, tune
@@ -85,7 +86,7 @@ def register(parser: argparse.ArgumentParser) -> None:
                              "are given to the search and not measured again")
     parser.add_argument("-o", "--output", required=True, metavar="OUTDIR", type=directory_arg,
                         help="where the log, the winner (.v, .py) and the plot go")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the sampler and inputs")
+    parser.add_argument("--seed", type=seed_int, default=0, help="seed of the sampler and inputs")
     parser.add_argument("--no-hand", action="store_true",
                         help="do not build the derivation itself for comparison")
     parser.add_argument("--timeout", type=positive_float, default=300.0, help="per Coq command, s")
