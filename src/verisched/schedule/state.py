@@ -599,10 +599,10 @@ class Schedule:
 # after them (whose first word is then the one judged) and the queries, which change
 # nothing.
 _CONTROLS = frozenset({"Time", "Timeout", "Fail", "Instructions"})
+_QUERIES = frozenset({"Show", "Check", "Print", "About", "Search", "Locate", "Compute"})
 # Tactics that close a goal without a proof (Coq's `admit`, `give_up`): refused by name,
 # as a side goal given up would otherwise fail only at the final Qed.
 _GIVE_UP = re.compile(r"(?<![\w'])(?:admit|give_up)(?![\w'])")
-_QUERIES = frozenset({"Show", "Check", "Print", "About", "Search", "Locate", "Compute"})
 
 
 def _command_word(sentence: str) -> str | None:
