@@ -206,7 +206,8 @@ def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
     term, cost = g.extract(root, include_cost=True, cost_model=model)
     found = calls_last(E.from_egg(term))
     return SearchResult(program.name, program.expr, found, cost[0], original_cost[0], done,
-                        _enodes(g), time.monotonic() - start, stopped, saturated=saturated)
+                        _enodes(g), time.monotonic() - start, stopped, saturated=saturated,
+                        left_out=program.left_out)
 
 
 def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10,
@@ -224,7 +225,6 @@ def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10
         program = dataclasses.replace(program, requires=REQUIRES)
     result = saturate(program, idioms=idioms, steps=steps, nodes=nodes, timeout=timeout,
                       costs=costs, progress=progress)
-    result.left_out = program.left_out
     if progress:
         progress(f"{name}: found {pretty(result.found)}")
     if not certify:
