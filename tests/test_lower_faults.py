@@ -147,8 +147,11 @@ def test_counts_beyond_int_or_int64_are_refused_without_allocating() -> None:
     assert all("vs_alloc(" in "\n".join(lw.body) for lw in lowered)
     kernels = build(lowered, get_target("c"))
     a = np.array([1.5, -2.0], np.float32)
-    for lw, n in zip(lowered, (50000, 2**31 - 1), strict=True):
-        with pytest.raises(KernelCallError, match="could not allocate"):
+    # The first one's loop `i < n*n` is int arithmetic: its overflow is now refused at
+    # entry (Ctx.int_exprs), before the allocation, which used to refuse it first.
+    says = (r"the C's n\*n is 2500000000, beyond the int", "could not allocate")
+    for lw, n, why in zip(lowered, (50000, 2**31 - 1), says, strict=True):
+        with pytest.raises(KernelCallError, match=why):
             kernels[lw.name]({"A": a}, n=n)
 
 
@@ -167,6 +170,28 @@ def test_index_constants_beyond_int_are_refused_by_the_lowering() -> None:
     with pytest.raises(LowerError, match="index constant 2147483648 is beyond C int"):
         lower(parse_program("GEN [ i < n ] A _[ i ]"), {"A": (IConst(2**31),)}, name="big")
     lower(parse_program(tile.format(k=2**31 - 1)), env, name="edge")
+
+
+def test_int_arithmetic_over_the_sizes_is_checked_at_entry() -> None:
+    # A fused loop runs to m*n in C int: at n = m = 46341 it wrapped (a negative bound,
+    # the output left unwritten, and a memset of a wrapped count).  The kernel's entry
+    # check now refuses such sizes (error 2, nothing touched), called from C directly,
+    # and the wrapper names the expression first; the allocation-free small case agrees
+    # with the interpreter.
+    import ctypes
+
+    fused = ("GEN [ ij < m * n ] |[ ij / m <? n ]| A _[ ij / m ] _[ ij mod m ] + "
+             "A _[ ij / m ] _[ ij mod m ]")
+    env = {"A": (N, M)}
+    (lw,) = check_against_interpreter([fused], env, [{"n": 3, "m": 4}, {"n": 1, "m": 7}])
+    assert "vs_cint(vs_cmul(m, n))" in "\n".join(lw.body)
+    k = build([lw], get_target("c"))[lw.name]
+    with pytest.raises(KernelCallError, match=r"the C's m\*n is 2147488281, beyond the int"):
+        k.extents({"n": 46341, "m": 46341})
+    null = ctypes.POINTER(ctypes.c_float)()
+    sizes = {"n": 46341, "m": 46341}
+    k._fn(null, *(sizes[a] for a, _ in lw.sizes), null)  # the C alone: refuses, no access
+    assert k._err.value == 2
 
 
 # ---- 2. concat keeps each operand's own data ----------------------------------------------

@@ -41,6 +41,8 @@ def ctext(p: Poly, ctx: Ctx, wide: bool = False) -> str:
     `wide`: evaluated in 64 bits (each product, and the first of several terms, starts
     from an `int64_t`; the atoms inside stay `int`): for linearised indices and
     element counts of buffers, which may exceed `int` when no single index does."""
+    if not wide and ctx.int_exprs is not None:
+        _note_int(p, ctx)
     parts: list[tuple[int, list[str]]] = []
     for m, coeff in p.terms:
         parts.append((coeff, [_atom_c(a, ctx) for a in m]))
@@ -60,6 +62,37 @@ def ctext(p: Poly, ctx: Ctx, wide: bool = False) -> str:
         else:
             out += (" - " if coeff < 0 else " + ") + txt
     return out
+
+
+def _note_int(p: Poly, ctx: Ctx) -> None:
+    """Record `p` for the kernel's entry check when it is evaluated in `int` and is over
+    the sizes alone (a loop variable's expressions are bounded by the loops', which are
+    recorded).  `ctext` prints the positive terms first, so what may leave `int` is a
+    product, the sum of the positive terms, and the whole only where more than one size
+    or constant is subtracted from that sum.  What cannot is left out: a size or a
+    constant (the sizes are ints >= 1), one minus a size or constant, and a division,
+    modulo, min or max (an int of its operands, which are recorded themselves)."""
+    if p.as_const() is not None or not p.vars() <= ctx.facts.sizes:
+        return
+    pos = Poly(tuple(t for t in p.terms if t[1] > 0))
+    neg = [t for t in p.terms if t[1] < 0]
+    parts = [pos, *(Poly(((m, abs(c)),)) for m, c in p.terms if len(m) > 1 or abs(c) != 1)]
+    if len(neg) > 1 or (neg and not _one_int(Poly(((neg[0][0], 1),)))):
+        parts.append(p)
+    for q in parts:
+        if q.terms and not _one_int(q):
+            ctx.int_exprs.add(q)  # type: ignore[union-attr]
+
+
+def _one_int(q: Poly) -> bool:
+    """A constant, or one size, division, modulo, min or max with coefficient 1."""
+    return q.as_const() is not None or (len(q.terms) == 1 and q.terms[0][1] == 1
+                                        and len(q.terms[0][0]) == 1)
+
+
+def int_check(p: Poly) -> str:
+    """C condition: `p`, in checked 64-bit arithmetic, is an `int` (the entry check)."""
+    return f"vs_cint({_checked(p)})"
 
 
 def flat_text(idx: list[Poly], dims: tuple[Poly, ...], ctx: Ctx) -> str:

@@ -213,6 +213,11 @@ class Ctx:
     # Every enclosing C loop, outermost first: its C variable and bounds [lo, hi) (a
     # register tile's row-ahead prefetch spreads over the loops inside a row, prefetch.py).
     loops: tuple[tuple[str, Poly, Poly], ...] = ()
+    # The index expressions over the sizes alone that the C evaluates in `int` (loop
+    # bounds such as `(n + 31) / 32`, a fused extent `m*n`), shared by the whole kernel
+    # (child scopes hold the same set): its entry check refuses sizes at which one
+    # leaves `int` (lower.entry_check), where the loop would wrap.  None: not recorded.
+    int_exprs: set[Poly] | None = None
 
     def scope(self) -> set[str]:
         """The names an index expression may use here: loop variables and sizes."""
@@ -244,6 +249,10 @@ class LoweredKernel:
     # Facts `f >= 0` over the size parameters (C names) the code relies on; the
     # Python wrapper refuses sizes violating them.  (text, poly)
     assumptions: list[tuple[str, Poly]] = field(default_factory=list)
+    # The expressions over the sizes (C names) that the C evaluates in `int`, as (C
+    # text, poly): the kernel refuses sizes at which one leaves `int`, and so does the
+    # wrapper, naming it (lower.entry_check).
+    int_exprs: tuple[tuple[str, Poly], ...] = ()
     # The vector target library the kernel was lowered for (None: scalar C); the
     # kernel needs its CPU features to run.
     isa: VectorISA | None = None

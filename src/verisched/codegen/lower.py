@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-from verisched.codegen.cexpr import ctext, ix, pred, smax
+from verisched.codegen.cexpr import ctext, int_check, ix, pred, smax
 from verisched.codegen.core import Lowering
 from verisched.codegen.errors import LowerError, NotNormalError
 from verisched.codegen.hooks import TargetHooks
@@ -167,18 +167,22 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
         if var not in lw.placed:
             raise LowerError(f"store_at {var} {loop}: the lowered program has no buffer {var} "
                              f"inside a loop {loop} (no such let, or it was inlined as zero)")
+    zeroes = []  # printed before the entry check, which covers their int arithmetic
+    for (covered, _), (out_name, cdims) in zip(fills, outs, strict=True):
+        total = Poly.const(1)
+        for d in cdims:
+            total = total * d
+        count = ctext(total, ctx, wide=len(cdims) >= 2)
+        zeroes.append(None if covered else
+                      f"memset({out_name}, 0, (size_t)({count}) * sizeof({IO_CTYPES[dtype]}));")
     body.line(f"{name}_error = 0;")
-    entry_check(body, name, size_list, assumptions, ctx)
+    int_exprs = entry_check(body, name, size_list, assumptions, ctx)
     lw.emit_hoisted(body)
     for line in root.allocs:
         body.line(line)
-    for (covered, fill), (out_name, cdims) in zip(fills, outs, strict=True):
-        if not covered:
-            total = Poly.const(1)
-            for d in cdims:
-                total = total * d
-            count = ctext(total, ctx, wide=len(cdims) >= 2)
-            body.line(f"memset({out_name}, 0, (size_t)({count}) * sizeof({IO_CTYPES[dtype]}));")
+    for (_, fill), zero in zip(fills, zeroes, strict=True):
+        if zero is not None:
+            body.line(zero)
         body.extend(fill)
     body.extend(sweep)
     for line in root.frees:
@@ -194,7 +198,7 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
                          more_outputs=[(c, d, [ctext(x, ctx) for x in d])
                                        for c, d in outs[1:]],
                          parallel_loops=lw.parallel_loops, assumptions=assumptions,
-                         uses_openmp=lw.parallel_loops > 0, isa=isa,
+                         int_exprs=int_exprs, uses_openmp=lw.parallel_loops > 0, isa=isa,
                          uses_vectors=has_vector_code(expr))
 
 
@@ -238,7 +242,7 @@ def open_scope(lw: Lowering, name: str, sizes: list[str], assume: Iterable[Pred]
     (ATL, C) names of the parameters and the assumptions as the kernel checks them."""
     lw.names.used.add(name)
     lw.error_flag = f"{name}_error"
-    ctx = Ctx(Facts(sizes=frozenset()), {}, {}, parallel_ok=parallel)
+    ctx = Ctx(Facts(sizes=frozenset()), {}, {}, parallel_ok=parallel, int_exprs=set())
     size_list = []
     for s in sizes:
         c = lw.names.fresh(s)
@@ -253,18 +257,25 @@ def open_scope(lw: Lowering, name: str, sizes: list[str], assume: Iterable[Pred]
 
 
 def entry_check(body: Emitter, name: str, size_list: list[tuple[str, str]],
-                assumptions: list[tuple[str, Poly]], ctx: Ctx) -> None:
+                assumptions: list[tuple[str, Poly]], ctx: Ctx
+                ) -> tuple[tuple[str, Poly], ...]:
     """The kernel's own check of what its code relies on (every size >= 1, the
     derivation's assumptions), so that a C caller who breaks them gets `NAME_error = 2`
     and an untouched output instead of reads and writes out of bounds; the Python
     wrapper checks the same before the call and says which one failed.  Evaluated in
-    64 bits, sizes first (a later term may divide by one)."""
+    64 bits, sizes first (a later term may divide by one); then that each expression
+    over the sizes alone the C evaluates in `int` is one (`Ctx.int_exprs`): returned,
+    as (C text, polynomial), for the wrapper's own check."""
     conds = [f"{c} >= 1" for a, c in size_list if c in ctx.facts.sizes]
     conds += [f"({ctext(f, ctx, wide=True)}) >= 0" for _, f in assumptions]
+    # after the sizes and assumptions (a term may divide by a size); sorted: stable C
+    ints = tuple((ctext(p, ctx), p) for p in sorted(ctx.int_exprs or (), key=Poly.key))
+    conds += [int_check(p) for _, p in ints]
     if conds:
         with body.block(f"if (!({' && '.join(conds)}))"):
             body.line(f"{name}_error = 2;")
             body.line("return;")
+    return ints
 
 
 def add_assumptions(lw: object, ctx: Ctx, assume: Iterable[Pred], sizes: Iterable[str],

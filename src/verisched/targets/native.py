@@ -234,6 +234,11 @@ class NativeKernel:
             if evaluate(f, values) < 0:
                 raise KernelCallError(f"{self.name}: sizes {_named(sizes)} violate the "
                                       f"assumption {text} the kernel was generated under")
+        for text, f in lw.int_exprs:
+            v = evaluate(f, values)
+            if not size_fits(v, signed=True):
+                raise KernelCallError(f"{self.name}: at sizes {_named(sizes)} the C's {text} "
+                                      f"is {v}, beyond the int its loops and indices use")
         ins = {}
         for a, _, dims in lw.inputs:
             ins[a] = tuple(evaluate(d, values) for d in dims)
