@@ -246,6 +246,10 @@ def banner(lowered: Sequence[Lowered]) -> list[str]:
                        else f"{p.name} requires {c.text}")
         for a in p.assumed:
             out.append(f"{p.name} assumes (not checked): {a}")
+        ints = [text for text, _ in getattr(lw.kernel, "int_exprs", ())]
+        if ints:  # checked with the preconditions (error 2): lower.entry_check
+            out.append(f"{p.name} requires, its loops being int, each of {', '.join(ints)} "
+                       "to be an int")
         dt = getattr(lw.kernel, "dtype", None)
         if dt in ROUNDING:
             out.append(f"{p.name} computes in {dt}: {ROUNDING[dt]}")
