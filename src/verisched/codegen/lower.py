@@ -167,14 +167,16 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
         if var not in lw.placed:
             raise LowerError(f"store_at {var} {loop}: the lowered program has no buffer {var} "
                              f"inside a loop {loop} (no such let, or it was inlined as zero)")
-    zeroes = []  # printed before the entry check, which covers their int arithmetic
+    zeroes: list[str | None] = []  # printed before the entry check, which covers their ints
     for (covered, _), (out_name, cdims) in zip(fills, outs, strict=True):
+        if covered:
+            zeroes.append(None)
+            continue
         total = Poly.const(1)
         for d in cdims:
             total = total * d
         count = ctext(total, ctx, wide=len(cdims) >= 2)
-        zeroes.append(None if covered else
-                      f"memset({out_name}, 0, (size_t)({count}) * sizeof({IO_CTYPES[dtype]}));")
+        zeroes.append(f"memset({out_name}, 0, (size_t)({count}) * sizeof({IO_CTYPES[dtype]}));")
     body.line(f"{name}_error = 0;")
     int_exprs = entry_check(body, name, size_list, assumptions, ctx)
     lw.emit_hoisted(body)
