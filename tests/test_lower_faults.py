@@ -173,8 +173,8 @@ def test_index_constants_beyond_int_are_refused_by_the_lowering() -> None:
 
 
 def test_int_arithmetic_over_the_sizes_is_checked_at_entry() -> None:
-    # A fused loop runs to m*n in C int: at n = m = 46341 it wrapped (a negative bound,
-    # the output left unwritten, and a memset of a wrapped count).  The kernel's entry
+    # A fused loop runs to m*n in C int, which wraps at n = m = 46341 (as its memset's
+    # count would; read from the C, not run: each array is 8.6 GB).  The kernel's entry
     # check now refuses such sizes (error 2, nothing touched), called from C directly,
     # and the wrapper names the expression first; the allocation-free small case agrees
     # with the interpreter.

@@ -135,6 +135,7 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     lw.store_at = dict(store_at or {})
     lw.vector_program = has_vector_code(expr)
     ctx, size_list, assumptions = open_scope(lw, name, sizes, assume, "lowering", parallel)
+    ctx.int_exprs = set()  # recorded here, where entry_check emits their check
     inputs = []
     for k, shp in env.items():
         c = lw.names.fresh(k)
@@ -244,7 +245,7 @@ def open_scope(lw: Lowering, name: str, sizes: list[str], assume: Iterable[Pred]
     (ATL, C) names of the parameters and the assumptions as the kernel checks them."""
     lw.names.used.add(name)
     lw.error_flag = f"{name}_error"
-    ctx = Ctx(Facts(sizes=frozenset()), {}, {}, parallel_ok=parallel, int_exprs=set())
+    ctx = Ctx(Facts(sizes=frozenset()), {}, {}, parallel_ok=parallel)
     size_list = []
     for s in sizes:
         c = lw.names.fresh(s)

@@ -28,6 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from verisched.codegen.errors import KernelCallError
+from verisched.codegen.ir import C_INT_MAX
 from verisched.codegen.poly import Poly
 from verisched.codegen.program import KernelProgram
 from verisched.pybridge.errors import OutputPathError
@@ -86,7 +87,7 @@ def size_fits(value: int, signed: bool = False) -> bool:
     """Whether a kernel's size argument takes `value`: a C int, and (an extent, unless
     `signed`: a parameter such as Gemmini's output scale) at least 1.  One rule for every
     kernel's call (native.py, gemmini/build.py) and for the tuner's sizes."""
-    return (-2**31 if signed else 1) <= value < 2**31
+    return (-C_INT_MAX - 1 if signed else 1) <= value <= C_INT_MAX
 
 
 def check_input_names(kernel: str, names: Sequence[str], inputs: Mapping[str, object],
