@@ -99,6 +99,11 @@ def shapes(k: GemminiKernel, sizes: dict[str, int]) -> tuple[dict[str, tuple[int
     for text, f in k.assumptions:
         if evaluate(f, values) < 0:
             raise KernelCallError(f"{k.name}: sizes {sizes} violate the assumption {text}")
+    for text, f in k.int_exprs:  # the kernel's entry check refuses them too (error 2)
+        v = evaluate(f, values)
+        if not size_fits(v, signed=True):
+            raise KernelCallError(f"{k.name}: at sizes {sizes} the C's {text} is {v}, beyond "
+                                  "the int its loops and indices use")
     ins = {a: tuple(evaluate(x, values) for x in d) for a, _, d, _ in k.inputs}
     return ins, tuple(evaluate(x, values) for x in k.out_dims)
 

@@ -35,7 +35,7 @@ from verisched.codegen.cexpr import ctext, ix, smax
 from verisched.codegen.core import Lowering
 from verisched.codegen.errors import LowerError
 from verisched.codegen.ir import Buf, Emitter, whole
-from verisched.codegen.lower import open_scope, size_params
+from verisched.codegen.lower import entry_check, open_scope, size_params
 from verisched.codegen.normal import access_base
 from verisched.codegen.poly import Poly
 from verisched.pybridge.instrs import check_call
@@ -81,6 +81,8 @@ class GemminiKernel:
     counts_c: dict[str, str] = field(default_factory=dict)  # C name -> element count (C text)
     config_params: list[str] = field(default_factory=list)  # int parameters that are not sizes
     assumptions_c: list[tuple[str, str]] = field(default_factory=list)  # (text, C condition)
+    # Expressions over the sizes the C evaluates in `int` (lower.entry_check checks them).
+    int_exprs: tuple[tuple[str, Poly], ...] = ()
 
 
 # Position of the int32 bias among a hardware loop's arguments.
@@ -175,6 +177,7 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     configs = config_names(expr)
     ctx, size_list, assumptions = open_scope(lw, name, sizes, assume, "gemmini",
                                              not_sizes=configs)
+    ctx.int_exprs = set()  # recorded while lowering; entry_check emits their check
     inputs = []
     for k, shp in env.items():
         c = lw.names.fresh(k)
@@ -201,6 +204,9 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     body = Emitter()
     body.level = 1
     body.line(f"{name}_error = 0;")
+    # As the C targets' kernels do: a C caller who breaks a size's bound, an assumption
+    # (the scratchpad's capacity among them) or an int expression gets error 2, no access.
+    int_exprs = entry_check(body, name, size_list, assumptions, ctx)
     lw.emit_hoisted(body)
     if not covered:
         total = Poly.const(1)
@@ -222,10 +228,12 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
         for x in d:
             total = total * x
         counts[c] = ctext(total, ctx, wide=len(d) >= 2)
-    assumptions_c = [(text, ctext(f, ctx) + " >= 0") for text, f in assumptions]
+    # The driver's own check, before it reads the input files: in 64 bits, as the kernel's.
+    assumptions_c = [(text, f"({ctext(f, ctx, wide=True)}) >= 0") for text, f in assumptions]
     return GemminiKernel(
         name=name, inputs=typed_inputs, sizes=size_list, out_dims=cdims, out_cname=out_name,
         out_ctype=ELEM[out_type][0], out_extents_c=[ctext(d, ctx) for d in cdims],
         body=body.lines, assumptions=assumptions, spad_rows=rules.peak["GEMMINI_SPAD"],
         acc_rows=rules.peak["GEMMINI_ACC"], configs=stats, counts_c=counts,
-        assumptions_c=assumptions_c, config_params=sorted(configs & set(sizes)))
+        assumptions_c=assumptions_c, config_params=sorted(configs & set(sizes)),
+        int_exprs=int_exprs)
