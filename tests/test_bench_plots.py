@@ -215,14 +215,15 @@ def test_quartiles_and_round_ratios(pl) -> None:
                                   "polybench", "tune", "proofs"])
 def test_committed_results_redraw(pl, tmp_path, stem) -> None:
     """Every committed result redraws from its saved JSON (or, for results from before
-    the bench wrote JSON, its markdown table), as `python benchmarks/_plots.py STEM`."""
-    # results/ first; a result committed only for another machine (results/xeon/, the
-    # proof build's) is redrawn from there.
-    results = next((d for d in (BENCH / "results", BENCH / "results" / "xeon")
-                    if (d / f"{stem}.json").exists() or (d / f"{stem}.md").exists()), None)
-    if results is None:
+    the bench wrote JSON, its markdown table), as `python benchmarks/_plots.py STEM`,
+    each machine's (results/ and its subfolders, e.g. results/xeon/)."""
+    dirs = [BENCH / "results", *sorted(d for d in (BENCH / "results").iterdir() if d.is_dir())]
+    found = [d for d in dirs if (d / f"{stem}.json").exists() or (d / f"{stem}.md").exists()]
+    if not found:
         pytest.skip(f"no committed {stem} result")
-    fig = pl.figure_for(stem, results)
+    for results in found[1:]:  # the other machines' tables redraw as well
+        _render(pl, pl.figure_for(stem, results), tmp_path, f"{stem}-{results.name}")
+    fig = pl.figure_for(stem, found[0])
     _render(pl, fig, tmp_path, stem)
     renderer = fig.canvas.get_renderer()
     legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
