@@ -460,9 +460,10 @@ def test_kernel_call_infers_sizes_and_names_bad_inputs(derived) -> None:
 def test_a_c_caller_breaking_the_sizes_gets_error_2(tmp_path: Path) -> None:
     """The kernel checks at entry what its code relies on, as the C targets' kernels do:
     a size below 1, an assumption (here K <= 64), an int expression over the sizes
-    (`M + 15`; unchecked, M = INT_MAX would memset 2^31 rows into a 1-row output).  A C
-    caller who breaks one gets error 2, no instruction issued and the output untouched;
-    the Python side refuses the same sizes with the expression named."""
+    (`M + 15`; unchecked, M = INT_MAX, N = 1 would memset 2^31 - 1 bytes into a
+    660-byte output).  A C caller who breaks one gets error 2, no instruction issued
+    and the output untouched; the Python side refuses the same sizes, naming the
+    expression."""
     kernel = lower_gemmini(parse_program(TILED.format(acc=PRODUCTS)), env_for(False),
                            name="capped", sizes=["M", "N", "K", "sm", "se", "act"],
                            assume=[PCmp("<=", K, IConst(64))])

@@ -59,3 +59,28 @@ def test_a_c_caller_breaking_a_precondition_gets_an_error_not_an_overflow(
     run = subprocess.run(["./caller"], cwd=tmp_path, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["2", "7", "7"]  # refused, the output untouched
+
+
+def test_a_flattened_extent_beyond_int_is_refused_at_entry(tmp_path: Path) -> None:
+    # A flattened m x n output is one dimension of extent m*n, indexed `out[i*n + j]` in
+    # int: at m = n = 46341 (m*n = 2^31 + 4665) that index wraps on the last rows and
+    # writes before the buffer.  The extent is checked at entry instead (error 2, nothing
+    # written), so the C caller's tiny buffers are never touched.
+    m, n = IVar("m"), IVar("n")
+    k = lower(parse_program("flatten m n (GEN [ i < m ] GEN [ j < n ] x _[ i ] _[ j ])"),
+              {"x": (m, n)}, name="flat", sizes=["m", "n"])
+    assert [t for t, _ in k.int_exprs] == ["m*n"]
+    (tmp_path / "flat.h").write_text(render_header([k], "flat.c"))
+    (tmp_path / "flat.c").write_text(render_source([k], "c"))
+    (tmp_path / "caller.c").write_text(
+        '#include "flat.h"\n#include <stdio.h>\n'
+        "int main(void) { float x[4] = {1, 2, 3, 4}, r[4] = {7, 7, 7, 7};\n"
+        "  flat(x, 46341, 46341, r); printf(\"%d %g\\n\", flat_error, r[0]);\n"
+        "  flat(x, 2, 2, r); printf(\"%d %g %g\\n\", flat_error, r[0], r[3]); return 0; }\n")
+    san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
+    proc = subprocess.run([*cc(), *san, "caller.c", "flat.c", "-o", "caller"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    run = subprocess.run(["./caller"], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["2", "7", "0", "1", "4"]

@@ -84,6 +84,16 @@ def _note_int(p: Poly, ctx: Ctx) -> None:
             ctx.int_exprs.add(q)  # type: ignore[union-attr]
 
 
+def note_extents(dims: tuple[Poly, ...], ctx: Ctx) -> None:
+    """Record the extents of a kernel's input or output buffer for the entry check, as if
+    printed in `int`: each per-dimension index into it is (a 1-d buffer's offset too,
+    `out[i*n + j]` for a flattened output), and fits because it is below its extent,
+    proved, once the extent fits (a flattened m x n output has the one extent m*n)."""
+    if ctx.int_exprs is not None:
+        for d in dims:
+            _note_int(d, ctx)
+
+
 def _one_int(q: Poly) -> bool:
     """A constant, or one size, division, modulo, min or max with coefficient 1."""
     return q.as_const() is not None or (len(q.terms) == 1 and q.terms[0][1] == 1

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-from verisched.codegen.cexpr import ctext, int_check, ix, pred, smax
+from verisched.codegen.cexpr import ctext, int_check, ix, note_extents, pred, smax
 from verisched.codegen.core import Lowering
 from verisched.codegen.errors import LowerError, NotNormalError
 from verisched.codegen.hooks import TargetHooks
@@ -140,6 +140,7 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     for k, shp in env.items():
         c = lw.names.fresh(k)
         dims = tuple(ix(i, ctx) for i in shp)
+        note_extents(dims, ctx)
         inputs.append((k, c, dims))
         ctx.tensors[k] = Buf(c, dims) if dims else ScalarVar(f"{c}[0]")
     outs: list[tuple[str, tuple[Poly, ...]]] = []
@@ -151,6 +152,7 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
             if d.vars() - ctx.facts.sizes:
                 raise LowerError(f"lowering: output extent {ctext(d, ctx)} depends on a loop "
                                  "variable")
+        note_extents(dims, ctx)
         outs.append((out_name, tuple(smax(d, Poly.const(0), ctx) for d in dims)))
     body = Emitter()
     body.level = 1

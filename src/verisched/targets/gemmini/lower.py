@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from verisched.codegen.cexpr import ctext, ix, smax
+from verisched.codegen.cexpr import ctext, ix, note_extents, smax
 from verisched.codegen.core import Lowering
 from verisched.codegen.errors import LowerError
 from verisched.codegen.ir import Buf, Emitter, whole
@@ -182,6 +182,7 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     for k, shp in env.items():
         c = lw.names.fresh(k)
         dims = tuple(ix(i, ctx) for i in shp)
+        note_extents(dims, ctx)
         if not dims:
             raise LowerError(f"gemmini: scalar input {k} is not supported (inputs are int8 "
                              "or int32 matrices)")
@@ -196,6 +197,7 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     for d in dims:
         if d.vars() - params:
             raise LowerError(f"gemmini: output extent {ctext(d, ctx)} depends on a loop variable")
+    note_extents(dims, ctx)
     cdims = tuple(smax(d, Poly.const(0), ctx) for d in dims)
     fill = Emitter()
     fill.level = 1
