@@ -459,23 +459,27 @@ def test_kernel_call_infers_sizes_and_names_bad_inputs(derived) -> None:
 
 def test_a_c_caller_breaking_the_sizes_gets_error_2(tmp_path: Path) -> None:
     """The kernel checks at entry what its code relies on, as the C targets' kernels do:
-    a size below 1, an assumption (here K <= 64), an int expression over the sizes
+    a size below 1, an assumption (here K <= 64) or one about the output configuration
+    (act is 0 or 1, which the prover is not told), an int expression over the sizes
     (`M + 15`; unchecked, M = INT_MAX, N = 1 would memset 2^31 - 1 bytes into a
     660-byte output).  A C caller who breaks one gets error 2, no instruction issued
     and the output untouched; the Python side refuses the same sizes, naming the
     expression."""
     kernel = lower_gemmini(parse_program(TILED.format(acc=PRODUCTS)), env_for(False),
                            name="capped", sizes=["M", "N", "K", "sm", "se", "act"],
-                           assume=[PCmp("<=", K, IConst(64))])
+                           assume=[PCmp("<=", K, IConst(64))],
+                           check_only=[PCmp("<=", IConst(0), IVar("act")),
+                                       PCmp("<=", IVar("act"), IConst(1))])
     assert [t for t, _ in kernel.int_exprs] == ["K + 15", "M + 15", "N + 15"]
-    calls = [("20, 33, 40", "valid"), ("20, 33, 100", "K above its cap"),
-             ("0, 33, 40", "M = 0"), ("INT_MAX, 1, 16", "M + 15 overflows")]
+    calls = [("20, 33, 40, 1, 0, 0", "valid"), ("20, 33, 100, 1, 0, 0", "K above its cap"),
+             ("0, 33, 40, 1, 0, 0", "M = 0"), ("INT_MAX, 1, 16, 1, 0, 0", "M + 15 overflows"),
+             ("20, 33, 40, 1, 0, 2", "act not a boolean")]
     lines = [build.render(kernel, harness=False),
              "int main(void) {",
              "  static int8_t a[20 * 100], b[100 * 33], c[20 * 33];"]
     for sizes, _ in calls:
         lines += ["  memset(c, 7, sizeof c);",
-                  f"  capped(a, b, {sizes}, 1, 0, 0, c);",
+                  f"  capped(a, b, {sizes}, c);",
                   '  printf("%d %d\\n", capped_error, c[0]);']
     lines += ["  return 0;", "}"]
     (tmp_path / "caller.c").write_text("\n".join(lines) + "\n")
@@ -486,7 +490,7 @@ def test_a_c_caller_breaking_the_sizes_gets_error_2(tmp_path: Path) -> None:
     got = [tuple(map(int, ln.split())) for ln in run.stdout.split("\n") if ln.strip()]
     # The valid call writes c (0, its first element computed from zero inputs); every
     # other call is refused before any write.
-    assert got == [(0, 0), (2, 7), (2, 7), (2, 7)], got
+    assert got == [(0, 0), (2, 7), (2, 7), (2, 7), (2, 7)], got
     with pytest.raises(KernelCallError, match=r"the C's M \+ 15 is 2147483662, beyond the int"):
         build.shapes(kernel, {"M": 2**31 - 1, "N": 1, "K": 16, "sm": 1, "se": 0, "act": 0})
 

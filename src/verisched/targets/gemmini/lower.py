@@ -31,12 +31,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from verisched.codegen.cexpr import ctext, ix, note_extents, smax
+from verisched.codegen.cexpr import ctext, ix, note_extents, pred, smax
 from verisched.codegen.core import Lowering
 from verisched.codegen.errors import LowerError
 from verisched.codegen.ir import Buf, Emitter, whole
 from verisched.codegen.lower import entry_check, open_scope, size_params
-from verisched.codegen.normal import access_base
+from verisched.codegen.normal import access_base, show_pred
 from verisched.codegen.poly import Poly
 from verisched.pybridge.instrs import check_call
 from verisched.pybridge.terms import (
@@ -153,12 +153,15 @@ def config_names(e: object) -> set[str]:
 
 def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
                   dtype: str = "int8", sizes: list[str] | None = None,
-                  assume: tuple[Pred, ...] | list[Pred] = ()) -> GemminiKernel:
+                  assume: tuple[Pred, ...] | list[Pred] = (),
+                  check_only: tuple[Pred, ...] | list[Pred] = ()) -> GemminiKernel:
     """Lower a derived program with gemmini_ instructions to the body of a C kernel.
 
     `env` maps each input tensor to its extents; `sizes` orders the size
     parameters (default: sorted); `assume` are the derivation's hypotheses over
-    the sizes (checked by the harness before running).  `dtype` is the element
+    the sizes (checked by the harness before running, and by the kernel at entry);
+    `check_only` are preconditions over the output configuration (`act` is 0 or 1),
+    which the kernel checks at entry but the prover is not told.  `dtype` is the element
     type of the data: Gemmini computes on int8 inputs with int32 accumulators,
     so anything but int8/int32 is refused.
     """
@@ -208,7 +211,8 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     body.line(f"{name}_error = 0;")
     # As the C targets' kernels do: a C caller who breaks a size's bound, an assumption
     # (the scratchpad's capacity among them) or an int expression gets error 2, no access.
-    int_exprs = entry_check(body, name, size_list, assumptions, ctx)
+    config_facts = [(show_pred(p), f) for p in check_only for f in pred(p, ctx)[1]]
+    int_exprs = entry_check(body, name, size_list, assumptions + config_facts, ctx)
     lw.emit_hoisted(body)
     if not covered:
         total = Poly.const(1)

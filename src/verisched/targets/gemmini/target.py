@@ -164,8 +164,11 @@ class GemminiTarget:
         configs = config_names(program.expr) - padding_names(program.expr)
         assume = [p for c in program.preconditions if not c.free_vars() & configs
                   for p in c.preds()]
+        # Those about the configuration are checked at the kernel's entry all the same.
+        on_configs = [p for c in program.preconditions if c.free_vars() & configs
+                      for p in c.preds()]
         k = lower_gemmini(program.expr, program.env, name=program.name, dtype=dtype,
-                          sizes=list(program.sizes), assume=assume)
+                          sizes=list(program.sizes), assume=assume, check_only=on_configs)
         st = k.configs
         summary = (f"{k.spad_rows} scratchpad and {k.acc_rows} accumulator rows, "
                    f"{st.emitted if st else 0} config instruction(s) for "
