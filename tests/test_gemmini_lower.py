@@ -474,7 +474,10 @@ def test_a_c_caller_breaking_the_sizes_gets_error_2(tmp_path: Path) -> None:
     calls = [("20, 33, 40, 1, 0, 0", "valid"), ("20, 33, 100, 1, 0, 0", "K above its cap"),
              ("0, 33, 40, 1, 0, 0", "M = 0"), ("INT_MAX, 1, 16, 1, 0, 0", "M + 15 overflows"),
              ("20, 33, 40, 1, 0, 2", "act not a boolean")]
-    lines = [build.render(kernel, harness=False),
+    (tmp_path / "capped.c").write_text(build.render(kernel, harness=False))
+    (tmp_path / "capped.h").write_text(build.header(kernel))  # declares capped_error too
+    lines = ['#include <limits.h>', '#include <stdio.h>', '#include <string.h>',
+             '#include "capped.h"',
              "int main(void) {",
              "  static int8_t a[20 * 100], b[100 * 33], c[20 * 33];"]
     for sizes, _ in calls:
@@ -483,7 +486,7 @@ def test_a_c_caller_breaking_the_sizes_gets_error_2(tmp_path: Path) -> None:
                   '  printf("%d %d\\n", capped_error, c[0]);']
     lines += ["  return 0;", "}"]
     (tmp_path / "caller.c").write_text("\n".join(lines) + "\n")
-    exe = compile_program([tmp_path / "caller.c"], tmp_path / "caller",
+    exe = compile_program([tmp_path / "caller.c", tmp_path / "capped.c"], tmp_path / "caller",
                           cflags=["-fsanitize=address,undefined", "-g"])
     run = run_program(exe, [])
     assert run.returncode == 0, run.stderr

@@ -66,6 +66,9 @@ class CSource:
     lowered: tuple[Lowered, ...]
     c: str
     header: str
+    # The C file's name as the header's opening comment gives it until `write` names
+    # the file it writes ("" where the header names none).
+    c_name: str = ""
 
     def write(self, out: Path) -> tuple[Path, Path]:
         """Write OUT (the C file, including its header by name) and the header next to it
@@ -78,7 +81,11 @@ class CSource:
         c = self.c
         marker = "#include <stdint.h>\n"
         c = c.replace(marker, marker + include, 1) if marker in c else include + c
-        atomic_write(header, self.header)
+        h = self.header
+        if self.c_name:  # the header's comment names the file written, not a default
+            h = h.replace(f"declarations for {self.c_name}.", f"declarations for {out.name}.",
+                          1)
+        atomic_write(header, h)
         atomic_write(out, c)
         return out, header
 
