@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,7 @@ from verisched.targets.gemmini import build, compile_program, run_program
 from verisched.targets.gemmini.config import place_configs
 from verisched.targets.gemmini.instrs import acc_out, split_scale
 from verisched.targets.gemmini.lower import lower_gemmini
+from verisched.targets.toolchain import compiler as cc
 
 REPO = Path(__file__).resolve().parents[1]
 M, N, K = IVar("M"), IVar("N"), IVar("K")
@@ -391,6 +393,14 @@ def test_cli_compile_and_run(derived, tmp_path: Path, monkeypatch, capsys) -> No
     src = (tmp_path / "qmm.c").read_text()
     assert "gemmini_extended_preload" in src and "#ifdef VERISCHED_GEMMINI_DRIVER" in src
     assert "proved in bounds by check_safe" in src
+    # How to compile it against the simulator's header: the printed command works.
+    said = capsys.readouterr().out
+    hint = re.search(r"^to build it: cc (-std=gnu11 -O2 -I\S+) -c (\S+) \(the functional "
+                     r"simulator's include/gemmini.h; for the accelerator", said, re.M)
+    assert hint and hint.group(2) == str(tmp_path / "qmm.c"), said
+    proc = subprocess.run([*cc(), *hint.group(1).split(), "-c", hint.group(2), "-o",
+                           str(tmp_path / "qmm.o")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
     sizes = ["--size", "M=17", "--size", "N=40", "--size", "K=33", "--size", "sm=3",
              "--size", "se=-12", "--size", "act=0"]
     assert main(["run", *common, *sizes, "--seed", "1", "--check"]) == 0

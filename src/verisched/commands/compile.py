@@ -37,6 +37,9 @@ def run(args: argparse.Namespace) -> int:
         c_file, h_file = pipeline.render(lowered).write(Path(args.output))
         print(f"wrote {c_file} and {h_file}: kernel {checked.name}, target {target.name}, "
               f"{lowered.summary}")
+        hint = getattr(lowered.target, "build_hint", None)  # one outside the registry may lack it
+        if hint is not None:
+            print(f"to build it: {hint(c_file)}")
         report(checked)
         return 0
 

@@ -99,6 +99,13 @@ class NativeTarget:
             flags.append("-ffast-math")
         return flags
 
+    def build_hint(self, c_file: Path) -> str:
+        """How to compile the C file written for this target into one's own program (the
+        flags the kernels are built with here, less -fPIC; its libraries, and libm)."""
+        flags = [f for f in self.cflags() if f != "-fPIC"]
+        link = [*(["-fopenmp"] if "-fopenmp" in flags else []), *self.libs, "-lm"]
+        return f"cc {' '.join(flags)} -c {c_file}; link with {' '.join(link)}"
+
     def check_runtime(self) -> None:
         if self.isa is not None:
             try:

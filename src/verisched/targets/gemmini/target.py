@@ -175,6 +175,13 @@ class GemminiTarget:
                    f"{st.requirements if st else 0} requirement(s)")
         return Lowered(self, program, k, summary)
 
+    def build_hint(self, c_file: Path) -> str:
+        """How to compile the C file: its `#include "include/gemmini.h"` finds the
+        simulator in this package, or, for the accelerator, Gemmini's own header."""
+        return (f"cc -std=gnu11 -O2 -I{include_dir().parent} -c {c_file} (the functional "
+                "simulator's include/gemmini.h; for the accelerator, -I the directory of "
+                "gemmini-rocc-tests that holds include/gemmini.h)")
+
     def render(self, lowered: Sequence[Lowered]) -> CSource:
         if len(lowered) != 1:
             raise LowerError("target gemmini: one kernel per C file (each is a simulator "
