@@ -46,19 +46,10 @@ def test_a_c_caller_breaking_a_precondition_gets_an_error_not_an_overflow(
     n = IVar("n")
     k = lower(parse_program("GEN [ i < n ] f _[ 2 ]"), {"f": (n,)}, name="shift",
               sizes=["n"], assume=[PCmp("<=", IConst(3), n)])
-    (tmp_path / "shift.h").write_text(render_header([k], "shift.c"))
-    (tmp_path / "shift.c").write_text(render_source([k], "c"))
-    (tmp_path / "caller.c").write_text(
-        '#include "shift.h"\n#include <stdio.h>\n'
+    said = _sanitized_caller(tmp_path, k, (
         "int main(void) { float f[2] = {1, 2}, r[2] = {7, 7};\n"
-        "  shift(f, 2, r); printf(\"%d %g %g\\n\", shift_error, r[0], r[1]); return 0; }\n")
-    san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
-    proc = subprocess.run([*cc(), *san, "caller.c", "shift.c", "-o", "caller"], cwd=tmp_path,
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    run = subprocess.run(["./caller"], cwd=tmp_path, capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["2", "7", "7"]  # refused, the output untouched
+        "  shift(f, 2, r); printf(\"%d %g %g\\n\", shift_error, r[0], r[1]); return 0; }\n"))
+    assert said == ["2", "7", "7"]  # refused, the output untouched
 
 
 def test_a_flattened_extent_beyond_int_is_refused_at_entry(tmp_path: Path) -> None:
@@ -70,17 +61,23 @@ def test_a_flattened_extent_beyond_int_is_refused_at_entry(tmp_path: Path) -> No
     k = lower(parse_program("flatten m n (GEN [ i < m ] GEN [ j < n ] x _[ i ] _[ j ])"),
               {"x": (m, n)}, name="flat", sizes=["m", "n"])
     assert [t for t, _ in k.int_exprs] == ["m*n"]
-    (tmp_path / "flat.h").write_text(render_header([k], "flat.c"))
-    (tmp_path / "flat.c").write_text(render_source([k], "c"))
-    (tmp_path / "caller.c").write_text(
-        '#include "flat.h"\n#include <stdio.h>\n'
+    said = _sanitized_caller(tmp_path, k, (
         "int main(void) { float x[4] = {1, 2, 3, 4}, r[4] = {7, 7, 7, 7};\n"
         "  flat(x, 46341, 46341, r); printf(\"%d %g\\n\", flat_error, r[0]);\n"
-        "  flat(x, 2, 2, r); printf(\"%d %g %g\\n\", flat_error, r[0], r[3]); return 0; }\n")
+        "  flat(x, 2, 2, r); printf(\"%d %g %g\\n\", flat_error, r[0], r[3]); return 0; }\n"))
+    assert said == ["2", "7", "0", "1", "4"]
+
+
+def _sanitized_caller(tmp_path: Path, k, main_c: str) -> list[str]:
+    """Build kernel `k` (its C file and header, as `compile` writes them) with a caller
+    whose `main` is `main_c`, under ASan and UBSan; run it; its output's words."""
+    (tmp_path / f"{k.name}.h").write_text(render_header([k], f"{k.name}.c"))
+    (tmp_path / f"{k.name}.c").write_text(render_source([k], "c"))
+    (tmp_path / "caller.c").write_text(f'#include "{k.name}.h"\n#include <stdio.h>\n{main_c}')
     san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
-    proc = subprocess.run([*cc(), *san, "caller.c", "flat.c", "-o", "caller"], cwd=tmp_path,
-                          capture_output=True, text=True)
+    proc = subprocess.run([*cc(), *san, "caller.c", f"{k.name}.c", "-o", "caller"],
+                          cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     run = subprocess.run(["./caller"], cwd=tmp_path, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["2", "7", "0", "1", "4"]
+    return run.stdout.split()

@@ -29,7 +29,7 @@ import numpy as np
 
 from verisched.codegen.errors import KernelCallError
 from verisched.codegen.ir import C_INT_MAX
-from verisched.codegen.poly import Poly
+from verisched.codegen.poly import Poly, evaluate
 from verisched.codegen.program import KernelProgram
 from verisched.pybridge.errors import OutputPathError
 from verisched.pybridge.instrs import InstrSpec
@@ -95,6 +95,19 @@ def size_fits(value: int, signed: bool = False) -> bool:
     `signed`: a parameter such as Gemmini's output scale) at least 1.  One rule for every
     kernel's call (native.py, gemmini/build.py) and for the tuner's sizes."""
     return (-C_INT_MAX - 1 if signed else 1) <= value <= C_INT_MAX
+
+
+def check_int_exprs(kernel: str, int_exprs: Sequence[tuple[str, Poly]],
+                    values: Mapping[str, int], shown: str) -> None:
+    """The Python side of a kernel's entry check on the int expressions over its sizes
+    (codegen.lower.entry_check, which the C does too): the first that leaves C int is
+    named, with its value.  `values` are keyed by the sizes' C names; `shown` is how
+    the message shows the sizes."""
+    for text, f in int_exprs:
+        v = evaluate(f, values)
+        if not size_fits(v, signed=True):
+            raise KernelCallError(f"{kernel}: at sizes {shown} the C's {text} is {v}, beyond "
+                                  "the int its loops and indices use")
 
 
 def check_input_names(kernel: str, names: Sequence[str], inputs: Mapping[str, object],

@@ -37,6 +37,7 @@ from verisched.targets.base import (
     TargetUnavailable,
     banner,
     check_input_names,
+    check_int_exprs,
     infer_sizes,
     size_fits,
 )
@@ -242,11 +243,7 @@ class NativeKernel:
             if evaluate(f, values) < 0:
                 raise KernelCallError(f"{self.name}: sizes {_named(sizes)} violate the "
                                       f"assumption {text} the kernel was generated under")
-        for text, f in lw.int_exprs:
-            v = evaluate(f, values)
-            if not size_fits(v, signed=True):
-                raise KernelCallError(f"{self.name}: at sizes {_named(sizes)} the C's {text} "
-                                      f"is {v}, beyond the int its loops and indices use")
+        check_int_exprs(self.name, lw.int_exprs, values, _named(sizes))
         ins = {}
         for a, _, dims in lw.inputs:
             ins[a] = tuple(evaluate(d, values) for d in dims)

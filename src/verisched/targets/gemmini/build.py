@@ -21,7 +21,7 @@ import numpy as np
 from verisched.codegen.errors import KernelCallError
 from verisched.codegen.poly import evaluate
 from verisched.codegen.render import c_helpers
-from verisched.targets.base import size_fits
+from verisched.targets.base import check_int_exprs, size_fits
 from verisched.targets.gemmini.lower import GemminiKernel
 from verisched.targets.gemmini.sim import GemminiSimError, compile_program, run_program
 from verisched.targets.toolchain import atomic_write, cache_dir, evict, valid_artifact
@@ -102,11 +102,7 @@ def shapes(k: GemminiKernel, sizes: dict[str, int]) -> tuple[dict[str, tuple[int
     for text, f in k.assumptions:
         if evaluate(f, values) < 0:
             raise KernelCallError(f"{k.name}: sizes {sizes} violate the assumption {text}")
-    for text, f in k.int_exprs:  # the kernel's entry check refuses them too (error 2)
-        v = evaluate(f, values)
-        if not size_fits(v, signed=True):
-            raise KernelCallError(f"{k.name}: at sizes {sizes} the C's {text} is {v}, beyond "
-                                  "the int its loops and indices use")
+    check_int_exprs(k.name, k.int_exprs, values, str(sizes))  # as the kernel's entry does
     ins = {a: tuple(evaluate(x, values) for x in d) for a, _, d, _ in k.inputs}
     return ins, tuple(evaluate(x, values) for x in k.out_dims)
 
