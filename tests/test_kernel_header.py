@@ -9,7 +9,7 @@ from pathlib import Path
 
 from verisched.codegen import lower
 from verisched.codegen.render import render_header, render_source
-from verisched.pybridge.coqterm import parse_program
+from verisched.pybridge.coqterm import parse_index, parse_program
 from verisched.pybridge.terms import IConst, IVar, PCmp
 from verisched.targets.toolchain import compiler as cc
 
@@ -66,6 +66,24 @@ def test_a_flattened_extent_beyond_int_is_refused_at_entry(tmp_path: Path) -> No
         "  flat(x, 46341, 46341, r); printf(\"%d %g\\n\", flat_error, r[0]);\n"
         "  flat(x, 2, 2, r); printf(\"%d %g %g\\n\", flat_error, r[0], r[3]); return 0; }\n"))
     assert said == ["2", "7", "0", "1", "4"]
+
+
+def test_an_index_that_subtracts_a_size_is_bounded_at_entry(tmp_path: Path) -> None:
+    # `y[i*n + j - n]` sums `i*n + j` first, in int: up to m*n - 1, past y's extent k by
+    # n.  At m = n = 46341, k = 46340*46341 (a C int, as (m - 1)*n <= k asks) that sum
+    # leaves int while every size and the index itself fit; the kernel refuses such
+    # sizes at entry (k + n must be an int) instead of wrapping.
+    k = IVar("k")
+    lw = lower(parse_program("GEN [ i < m ] GEN [ j < n ] |[ 1 <=? i ]| y _[ i * n + j - n ]"),
+               {"y": (k,)}, name="back", sizes=["m", "n", "k"],
+               assume=[PCmp("<=", parse_index("(m - 1) * n"), k)])
+    assert [t for t, _ in lw.int_exprs] == ["k + n"]
+    said = _sanitized_caller(tmp_path, lw, (
+        "int main(void) { float y[2] = {5, 6}, r[4] = {7, 7, 7, 7};\n"
+        "  back(y, 46341, 46341, 46340 * 46341, r); printf(\"%d %g\\n\", back_error, r[0]);\n"
+        "  back(y, 2, 2, 2, r);\n"
+        "  printf(\"%d %g %g %g %g\\n\", back_error, r[0], r[1], r[2], r[3]); return 0; }\n"))
+    assert said == ["2", "7", "0", "0", "0", "5", "6"]
 
 
 def _sanitized_caller(tmp_path: Path, k, main_c: str) -> list[str]:

@@ -94,6 +94,20 @@ def note_extents(dims: tuple[Poly, ...], ctx: Ctx) -> None:
             _note_int(d, ctx)
 
 
+def _note_index(p: Poly, d: Poly, ctx: Ctx) -> None:
+    """Record, for the entry check, what bounds the `int` arithmetic of index `p` into a
+    dimension of extent `d` when `p` mixes loop variables with subtracted sizes or
+    constants (`i*n + j - n`): `ctext` sums the positive terms first, and that sum is
+    `p` plus what is subtracted, below `d` plus it, since `p < d` is proved.  (Where `p`
+    is over the sizes alone `ctext` records it; where `p` subtracts a loop variable's
+    term, the sum is not bounded so, and is not checked: decision #132.)"""
+    if ctx.int_exprs is None or p.vars() <= ctx.facts.sizes:
+        return
+    taken = Poly(tuple((m, -c) for m, c in p.terms if c < 0))
+    if taken.terms and taken.vars() <= ctx.facts.sizes:
+        _note_int(d + taken, ctx)
+
+
 def _one_int(q: Poly) -> bool:
     """A constant, or one size, division, modulo, min or max with coefficient 1."""
     return q.as_const() is not None or (len(q.terms) == 1 and q.terms[0][1] == 1
@@ -112,6 +126,8 @@ def flat_text(idx: list[Poly], dims: tuple[Poly, ...], ctx: Ctx) -> str:
     exceed `int`, while each per-dimension index, bounded by its extent, and each
     extent fit and stay `int` (the loops' own arithmetic, as before)."""
     pairs = list(zip(idx, dims, strict=False))
+    for p, d in pairs:
+        _note_index(p, d, ctx)
     if len(pairs) < 2:
         return ctext(pairs[0][0], ctx) if pairs else "0"
     acc = "(int64_t)" + _operand(pairs[0][0], ctx)
