@@ -135,7 +135,6 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     lw.store_at = dict(store_at or {})
     lw.vector_program = has_vector_code(expr)
     ctx, size_list, assumptions = open_scope(lw, name, sizes, assume, "lowering", parallel)
-    ctx.int_exprs = set()  # recorded here, where entry_check emits their check
     inputs = []
     for k, shp in env.items():
         c = lw.names.fresh(k)
@@ -243,8 +242,10 @@ def open_scope(lw: Lowering, name: str, sizes: list[str], assume: Iterable[Pred]
                ) -> tuple[Ctx, list[tuple[str, str]], list[tuple[str, Poly]]]:
     """The kernel's top-level scope: the kernel's name and error flag reserved, each
     size parameter named in C and known to be >= 1 (except `not_sizes`: integer
-    parameters of any sign), and the assumptions added.  Returns the scope, the
-    (ATL, C) names of the parameters and the assumptions as the kernel checks them."""
+    parameters of any sign), and the assumptions added; it records the int expressions
+    over the sizes that the lowering prints (`Ctx.int_exprs`), for `entry_check`, which
+    both lowerings call.  Returns the scope, the (ATL, C) names of the parameters and
+    the assumptions as the kernel checks them."""
     lw.names.used.add(name)
     lw.error_flag = f"{name}_error"
     ctx = Ctx(Facts(sizes=frozenset()), {}, {}, parallel_ok=parallel)
@@ -258,6 +259,9 @@ def open_scope(lw: Lowering, name: str, sizes: list[str], assume: Iterable[Pred]
         if a not in not_sizes:
             ctx.facts.add(Poly.var(c) - 1)
     assumptions = add_assumptions(lw, ctx, assume, sizes, who)
+    # From here on (the assumptions are checked in 64 bits, not printed in int): what
+    # the lowering prints in int, for the caller's entry_check.
+    ctx.int_exprs = set()
     return ctx, size_list, assumptions
 
 

@@ -66,9 +66,6 @@ class CSource:
     lowered: tuple[Lowered, ...]
     c: str
     header: str
-    # The C file's name as the header's opening comment gives it until `write` names
-    # the file it writes ("" where the header names none).
-    c_name: str = ""
 
     def write(self, out: Path) -> tuple[Path, Path]:
         """Write OUT (the C file, including its header by name) and the header next to it
@@ -81,10 +78,11 @@ class CSource:
         c = self.c
         marker = "#include <stdint.h>\n"
         c = c.replace(marker, marker + include, 1) if marker in c else include + c
-        h = self.header
-        if self.c_name:  # the header's comment names the file written, not a default
-            h = h.replace(f"declarations for {self.c_name}.", f"declarations for {out.name}.",
-                          1)
+        # The header's comment names the file written, not the default it was rendered
+        # with (the first kernel's name; a header that names no file is left as it is).
+        default = f"{self.lowered[0].name}.c" if self.lowered else ""
+        h = self.header.replace(f"declarations for {default}.", f"declarations for {out.name}.",
+                                1)
         atomic_write(header, h)
         atomic_write(out, c)
         return out, header

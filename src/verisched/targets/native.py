@@ -134,9 +134,8 @@ class NativeTarget:
             raise LowerError(f"render: kernels lowered for {self.cache_name} and "
                              f"{', '.join(others)} cannot share a C file")
         notes = ([self.pick_note] if self.picked else []) + banner(lowered)
-        c_name = f"{lowered[0].name}.c"
         return CSource(self, tuple(lowered), render_source(kernels, self.name, notes),
-                       render_header(kernels, c_name, notes), c_name)
+                       render_header(kernels, f"{lowered[0].name}.c", notes))
 
     def build(self, source: CSource, *, fast_math: bool = False) -> dict[str, Kernel]:
         progs = {x.name: x.program for x in source.lowered}

@@ -180,7 +180,6 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     configs = config_names(expr)
     ctx, size_list, assumptions = open_scope(lw, name, sizes, assume, "gemmini",
                                              not_sizes=configs)
-    ctx.int_exprs = set()  # recorded while lowering; entry_check emits their check
     inputs = []
     for k, shp in env.items():
         c = lw.names.fresh(k)
