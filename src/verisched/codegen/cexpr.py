@@ -18,6 +18,7 @@ in overflow-checked 64-bit arithmetic (`count_text`), refused when too large.
 from __future__ import annotations
 
 from verisched.codegen.errors import LowerError
+from verisched.codegen.intrange import note_index, note_int
 from verisched.codegen.ir import Ctx, Window
 from verisched.codegen.poly import Atom, Poly, binop, from_idx
 from verisched.pybridge.terms import Idx, PAnd, PBool, PCmp, Pred, idx_free_vars
@@ -42,7 +43,7 @@ def ctext(p: Poly, ctx: Ctx, wide: bool = False) -> str:
     from an `int64_t`; the atoms inside stay `int`): for linearised indices and
     element counts of buffers, which may exceed `int` when no single index does."""
     if not wide and ctx.int_exprs is not None:
-        _note_int(p, ctx)
+        note_int(p, ctx)
     parts: list[tuple[int, list[str]]] = []
     for m, coeff in p.terms:
         parts.append((coeff, [_atom_c(a, ctx) for a in m]))
@@ -64,59 +65,10 @@ def ctext(p: Poly, ctx: Ctx, wide: bool = False) -> str:
     return out
 
 
-def _note_int(p: Poly, ctx: Ctx) -> None:
-    """Record `p` for the kernel's entry check when it is evaluated in `int` and is over
-    the sizes alone (a loop variable's expressions are bounded by the loops', which are
-    recorded).  `ctext` prints the positive terms first, so what may leave `int` is a
-    product, the sum of the positive terms, and the whole only where more than one size
-    or constant is subtracted from that sum.  What cannot is left out: a size or a
-    constant (the sizes are ints >= 1), one minus a size or constant, and a division,
-    modulo, min or max (an int of its operands, which are recorded themselves)."""
-    if p.as_const() is not None or not p.vars() <= ctx.facts.sizes:
-        return
-    pos = Poly(tuple(t for t in p.terms if t[1] > 0))
-    neg = [t for t in p.terms if t[1] < 0]
-    parts = [pos, *(Poly(((m, abs(c)),)) for m, c in p.terms if len(m) > 1 or abs(c) != 1)]
-    if len(neg) > 1 or (neg and not _one_int(Poly(((neg[0][0], 1),)))):
-        parts.append(p)
-    for q in parts:
-        if q.terms and not _one_int(q):
-            ctx.int_exprs.add(q)  # type: ignore[union-attr]
-
-
-def note_extents(dims: tuple[Poly, ...], ctx: Ctx) -> None:
-    """Record the extents of a kernel's input or output buffer for the entry check, as if
-    printed in `int`: each per-dimension index into it is (a 1-d buffer's offset too,
-    `out[i*n + j]` for a flattened output), and fits because it is below its extent,
-    proved, once the extent fits (a flattened m x n output has the one extent m*n)."""
-    if ctx.int_exprs is not None:
-        for d in dims:
-            _note_int(d, ctx)
-
-
-def _note_index(p: Poly, d: Poly, ctx: Ctx) -> None:
-    """Record, for the entry check, what bounds the `int` arithmetic of index `p` into a
-    dimension of extent `d` when `p` mixes loop variables with subtracted sizes or
-    constants (`i*n + j - n`): `ctext` sums the positive terms first, and that sum is
-    `p` plus what is subtracted, below `d` plus it, since `p < d` is proved.  (Where `p`
-    is over the sizes alone `ctext` records it; where `p` subtracts a loop variable's
-    term, the sum is not bounded so, and is not checked: decision #132.)"""
-    if ctx.int_exprs is None or p.vars() <= ctx.facts.sizes:
-        return
-    taken = Poly(tuple((m, -c) for m, c in p.terms if c < 0))
-    if taken.terms and taken.vars() <= ctx.facts.sizes:
-        _note_int(d + taken, ctx)
-
-
-def _one_int(q: Poly) -> bool:
-    """A constant, or one size, division, modulo, min or max with coefficient 1."""
-    return q.as_const() is not None or (len(q.terms) == 1 and q.terms[0][1] == 1
-                                        and len(q.terms[0][0]) == 1)
-
-
-def int_check(p: Poly) -> str:
-    """C condition: `p`, in checked 64-bit arithmetic, is an `int` (the entry check)."""
-    return f"vs_cint({_checked(p)})"
+def int_check(p: Poly, upper: bool = False) -> str:
+    """C condition: `p`, in checked 64-bit arithmetic, is an `int` (the entry check);
+    `upper`: is at most INT_MAX (a bound: intrange.py)."""
+    return f"vs_c{'intmax' if upper else 'int'}({_checked(p)})"
 
 
 def flat_text(idx: list[Poly], dims: tuple[Poly, ...], ctx: Ctx) -> str:
@@ -126,8 +78,9 @@ def flat_text(idx: list[Poly], dims: tuple[Poly, ...], ctx: Ctx) -> str:
     exceed `int`, while each per-dimension index, bounded by its extent, and each
     extent fit and stay `int` (the loops' own arithmetic, as before)."""
     pairs = list(zip(idx, dims, strict=False))
-    for p, d in pairs:
-        _note_index(p, d, ctx)
+    if ctx.int_exprs is not None:
+        for p, d in pairs:
+            note_index(p, d, ctx)
     if len(pairs) < 2:
         return ctext(pairs[0][0], ctx) if pairs else "0"
     acc = "(int64_t)" + _operand(pairs[0][0], ctx)

@@ -218,6 +218,10 @@ class Ctx:
     # (child scopes hold the same set): its entry check refuses sizes at which one
     # leaves `int` (lower.entry_check), where the loop would wrap.  None: not recorded.
     int_exprs: set[Poly] | None = None
+    # Bounds over the sizes of `int` arithmetic with loop variables (`i*n + j` is at
+    # most m*n - 1 inside loops i < m, j < n), shared likewise: the entry check refuses
+    # sizes at which one exceeds INT_MAX (codegen/intrange.py).  None: not recorded.
+    int_bounds: set[Poly] | None = None
 
     def scope(self) -> set[str]:
         """The names an index expression may use here: loop variables and sizes."""
@@ -253,6 +257,9 @@ class LoweredKernel:
     # text, poly): the kernel refuses sizes at which one leaves `int`, and so does the
     # wrapper, naming it (lower.entry_check).
     int_exprs: tuple[tuple[str, Poly], ...] = ()
+    # Bounds over the sizes (C names) of its int arithmetic with loop variables, as (C
+    # text, poly): each must be at most INT_MAX, checked alike (lower.entry_check).
+    int_bounds: tuple[tuple[str, Poly], ...] = ()
     # The vector target library the kernel was lowered for (None: scalar C); the
     # kernel needs its CPU features to run.
     isa: VectorISA | None = None

@@ -30,11 +30,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-from verisched.codegen.cexpr import ctext, int_check, ix, note_extents, pred, smax
+from verisched.codegen.cexpr import ctext, int_check, ix, pred, smax
 from verisched.codegen.core import Lowering
 from verisched.codegen.errors import LowerError, NotNormalError
 from verisched.codegen.hooks import TargetHooks
 from verisched.codegen.inplace import allow_inplace
+from verisched.codegen.intrange import note_extents, prune
 from verisched.codegen.ir import (
     C_INT_MAX,
     CTYPES,
@@ -180,7 +181,7 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
         count = ctext(total, ctx, wide=len(cdims) >= 2)
         zeroes.append(f"memset({out_name}, 0, (size_t)({count}) * sizeof({IO_CTYPES[dtype]}));")
     body.line(f"{name}_error = 0;")
-    int_exprs = entry_check(body, name, size_list, assumptions, ctx)
+    int_exprs, int_bounds = entry_check(body, name, size_list, assumptions, ctx)
     lw.emit_hoisted(body)
     for line in root.allocs:
         body.line(line)
@@ -202,7 +203,8 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
                          more_outputs=[(c, d, [ctext(x, ctx) for x in d])
                                        for c, d in outs[1:]],
                          parallel_loops=lw.parallel_loops, assumptions=assumptions,
-                         int_exprs=int_exprs, uses_openmp=lw.parallel_loops > 0, isa=isa,
+                         int_exprs=int_exprs, int_bounds=int_bounds,
+                         uses_openmp=lw.parallel_loops > 0, isa=isa,
                          uses_vectors=has_vector_code(expr))
 
 
@@ -261,30 +263,35 @@ def open_scope(lw: Lowering, name: str, sizes: list[str], assume: Iterable[Pred]
     assumptions = add_assumptions(lw, ctx, assume, sizes, who)
     # From here on (the assumptions are checked in 64 bits, not printed in int): what
     # the lowering prints in int, for the caller's entry_check.
-    ctx.int_exprs = set()
+    ctx.int_exprs, ctx.int_bounds = set(), set()
     return ctx, size_list, assumptions
 
 
 def entry_check(body: Emitter, name: str, size_list: list[tuple[str, str]],
                 assumptions: list[tuple[str, Poly]], ctx: Ctx
-                ) -> tuple[tuple[str, Poly], ...]:
+                ) -> tuple[tuple[tuple[str, Poly], ...], tuple[tuple[str, Poly], ...]]:
     """The kernel's own check of what its code relies on (every size >= 1, the
     derivation's assumptions), so that a C caller who breaks them gets `NAME_error = 2`
     and an untouched output instead of reads and writes out of bounds; the Python
     wrapper checks the same before the call and says which one failed.  Evaluated in
     64 bits, sizes first (a later term may divide by one); then that each expression
-    over the sizes alone the C evaluates in `int` is one (`Ctx.int_exprs`): returned,
-    as (C text, polynomial), for the wrapper's own check."""
+    over the sizes alone the C evaluates in `int` is one (`Ctx.int_exprs`), and that
+    each bound of its int arithmetic with loop variables is at most INT_MAX
+    (`Ctx.int_bounds`, codegen/intrange.py): both returned, as (C text, polynomial),
+    for the wrapper's own check."""
     conds = [f"{c} >= 1" for a, c in size_list if c in ctx.facts.sizes]
     conds += [f"({ctext(f, ctx, wide=True)}) >= 0" for _, f in assumptions]
-    # after the sizes and assumptions (a term may divide by a size); sorted: stable C
-    ints = tuple((ctext(p, ctx), p) for p in sorted(ctx.int_exprs or (), key=Poly.key))
-    conds += [int_check(p) for _, p in ints]
+    # after the sizes and assumptions (a term may divide by a size); sorted: stable C;
+    # those the others imply left out (intrange.prune)
+    exprs, bounds = prune(ctx.int_exprs or set(), ctx.int_bounds or set(), ctx.facts)
+    ints = tuple((ctext(p, ctx), p) for p in exprs)
+    tops = tuple((ctext(p, ctx), p) for p in bounds)
+    conds += [int_check(p) for _, p in ints] + [int_check(p, upper=True) for _, p in tops]
     if conds:
         with body.block(f"if (!({' && '.join(conds)}))"):
             body.line(f"{name}_error = 2;")
             body.line("return;")
-    return ints
+    return ints, tops
 
 
 def add_assumptions(lw: object, ctx: Ctx, assume: Iterable[Pred], sizes: Iterable[str],

@@ -96,16 +96,23 @@ def size_fits(value: int, signed: bool = False) -> bool:
 
 
 def check_int_exprs(kernel: str, int_exprs: Sequence[tuple[str, Poly]],
-                    values: Mapping[str, int], shown: str) -> None:
+                    values: Mapping[str, int], shown: str,
+                    bounds: Sequence[tuple[str, Poly]] = ()) -> None:
     """The Python side of a kernel's entry check on the int expressions over its sizes
-    (codegen.lower.entry_check, which the C does too): the first that leaves C int is
-    named, with its value.  `values` are keyed by the sizes' C names; `shown` is how
-    the message shows the sizes."""
+    and the bounds of its int arithmetic with loop variables (codegen.lower.entry_check,
+    which the C does too): the first that leaves C int is named, with its value.
+    `values` are keyed by the sizes' C names; `shown` is how the message shows them."""
     for text, f in int_exprs:
         v = evaluate(f, values)
         if not size_fits(v, signed=True):
             raise KernelCallError(f"{kernel}: at sizes {shown} the C's {text} is {v}, beyond "
                                   "the int its loops and indices use")
+    for text, f in bounds:
+        v = evaluate(f, values)
+        if v > 2**31 - 1:
+            raise KernelCallError(f"{kernel}: at sizes {shown} the C's int arithmetic inside "
+                                  f"its loops reaches up to {text} = {v}, beyond the int its "
+                                  "loops and indices use")
 
 
 def check_input_names(kernel: str, names: Sequence[str], inputs: Mapping[str, object],
@@ -269,6 +276,10 @@ def banner(lowered: Sequence[Lowered]) -> list[str]:
         if ints:  # checked with the preconditions (error 2): lower.entry_check
             out.append(f"{p.name} requires, its loops being int, each of {', '.join(ints)} "
                        "to be an int")
+        tops = [text for text, _ in getattr(lw.kernel, "int_bounds", ())]
+        if tops:  # likewise
+            out.append(f"{p.name} requires, its int arithmetic inside its loops being at "
+                       f"most these bounds, each of {', '.join(tops)} to be at most INT_MAX")
         dt = getattr(lw.kernel, "dtype", None)
         if dt in ROUNDING:
             out.append(f"{p.name} computes in {dt}: {ROUNDING[dt]}")

@@ -242,7 +242,7 @@ class NativeKernel:
             if evaluate(f, values) < 0:
                 raise KernelCallError(f"{self.name}: sizes {_named(sizes)} violate the "
                                       f"assumption {text} the kernel was generated under")
-        check_int_exprs(self.name, lw.int_exprs, values, _named(sizes))
+        check_int_exprs(self.name, lw.int_exprs, values, _named(sizes), lw.int_bounds)
         ins = {}
         for a, _, dims in lw.inputs:
             ins[a] = tuple(evaluate(d, values) for d in dims)

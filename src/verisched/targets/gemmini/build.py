@@ -102,7 +102,8 @@ def shapes(k: GemminiKernel, sizes: dict[str, int]) -> tuple[dict[str, tuple[int
     for text, f in k.assumptions:
         if evaluate(f, values) < 0:
             raise KernelCallError(f"{k.name}: sizes {sizes} violate the assumption {text}")
-    check_int_exprs(k.name, k.int_exprs, values, str(sizes))  # as the kernel's entry does
+    # as the kernel's entry does
+    check_int_exprs(k.name, k.int_exprs, values, str(sizes), k.int_bounds)
     ins = {a: tuple(evaluate(x, values) for x in d) for a, _, d, _ in k.inputs}
     return ins, tuple(evaluate(x, values) for x in k.out_dims)
 

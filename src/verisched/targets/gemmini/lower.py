@@ -31,9 +31,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from verisched.codegen.cexpr import ctext, ix, note_extents, pred, smax
+from verisched.codegen.cexpr import ctext, ix, pred, smax
 from verisched.codegen.core import Lowering
 from verisched.codegen.errors import LowerError
+from verisched.codegen.intrange import note_extents
 from verisched.codegen.ir import Buf, Emitter, whole
 from verisched.codegen.lower import entry_check, open_scope, size_params
 from verisched.codegen.normal import access_base, show_pred
@@ -83,6 +84,8 @@ class GemminiKernel:
     assumptions_c: list[tuple[str, str]] = field(default_factory=list)  # (text, C condition)
     # Expressions over the sizes the C evaluates in `int` (lower.entry_check checks them).
     int_exprs: tuple[tuple[str, Poly], ...] = ()
+    # Bounds of its int arithmetic with loop variables, at most INT_MAX (likewise).
+    int_bounds: tuple[tuple[str, Poly], ...] = ()
 
 
 # Position of the int32 bias among a hardware loop's arguments.
@@ -211,7 +214,7 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     # As the C targets' kernels do: a C caller who breaks a size's bound, an assumption
     # (the scratchpad's capacity among them) or an int expression gets error 2, no access.
     config_facts = [(show_pred(p), f) for p in check_only for f in pred(p, ctx)[1]]
-    int_exprs = entry_check(body, name, size_list, assumptions + config_facts, ctx)
+    int_exprs, int_bounds = entry_check(body, name, size_list, assumptions + config_facts, ctx)
     lw.emit_hoisted(body)
     if not covered:
         total = Poly.const(1)
@@ -241,4 +244,4 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
         body=body.lines, assumptions=assumptions, spad_rows=rules.peak["GEMMINI_SPAD"],
         acc_rows=rules.peak["GEMMINI_ACC"], configs=stats, counts_c=counts,
         assumptions_c=assumptions_c, config_params=sorted(configs & set(sizes)),
-        int_exprs=int_exprs)
+        int_exprs=int_exprs, int_bounds=int_bounds)
