@@ -109,7 +109,7 @@ def check_int_exprs(kernel: str, int_exprs: Sequence[tuple[str, Poly]],
                                   "the int its loops and indices use")
     for text, f in bounds:
         v = evaluate(f, values)
-        if v > 2**31 - 1:
+        if v > C_INT_MAX:
             raise KernelCallError(f"{kernel}: at sizes {shown} the C's int arithmetic inside "
                                   f"its loops reaches up to {text} = {v}, beyond the int its "
                                   "loops and indices use")
