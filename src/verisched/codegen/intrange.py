@@ -66,15 +66,57 @@ def _note_mixed(p: Poly, ctx: Ctx) -> None:
     if ctx.int_bounds is None:
         return
     # The lowering prints the same index many times in one scope (each tile's store,
-    # the vector probes): bounded once per expression, loops and facts.
-    key = (p, ctx.loops, tuple(ctx.facts.facts), ctx.facts.sizes)
-    found = _memo.get(key)
+    # the vector probes): bounded once per expression and loops in a scope (a bound
+    # found under its facts stays one when more are added).
+    here = (p, len(ctx.facts.facts))  # noted in this very scope already
+    if here in ctx.facts.bounds:
+        return
+    ctx.facts.bounds[here] = True
+    key = (p, ctx.loops, _facts_key(ctx.facts))
+    found = _MEMO.get(key)
     if found is None:
-        found = _mixed_bounds(p, ctx)
-        if len(_memo) > 100_000:
-            _memo.clear()
-        _memo[key] = found
+        if len(_MEMO) > 50_000:
+            _MEMO.clear()
+        found = _MEMO[key] = _mixed_bounds(p, ctx)
     ctx.int_bounds.update(found)
+
+
+class _FactsKey:
+    """The facts of a scope as a dictionary key whose hash is computed once: sibling
+    scopes (every tile of a loop) hold equal facts, and share their bounds."""
+
+    __slots__ = ("facts", "h")
+
+    def __init__(self, facts: Facts) -> None:
+        self.facts = (facts.sizes, *facts.facts)
+        self.h = hash(self.facts)
+
+    def __hash__(self) -> int:
+        return self.h
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, _FactsKey) and self.h == other.h
+                                 and self.facts == other.facts)
+
+
+def _facts_key(facts: Facts) -> _FactsKey:
+    """The scope's key, one object for equal facts (interned), so that the memo's
+    lookups compare keys by identity."""
+    key = facts.bounds.get(len(facts.facts))
+    if key is None:
+        fresh = _FactsKey(facts)
+        key = _KEYS.get(fresh)
+        if key is None:
+            if len(_KEYS) > 5_000:
+                _KEYS.clear()
+            key = _KEYS[fresh] = fresh
+        facts.bounds[len(facts.facts)] = key
+    return key
+
+
+_MEMO: dict[tuple[object, ...], tuple[Poly, ...]] = {}
+_KEYS: dict[_FactsKey, _FactsKey] = {}
+_INDEX: dict[_FactsKey, dict[tuple[str, int], list[Poly]]] = {}
 
 
 def _mixed_bounds(p: Poly, ctx: Ctx) -> tuple[Poly, ...]:
@@ -92,9 +134,6 @@ def _mixed_bounds(p: Poly, ctx: Ctx) -> tuple[Poly, ...]:
                     and not (u.vars() <= ctx.facts.sizes and one_int(u)):
                 out.append(u)
     return tuple(out)
-
-
-_memo: dict[tuple[object, ...], tuple[Poly, ...]] = {}
 
 
 def _add(q: Poly, ctx: Ctx) -> None:
@@ -222,16 +261,32 @@ def _eliminate(p: Poly, v: str, lo: Poly, hi: Poly, inner: frozenset[str], ctx: 
     else:
         return []
     out = [rest + coef * first]
-    pv = Poly.var(v)
-    for f in ctx.facts.facts:
-        if v in f.vars() and _linear_coeff(f, v) == sign:
-            r = f - pv.scale(sign)  # f = sign*v + r' >= 0: v <= r (sign -1), v >= -r'
-            r = r if sign < 0 else -r
-            if not r.vars() & (inner | {v}):
-                q = rest + coef * r
-                if q not in out:
-                    out.append(q)
+    for r in _fact_bounds(ctx.facts, v, sign):
+        if not r.vars() & inner:
+            q = rest + coef * r
+            if q not in out:
+                out.append(q)
     return out
+
+
+def _fact_bounds(facts: Facts, v: str, sign: int) -> list[Poly]:
+    """The bounds of `v` the facts give: `r` for each fact `r - v >= 0` (sign -1) or
+    `v - r >= 0` (sign 1) without `v` in `r`; indexed once per scope and fact count."""
+    key = _facts_key(facts)
+    index = _INDEX.get(key)
+    if index is None:
+        if len(_INDEX) > 5_000:
+            _INDEX.clear()
+        index = {}
+        for f in facts.facts:
+            for m, c in f.terms:
+                if len(m) == 1 and m[0].op == "var" and c in (1, -1):
+                    w = m[0].name
+                    if _linear_coeff(f, w) == c:
+                        r = f - Poly.var(w).scale(c)
+                        index.setdefault((w, c), []).append(r if c < 0 else -r)
+        _INDEX[key] = index
+    return index.get((v, sign), [])
 
 
 def _linear_coeff(p: Poly, v: str) -> int | None:

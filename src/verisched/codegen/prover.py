@@ -45,6 +45,10 @@ class Facts:
     # same bounds at every store of a tile: on a chained matmul with both nests
     # register-tiled, 26,000 calls for a few thousand distinct goals (decisions #84).
     known: dict[Poly, bool] = field(default_factory=dict, compare=False, repr=False)
+    # For codegen/intrange.py: these facts as a key of its memo, and the expressions
+    # bounded in this scope, by the facts' count (facts are only ever added to a
+    # scope's list); not handed to a child.
+    bounds: dict = field(default_factory=dict, compare=False, repr=False)
 
     def child(self) -> Facts:
         return Facts(list(self.facts), dict(self.depth), self.sizes, self._proved())

@@ -278,8 +278,8 @@ def banner(lowered: Sequence[Lowered]) -> list[str]:
                        "to be an int")
         tops = [text for text, _ in getattr(lw.kernel, "int_bounds", ())]
         if tops:  # likewise
-            out.append(f"{p.name} requires, its int arithmetic inside its loops being at "
-                       f"most these bounds, each of {', '.join(tops)} to be at most INT_MAX")
+            out.append(f"{p.name} requires each of {', '.join(tops)} to be at most INT_MAX "
+                       "(they bound its int arithmetic inside its loops)")
         dt = getattr(lw.kernel, "dtype", None)
         if dt in ROUNDING:
             out.append(f"{p.name} computes in {dt}: {ROUNDING[dt]}")
