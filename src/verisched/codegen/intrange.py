@@ -4,26 +4,26 @@ A kernel's loops, per-dimension indices, guards and loop bounds are C `int`
 (cexpr.py).  Signed overflow there is undefined behaviour: a wrapped index reads
 or writes outside its buffer.  So the lowering records, for each expression it
 prints in `int`, polynomials over the sizes alone that bound every value C
-computes on the way (`Ctx.int_exprs`), and the kernel refuses, at entry, sizes
-at which one leaves `int` (lower.entry_check: error 2, nothing touched; the
-Python wrapper checks the same and names it).
+computes on the way, and the kernel refuses, at entry, sizes at which one
+leaves `int` (lower.entry_check: error 2, nothing touched; the Python wrapper
+checks the same and names it).
 
 - An expression over the sizes alone is recorded itself, or the parts of it
-  that may leave `int` (`note_int`).
-- An expression with loop variables (`i*n + j`, a guard's `i + j - n`) is
-  bounded through its loops: each loop variable lies in `[lo, hi)`, so it is at
-  most `hi - 1`, itself bounded the same way through the enclosing loops, down
-  to the sizes (`upper`).  Nonnegative atoms make each product at most the
-  product of the bounds; `ctext` prints the positive terms first and the
-  subtracted ones after, so every partial sum lies between minus the subtracted
-  terms' bound and the positive terms' bound.
+  that may leave `int` (`note_int`, `Ctx.int_exprs`: each must be an int).
+- An expression with loop variables (`i*n + j`, a guard's `i + j - n`): each
+  value C computes on the way, every partial product and partial sum in
+  `ctext`'s order, is bounded from above and from below by a polynomial over
+  the sizes (`upper`: the loop variables eliminated innermost first through
+  their loops' bounds and the facts in scope, such as a guard's;
+  `Ctx.int_bounds`: each must be at most INT_MAX).
 - An index into a buffer is also bounded by its extent (`note_index`), tighter
   where it subtracts sizes from loop-variable terms.
 
-Where a bound cannot be found (a variable bound outside the loops the lowering
-tracks, a division by a loop variable), nothing is recorded, as before this
-module existed: docs/decisions.md #132, #133.  The many bounds this records are
-mostly implied by each other; `prune` keeps those that are not, by the prover.
+Where no bound is found (a variable bound outside the loops the lowering
+tracks, a division by a loop variable), nothing is recorded for that value, as
+before this module existed: docs/decisions.md #132, #133.  The many bounds
+recorded are mostly implied by each other; `prune` keeps those that are not,
+by the prover.
 """
 
 from __future__ import annotations
