@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from verisched.codegen.ir import Ctx
 from verisched.codegen.poly import Atom, Poly, binop
-from verisched.codegen.prover import Facts
+from verisched.codegen.prover import Facts, linear_coeff
 
 
 def note_int(p: Poly, ctx: Ctx) -> None:
@@ -282,23 +282,11 @@ def _fact_bounds(facts: Facts, v: str, sign: int) -> list[Poly]:
             for m, c in f.terms:
                 if len(m) == 1 and m[0].op == "var" and c in (1, -1):
                     w = m[0].name
-                    if _linear_coeff(f, w) == c:
+                    if linear_coeff(f, m[0]) == c:
                         r = f - Poly.var(w).scale(c)
                         index.setdefault((w, c), []).append(r if c < 0 else -r)
         _INDEX[key] = index
     return index.get((v, sign), [])
-
-
-def _linear_coeff(p: Poly, v: str) -> int | None:
-    """The coefficient of variable `v` in `p` if it occurs there only as a linear term
-    with a constant coefficient, else None."""
-    coeff = None
-    for m, c in p.terms:
-        if m == (Atom("var", v),):
-            coeff = c
-        elif any(v in _atom_vars(a) for a in m):
-            return None
-    return coeff
 
 
 def _is_var(a: Atom, v: str) -> bool:

@@ -91,7 +91,7 @@ def _occurs_inside(a: Atom, b: Atom) -> bool:
 
 
 @lru_cache(maxsize=1 << 18)
-def _linear_coeff(p: Poly, a: Atom) -> int | None:
+def linear_coeff(p: Poly, a: Atom) -> int | None:
     """Coefficient of atom `a` if it occurs in `p` only linearly, else None (or 0)."""
     coeff = 0
     for m, c in p.terms:
@@ -218,13 +218,13 @@ def _prove_once(p: Poly, ctx: Facts, depth: int, memo: _Memo) -> bool:
             c = (p - f).as_const()
             if c is not None and c >= 0:
                 return True
-    candidates = sorted((a for a in _atoms(p) if _linear_coeff(p, a)),
+    candidates = sorted((a for a in _atoms(p) if linear_coeff(p, a)),
                         key=lambda a: -_rank(a, ctx))
     for a in candidates:
-        ca = _linear_coeff(p, a)
+        ca = linear_coeff(p, a)
         assert ca
         for f in facts:
-            da = _linear_coeff(f, a)
+            da = linear_coeff(f, a)
             if not da or (da > 0) != (ca > 0):
                 continue
             q = p.scale(abs(da)) - f.scale(abs(ca))
