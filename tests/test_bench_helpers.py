@@ -538,25 +538,40 @@ def test_cpu_jiffies_splits_the_real_counters(cm) -> None:
     assert busy + steal <= total
 
 
-def test_warm_up_lasts_warm_ms_before_each_timed_call(cm) -> None:
+def test_warm_up_lasts_warm_ms_before_each_timed_call(cm, monkeypatch) -> None:
     """`warm_ms` keeps the untimed calls going until that long has passed (at least
     `warm` of them), before every timed call: after a wait for another pool's workers
-    the cores need milliseconds, not one short call, to run at full speed (#109)."""
-    import time
+    the cores need milliseconds, not one short call, to run at full speed (#109).
+    Timed on a clock of the test's own, which each call advances by 1 ms: on the real
+    clock a loaded CI machine could preempt the process between the warm-up's start
+    and its first call, and the calls then spanned less than warm_ms (seen once)."""
 
+    class Clock:
+        now = 1000.0
+
+        def perf_counter(self) -> float:
+            return self.now
+
+        def sleep(self, seconds: float) -> None:
+            self.now += seconds
+
+    clock = Clock()
+    monkeypatch.setattr(cm, "time", clock)
     stamps: list[tuple[int, float]] = []
 
     def run() -> None:
         # times_ms has r entries during the r-th batch (its timed call is the last).
-        stamps.append((len(v.times_ms), time.perf_counter()))
-        time.sleep(0.001)
+        stamps.append((len(v.times_ms), clock.now))
+        clock.sleep(0.001)
 
     v = cm.Variant(("ours", "1t"), run, warm=1, warm_ms=8.0)
     cm.time_round_robin([v], repeat=2, warmup=0)
     assert len(v.times_ms) == 2
     for r in range(2):
         batch = [t for k, t in stamps if k == r]
-        assert len(batch) >= 2 and batch[-1] - batch[0] >= 0.008
+        # at least 8 untimed calls of 1 ms (float rounding may need a 9th), then the
+        # timed one, 8 ms or more after the first
+        assert len(batch) >= 9 and batch[-1] - batch[0] >= 0.008
     # Without warm_ms, exactly `warm` untimed calls precede each timed one.
     v = cm.Variant(("ours", "1t"), run, warm=2)
     stamps.clear()
