@@ -65,9 +65,9 @@ def _note_mixed(p: Poly, ctx: Ctx) -> None:
     terms, the constant): each term's partial products and each partial sum."""
     if ctx.int_bounds is None:
         return
-    # The lowering prints the same index many times in one scope (each tile's store,
-    # the vector probes): bounded once per expression and loops in a scope (a bound
-    # found under its facts stays one when more are added).
+    # The lowering prints the same index many times (each tile's store, the vector
+    # probes, every sibling tile's scope): noted once per scope, and bounded once per
+    # expression, loops and facts (sibling scopes hold equal facts).
     here = (p, len(ctx.facts.facts))  # noted in this very scope already
     if here in ctx.facts.bounds:
         return
@@ -129,9 +129,8 @@ def _mixed_bounds(p: Poly, ctx: Ctx) -> tuple[Poly, ...]:
     out = []
     for q in parts:
         for side in (q, -q):
-            u = upper(side, ctx)
-            if u is not None and u.as_const() is None \
-                    and not (u.vars() <= ctx.facts.sizes and one_int(u)):
+            u = upper(side, ctx)  # over the sizes alone, or None
+            if u is not None and not one_int(u):  # a constant or one size fits
                 out.append(u)
     return tuple(out)
 
