@@ -339,6 +339,26 @@ def steal_note(steal: float) -> str | None:
             "rerun when the host is quieter")
 
 
+# A peer on T threads less than this many times faster than on 1, on a problem large
+# enough to split (bench conv's 11.8 GFLOP, bench sgemm's 512^3 and up), did not run in
+# parallel; every committed run's peers scaled 1.5x or more there.
+UNSCALED_SPEEDUP = 1.2
+
+
+def unscaled_note(peer: str, t1_ms: float, tT_ms: float, T: int) -> str | None:
+    """A report's warning when a peer's T-thread median was less than UNSCALED_SPEEDUP
+    times faster than its 1-thread median.  Its threads then shared a core (started from
+    a thread bound to one, or a core taken): our T-thread speed ratio against it would
+    compare our threads with one core of the peer's and overstate ours (bench sgemm did
+    this after an uncached replay, until its reference product moved into `unbound`)."""
+    if T <= 1 or not tT_ms > 0 or t1_ms >= UNSCALED_SPEEDUP * tT_ms:
+        return None
+    return (f"{peer} on {T} threads was only {t1_ms / tT_ms:.2f}x faster than on 1 (less "
+            f"than {UNSCALED_SPEEDUP:g}x): its threads did not run in parallel (bound to one "
+            f"core, or a core taken), so the {T}-thread speed compares ours with a one-core "
+            f"{peer} and overstates ours; rerun")
+
+
 def kernel_tick_ms(config: Path = Path("/proc/config.gz")) -> float | None:
     """The Linux scheduler tick in ms (1000 / CONFIG_HZ), from the running kernel's
     configuration where it exposes one; None where it does not."""

@@ -355,6 +355,8 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
         f"- other processes used {others:.1f} core(s) on average while timing (after waiting "
         f"up to {args.quiet_wait:g} s for idle CPUs)",
         *[f"- warning: {x}" for x in [cm.steal_note(steal)] if x],
+        *[f"- warning: {x}" for x in
+          [cm.unscaled_note("torch", med["torch-1t"], med.get(f"torch-{T}t", 0.0), T)] if x],
     ]
     name = ours.origin.rsplit(":", 1)[-1]  # the derivation timed
     if ours.missing:

@@ -322,6 +322,28 @@ def stalled_peer(results, T: int) -> list[str]:
     return [p.label for p, med in results if med[f"openblas-{T}t"] > 1.5 * med["openblas-1t"]]
 
 
+# A problem large enough that OpenBLAS's T-thread call should beat its 1-thread call by
+# well over cm.UNSCALED_SPEEDUP on any machine (512^3; the aspect rows are 2^27 too).
+# Its 2-thread speedup in the committed runs: 1.53-2.27x on these, 1.24-1.44x in cache.
+UNSCALED_MIN_MNK = 2 ** 27
+
+
+def unscaled_peer(results, T: int) -> list[str]:
+    """The problems (of at least UNSCALED_MIN_MNK multiply-adds) on which OpenBLAS on `T`
+    threads was less than cm.UNSCALED_SPEEDUP times faster than on 1, and not stalled
+    (stalled_peer names those).  Its workers then ran on one core, as when they were
+    started from a thread bound to it (bench sgemm did so after an uncached replay
+    until run_problem's reference moved into cm.unbound): against such a peer the
+    T-thread speed ratio measures our threads against one core, not the libraries'
+    parallel code, and the report must not let it pass as a win."""
+    if T <= 1:
+        return []
+    stalled = set(stalled_peer(results, T))
+    return [p.label for p, med in results
+            if p.M * p.N * p.K >= UNSCALED_MIN_MNK and p.label not in stalled
+            and med["openblas-1t"] < cm.UNSCALED_SPEEDUP * med[f"openblas-{T}t"]]
+
+
 def stall_cause(results, stalled: list[str], tick_ms: float | None = None,
                 T: int = 2) -> str:
     """What the stalled problems' counters and times say (the warning's tail).
@@ -403,7 +425,12 @@ def run_problem(p: Problem, blas: OpenBLAS, ours: cm.Ours, threads: int, repeat:
     A = cm.aligned(rng.standard_normal((p.M, p.K)).astype(np.float32))
     B = cm.aligned(rng.standard_normal((p.K, p.N)).astype(np.float32))
     C = cm.aligned(rng.standard_normal((p.M, p.N)).astype(np.float32))
-    prod = A.astype(np.float64) @ B.astype(np.float64)
+    # numpy's float64 product runs on OpenBLAS's pool, which restarts its workers here
+    # after a fork (a replay's coqtop, a compile, perf): outside cm.unbound they would
+    # inherit the main thread's one core, and OpenBLAS's 2-thread calls ran no faster
+    # than its 1-thread ones for the rest of the run (found after an uncached replay).
+    with cm.unbound():
+        prod = A.astype(np.float64) @ B.astype(np.float64)
     if plan and threads > 1:
         time.sleep(spin)
     chosen: dict[str, str] = {}
@@ -722,6 +749,15 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
                     f"{', '.join(stalled)}: its threads were descheduled or shared cores "
                     "during this run, which disturbs every column; rerun on a quiet machine"
                     + stall_cause(results, stalled, cm.kernel_tick_ms(), T))
+    unscaled = unscaled_peer(results, T)
+    if unscaled:
+        gains = ", ".join(f"{p.label}: {med['openblas-1t'] / med[f'openblas-{T}t']:.2f}x"
+                          for p, med in results if p.label in unscaled)
+        head.append(f"- warning: OpenBLAS on {T} threads was less than "
+                    f"{cm.UNSCALED_SPEEDUP:g}x faster than on 1 on {', '.join(unscaled)} "
+                    f"({gains}): its threads did not run in parallel (bound to one core, or "
+                    f"a core taken), so the {T}-thread speed there compares ours with a "
+                    "one-core OpenBLAS and overstates ours; rerun")
     stolen = [(p.label, med.get("steal_cores", 0.0)) for p, med in results
               if med.get("steal_cores", 0.0) >= cm.STEAL_NOTE_CORES]
     if stolen:

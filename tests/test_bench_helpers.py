@@ -767,3 +767,75 @@ def test_a_benchmark_out_of_memory_ends_in_a_message(tmp_path: Path, monkeypatch
     err = capsys.readouterr().err
     assert "verisched bench huge: out of memory at the sizes asked for" in err
     assert "Traceback" not in err
+
+
+def test_sgemm_flags_a_peer_whose_threads_did_not_scale() -> None:
+    """OpenBLAS on 2 threads hardly faster than on 1, on a problem of 512^3 or more, is
+    named (its workers ran on one core: the 2-thread ratio would overstate ours); a
+    small problem, a stalled one (stalled_peer's) and a 1-thread run are not."""
+    from types import SimpleNamespace
+
+    sg = _load("bench_sgemm")
+
+    def res(label, n, t1, t2):
+        return (SimpleNamespace(label=label, M=n, N=n, K=n),
+                {"openblas-1t": t1, "openblas-2t": t2})
+
+    scaled = res("square 1536", 1536, 70.0, 36.0)
+    one_core = res("square 2048", 2048, 150.0, 156.0)
+    barely = res("square 1024", 1024, 20.0, 17.0)
+    small = res("in-cache", 64, 0.05, 0.045)
+    stalled = res("square 768", 768, 6.0, 24.0)
+    got = sg.unscaled_peer([scaled, one_core, barely, small, stalled], 2)
+    assert got == ["square 2048", "square 1024"]
+    assert sg.unscaled_peer([one_core], 1) == []
+
+
+_WORKER_CORES = r"""
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import _common as cm
+a = np.ones((512, 512))
+a @ a                                   # OpenBLAS's workers start, unbound
+os.sched_setaffinity(0, {min(cm.START_CORES)})   # as libgomp binds the main thread
+if os.fork() == 0:                      # OpenBLAS stops its workers around a fork
+    os._exit(0)
+os.wait()
+with cm.unbound():
+    a @ a                               # ... and restarts them at its next call
+main = os.getpid()
+masks = []
+for tid in os.listdir("/proc/self/task"):
+    if int(tid) != main:
+        masks.append(len(os.sched_getaffinity(int(tid))))
+print(len(cm.START_CORES), min(masks) if masks else -1)
+"""
+
+
+def test_openblas_workers_restarted_under_unbound_get_every_core() -> None:
+    """The premise of bench sgemm's reference product under cm.unbound: OpenBLAS workers
+    that restart after a fork, from a main thread an OpenMP runtime has bound to one
+    core, get every core the process started with, not the main thread's one (outside
+    unbound they got one core and OpenBLAS's 2-thread calls ran at 1-thread speed).
+    Run in a child process, which may bind its main thread and fork freely."""
+    import subprocess
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs 2 or more CPUs")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2"}
+    out = subprocess.run([sys.executable, "-c", _WORKER_CORES, str(BENCH)], env=env,
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    cores, least = map(int, out.split())
+    assert least == -1 or least == cores, out
+
+
+def test_unscaled_note_names_a_peer_that_did_not_run_in_parallel(cm) -> None:
+    """bench conv's warning: torch on 2 threads at 1.05x its 1-thread speed is named with
+    its speedup; 1.5x, a 1-thread run and a missing T-thread time are not."""
+    note = cm.unscaled_note("torch", 93.5, 89.0, 2)
+    assert note and "torch on 2 threads was only 1.05x faster" in note
+    assert "overstates ours" in note
+    assert cm.unscaled_note("torch", 93.5, 60.0, 2) is None
+    assert cm.unscaled_note("torch", 93.5, 93.5, 1) is None
+    assert cm.unscaled_note("torch", 93.5, 0.0, 2) is None
