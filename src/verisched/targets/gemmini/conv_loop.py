@@ -156,13 +156,13 @@ def lower_conv_loop(g: GemminiRules, e: Instr, dest: Dest, mode: str, ctx: Ctx,
         out.line(cfg.marker("st", (f"(size_t){KO}", f"({act}) ? RELU : NO_ACTIVATION",
                                    f"vs_scale({sm}, {se})")))
         b, r0, c0, o0, k0 = (nm[v] for v in ("b", "r0", "c0", "o0", "k0"))
-        with out.block(f"for (int {b} = 0; {b} < {NB}; {b}++)"):
-            with out.block(f"for (int {r0} = 0; {r0} < {OH}; {r0} += (int){nm['pr']})"):
-                with out.block(f"for (int {c0} = 0; {c0} < {OW}; {c0} += (int){nm['pc']})"):
-                    with out.block(f"for (int {o0} = 0; {o0} < {KO}; "
-                                   f"{o0} += (int){nm['po']})"):
-                        with out.block(f"for (int {k0} = 0; {k0} < {C}; "
-                                       f"{k0} += (int){nm['pk']})"):
+        # long, as OH, OW and the tile: `r0 += pr` may pass INT_MAX at its last step
+        # where OH is within pr of it.
+        with out.block(f"for (long {b} = 0; {b} < {NB}; {b}++)"):
+            with out.block(f"for (long {r0} = 0; {r0} < {OH}; {r0} += {nm['pr']})"):
+                with out.block(f"for (long {c0} = 0; {c0} < {OW}; {c0} += {nm['pc']})"):
+                    with out.block(f"for (long {o0} = 0; {o0} < {KO}; {o0} += {nm['po']})"):
+                        with out.block(f"for (long {k0} = 0; {k0} < {C}; {k0} += {nm['pk']})"):
                             _call(out, nm, g.out_cname, x.cname, w.cname, bias.cname, act,
                                   (NB, H, W, C, KO, KH, KW, ST, PD))
     return True
