@@ -13,10 +13,12 @@ each serial (our `c` target / Halide without parallel and vectorize) and
 parallel (our `openmp` target with all cores / Halide parallel(y) +
 vectorize(x, 8), GuardWithIf tails as in the paper).
 
-Vectorized rows (issue 5): every derivation of coq/Examples/BlurVec.v
-(AVX2 instructions placed by `use_instr`), lowered with the `avx2` target
-(1 thread) and `avx2-openmp` (all cores), against Halide's tile(64, 64) +
-compute_at + vectorize(8) schedule without parallel (1 thread) and with
+Vectorized rows (issue 5): the derivations of coq/Examples/BlurVec.v for
+--isa (default auto: `blur_avx512` where the CPU has avx512f, else
+`blur_avx2`; vector instructions placed by `use_instr`), lowered with that
+ISA's target (1 thread) and its OpenMP target (all cores), against Halide's
+tile(64, 64) + compute_at + vectorize schedule at the same vector width (8
+floats for AVX2, 16 for AVX-512) without parallel (1 thread) and with
 parallel(yo) (HL_NUM_THREADS threads).  When BlurVec.v is missing or does
 not lower, the report says so and shows Halide alone in row tile+vec.
 
@@ -68,6 +70,7 @@ from verisched.pybridge.terms import (
     Var,
     Zero,
 )
+from verisched.targets.auto import best_vector_isa
 from verisched.targets.toolchain import atomic_write
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -198,15 +201,20 @@ def numpy_blur(img: np.ndarray) -> np.ndarray:
 
 
 HALIDE_LANES = 8  # the vectorize factor of the paper's Halide schedules
+# The vectorized rows' Halide counterpart (tile+vec) vectorizes by our kernels' lanes:
+# 16 floats where ours is the AVX-512 derivation, so both sides use the same vector width.
+ISA_LANES = {"avx2": 8, "avx512": 16}
 
 
-def halide_blur(schedule: str, parallel: bool, vectorize: bool | None = None):
+def halide_blur(schedule: str, parallel: bool, vectorize: bool | None = None,
+                lanes: int = HALIDE_LANES):
     """The paper's Halide schedules; the input is an ImageParam indexed [x, y].
 
     `vectorize` defaults to `parallel` (the paper's pairing); the vectorized rows
     use the tile schedule vectorized without parallel as Halide's 1-thread variant:
     the same loop nest a parallel(yo) loop runs on one thread, without the
-    task-queue dispatch (the JIT runtime's thread count is fixed at its start)."""
+    task-queue dispatch (the JIT runtime's thread count is fixed at its start).
+    `lanes`: the vectorize factor (the paper's 8, or the ISA's for tile+vec)."""
     import halide as hl
 
     vectorize = parallel if vectorize is None else vectorize
@@ -222,13 +230,13 @@ def halide_blur(schedule: str, parallel: bool, vectorize: bool | None = None):
             bx.parallel(y)
             by.parallel(y)
         if vectorize:
-            bx.vectorize(x, HALIDE_LANES)
-            by.vectorize(x, HALIDE_LANES)
+            bx.vectorize(x, lanes)
+            by.vectorize(x, lanes)
     elif schedule == "fused":
         if parallel:
             by.parallel(y)
         if vectorize:
-            by.vectorize(x, HALIDE_LANES)
+            by.vectorize(x, lanes)
     else:
         xo, yo, xi, yi = hl.Var("xo"), hl.Var("yo"), hl.Var("xi"), hl.Var("yi")
         by.tile(x, y, xo, yo, xi, yi, 64, 64, hl.TailStrategy.GuardWithIf)
@@ -236,17 +244,17 @@ def halide_blur(schedule: str, parallel: bool, vectorize: bool | None = None):
         if parallel:
             by.parallel(yo)
         if vectorize:
-            by.vectorize(xi, HALIDE_LANES)
-            bx.vectorize(x, HALIDE_LANES)
+            by.vectorize(xi, lanes)
+            bx.vectorize(x, lanes)
     by.compile_jit(hl.get_jit_target_from_environment())
     return inp, by
 
 
 def halide_runner(schedule: str, parallel: bool, img: np.ndarray, out: np.ndarray,
-                  vectorize: bool | None = None):
+                  vectorize: bool | None = None, lanes: int = HALIDE_LANES):
     import halide as hl
 
-    inp, by = halide_blur(schedule, parallel, vectorize)
+    inp, by = halide_blur(schedule, parallel, vectorize, lanes)
     ib, ob = hl.Buffer(img), hl.Buffer(out)  # numpy [y][x] -> Halide (x, y)
     inp.set(ib)
 
@@ -291,15 +299,31 @@ def load_programs(from_coq: bool, tile: tuple[int, int] = (64, 64)
 COLS = ("ours-1t", "halide-1t", "ours-par", "halide-par")
 
 
+def choose_isa(args: argparse.Namespace) -> None:
+    """Fill --isa (auto: the widest vector ISA the CPU runs, as bench sgemm and conv do,
+    issue 16's `native` default) and the vectorized rows' targets and Halide lanes
+    from it.  An AVX2 default on an AVX-512 machine would show the user's second-best
+    kernel; Halide's counterpart row gets the same vector width."""
+    args.isa_auto = args.isa == "auto"
+    if args.isa_auto:
+        args.isa = best_vector_isa()
+    if args.isa not in ISA_LANES:   # a CPU without AVX2: the AVX2 rows will say why
+        args.isa = "avx2"
+    args.vec_target = args.vec_target or args.isa
+    args.vec_par_target = args.vec_par_target or f"{args.isa}-openmp"
+    args.vec_lanes = ISA_LANES[args.isa]
+
+
 def load_vectorized(args: argparse.Namespace, fast: bool) -> list[cm.Ours]:
     """The derivations of BlurVec.v lowered with the AVX2 library, serial and OpenMP;
     a single entry saying why when there are none."""
     path = Path(args.vec_file)
     names = args.vec_derivation
     if not names and path.is_file():
-        # The derivations for this target's instruction family (BlurVec.v also derives
-        # blur_avx512, which the avx2 target refuses); all of them if none is named so.
-        isa = args.vec_target.split("-")[0]
+        # The derivations for --isa's instruction family (BlurVec.v derives blur_avx2
+        # and blur_avx512; each ISA's target refuses the other's); all of them if none
+        # is named so.
+        isa = args.isa
         every = cm.derivations_in(path)
         names = [d for d in every if isa in d] or every
     names = names or [None]
@@ -343,8 +367,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="the vectorized derivations (rows vec:NAME)")
     ap.add_argument("--vec-derivation", action="append", default=[],
                     help="only these derivations of --vec-file (default: all)")
-    ap.add_argument("--vec-target", choices=cm.TARGETS, metavar="TARGET", default="avx2")
-    ap.add_argument("--vec-par-target", choices=cm.TARGETS, metavar="TARGET", default="avx2-openmp")
+    ap.add_argument("--isa", choices=("auto", *ISA_LANES), default="auto",
+                    help="the vectorized rows' instruction set: BlurVec.v's derivations for it, "
+                         "lowered with its targets, against Halide vectorized by its lanes "
+                         "(default auto: AVX-512 where the CPU has avx512f, else AVX2)")
+    ap.add_argument("--vec-target", choices=cm.TARGETS, metavar="TARGET", default=None,
+                    help="default: the --isa target")
+    ap.add_argument("--vec-par-target", choices=cm.TARGETS, metavar="TARGET", default=None,
+                    help="default: the --isa OpenMP target")
     ap.add_argument("--no-vec", action="store_true", help="skip the vectorized rows")
     ap.add_argument("--quiet-wait", type=cm.nonnegative_float, default=10.0,
                     help="wait up to this many seconds for other processes to leave the "
@@ -364,11 +394,13 @@ def main(argv: list[str] | None = None) -> int:
         print("bench blur: the schedules peel a first and last row and column: need N, M >= 2",
               file=sys.stderr)
         return 2
-    if m < HALIDE_LANES and not args.no_halide:
+    choose_isa(args)
+    lanes = max(HALIDE_LANES, args.vec_lanes if not args.no_vec else 0)
+    if m < lanes and not args.no_halide:
         # Halide's vectorize(x, 8) shifts its last vector inwards, so a row narrower
         # than one vector is read before its start (a HalideError minutes in).
-        print(f"bench blur: Halide's schedules vectorize rows by {HALIDE_LANES}: need "
-              f"M >= {HALIDE_LANES} (or --no-halide)", file=sys.stderr)
+        print(f"bench blur: Halide's schedules vectorize rows by {lanes}: need "
+              f"M >= {lanes} (or --no-halide)", file=sys.stderr)
         return 2
     try:
         progs, origin = load_programs(not args.from_ast, tuple(args.tile))
@@ -421,7 +453,8 @@ def main(argv: list[str] | None = None) -> int:
             for col, par, vecz in (("halide-1t", False, key == "tile+vec"),
                                    ("halide-par", True, True)):
                 out = np.empty((n, m), dtype=np.float32)
-                run = halide_runner(sched, par, img, out, vecz)
+                run = halide_runner(sched, par, img, out, vecz,
+                                    args.vec_lanes if key == "tile+vec" else HALIDE_LANES)
                 with cm.unbound():  # the first parallel pipeline starts Halide's pool
                     run()
                 np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4,
@@ -479,9 +512,12 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origi
         "- scalar rows (two-stage, fused, tiled): Halide 1t = the schedule without parallel "
         "and vectorize; Halide par = parallel + vectorize(8) (the ATL paper's pairing)",
         "- vectorized rows (vec:NAME, ours from BlurVec.v lowered with "
-        f"`{args.vec_target}` / `{args.vec_par_target}`): Halide tile(64,64) + compute_at + "
-        "vectorize(8), without parallel (1t) and with parallel(yo) (par); row tile+vec is that "
-        "Halide schedule alone",
+        f"`{args.vec_target}` / `{args.vec_par_target}`; --isa {args.isa}"
+        f"{' (auto: the CPU has avx512f)' if args.isa_auto and args.isa == 'avx512' else ''}"
+        f"{' (auto: the CPU lacks avx512f)' if args.isa_auto and args.isa != 'avx512' else ''}"
+        "): Halide tile(64,64) + compute_at + "
+        f"vectorize({args.vec_lanes}), the same vector width, without parallel (1t) and with "
+        "parallel(yo) (par); row tile+vec is that Halide schedule alone",
         "- speed = Halide time / our time in the same column pair (> 1: ours faster); "
         + cm.INTERVAL_NOTE,
         f"- memory floor: copying the image (numpy, 1 thread) takes {copy_ms:.3f} ms "

@@ -260,7 +260,11 @@ def test_a_benchmarks_bad_argument_is_refused_when_the_arguments_are_read(
 @pytest.mark.parametrize("size, says", [
     (["1", "8"], "peel a first and last row and column: need N, M >= 2"),
     # Halide's vectorize(x, 8) read a row narrower than a vector before its start
-    (["8", "5"], "Halide's schedules vectorize rows by 8: need M >= 8 (or --no-halide)"),
+    (["8", "5", "--isa", "avx2"],
+     "Halide's schedules vectorize rows by 8: need M >= 8 (or --no-halide)"),
+    # tile+vec at the AVX-512 kernels' width
+    (["8", "12", "--isa", "avx512"],
+     "Halide's schedules vectorize rows by 16: need M >= 16 (or --no-halide)"),
 ])
 def test_blur_sizes_its_schedules_cannot_run_are_refused_first(
         size: list[str], says: str, tmp_path: Path, capsys) -> None:
@@ -839,3 +843,31 @@ def test_unscaled_note_names_a_peer_that_did_not_run_in_parallel(cm) -> None:
     assert cm.unscaled_note("torch", 93.5, 60.0, 2) is None
     assert cm.unscaled_note("torch", 93.5, 93.5, 1) is None
     assert cm.unscaled_note("torch", 93.5, 0.0, 2) is None
+
+
+def test_blur_isa_auto_takes_the_widest_vector_isa(monkeypatch) -> None:
+    """bench blur's vectorized rows default to the CPU's widest ISA (issue 16's native
+    default): its targets, and Halide's counterpart at the same vector width; an
+    explicit --isa or --vec-target is kept."""
+    import argparse
+
+    bl = _load("bench_blur")
+
+    def args(**kw):
+        base = {"isa": "auto", "vec_target": None, "vec_par_target": None}
+        return argparse.Namespace(**{**base, **kw})
+
+    monkeypatch.setattr(bl, "best_vector_isa", lambda: "avx512")
+    a = args()
+    bl.choose_isa(a)
+    assert (a.isa, a.vec_target, a.vec_par_target, a.vec_lanes) == \
+        ("avx512", "avx512", "avx512-openmp", 16)
+    assert a.isa_auto
+    monkeypatch.setattr(bl, "best_vector_isa", lambda: "avx2")
+    a = args()
+    bl.choose_isa(a)
+    assert (a.isa, a.vec_target, a.vec_par_target, a.vec_lanes) == \
+        ("avx2", "avx2", "avx2-openmp", 8)
+    a = args(isa="avx2", vec_par_target="openmp")
+    bl.choose_isa(a)
+    assert (a.vec_target, a.vec_par_target, a.isa_auto) == ("avx2", "openmp", False)
