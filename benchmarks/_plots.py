@@ -149,6 +149,10 @@ def blur(data: dict) -> Figure | None:
 # bench conv
 
 
+# bench conv's peer variants, as the legend names them.
+WHO_LABEL = {"torch": "torch (NCHW)", "torch_nhwc": "torch (NHWC, channels_last)"}
+
+
 def conv(data: dict, flops: float) -> Figure | None:
     """GFLOP/s per thread count, IQR whiskers, the measured FMA peak dashed; the
     legend sits below the axes so it covers no bar or line."""
@@ -159,7 +163,7 @@ def conv(data: dict, flops: float) -> Figure | None:
     samples: dict[str, list[float]] = data.get("samples_ms") or {}
     peak = {int(k): v for k, v in data["peak_gflops"].items()}
     ts = sorted(peak)
-    whos = [w for w in ("torch", "ours") if any(f"{w}-{t}t" in med for t in ts)]
+    whos = [w for w in ("torch", "torch_nhwc", "ours") if any(f"{w}-{t}t" in med for t in ts)]
     fig, ax = plt.subplots(figsize=(6.5, 4.6))
     width = 0.7 / max(len(whos), 1)
 
@@ -170,7 +174,7 @@ def conv(data: dict, flops: float) -> Figure | None:
         keys = [f"{who}-{t}t" for t in ts]
         vals = [gf(med[k]) if k in med else np.nan for k in keys]
         xs = [i + (j - (len(whos) - 1) / 2) * width for i in range(len(ts))]
-        ax.bar(xs, vals, width, label=who)
+        ax.bar(xs, vals, width, label=WHO_LABEL.get(who, who))
         whiskers(ax, xs, iqr_bounds([samples.get(k) for k in keys], gf), capsize=3)
     for i, t in enumerate(ts):
         ax.hlines(peak[t], i - 0.45, i + 0.45, colors="grey", linestyles="dashed",

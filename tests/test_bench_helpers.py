@@ -696,6 +696,21 @@ def test_conv_speed_intervals_per_thread_count() -> None:
     assert set(got) == {1} and got[1] == pytest.approx((1.1, 1.1))
 
 
+def test_conv_compares_ours_with_torchs_faster_layout() -> None:
+    """torch is timed on NCHW and on channels_last tensors; the speed (and its interval)
+    is against whichever was faster at that thread count, and a result with NCHW alone
+    (from before) still reads."""
+    cv = _load("bench_conv")
+    med = {"torch-1t": 88.0, "torch_nhwc-1t": 73.0, "torch-2t": 40.0, "torch_nhwc-2t": 44.0}
+    assert cv.peer(med, 1) == "torch_nhwc-1t" and cv.peer(med, 2) == "torch-2t"
+    assert cv.peer({"torch-1t": 88.0}, 1) == "torch-1t"
+    base = [30.0, 31.0, 29.5, 33.0, 30.5]
+    samples = {"torch-1t": [3.0 * b for b in base], "torch_nhwc-1t": [2.2 * b for b in base],
+               "ours-1t": [2 * b for b in base]}
+    got = cv.speed_intervals(samples, 2, {"torch-1t": 90.0, "torch_nhwc-1t": 66.0})
+    assert got[1] == pytest.approx((1.1, 1.1))
+
+
 def _started_thread_cores() -> set[int]:
     """The CPU affinity a thread started now, from this thread, begins with."""
     got: list[set[int]] = []

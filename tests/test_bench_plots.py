@@ -90,7 +90,8 @@ def test_blur_spread_labels_and_missing_halide(pl, tmp_path) -> None:
 
 
 def _conv_data(ours: bool) -> dict:
-    keys = ["torch-1t", "torch-2t"] + (["ours-1t", "ours-2t"] if ours else [])
+    keys = ["torch-1t", "torch-2t", "torch_nhwc-1t", "torch_nhwc-2t"] + (
+        ["ours-1t", "ours-2t"] if ours else [])
     return {"peak_gflops": {"1": 100.0, "2": 200.0}, "repeat": 5,
             "median_ms": {k: 10.0 for k in keys}, "samples_ms": {k: _runs(10) for k in keys},
             "ours_missing": None if ours else "Conv.v does not exist"}
@@ -104,6 +105,8 @@ def test_conv_legend_outside_the_axes(pl, tmp_path) -> None:
     ax = fig.axes[0]
     legend = ax.get_legend().get_window_extent()
     assert legend.y0 >= ax.get_window_extent().y1  # above the axes: it covers no line
+    names = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"torch (NCHW)", "torch (NHWC, channels_last)", "ours"} <= set(names), names
     fig = pl.conv(_conv_data(False), flops=1e9)
     _render(pl, fig, tmp_path, "conv_noours")
     assert "no kernel of ours: Conv.v does not exist" in _notes(pl, fig)
