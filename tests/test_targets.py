@@ -67,6 +67,22 @@ def test_non_contiguous_inputs_are_copied(fused):
     np.testing.assert_array_equal(fused({"f": x}, n=4), [0, 2, 6, 10])
 
 
+@pytest.mark.parametrize("target", ["c", "openmp"])
+def test_a_kernel_with_sizes_but_no_input_arrays_runs(target):
+    """`GEN [i < n] 5/2`: the C function's first argument is the int n, not an array
+    (the call once took its pointer type from the first argument and raised a
+    TypeError); bind, used by the benchmarks, takes the same path."""
+    from verisched import pipeline
+    from verisched.pybridge.terms import Lit, gen
+
+    k = pipeline.compile_program(gen("i", "n", Lit(5, 2)), {}, target, sizes=["n"],
+                                 unsafe=True)
+    np.testing.assert_array_equal(k({}, n=3), np.full(3, 2.5, np.float32))
+    out = np.zeros(4, np.float32)
+    k.bind({}, {"n": 4}, out)()
+    np.testing.assert_array_equal(out, np.full(4, 2.5, np.float32))
+
+
 def test_missing_compiler_is_reported(monkeypatch, tmp_path):
     monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
     monkeypatch.setenv("VERISCHED_CACHE", str(tmp_path))

@@ -189,7 +189,9 @@ class NativeKernel:
         self._lib = lib
         self._fn = getattr(lib, lowered.name)
         self._fn.restype = None
-        ptr = ctypes.POINTER(CT_TYPES[lowered.dtype])
+        # The element pointer type, kept apart: argtypes[0] is an int where a kernel has
+        # no input arrays, only sizes.
+        ptr = self._ptr = ctypes.POINTER(CT_TYPES[lowered.dtype])
         self._fn.argtypes = ([ptr] * len(lowered.inputs) + [ctypes.c_int] * len(lowered.sizes)
                              + [ptr] * len(lowered.outputs))
         self._err = ctypes.c_int.in_dll(lib, f"{lowered.name}_error")
@@ -268,7 +270,7 @@ class NativeKernel:
             raise KernelCallError(f"{self.name}: bind takes one output; this kernel has "
                                   f"{len(lw.outputs)} (call it instead)")
         self.call(inputs, sizes, out)  # validates everything once (and warms up)
-        ptr = self._fn.argtypes[0]
+        ptr = self._ptr
         arrays = [np.ascontiguousarray(inputs[a]) for a, _, _ in lw.inputs]
         args = [a.ctypes.data_as(ptr) for a in arrays]
         args += [int(sizes[a]) for a, _ in lw.sizes]
@@ -337,7 +339,7 @@ class NativeKernel:
                                       f"expected {shapes[a]} for sizes {_named(sizes)}")
             arr = np.ascontiguousarray(arr)
             keep.append(arr)
-            args.append(arr.ctypes.data_as(self._fn.argtypes[0]))
+            args.append(arr.ctypes.data_as(self._ptr))
         if out is None:
             out = np.empty(out_shape, dtype=self.dtype)
         elif (not isinstance(out, np.ndarray) or out.dtype != self.dtype
@@ -353,12 +355,12 @@ class NativeKernel:
             # Never hand C a null pointer, even for empty arrays.
             buf = o if o.size else np.empty(1, dtype=self.dtype)
             held.append(buf)
-            args.append(buf.ctypes.data_as(self._fn.argtypes[0]))
+            args.append(buf.ctypes.data_as(self._ptr))
         for k, arr in enumerate(keep):
             if arr.size == 0:
                 stub = np.empty(1, dtype=self.dtype)
                 keep.append(stub)
-                args[k] = stub.ctypes.data_as(self._fn.argtypes[0])
+                args[k] = stub.ctypes.data_as(self._ptr)
         self._fn(*args)
         if self._err.value == 2:  # checked above, so a disagreement between the checks
             raise KernelCallError(f"{self.name}: the kernel refused sizes {dict(sizes)}: they "
