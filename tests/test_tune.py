@@ -189,6 +189,16 @@ def test_cli_tune_and_its_errors(tmp_path: Path) -> None:
     assert typo.returncode == 1 and "Traceback" not in typo.stderr
     assert "fused has no size nn (its sizes: n; the hand derivation's: n" in typo.stderr
     assert not (tmp_path / "y").exists()
+    # The simulator has no timing model: refused, naming the flag (an AttributeError
+    # traceback once, after the replay); tune()'s argument names read as the flags.
+    for extra, says in ((["--size", "n=7", "--target", "gemmini"],
+                         "verisched tune: --target gemmini: it runs on a simulator"),
+                        (["--size", "n=0"], "verisched tune: --size: n = 0: must be positive")):
+        r = subprocess.run(exe + [*extra, "--trials", "1", "-o", str(tmp_path / "z")],
+                           capture_output=True, text=True, timeout=600, env=ENV)
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        assert says in r.stderr, r.stderr
+        assert not (tmp_path / "z").exists()
 
 
 @pytest.mark.parametrize("sizes, why", [
@@ -289,3 +299,12 @@ def _default_sigint() -> None:
     without job control inherits SIGINT ignored (POSIX), and Ctrl-C would then do
     nothing."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_a_simulator_target_is_refused(tmp_path: Path) -> None:
+    """The search ranks candidates by time; gemmini's simulator has no timing model."""
+    with pytest.raises(ScheduleArgumentError, match="argument target: gemmini runs on a "
+                       "simulator without a timing model"):
+        tune(MATVEC, target="gemmini", sizes=SIZES, budget=None, trials=1, jobs=1,
+             out_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -24,8 +24,15 @@ from verisched.commands.common import (
     seed_int,
 )
 from verisched.schedule import ScheduleError
+from verisched.schedule.errors import ScheduleArgumentError
 from verisched.tune import program_of, tune
 from verisched.tune.executors import ExecutorError
+
+
+# tune()'s argument names -> this command's flags, for its messages.
+FLAGS = {"sizes": "--size", "target": "--target", "budget": "--budget", "trials": "--trials",
+         "jobs": "--jobs", "ray": "--ray", "resume": "--resume", "out_dir": "--output",
+         "seed": "--seed", "timeout": "--timeout"}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,6 +44,10 @@ def execute(args: argparse.Namespace) -> int:
     if args.budget is None and args.trials is None:
         raise UsageError("give --budget SECONDS or --trials N")
     target = pipeline.get_target(args.target)
+    if target.runs_on != "native":   # said before the derivation is replayed
+        raise UsageError(f"--target {target.name}: it runs on a simulator without a timing "
+                         "model, so candidates cannot be timed; tune for a CPU target "
+                         "(native, avx2, avx512, c, openmp, ...)")
     target.check_runtime()
     progress = Progress(quiet=args.quiet)
     try:
@@ -50,6 +61,10 @@ def execute(args: argparse.Namespace) -> int:
                    trials=args.trials, jobs=args.jobs, ray=args.ray, resume=args.resume,
                    out_dir=args.output, seed=args.seed, hand=hand, timeout=args.timeout,
                    progress=progress)
+    except ScheduleArgumentError as exc:
+        if exc.directive == "tune" and exc.argument in FLAGS:
+            raise UsageError(f"{FLAGS[exc.argument]}: {exc.why}") from None
+        raise UsageError(str(exc)) from None
     except (ScheduleError, ExecutorError) as exc:
         raise UsageError(str(exc)) from None
     finally:

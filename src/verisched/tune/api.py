@@ -146,6 +146,12 @@ def tune(program: Program, *, target: str = "native", sizes: Mapping[str, int],
     (`NAME_tuned.v`, `NAME_tuned.py`) and the plot into `out_dir`.  Ctrl-C stops the
     search; the log and the best so far are kept and the outputs written."""
     t = get_target(target)
+    if t.runs_on != "native":
+        # The search ranks candidates by their time; a simulator's run (gemmini: a
+        # functional model, no timing) has none to rank by.
+        raise ScheduleArgumentError("tune", "target", f"{t.name} runs on a simulator "
+                                    "without a timing model, so its candidates cannot be "
+                                    "timed; tune for a CPU target (native, avx2, ...)")
     t.check_runtime()
     if budget is None and trials is None:
         raise ScheduleArgumentError("tune", "budget", "give a budget (seconds) or trials")
