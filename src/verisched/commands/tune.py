@@ -28,7 +28,6 @@ from verisched.schedule.errors import ScheduleArgumentError
 from verisched.tune import program_of, tune
 from verisched.tune.executors import ExecutorError
 
-
 # tune()'s argument names -> this command's flags, for its messages.
 FLAGS = {"sizes": "--size", "target": "--target", "budget": "--budget", "trials": "--trials",
          "jobs": "--jobs", "ray": "--ray", "resume": "--resume", "out_dir": "--output",
