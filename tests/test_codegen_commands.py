@@ -339,6 +339,11 @@ def test_sizes_beyond_memory_and_nonpositive_counts_are_refused(vfile, capsys, m
         assert stop.value.code == 2
         err = capsys.readouterr().err
         assert f"'{argv[-1]}': expected a" in err and "above 0" in err, err
+    # More threads than libgomp can allocate (it ended the process), before any replay.
+    with pytest.raises(SystemExit) as stop:
+        main([*run, "--size", "n=3,m=3", "--threads", "2147483647"])
+    assert stop.value.code == 2
+    assert "argument --threads: '2147483647': at most" in capsys.readouterr().err
     # An output directory that cannot be made is refused before any search runs.
     blocker = vfile.parent / "a_file"
     blocker.write_text("")

@@ -148,6 +148,13 @@ def test_openmp_matches_c_and_reference():
         for threads in (1, 2):
             ko.set_threads(threads)
             np.testing.assert_allclose(ko({"img": img}, **sizes), want, rtol=1e-5, atol=1e-5)
+    # libgomp allocates every thread's state up front: 2^31 - 1 ended the process in it.
+    from verisched.targets.native import max_threads
+
+    for bad in (0, -1, max_threads() + 1, 2**31 - 1, 2**40, True, 2.0):
+        with pytest.raises(KernelCallError, match="threads must be an integer from 1 to"):
+            ko.set_threads(bad)
+    ko.set_threads(np.int64(2))
     with pytest.raises(KernelCallError, match="not an OpenMP kernel"):
         kc.set_threads(2)
 

@@ -29,11 +29,11 @@ from verisched.commands.common import (
     ints,
     pairs,
     path_arg,
-    positive_int,
     section_signature,
     seed_int,
     size_hint,
     target_for,
+    thread_count,
     writable_output,
 )
 from verisched.pybridge.derivation import write_text_atomic
@@ -253,7 +253,7 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="NAME=file.npy; a size that is by itself an extent of the "
                              "array (`shaped [n; m] NAME`) is read from its shape")
     parser.add_argument("--seed", type=seed_int, default=0, help="seed for random inputs")
-    parser.add_argument("--threads", type=positive_int, default=None, help="OpenMP threads")
+    parser.add_argument("--threads", type=thread_count, default=None, help="OpenMP threads")
     parser.add_argument("--fast-math", action="store_true", help="compile with -ffast-math")
     parser.add_argument("--check", action="store_true",
                         help="compare with the reference interpreter")

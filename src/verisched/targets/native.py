@@ -205,10 +205,17 @@ class NativeKernel:
         return {a: np.dtype(self.dtype) for a, _, _ in self.lowered.inputs}
 
     def set_threads(self, n: int) -> None:
-        """Number of OpenMP threads for later calls (OpenMP target only)."""
+        """Number of OpenMP threads for later calls (OpenMP target only), from 1 to
+        `max_threads()`: libgomp takes an int and allocates every thread's state up
+        front, so 2^31 - 1 threads ended the process inside it ("Out of memory
+        allocating 481036338272 bytes") and a larger count was silently truncated."""
         f = getattr(self._lib, "vs_set_num_threads", None)
         if f is None:
             raise KernelCallError(f"{self.name}: not an OpenMP kernel")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) \
+                or not 1 <= n <= max_threads():
+            raise KernelCallError(f"{self.name}: threads must be an integer from 1 to "
+                                  f"{max_threads()} (4 per CPU, at least 4096), not {n!r}")
         f.argtypes = [ctypes.c_int]
         f(int(n))
 
@@ -376,6 +383,13 @@ class NativeKernel:
         values = {c: int(sizes[a]) for a, c in self.lowered.sizes}
         return [tuple(evaluate(d, values) for d in dims)
                 for _, dims, _ in self.lowered.more_outputs]
+
+
+def max_threads() -> int:
+    """The most OpenMP threads a kernel is given: 4 per CPU of this machine, and at
+    least 4096, far above any useful oversubscription, far below what libgomp cannot
+    allocate."""
+    return max(4096, 4 * (os.cpu_count() or 1))
 
 
 def _named(sizes: Mapping[str, int]) -> str:
