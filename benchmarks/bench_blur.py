@@ -71,6 +71,7 @@ from verisched.pybridge.terms import (
     Zero,
 )
 from verisched.targets.auto import best_vector_isa
+from verisched.targets.cpu import cpu_flags
 from verisched.targets.toolchain import atomic_write
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -305,8 +306,11 @@ def choose_isa(args: argparse.Namespace) -> None:
     from it.  An AVX2 default on an AVX-512 machine would show the user's second-best
     kernel; Halide's counterpart row gets the same vector width."""
     args.isa_auto = args.isa == "auto"
+    args.isa_note = ""
     if args.isa_auto:
         args.isa = best_vector_isa()
+        has = "has" if "avx512f" in cpu_flags() else "lacks"
+        args.isa_note = f" (auto: the CPU {has} avx512f)"
     if args.isa not in ISA_LANES:   # a CPU without AVX2: the AVX2 rows will say why
         args.isa = "avx2"
     args.vec_target = args.vec_target or args.isa
@@ -513,8 +517,7 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origi
         "and vectorize; Halide par = parallel + vectorize(8) (the ATL paper's pairing)",
         "- vectorized rows (vec:NAME, ours from BlurVec.v lowered with "
         f"`{args.vec_target}` / `{args.vec_par_target}`; --isa {args.isa}"
-        f"{' (auto: the CPU has avx512f)' if args.isa_auto and args.isa == 'avx512' else ''}"
-        f"{' (auto: the CPU lacks avx512f)' if args.isa_auto and args.isa != 'avx512' else ''}"
+        f"{args.isa_note}"
         "): Halide tile(64,64) + compute_at + "
         f"vectorize({args.vec_lanes}), the same vector width, without parallel (1t) and with "
         "parallel(yo) (par); row tile+vec is that Halide schedule alone",

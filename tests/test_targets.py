@@ -223,6 +223,41 @@ def test_header_declares_the_abi():
     assert "#ifndef VERISCHED_TWO_C" in h and "output extents n" in h
 
 
+def test_c_file_and_header_are_written_both_or_neither(tmp_path, monkeypatch):
+    """A full disk while writing the C file once left the new header beside the old C
+    file; now neither is replaced, no temporary file stays, and the error names the
+    file the user asked for."""
+    import errno
+    import os
+
+    from verisched.pybridge import derivation
+    from verisched.targets.base import CSource
+
+    lw = lower(pipeline_two_stage(), {"f": (n,)}, name="two")
+    src = CSource(target=None, lowered=(lw,), c="#include <stdint.h>\nint x;\n",
+                  header=render_header([lw], "two.c"))
+    out = tmp_path / "k.c"
+    out.write_text("old c")
+    (tmp_path / "k.h").write_text("old h")
+    real = os.fdopen
+
+    def full(fd, mode="r", *a, **kw):
+        f = real(fd, mode, *a, **kw)
+        if os.readlink(f"/proc/self/fd/{fd}").startswith(str(tmp_path / ".k.c.")):
+            f.close()
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return f
+
+    monkeypatch.setattr(derivation.os, "fdopen", full)
+    with pytest.raises(OSError, match=r"No space left on device: '.*k\.c'"):
+        src.write(out)
+    assert out.read_text() == "old c" and (tmp_path / "k.h").read_text() == "old h"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.c", "k.h"]
+    monkeypatch.undo()
+    src.write(out)
+    assert '#include "k.h"' in out.read_text() and "void two(" in (tmp_path / "k.h").read_text()
+
+
 def sanitizer_programs():
     f = Var("f")
     return [

@@ -43,7 +43,7 @@ def execute(args: argparse.Namespace) -> int:
     if args.budget is None and args.trials is None:
         raise UsageError("give --budget SECONDS or --trials N")
     target = pipeline.get_target(args.target)
-    if target.runs_on != "native":   # said before the derivation is replayed
+    if target.runs_on == "simulator":   # said before the derivation is replayed
         raise UsageError(f"--target {target.name}: it runs on a simulator without a timing "
                          "model, so candidates cannot be timed; tune for a CPU target "
                          "(native, avx2, avx512, c, openmp, ...)")

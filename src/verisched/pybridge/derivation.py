@@ -22,6 +22,7 @@ import os
 import re
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -348,13 +349,42 @@ def write_text_atomic(path: str | Path, text: str | bytes) -> Path:
     file's, or 0666 less the umask): mkstemp's private 0600 would otherwise
     make every trace or report unreadable to the rest of a team sharing the tree.
     """
-    path = Path(path)
+    write_texts_atomic([(path, text)])
+    return Path(path)
+
+
+def write_texts_atomic(files: Sequence[tuple[str | Path, str | bytes]]) -> None:
+    """Write several files so that none is replaced unless all were written: each goes
+    to a temporary file next to it first, and only when every one is complete are they
+    renamed into place (`compile`'s C file and header: a full disk once left a new
+    header beside an old C file).  An error names the file it was writing (a full
+    disk's ENOSPC carries no file name of its own)."""
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, text in files:
+            staged.append((_stage(Path(path), text), Path(path)))
+        for tmp, path in staged:
+            try:
+                os.replace(tmp, path)
+            except OSError as exc:
+                raise _naming(exc, path) from None
+    finally:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def _stage(path: Path, text: str | bytes) -> str:
+    """`text` in a temporary file next to `path`, with the mode `path` would get; its
+    name.  Removed again if it cannot be written whole."""
     try:
         mode = path.stat().st_mode & 0o7777
     except OSError:
         mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
-                               dir=str(path.parent or "."))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                                   dir=str(path.parent or "."))
+    except OSError as exc:
+        raise _naming(exc, path) from None
     try:
         os.fchmod(fd, mode)
         if isinstance(text, bytes):
@@ -363,11 +393,20 @@ def write_text_atomic(path: str | Path, text: str | bytes) -> Path:
         else:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _naming(exc, path) from None
         raise
-    return path
+    return tmp
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """`exc` with `path` as its file name (the one the user gave, not the temporary
+    file's), so the message says which output could not be written."""
+    if exc.errno is None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror, str(path))
 
 
 def write_json_atomic(path: str | Path, data: object) -> None:

@@ -31,10 +31,10 @@ from verisched.codegen.errors import KernelCallError
 from verisched.codegen.ir import C_INT_MAX
 from verisched.codegen.poly import Poly, evaluate
 from verisched.codegen.program import KernelProgram
+from verisched.pybridge.derivation import write_texts_atomic
 from verisched.pybridge.errors import OutputPathError
 from verisched.pybridge.instrs import InstrSpec
 from verisched.pybridge.terms import Lit, walk
-from verisched.targets.toolchain import atomic_write
 
 
 class TargetUnavailable(KernelCallError):
@@ -69,7 +69,7 @@ class CSource:
 
     def write(self, out: Path) -> tuple[Path, Path]:
         """Write OUT (the C file, including its header by name) and the header next to it
-        (OUT with suffix .h), each atomically; returns both paths."""
+        (OUT with suffix .h), atomically and both or neither; returns both paths."""
         header = out.with_suffix(".h")
         if header == out:  # OUT.h: the header would overwrite the C file
             raise OutputPathError(f"{out}: the C file cannot end in .h, where its header "
@@ -83,8 +83,8 @@ class CSource:
         default = f"{self.lowered[0].name}.c" if self.lowered else ""
         h = self.header.replace(f"declarations for {default}.", f"declarations for {out.name}.",
                                 1)
-        atomic_write(header, h)
-        atomic_write(out, c)
+        # Both or neither: a C file and a header from different runs do not match.
+        write_texts_atomic([(header, h), (out, c)])
         return out, header
 
 

@@ -146,7 +146,7 @@ def tune(program: Program, *, target: str = "native", sizes: Mapping[str, int],
     (`NAME_tuned.v`, `NAME_tuned.py`) and the plot into `out_dir`.  Ctrl-C stops the
     search; the log and the best so far are kept and the outputs written."""
     t = get_target(target)
-    if t.runs_on != "native":
+    if t.runs_on == "simulator":
         # The search ranks candidates by their time; a simulator's run (gemmini: a
         # functional model, no timing) has none to rank by.
         raise ScheduleArgumentError("tune", "target", f"{t.name} runs on a simulator "
