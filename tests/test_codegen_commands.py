@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
 
 from verisched.cli import main
@@ -290,6 +291,24 @@ def test_derived_kernel_is_clean_under_asan_and_matches_the_interpreter(vfile):
         got = run_sanitized(exe, lw, {"f": f}, {"n": n, "m": m}, (n, m))
         want = evaluate(dp.expr, {"f": f.astype(np.float64)}, {"n": n, "m": m}, np.float64)
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_run_output_is_checked_under_the_name_it_is_saved_as(vfile, tmp_path, capsys,
+                                                              monkeypatch):
+    """`-o dd` saves dd.npy: a directory dd.npy is refused before the replay, naming -o
+    and the file (once: the kernel ran, then the rename failed on a temporary file's
+    name); a directory named as given (`-o adir`) does not block adir.npy."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dd.npy").mkdir()
+    (tmp_path / "adir").mkdir()
+    run = ["run", str(vfile), "--derivation", "rows_fused", "--size", "n=5,m=3", "-q"]
+    assert main([*run, "-o", "dd"]) == 1
+    err = capsys.readouterr().err
+    assert "verisched run: -o dd.npy: dd.npy is a directory" in err, err
+    assert "replaying" not in err and ".tmp" not in err
+    assert main([*run, "-o", "adir"]) == 0
+    assert "saved adir.npy" in capsys.readouterr().out
+    assert np.load(tmp_path / "adir.npy").shape == (5, 3)
 
 
 def test_sizes_beyond_memory_and_nonpositive_counts_are_refused(vfile, capsys, monkeypatch):

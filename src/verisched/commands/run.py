@@ -53,7 +53,10 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
     signature = section_signature(args) if checked is None else None
     files = _input_arrays(args.input)
     if args.output:
-        writable_output(args.output, "-o")
+        # The names the output is saved under (one output or several: not known
+        # before the replay), not the name as given (`-o dd` writes dd.npy).
+        for final in dict.fromkeys(_final_name(args.output, k) for k in (1, 2)):
+            writable_output(final, "-o")
     if checked is None and args.target is not None:  # refused before the replay
         pipeline.get_target(args.target).check_runtime()
     if checked is None and signature is None:  # not readable statically: the replay says
@@ -160,15 +163,20 @@ def _input_arrays(items: list[str]) -> dict[str, np.ndarray]:
     return out
 
 
+def _final_name(path: str, count: int) -> str:
+    """The file `-o path` saves `count` outputs in (_save's rule)."""
+    suffix = ".npz" if count > 1 else ".npy"
+    if suffix == ".npz" and path.endswith(".npy"):
+        path = path[:-len(".npy")]
+    return path if path.endswith(suffix) else path + suffix
+
+
 def _save(path: str, outs: tuple[np.ndarray, ...]) -> str:
     """Save the output(s) atomically, named as numpy names them (`.npy` appended to a
     name without it; several outputs as out0, out1, ... in an `.npz`, whose name takes
     `.npz` in place of a `.npy` the user wrote, not after it): no half-written file is
     left if the write fails."""
-    suffix = ".npz" if len(outs) > 1 else ".npy"
-    if suffix == ".npz" and path.endswith(".npy"):
-        path = path[:-len(".npy")]
-    final = path if path.endswith(suffix) else path + suffix
+    final = _final_name(path, len(outs))
     buf = io.BytesIO()
     if len(outs) > 1:
         np.savez(buf, **{f"out{k}": o for k, o in enumerate(outs)})
