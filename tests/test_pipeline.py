@@ -159,6 +159,11 @@ def test_derivation_signature_preconditions_and_fix(vfile) -> None:
     # a size beyond C int would be folded into loop bounds that wrap
     with pytest.raises(CodegenError, match=r"fix: m=4294967296 is beyond C int \(\|m\| <="):
         pipeline.check(derived, fix={"m": 2**32})
+    # a negative size: an extent ATL reads as empty, numpy and the C would not (it was
+    # compiled in, then refused at the call by a message that named no size)
+    with pytest.raises(CodegenError, match=r"fix: m=-5: a size is an extent, at least 0"):
+        pipeline.check(derived, fix={"m": -5})
+    assert pipeline.check(derived, fix={"m": 0}).program.sizes == ("n",)
 
 
 @requires_coq

@@ -160,6 +160,12 @@ def _check_fix(derived: DerivedProgram, fix: Mapping[str, FixValue]) -> dict[str
         if abs(v) > C_INT_MAX:  # a kernel's sizes and loops are C int
             raise CodegenError(f"fix: {k}={v} is beyond C int (|{k}| <= {C_INT_MAX}), over "
                                "which the kernels' sizes and loops run")
+        if v < 0:
+            # ATL reads a negative extent as empty, the kernel's arrays would not: a
+            # negative size was compiled in, then refused at the call with a message
+            # that named no size.  Zero stays: an empty loop, or a time loop of no steps.
+            raise CodegenError(f"fix: {k}={v}: a size is an extent, at least 0 (a run-time "
+                               "size, at least 1)")
         out[k] = int(v)
     for c in derived.hypotheses.conditions:
         fv = c.free_vars()

@@ -393,8 +393,10 @@ def max_threads() -> int:
 
 
 def _named(sizes: Mapping[str, int]) -> str:
-    """Sizes as a message shows them, `M=6, K=7`, as the command line writes them."""
-    return ", ".join(f"{k}={v}" for k, v in sizes.items())
+    """Sizes as a message shows them, `M=6, K=7`, as the command line writes them
+    (a kernel whose sizes were all fixed at compile time has none: said so, not a
+    message cut off after "for sizes")."""
+    return ", ".join(f"{k}={v}" for k, v in sizes.items()) or "(none: all fixed)"
 
 
 def _same_buffer(a: np.ndarray, b: np.ndarray) -> bool:
