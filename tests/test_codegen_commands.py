@@ -311,6 +311,30 @@ def test_run_output_is_checked_under_the_name_it_is_saved_as(vfile, tmp_path, ca
     assert np.load(tmp_path / "adir.npy").shape == (5, 3)
 
 
+def test_conflicting_or_empty_flags_are_refused_naming_them(vfile, tmp_path, capsys):
+    """Two --store-at for one buffer (the last silently won), an empty --dtype (read as
+    the default), a fractional size in --fix (shown as `Fraction(3, 2)`); and the build
+    hint for an output that does not end in .c, or has a space, is a working command."""
+    base = ["compile", str(vfile), "--derivation", "rows_fused", "-q"]
+    assert main([*base, "--store-at", "t:i", "--store-at", "t:j", "-o",
+                 str(tmp_path / "a.c")]) == 1
+    assert ("--store-at t:j: buffer t is already stored at i (--store-at t:i); give one "
+            "loop per buffer") in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*base, "--dtype", "", "-o", str(tmp_path / "a.c")])
+    assert "argument --dtype: '': the element type is empty" in capsys.readouterr().err
+    assert main([*base, "--fix", "n=1.5", "-o", str(tmp_path / "a.c")]) == 1
+    assert "fix: n must be an integer (it is a size), got 3/2" in capsys.readouterr().err
+    assert not (tmp_path / "a.c").exists()
+    out = tmp_path / "my kernel"
+    assert main(["compile", str(vfile), "--derivation", "rows_fused", "-o", str(out)]) == 0
+    hint = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("to build"))
+    cmd = hint.removeprefix("to build it: ").split("; link with")[0]
+    assert f"-x c '{out}'" in cmd
+    subprocess.run(cmd, shell=True, cwd=tmp_path, check=True)
+    assert (tmp_path / "my kernel.o").is_file()
+
+
 def test_sizes_beyond_memory_and_nonpositive_counts_are_refused(vfile, capsys, monkeypatch):
     # Sizes whose inputs and outputs cannot fit in memory are refused by their figure
     # before numpy allocates (it would raise a traceback, or with Linux's overcommit

@@ -186,7 +186,11 @@ def test_page_is_self_contained(tmp_path: Path) -> None:
                               "blur_two_stage, blur_fused, blur_tiled"),
     (["no/such.v"], "no such file: no/such.v"),
     (["coq/Examples/Blur.v", "--derivation", "blur_tiled", "--bench-png", "README.md"],
-     "README.md is not a PNG file"),
+     "--bench-png README.md: not a PNG file"),
+    (["coq/Examples/Blur.v", "--derivation", "blur_tiled", "--bench-png", "coq"],
+     "--bench-png coq: a directory, not a PNG file"),
+    (["coq/Examples/Blur.v", "--derivation", "blur_tiled", "--bench-png", "no.png"],
+     "--bench-png no.png: no such benchmark plot"),
     (["coq/Examples/Blur.v", "--derivation", "blur_tiled", "--target", "nope"],
      "unknown target 'nope'"),
 ])
@@ -206,6 +210,8 @@ def test_refusals_are_one_line_and_write_nothing(args: list[str], message: str, 
 def test_unwritable_output_is_refused_before_coq(tmp_path: Path) -> None:
     with pytest.raises(ReportError, match="does not exist"):
         write_report(REPO / "coq/Examples/Blur.v", "blur_tiled", tmp_path / "no" / "r.html")
+    with pytest.raises(ReportError, match=r"^-o .*: .*is a directory"):
+        write_report(REPO / "coq/Examples/Blur.v", "blur_tiled", tmp_path)
 
 
 # -- real derivations, in Chromium ---------------------------------------------------------------

@@ -83,6 +83,14 @@ def _positive(text: str, kind: Callable[[str], T], least: float | None = None) -
     return value  # type: ignore[return-value]
 
 
+def dtype_arg(text: str) -> str:
+    """An argparse type for --dtype: an empty one (`"$T"` with T unset) is refused by
+    its flag, where it was silently read as the target's default."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: the element type is empty")
+    return text.strip()
+
+
 def path_arg(text: str) -> str:
     """An argparse type for a file argument (a `.v` file, `-o`, `--json`): an empty
     one (`"$F"` with F unset) is refused by its flag, where it would have been read as
@@ -200,7 +208,7 @@ def add_program_args(parser: argparse.ArgumentParser) -> None:
                         help="default: c, or where the program is in a target's instruction "
                              "form (avx512, gemmini, ...) that target; "
                              + "; ".join(f"{t.name}: {t.summary}" for t in pipeline.TARGETS))
-    parser.add_argument("--dtype", default=None,
+    parser.add_argument("--dtype", default=None, type=dtype_arg,
                         help="element type (default: the target's; C targets: float32, "
                              "float64, int32, int8)")
     parser.add_argument("--shape", action="append", default=[],
@@ -226,13 +234,18 @@ def add_program_args(parser: argparse.ArgumentParser) -> None:
 
 def store_at(items: list[str]) -> tuple[tuple[str, str], ...]:
     """`--store-at BUF:LOOP` arguments as (buffer, loop) pairs."""
-    out: list[tuple[str, str]] = []
+    out: dict[str, str] = {}
     for item in items:
         buf, sep, loop = item.partition(":")
         if not sep or not buf.strip().isidentifier() or not loop.strip().isidentifier():
             raise UsageError(f"--store-at {item}: expected BUF:LOOP, e.g. t:i")
-        out.append((buf.strip(), loop.strip()))
-    return tuple(out)
+        buf, loop = buf.strip(), loop.strip()
+        if buf in out and out[buf] != loop:  # the last one silently won
+            raise UsageError(f"--store-at {item}: buffer {buf} is already stored at "
+                             f"{out[buf]} (--store-at {buf}:{out[buf]}); give one loop per "
+                             "buffer")
+        out[buf] = loop
+    return tuple(out.items())
 
 
 class Progress:

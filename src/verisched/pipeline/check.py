@@ -156,7 +156,7 @@ def _check_fix(derived: DerivedProgram, fix: Mapping[str, FixValue]) -> dict[str
     out: dict[str, int] = {}
     for k, v in fix.items():
         if isinstance(v, bool) or not isinstance(v, int):
-            raise CodegenError(f"fix: {k} must be an integer, got {v!r}")
+            raise CodegenError(f"fix: {k} must be an integer (it is a size), got {v}")
         if abs(v) > C_INT_MAX:  # a kernel's sizes and loops are C int
             raise CodegenError(f"fix: {k}={v} is beyond C int (|{k}| <= {C_INT_MAX}), over "
                                "which the kernels' sizes and loops run")

@@ -68,13 +68,15 @@ def preflight(out: Path, bench_png: str | Path | None = None,
     try:
         check_writable(out)
     except OutputPathError as exc:
-        raise ReportError(f"{out}: {exc}") from None
+        raise ReportError(f"-o {out}: {exc}") from None
     if bench_png is not None:
         png = Path(bench_png)
+        if png.is_dir():
+            raise ReportError(f"--bench-png {png}: a directory, not a PNG file")
         if not png.is_file():
-            raise ReportError(f"no such benchmark plot: {png}")
+            raise ReportError(f"--bench-png {png}: no such benchmark plot")
         if png.read_bytes()[:8] != b"\x89PNG\r\n\x1a\n":
-            raise ReportError(f"{png} is not a PNG file")
+            raise ReportError(f"--bench-png {png}: not a PNG file")
     if target is not None:
         try:
             get_target(target)

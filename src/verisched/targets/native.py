@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shlex
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -105,7 +106,11 @@ class NativeTarget:
         flags the kernels are built with here, less -fPIC; its libraries, and libm)."""
         flags = [f for f in self.cflags() if f != "-fPIC"]
         link = [*(["-fopenmp"] if "-fopenmp" in flags else []), *self.libs, "-lm"]
-        return f"cc {' '.join(flags)} -c {c_file}; link with {' '.join(link)}"
+        # Quoted for a shell; `-x c` where the name does not say C (`-o kernel`), or cc
+        # would take it for a linker input and build nothing.
+        lang = "" if str(c_file).endswith(".c") else "-x c "
+        return (f"cc {' '.join(flags)} -c {lang}{shlex.quote(str(c_file))}; link with "
+                f"{' '.join(link)}")
 
     def check_runtime(self) -> None:
         if self.isa is not None:

@@ -18,6 +18,7 @@ negative.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -178,7 +179,9 @@ class GemminiTarget:
     def build_hint(self, c_file: Path) -> str:
         """How to compile the C file: its `#include "include/gemmini.h"` finds the
         simulator in this package, or, for the accelerator, Gemmini's own header."""
-        return (f"cc -std=gnu11 -O2 -I{include_dir().parent} -c {c_file} (the functional "
+        lang = "" if str(c_file).endswith(".c") else "-x c "   # as native.build_hint
+        return (f"cc -std=gnu11 -O2 -I{shlex.quote(str(include_dir().parent))} -c {lang}"
+                f"{shlex.quote(str(c_file))} (the functional "
                 "simulator's include/gemmini.h; for the accelerator, -I the directory of "
                 "gemmini-rocc-tests that holds include/gemmini.h)")
 
