@@ -41,12 +41,12 @@ def positive_int(text: str) -> int:
 def thread_count(text: str) -> int:
     """An argparse type: OpenMP threads, 1 to targets.native.max_threads() (libgomp
     ended the process on 2^31 - 1 after the replay, with no word from us)."""
-    from verisched.targets.native import max_threads
+    from verisched.targets.native import THREADS_RULE, max_threads
 
     n = _positive(text, int)
     if n > max_threads():
-        raise argparse.ArgumentTypeError(f"{text!r}: at most {max_threads()} threads (4 per "
-                                         "CPU, at least 4096)")
+        raise argparse.ArgumentTypeError(f"{text!r}: at most {max_threads()} threads "
+                                         f"({THREADS_RULE})")
     return n
 
 

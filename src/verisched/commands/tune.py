@@ -26,6 +26,7 @@ from verisched.commands.common import (
 from verisched.schedule import ScheduleError
 from verisched.schedule.errors import ScheduleArgumentError
 from verisched.tune import program_of, tune
+from verisched.tune.api import UNTIMEABLE, timeable
 from verisched.tune.executors import ExecutorError
 
 # tune()'s argument names -> this command's flags, for its messages.
@@ -43,10 +44,8 @@ def execute(args: argparse.Namespace) -> int:
     if args.budget is None and args.trials is None:
         raise UsageError("give --budget SECONDS or --trials N")
     target = pipeline.get_target(args.target)
-    if target.runs_on == "simulator":   # said before the derivation is replayed
-        raise UsageError(f"--target {target.name}: it runs on a simulator without a timing "
-                         "model, so candidates cannot be timed; tune for a CPU target "
-                         "(native, avx2, avx512, c, openmp, ...)")
+    if not timeable(target):   # said before the derivation is replayed
+        raise UsageError(f"--target {target.name}: it {UNTIMEABLE}")
     target.check_runtime()
     progress = Progress(quiet=args.quiet)
     try:

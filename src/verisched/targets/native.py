@@ -220,7 +220,7 @@ class NativeKernel:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) \
                 or not 1 <= n <= max_threads():
             raise KernelCallError(f"{self.name}: threads must be an integer from 1 to "
-                                  f"{max_threads()} (4 per CPU, at least 4096), not {n!r}")
+                                  f"{max_threads()} ({THREADS_RULE}), not {n!r}")
         f.argtypes = [ctypes.c_int]
         f(int(n))
 
@@ -388,6 +388,9 @@ class NativeKernel:
         values = {c: int(sizes[a]) for a, c in self.lowered.sizes}
         return [tuple(evaluate(d, values) for d in dims)
                 for _, dims, _ in self.lowered.more_outputs]
+
+
+THREADS_RULE = "4 per CPU, at least 4096"
 
 
 def max_threads() -> int:

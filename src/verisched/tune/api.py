@@ -23,7 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from verisched.codegen.errors import CodegenError
-from verisched.pipeline import Kernel, TargetUnavailable, check, compile_checked, get_target, load
+from verisched.pipeline import (
+    Kernel,
+    Target,
+    TargetUnavailable,
+    check,
+    compile_checked,
+    get_target,
+    load,
+)
 from verisched.pybridge.derivation import make_directory, unmakeable_directory
 from verisched.pybridge.errors import BridgeError, OutputPathError
 from verisched.pybridge.replay import outline_file
@@ -127,6 +135,23 @@ def untuned_point(space: Space) -> dict[str, Any]:
     return p
 
 
+# Why a simulator target is refused: the search ranks candidates by their time, and a
+# simulator's run (gemmini: a functional model) has none.  The command says it before it
+# replays the derivation; `tune` again, for API callers.
+UNTIMEABLE = ("runs on a simulator without a timing model, so its candidates cannot be "
+              "timed; tune for a CPU target (native, avx2, avx512, c, openmp, ...)")
+
+
+def timeable(t: Target) -> bool:
+    """Whether `t`'s kernels can be timed (UNTIMEABLE says why not)."""
+    return t.runs_on != "simulator"
+
+
+def check_timeable(t: Target) -> None:
+    if not timeable(t):
+        raise ScheduleArgumentError("tune", "target", f"{t.name} {UNTIMEABLE}")
+
+
 def tune(program: Program, *, target: str = "native", sizes: Mapping[str, int],
          budget: float | None = 60.0, trials: int | None = None, jobs: int | None = None,
          ray: str | None = None, resume: str | Path | None = None,
@@ -146,12 +171,7 @@ def tune(program: Program, *, target: str = "native", sizes: Mapping[str, int],
     (`NAME_tuned.v`, `NAME_tuned.py`) and the plot into `out_dir`.  Ctrl-C stops the
     search; the log and the best so far are kept and the outputs written."""
     t = get_target(target)
-    if t.runs_on == "simulator":
-        # The search ranks candidates by their time; a simulator's run (gemmini: a
-        # functional model, no timing) has none to rank by.
-        raise ScheduleArgumentError("tune", "target", f"{t.name} runs on a simulator "
-                                    "without a timing model, so its candidates cannot be "
-                                    "timed; tune for a CPU target (native, avx2, ...)")
+    check_timeable(t)
     t.check_runtime()
     if budget is None and trials is None:
         raise ScheduleArgumentError("tune", "budget", "give a budget (seconds) or trials")
