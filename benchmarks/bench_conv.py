@@ -12,7 +12,7 @@ Contenders, timed round-robin in the same run, 1 and 2 threads:
           output to its blocked layout inside the timed call) and on
           channels_last (NHWC) tensors, the layout ours reads, which oneDNN
           takes without reordering the activations (measured on the Ice Lake
-          VM: 13% faster on 1 thread).  Speed is against the faster of the
+          VM: 14-16% faster on 1 thread).  Speed is against the faster of the
           two at each thread count: a user would pick it.  Threads set with
           torch.set_num_threads before each timed call (untimed).  conv2d has
           no `out=`, so the timed call allocates its 20 MB result, as every

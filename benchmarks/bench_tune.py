@@ -218,7 +218,7 @@ def conv(sizes: list[int], target: str, threads: int) -> Problem:
 
         # NCHW / OIHW shapes in channels_last memory: the NHWC layout ours reads, which
         # oneDNN takes without reordering the activations (bench conv times both layouts;
-        # channels_last was the faster, 13% on 1 thread on the Ice Lake VM).
+        # channels_last was the faster, 14-16% on 1 thread on the Ice Lake VM).
         last = torch.channels_last
         x = torch.from_numpy(ins["I"].transpose(0, 3, 1, 2)).contiguous(memory_format=last)
         wt = torch.from_numpy(ins["w"].transpose(3, 2, 0, 1)).contiguous(memory_format=last)
