@@ -32,7 +32,7 @@ from verisched.pipeline import (
     get_target,
     load,
 )
-from verisched.pybridge.derivation import make_directory, unmakeable_directory
+from verisched.pybridge.derivation import make_directory, unmakeable_directory, write_text_atomic
 from verisched.pybridge.errors import BridgeError, OutputPathError
 from verisched.pybridge.replay import outline_file
 from verisched.pybridge.terms import Expr, free_vars, idx_free_vars
@@ -339,7 +339,7 @@ def _finish(res: TuneResult, program: Program, space: Space, work: Workload,
             path = candidate_path(res.out_dir / "candidates", text)
             if not path.is_file():   # resumed from a log written elsewhere
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text)
+                write_text_atomic(path, text)
             kernels[label] = build_file(path, program,
                                         tuple(tuple(a) for a in rec.annotations),
                                         res.target, timeout)

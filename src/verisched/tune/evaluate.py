@@ -31,6 +31,7 @@ import numpy as np
 from verisched.codegen.errors import CodegenError
 from verisched.pipeline import Kernel, check, float_agrees, get_target, load
 from verisched.pybridge.coqterm import pred_str
+from verisched.pybridge.derivation import write_text_atomic
 from verisched.pybridge.errors import BridgeError
 from verisched.pybridge.interp import InterpError, evaluate
 from verisched.pybridge.terms import eval_idx, eval_pred
@@ -113,8 +114,8 @@ def prove(program: Program, target: str, ops: tuple[Op, ...], workdir: str,
         steps = s.finished_steps()
         path = candidate_path(Path(workdir), vtext)
         path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists():
-            path.write_text(vtext)
+        if not path.exists():   # content-addressed: a half-written one would be reused
+            write_text_atomic(path, vtext)
         kernel = build_file(path, program, s.annotations, target, timeout)
         if sizes is not None and limit is not None and not gate_call(kernel, program, sizes,
                                                                      limit):

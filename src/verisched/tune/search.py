@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from verisched.codegen.errors import CodegenError
+from verisched.pybridge.derivation import write_text_atomic
 from verisched.pybridge.errors import BridgeError
 from verisched.schedule import AnnotationRefused
 from verisched.schedule.dsl import Program
@@ -250,7 +251,7 @@ class Search:
         if not path.is_file():
             path = self.workdir / path.name
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(proof.vtext)
+            write_text_atomic(path, proof.vtext)
         return path
 
     def _note(self, rec: tlog.Record, dists: dict[str, Any]) -> None:
