@@ -82,6 +82,9 @@ def test_compile_writes_kernel_and_header(vfile, tmp_path, capsys):
     # the proof is about the stated shape; another was lowered without a word
     (["--shape", "f=3,4"], "shape given for f, whose shape the section's hypothesis  "
                            "shaped [n; m] f  states"),
+    # a size the section does not have: blamed on the shape, not on the derived program
+    (["--shape", "f=n,q"], "shape given for f mentions q, which is not a size variable of "
+                           "its section (sizes: "),
 ])
 def test_compile_refuses_an_output_or_a_name_or_a_shape_that_would_mislead(
         vfile, tmp_path, capsys, extra: list[str], says: str) -> None:

@@ -182,6 +182,12 @@ def _inputs(derived: DerivedProgram, expr: Expr, shapes: Mapping[str, Shape],
     if stray:
         raise DerivationError(f"derivation {derived.name}: shape given for {', '.join(stray)}, "
                               f"which is not an input (inputs: {', '.join(ranks) or 'none'})")
+    for t, shp in shapes.items():   # blamed on the shape, not on the derived program
+        unknown = sorted(set().union(*(idx_free_vars(i) for i in shp)) - set(derived.sizes))
+        if unknown:
+            raise DerivationError(f"derivation {derived.name}: shape given for {t} mentions "
+                                  f"{', '.join(unknown)}, which is not a size variable of its "
+                                  f"section (sizes: {', '.join(derived.sizes) or 'none'})")
     # A shape the section states is the one the proof is about: another would lower a
     # program the derivation says nothing of (ATL reads outside an input as zero).
     clash = [t for t in shapes if t in derived.hypotheses.shapes
