@@ -24,7 +24,7 @@ from verisched.schedule import (
     dsl,
 )
 from verisched.schedule.dsl import DslError
-from verisched.schedule.state import parallel_loops, unroll_pragma
+from verisched.schedule.state import parallel_loops, runs_loop, unroll_pragma
 
 n, m = dsl.sizes("n m")
 A = dsl.tensor("A", n, m)
@@ -278,7 +278,18 @@ def test_parallel_is_refused_on_a_reduction_and_honoured_or_refused_by_the_lower
     with pytest.raises(AnnotationRefused, match="does not run loop i in parallel"):
         mv.rw("gen_sum_swap").parallel("i").compile("openmp")
     k = mv.parallel("i").compile("openmp")
-    assert parallel_loops("#pragma omp parallel for schedule(static)\n  for (int i_1 = 0;") == {"i"}
+    assert parallel_loops("#pragma omp parallel for schedule(static)\n  for (int i_1 = 0;") \
+        == {"i_1"}
+    # i_1 is the lowering's fresh copy of i; a user's own row_1 is row_1, not a copy of
+    # row (the suffix was stripped from every name, refusing parallel("row_1")).
+    assert runs_loop("i_1", "i") and runs_loop("i", "i") and runs_loop("int__2", "int")
+    assert runs_loop("row_1", "row_1") and not runs_loop("row_1", "ro")
+    assert not runs_loop("ii", "i") and not runs_loop("i_x", "i")
+    p = dsl.program("twice", dsl.gen("row_1", n, lambda i: f[i] + f[i]))
+    with Schedule.of(p) as s:
+        k1 = s.parallel("row_1").compile("openmp")
+        fv = np.arange(7, dtype=np.float32)
+        np.testing.assert_allclose(k1({"f": fv}, n=7), 2 * fv)
     a = np.random.default_rng(0).standard_normal((13, 5)).astype(np.float32)
     v = np.random.default_rng(1).standard_normal(5).astype(np.float32)
     np.testing.assert_allclose(k({"A": a, "x": v}, n=13, m=5), a @ v, rtol=1e-5, atol=1e-5)

@@ -672,7 +672,7 @@ def annotated_source(checked: CheckedProgram, annotations: tuple[tuple, ...],
     if wanted:
         par = parallel_loops(source.c)
         for loop in wanted:
-            if loop not in par:
+            if not any(runs_loop(c, loop) for c in par):
                 raise AnnotationRefused(
                     f"parallel {loop}: the {t.name} lowering does not run loop {loop} in "
                     "parallel: only the outermost generation of a nest that is not "
@@ -696,9 +696,17 @@ _PRAGMA_LOOP = re.compile(r"#pragma omp parallel for[^\n]*\n\s*for \((?:int|int6
 
 
 def parallel_loops(c: str) -> set[str]:
-    """The ATL names of the loops the C runs in parallel (a C name `i_1` is the
-    lowering's fresh copy of `i`)."""
-    return {re.sub(r"_\d+$", "", m) for m in _PRAGMA_LOOP.findall(c)}
+    """The C names of the loops the C runs in parallel: an ATL loop's name, or a fresh
+    copy of it (runs_loop)."""
+    return set(_PRAGMA_LOOP.findall(c))
+
+
+def runs_loop(c_name: str, loop: str) -> bool:
+    """Whether the C loop `c_name` is ATL loop `loop` or the lowering's fresh copy of it
+    (ir.Names.fresh: `i_1`, `i_2`; a C keyword gets `_` first, `int_`, `int__1`).  A
+    user's own `row_1` is itself, not a copy of `row` (stripping `_1` from every name
+    refused `parallel("row_1")` on a loop the C ran in parallel)."""
+    return re.fullmatch(rf"{re.escape(loop)}_?(?:_\d+)?", c_name) is not None
 
 
 def unroll_pragma(c: str, loop: str, factor: int) -> str:
