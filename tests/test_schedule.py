@@ -143,6 +143,16 @@ def test_argument_errors_name_the_directive_and_argument_before_coq(mv: Schedule
         (lambda: mv.stage_rows(lambda r, c: r, "i", "buf"), "argument stage: it returned Ix"),
         (lambda: mv.stage_rows("  ", "i", "buf"), "argument stage: empty"),
         (lambda: mv.stage_rows("(fun r c => A _[r] _[c])", "z", "buf"), "no loop named 'z'"),
+        # not strings, not the right count: named here, not an AttributeError deep inside
+        (lambda: mv.apply(None), "apply: argument tactic: None is not a string"),
+        (lambda: mv.rw(5), "rw: argument lemma: 5 is not a string"),
+        (lambda: mv.replace("avx2_loadu", at=5), "replace: argument at: 5 is not a string"),
+        (lambda: mv.compile(None), "compile: argument target: None is not a string"),
+        (lambda: mv.peel("i", "j", into=("a",)), r"peel: argument into: \('a',\): give 2"),
+        (lambda: mv.peel("i", "j", into="ab"), "peel: argument into: 'ab': give 2 names"),
+        (lambda: mv.peel("i", "j", into=("a", "b", "c")), "peel: argument into: .*give 2"),
+        (lambda: Schedule.of("matvec"), "Schedule.of: argument program: 'matvec' is not a "
+                                        "dsl.program"),
     ]
     before = mv.live.session.state
     for call, msg in cases:
@@ -293,6 +303,20 @@ def test_parallel_is_refused_on_a_reduction_and_honoured_or_refused_by_the_lower
     a = np.random.default_rng(0).standard_normal((13, 5)).astype(np.float32)
     v = np.random.default_rng(1).standard_normal(5).astype(np.float32)
     np.testing.assert_allclose(k({"A": a, "x": v}, n=13, m=5), a @ v, rtol=1e-5, atol=1e-5)
+
+
+def test_a_bound_schedule_ends_with_the_with_block() -> None:
+    """bound() restates the derivation in a Coq session of its own; the `with` block
+    that opened the schedule closes it too (its coqtop ran until the interpreter
+    exited), so the branch stops working as every state of the schedule does."""
+    p = dsl.program("peel2", dsl.gen("i", n, lambda i: f[i] + f[i]))
+    with Schedule.of(p) as s:
+        b = s.bound(n >= 2)
+        b.rw("gen_peel _ (n - 1) (n - 2)")          # works inside
+        c = b.bound(n >= 3)                         # a branch of the branch
+    for x in (b, c):
+        with pytest.raises(ScheduleError, match="the `with` block ended"):
+            x.rw("gen_peel _ (n - 1) (n - 2)")
 
 
 def test_bound_becomes_a_hypothesis_and_a_precondition() -> None:

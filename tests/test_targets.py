@@ -83,6 +83,26 @@ def test_a_kernel_with_sizes_but_no_input_arrays_runs(target):
     np.testing.assert_array_equal(out, np.full(4, 2.5, np.float32))
 
 
+def test_malformed_env_and_input_names_are_refused_by_name():
+    """compile_program's env of the wrong kind (None, a string extent) and a kernel call
+    whose input names mix types: each named, where a TypeError or AttributeError came
+    from inside (`'str' object has no attribute 'left'`, sorting str against int)."""
+    from verisched import pipeline
+    from verisched.pipeline import DerivationError
+    from verisched.pybridge.coqterm import parse_program
+
+    expr = parse_program("GEN [ i < n ] f _[ i ] + f _[ i ]")
+    for env, says in ((None, "env must map each tensor's name to its extents, got NoneType"),
+                      ({"f": ("n",)}, r"env\['f'\] = \('n',\): extents are a tuple of index"),
+                      ({"f": n}, r"env\['f'\] = IVar\(name='n'\): extents are a tuple")):
+        with pytest.raises(DerivationError, match=says):
+            pipeline.compile_program(expr, env, "c", name="t", unsafe=True)
+    k = pipeline.compile_program(expr, {"f": (n,)}, "c", name="t", unsafe=True)
+    x = np.ones(3, np.float32)
+    with pytest.raises(KernelCallError, match=r"inputs must be \['f'\], got \['x', 1\]"):
+        k({1: x, "x": x}, n=3)
+
+
 def test_missing_compiler_is_reported(monkeypatch, tmp_path):
     monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
     monkeypatch.setenv("VERISCHED_CACHE", str(tmp_path))

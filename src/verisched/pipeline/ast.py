@@ -31,10 +31,24 @@ from verisched.pybridge.terms import (
     Var,
     free_vars,
     idx_free_vars,
+    is_idx,
     walk_scoped,
 )
 
 NOT_PROVED = "a Python program built with prove=False: Coq was not asked to check its bounds"
+
+
+def _check_env(name: str, env: object) -> None:
+    """`env` is a mapping from tensor names to extents (index expressions: `IVar("n")`,
+    `IConst(4)`, ...); said by name, where None or a string extent failed deep inside."""
+    if not isinstance(env, Mapping):
+        raise DerivationError(f"program {name}: env must map each tensor's name to its "
+                              f"extents, got {type(env).__name__}")
+    for t, shp in env.items():
+        if not isinstance(t, str) or not isinstance(shp, (tuple, list)) \
+                or not all(is_idx(i) for i in shp):
+            raise DerivationError(f"program {name}: env[{t!r}] = {shp!r}: extents are a "
+                                  "tuple of index expressions (IVar('n'), IConst(4), ...)")
 
 
 def prop_of(p: Pred) -> str:
@@ -61,6 +75,7 @@ def from_ast(expr: Expr, env: Mapping[str, Shape], *, name: str = "kernel",
     `bools` are the sizes that are Coq booleans (passed to the kernel as 0 or 1)."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise DerivationError(f"program name {name!r} is not an identifier")
+    _check_env(name, env)
     # A tensor read but given no extents: said here, by the argument that lacks it.
     unshaped = sorted({x.name for x, bound in walk_scoped(expr)
                        if isinstance(x, Var) and x.name not in bound and x.name not in env})

@@ -56,6 +56,17 @@ def names_of(expr: Expr | None, taken: Iterable[str]) -> Names:
     return Names(tuple(loops), tuple(bufs), frozenset(taken))
 
 
+def text(d: str, arg: str, value: object) -> str:
+    """`value` as a non-empty string, stripped: a tactic, a lemma, a pattern, a target.
+    Anything else is the user's mistake, named (None or an int failed deep inside, on
+    `.strip()`)."""
+    if not isinstance(value, str):
+        raise ScheduleArgumentError(d, arg, f"{value!r} is not a string")
+    if not value.strip():
+        raise ScheduleArgumentError(d, arg, "empty")
+    return value.strip()
+
+
 def loop(d: str, arg: str, name: object, names: Names) -> str:
     """An existing loop's name."""
     if not isinstance(name, str) or name not in names.loops:

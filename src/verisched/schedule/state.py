@@ -66,6 +66,7 @@ class _Live:
     def __init__(self, program: Program, timeout: float) -> None:
         self.program = program
         self.timeout = timeout
+        self.branches: list[_Live] = []   # bound()'s sessions, closed with this one
         self.session = CoqSession(timeout=timeout)
         self.session.start()
         sents = section_sentences(program)
@@ -135,6 +136,9 @@ class Schedule:
     @classmethod
     def of(cls, program: Program, *, timeout: float = 120.0) -> Schedule:
         """Open a schedule of `program` (a Coq session, about half a second)."""
+        if not isinstance(program, Program):
+            raise ScheduleArgumentError("Schedule.of", "program", f"{program!r} is not a "
+                                        "dsl.program(...)")
         live = _Live(program, timeout)
         first = live.run("reschedule.", ())
         return cls(live, first, ("reschedule.",))
@@ -150,8 +154,13 @@ class Schedule:
         return self.state.program_text or ""
 
     def close(self) -> None:
-        """End the Coq session (every state of this schedule stops working)."""
-        self.live.session.close()
+        """End the Coq session (every state of this schedule stops working), and those
+        of the schedules `bound` made from it (a `with` block left their coqtop running)."""
+        todo = [self.live]
+        while todo:
+            live = todo.pop()
+            live.session.close()
+            todo += live.branches
 
     def __enter__(self) -> Schedule:
         return self
@@ -163,9 +172,7 @@ class Schedule:
 
     def apply(self, tactic: str) -> Schedule:
         """Run any tactic of the library (`rw get_gen.`, `set_memory Ap GEMMINI_SPAD.`)."""
-        t = tactic.strip()
-        if not t:
-            raise ScheduleArgumentError("apply", "tactic", "empty")
+        t = D.text("apply", "tactic", tactic)
         command = _command_word(t)
         if command is not None:
             raise ScheduleArgumentError(
@@ -264,6 +271,9 @@ class Schedule:
             raise ScheduleArgumentError("peel", "into", "needs two loops (a 2-D border)")
         text = f"peel {' '.join(loops)}"
         if into is not None:
+            if isinstance(into, str) or len(into) != 2:   # "ab" was read as ("a", "b")
+                raise ScheduleArgumentError("peel", "into", f"{into!r}: give 2 names, the "
+                                            "interior loops")
             new = [D.fresh("peel", f"into[{k}]", x, names, reuse=loops) for k, x in enumerate(into)]
             D.distinct("peel", {"into[0]": new[0], "into[1]": new[1]})
             text += f" into {new[0]} {new[1]}"
@@ -386,9 +396,9 @@ class Schedule:
             if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
                 raise ScheduleArgumentError(d, arg, f"{k!r} is not a positive int (a register "
                                                     "tile is unrolled: its sizes are constants)")
-        if len(into) != 5:
-            raise ScheduleArgumentError(d, "into", "give 5 names: micro-panel, row, strip, "
-                                                   "vector, lane")
+        if isinstance(into, str) or not isinstance(into, (tuple, list)) or len(into) != 5:
+            raise ScheduleArgumentError(d, "into", f"{into!r}: give 5 names: micro-panel, row, "
+                                                   "strip, vector, lane")
         new = {f"into[{k}]": D.fresh(d, f"into[{k}]", x, names) for k, x in enumerate(into)}
         new["buffer"] = D.fresh(d, "buffer", buffer, names)
         D.distinct(d, new)
@@ -438,8 +448,7 @@ class Schedule:
             raise ScheduleArgumentError("replace", "instr", f"{instr!r} is not an identifier")
         if every and at is not None:
             raise ScheduleArgumentError("replace", "at", "give `at` or `every`, not both")
-        if at is not None and not at.strip():
-            raise ScheduleArgumentError("replace", "at", "empty pattern")
+        at = None if at is None else D.text("replace", "at", at)
         if every:
             return self.apply(f"use_instr_all {instr}.")
         return self.apply(f"use_instr {instr}" + (f" at ({at.strip()})." if at else "."))
@@ -484,6 +493,7 @@ class Schedule:
             raise ScheduleArgumentError("bound", "cond", f"{', '.join(stray)} is not a size "
                                         f"of the program (sizes: {', '.join(p.sizes)})")
         live = _Live(replace(p, assume=p.assume + (cond.pred,)), self.live.timeout)
+        self.live.branches.append(live)
         state = live.root
         for k, t in enumerate(self.steps):
             state = live.run(t, self.steps[:k])
@@ -491,10 +501,8 @@ class Schedule:
 
     def rw(self, lemma: str, *, at: str | None = None, reverse: bool = False) -> Schedule:
         """One library rewrite (`rw L [at pat]`), for what no directive says."""
-        if not lemma.strip():
-            raise ScheduleArgumentError("rw", "lemma", "empty")
+        lemma = D.text("rw", "lemma", lemma)
         arrow = "<- " if reverse else ""
-        lemma = lemma.strip()
         if " " in lemma and not (lemma.startswith("(") and lemma.endswith(")")):
             lemma = f"({lemma})"  # an applied lemma is one argument of rw
         where = f" at ({at})" if at else ""
@@ -586,7 +594,7 @@ class Schedule:
         callable with numpy arrays.  Each
         `parallel` annotation must be honoured by the target's lowering, or this
         raises AnnotationRefused naming the loop and why."""
-        t = get_target(target)
+        t = get_target(D.text("compile", "target", target))
         check_parallel_target(self.annotations, t)
         checked = self.checked(fix=fix, unsafe=unsafe, dtype=dtype)
         return build_annotated(checked, self.annotations, t)

@@ -132,7 +132,8 @@ def check_input_names(kernel: str, names: Sequence[str], inputs: Mapping[str, ob
         raise KernelCallError(f"{kernel}: the inputs are a dict from name to numpy array "
                               f"({', '.join(names) or 'none'}), got {type(inputs).__name__}")
     if set(inputs) != set(names):
-        raise KernelCallError(f"{kernel}: inputs must be {list(names)}, got {sorted(inputs)}")
+        raise KernelCallError(f"{kernel}: inputs must be {list(names)}, got "
+                              f"{sorted(inputs, key=repr)}")  # keys of any type
     for a in names:
         if not isinstance(inputs[a], np.ndarray):
             raise KernelCallError(f"{kernel}: input {a} must be a numpy array, got "
