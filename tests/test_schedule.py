@@ -513,3 +513,21 @@ def test_replace_is_exos_replace_checked_by_coq() -> None:
         r = s.replace("avx2_loadu")
         assert "avx2_loadu" in r.text and r.steps[-1] == "use_instr avx2_loadu."
         assert "avx2_loadu" in s.replace("avx2_loadu", every=True).text
+
+
+def test_select_instr_names_an_isa_other_than_the_tiles() -> None:
+    """A tile built with AVX2's 8 lanes, selected in AVX-512: refused by its cause, before
+    Coq (whose refusal spoke of lanes not stored as one masked vector)."""
+    import runpy
+
+    ex = runpy.run_path(str(Path(__file__).resolve().parents[1] / "examples" / "sgemm_avx2.py"))
+    mcr, kc = dsl.sizes("mcr kc")
+    with Schedule.of(ex["sgemm"]) as s:
+        t = (s.split("i", mcr * 6, "io", "ii").fission("ii").split("k", kc, "ko", "kk")
+              .reorder("ko", "ii", "j")
+              .register_tile("ii", "j", 6, 16, "avx2", into=("im", "ir", "jm", "jv", "l"),
+                             buffer="t"))
+        with pytest.raises(ScheduleArgumentError, match="select_instr: argument isa: avx512 "
+                           "has 16 lanes, but register_tile built t with 8: give both the "
+                           "same isa"):
+            t.select_instr("t", "avx512")

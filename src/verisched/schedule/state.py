@@ -418,6 +418,13 @@ class Schedule:
         if isa not in D.ISAS:
             raise ScheduleArgumentError("select_instr", "isa",
                                         f"{isa!r} is not one of {', '.join(D.ISAS)}")
+        # Coq's refusal of a mismatch names the tile's unmasked lanes, not the cause.
+        built = [int(m.group(1)) for t in self.steps if (m := _TILE_LANES.match(t))
+                 and m.group(2) == b]
+        if built and built[-1] != D.ISAS[isa]:
+            raise ScheduleArgumentError("select_instr", "isa", f"{isa} has {D.ISAS[isa]} "
+                                        f"lanes, but register_tile built {b} with "
+                                        f"{built[-1]}: give both the same isa")
         return self.apply(f"select_instr {b} with {isa}.")
 
     def parallel(self, loop: str) -> Schedule:
@@ -700,6 +707,7 @@ def _encloses(e: Expr | None, loop: str, buffer: str) -> bool:
         for x in walk(e))
 
 
+_TILE_LANES = re.compile(r"register_tile .* lanes (\d+) into .* as (\w+)")
 _PRAGMA_LOOP = re.compile(r"#pragma omp parallel for[^\n]*\n\s*for \((?:int|int64_t) (\w+)")
 
 
