@@ -271,7 +271,7 @@ class Schedule:
             raise ScheduleArgumentError("peel", "into", "needs two loops (a 2-D border)")
         text = f"peel {' '.join(loops)}"
         if into is not None:
-            if isinstance(into, str) or len(into) != 2:   # "ab" was read as ("a", "b")
+            if not isinstance(into, (tuple, list)) or len(into) != 2:   # "ab" read as a, b
                 raise ScheduleArgumentError("peel", "into", f"{into!r}: give 2 names, the "
                                             "interior loops")
             new = [D.fresh("peel", f"into[{k}]", x, names, reuse=loops) for k, x in enumerate(into)]
@@ -458,7 +458,7 @@ class Schedule:
         at = None if at is None else D.text("replace", "at", at)
         if every:
             return self.apply(f"use_instr_all {instr}.")
-        return self.apply(f"use_instr {instr}" + (f" at ({at.strip()})." if at else "."))
+        return self.apply(f"use_instr {instr}" + (f" at ({at})." if at else "."))
 
     def store_at(self, buffer: str, loop: str) -> Schedule:
         """Allocate the let buffer `buffer` once per iteration of the enclosing `loop`
