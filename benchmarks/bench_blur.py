@@ -307,12 +307,10 @@ def choose_isa(args: argparse.Namespace) -> None:
     kernel; Halide's counterpart row gets the same vector width."""
     args.isa_auto = args.isa == "auto"
     args.isa_note = ""
-    if args.isa_auto:
+    if args.isa_auto:   # avx2 on a CPU with neither: its rows then say why they cannot run
         args.isa = best_vector_isa()
         has = "has" if "avx512f" in cpu_flags() else "lacks"
         args.isa_note = f" (auto: the CPU {has} avx512f)"
-    if args.isa not in ISA_LANES:   # a CPU without AVX2: the AVX2 rows will say why
-        args.isa = "avx2"
     args.vec_target = args.vec_target or args.isa
     args.vec_par_target = args.vec_par_target or f"{args.isa}-openmp"
     args.vec_lanes = ISA_LANES[args.isa]
