@@ -354,9 +354,15 @@ def unscaled_note(peer: str, t1_ms: float, tT_ms: float, T: int) -> str | None:
     if T <= 1 or not tT_ms > 0 or t1_ms >= UNSCALED_SPEEDUP * tT_ms:
         return None
     return (f"{peer} on {T} threads was only {t1_ms / tT_ms:.2f}x faster than on 1 (less "
-            f"than {UNSCALED_SPEEDUP:g}x): its threads did not run in parallel (bound to one "
-            f"core, or a core taken), so the {T}-thread speed compares ours with a one-core "
-            f"{peer} and overstates ours; rerun")
+            f"than {UNSCALED_SPEEDUP:g}x): " + unscaled_why(peer, T))
+
+
+def unscaled_why(peer: str, T: int, where: str = "") -> str:
+    """What an unscaled peer's warning says it means (unscaled_note's tail, and bench
+    sgemm's for several problems, `where` naming them)."""
+    return (f"its threads did not run in parallel (bound to one core, or a core taken), so "
+            f"the {T}-thread speed{where} compares ours with a one-core {peer} and "
+            "overstates ours; rerun")
 
 
 def kernel_tick_ms(config: Path = Path("/proc/config.gz")) -> float | None:

@@ -755,9 +755,7 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
                           for p, med in results if p.label in unscaled)
         head.append(f"- warning: OpenBLAS on {T} threads was less than "
                     f"{cm.UNSCALED_SPEEDUP:g}x faster than on 1 on {', '.join(unscaled)} "
-                    f"({gains}): its threads did not run in parallel (bound to one core, or "
-                    f"a core taken), so the {T}-thread speed there compares ours with a "
-                    "one-core OpenBLAS and overstates ours; rerun")
+                    f"({gains}): " + cm.unscaled_why("OpenBLAS", T, " there"))
     stolen = [(p.label, med.get("steal_cores", 0.0)) for p, med in results
               if med.get("steal_cores", 0.0) >= cm.STEAL_NOTE_CORES]
     if stolen:

@@ -20,6 +20,7 @@ registry line (docs/architecture.md walks through an example).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,6 +87,14 @@ class CSource:
         # Both or neither: a C file and a header from different runs do not match.
         write_texts_atomic([(header, h), (out, c)])
         return out, header
+
+
+def c_source_arg(c_file: Path) -> str:
+    """The C file as a build hint passes it to `cc -c`: quoted for a shell, and with
+    `-x c` where the name does not say C (`-o kernel`), or cc would take it for a linker
+    input and build nothing.  One rule for every target's `build_hint`."""
+    lang = "" if str(c_file).endswith(".c") else "-x c "
+    return lang + shlex.quote(str(c_file))
 
 
 def size_fits(value: int, signed: bool = False) -> bool:

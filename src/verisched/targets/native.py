@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import shlex
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -37,6 +36,7 @@ from verisched.targets.base import (
     Lowered,
     TargetUnavailable,
     banner,
+    c_source_arg,
     check_input_names,
     check_int_exprs,
     infer_sizes,
@@ -106,11 +106,7 @@ class NativeTarget:
         flags the kernels are built with here, less -fPIC; its libraries, and libm)."""
         flags = [f for f in self.cflags() if f != "-fPIC"]
         link = [*(["-fopenmp"] if "-fopenmp" in flags else []), *self.libs, "-lm"]
-        # Quoted for a shell; `-x c` where the name does not say C (`-o kernel`), or cc
-        # would take it for a linker input and build nothing.
-        lang = "" if str(c_file).endswith(".c") else "-x c "
-        return (f"cc {' '.join(flags)} -c {lang}{shlex.quote(str(c_file))}; link with "
-                f"{' '.join(link)}")
+        return f"cc {' '.join(flags)} -c {c_source_arg(c_file)}; link with {' '.join(link)}"
 
     def check_runtime(self) -> None:
         if self.isa is not None:

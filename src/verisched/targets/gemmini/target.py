@@ -35,6 +35,7 @@ from verisched.targets.base import (
     Lowered,
     TargetUnavailable,
     banner,
+    c_source_arg,
     check_input_names,
     infer_sizes,
 )
@@ -179,9 +180,8 @@ class GemminiTarget:
     def build_hint(self, c_file: Path) -> str:
         """How to compile the C file: its `#include "include/gemmini.h"` finds the
         simulator in this package, or, for the accelerator, Gemmini's own header."""
-        lang = "" if str(c_file).endswith(".c") else "-x c "   # as native.build_hint
-        return (f"cc -std=gnu11 -O2 -I{shlex.quote(str(include_dir().parent))} -c {lang}"
-                f"{shlex.quote(str(c_file))} (the functional "
+        return (f"cc -std=gnu11 -O2 -I{shlex.quote(str(include_dir().parent))} -c "
+                f"{c_source_arg(c_file)} (the functional "
                 "simulator's include/gemmini.h; for the accelerator, -I the directory of "
                 "gemmini-rocc-tests that holds include/gemmini.h)")
 
