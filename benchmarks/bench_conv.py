@@ -380,8 +380,8 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
         f"up to {args.quiet_wait:g} s for idle CPUs)",
         *[f"- warning: {x}" for x in [cm.steal_note(steal)] if x],
         *[f"- warning: {x}" for x in
-          [cm.unscaled_note(f"torch ({k})", med[f"{k}-1t"], med.get(f"{k}-{T}t", 0.0), T)
-           for k in (TORCH, TORCH_NHWC) if f"{k}-1t" in med] if x],
+          [cm.unscaled_note(f"torch ({lay})", med[f"{k}-1t"], med.get(f"{k}-{T}t", 0.0), T)
+           for k, lay in ((TORCH, "NCHW"), (TORCH_NHWC, "NHWC")) if f"{k}-1t" in med] if x],
     ]
     name = ours.origin.rsplit(":", 1)[-1]  # the derivation timed
     if ours.missing:
