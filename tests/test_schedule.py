@@ -300,6 +300,16 @@ def test_parallel_is_refused_on_a_reduction_and_honoured_or_refused_by_the_lower
         k1 = s.parallel("row_1").compile("openmp")
         fv = np.arange(7, dtype=np.float32)
         np.testing.assert_allclose(k1({"f": fv}, n=7), 2 * fv)
+    # ... and a user's row_1 is never taken for a copy of the user's row: with row_1
+    # outside and row inside, only row_1 runs in parallel.
+    q = dsl.program("nest", dsl.gen("row_1", n, lambda i: dsl.gen("row", m, lambda j:
+                                                                   A[i, j])))
+    with Schedule.of(q) as s:
+        with pytest.raises(AnnotationRefused, match="does not run loop row in parallel"):
+            s.parallel("row").compile("openmp")
+        assert s.parallel("row_1").compile("openmp") is not None
+    assert runs_loop("row_1", "row", frozenset({"row", "row_1"})) is False
+    assert runs_loop("row_1", "row", frozenset({"row"}))
     a = np.random.default_rng(0).standard_normal((13, 5)).astype(np.float32)
     v = np.random.default_rng(1).standard_normal(5).astype(np.float32)
     np.testing.assert_allclose(k({"A": a, "x": v}, n=13, m=5), a @ v, rtol=1e-5, atol=1e-5)

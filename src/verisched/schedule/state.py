@@ -686,8 +686,9 @@ def annotated_source(checked: CheckedProgram, annotations: tuple[tuple, ...],
         raise
     if wanted:
         par = parallel_loops(source.c)
+        atl = frozenset(x.var for x in walk(checked.program.expr) if isinstance(x, (Gen, Sum)))
         for loop in wanted:
-            if not any(runs_loop(c, loop) for c in par):
+            if not any(runs_loop(c, loop, atl) for c in par):
                 raise AnnotationRefused(
                     f"parallel {loop}: the {t.name} lowering does not run loop {loop} in "
                     "parallel: only the outermost generation of a nest that is not "
@@ -717,11 +718,15 @@ def parallel_loops(c: str) -> set[str]:
     return set(_PRAGMA_LOOP.findall(c))
 
 
-def runs_loop(c_name: str, loop: str) -> bool:
+def runs_loop(c_name: str, loop: str, atl_loops: frozenset[str] = frozenset()) -> bool:
     """Whether the C loop `c_name` is ATL loop `loop` or the lowering's fresh copy of it
     (ir.Names.fresh: `i_1`, `i_2`; a C keyword gets `_` first, `int_`, `int__1`).  A
     user's own `row_1` is itself, not a copy of `row` (stripping `_1` from every name
-    refused `parallel("row_1")` on a loop the C ran in parallel)."""
+    refused `parallel("row_1")` on a loop the C ran in parallel), and a C name that is
+    one of the program's own loops (`atl_loops`) is that loop, not a copy of another
+    (else `parallel("row")` passed when only the user's `row_1` ran in parallel)."""
+    if c_name != loop and c_name in atl_loops:
+        return False
     return re.fullmatch(rf"{re.escape(loop)}_?(?:_\d+)?", c_name) is not None
 
 
