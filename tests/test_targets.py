@@ -86,7 +86,8 @@ def test_a_kernel_with_sizes_but_no_input_arrays_runs(target):
 def test_malformed_env_and_input_names_are_refused_by_name():
     """compile_program's env of the wrong kind (None, a string extent) and a kernel call
     whose input names mix types: each named, where a TypeError or AttributeError came
-    from inside (`'str' object has no attribute 'left'`, sorting str against int)."""
+    from inside (`'str' object has no attribute 'left'`, sorting str against int); an
+    input read with more indices than its extents, where Coq refused the section."""
     from verisched import pipeline
     from verisched.pipeline import DerivationError
     from verisched.pybridge.coqterm import parse_program
@@ -94,7 +95,10 @@ def test_malformed_env_and_input_names_are_refused_by_name():
     expr = parse_program("GEN [ i < n ] f _[ i ] + f _[ i ]")
     for env, says in ((None, "env must map each tensor's name to its extents, got NoneType"),
                       ({"f": ("n",)}, r"env\['f'\] = \('n',\): extents are a tuple of index"),
-                      ({"f": n}, r"env\['f'\] = IVar\(name='n'\): extents are a tuple")):
+                      ({"f": n}, r"env\['f'\] = IVar\(name='n'\): extents are a tuple"),
+                      # the rank: said by the tensor, where Coq refused the section
+                      ({"f": ()}, r"tensor f is read with 1 indices, but env gives it 0 "
+                                  r"extents \(a scalar\)")):
         with pytest.raises(DerivationError, match=says):
             pipeline.compile_program(expr, env, "c", name="t", unsafe=True)
     k = pipeline.compile_program(expr, {"f": (n,)}, "c", name="t", unsafe=True)

@@ -23,6 +23,7 @@ from verisched.pybridge.instr_coq import resolving_with
 from verisched.pybridge.session import CoqSession
 from verisched.pybridge.terms import (
     Expr,
+    Get,
     PAnd,
     PBool,
     PCmp,
@@ -49,6 +50,24 @@ def _check_env(name: str, env: object) -> None:
                 or not all(is_idx(i) for i in shp):
             raise DerivationError(f"program {name}: env[{t!r}] = {shp!r}: extents are a "
                                   "tuple of index expressions (IVar('n'), IConst(4), ...)")
+
+
+def _check_ranks(name: str, expr: Expr, env: Mapping[str, Shape]) -> None:
+    """No input is read with more indices than env gives it extents: said by the tensor,
+    where Coq's refusal of the section it would reach named neither."""
+    for x, bound in walk_scoped(expr):
+        if not isinstance(x, Get):
+            continue
+        depth, base = 0, x
+        while isinstance(base, Get):
+            depth, base = depth + 1, base.tensor
+        if isinstance(base, Var) and base.name not in bound and base.name in env \
+                and depth > len(env[base.name]):
+            rank = len(env[base.name])
+            raise DerivationError(
+                f"program {name}: tensor {base.name} is read with {depth} indices, but "
+                f"env gives it {rank} extent{'' if rank == 1 else 's'} "
+                f"({', '.join(idx_to_coq(i) for i in env[base.name]) or 'a scalar'})")
 
 
 def prop_of(p: Pred) -> str:
@@ -83,6 +102,7 @@ def from_ast(expr: Expr, env: Mapping[str, Shape], *, name: str = "kernel",
         raise DerivationError(f"program {name}: tensor {', '.join(unshaped)} is read but has "
                               f"no entry in env (its extents; env has "
                               f"{', '.join(env) or 'none'})")
+    _check_ranks(name, expr, env)
     names: set[str] = set(free_vars(expr)) - set(env)
     for shp in env.values():
         for i in shp:
