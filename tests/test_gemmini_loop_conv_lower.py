@@ -19,7 +19,7 @@ from gemmini_checks import conv_acc, specs_agree_with_coq
 from gemmini_reference import quantize
 
 from verisched import pipeline
-from verisched.codegen.errors import LowerError
+from verisched.codegen.errors import KernelCallError, LowerError
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.instrs import alpha_equal
 from verisched.pybridge.interp import evaluate
@@ -28,6 +28,7 @@ from verisched.pybridge.terms import IVar
 from verisched.targets.gemmini import build
 from verisched.targets.gemmini.instrs import split_scale
 from verisched.targets.gemmini.lower import lower_gemmini
+from verisched.targets.gemmini.sim import compile_program, run_program
 
 NB, H, W, C, KO, KH, KW = (IVar(v) for v in ("NB", "H", "W", "C", "KO", "KH", "KW"))
 CONV = "gemmini_loop_conv_ws sm se act x w bias NB H W C KO KH KW"
@@ -97,13 +98,51 @@ def test_conv_loop_kernel_large_tiles(shape) -> None:
     assert res.counters["loop_conv_ws"] > 1
 
 
+def test_a_large_kernel_gets_a_smaller_tile_and_one_too_large_is_refused(tmp_path) -> None:
+    """22 x 22 taps over 16 channels: no tile of 16 input channels fits half the
+    scratchpad, one of fewer does (the kernel called abort() for these valid sizes); 65
+    x 65 taps fit no tile at all: refused at the kernel's entry, as a requirement the C
+    file states (error 2, the output untouched), and by the Python side, named."""
+    kernel = lower_gemmini(parse_program(CONV), ENV, name="convws",
+                           sizes=["NB", "H", "W", "C", "KO", "KH", "KW", "sm", "se", "act"])
+    res, _, _ = run(kernel, (1, 22, 22, 16, 16, 22, 22), 1 / 4096, False, seed=5)
+    assert res.counters["loop_conv_ws"] == 2  # 8 input channels a call
+    c_file = build.render(kernel, harness=False)
+    assert [t for t, _ in kernel.requirements] == [
+        "(stride + KH - 1) * (stride + KW - 1) + KH * KW <= 8192, one output pixel's window "
+        "and weights in half the scratchpad (gemmini_loop_conv_ws)"]
+    assert "abort()" not in c_file
+    sizes = dict(NB=1, H=65, W=65, C=1, KO=16, KH=65, KW=65, sm=1, se=0, act=0)
+    with pytest.raises(KernelCallError, match=r"break the requirement \(stride \+ KH - 1\)"):
+        build.shapes(kernel, sizes)
+    (tmp_path / "convws.c").write_text(c_file)
+    (tmp_path / "convws.h").write_text(build.header(kernel))
+    lines = ['#include <stdio.h>', '#include <string.h>', '#include "convws.h"',
+             "int main(void) {", "  static int8_t x[65 * 65 * 16], w[65 * 65 * 16 * 16], o[16];",
+             "  static int32_t b[16];"]
+    for hk, c in ((65, 1), (22, 16)):
+        lines += ["  memset(o, 7, sizeof o);",
+                  f"  convws(x, w, b, 1, {hk}, {hk}, {c}, 16, {hk}, {hk}, 1, 0, 0, o);",
+                  '  printf("%d %d\\n", convws_error, o[0]);']
+    (tmp_path / "caller.c").write_text("\n".join([*lines, "  return 0;", "}"]) + "\n")
+    exe = compile_program([tmp_path / "caller.c", tmp_path / "convws.c"], tmp_path / "caller",
+                          cflags=["-fsanitize=address,undefined", "-g"])
+    got = run_program(exe, [])
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.split("\n")[:2] == ["2 7", "0 0"], got.stdout  # zero inputs: 0
+
+
 def test_derived_conv_loop_kernel(coq) -> None:
     """GemminiConv.v's qconv_loop, replayed: the layer rewritten into its unrolling, then
     `use_instr gemmini_loop_conv_ws`; lowered to hardware conv loops; against numpy."""
     dp = pipeline.load(REPO_ROOT / "coq/Examples/GemminiConv.v", "qconv_loop")
     checked = pipeline.check(dp)
     assert alpha_equal(checked.program.expr, parse_program(CONV))
-    kernel = pipeline.lower(checked, "gemmini").kernel
+    lowered = pipeline.lower(checked, "gemmini")
+    kernel = lowered.kernel
+    # the hardware loop's requirement, stated with the derivation's hypotheses
+    assert "qconv_loop requires (stride + KH - 1) * (stride + KW - 1) + KH * KW <= 8192" \
+        in pipeline.render(lowered).c
     for shape in [(1, 8, 9, 20, 24, 3, 3), (2, 5, 5, 3, 17, 3, 3)]:
         res, _, _ = run(kernel, shape, 1 / 97, False, seed=sum(shape))
         assert res.counters["loop_conv_ws"] >= 1

@@ -17,6 +17,7 @@ with a message naming the cause.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -25,7 +26,7 @@ from gemmini_reference import quantize
 
 from verisched import pipeline
 from verisched.cli import main
-from verisched.codegen.errors import LowerError, PreconditionError
+from verisched.codegen.errors import KernelCallError, LowerError, PreconditionError
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.instrs import alpha_equal
 from verisched.pybridge.interp import evaluate
@@ -34,7 +35,7 @@ from verisched.pybridge.terms import IVar
 from verisched.targets.gemmini import build
 from verisched.targets.gemmini.instrs import split_scale
 from verisched.targets.gemmini.lower import lower_gemmini
-from verisched.targets.gemmini.sim import GemminiSimError, compile_program
+from verisched.targets.gemmini.sim import compile_program, run_program
 from verisched.targets.gemmini.target import GemminiRunner
 
 CONV = "gemmini_loop_conv_ws_strided sm se act x w bias NB H W C KO KH KW st pd"
@@ -184,18 +185,35 @@ def test_sizes_outside_the_hypotheses_are_refused(kernel, change, message) -> No
 
 
 @pytest.mark.parametrize(("st", "pd", "shape", "message"), [
-    (1, 3, (1, 9, 11, 17, 33, 3, 3), "stride 1 and padding 3"),
-    (2, -1, (1, 9, 11, 17, 33, 3, 3), "stride 2 and padding -1"),
-    (256, 0, (1, 300, 300, 1, 1, 1, 1), "stride 256 and padding 0"),
+    (1, 3, (1, 9, 11, 17, 33, 3, 3), "padding < KH"),
+    (2, -1, (1, 9, 11, 17, 33, 3, 3), "0 <= padding"),
+    (256, 0, (1, 300, 300, 1, 1, 1, 1), "stride <= 255"),
 ])
-def test_unsupported_stride_or_padding_stops_the_kernel(st, pd, shape, message) -> None:
+def test_unsupported_stride_or_padding_stops_the_kernel(st, pd, shape, message,
+                                                         tmp_path) -> None:
     """Without the derivation's preconditions (the instruction lowered on its own) the
-    kernel itself refuses what the hardware loop cannot do, before any instruction."""
+    kernel itself refuses what the hardware loop cannot do, before any instruction: its
+    requirements, stated by the lowering, are refused by the Python side by name and by
+    the kernel's entry check with error 2 (it called abort())."""
     k = lower_gemmini(parse_program(CONV), ENV, name="convbad")
     sizes = sizes_of(shape, st, pd, 1 / 64, False)
-    with pytest.raises(GemminiSimError, match=re.escape(message)) as err:
+    want = f"break the requirement {message} (gemmini_loop_conv_ws_strided)"
+    with pytest.raises(KernelCallError, match=re.escape(want)):
         build.run(k, inputs(shape, 0), sizes)
-    assert "0 <= padding < KH and KW" in str(err.value)
+    # The driver without its own check of the requirements: the kernel's entry refuses.
+    src = build.render(replace(k, assumptions_c=[]))
+    assert "abort()" not in src
+    (tmp_path / "k.c").write_text(src)
+    exe = compile_program([tmp_path / "k.c"], tmp_path / "k.exe",
+                          cflags=["-O1", "-DVERISCHED_GEMMINI_DRIVER"])
+    files, data = [], inputs(shape, 0)
+    for name, _, _, _ in k.inputs:  # in the driver's order
+        (tmp_path / f"{name}.bin").write_bytes(data[name].tobytes())
+        files.append(str(tmp_path / f"{name}.bin"))
+    res = run_program(exe, [str(sizes[a]) for a, _ in k.sizes] + files
+                      + [str(tmp_path / "out.bin")])
+    assert res.returncode == 2 and "the kernel refused the sizes (error 2)" in res.stderr, \
+        res.stderr
 
 
 def test_strided_loop_needs_the_whole_output() -> None:

@@ -270,12 +270,24 @@ def test_each_configuration_is_emitted_once_per_kernel() -> None:
     kernel = lower_gemmini(prog, env_for(True), name="cfg")
     configs = _configs(kernel.body)
     assert len(configs) == 5, configs  # ex, three loads (D, A, B), st
+    # the int32 bias's row stride in bytes, in the field's 64 bits: `N * 4` in int wrapped
+    # from N = 2^29 on, inside sizes the entry check accepts (UBSan: signed overflow)
+    assert any("config_ld((uint64_t)(N) * 4, " in s for s in configs), configs
     loops = [k for k, s in enumerate(kernel.body) if s.strip().startswith("for (")]
     first_loop = min(loops)
     assert all(kernel.body.index(s) < first_loop for s in kernel.body if "config" in s)
 
 
 # ---- bad input ----------------------------------------------------------------------------
+
+
+def test_several_outputs_are_refused_also_inside_a_fused_sweep() -> None:
+    """mvt_sweep (PolyBench's mvt, fuse_outputs) sums pairs: refused by its cause, where
+    the pair below the top reached the shape computation (AttributeError)."""
+    from verisched import pipeline
+    checked = pipeline.check(pipeline.load("coq/Examples/PolyBench/Mvt.v", "mvt_sweep"))
+    with pytest.raises(LowerError, match="several outputs is not supported"):
+        pipeline.lower(checked, "gemmini")
 
 
 def test_float_is_refused() -> None:

@@ -280,6 +280,8 @@ def banner(lowered: Sequence[Lowered]) -> list[str]:
         for c in p.preconditions:
             out.append(f"{p.name} requires {c.name} : {c.text}" if c.name
                        else f"{p.name} requires {c.text}")
+        for text, _ in getattr(lw.kernel, "requirements", ()):  # checked as the above
+            out.append(f"{p.name} requires {text}")
         for a in p.assumed:
             out.append(f"{p.name} assumes (not checked): {a}")
         ints = [text for text, _ in getattr(lw.kernel, "int_exprs", ())]

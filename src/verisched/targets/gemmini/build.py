@@ -101,7 +101,7 @@ def shapes(k: GemminiKernel, sizes: dict[str, int]) -> tuple[dict[str, tuple[int
             raise KernelCallError(f"{k.name}: parameter {a} = {sizes[a]} does not fit a C int")
     for text, f in k.assumptions:
         if evaluate(f, values) < 0:
-            raise KernelCallError(f"{k.name}: sizes {sizes} violate the assumption {text}")
+            raise KernelCallError(f"{k.name}: sizes {sizes} break the requirement {text}")
     # as the kernel's entry does
     check_int_exprs(k.name, k.int_exprs, values, str(sizes), k.int_bounds)
     ins = {a: tuple(evaluate(x, values) for x in d) for a, _, d, _ in k.inputs}

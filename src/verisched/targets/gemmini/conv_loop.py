@@ -136,19 +136,8 @@ def lower_conv_loop(g: GemminiRules, e: Instr, dest: Dest, mode: str, ctx: Ctx,
     (oh_c, ow_c) = ((f"vs_cdiv({n} + 2 * {PD} - {k}, {ST}) + 1" for n, k in ((H, KH), (W, KW)))
                     if strided else (f"{H} - {KH} + 1", f"{W} - {KW} + 1"))
     out.line(f"const long {OH} = {oh_c}, {OW} = {ow_c};")
+    _require(g, e.name, c, kh, kw, st, pd, strided, ctx)
     some = f"{NB} > 0 && {OH} > 0 && {OW} > 0 && {KO} > 0"
-    with out.block(f"if ({some} && ({C} <= 0 || {KH} <= 0 || {KW} <= 0))"):
-        out.line(f'fprintf(stderr, "{e.name}: C, KH and KW must be positive (the loop '
-                 'lowering does not store a bias alone)\\n");')
-        out.line("abort();")
-    if strided:
-        with out.block(f"if ({some} && ({ST} < 1 || {ST} > 255 || {PD} < 0 || {PD} >= {KH} "
-                       f"|| {PD} >= {KW} || {PD} + {ST} > 256))"):
-            out.line(f'fprintf(stderr, "{e.name}: stride %ld and padding %ld: the hardware '
-                     'loop needs 1 <= stride <= 255, 0 <= padding < KH and KW (Gemmini\'s '
-                     'tiled_conv: kernel_dim > padding) and padding + stride <= 256 (its '
-                     f'8-bit fields)\\n", {ST}, {PD});')
-            out.line("abort();")
     with out.block(f"if ({some})"):
         _choose_tile(out, nm, KH, KW, C, KO, ST)
         out.line(cfg.marker("ex", ("WEIGHT_STATIONARY", "NO_ACTIVATION", "0",
@@ -166,6 +155,29 @@ def lower_conv_loop(g: GemminiRules, e: Instr, dest: Dest, mode: str, ctx: Ctx,
                             _call(out, nm, g.out_cname, x.cname, w.cname, bias.cname, act,
                                   (NB, H, W, C, KO, KH, KW, ST, PD))
     return True
+
+
+def _require(g: GemminiRules, name: str, c: Poly, kh: Poly, kw: Poly, st: Poly, pd: Poly,
+             strided: bool, ctx: Ctx) -> None:
+    """What the hardware loop's code needs of the sizes, for the kernel's entry check
+    (GemminiRules.requirements; a caller who breaks one gets NAME_error = 2, where the
+    kernel called abort()): C, KH and KW positive (the lowering does not store a bias
+    alone); the stride and padding in the instruction's fields (module docstring); and
+    the least tile, one output pixel of one input channel, in half of the scratchpad:
+    its window `(st + KH - 1) * (st + KW - 1)` pixels and `KH * KW` weight rows."""
+    one = Poly.const(1)
+    need = [("C >= 1", c - one), ("KH >= 1", kh - one), ("KW >= 1", kw - one)]
+    if strided:
+        need += [("1 <= stride", st - one), ("stride <= 255", Poly.const(255) - st),
+                 ("0 <= padding", pd), ("padding < KH", kh - pd - one),
+                 ("padding < KW", kw - pd - one),
+                 ("padding + stride <= 256", Poly.const(256) - pd - st)]
+    window = (st + kh - one) * (st + kw - one)
+    need.append((f"(stride + KH - 1) * (stride + KW - 1) + KH * KW <= {HALF_SPAD}, one "
+                 "output pixel's window and weights in half the scratchpad",
+                 Poly.const(HALF_SPAD) - window - kh * kw))
+    need = [(f"{t} ({name})", f) for t, f in need]
+    g.requirements += [(t, f) for t, f in need if not ctx.facts.ge0(f)]  # what is not known
 
 
 def _choose_tile(out: Emitter, nm: dict[str, str], KH: str, KW: str, C: str, KO: str,
@@ -207,10 +219,17 @@ def _choose_tile(out: Emitter, nm: dict[str, str], KH: str, KW: str, C: str, KO:
                 out.line(f"if ({cl} == {OW}) break;")
             out.line(f"if ({k} == {C}) break;")
         out.line(f"if ({o} == {KO}) break;")
-    with out.block(f"if ({nm['pr']} == 0)"):
-        out.line('fprintf(stderr, "gemmini_loop_conv_ws: no tile of one output row fits the '
-                 'scratchpad (KH * KW * C too large)\\n");')
-        out.line("abort();")
+    # None fits with 16 input channels, or with min(OW, 16) columns: one output row and
+    # fewer of both (Gemmini's tiled_conv_auto shrinks its tile down to 1 of each).  The
+    # entry check's requirement (_require) is that the least tile, 1 and 1, fits.
+    with out.block(f"for (long {k} = {C} < {d} ? {C} : {d}; {nm['pr']} == 0 && {k} >= 1; "
+                   f"{k}--)"):
+        with out.block(f"for (long {cl} = {OW} < {d} ? {OW} : {d}; {nm['pr']} == 0 && "
+                       f"{cl} >= 1; {cl}--)"):
+            window = f"({ST} + {KH} - 1) * ({cl} * {ST} + {KW} - 1)"
+            with out.block(f"if ({window} + {KH} * {KW} * {k} <= {HALF_SPAD})"):
+                out.line(f"{nm['pr']} = 1; {nm['pc']} = {cl}; "
+                         f"{nm['po']} = {KO} < {d} ? {KO} : {d}; {nm['pk']} = {k};")
 
 
 def _call(out: Emitter, nm: dict[str, str], out_c: str, x: str, w: str, bias: str, act: str,

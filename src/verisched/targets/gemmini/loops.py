@@ -122,11 +122,10 @@ def lower_loop(g: GemminiRules, e: Instr, dest: Dest, mode: str, ctx: Ctx, out: 
     out.line(f"const size_t {nm['I']} = ({M} + {cfg.DIM - 1}) / {cfg.DIM}, "
              f"{nm['J']} = ({N} + {cfg.DIM - 1}) / {cfg.DIM}, "
              f"{nm['KT']} = ({K} + {cfg.DIM - 1}) / {cfg.DIM};")
-    if bias:
-        with out.block(f"if ({nm['KT']} == 0 && {nm['I']} > 0 && {nm['J']} > 0)"):
-            out.line(f'fprintf(stderr, "{e.name}: K = 0 is not supported by the loop '
-                     'lowering\\n");')
-            out.line("abort();")
+    if bias and not ctx.facts.ge0(k - Poly.const(1)):
+        # checked at the kernel's entry (NAME_error = 2), where it called abort()
+        g.requirements.append((f"K >= 1 ({e.name}: the loop lowering does not store a "
+                               "bias alone)", k - Poly.const(1)))
     # Block shape: fewest hardware calls, then fewest bytes moved into the scratchpad.
     out.line(f"size_t {nm['bi']} = 1, {nm['bj']} = 1, {nm['bk']} = 1;")
     out.line(f"unsigned long long {nm['best']} = ~0ull;")

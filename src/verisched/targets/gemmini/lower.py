@@ -86,6 +86,9 @@ class GemminiKernel:
     int_exprs: tuple[tuple[str, Poly], ...] = ()
     # Bounds of its int arithmetic with loop variables, at most INT_MAX (likewise).
     int_bounds: tuple[tuple[str, Poly], ...] = ()
+    # What its hardware loops need of the sizes (GemminiRules.requirements), among
+    # `assumptions` and stated in the C file's banner.
+    requirements: tuple[tuple[str, Poly], ...] = ()
 
 
 # Position of the int32 bias among a hardware loop's arguments.
@@ -214,6 +217,8 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     # As the C targets' kernels do: a C caller who breaks a size's bound, an assumption
     # (the scratchpad's capacity among them) or an int expression gets error 2, no access.
     config_facts = [(show_pred(p), f) for p in check_only for f in pred(p, ctx)[1]]
+    assumptions = assumptions + rules.requirements  # the hardware loops' (conv_loop.py)
+    requirements = tuple(rules.requirements)
     int_exprs, int_bounds = entry_check(body, name, size_list, assumptions + config_facts, ctx)
     lw.emit_hoisted(body)
     if not covered:
@@ -244,4 +249,4 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
         body=body.lines, assumptions=assumptions, spad_rows=rules.peak["GEMMINI_SPAD"],
         acc_rows=rules.peak["GEMMINI_ACC"], configs=stats, counts_c=counts,
         assumptions_c=assumptions_c, config_params=sorted(configs & set(sizes)),
-        int_exprs=int_exprs, int_bounds=int_bounds)
+        int_exprs=int_exprs, int_bounds=int_bounds, requirements=requirements)

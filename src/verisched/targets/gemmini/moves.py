@@ -136,8 +136,10 @@ def emit_load(g: GemminiRules, role: Role, args: dict, dest: Dest, ctx: Ctx, out
     esize = ELEM[etype][1]
     ld = g.ld_id_for(src.cname, mem)
     ncols = src.dims[-1]
+    # In 64 bits, the type of the instruction's field: `N * 4` in int wrapped for N from
+    # 2^29 on, which the entry check (N + 15 an int) let through.
     stride = "0" if bcast is not None else \
-        f"{ctext(ncols, ctx)} * {esize}" if esize != 1 else ctext(ncols, ctx)
+        f"(uint64_t)({ctext(ncols, ctx)}) * {esize}" if esize != 1 else ctext(ncols, ctx)
     g.require_ld(ld, (stride, "1.0f", "0"), out)
     g.ld_last[ld] = (stride, "1.0f", "0")
     buf = g.onchip[dest.buf.cname]  # type: ignore[union-attr]

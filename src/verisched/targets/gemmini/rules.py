@@ -33,6 +33,7 @@ from verisched.codegen.errors import LowerError
 from verisched.codegen.hooks import LetBody
 from verisched.codegen.ir import Ctx, Dest, Emitter
 from verisched.codegen.normal import show
+from verisched.codegen.poly import Poly
 from verisched.pybridge.instrs import InstrError, instantiate
 from verisched.pybridge.terms import Expr, Gen, Instr, Let, Mem, SBin, Sum, TAdd
 from verisched.targets.gemmini import config as cfg
@@ -66,6 +67,10 @@ class GemminiRules:
         self.config_params: set[str] = set()
         # ATL names of DRAM tensors (inputs, lets) holding int32 data (the rest is int8).
         self.wide: set[str] = wide or set()
+        # What a hardware loop's code needs of the sizes beyond the derivation's own
+        # hypotheses (a tile that fits, the stride's 8-bit field): (text, poly >= 0),
+        # checked at the kernel's entry with them (NAME_error = 2), never by abort().
+        self.requirements: list[tuple[str, Poly]] = []
 
     # -- the extension interface (codegen/hooks.py) -------------------------------
     def meaning(self, e: Instr) -> Expr:

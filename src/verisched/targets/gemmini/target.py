@@ -28,7 +28,7 @@ import numpy as np
 from verisched.codegen.errors import CompileError, KernelCallError, LowerError, PreconditionError
 from verisched.codegen.program import KernelProgram
 from verisched.pybridge.instrs import InstrSpec, registered
-from verisched.pybridge.terms import Tuple
+from verisched.pybridge.terms import Tuple, walk
 from verisched.targets.base import (
     CSource,
     Kernel,
@@ -156,7 +156,9 @@ class GemminiTarget:
             raise LowerError(f"store_at {var} {loop}: target gemmini places buffers itself "
                              "(DRAM lets at their let, on-chip ones by in_mem); the CPU "
                              "targets honour store_at")
-        if isinstance(program.expr, Tuple):
+        # at the top, or inside a fused sweep (mvt_sweep: a SUM of pairs, which reached
+        # the shape computation and an AttributeError)
+        if any(isinstance(x, Tuple) for x in walk(program.expr)):
             raise LowerError("target gemmini: a program with several outputs is not "
                              "supported (its runner reads one output matrix); derive and "
                              "compile each output as its own program")
