@@ -24,6 +24,7 @@ _REPORTS: dict[str, Any] = {}
 
 def _run_recording(script: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Run `script`, keeping what its last `Schedule.compile` replayed and rendered."""
+    import verisched.schedule.annotations as annotations
     import verisched.schedule.state as state
     from verisched.report import from_derived
 
@@ -38,9 +39,9 @@ def _run_recording(script: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
         seen["source"] = state_render(lowered)
         return seen["source"]
 
-    state_load, state_render = state.load, state.render
+    state_load, state_render = state.load, annotations.render
     monkeypatch.setattr(state, "load", load)
-    monkeypatch.setattr(state, "render", render)
+    monkeypatch.setattr(annotations, "render", render)
     runpy.run_path(str(script), run_name="__main__")
     if "derived" not in seen:
         return None

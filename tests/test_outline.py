@@ -16,7 +16,7 @@ import pytest
 
 from verisched.codegen.outline import outline
 from verisched.schedule import Schedule, dsl
-from verisched.schedule.state import annotated_source
+from verisched.schedule.annotations import annotated_source
 
 SIG = "const float *restrict A, int n, int m, float *restrict out"
 

@@ -23,8 +23,8 @@ from verisched.schedule import (
     ScheduleError,
     dsl,
 )
+from verisched.schedule.annotations import parallel_loops, runs_loop, unroll_pragma
 from verisched.schedule.dsl import DslError
-from verisched.schedule.state import parallel_loops, runs_loop, unroll_pragma
 
 n, m = dsl.sizes("n m")
 A = dsl.tensor("A", n, m)
@@ -433,6 +433,22 @@ def test_stage_and_peel_from_python() -> None:
         with pytest.raises(DirectiveRefused, match="peel: the extent of loop i is not provably"):
             s.peel("i")
         assert "concat" in s.bound(n >= 2).peel("i").text
+
+
+def test_annotations_follow_rename_loop_and_a_replaced_loop_is_named(mv: Schedule) -> None:
+    """An annotation names a loop: rename_loop carries it to the new name (compile had
+    refused parallel i, "the openmp lowering does not run loop i in parallel", on the
+    loop it ran in parallel as row); a later split replaces the loop, and compile says
+    so, where it had blamed the lowering ("emitted no C loop over i")."""
+    t = mv.parallel("i").unroll("j", 4).rename_loop("i", "row")
+    assert t.annotations == (("parallel", "row"), ("unroll", "j", 4))
+    a = np.random.default_rng(2).standard_normal((9, 5)).astype(np.float32)
+    v = np.random.default_rng(3).standard_normal(5).astype(np.float32)
+    np.testing.assert_allclose(t.compile("openmp")({"A": a, "x": v}, n=9, m=5), a @ v,
+                               rtol=1e-5, atol=1e-5)
+    with pytest.raises(AnnotationRefused, match=r"unroll i: the program has no loop i any "
+                       r"more: a step after this annotation split.*\(ii, io, j\)"):
+        mv.unroll("i", 4).split("i", 4, "io", "ii").compile("c")
 
 
 def test_unroll_places_a_pragma_before_the_loop_and_keeps_the_result(mv: Schedule) -> None:

@@ -6,7 +6,7 @@ not survive the move (measured on a two-loop probe: the serial function's
 reduction unrolled four times, the same loop under `#pragma omp parallel
 for` not at all; docs/decisions.md #113).  The micro-kernels' reductions
 (codegen/core.py, REDUCTION_UNROLL) and the `unroll` directive's loops
-(schedule/state.py) ask for unrolling with that pragma, so in an OpenMP
+(schedule/annotations.py) ask for unrolling with that pragma, so in an OpenMP
 kernel they ran as written.  A loop inside a function that the region only
 calls keeps its annotation (measured: unrolled whether GCC inlines the call
 or not).

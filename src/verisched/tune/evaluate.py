@@ -42,9 +42,9 @@ from verisched.schedule import (
     ScheduleArgumentError,
     ScheduleError,
 )
+from verisched.schedule.annotations import build_annotated, check_parallel_target
 from verisched.schedule.coqfile import derived_name
 from verisched.schedule.dsl import Program
-from verisched.schedule.state import build_annotated, check_parallel_target
 from verisched.targets.base import size_fits
 
 from .space import Op
