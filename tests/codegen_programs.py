@@ -101,7 +101,8 @@ class Gen_:
         E, rest = shape[0], shape[1:]
         opts = ["gen", "gen", "gen"]
         if depth > 0:
-            opts += ["guard", "sum", "let", "concat", "padr", "padl", "truncr", "truncl"]
+            opts += ["guard", "sum", "let", "concat", "padr", "padl", "truncr", "truncl",
+                     "tadd"]
             if rest:
                 opts += ["transpose", "split", "split"]
             if isinstance(E, IConst) and E.value in (4, 6) or (
@@ -127,6 +128,14 @@ class Gen_:
             vshape = self.shape(self.int_(0, 2))
             value = self.tensor(vshape, d, scope, tensors)
             return Let(x, value, self.tensor(shape, d, scope, {**tensors, x: vshape}))
+        if kind == "tadd":
+            # A tensor <+> (stored left, accumulated right: core.lower_tadd), one operand
+            # possibly a row shorter (the sum is the longer, zero-padded: Core.v).
+            short = IConst(max(E.value - 1, 0)) if isinstance(E, IConst) else plus(E, -1)
+            side = self.pick(["none", "none", "left", "right"])
+            left = self.tensor((short if side == "left" else E, *rest), d, scope, tensors)
+            right = self.tensor((short if side == "right" else E, *rest), d, scope, tensors)
+            return TAdd(left, right)
         if kind == "concat":
             if isinstance(E, IConst) and E.value >= 2:
                 n1 = self.int_(1, E.value - 1)

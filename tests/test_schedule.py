@@ -451,6 +451,23 @@ def test_annotations_follow_rename_loop_and_a_replaced_loop_is_named(mv: Schedul
         mv.unroll("i", 4).split("i", 4, "io", "ii").compile("c")
 
 
+def test_a_split_operand_of_a_tensor_sum_compiles_with_its_loops() -> None:
+    """`GEN i f <+> GEN j g*g` with i split: the lowering stores the left operand (the
+    split's loops) and accumulates the right one, where the normal form had asked for
+    tadd_expand, whose accesses into the split it could not lower (NotNormalError)."""
+    p = dsl.program("addp", dsl.gen("i", n, lambda i: f[i])
+                    + dsl.gen("j", n, lambda j: f[j] * f[j]))
+    fv = np.random.default_rng(4).standard_normal(13).astype(np.float32)
+    with Schedule.of(p) as s:
+        for tail in ("guard", "peel"):
+            t = s.split("i", 4, "io", "ii", tail=tail)
+            assert "normalize." not in t.finished_steps()
+            k = t.compile("openmp")
+            for size in (1, 4, 13):
+                np.testing.assert_allclose(k({"f": fv[:size]}, n=size),
+                                           fv[:size] + fv[:size] ** 2, rtol=1e-6)
+
+
 def test_unroll_places_a_pragma_before_the_loop_and_keeps_the_result(mv: Schedule) -> None:
     c = "  for (int j = 0; j < m; ++j) {\n    for (int j_1 = 0; j_1 < 2; ++j_1) {"
     out = unroll_pragma(c, "j", 4)

@@ -1,7 +1,8 @@
 """Checker for the normal form of the paper's Sec. 5.1, run before lowering.
 
 After normalization every leaf that is stored is a scalar: tensor-valued
-`<+>` has been expanded (tadd_expand), tensor variables eta-expanded
+`<+>` is stored left, accumulated right (or was expanded, tadd_expand), tensor
+variables eta-expanded
 (eta) and accesses pushed through generations, sums and guards
 (get_gen, get_sum, get_iverson, get_tadd).  The lowering of Fig. 3 only
 has rules for that shape of term, so anything else is refused here with the
@@ -265,6 +266,27 @@ def _accumulates(e: Expr) -> bool:
     return isinstance(e, (Sum, Instr))
 
 
+def two_pass_tadd(e: Expr, ranks: dict[str, int]) -> bool:
+    """Whether `e` has a tensor `<+>` whose right operand does not accumulate: normal,
+    but lowered in two passes (store, then accumulate), where `normalize` may make one
+    loop of it (tadd_gen) and so is tried first (schedule/state.py); Sgemm's
+    `C <+> SUM ...` is one pass either way."""
+    def go(x: Expr, rk: dict[str, int]) -> bool:
+        if isinstance(x, (Let, Iter)):
+            inner = dict(rk)
+            inner[x.var] = rank_of(x.value if isinstance(x, Let) else x.init, rk) or 0
+            first = x.value if isinstance(x, Let) else x.init
+            return go(first, rk) or go(x.body, inner)
+        if isinstance(x, TAdd) and rank_of(x, rk) and not _accumulates(x.right):
+            return True
+        return any(go(c, rk) for c in children(x)  # type: ignore[arg-type]
+                   if not is_idx(c) and not isinstance(c, (PBool, PCmp, PAnd)))
+    try:
+        return go(e, ranks)
+    except NotNormalError:
+        return False
+
+
 def check_normal(e: Expr, ranks: dict[str, int], rank: int) -> None:
     """Raise NotNormalError naming the first subterm outside the normal form.
 
@@ -336,11 +358,10 @@ def _check(e: Expr, ranks: dict[str, int], rank: int) -> None:
         _check(e.body, inner, rank)
         return
     if isinstance(e, TAdd):
-        if rank and not _accumulates(e.right):
-            _fail(e, "tensor-typed <+> left: expand it (lemma tadd_expand)")
-        # `x <+> SUM ...` at tensor rank (a copy, then a reduction into it, as in
-        # Sgemm.v's C + A B) is lowered as "store the left, accumulate the right"
-        # (core.py, lower_tadd); other tensor sums are expanded by the derivation.
+        # A tensor `<+>` is lowered as "store the left, accumulate the right" (core.py,
+        # lower_tadd): `x <+> SUM ...` as in Sgemm.v's C + A B, or two generations
+        # whose loops a schedule keeps apart (a split operand of `<+>`, which
+        # tadd_expand would undo into one loop of accesses into the split).
         _check(e.left, ranks, rank)
         _check(e.right, ranks, rank)
         return

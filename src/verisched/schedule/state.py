@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from verisched.codegen.errors import CodegenError
-from verisched.codegen.normal import check_normal, rank_of
+from verisched.codegen.normal import check_normal, rank_of, two_pass_tadd
 from verisched.pipeline import (
     CheckedProgram,
     FixValue,
@@ -544,23 +544,41 @@ class Schedule:
         if steps[-1] == "done.":
             return steps
         if steps[-1] != "check_safe.":
-            if not self._normal():
+            if not self._normal() or (self._two_pass() and self._normalized()):
                 steps += ("normalize.",)
             steps += ("check_safe.",)
         return steps + ("done.",)
 
+    def _parts(self) -> tuple[Expr, ...]:
+        parts = distribute_outputs(self.program)  # several outputs: each on its own
+        return parts.items if isinstance(parts, Tuple) else (parts,)
+
+    def _ranks(self) -> dict[str, int]:
+        return {t: len(shape) for t, shape in self.live.program.inputs}
+
     def _normal(self) -> bool:
-        e = self.program
-        if e is None:
+        if self.program is None:
             return False
-        ranks = {t: len(shape) for t, shape in self.live.program.inputs}
-        parts = distribute_outputs(e)  # several outputs: each in normal form
+        ranks = self._ranks()
         try:
-            for x in parts.items if isinstance(parts, Tuple) else (parts,):
+            for x in self._parts():
                 check_normal(x, ranks, rank_of(x, ranks) or 0)
         except CodegenError:
             return False
         return True
+
+    def _two_pass(self) -> bool:
+        """A tensor `<+>` the lowering would store in two passes (codegen/normal.py)."""
+        return any(two_pass_tadd(x, self._ranks()) for x in self._parts())
+
+    def _normalized(self) -> bool:
+        """Whether `normalize` leaves a program in normal form: it fuses `GEN <+> GEN`
+        into one loop (tadd_gen), but expands a split operand of `<+>` into accesses
+        into the split that no lowering takes (tadd_expand); then the two passes stay."""
+        try:
+            return self.apply("normalize.")._normal()
+        except ScheduleError:
+            return False
 
     def to_coq(self, *, finished: bool = True) -> str:
         """A standalone `.v` file that `coqc` checks on its own.  `finished`: ended by

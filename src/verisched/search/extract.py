@@ -129,8 +129,8 @@ def _accumulates(e: A.Expr) -> bool:
 def calls_last(e: A.Expr) -> A.Expr:
     """The same program with each `<+>` whose left operand is a call or a reduction and
     whose right one is not swapped: the C lowering stores the left operand and
-    accumulates the right one, which must be a call or a reduction
-    (codegen/normal.py).  Both orders are in the e-class (comm is a rule) at the same
+    accumulates the right one (codegen/core.py, lower_tadd), and a call is stored by
+    accumulating (CBLAS's beta = 1).  Both orders are in the e-class (comm is a rule) at the same
     cost; the certificate proves the swap (tadd_comm_t)."""
     e = A.rebuild(e, lambda c: c if A.is_idx(c) else calls_last(c))  # type: ignore[arg-type]
     if isinstance(e, A.TAdd) and _accumulates(e.left) and not _accumulates(e.right):
