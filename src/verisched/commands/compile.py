@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
               f"{lowered.summary}")
         hint = getattr(lowered.target, "build_hint", None)  # one outside the registry may lack it
         if hint is not None:
-            print(f"to build it: {hint(c_file)}")
+            print(f"to build it: {hint(c_file, getattr(lowered.kernel, 'dtype', None))}")
         report(checked)
         return 0
 

@@ -95,16 +95,17 @@ class NativeTarget:
     def instructions(self) -> tuple[InstrSpec, ...]:
         return tuple(s for s in registered().values() if s.family in self.families)
 
-    def cflags(self, fast_math: bool = False) -> list[str]:
-        flags = ["-std=c11", "-O3", "-march=native", "-fPIC", *self.extra_flags]
+    def cflags(self, fast_math: bool = False, dtype: str | None = None) -> list[str]:
+        flags = ["-std=c11", "-O3", "-march=native", "-fPIC", *self.extra_flags,
+                 *wrap_flags(dtype)]
         if fast_math:
             flags.append("-ffast-math")
         return flags
 
-    def build_hint(self, c_file: Path) -> str:
+    def build_hint(self, c_file: Path, dtype: str | None = None) -> str:
         """How to compile the C file written for this target into one's own program (the
         flags the kernels are built with here, less -fPIC; its libraries, and libm)."""
-        flags = [f for f in self.cflags() if f != "-fPIC"]
+        flags = [f for f in self.cflags(dtype=dtype) if f != "-fPIC"]
         link = [*(["-fopenmp"] if "-fopenmp" in flags else []), *self.libs, "-lm"]
         return f"cc {' '.join(flags)} -c {c_source_arg(c_file)}; link with {' '.join(link)}"
 
@@ -147,11 +148,25 @@ class NativeTarget:
         return dict(built)
 
 
+def wrap_flags(dtype: str | None) -> list[str]:
+    """`-fwrapv` for integer kernels: their data arithmetic wraps modulo 2^32 on
+    overflow as the banner says (targets/base.py ROUNDING), where C leaves a signed
+    overflow undefined (UBSan reported it in the int32 Jacobi kernels at n = 1, whose
+    values double every step).  Float kernels keep C's rules: their int arithmetic is
+    index arithmetic, checked at entry never to wrap."""
+    return ["-fwrapv"] if dtype in ("int32", "int8") else []
+
+
+def kernels_dtype(kernels: Sequence[LoweredKernel]) -> str | None:
+    """The integer dtype of a batch of kernels that has one (then the batch wraps)."""
+    return next((k.dtype for k in kernels if k.dtype in ("int32", "int8")), None)
+
+
 def load(c_text: str, kernels: list[LoweredKernel], target: NativeTarget, *,
          fast_math: bool = False) -> dict[str, NativeKernel]:
     """Compile C text holding `kernels` into a shared object (cached) and load them.
     A cached object that does not load (truncated, corrupt) is evicted and rebuilt once."""
-    flags = target.cflags(fast_math)
+    flags = target.cflags(fast_math, kernels_dtype(kernels))
     path = compile_c(c_text, flags, libs=target.libs)
     try:
         lib = ctypes.CDLL(str(path))
@@ -414,7 +429,7 @@ SANITIZE_FLAGS = ["-std=c11", "-O1", "-g", "-fno-omit-frame-pointer",
 def build_sanitized(kernels: list[LoweredKernel], target: NativeTarget) -> Path:
     """Compile the kernels with a file-driven harness under ASan+UBSan (executable)."""
     source = render_source(kernels, target.name)
-    flags = SANITIZE_FLAGS + list(target.extra_flags)
+    flags = SANITIZE_FLAGS + list(target.extra_flags) + wrap_flags(kernels_dtype(kernels))
     return compile_c(source, flags, kind="exe", extra_sources=(render_harness(kernels),),
                      libs=target.libs)
 

@@ -179,9 +179,11 @@ class GemminiTarget:
                    f"{st.requirements if st else 0} requirement(s)")
         return Lowered(self, program, k, summary)
 
-    def build_hint(self, c_file: Path) -> str:
+    def build_hint(self, c_file: Path, dtype: str | None = None) -> str:
         """How to compile the C file: its `#include "include/gemmini.h"` finds the
-        simulator in this package, or, for the accelerator, Gemmini's own header."""
+        simulator in this package, or, for the accelerator, Gemmini's own header.
+        (`dtype`: the same flags for every element type; the accumulators' arithmetic is
+        the simulator's, which saturates as the hardware does.)"""
         return (f"cc -std=gnu11 -O2 -I{shlex.quote(str(include_dir().parent))} -c "
                 f"{c_source_arg(c_file)} (the functional "
                 "simulator's include/gemmini.h; for the accelerator, -I the directory of "
