@@ -273,9 +273,9 @@ def two_pass_tadd(e: Expr, ranks: dict[str, int]) -> bool:
     `C <+> SUM ...` is one pass either way."""
     def go(x: Expr, rk: dict[str, int]) -> bool:
         if isinstance(x, (Let, Iter)):
-            inner = dict(rk)
-            inner[x.var] = rank_of(x.value if isinstance(x, Let) else x.init, rk) or 0
             first = x.value if isinstance(x, Let) else x.init
+            inner = dict(rk)
+            inner[x.var] = rank_of(first, rk) or 0
             return go(first, rk) or go(x.body, inner)
         if isinstance(x, TAdd) and rank_of(x, rk) and not _accumulates(x.right):
             return True

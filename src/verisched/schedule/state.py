@@ -85,6 +85,9 @@ class _Live:
         self.line: list[tuple[str, ProofState]] = []
         # Finished step lists already run to `done.` in this session (Schedule.to_coq).
         self.proved: set[tuple[str, ...]] = set()
+        # Whether `normalize.` after these steps leaves a normal program
+        # (Schedule._normalized): asked once per step list, not per save or compile.
+        self.normalizes: dict[tuple[str, ...], bool] = {}
 
     def _resolve(self, steps: tuple[str, ...]) -> ProofState:
         """The state after `steps`, on the current line (replayed where needed)."""
@@ -575,10 +578,14 @@ class Schedule:
         """Whether `normalize` leaves a program in normal form: it fuses `GEN <+> GEN`
         into one loop (tadd_gen), but expands a split operand of `<+>` into accesses
         into the split that no lowering takes (tadd_expand); then the two passes stay."""
-        try:
-            return self.apply("normalize.")._normal()
-        except ScheduleError:
-            return False
+        known = self.live.normalizes.get(self.steps)
+        if known is None:
+            try:
+                known = self.apply("normalize.")._normal()
+            except ScheduleError:
+                known = False
+            self.live.normalizes[self.steps] = known
+        return known
 
     def to_coq(self, *, finished: bool = True) -> str:
         """A standalone `.v` file that `coqc` checks on its own.  `finished`: ended by
