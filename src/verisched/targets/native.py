@@ -24,6 +24,7 @@ import numpy as np
 
 from verisched.codegen.errors import CompileError, KernelCallError, LowerError, PreconditionError
 from verisched.codegen.hooks import TargetHooks
+from verisched.codegen.ir import CTYPES
 from verisched.codegen.lower import LoweredKernel, Lowering, lower
 from verisched.codegen.poly import evaluate
 from verisched.codegen.program import KernelProgram
@@ -148,18 +149,22 @@ class NativeTarget:
         return dict(built)
 
 
+# The element types computed in C's int32_t (codegen/ir.py CTYPES: int8 too).
+_WRAPPING = frozenset(d for d, c in CTYPES.items() if c == "int32_t")
+
+
 def wrap_flags(dtype: str | None) -> list[str]:
     """`-fwrapv` for integer kernels: their data arithmetic wraps modulo 2^32 on
     overflow as the banner says (targets/base.py ROUNDING), where C leaves a signed
     overflow undefined (UBSan reported it in the int32 Jacobi kernels at n = 1, whose
     values double every step).  Float kernels keep C's rules: their int arithmetic is
     index arithmetic, checked at entry never to wrap."""
-    return ["-fwrapv"] if dtype in ("int32", "int8") else []
+    return ["-fwrapv"] if dtype in _WRAPPING else []
 
 
 def kernels_dtype(kernels: Sequence[LoweredKernel]) -> str | None:
     """The integer dtype of a batch of kernels that has one (then the batch wraps)."""
-    return next((k.dtype for k in kernels if k.dtype in ("int32", "int8")), None)
+    return next((k.dtype for k in kernels if k.dtype in _WRAPPING), None)
 
 
 def load(c_text: str, kernels: list[LoweredKernel], target: NativeTarget, *,
