@@ -435,6 +435,25 @@ def test_stage_and_peel_from_python() -> None:
         assert "concat" in s.bound(n >= 2).peel("i").text
 
 
+def test_peel_into_then_tile_partition_finds_the_interior_of_a_nest_named_i_j() -> None:
+    """peel i j into pi pj leaves the border rows' column loops eta-reduced; re-expanded
+    under i, their binder is named i as well, and a loop-name check that accepted any
+    variable in scope made tile pi pj stop there ("loop pj is not directly inside loop
+    pi").  The interior is found, and the tiled kernel computes the stencil on sizes
+    that are not multiples of the tile."""
+    p = dsl.program("bl2", dsl.gen("i", n, lambda i: dsl.gen("j", m, lambda j:
+                    dsl.guard((i >= 1) & (j >= 1), A[i - 1, j - 1]) + A[i, j])))
+    with Schedule.of(p) as s:
+        t = s.bound(n >= 2).bound(m >= 2).peel("i", "j", into=("pi", "pj"))
+        t = t.tile("pi", "pj", 4, 8, "io", "jo", "ii", "ji", partition=True)
+        k = t.compile("c")
+    for rows, cols in ((2, 2), (7, 13), (10, 18)):
+        a = np.random.default_rng(rows).standard_normal((rows, cols)).astype(np.float32)
+        want = a.astype(np.float64).copy()
+        want[1:, 1:] += a[:-1, :-1]
+        np.testing.assert_allclose(k({"A": a}, n=rows, m=cols), want, rtol=1e-5, atol=1e-5)
+
+
 def test_annotations_follow_rename_loop_and_a_replaced_loop_is_named(mv: Schedule) -> None:
     """An annotation names a loop: rename_loop carries it to the new name (compile had
     refused parallel i, "the openmp lowering does not run loop i in parallel", on the

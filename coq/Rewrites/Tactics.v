@@ -992,11 +992,16 @@ Ltac done :=
 
 (** Do the identifiers [a] and [b] name the same binder?  Inside
     [fun a : atl_name_probe => _], the name [b] denotes a term of the probe
-    type exactly when it is [a] (nothing else has that type). *)
+    type exactly when it is [a] (nothing else has that type).  The body is
+    checked against the probe type: without it, [b] naming any variable in
+    scope (an enclosing loop's index, a section variable) passed, so a
+    binder that shadows its parent's name, as the eta-expanded [fun i => F i]
+    of [atl_eta_binder] under a loop [i] does, matched every name asked for
+    and a directive stopped at the wrong loop. *)
 Inductive atl_name_probe := atl_name_probe_i.
 
 Ltac atl_same_name a b :=
-  let r := constr:(fun a : atl_name_probe => ltac:(exact b)) in idtac.
+  let r := constr:(fun a : atl_name_probe => (ltac:(exact b) : atl_name_probe)) in idtac.
 
 (** A binder whose variable is unused has no name to match (Coq prints
     it [_]); such binders are skipped. *)

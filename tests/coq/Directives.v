@@ -243,6 +243,30 @@ Section Directives.
     Fail reorder i j k l q.                (* already in this order *)
     done.
   Qed.
+
+  (* A loop name is matched against that binder only.  After [peel i j
+     into yc xc] the border rows come before the interior, their column
+     loops eta-reduced ([genr 0 m (get (get v i))]); re-expanded under [i],
+     the column binder is named [i] too, and a name check that accepted any
+     variable in scope stopped there: "loop xc is not directly inside loop
+     yc" (d41), or [split k] split the border's column loop (d42). *)
+  Definition st41 := GEN [ i < n ] GEN [ j < m ]
+    (|[ (1 <=? i) && (1 <=? j) ]| v _[ i - 1 ] _[ j - 1 ]) <+> v _[ i ] _[ j ].
+  Derive d41 SuchThat (2 <= n -> 2 <= m -> st41 = d41) As d41_ok.
+  Proof.
+    reschedule. peel i j into yc xc. tile yc xc by 4 8 into yo xo yi xi partition.
+    check_safe. done.
+  Qed.
+  Definition g42 := concat 1 n (GEN [ i < 1 ] GEN [ j < m ] v _[ i ] _[ j ])
+    (GEN [ k < n ] GEN [ l < m ] v _[ k ] _[ l ]).
+  Derive d42 SuchThat (1 <= n -> g42 = d42) As d42_ok.
+  Proof.
+    reschedule.
+    change (GEN [ i < 1 ] GEN [ j < m ] v _[ i ] _[ j ])
+      with (genr 0 1 (fun i => genr 0 m (get (get v i)))).
+    split k by 4 into ko ki. check_safe. done.
+  Qed.
+  Print d42.
 End Directives.
 
 (* The directive re-derivation of the tiled pipeline: its trust base. *)
