@@ -106,7 +106,7 @@ def test_fuse_outputs_from_python_sweeps_both_outputs_once() -> None:
         t = s.fuse_outputs()
         assert t.text.startswith("((tzero, GEN")
         k = t.compile("openmp", dtype="float64")
-        with pytest.raises(DirectiveRefused, match="not a pair of a generation or a sum"):
+        with pytest.raises(DirectiveRefused, match=r"not a pair \(a, b\) of two outputs"):
             t.fuse_outputs()
     with Schedule.of(dsl.program("one", dsl.gen("i", m, lambda i: x1[i]))) as s:
         with pytest.raises(ScheduleArgumentError, match="one output"):
@@ -118,3 +118,52 @@ def test_fuse_outputs_from_python_sweeps_both_outputs_once() -> None:
         a, b = k(ins)
         np.testing.assert_allclose(a, ins["x1"] + ins["A"] @ ins["y1"], rtol=1e-12)
         np.testing.assert_allclose(b, ins["x2"] + ins["A"].T @ ins["y2"], rtol=1e-12)
+
+
+@requires_coq
+def test_fuse_outputs_takes_any_pair_of_loops_over_one_range_and_names_what_it_refuses() -> None:
+    """Two generations, two sums, a bare sum, a scalar beside a tensor: each pair is put
+    in the form `x <+> SUM` and swept by one loop (Outputs.v, gen_as_tadd_sum and
+    sum_as_tadd_sum, then pair_sum_sum); the kernel's outputs are numpy's.  A refusal
+    says which output is not a loop, or which ranges differ."""
+    from verisched.schedule import DirectiveRefused, Schedule
+
+    k_, m_ = dsl.sizes("k m")
+    f, a = dsl.tensor("f", k_), dsl.tensor("a", k_, m_)
+    shapes = {
+        "gen_scalar": ((dsl.gen("i", k_, lambda i: f[i] * f[i]),
+                        dsl.sum("j", k_, lambda j: f[j] * f[j])),
+                       lambda v, w: (v * v, (v * v).sum())),
+        "gen_gen": ((dsl.gen("i", k_, lambda i: f[i]), dsl.gen("j", k_, lambda j: f[j] * f[j])),
+                    lambda v, w: (v, v * v)),
+        "sum_sum": ((dsl.sum("i", k_, lambda i: f[i]), dsl.sum("j", k_, lambda j: f[j] * f[j])),
+                    lambda v, w: (v.sum(), (v * v).sum())),
+        "sum_rows": ((dsl.sum("i", k_, lambda i: f[i]),
+                      dsl.gen("j", k_, lambda j: dsl.sum("l", m_, lambda l_: a[j, l_]))),
+                     lambda v, w: (v.sum(), w.sum(axis=1))),
+    }
+    rng = np.random.default_rng(9)
+    for name, (outputs, want) in shapes.items():
+        with Schedule.of(dsl.program(name, outputs)) as s:
+            t = s.fuse_outputs()
+            assert t.text.count("SUM [") == 1 + ("sum_rows" in name), t.text
+            kern = t.compile("openmp", dtype="float64")
+        for size, cols in ((1, 1), (7, 5), (13, 17)):
+            v, w = rng.random(size), rng.random((size, cols))
+            two = name == "sum_rows"
+            got = kern({"f": v, "a": w}, k=size, m=cols) if two else kern({"f": v}, k=size)
+            for g, e in zip(got, want(v, w), strict=True):
+                np.testing.assert_allclose(g, e, rtol=1e-12)
+    refused = {
+        (dsl.gen("i", k_, lambda i: f[i]), dsl.sum("j", m_, lambda j: f[j])):
+            r"different ranges, 0 \.\. k and 0 \.\. m",
+        (f[0] * f[1], dsl.sum("j", k_, lambda j: f[j])):
+            "the first output is not a generation or a sum",
+        (dsl.sum("j", k_, lambda j: f[j]), f[0] * f[1]):
+            "the second output is not a generation or a sum",
+    }
+    for outputs, message in refused.items():
+        with Schedule.of(dsl.program("bad", outputs)) as s:
+            with pytest.raises(DirectiveRefused, match=message):
+                s.fuse_outputs()
+            assert s.text.startswith("(")  # the session survives, the program unchanged

@@ -519,8 +519,9 @@ class Schedule:
 
     def fuse_outputs(self) -> Schedule:
         """Sweep a program's two outputs with one loop (coq/Rewrites/Outputs.v): a
-        generation or a sum (`x <+> SUM`) over the same range in each output becomes
-        one SUM of pairs, each iteration adding into both outputs."""
+        generation or a sum (`SUM` or `x <+> SUM`, a tensor or a scalar) over the same
+        range in each output becomes one SUM of pairs, each iteration adding into both
+        outputs, so an input both outputs read is read once."""
         if not isinstance(distribute_outputs(self.program), Tuple):
             raise ScheduleArgumentError("fuse_outputs", "program",
                                         "the program has one output (a pair is needed)")
