@@ -12,7 +12,7 @@ import argparse
 import math
 import sys
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
@@ -366,12 +366,14 @@ def section_signature(args: argparse.Namespace) -> Signature | None:
     return outline.signature if outline else None
 
 
-def writable_output(path: str, flag: str) -> None:
+def writable_output(path: str | Path, flag: str, inputs: Sequence[str | Path | None] = ()
+                    ) -> None:
     """Refuse an output path that could not be written (pybridge's check_writable: a
     missing directory, a directory, a read-only file) before any Coq or compiler time
-    is spent on a result that could not be saved."""
+    is spent on a result that could not be saved, and one that is one of the command's
+    `inputs` (the .v file, an input array), which the write would destroy."""
     try:
-        check_writable(path)
+        check_writable(path, inputs=inputs)
     except OutputPathError as exc:
         raise UsageError(f"{flag} {path}: {exc}") from None
 

@@ -27,10 +27,14 @@ from verisched.commands.common import (
 
 def run(args: argparse.Namespace) -> int:
     def go() -> int:
-        writable_output(args.output, "-o")
         if Path(args.output).suffix == ".h":  # before Coq runs, not at the write
             raise UsageError(f"-o {args.output}: the C file cannot end in .h, where its "
                              f"header goes (write {Path(args.output).with_suffix('.c')})")
+        # Both files the write makes, checked alike: the header too may be a directory,
+        # read-only, or the .v file itself.
+        writable_output(args.output, "-o", inputs=[args.file])
+        writable_output(Path(args.output).with_suffix(".h"), f"-o {args.output} (its header)",
+                        inputs=[args.file])
         checked = checked_from_args(args)
         target = target_for(args, checked)
         lowered = pipeline.lower(checked, target)

@@ -38,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
 
     Everything a user can get wrong (the output path, the file, its
     encoding and syntax, the derivation's name) is checked before Coq
-    starts.  Once it has, the trace is written however the replay ends --
+    starts, and such a mistake leaves OUT as it was (nothing was replayed;
+    the message says why).  Once Coq has started, the trace is written however the replay ends --
     a failing step, a timeout, a dead coqtop -- with every completed step
     and the failure, so nothing done is lost and an old OUT is never left
     looking like this run's result.  The report comes before the write, so
@@ -47,13 +48,17 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if args.json:
         try:
-            check_writable(args.json)
+            check_writable(args.json, inputs=[args.file])
         except OutputPathError as exc:
             print(f"verisched replay: --json {args.json}: {exc}", file=sys.stderr)
             return 2
+    try:  # the file and the derivation's name: before Coq, and before any trace
+        precheck_file(path, args.derivation)
+    except BridgeError as exc:  # nothing was replayed: an old OUT is left as it was
+        print(f"verisched replay: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
     result = ReplayResult(path)
     try:
-        precheck_file(path, args.derivation)
         with CoqSession(timeout=args.timeout) as session:
             result = replay_file(session, path, only=args.derivation,
                                  on_step=None if args.quiet else _live_steps(path, args.full))

@@ -56,7 +56,8 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
         # The names the output is saved under (one output or several: not known
         # before the replay), not the name as given (`-o dd` writes dd.npy).
         for final in dict.fromkeys(_final_name(args.output, k) for k in (1, 2)):
-            writable_output(final, "-o")
+            writable_output(final, "-o", inputs=[getattr(args, "file", None),
+                                                 *pairs(args.input, "--input").values()])
     if checked is None and args.target is not None:  # refused before the replay
         pipeline.get_target(args.target).check_runtime()
     if checked is None and signature is None:  # not readable statically: the replay says

@@ -414,7 +414,18 @@ def write_json_atomic(path: str | Path, data: object) -> None:
     write_text_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
-def check_writable(path: str | Path) -> None:
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Do `a` and `b` name one file (through links, `..`, or a relative path)?"""
+    a, b = Path(a), Path(b)
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):  # a link loop: not provably the same file
+        return False
+
+
+def check_writable(path: str | Path, *, inputs: Sequence[str | Path | None] = ()) -> None:
     """Raise OutputPathError unless `write_json_atomic(path, ...)` can succeed.
 
     Called before a long run, so a typo in an output path is reported at
@@ -422,9 +433,15 @@ def check_writable(path: str | Path) -> None:
     write will do -- create a temporary file next to `path` -- instead of
     trusting permission bits (root ignores them, read-only mounts do not).
     An existing read-only file is refused too: the atomic rename would
-    silently replace it, which its owner presumably did not want.
+    silently replace it, which its owner presumably did not want.  So is one
+    of the command's own `inputs` (`replay P.v --json P.v`): the write would
+    replace the user's source with the output made from it.
     """
     path = Path(path)
+    for source in inputs:
+        if source is not None and same_file(path, source):
+            raise OutputPathError(f"{path} is the input {source}: writing the output "
+                                  "there would destroy it (give another path)")
     parent = path.parent
     if path.is_dir():
         raise OutputPathError(f"{path} is a directory")

@@ -17,7 +17,7 @@ that can be kept and rendered again (`render_report`) without Coq.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from verisched.codegen.errors import LowerError
@@ -54,7 +54,7 @@ def write_report(path: str | Path, derivation: str | None = None,
     """
     out = Path(out)
     name, _ = pick_derivation(Path(path), derivation)
-    preflight(out, bench_png, target)
+    preflight(out, bench_png, target, inputs=(path, bench_png))
     if progress:
         progress(f"replaying {path} :: {name} in Coq")
     data = collect(path, derivation, target=target, timeout=timeout, on_step=on_step)
@@ -62,11 +62,11 @@ def write_report(path: str | Path, derivation: str | None = None,
 
 
 def preflight(out: Path, bench_png: str | Path | None = None,
-              target: str | None = None) -> None:
-    """What can be checked before the replay: the output path, the plot, the target,
-    KaTeX."""
+              target: str | None = None, inputs: Sequence[str | Path | None] = ()) -> None:
+    """What can be checked before the replay: the output path (not one of the `inputs`:
+    the .v file, the plot), the plot, the target, KaTeX."""
     try:
-        check_writable(out)
+        check_writable(out, inputs=inputs)
     except OutputPathError as exc:
         raise ReportError(f"-o {out}: {exc}") from None
     if bench_png is not None:

@@ -33,7 +33,12 @@ import verisched.targets.blas  # noqa: F401 - registers the BLAS specifications
 import verisched.targets.gemmini.instrs  # noqa: F401 - registers the Gemmini specifications
 from verisched.pybridge import terms as A
 from verisched.pybridge.coqterm import pretty, to_coq
-from verisched.pybridge.derivation import make_directory, unmakeable_directory, write_text_atomic
+from verisched.pybridge.derivation import (
+    make_directory,
+    same_file,
+    unmakeable_directory,
+    write_text_atomic,
+)
 from verisched.pybridge.errors import OutputPathError
 from verisched.pybridge.instrs import registered
 from verisched.pybridge.session import REPO_ROOT
@@ -131,6 +136,18 @@ def _check_out(out: str | Path | None) -> None:
         raise SearchArgumentError(f"out {str(out)!r}: cannot be made a directory ({why})")
 
 
+def _check_not_input(path: str | Path, name: str, out: str | Path | None) -> None:
+    """The files the search writes must not be the .v file it reads (`gemv_found.v`
+    searched for `gemv` into its own directory would be replaced by the certificate,
+    losing the file's other definitions)."""
+    target = Path(out) if out is not None else Path(path).parent
+    for written in (f"{name}_found.v", f"{name}_found_refused.v", f"{name}_gemmini.v"):
+        if same_file(target / written, path):
+            raise SearchArgumentError(
+                f"{path} is where the search writes {written}: it would replace the input "
+                "(rename the file, or give another output directory with --out)")
+
+
 def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
              nodes: int = 50_000, timeout: float = 60.0, costs: str = "liar",
              progress: Callable[[str], None] | None = None) -> SearchResult:
@@ -220,6 +237,7 @@ def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10
     Raises CertificateError (certify.py) if no certificate is found or Coq refuses
     one."""
     _check_out(out)
+    _check_not_input(path, name, out)
     program = load_program(path, name)
     if idioms == "gemmini":   # the certificate's lemmas (glenside.py)
         program = dataclasses.replace(program, requires=REQUIRES)

@@ -374,6 +374,9 @@ class NativeKernel:
               or out.shape != out_shape or not out.flags.c_contiguous):
             raise KernelCallError(f"{self.name}: out must be a C-contiguous "
                                   f"{np.dtype(self.dtype)} array of shape {out_shape}")
+        elif not out.flags.writeable:  # a read-only map, a view of bytes: C would write it
+            raise KernelCallError(f"{self.name}: out is read-only (a read-only memory map, "
+                                  "or a view of immutable memory); pass a writable array")
         self._check_overlap(inputs, keep, out)
         # The later outputs of a program with several: fresh arrays, returned with it.
         more = [np.empty(x, dtype=self.dtype) for x in self.more_shapes(sizes)]

@@ -97,6 +97,9 @@ class GemminiRunner:
         the result (the simulator writes a file, so it is a copy either way)."""
         check_input_names(self.name, [a for a, _, _, _ in self.lowered.inputs], inputs)
         self._check_preconditions(sizes)
+        if out is not None and (not isinstance(out, np.ndarray) or not out.flags.writeable):
+            raise KernelCallError(f"{self.name}: out must be a writable numpy array "
+                                  "(a read-only one cannot receive the result)")
         res = gbuild.run(self.lowered, dict(inputs), dict(sizes), self.exe)
         self.counters = dict(res.counters)
         if out is not None:
