@@ -76,9 +76,6 @@ def test_compile_writes_kernel_and_header(vfile, tmp_path, capsys):
     # the header (OUT with suffix .h) would overwrite the C file
     (["-o", "{tmp}/rows.h"], "-o {tmp}/rows.h: the C file cannot end in .h, where its "
                              "header goes (write {tmp}/rows.c)"),
-    # a C keyword, or a name the generated C calls: the C would not compile
-    (["--kernel-name", "int"], "kernel name 'int' is not a usable C identifier"),
-    (["--kernel-name", "free"], "kernel name 'free' is not a usable C identifier"),
     # the proof is about the stated shape; another was lowered without a word
     (["--shape", "f=3,4"], "shape given for f, whose shape the section's hypothesis  "
                            "shaped [n; m] f  states"),
@@ -98,6 +95,28 @@ def test_compile_refuses_an_output_or_a_name_or_a_shape_that_would_mislead(
     # the section's own shape, given again, is no clash
     assert main(["compile", str(vfile), "--derivation", "rows_fused", "-q", "--shape",
                  "f=n,m", "-o", str(tmp_path / "k.c")]) == 0
+
+
+@pytest.mark.parametrize("name, says", [
+    # a C keyword, a name the generated C calls, or one the headers it includes declare
+    # (exit: stdlib.h; NULL: a macro; _Bool: a reserved prefix): the C would not compile
+    ("int", "is a C keyword or a name the kernel's C already uses"),
+    ("free", "is a C keyword or a name the kernel's C already uses"),
+    ("exit", "is a C keyword or a name the kernel's C already uses"),
+    ("NULL", "is a C keyword or a name the kernel's C already uses"),
+    ("omp_get_num_threads", "is a C keyword or a name the kernel's C already uses"),
+    ("_Bool", "starts with a prefix reserved for C"),
+    ("1k", "is not a C identifier"),
+])
+def test_a_kernel_name_c_cannot_use_is_refused_before_the_replay(
+        vfile, tmp_path, capsys, name: str, says: str) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["compile", str(vfile), "--derivation", "rows_fused", "--kernel-name", name,
+              "-o", str(tmp_path / "k.c")])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --kernel-name: {name!r} {says}" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_compile_refuses_a_program_that_is_not_normal(vfile, tmp_path, capsys):

@@ -30,6 +30,7 @@ from verisched.codegen.lower import LoweredKernel
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.interp import evaluate
 from verisched.pybridge.terms import IConst, IVar, Shape
+from verisched.targets.base import TargetUnavailable
 from verisched.targets.native import build, build_sanitized, run_sanitized
 from verisched.targets.registry import get_target
 
@@ -255,5 +256,29 @@ def test_zero_output_is_written_not_refused() -> None:
     k = lower(parse_program(ZEROS[1]), {}, name="z")
     assert k.out_extents_c == ["2", "n"]
     assert any("out[" in line and "= 0.0f;" in line for line in k.body)
-    with pytest.raises(LowerError, match="not a usable C identifier"):
+    with pytest.raises(LowerError, match="starts with a prefix reserved"):
         lower(parse_program(ZEROS[0]), {}, name="vs_bad")
+
+
+@pytest.mark.parametrize("target", ["c", "openmp", "avx2"])
+def test_names_the_c_headers_declare_are_renamed_in_the_c(target: str) -> None:
+    """A tensor called INT_MAX or stdout, a loop called NULL or exit, a size called
+    SIZE_MAX: legal in Coq, and each was pasted into the C, where the headers' macros and
+    declarations broke the build ("expected identifier before 'void'").  The lowering
+    renames them (c_names.txt); the kernel's inputs and sizes keep their names in Python."""
+    t = get_target(target)
+    try:
+        t.check_runtime()
+    except TargetUnavailable as exc:  # this CPU cannot run it
+        pytest.skip(str(exc))
+    big = IVar("SIZE_MAX")
+    e = parse_program("GEN [ NULL < SIZE_MAX ] SUM [ exit < SIZE_MAX ] "
+                      "INT_MAX _[NULL] * stdout _[exit] + _Bool _[exit]")
+    env = {"INT_MAX": (big,), "stdout": (big,), "_Bool": (big,)}
+    k = lower(e, env, name="kern", sizes=["SIZE_MAX"], dtype="float32", parallel=t.parallel)
+    kern = build([k], t)["kern"]
+    rng = np.random.default_rng(3)
+    for size in (1, 5, 17):
+        ins = {a: rng.standard_normal(size).astype(np.float32) for a in env}
+        np.testing.assert_allclose(kern.call(ins, {"SIZE_MAX": size}),
+                                   evaluate(e, ins, {"SIZE_MAX": size}), rtol=1e-4, atol=1e-4)

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from verisched.codegen.errors import LowerError
 from verisched.codegen.isa import VectorISA
@@ -36,13 +37,28 @@ ELEM_BYTES = {"float32": 4, "float64": 8, "int32": 4, "int8": 4}
 # The helpers (templates/helpers.c.j2) for Coq's division and max, per element type.
 DIV_MAX = {"float32": ("vs_sdiv", "vs_smax"), "float64": ("vs_ddiv", "vs_dmax"),
            "int32": ("vs_idiv", "vs_imax"), "int8": ("vs_idiv", "vs_imax")}
-C_RESERVED = {
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
-    "typedef", "union", "unsigned", "void", "volatile", "while", "main", "free", "malloc",
-    "calloc", "memset", "abort", "int32_t", "size_t",
-}
+# Names the generated C itself uses (beside the headers' names in c_names.txt).
+_C_USED = {"main", "free", "malloc", "calloc", "memset", "abort", "int32_t", "size_t"}
+
+
+def _header_names() -> frozenset[str]:
+    """c_names.txt: C's keywords and every name the included headers declare."""
+    text = (Path(__file__).parent / "c_names.txt").read_text()
+    return frozenset(w for line in text.splitlines()
+                     if line and not line.startswith("#") for w in line.split())
+
+
+C_RESERVED = _C_USED | _header_names()
+
+
+def c_name_clash(name: str) -> bool:
+    """Would `name`, defined by a kernel, clash with C or with what the kernel includes?
+    A keyword, a header's macro, function or type (c_names.txt: `NULL` or `INT_MAX` as
+    an input's name, `exit` as the kernel's); an identifier C reserves (`_` then a
+    capital or `_`); the helpers' `vs_` and the intrinsics' `_mm` prefixes."""
+    return (name in C_RESERVED or re.match(r"_[A-Z_]", name) is not None
+            or name.startswith(("vs_", "_mm")))
+
 
 
 class Emitter:
@@ -68,6 +84,21 @@ class Emitter:
         self.line("}")
 
 
+def kernel_name_problem(name: str) -> str | None:
+    """Why `name` cannot name a kernel's C function, or None.  Unlike a binder's name,
+    which the lowering renames, the kernel's name is the user's: it is refused."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        return "is not a C identifier (letters, digits and _, not starting with a digit)"
+    if re.match(r"_[A-Z_]", name) or name.startswith(("vs_", "_mm")):
+        return ("starts with a prefix reserved for C or for the generated code (_ then a "
+                "capital letter or _, vs_, _mm)")
+    if name in C_RESERVED:
+        return ("is a C keyword or a name the kernel's C already uses (a macro, function "
+                "or type of the headers it includes, such as exit, NULL or INT_MAX, or "
+                "main, free)")
+    return None
+
+
 @dataclass
 class Names:
     """Fresh C identifiers: ATL binders may shadow one another, C stores may not capture."""
@@ -78,8 +109,9 @@ class Names:
         base = re.sub(r"[^A-Za-z0-9_]", "_", base) or "v"
         if base[0].isdigit():
             base = "v" + base
-        if base in C_RESERVED or keyword.iskeyword(base) or base.startswith("vs_"):
-            base = base + "_"
+        if c_name_clash(base) or keyword.iskeyword(base):
+            # a prefix clash cannot be mended by a suffix: `_Bool` becomes `v_Bool`
+            base = "v" + base if base.startswith(("_", "vs_")) else base + "_"
         name, k = base, 0
         while name in self.used:
             k += 1

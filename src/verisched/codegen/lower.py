@@ -27,7 +27,6 @@ The module layout of the lowering:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 
 from verisched.codegen.cexpr import ctext, int_check, ix, pred, smax
@@ -47,6 +46,7 @@ from verisched.codegen.ir import (
     LoweredKernel,
     ScalarVar,
     StoreSlot,
+    kernel_name_problem,
     whole,
 )
 from verisched.codegen.isa import VectorISA
@@ -101,8 +101,9 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     to the loop whose body allocates it (Halide's store_at; codegen/lets.py): once per
     iteration of that loop instead of at every evaluation of the let.
     """
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name.startswith("vs_"):
-        raise LowerError(f"lowering: kernel name {name!r} is not a usable C identifier")
+    why = kernel_name_problem(name)
+    if why is not None:
+        raise LowerError(f"lowering: kernel name {name!r} {why}")
     check_int_constants(expr, env, assume)
     ranks = {k: len(v) for k, v in env.items()}
     # A let of a zero-valued term is zero at every index: its uses are zeros, not a

@@ -20,6 +20,7 @@ from typing import TextIO, TypeVar
 
 from verisched import pipeline
 from verisched.codegen.errors import CodegenError
+from verisched.codegen.ir import kernel_name_problem
 from verisched.pybridge.coqterm import parse_index
 from verisched.pybridge.derivation import check_writable, unmakeable_directory
 from verisched.pybridge.errors import BridgeError, OutputPathError, TermParseError
@@ -200,6 +201,14 @@ def shapes(items: list[str] | None) -> dict[str, Shape]:
     return out
 
 
+def kernel_name_arg(text: str) -> str:
+    """--kernel-name: refused by argparse, before the replay, where C could not use it."""
+    why = kernel_name_problem(text)
+    if why is not None:
+        raise argparse.ArgumentTypeError(f"{text!r} {why}")
+    return text
+
+
 def add_program_args(parser: argparse.ArgumentParser) -> None:
     """The arguments naming a derivation, a target and how to check and build it."""
     parser.add_argument("file", type=path_arg, help="the .v file holding the derivation")
@@ -213,7 +222,8 @@ def add_program_args(parser: argparse.ArgumentParser) -> None:
                              "float64, int32, int8)")
     parser.add_argument("--shape", action="append", default=[],
                         help="input shape when no `shaped` hypothesis gives it: NAME=n,m")
-    parser.add_argument("--kernel-name", default=None, help="C name (default: the derivation)")
+    parser.add_argument("--kernel-name", default=None, type=kernel_name_arg,
+                        help="C name (default: the derivation)")
     parser.add_argument("--fix", action="append", default=[],
                         help="fix a size variable to a constant, e.g. a tile size: kn=64 (its "
                              "hypotheses are checked now; the constant folds into the code), "

@@ -27,13 +27,12 @@ variables it needs, both in the order of the .v file.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from verisched.codegen.errors import CodegenError, PreconditionError, UnsafeProgramError
-from verisched.codegen.ir import C_INT_MAX, C_RESERVED
+from verisched.codegen.ir import C_INT_MAX, kernel_name_problem
 from verisched.codegen.program import KernelProgram
 from verisched.pipeline.derive import DerivationError, DerivedProgram
 from verisched.pybridge.coqterm import idx_str
@@ -54,7 +53,6 @@ from verisched.pybridge.terms import (
 # What `fix` maps a name to: an int for a size; a number (kept exact) for a scalar input.
 FixValue = int | float | Fraction | str
 
-_C_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -104,10 +102,9 @@ def check(derived: DerivedProgram, *, fix: Mapping[str, FixValue] | None = None,
     sizes = _sizes(derived, expr, inputs)
     pre, assumed = _preconditions(derived, fixed, sizes)
     cname = name or derived.name.replace("'", "_")
-    if not _C_IDENT.fullmatch(cname) or cname.startswith("vs_") or cname in C_RESERVED:
-        raise CodegenError(f"kernel name {cname!r} is not a usable C identifier (letters, "
-                           "digits, _; not starting with vs_; not a C keyword or a name "
-                           "the generated C uses, such as int, main or free)")
+    why = kernel_name_problem(cname)
+    if why is not None:
+        raise CodegenError(f"kernel name {cname!r} {why}")
     prog = KernelProgram(name=cname, expr=expr, inputs=inputs, sizes=sizes,  # type: ignore
                          preconditions=pre, dtype=dtype, safety=safety, unsafe=unsafe and
                          derived.safety_gap is not None, assumed=assumed)

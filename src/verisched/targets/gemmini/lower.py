@@ -28,14 +28,13 @@ instructions.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from verisched.codegen.cexpr import ctext, ix, pred, smax
 from verisched.codegen.core import Lowering
 from verisched.codegen.errors import LowerError
 from verisched.codegen.intrange import note_extents
-from verisched.codegen.ir import Buf, Emitter, whole
+from verisched.codegen.ir import Buf, Emitter, kernel_name_problem, whole
 from verisched.codegen.lower import entry_check, open_scope, size_params
 from verisched.codegen.normal import access_base, show_pred
 from verisched.codegen.poly import Poly
@@ -174,8 +173,9 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     if dtype not in ELEM:
         raise LowerError(f"gemmini: element type {dtype} is not supported by Gemmini "
                          "(int8 inputs, int32 accumulators; no floating point)")
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name.startswith("vs_"):
-        raise LowerError(f"gemmini: kernel name {name!r} is not a usable C identifier")
+    why = kernel_name_problem(name)
+    if why is not None:
+        raise LowerError(f"gemmini: kernel name {name!r} {why}")
     sizes = size_params(expr, env, sizes, "gemmini")
     wide = wide_tensors(expr)
     lw = Lowering("int32", parallel=False, hooks=lambda core: GemminiRules(core, wide))
