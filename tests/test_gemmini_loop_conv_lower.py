@@ -132,6 +132,37 @@ def test_a_large_kernel_gets_a_smaller_tile_and_one_too_large_is_refused(tmp_pat
     assert got.stdout.split("\n")[:2] == ["2 7", "0 0"], got.stdout  # zero inputs: 0
 
 
+def test_an_output_scale_that_is_not_a_finite_float_is_refused(tmp_path) -> None:
+    """sm * 2^se beyond float32 (1 * 2^128, INT_MAX * 2^120): config_st took an infinity
+    and the simulator aborted (SIGABRT, "scale must be finite"), found only after the
+    build.  The kernel now refuses it at its entry (error 2, the output untouched) and the
+    Python side first, naming the scale; 2^127 and 2^-1000 (zero) still run."""
+    kernel = lower_gemmini(parse_program(CONV), ENV, name="convws",
+                           sizes=["NB", "H", "W", "C", "KO", "KH", "KW", "sm", "se", "act"])
+    base = dict(NB=1, H=3, W=3, C=1, KO=16, KH=1, KW=1, act=0)
+    for sm, se in ((1, 128), (2147483647, 120), (-3, 127)):
+        with pytest.raises(KernelCallError, match=rf"output scale sm \* 2\^se = {sm} \* "
+                                                  rf"2\^{se} is not a finite float32"):
+            build.shapes(kernel, {**base, "sm": sm, "se": se})
+    for sm, se in ((1, 127), (1, -1000)):
+        build.shapes(kernel, {**base, "sm": sm, "se": se})
+    (tmp_path / "convws.c").write_text(build.render(kernel, harness=False))
+    (tmp_path / "convws.h").write_text(build.header(kernel))
+    lines = ['#include <stdio.h>', '#include <string.h>', '#include "convws.h"',
+             "int main(void) {", "  static int8_t x[9], w[16], o[9 * 16];",
+             "  static int32_t b[16];"]
+    for sm, se in ((1, 128), (2147483647, 120), (1, 127), (1, -1000)):
+        lines += ["  memset(o, 7, sizeof o);",
+                  f"  convws(x, w, b, 1, 3, 3, 1, 16, 1, 1, {sm}, {se}, 0, o);",
+                  '  printf("%d %d\\n", convws_error, o[0]);']
+    (tmp_path / "caller.c").write_text("\n".join([*lines, "  return 0;", "}"]) + "\n")
+    exe = compile_program([tmp_path / "caller.c", tmp_path / "convws.c"], tmp_path / "caller",
+                          cflags=["-fsanitize=address,undefined", "-g"])
+    got = run_program(exe, [])
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.split("\n")[:4] == ["2 7", "2 7", "0 0", "0 0"], got.stdout
+
+
 def test_derived_conv_loop_kernel(coq) -> None:
     """GemminiConv.v's qconv_loop, replayed: the layer rewritten into its unrolling, then
     `use_instr gemmini_loop_conv_ws`; lowered to hardware conv loops; against numpy."""

@@ -22,6 +22,7 @@ from verisched.codegen.errors import KernelCallError
 from verisched.codegen.poly import evaluate
 from verisched.codegen.render import c_helpers
 from verisched.targets.base import check_int_exprs, size_fits
+from verisched.targets.gemmini.instrs import scale_float
 from verisched.targets.gemmini.lower import GemminiKernel
 from verisched.targets.gemmini.sim import GemminiSimError, compile_program, run_program
 from verisched.targets.toolchain import atomic_write, cache_dir, evict, valid_artifact
@@ -104,6 +105,13 @@ def shapes(k: GemminiKernel, sizes: dict[str, int]) -> tuple[dict[str, tuple[int
             raise KernelCallError(f"{k.name}: sizes {sizes} break the requirement {text}")
     # as the kernel's entry does
     check_int_exprs(k.name, k.int_exprs, values, str(sizes), k.int_bounds)
+    for sm_c, se_c, sm_p, se_p in k.scales:  # as the kernel's entry does
+        sm, se = evaluate(sm_p, values), evaluate(se_p, values)
+        if not np.isfinite(scale_float(sm, se)):
+            raise KernelCallError(
+                f"{k.name}: the output scale {sm_c} * 2^{se_c} = {sm} * 2^{se} is not a "
+                "finite float32 (|sm| * 2^se must stay below 2^128): Gemmini's config_st "
+                "cannot take it, and the kernel refuses it (error 2)")
     ins = {a: tuple(evaluate(x, values) for x in d) for a, _, d, _ in k.inputs}
     return ins, tuple(evaluate(x, values) for x in k.out_dims)
 

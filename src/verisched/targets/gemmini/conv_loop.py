@@ -49,7 +49,7 @@ from verisched.codegen.poly import Poly, binop
 from verisched.pybridge.terms import Expr, Instr, Var
 from verisched.targets.gemmini import config as cfg
 from verisched.targets.gemmini.loops import loop_call, same
-from verisched.targets.gemmini.moves import config_arg
+from verisched.targets.gemmini.moves import config_arg, scale_arg
 
 if TYPE_CHECKING:
     from verisched.targets.gemmini.rules import GemminiRules
@@ -123,7 +123,7 @@ def lower_conv_loop(g: GemminiRules, e: Instr, dest: Dest, mode: str, ctx: Ctx,
     for buf, etype in ((x, "int8"), (w, "int8"), (bias, "int32")):
         g.set_input_type(buf.cname, etype, where)
     g.out_type = "int8"
-    sm, se, act = (config_arg(g, args, v, ctx) for v in ("sm", "se", "act"))
+    scale, act = scale_arg(g, args, "sm", "se", ctx), config_arg(g, args, "act", ctx)
     dims = (nb, h, w_, c, ko, kh, kw, st, pd)
     NB, H, W, C, KO, KH, KW, ST, PD = (f"(long)({ctext(p, ctx)})" for p in dims)
     nm = {v: g.core.names.fresh(f"vs_cw_{v}") for v in
@@ -143,7 +143,7 @@ def lower_conv_loop(g: GemminiRules, e: Instr, dest: Dest, mode: str, ctx: Ctx,
         out.line(cfg.marker("ex", ("WEIGHT_STATIONARY", "NO_ACTIVATION", "0",
                                    f"(int){ST}" if strided else "1", "0", "0")))
         out.line(cfg.marker("st", (f"(size_t){KO}", f"({act}) ? RELU : NO_ACTIVATION",
-                                   f"vs_scale({sm}, {se})")))
+                                   scale)))
         b, r0, c0, o0, k0 = (nm[v] for v in ("b", "r0", "c0", "o0", "k0"))
         # long, as OH, OW and the tile: `r0 += pr` may pass INT_MAX at its last step
         # where OH is within pr of it.

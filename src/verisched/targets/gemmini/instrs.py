@@ -279,9 +279,11 @@ CONV_STRIDED_SPEC = register(InstrSpec(
 
 
 def scale_float(sm: np.ndarray | int, se: np.ndarray | int) -> np.ndarray:
-    """The float32 scale sm * 2^se (exact when |sm| < 2^24 and it is in float range)."""
-    return np.ldexp(np.asarray(sm, dtype=np.float64), np.asarray(se, dtype=np.int64)
-                    ).astype(np.float32)
+    """The float32 scale sm * 2^se (exact when |sm| < 2^24 and it is in float range;
+    an infinity beyond it, without numpy's overflow warning)."""
+    with np.errstate(over="ignore"):
+        return np.ldexp(np.asarray(sm, dtype=np.float64), np.asarray(se, dtype=np.int64)
+                        ).astype(np.float32)
 
 
 def acc_out(x: np.ndarray, sm: np.ndarray | int, se: np.ndarray | int,

@@ -32,7 +32,7 @@ from verisched.codegen.poly import Poly
 from verisched.pybridge.instrs import InstrError, check_call
 from verisched.pybridge.terms import Instr
 from verisched.targets.gemmini import config as cfg
-from verisched.targets.gemmini.moves import config_arg
+from verisched.targets.gemmini.moves import config_arg, scale_arg
 from verisched.targets.gemmini.onchip import dram_source
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ def lower_loop(g: GemminiRules, e: Instr, dest: Dest, mode: str, ctx: Ctx, out: 
     for buf, etype in ((a, "int8"), (b, "int8"), *(((d, "int32"),) if d else ())):
         g.set_input_type(buf.cname, etype, where)
     g.out_type = "int8"
-    sm, se, act = (config_arg(g, args, x, ctx) for x in ("sm", "se", "act"))
+    scale, act = scale_arg(g, args, "sm", "se", ctx), config_arg(g, args, "act", ctx)
     M, N, K = (f"(size_t)({ctext(p, ctx)})" for p in (m, n, k))
     nm = {x: g.core.names.fresh(f"vs_lw_{x}") for x in
           ("I", "J", "KT", "bi", "bj", "bk", "best", "i0", "j0", "k0", "ni", "nj", "nk", "x",
@@ -156,7 +156,7 @@ def lower_loop(g: GemminiRules, e: Instr, dest: Dest, mode: str, ctx: Ctx, out: 
         ld_d = (f"{N} * 4", "1.0f", "0")
         g.require_ld(2, ld_d, out)
         g.ld_last[2] = ld_d
-    out.line(cfg.marker("st", (N, f"({act}) ? RELU : NO_ACTIVATION", f"vs_scale({sm}, {se})")))
+    out.line(cfg.marker("st", (N, f"({act}) ? RELU : NO_ACTIVATION", scale)))
     i0, j0, k0, ni, nj, nk = (nm[x] for x in ("i0", "j0", "k0", "ni", "nj", "nk"))
     with out.block(f"for (int {i0} = 0; (size_t){i0} < {nm['I']}; {i0} += (int){nm['bi']})"):
         with out.block(f"for (int {j0} = 0; (size_t){j0} < {nm['J']}; "

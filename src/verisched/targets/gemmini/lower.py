@@ -88,6 +88,9 @@ class GemminiKernel:
     # What its hardware loops need of the sizes (GemminiRules.requirements), among
     # `assumptions` and stated in the C file's banner.
     requirements: tuple[tuple[str, Poly], ...] = ()
+    # The output scales over the parameters, as (C text of sm, of se, their polynomials):
+    # sm * 2^se must be a finite float32.
+    scales: tuple[tuple[str, str, Poly, Poly], ...] = ()
 
 
 # Position of the int32 bias among a hardware loop's arguments.
@@ -220,6 +223,11 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     assumptions = assumptions + rules.requirements  # the hardware loops' (conv_loop.py)
     requirements = tuple(rules.requirements)
     int_exprs, int_bounds = entry_check(body, name, size_list, assumptions + config_facts, ctx)
+    if rules.scales:  # config_st takes a finite float only (the simulator aborts otherwise)
+        finite = " && ".join(f"vs_scale_finite({sm}, {se})" for sm, se in rules.scales)
+        with body.block(f"if (!({finite}))"):
+            body.line(f"{name}_error = 2;")
+            body.line("return;")
     lw.emit_hoisted(body)
     if not covered:
         total = Poly.const(1)
@@ -249,4 +257,5 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
         body=body.lines, assumptions=assumptions, spad_rows=rules.peak["GEMMINI_SPAD"],
         acc_rows=rules.peak["GEMMINI_ACC"], configs=stats, counts_c=counts,
         assumptions_c=assumptions_c, config_params=sorted(configs & set(sizes)),
-        int_exprs=int_exprs, int_bounds=int_bounds, requirements=requirements)
+        int_exprs=int_exprs, int_bounds=int_bounds, requirements=requirements,
+        scales=tuple((sm, se, *polys) for (sm, se), polys in rules.scales.items()))

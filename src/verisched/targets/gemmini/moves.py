@@ -255,6 +255,16 @@ def config_arg(g: GemminiRules, args: dict, name: str | None, ctx: Ctx) -> str:
     return ctext(ix(a, ctx), ctx)
 
 
+def scale_arg(g: GemminiRules, args: dict, sm_name: str | None, se_name: str | None,
+              ctx: Ctx) -> str:
+    """C text of the output scale `vs_scale(sm, se)` (sm * 2^se as a float32).  The pair
+    is recorded (GemminiRules.scales): the kernel refuses at entry, with NAME_error = 2,
+    a pair whose scale is not a finite float, which Gemmini's config_st cannot take."""
+    sm, se = config_arg(g, args, sm_name, ctx), config_arg(g, args, se_name, ctx)
+    g.scales.setdefault((sm, se), (ix(args[sm_name], ctx), ix(args[se_name], ctx)))
+    return f"vs_scale({sm}, {se})"
+
+
 def emit_store(g: GemminiRules, role: Role, args: dict, dest: Dest, ctx: Ctx, out: Emitter,
                where: str) -> bool:
     src_addr, mem = operand_tile(g, args[role.src], ctx, f"the source of {where}")
@@ -271,10 +281,9 @@ def emit_store(g: GemminiRules, role: Role, args: dict, dest: Dest, ctx: Ctx, ou
     else:
         raise LowerError(f"gemmini: {where} stores into the DRAM buffer {cname}; the output "
                          "path writes the kernel's output")
-    sm = config_arg(g, args, role.scale_m, ctx)
-    se = config_arg(g, args, role.scale_e, ctx)
+    scale = scale_arg(g, args, role.scale_m, role.scale_e, ctx)
     act = config_arg(g, args, role.act, ctx)
-    st = (ctext(stride, ctx), f"({act}) ? RELU : NO_ACTIVATION", f"vs_scale({sm}, {se})")
+    st = (ctext(stride, ctx), f"({act}) ? RELU : NO_ACTIVATION", scale)
     out.line(cfg.marker("st", st))
     local = src_addr if row_lo.as_const() == 0 else \
         f"{src_addr} + (uint32_t)({ctext(row_lo, ctx)})"

@@ -71,6 +71,9 @@ class GemminiRules:
         # hypotheses (a tile that fits, the stride's 8-bit field): (text, poly >= 0),
         # checked at the kernel's entry with them (NAME_error = 2), never by abort().
         self.requirements: list[tuple[str, Poly]] = []
+        # The output scales sm * 2^se the kernel configures: (C text of sm, of se) ->
+        # their polynomials over the parameters, each checked finite at the entry.
+        self.scales: dict[tuple[str, str], tuple[Poly, Poly]] = {}
 
     # -- the extension interface (codegen/hooks.py) -------------------------------
     def meaning(self, e: Instr) -> Expr:
