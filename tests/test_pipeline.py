@@ -209,6 +209,35 @@ def test_default_target_is_c_or_the_programs_instruction_form() -> None:
 def test_unknown_target_lists_the_registry() -> None:
     with pytest.raises(LowerError, match="unknown target 'cuda' .*c, openmp, avx2"):
         pipeline.get_target("cuda")
+    with pytest.raises(LowerError, match="None is neither a target's name nor a Target"):
+        pipeline.get_target(None)  # type: ignore[arg-type]
+
+
+def test_api_arguments_of_the_wrong_kind_are_refused_by_name(vfile, tmp_path) -> None:
+    """The audit's Python API probes (decision #136): each raised AttributeError or
+    TypeError, outside the documented error classes, or wrote a file and failed on the
+    other; each is now a CodegenError or BridgeError naming the argument."""
+    from verisched.pipeline.derive import DerivationError
+
+    with pytest.raises(DerivationError, match="the file must be a path, not None"):
+        pipeline.load(None, "rows_copy")  # type: ignore[arg-type]
+    for bad in ("x", -1, 0, float("nan"), True):
+        with pytest.raises(DerivationError, match="timeout must be a positive number"):
+            pipeline.load(vfile, "rows_copy", timeout=bad)  # type: ignore[arg-type]
+    checked = pipeline.check(pipeline.from_ast(OVERRUN, ENV, name="overrun", prove=False),
+                             unsafe=True)
+    with pytest.raises(LowerError, match="neither a target's name nor a Target"):
+        pipeline.lower(checked, None)  # type: ignore[arg-type]
+    source = pipeline.render(pipeline.lower(checked, "c"))
+    c_file, h_file = source.write(str(tmp_path / "s.c"))  # a str is a path too
+    assert c_file.exists() and h_file.exists()
+    (tmp_path / "d.h").mkdir()
+    for out, says in ((tmp_path / "none" / "x.c", "does not exist"),
+                      (tmp_path, "is a directory"),
+                      (tmp_path / "d.c", "d.h is a directory")):
+        with pytest.raises(OutputPathError, match=says):
+            source.write(out)
+    assert not (tmp_path / "d.c").exists()  # both or neither
 
 
 @requires_coq

@@ -109,6 +109,12 @@ def load_many(path: str | Path, names: list[str] | None = None, *, timeout: floa
     With `cache` (and VERISCHED_NO_CACHE unset), results come from the cache of
     checked derivations when the file, the Coq library, Coq and this package are
     unchanged (pipeline/cache.py); a replay's results are stored there."""
+    if not isinstance(path, (str, Path)):
+        raise DerivationError(f"derivation: the file must be a path, not {path!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
+            or not timeout > 0 or timeout == float("inf"):
+        raise DerivationError(f"derivation: timeout must be a positive number of seconds, "
+                              f"not {timeout!r}")
     path = Path(path)
     if not path.is_file():
         raise DerivationError(f"derivation: no such file: {path}")

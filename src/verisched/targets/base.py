@@ -32,7 +32,7 @@ from verisched.codegen.errors import KernelCallError
 from verisched.codegen.ir import C_INT_MAX
 from verisched.codegen.poly import Poly, evaluate
 from verisched.codegen.program import KernelProgram
-from verisched.pybridge.derivation import write_texts_atomic
+from verisched.pybridge.derivation import check_writable, write_texts_atomic
 from verisched.pybridge.errors import OutputPathError
 from verisched.pybridge.instrs import InstrSpec
 from verisched.pybridge.terms import Lit, walk
@@ -68,13 +68,18 @@ class CSource:
     c: str
     header: str
 
-    def write(self, out: Path) -> tuple[Path, Path]:
+    def write(self, out: str | Path) -> tuple[Path, Path]:
         """Write OUT (the C file, including its header by name) and the header next to it
-        (OUT with suffix .h), atomically and both or neither; returns both paths."""
+        (OUT with suffix .h), atomically and both or neither; returns both paths.  Both
+        paths are checked first (OutputPathError names the one that cannot be written:
+        a missing directory, a directory, a read-only file)."""
+        out = Path(out)
         header = out.with_suffix(".h")
         if header == out:  # OUT.h: the header would overwrite the C file
             raise OutputPathError(f"{out}: the C file cannot end in .h, where its header "
                                   f"goes (write {out.with_suffix('.c')})")
+        for path in (out, header):
+            check_writable(path)
         include = f'#include "{header.name}"\n'
         c = self.c
         marker = "#include <stdint.h>\n"

@@ -44,6 +44,9 @@ def get_target(name: str | Target) -> Target:
     """The target called `name` (a Target is returned as it is), with a clear error
     naming the available ones."""
     if not isinstance(name, str):
+        if not all(callable(getattr(name, m, None)) for m in ("lower", "render")):
+            raise LowerError(f"target: {name!r} is neither a target's name nor a Target "
+                             f"(available: {', '.join(all_targets())})")
         return name
     targets = all_targets()
     if name not in targets:
