@@ -54,6 +54,9 @@ def test_finds_a_proved_schedule_that_coqc_accepts(run, tmp_path: Path) -> None:
     assert run.best is not None and run.best.status == "proved"
     assert run.best.median_s > 0
     assert run.coq is not None and run.coq.ok, run.coq
+    # coqc's own leftovers (lia's cache, .vo, .glob) are not left in the output directory
+    assert not [p.name for p in run.winner_v.parent.iterdir()
+                if p.name == ".lia.cache" or p.suffix in (".vo", ".vok", ".vos", ".glob")]
     # checked again here, as the user would, on the file as written
     copy = tmp_path / run.winner_v.name
     shutil.copy(run.winner_v, copy)

@@ -179,8 +179,11 @@ def _replay(path: Path, wanted: list[str], only: str | None, timeout: float,
                               ) from exc
     if result.failure:
         f = result.failure
+        # what the tactic printed before failing (rw's candidate sites, check_safe's
+        # unproved accesses), which its message refers to as "listed above"
+        listed = "\n" + f.details.rstrip() if f.details.strip() else ""
         raise DerivationError(f"derivation: {path}:{f.line}: Coq rejected {f.sentence!r}: "
-                              f"{f.message}")
+                              f"{f.message}{listed}")
     out = {}
     for rd in result.derivations:
         n = rd.derivation.name

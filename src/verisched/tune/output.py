@@ -47,12 +47,17 @@ def coqc(path: Path, coq_root: Path = COQ_ROOT, timeout: float = 600.0) -> CoqVe
         return CoqVerdict(None, "coqc not found: the winner's file was not checked here")
     if not (coq_root / "ATL.vo").is_file():
         return CoqVerdict(None, f"{coq_root}/ATL.vo missing (run `make proofs`): not checked")
+    cache = path.parent / ".lia.cache"  # lia's, written where coqc runs: not the user's
+    had_cache = cache.exists()
     try:
         r = subprocess.run([exe, "-Q", str(coq_root), "Verisched", "-w", "-notation-overridden",
                             path.name], cwd=path.parent, capture_output=True, text=True,
                            timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return CoqVerdict(False, f"coqc did not finish: {exc}")
+    finally:
+        if not had_cache:
+            cache.unlink(missing_ok=True)
     for ext in (".vo", ".vok", ".vos", ".glob"):
         path.with_suffix(ext).unlink(missing_ok=True)
         (path.parent / f".{path.stem}.aux").unlink(missing_ok=True)
