@@ -115,21 +115,29 @@ def test_a_large_kernel_gets_a_smaller_tile_and_one_too_large_is_refused(tmp_pat
     sizes = dict(NB=1, H=65, W=65, C=1, KO=16, KH=65, KW=65, sm=1, se=0, act=0)
     with pytest.raises(KernelCallError, match=r"break the requirement \(stride \+ KH - 1\)"):
         build.shapes(kernel, sizes)
+    calls = [f"convws(x, w, b, 1, {hk}, {hk}, {c}, 16, {hk}, {hk}, 1, 0, 0, o)"
+             for hk, c in ((65, 1), (22, 16))]
+    got = _call_from_c(tmp_path, kernel, c_file, "x[65 * 65 * 16], w[65 * 65 * 16 * 16], o[16]",
+                       calls)
+    assert got == ["2 7", "0 0"]  # zero inputs: 0
+
+
+def _call_from_c(tmp_path, kernel, c_file: str, arrays: str, calls: list[str]) -> list[str]:
+    """Each call from a C caller built with ASan and UBSan, the output first filled with
+    7s: `convws_error` and the output's first element after each."""
     (tmp_path / "convws.c").write_text(c_file)
     (tmp_path / "convws.h").write_text(build.header(kernel))
     lines = ['#include <stdio.h>', '#include <string.h>', '#include "convws.h"',
-             "int main(void) {", "  static int8_t x[65 * 65 * 16], w[65 * 65 * 16 * 16], o[16];",
-             "  static int32_t b[16];"]
-    for hk, c in ((65, 1), (22, 16)):
-        lines += ["  memset(o, 7, sizeof o);",
-                  f"  convws(x, w, b, 1, {hk}, {hk}, {c}, 16, {hk}, {hk}, 1, 0, 0, o);",
+             "int main(void) {", f"  static int8_t {arrays};", "  static int32_t b[16];"]
+    for call in calls:
+        lines += ["  memset(o, 7, sizeof o);", f"  {call};",
                   '  printf("%d %d\\n", convws_error, o[0]);']
     (tmp_path / "caller.c").write_text("\n".join([*lines, "  return 0;", "}"]) + "\n")
     exe = compile_program([tmp_path / "caller.c", tmp_path / "convws.c"], tmp_path / "caller",
                           cflags=["-fsanitize=address,undefined", "-g"])
     got = run_program(exe, [])
     assert got.returncode == 0, got.stderr
-    assert got.stdout.split("\n")[:2] == ["2 7", "0 0"], got.stdout  # zero inputs: 0
+    return got.stdout.split("\n")[:len(calls)]
 
 
 def test_an_output_scale_that_is_not_a_finite_float_is_refused(tmp_path) -> None:
@@ -146,21 +154,11 @@ def test_an_output_scale_that_is_not_a_finite_float_is_refused(tmp_path) -> None
             build.shapes(kernel, {**base, "sm": sm, "se": se})
     for sm, se in ((1, 127), (1, -1000)):
         build.shapes(kernel, {**base, "sm": sm, "se": se})
-    (tmp_path / "convws.c").write_text(build.render(kernel, harness=False))
-    (tmp_path / "convws.h").write_text(build.header(kernel))
-    lines = ['#include <stdio.h>', '#include <string.h>', '#include "convws.h"',
-             "int main(void) {", "  static int8_t x[9], w[16], o[9 * 16];",
-             "  static int32_t b[16];"]
-    for sm, se in ((1, 128), (2147483647, 120), (1, 127), (1, -1000)):
-        lines += ["  memset(o, 7, sizeof o);",
-                  f"  convws(x, w, b, 1, 3, 3, 1, 16, 1, 1, {sm}, {se}, 0, o);",
-                  '  printf("%d %d\\n", convws_error, o[0]);']
-    (tmp_path / "caller.c").write_text("\n".join([*lines, "  return 0;", "}"]) + "\n")
-    exe = compile_program([tmp_path / "caller.c", tmp_path / "convws.c"], tmp_path / "caller",
-                          cflags=["-fsanitize=address,undefined", "-g"])
-    got = run_program(exe, [])
-    assert got.returncode == 0, got.stderr
-    assert got.stdout.split("\n")[:4] == ["2 7", "2 7", "0 0", "0 0"], got.stdout
+    calls = [f"convws(x, w, b, 1, 3, 3, 1, 16, 1, 1, {sm}, {se}, 0, o)"
+             for sm, se in ((1, 128), (2147483647, 120), (1, 127), (1, -1000))]
+    got = _call_from_c(tmp_path, kernel, build.render(kernel, harness=False),
+                       "x[9], w[16], o[9 * 16]", calls)
+    assert got == ["2 7", "2 7", "0 0", "0 0"]
 
 
 def test_derived_conv_loop_kernel(coq) -> None:
