@@ -56,8 +56,13 @@ def c_name_clash(name: str) -> bool:
     A keyword, a header's macro, function or type (c_names.txt: `NULL` or `INT_MAX` as
     an input's name, `exit` as the kernel's); an identifier C reserves (`_` then a
     capital or `_`); the helpers' `vs_` and the intrinsics' `_mm` prefixes."""
-    return (name in C_RESERVED or re.match(r"_[A-Z_]", name) is not None
-            or name.startswith(("vs_", "_mm")))
+    return name in C_RESERVED or _reserved_prefix(name)
+
+
+def _reserved_prefix(name: str) -> bool:
+    """Does `name` start as C reserves (`_` then a capital or `_`), or as the helpers
+    (`vs_`) and the intrinsics (`_mm`) are named?"""
+    return re.match(r"_[A-Z_]", name) is not None or name.startswith(("vs_", "_mm"))
 
 
 
@@ -89,7 +94,7 @@ def kernel_name_problem(name: str) -> str | None:
     which the lowering renames, the kernel's name is the user's: it is refused."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         return "is not a C identifier (letters, digits and _, not starting with a digit)"
-    if re.match(r"_[A-Z_]", name) or name.startswith(("vs_", "_mm")):
+    if _reserved_prefix(name):
         return ("starts with a prefix reserved for C or for the generated code (_ then a "
                 "capital letter or _, vs_, _mm)")
     if name in C_RESERVED:

@@ -39,10 +39,10 @@ def run(args: argparse.Namespace) -> int:
     Everything a user can get wrong (the output path, the file, its
     encoding and syntax, the derivation's name) is checked before Coq
     starts, and such a mistake leaves OUT as it was (nothing was replayed;
-    the message says why).  Once Coq has started, the trace is written however the replay ends --
-    a failing step, a timeout, a dead coqtop -- with every completed step
-    and the failure, so nothing done is lost and an old OUT is never left
-    looking like this run's result.  The report comes before the write, so
+    the message says why).  Once Coq has started, the trace is written
+    however the replay ends -- a failing step, a timeout, a dead coqtop --
+    with every completed step and the failure, so nothing done is lost and
+    an old OUT is never left looking like this run's result.  The report comes before the write, so
     a trace that cannot be written never hides what the replay found.
     """
     path = Path(args.file)
