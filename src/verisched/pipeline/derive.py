@@ -33,7 +33,7 @@ from verisched.pybridge.replay import (
     precheck_file,
     replay_file,
 )
-from verisched.pybridge.session import CoqSession
+from verisched.pybridge.session import CoqSession, is_seconds
 from verisched.pybridge.terms import Expr, Instr, Mem, any_node, free_vars
 
 
@@ -111,8 +111,7 @@ def load_many(path: str | Path, names: list[str] | None = None, *, timeout: floa
     unchanged (pipeline/cache.py); a replay's results are stored there."""
     if not isinstance(path, (str, Path)):
         raise DerivationError(f"derivation: the file must be a path, not {path!r}")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) \
-            or not timeout > 0 or timeout == float("inf"):
+    if not is_seconds(timeout):
         raise DerivationError(f"derivation: timeout must be a positive number of seconds, "
                               f"not {timeout!r}")
     path = Path(path)

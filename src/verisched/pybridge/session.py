@@ -15,6 +15,8 @@ normal exit when nobody else handles it, so no coqtop outlives Python.
 from __future__ import annotations
 
 import atexit
+import math
+import numbers
 import os
 import re
 import shutil
@@ -135,6 +137,13 @@ def _install_exit_hooks() -> None:
 
 def library_vo(repo: Path) -> Path:
     return repo / "coq" / "ATL.vo"
+
+
+def is_seconds(value: object) -> bool:
+    """Is `value` a time limit: a real number of seconds above 0 and finite (numpy's
+    scalars too; not a bool)?  The one rule of every API that takes a `timeout`."""
+    return (not isinstance(value, bool) and isinstance(value, numbers.Real)
+            and 0 < value < math.inf)
 
 
 class CoqSession:
