@@ -189,3 +189,21 @@ def test_conv_loop_operands_must_be_whole_tensors() -> None:
     env = dict(ENV, w=(KH, KW, KO, C))
     with pytest.raises(LowerError, match="must have extents"):
         lower_gemmini(parse_program(CONV), env, name="bad")
+
+
+def test_sizes_no_buffer_could_have_are_refused(tmp_path) -> None:
+    """NB x 2^16 x 2^16 x 16 int8s (2^67 bytes at NB = INT_MAX): every extent an int, but
+    no caller's buffer so large; the kernel refuses it at entry (error 2, the output
+    untouched) rather than form offsets past what a pointer addresses, and the Python
+    side first, naming the buffer.  A size that fits still runs."""
+    kernel = lower_gemmini(parse_program(CONV), ENV, name="convws",
+                           sizes=["NB", "H", "W", "C", "KO", "KH", "KW", "sm", "se", "act"])
+    huge = dict(NB=2**31 - 1, H=2**16, W=2**16, C=16, KO=16, KH=1, KW=1, sm=1, se=0, act=0)
+    with pytest.raises(KernelCallError, match=r"output of shape \(2147483647, 65536, 65536, "
+                                              r"16\) is too large"):
+        build.shapes(kernel, huge)
+    calls = ["convws(x, w, b, 2147483647, 65536, 65536, 16, 16, 1, 1, 1, 0, 0, o)",
+             "convws(x, w, b, 1, 3, 3, 1, 16, 1, 1, 1, 0, 0, o)"]
+    got = _call_from_c(tmp_path, kernel, build.render(kernel, harness=False),
+                       "x[9 * 16], w[16 * 16], o[9 * 16]", calls)
+    assert got == ["2 7", "0 0"]

@@ -186,3 +186,42 @@ def test_a_guard_adding_loop_variables_is_bounded_at_entry(tmp_path: Path) -> No
     kernel = build([k], get_target("c"))["anti"]
     with pytest.raises(KernelCallError, match=r"reaches up to 2\*n - 2 = 2147483648"):
         kernel({"x": np.zeros(3, "float32")}, n=2**30 + 1)
+
+
+def test_sizes_no_buffer_could_have_are_refused_at_entry(tmp_path: Path) -> None:
+    # At m = n = INT_MAX every index fits its int and the flat offset its int64, but
+    # the m x n buffers would be 2^64 bytes: no caller has them, and an offset into one
+    # passes what a pointer addresses.  Refused at entry (error 2), output untouched;
+    # at sizes that fit, the kernel computes.  The 3-d count overflows int64 itself.
+    m, n = IVar("m"), IVar("n")
+    k2 = lower(parse_program("GEN [ i < m ] GEN [ j < n ] (x _[ i ] _[ j ] + x _[ i ] _[ j ])"),
+               {"x": (m, n)}, name="twice", sizes=["m", "n"])
+    k3 = lower(parse_program("GEN [ i < m ] GEN [ j < n ] GEN [ l < m ] x _[ i ] _[ j ] _[ l ]"),
+               {"x": (m, n, m)}, name="copy3", sizes=["m", "n"])
+    assert "vs_cbytes(vs_cmul(m, n), sizeof(float))" in "\n".join(k2.body)
+    (tmp_path / "k.h").write_text(render_header([k2, k3], "k.c"))
+    (tmp_path / "k.c").write_text(render_source([k2, k3], "c"))
+    (tmp_path / "caller.c").write_text(
+        '#include "k.h"\n#include <stdio.h>\n'
+        "int main(void) { float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, r[8];\n"
+        "  for (int q = 0; q < 8; ++q) r[q] = 7;\n"
+        "  twice(x, 2147483647, 2147483647, r); printf(\"%d %g\\n\", twice_error, r[0]);\n"
+        "  twice(x, 2147483647, 1073741832, r); printf(\"%d %g\\n\", twice_error, r[0]);\n"
+        "  copy3(x, 2147483647, 1073741824, r); printf(\"%d %g\\n\", copy3_error, r[0]);\n"
+        "  twice(x, 2, 3, r); printf(\"%d %g %g\\n\", twice_error, r[0], r[5]);\n"
+        "  copy3(x, 2, 2, r); printf(\"%d %g %g\\n\", copy3_error, r[0], r[7]);\n"
+        "  return 0; }\n")
+    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+           "-fno-omit-frame-pointer", "-g"]
+    proc = subprocess.run([*cc(), *san, "caller.c", "k.c", "-o", "caller"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    run = subprocess.run(["./caller"], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    # (2^31 - 1) x (2^30 + 8) floats: just over 2^63 bytes.  Refused and untouched;
+    # then computed.
+    assert run.stdout.split() == ["2", "7", "2", "7", "2", "7", "0", "2", "12", "0", "1", "8"]
+    kernel = build([k2], get_target("c"))["twice"]
+    with pytest.raises(KernelCallError, match=r"output of shape \(2147483647, 1073741832\) is "
+                                              r"too large .* its bytes a ptrdiff_t"):
+        kernel({"x": np.zeros((2, 3), "float32")}, m=2**31 - 1, n=2**30 + 8)

@@ -124,6 +124,20 @@ def count_text(dims: tuple[Poly, ...], ctx: Ctx) -> str:
     return out
 
 
+def bytes_check(dims: tuple[Poly, ...], ctx: Ctx, ctype: str) -> str | None:
+    """C condition: a buffer of extents `dims` and elements of C type `ctype` fits in a
+    ptrdiff_t (`vs_cbytes`, the entry check), or None where no sizes can break that: a
+    buffer of one dimension (at most INT_MAX elements of at most 8 bytes) or of a
+    constant count that fits."""
+    total = Poly.const(1)
+    for d in dims:
+        total = total * d
+    c = total.as_const()
+    if len(dims) < 2 or (c is not None and 0 <= c <= 2**60):
+        return None
+    return f"vs_cbytes({count_text(dims, ctx)}, sizeof({ctype}))"
+
+
 def _checked(p: Poly) -> str:
     """`p` in checked 64-bit arithmetic (vs_cadd, vs_cmul, ...: VS_BAD on overflow)."""
     terms = []

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from verisched.codegen.cexpr import ctext, int_check, ix, pred, smax
+from verisched.codegen.cexpr import bytes_check, ctext, int_check, ix, pred, smax
 from verisched.codegen.core import Lowering
 from verisched.codegen.errors import LowerError, NotNormalError
 from verisched.codegen.hooks import TargetHooks
@@ -182,7 +182,9 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
         count = ctext(total, ctx, wide=len(cdims) >= 2)
         zeroes.append(f"memset({out_name}, 0, (size_t)({count}) * sizeof({IO_CTYPES[dtype]}));")
     body.line(f"{name}_error = 0;")
-    int_exprs, int_bounds = entry_check(body, name, size_list, assumptions, ctx)
+    buffers = [(d, IO_CTYPES[dtype]) for _, _, d in inputs] + \
+        [(d, IO_CTYPES[dtype]) for _, d in outs]
+    int_exprs, int_bounds = entry_check(body, name, size_list, assumptions, ctx, buffers)
     lw.emit_hoisted(body)
     for line in root.allocs:
         body.line(line)
@@ -269,7 +271,8 @@ def open_scope(lw: Lowering, name: str, sizes: list[str], assume: Iterable[Pred]
 
 
 def entry_check(body: Emitter, name: str, size_list: list[tuple[str, str]],
-                assumptions: list[tuple[str, Poly]], ctx: Ctx
+                assumptions: list[tuple[str, Poly]], ctx: Ctx,
+                buffers: Iterable[tuple[tuple[Poly, ...], str]] = ()
                 ) -> tuple[tuple[tuple[str, Poly], ...], tuple[tuple[str, Poly], ...]]:
     """The kernel's own check of what its code relies on (every size >= 1, the
     derivation's assumptions), so that a C caller who breaks them gets `NAME_error = 2`
@@ -279,7 +282,9 @@ def entry_check(body: Emitter, name: str, size_list: list[tuple[str, str]],
     over the sizes alone the C evaluates in `int` is one (`Ctx.int_exprs`), and that
     each bound of its int arithmetic with loop variables is at most INT_MAX
     (`Ctx.int_bounds`, codegen/intrange.py): both returned, as (C text, polynomial),
-    for the wrapper's own check."""
+    for the wrapper's own check.  Last, that each of the caller's `buffers` (extents, C
+    element type) fits in a ptrdiff_t, as the wrapper's arrays do (native.extents): at
+    sizes where none could, an offset into it would pass what a pointer addresses."""
     conds = [f"{c} >= 1" for a, c in size_list if c in ctx.facts.sizes]
     conds += [f"({ctext(f, ctx, wide=True)}) >= 0" for _, f in assumptions]
     # after the sizes and assumptions (a term may divide by a size); sorted: stable C;
@@ -288,6 +293,7 @@ def entry_check(body: Emitter, name: str, size_list: list[tuple[str, str]],
     ints = tuple((ctext(p, ctx), p) for p in exprs)
     tops = tuple((ctext(p, ctx), p) for p in bounds)
     conds += [int_check(p) for _, p in ints] + [int_check(p, upper=True) for _, p in tops]
+    conds += [c for c in dict.fromkeys(bytes_check(d, ctx, t) for d, t in buffers) if c]
     if conds:
         with body.block(f"if (!({' && '.join(conds)}))"):
             body.line(f"{name}_error = 2;")

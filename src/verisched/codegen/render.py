@@ -32,14 +32,42 @@ def signature(k: LoweredKernel) -> str:
     return ", ".join(parts)
 
 
+# A header is included from C and from C++ (a performance engineer's driver, a
+# benchmark harness, a Halide or TVM project): C++ has no `restrict` (GCC, Clang and MSVC
+# spell it `__restrict`) and mangles a function's name unless told it is C's.  Every
+# target's header wraps its declarations in these two (Gemmini's too).
+HEADER_OPEN = """#ifndef VERISCHED_RESTRICT
+#ifdef __cplusplus
+#define VERISCHED_RESTRICT __restrict
+#else
+#define VERISCHED_RESTRICT restrict
+#endif
+#endif
+#ifdef __cplusplus
+extern "C" {
+#endif
+"""
+HEADER_CLOSE = """#ifdef __cplusplus
+}
+#endif
+"""
+
+
+def declared(params: Sequence[tuple[str, str, str]]) -> str:
+    """Parameters (kind: "in", "size" or "out"; C type; name) as a header declares them:
+    names in comments, so that a caller's macro of the same name (a size `NI`, an input
+    `A`) cannot rewrite the declaration (the C file itself, compiled apart from the
+    caller, keeps them), and `restrict` as VERISCHED_RESTRICT (HEADER_OPEN)."""
+    shown = {"in": "const {t} *VERISCHED_RESTRICT /* {c} */", "size": "{t} /* {c} */",
+             "out": "{t} *VERISCHED_RESTRICT /* {c} */"}
+    return ", ".join(shown[kind].format(t=t, c=c) for kind, t, c in params)
+
+
 def declaration(k: LoweredKernel) -> str:
-    """The signature as the header declares it: parameter names in comments, so that a
-    caller's macro of the same name (a size `NI`, an input `A`) cannot rewrite the
-    declaration; the C file itself, compiled apart from the caller, keeps them."""
-    parts = [f"const {k.io_ctype} *restrict /* {c} */" for _, c, _ in k.inputs]
-    parts += [f"int /* {c} */" for _, c in k.sizes]
-    parts += [f"{k.io_ctype} *restrict /* {c} */" for c, _, _ in k.outputs]
-    return ", ".join(parts)
+    """The signature as the header declares it (`declared`)."""
+    return declared([*(("in", k.io_ctype, c) for _, c, _ in k.inputs),
+                     *(("size", "int", c) for _, c in k.sizes),
+                     *(("out", k.io_ctype, c) for c, _, _ in k.outputs)])
 
 
 def _check_names(kernels: list[LoweredKernel]) -> None:
@@ -81,6 +109,7 @@ def render_header(kernels: list[LoweredKernel], source_name: str,
     guard = "VERISCHED_" + "".join(ch if ch.isalnum() else "_" for ch in source_name).upper()
     return _ENV.get_template("kernel.h.j2").render(
         kernels=kernels, guard=guard, source_name=source_name, signature=declaration,
+        open=HEADER_OPEN, close=HEADER_CLOSE,
         extents=lambda k: "; ".join(" x ".join(x) or "scalar" for _, _, x in k.outputs),
         notes=list(notes))
 

@@ -129,6 +129,18 @@ def check_int_exprs(kernel: str, int_exprs: Sequence[tuple[str, Poly]],
                                   "loops and indices use")
 
 
+def check_buffers(kernel: str, buffers: Sequence[tuple[tuple[int, ...], int, str]]) -> None:
+    """The Python side of a kernel's entry check on its buffers (codegen.lower.entry_check,
+    `vs_cbytes`): each (extents, bytes per element, what) has extents that fit a C int,
+    the loops' type, and a byte count that fits a ptrdiff_t, as any real array's does.
+    The first that does not is named."""
+    for shape, item, what in buffers:
+        if any(x > C_INT_MAX for x in shape) or \
+                int(np.prod(shape, dtype=object)) * item > 2**63 - 1:
+            raise KernelCallError(f"{kernel}: {what} of shape {shape} is too large (its "
+                                  "extents must fit a C int, its bytes a ptrdiff_t)")
+
+
 def check_input_names(kernel: str, names: Sequence[str], inputs: Mapping[str, object],
                       sizes: Mapping[str, object] | None = None) -> None:
     """The inputs' names, and that each is a numpy array: a misnamed input is named,

@@ -39,6 +39,7 @@ from verisched.targets.base import (
     banner,
     c_source_arg,
     check_input_names,
+    check_buffers,
     check_int_exprs,
     infer_sizes,
     size_fits,
@@ -283,10 +284,10 @@ class NativeKernel:
         # Loops run over int, and flat indices and element counts are 64-bit in the C
         # (codegen/cexpr.py): each extent must fit an int, the bytes a ptrdiff_t.
         item = np.dtype(self.dtype).itemsize
-        for shape, what in [(out, "output"), *((s, f"input {a}") for a, s in ins.items())]:
-            if any(x > 2**31 - 1 for x in shape) or \
-                    int(np.prod(shape, dtype=object)) * item > 2**63 - 1:
-                raise KernelCallError(f"{self.name}: {what} of shape {shape} is too large")
+        more = [(tuple(evaluate(d, values) for d in dims), item, f"output {c}")
+                for c, dims, _ in lw.more_outputs]
+        check_buffers(self.name, [(out, item, "output"), *more,
+                                  *((s, item, f"input {a}") for a, s in ins.items())])
         return ins, out
 
     def bind(self, inputs: dict[str, np.ndarray], sizes: dict[str, int], out: np.ndarray):

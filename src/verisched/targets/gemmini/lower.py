@@ -222,7 +222,14 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     config_facts = [(show_pred(p), f) for p in check_only for f in pred(p, ctx)[1]]
     assumptions = assumptions + rules.requirements  # the hardware loops' (conv_loop.py)
     requirements = tuple(rules.requirements)
-    int_exprs, int_bounds = entry_check(body, name, size_list, assumptions + config_facts, ctx)
+    for k, c, _ in inputs:
+        if k in rules.wide:
+            rules.set_input_type(c, "int32", f"input {k}")
+    typed_inputs = [(k, c, d, ELEM[rules.input_types.get(c, "int8")][0])
+                    for k, c, d in inputs]
+    buffers = [(d, t) for _, _, d, t in typed_inputs] + [(cdims, ELEM[out_type][0])]
+    int_exprs, int_bounds = entry_check(body, name, size_list, assumptions + config_facts, ctx,
+                                        buffers)
     if rules.scales:  # config_st takes a finite float only (the simulator aborts otherwise)
         finite = " && ".join(f"vs_scale_finite({sm}, {se})" for sm, se in rules.scales)
         with body.block(f"if (!({finite}))"):
@@ -238,11 +245,6 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     placed, stats = cfg.place_configs(fill.lines)
     body.lines.extend(placed)
     body.line("gemmini_fence();")
-    for k, c, _ in inputs:
-        if k in rules.wide:
-            rules.set_input_type(c, "int32", f"input {k}")
-    typed_inputs = [(k, c, d, ELEM[rules.input_types.get(c, "int8")][0])
-                    for k, c, d in inputs]
     counts = {}
     for _, c, d in [*inputs, ("", out_name, cdims)]:
         total = Poly.const(1)
