@@ -7,7 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup coq openblas venv proofs demo test lint clean node katex chromium
+.PHONY: all setup coq openblas venv proofs demo test lint clean node katex chromium cxx
 
 all: proofs
 
@@ -93,6 +93,19 @@ chromium:
 	  fi; \
 	fi
 
+# A C++ compiler for the test that includes a kernel's header from C++
+# (tests/test_codegen_commands.py, which skips, saying why, when there is none).
+cxx:
+	@if ! command -v g++ >/dev/null 2>&1 && ! command -v c++ >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "== installing g++ from Debian (apt-get install g++)"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++ >/dev/null) \
+	      || echo "warning: could not install g++; the header's C++ test will be skipped" >&2; \
+	  else \
+	    echo "warning: no C++ compiler; the header's C++ test will be skipped" >&2; \
+	  fi; \
+	fi
+
 CoqMakefile: _CoqProject
 	coq_makefile -f _CoqProject -o CoqMakefile
 
@@ -114,7 +127,7 @@ proofs: coq CoqMakefile
 demo: setup proofs
 	@$(VENV)/bin/verisched demo
 
-test: setup proofs katex chromium
+test: setup proofs katex chromium cxx
 	@$(PY) -m pytest -q --durations=25 -n $(JOBS) --dist loadfile tests
 
 lint: venv

@@ -263,7 +263,8 @@ def test_parallel_loop_of_light_iterations_forks_only_when_long():
 def test_header_declares_the_abi():
     lw = lower(pipeline_two_stage(), {"f": (n,)}, name="two")
     h = render_header([lw], "two.c")
-    assert "void two(const float *restrict /* f */, int /* n */, float *restrict /* out */);" in h
+    assert ("void two(const float *VERISCHED_RESTRICT /* f */, int /* n */, "
+            "float *VERISCHED_RESTRICT /* out */);") in h
     assert "#ifndef VERISCHED_TWO_C" in h and "output extents n" in h
 
 

@@ -70,9 +70,10 @@ def nonnegative_float(text: str) -> float:
 
 
 def _positive(text: str, kind: Callable[[str], T], least: float | None = None) -> T:
-    """`text` as `kind`, above 0 (or at least `least`), and finite."""
+    """`text` as `kind`, above 0 (or at least `least`), and finite; in ASCII without
+    `_`, as decimal_int reads an integer (Python reads `1_000` and `١٢` too)."""
     try:
-        value = kind(text)
+        value = kind(text) if text.isascii() and "_" not in text else None
     except ValueError:
         value = None
     ok = value is not None and value < math.inf and (  # type: ignore[operator]
@@ -158,12 +159,22 @@ def ints(items: list[str] | None, flag: str, bools: Collection[str] = ()) -> dic
         if k in bools and v.lower() in ("true", "false"):
             out[k] = int(v.lower() == "true")
             continue
-        try:
-            out[k] = int(v)
-        except ValueError:
-            kind = f"{k} is a boolean (true, false, 1 or 0)" if k in bools else "not an integer"
-            raise UsageError(f"{flag} {k}={v}: {kind}") from None
+        n = decimal_int(v)
+        if n is None:
+            kind = f"{k} is a boolean (true, false, 1 or 0)" if k in bools else \
+                "not an integer (ASCII digits, maybe a sign)"
+            raise UsageError(f"{flag} {k}={v}: {kind}")
+        out[k] = n
     return out
+
+
+def decimal_int(text: str) -> int | None:
+    """`text` as an integer written as a C or shell user writes one: ASCII digits, maybe
+    a sign.  Python's int() also takes `1_000` and other scripts' digits (`١٢`), which a
+    size typed on a command line is far likelier to be by mistake than on purpose."""
+    t = text.strip()
+    body = t[1:] if t[:1] in "+-" else t
+    return int(t) if body and body.isascii() and body.isdigit() else None
 
 
 def size_hint(name: str, bools: Collection[str] = ()) -> str:
@@ -177,12 +188,13 @@ def fixes(items: list[str] | None) -> dict[str, int | Fraction]:
     as `--size` takes them (`--fix mc=96,kc=256`): no number has a comma."""
     out: dict[str, int | Fraction] = {}
     for k, v in pairs(split_commas(items), "--fix").items():
-        try:
-            out[k] = int(v)
+        n = decimal_int(v)
+        if n is not None:
+            out[k] = n
             continue
-        except ValueError:
-            pass
         try:
+            if not v.isascii() or "_" in v:  # as decimal_int: no 1_000 or other digits
+                raise ValueError(v)
             out[k] = Fraction(v.strip())
         except (ValueError, ZeroDivisionError):
             raise UsageError(f"--fix {k}={v}: not a number (an integer for a size; a "

@@ -74,6 +74,9 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
         sizes = _check_args_early(args, signature, sizes, fixed, files)
     checked = checked or checked_from_args(args)
     target = target_for(args, checked)
+    if args.threads and not target.parallel:  # before the compile, not after it
+        raise UsageError(f"--threads: target {target.name} is not parallel (pick one that "
+                         "is with --target)")
     missing = [s for s in checked.program.sizes if s not in sizes]
     if missing:
         raise UsageError(f"no value for size {', '.join(missing)} of kernel {checked.name}: "
