@@ -104,6 +104,27 @@ def test_the_header_serves_a_cxx_caller(vfile, tmp_path):
     assert proc.stdout.split() == ["0", "1", "2", "3", "5", "7", "9", "2"]
 
 
+def test_two_openmp_kernels_link_into_one_program(vfile, tmp_path):
+    # Each OpenMP file defines the wrapper's thread setter; two in one program were a
+    # "multiple definition" at the link.  Now both link, and each kernel computes.
+    for k in ("rows_a", "rows_b"):
+        assert main(["compile", str(vfile), "--derivation", "rows_fused", "--target",
+                     "openmp", "--kernel-name", k, "-q", "-o", str(tmp_path / f"{k}.c")]) == 0
+    (tmp_path / "main.c").write_text(
+        '#include "rows_a.h"\n#include "rows_b.h"\n#include <stdio.h>\n'
+        "int main(void) {\n"
+        "  float f[6] = {1, 2, 3, 4, 5, 6}, a[6], b[6];\n"
+        "  rows_a(f, 2, 3, a); rows_b(f, 1, 6, b);\n"
+        '  printf("%d %d %g %g %g\\n", rows_a_error, rows_b_error, a[5], b[0], b[5]);\n'
+        "  return 0;\n}\n")
+    proc = subprocess.run([*cc(), "-fopenmp", "main.c", "rows_a.c", "rows_b.c", "-o", "main",
+                           "-lm"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run(["./main"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0", "0", "9", "1", "6"]
+
+
 @pytest.mark.parametrize("extra, says", [
     # the header (OUT with suffix .h) would overwrite the C file
     (["-o", "{tmp}/rows.h"], "-o {tmp}/rows.h: the C file cannot end in .h, where its "
