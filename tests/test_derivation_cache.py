@@ -201,6 +201,9 @@ def test_run_refuses_bad_sizes_before_any_replay(vfile, starts, capsys):
     from verisched.cli import main
 
     for args, message in ((["--size", "m=3"], "no value for size n"),
+                          (["--size", "m=3", "--size", "N=4"],  # misspelt: both said
+                           "no value for size n of derivation rows_fused: pass --size n=INT "
+                           "(sizes: n, m); --size N: not a size of derivation rows_fused"),
                           (["--size", "n=4", "--size", "m=x"], "--size m=x: not an integer"),
                           (["--size", "n=4", "--size", "m=3", "--size", "q=2"],
                            "--size q: not a size of derivation rows_fused"),

@@ -211,3 +211,16 @@ def test_an_empty_path_is_refused_by_its_argument(capsys) -> None:
             main(argv)
         assert stop.value.code == 2, argv
         assert msg in capsys.readouterr().err, argv
+
+
+def test_a_later_lemmas_knock_on_failure_is_said_after_its_cause(tmp_path: Path, capsys) -> None:
+    """A `Lemma` after a failed derivation that uses it stops the replay; its error used
+    to be printed first, above the step that caused it.  The file's order now."""
+    text = BAD.replace("End Bad.", "  Lemma q_again : p = q.\n  Proof. exact q_correct. Qed.\n"
+                                   "End Bad.")
+    bad = tmp_path / "Knock.v"
+    bad.write_text(text)
+    assert main(["replay", str(bad), "-q"]) == 1
+    err = capsys.readouterr().err
+    cause, knock = err.find("FAILED: q: step 2"), err.find("Coq rejected 'Lemma q_again")
+    assert 0 <= cause < knock, err

@@ -103,16 +103,11 @@ def _say(text: str, *, err: bool = False) -> None:
 
 
 def _report(path: Path, result: ReplayResult) -> int:
-    """Print every derivation's outcome; the exit status (1 if anything failed)."""
-    status = 0
-    if result.failure:
-        f = result.failure  # outside the derivations replayed: the replay stopped there
-        where = f"{path}:{f.line}"
-        if f.derivation is not None:
-            where += f": derivation {f.derivation}" + (f", step {f.step}" if f.step else "")
-        _say(f"FAILED: {where}: Coq rejected {f.sentence!r}: {f.message}", err=True)
-        status = 1
-    elif not result.derivations and not result.rejected:
+    """Print every derivation's outcome, in the file's order, then where the replay
+    stopped, if it did (after them all: a later `Lemma` that fails because a derivation
+    did is a knock-on, said after its cause); the exit status (1 if anything failed)."""
+    status = 1 if result.failure else 0
+    if not result.failure and not result.derivations and not result.rejected:
         _say(f"verisched replay: {path} has no derivation (Derive ... SuchThat ...)", err=True)
         return 1
     for f in result.rejected:  # the replay went on past them
@@ -140,6 +135,12 @@ def _report(path: Path, result: ReplayResult) -> int:
             _say(f"FAILED: {d.name} depends on disallowed axioms: "
                  f"{', '.join(v.disallowed_axioms)}", err=True)
             status = 1
+    if result.failure:
+        f = result.failure  # outside the derivations replayed: the replay stopped there
+        where = f"{path}:{f.line}"
+        if f.derivation is not None:
+            where += f": derivation {f.derivation}" + (f", step {f.step}" if f.step else "")
+        _say(f"FAILED: {where}: Coq rejected {f.sentence!r}: {f.message}", err=True)
     for name in result.unreached:  # after a failure the file's later ones never ran
         _say(f"NOT CHECKED: {name}: the replay stopped at the failure before it", err=True)
         status = 1

@@ -215,15 +215,17 @@ def _check_args_early(args: argparse.Namespace, signature: Signature,
                   + ", ".join(f"{k}={v}" for k, v in inferred.items()), file=sys.stderr)
         sizes = {**sizes, **inferred}
     missing = [s for s in section if s not in sizes and s not in fixed]
+    extra = [s for s in sizes if s not in section]
+    # Both said at once: `--size m=5` for a derivation of size n alone is likely one
+    # mistake (a misspelt size), not two.
+    unknown = (f"--size {', '.join(extra)}: not a size of derivation {args.derivation}"
+               if extra else "")
     if missing:
         raise UsageError(f"no value for size {', '.join(missing)} of derivation "
                          f"{args.derivation}: pass {size_hint(missing[0], signature.bools)} "
-                         "(sizes: "
-                         f"{', '.join(section)})")
-    extra = [s for s in sizes if s not in section]
+                         f"(sizes: {', '.join(section)}){'; ' + unknown if unknown else ''}")
     if extra:
-        raise UsageError(f"--size {', '.join(extra)}: not a size of derivation "
-                         f"{args.derivation} (sizes: {', '.join(section) or 'none'})")
+        raise UsageError(f"{unknown} (sizes: {', '.join(section) or 'none'})")
     return sizes
 
 
