@@ -24,7 +24,7 @@ from verisched.codegen.errors import CodegenError
 from verisched.commands.common import Progress, directory_arg, positive_float
 from verisched.commands.compile import report
 from verisched.commands.terminal import console, show_steps
-from verisched.pybridge.derivation import make_directory, write_json_atomic
+from verisched.pybridge.derivation import output_directory, write_json_atomic
 from verisched.pybridge.errors import OutputPathError
 from verisched.pybridge.session import REPO_ROOT
 
@@ -45,7 +45,8 @@ def _banner(out: Console, text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        return _demo(Path(args.out), args.timeout, args.full)
+        with output_directory(args.out) as out_dir:  # removed again if the run fails
+            return _demo(out_dir, args.timeout, args.full)
     except (CodegenError, OSError, OutputPathError) as exc:
         print(f"verisched demo: {exc}", file=sys.stderr)
         return 1
@@ -54,7 +55,6 @@ def run(args: argparse.Namespace) -> int:
 def _demo(out_dir: Path, timeout: float, full: bool) -> int:
     started = time.perf_counter()
     out = console()
-    make_directory(out_dir)
     _banner(out, f"1/3 replaying {FLAGSHIP.relative_to(REPO_ROOT)} :: {DERIVATION}")
     out.print("Each step is a rewrite Coq proves; shown: the tactic and the subterms it "
               "changed (--full: the whole program).")

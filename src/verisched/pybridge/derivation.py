@@ -22,7 +22,8 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -492,6 +493,29 @@ def make_directory(path: str | Path) -> Path:
     except OSError as exc:
         raise OutputPathError(f"{path}: cannot create it ({exc.strerror or exc})") from None
     return out
+
+
+@contextmanager
+def output_directory(path: str | Path) -> Iterator[Path]:
+    """make_directory for a command's whole run: if the run fails (a full disk, a failed
+    replay, Ctrl-C), the directories it made, `path` and its missing parents, are removed
+    again where still empty, so a failed run leaves nothing behind; a directory holding
+    anything, or one that was there before, stays."""
+    made = []
+    p = Path(path).absolute()
+    while not p.exists() and p.parent != p:
+        made.append(p)  # innermost first
+        p = p.parent
+    out = make_directory(path)
+    try:
+        yield out
+    except BaseException:
+        for d in made:
+            try:
+                d.rmdir()
+            except OSError:  # not empty (or gone): keep it and what is above it
+                break
+        raise
 
 
 def _rank_of(e: Expr, tensors: dict[str, int]) -> int:

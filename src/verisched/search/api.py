@@ -23,6 +23,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +35,7 @@ import verisched.targets.gemmini.instrs  # noqa: F401 - registers the Gemmini sp
 from verisched.pybridge import terms as A
 from verisched.pybridge.coqterm import pretty, to_coq
 from verisched.pybridge.derivation import (
-    make_directory,
+    output_directory,
     same_file,
     unmakeable_directory,
     write_text_atomic,
@@ -257,24 +258,26 @@ def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10
 
     sched = replay(program, result.found, result.certificate, progress=progress,
                    before_end=bind)
-    try:
-        target = Path(out) if out is not None else Path(path).parent
+    with ExitStack() as made:  # a directory made for the files, removed if they fail
         try:
-            make_directory(target)
-        except OutputPathError as exc:  # what _check_out could not foresee (/proc as root)
-            raise SearchArgumentError(f"out {exc}") from None
-        text = state_found(sched.to_coq(), name, result.program or result.found)
-    finally:
-        sched.close()
-    if progress:
-        progress(f"{name}: coqc {target / f'{name}_found.v'}")
-    result.path = write_checked(target / f"{name}_found.v", text)
-    if any(isinstance(x, A.Instr) and x.name in LOOPS for x in A.walk(result.found)):
+            target = Path(out) if out is not None else Path(path).parent
+            try:
+                made.enter_context(output_directory(target))
+            except OutputPathError as exc:  # what _check_out could not foresee (/proc, root)
+                raise SearchArgumentError(f"out {exc}") from None
+            text = state_found(sched.to_coq(), name, result.program or result.found)
+        finally:
+            sched.close()
         if progress:
-            progress(f"{name}: {name}_gemmini.v (the loop unrolled, for the gemmini target)")
-        result.lowering = write_checked(
-            result.path.parent / f"{name}_gemmini.v",
-            unrolled_text(program, [s.coq for s in result.certificate]))
+            progress(f"{name}: coqc {target / f'{name}_found.v'}")
+        result.path = write_checked(target / f"{name}_found.v", text)
+        if any(isinstance(x, A.Instr) and x.name in LOOPS for x in A.walk(result.found)):
+            if progress:
+                progress(f"{name}: {name}_gemmini.v (the loop unrolled, for the gemmini "
+                         "target)")
+            result.lowering = write_checked(
+                result.path.parent / f"{name}_gemmini.v",
+                unrolled_text(program, [s.coq for s in result.certificate]))
     return result
 
 
