@@ -58,7 +58,7 @@ def test_compile_writes_kernel_and_header(vfile, tmp_path, capsys):
     assert main(["compile", str(vfile), "--derivation", "rows_fused", "--target", "openmp",
                  "-o", str(out)]) == 0
     c, h = out.read_text(), out.with_suffix(".h").read_text()
-    assert ("void rows_fused(const float *VERISCHED_RESTRICT /* f */, int /* n */, "
+    assert ("int rows_fused(const float *VERISCHED_RESTRICT /* f */, int /* n */, "
             "int /* m */, float *VERISCHED_RESTRICT /* out */)") in h
     assert '#include "rows.h"' in c and "#pragma omp parallel for" in c
     # The header names the file written, not the kernel's default name (rows_fused.c).

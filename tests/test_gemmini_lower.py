@@ -401,7 +401,7 @@ def test_cli_compile_and_run(derived, tmp_path: Path, monkeypatch, capsys) -> No
     common = ["GemminiMatmul.v", "--derivation", "qmatmul_gemmini", "--target", "gemmini",
               "--kernel-name", "qmm"]
     assert main(["compile", *common, "-o", str(tmp_path / "qmm.c")]) == 0
-    assert (tmp_path / "qmm.h").read_text().count("void qmm(") == 1
+    assert (tmp_path / "qmm.h").read_text().count("int qmm(") == 1
     src = (tmp_path / "qmm.c").read_text()
     assert "gemmini_extended_preload" in src and "#ifdef VERISCHED_GEMMINI_DRIVER" in src
     assert "proved in bounds by check_safe" in src

@@ -191,8 +191,9 @@ def test_int_arithmetic_over_the_sizes_is_checked_at_entry() -> None:
         k.extents({"n": 46341, "m": 46341})
     null = ctypes.POINTER(ctypes.c_float)()
     sizes = {"n": 46341, "m": 46341}
-    k._fn(null, *(sizes[a] for a, _ in lw.sizes), null)  # the C alone: refuses, no access
-    assert k._err.value == 2
+    # the C alone: refuses, no access; its code returned and in the thread's NAME_error
+    assert k._fn(null, *(sizes[a] for a, _ in lw.sizes), null) == 2
+    assert ctypes.c_int.in_dll(k._lib, f"{lw.name}_error").value == 2
 
 
 # ---- 2. concat keeps each operand's own data ----------------------------------------------

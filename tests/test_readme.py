@@ -20,7 +20,7 @@ def test_readme_python_examples_run(capsys, tmp_path, monkeypatch) -> None:
     out = capsys.readouterr().out
     assert "('n',) []" in out  # Pipeline.v's fused: one size, no size hypothesis
     assert "[1. 3. 5. 7. 9.]" in out and "[1. 2. 3.]" in out
-    assert "void fused(" in (tmp_path / "fused.h").read_text()
+    assert "int fused(" in (tmp_path / "fused.h").read_text()
     assert "tile i j by 32 8 into io jo ii ji." in out and "[11. 11. 11.]" in out
     assert "tile i j by 32 8 into io jo ii ji." in (tmp_path / "matvec.v").read_text()
 

@@ -145,7 +145,7 @@ def test_failing_compiler_shows_message_and_keeps_the_file(monkeypatch, tmp_path
     msg = str(exc.value)
     assert "simulated failure" in msg
     kept = Path(msg.split(" on ")[1].split(":\n")[0])
-    assert kept.exists() and "void kept(" in kept.read_text()
+    assert kept.exists() and "int kept(" in kept.read_text()
     assert not list((tmp_path / "cache").glob("*.so"))  # nothing half-written
 
 
@@ -263,7 +263,7 @@ def test_parallel_loop_of_light_iterations_forks_only_when_long():
 def test_header_declares_the_abi():
     lw = lower(pipeline_two_stage(), {"f": (n,)}, name="two")
     h = render_header([lw], "two.c")
-    assert ("void two(const float *VERISCHED_RESTRICT /* f */, int /* n */, "
+    assert ("int two(const float *VERISCHED_RESTRICT /* f */, int /* n */, "
             "float *VERISCHED_RESTRICT /* out */);") in h
     assert "#ifndef VERISCHED_TWO_C" in h and "output extents n" in h
 
@@ -300,7 +300,7 @@ def test_c_file_and_header_are_written_both_or_neither(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k.c", "k.h"]
     monkeypatch.undo()
     src.write(out)
-    assert '#include "k.h"' in out.read_text() and "void two(" in (tmp_path / "k.h").read_text()
+    assert '#include "k.h"' in out.read_text() and "int two(" in (tmp_path / "k.h").read_text()
 
 
 def sanitizer_programs():

@@ -90,6 +90,7 @@ class Lowering:
         self.parallel_loops = 0
         self.fallback_loops = 0
         self.error_flag = ""
+        self.status = ""  # the C name of the kernel's status (lower.status_lines)
         # Declarations the kernel's prologue computes once: the element counts of let
         # buffers whose extents are sizes only (codegen/lets.py), by count expression.
         self.hoisted: dict[str, str] = {}

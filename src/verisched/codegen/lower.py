@@ -181,7 +181,7 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
             total = total * d
         count = ctext(total, ctx, wide=len(cdims) >= 2)
         zeroes.append(f"memset({out_name}, 0, (size_t)({count}) * sizeof({IO_CTYPES[dtype]}));")
-    body.line(f"{name}_error = 0;")
+    status_lines(body, lw)
     buffers = [(d, IO_CTYPES[dtype]) for _, _, d in inputs] + \
         [(d, IO_CTYPES[dtype]) for _, d in outs]
     int_exprs, int_bounds = entry_check(body, name, size_list, assumptions, ctx, buffers)
@@ -195,6 +195,7 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
     body.extend(sweep)
     for line in root.frees:
         body.line(line)
+    status_return(body, lw, name)
     out_name, cdims = outs[0]
     # In place only for a single output (several would each need the analysis).
     inplace = allow_inplace(body.lines, out_name,
@@ -252,7 +253,8 @@ def open_scope(lw: Lowering, name: str, sizes: list[str], assume: Iterable[Pred]
     both lowerings call.  Returns the scope, the (ATL, C) names of the parameters and
     the assumptions as the kernel checks them."""
     lw.names.used.add(name)
-    lw.error_flag = f"{name}_error"
+    lw.status = lw.names.fresh("status")
+    lw.error_flag = f"{lw.status}[0]"  # written where a heap buffer cannot be had
     ctx = Ctx(Facts(sizes=frozenset()), {}, {}, parallel_ok=parallel)
     size_list = []
     for s in sizes:
@@ -275,7 +277,7 @@ def entry_check(body: Emitter, name: str, size_list: list[tuple[str, str]],
                 buffers: Iterable[tuple[tuple[Poly, ...], str]] = ()
                 ) -> tuple[tuple[tuple[str, Poly], ...], tuple[tuple[str, Poly], ...]]:
     """The kernel's own check of what its code relies on (every size >= 1, the
-    derivation's assumptions), so that a C caller who breaks them gets `NAME_error = 2`
+    derivation's assumptions), so that a C caller who breaks them gets the code 2
     and an untouched output instead of reads and writes out of bounds; the Python
     wrapper checks the same before the call and says which one failed.  Evaluated in
     64 bits, sizes first (a later term may divide by one); then that each expression
@@ -297,8 +299,24 @@ def entry_check(body: Emitter, name: str, size_list: list[tuple[str, str]],
     if conds:
         with body.block(f"if (!({' && '.join(conds)}))"):
             body.line(f"{name}_error = 2;")
-            body.line("return;")
+            body.line("return 2;")
     return ints, tops
+
+
+def status_lines(body: Emitter, lw: Lowering) -> None:
+    """The kernel's own status, first in its body: an array of one int, so that a
+    parallel loop's body, outlined into a function (codegen/outline.py), writes the
+    caller's through the pointer it is passed, and so that concurrent calls from a
+    user's threads each have their own (the global NAME_error is thread-local too)."""
+    body.line(f"int {lw.status}[1];")
+    body.line(f"{lw.status}[0] = 0;")
+
+
+def status_return(body: Emitter, lw: Lowering, name: str) -> None:
+    """The kernel's last lines: its status, into the calling thread's NAME_error and
+    returned."""
+    body.line(f"{name}_error = {lw.status}[0];")
+    body.line(f"return {lw.status}[0];")
 
 
 def add_assumptions(lw: object, ctx: Ctx, assume: Iterable[Pred], sizes: Iterable[str],

@@ -34,13 +34,23 @@ def signature(k: LoweredKernel) -> str:
 
 # A header is included from C and from C++ (a performance engineer's driver, a
 # benchmark harness, a Halide or TVM project): C++ has no `restrict` (GCC, Clang and MSVC
-# spell it `__restrict`) and mangles a function's name unless told it is C's.  Every
+# spell it `__restrict`) and mangles a function's name unless told it is C's; each
+# kernel's error flag is thread-local (`thread_local` there, `_Thread_local` in C11).  Every
 # target's header wraps its declarations in these two (Gemmini's too).
 HEADER_OPEN = """#ifndef VERISCHED_RESTRICT
 #ifdef __cplusplus
 #define VERISCHED_RESTRICT __restrict
 #else
 #define VERISCHED_RESTRICT restrict
+#endif
+#endif
+#ifndef VERISCHED_THREAD_LOCAL
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define VERISCHED_THREAD_LOCAL thread_local
+#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define VERISCHED_THREAD_LOCAL _Thread_local
+#else
+#define VERISCHED_THREAD_LOCAL __thread
 #endif
 #endif
 #ifdef __cplusplus

@@ -210,13 +210,12 @@ class NativeKernel:
         self.unsafe = bool(program and program.unsafe)
         self._lib = lib
         self._fn = getattr(lib, lowered.name)
-        self._fn.restype = None
+        self._fn.restype = ctypes.c_int  # the call's own code (NAME_error: the thread's)
         # The element pointer type, kept apart: argtypes[0] is an int where a kernel has
         # no input arrays, only sizes.
         ptr = self._ptr = ctypes.POINTER(CT_TYPES[lowered.dtype])
         self._fn.argtypes = ([ptr] * len(lowered.inputs) + [ctypes.c_int] * len(lowered.sizes)
                              + [ptr] * len(lowered.outputs))
-        self._err = ctypes.c_int.in_dll(lib, f"{lowered.name}_error")
         self.dtype = NP_DTYPES[lowered.dtype]
 
     @property
@@ -393,11 +392,11 @@ class NativeKernel:
                 stub = np.empty(1, dtype=self.dtype)
                 keep.append(stub)
                 args[k] = stub.ctypes.data_as(self._ptr)
-        self._fn(*args)
-        if self._err.value == 2:  # checked above, so a disagreement between the checks
+        code = self._fn(*args)
+        if code == 2:  # checked above, so a disagreement between the checks
             raise KernelCallError(f"{self.name}: the kernel refused sizes {dict(sizes)}: they "
                                   "break a precondition its C checks (nothing was written)")
-        if self._err.value:
+        if code:
             raise KernelCallError(f"{self.name}: the kernel could not allocate a buffer "
                                   "(the output is invalid)")
         return (out, *more) if more else out

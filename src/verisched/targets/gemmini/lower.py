@@ -35,7 +35,13 @@ from verisched.codegen.core import Lowering
 from verisched.codegen.errors import LowerError
 from verisched.codegen.intrange import note_extents
 from verisched.codegen.ir import Buf, Emitter, kernel_name_problem, whole
-from verisched.codegen.lower import entry_check, open_scope, size_params
+from verisched.codegen.lower import (
+    entry_check,
+    open_scope,
+    size_params,
+    status_lines,
+    status_return,
+)
 from verisched.codegen.normal import access_base, show_pred
 from verisched.codegen.poly import Poly
 from verisched.pybridge.instrs import check_call
@@ -216,7 +222,7 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     out_type = rules.out_type or dtype
     body = Emitter()
     body.level = 1
-    body.line(f"{name}_error = 0;")
+    status_lines(body, lw)
     # As the C targets' kernels do: a C caller who breaks a size's bound, an assumption
     # (the scratchpad's capacity among them) or an int expression gets error 2, no access.
     config_facts = [(show_pred(p), f) for p in check_only for f in pred(p, ctx)[1]]
@@ -234,7 +240,7 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
         finite = " && ".join(f"vs_scale_finite({sm}, {se})" for sm, se in rules.scales)
         with body.block(f"if (!({finite}))"):
             body.line(f"{name}_error = 2;")
-            body.line("return;")
+            body.line("return 2;")
     lw.emit_hoisted(body)
     if not covered:
         total = Poly.const(1)
@@ -245,6 +251,7 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     placed, stats = cfg.place_configs(fill.lines)
     body.lines.extend(placed)
     body.line("gemmini_fence();")
+    status_return(body, lw, name)
     counts = {}
     for _, c, d in [*inputs, ("", out_name, cdims)]:
         total = Poly.const(1)
