@@ -547,3 +547,56 @@ def test_several_outputs_saved_as_one_npz_in_place_of_a_npy_name(tmp_path):
     with np.load(tmp_path / "y.npz") as z:
         assert sorted(z) == ["out0", "out1"] and np.array_equal(z["out1"], b)
     assert not (tmp_path / "y.npy.npz").exists()
+
+
+def test_the_files_fit_a_users_build(vfile, tmp_path):
+    # From an audit of the C in users' builds: the header states the inputs' shapes and
+    # that every size is at least 1; an OpenMP file built without -fopenmp says so (it
+    # failed at the link, on omp_ symbols); a -fvisibility=hidden library still exports
+    # the kernel; a unity build may include two OpenMP files; C89 code includes the
+    # header; a header for another file whose name differs only in case is not skipped.
+    for k in ("rows_a", "Rows_A"):
+        assert main(["compile", str(vfile), "--derivation", "rows_fused", "--target",
+                     "openmp", "--kernel-name", k, "-q", "-o", str(tmp_path / f"{k}.c")]) == 0
+    h = (tmp_path / "rows_a.h").read_text()
+    assert "rows_a reads f: n x m (row-major)" in h
+    assert "rows_a requires each of its sizes n, m to be at least 1" in h
+
+    def cc_in(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*cc(), *args], cwd=tmp_path, capture_output=True, text=True)
+
+    no_omp = cc_in("-c", "rows_a.c", "-o", "x.o")
+    assert no_omp.returncode != 0 and "compile it with -fopenmp" in no_omp.stderr
+    lib = cc_in("-fopenmp", "-fPIC", "-shared", "-fvisibility=hidden", "rows_a.c", "-o",
+                "lib.so")
+    assert lib.returncode == 0, lib.stderr
+    nm = subprocess.run(["nm", "-D", "--defined-only", "lib.so"], cwd=tmp_path,
+                        capture_output=True, text=True).stdout
+    assert re.search(r" T rows_a$", nm, re.M) and "rows_a_error" in nm, nm
+    (tmp_path / "unity.c").write_text('#include "rows_a.c"\n#include "Rows_A.c"\n')
+    unity = cc_in("-fopenmp", "-Wall", "-Wextra", "-Wmissing-prototypes", "-Werror", "-c",
+                  "unity.c", "-o", "unity.o")
+    assert unity.returncode == 0, unity.stderr
+    (tmp_path / "old.c").write_text(
+        '#include "rows_a.h"\n#include "Rows_A.h"\n'
+        "int main(void) { float f[6] = {1, 2, 3, 4, 5, 6}, o[6];\n"
+        "  return rows_a(f, 2, 3, o) + Rows_A(f, 2, 3, o) + rows_a_error; }\n")
+    old = cc_in("-std=gnu89", "-Wall", "-Werror", "-fopenmp", "old.c", "unity.o", "-o", "old")
+    assert old.returncode == 0, old.stderr
+    assert subprocess.run(["./old"], cwd=tmp_path).returncode == 0
+
+
+def test_a_vector_file_built_without_its_isa_flags_names_them(tmp_path):
+    from verisched.codegen import lower
+    from verisched.codegen.render import render_source
+    from verisched.pybridge.coqterm import parse_program
+    from verisched.pybridge.terms import IVar
+    from verisched.targets.avx512 import AVX512
+
+    n = IVar("n")
+    k = lower(parse_program("GEN [ i < n ] f _[ i ]"), {"f": (n,)}, name="v", isa=AVX512)
+    (tmp_path / "v.c").write_text(render_source([k], "avx512"))
+    proc = subprocess.run([*cc(), "-mno-avx512f", "-c", "v.c", "-o", "v.o"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "uses avx512f instructions: compile it with -mavx512f" in proc.stderr

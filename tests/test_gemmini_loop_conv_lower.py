@@ -159,6 +159,15 @@ def test_an_output_scale_that_is_not_a_finite_float_is_refused(tmp_path) -> None
     got = _call_from_c(tmp_path, kernel, build.render(kernel, harness=False),
                        "x[9], w[16], o[9 * 16]", calls)
     assert got == ["2 7", "2 7", "0 0", "0 0"]
+    # The test itself, in a file built with -ffast-math: `x - x == 0` was folded to true
+    # there (-ffinite-math-only), so an infinite scale passed; it reads the bits now.
+    (tmp_path / "fm.c").write_text(
+        '#include "convws.c"\n#include <stdio.h>\n'
+        "int main(void) { volatile int sm = 1, big = 128, huge = 200, ok = 127;\n"
+        '  printf("%d %d %d\\n", vs_scale_finite(sm, big), vs_scale_finite(sm, huge),\n'
+        "         vs_scale_finite(sm, ok)); return 0; }\n")
+    exe = compile_program([tmp_path / "fm.c"], tmp_path / "fm", cflags=["-O2", "-ffast-math"])
+    assert run_program(exe, []).stdout.split() == ["0", "0", "1"]
 
 
 def test_derived_conv_loop_kernel(coq) -> None:

@@ -265,7 +265,9 @@ def test_header_declares_the_abi():
     h = render_header([lw], "two.c")
     assert ("int two(const float *VERISCHED_RESTRICT /* f */, int /* n */, "
             "float *VERISCHED_RESTRICT /* out */);") in h
-    assert "#ifndef VERISCHED_TWO_C" in h and "output extents n" in h
+    assert "#ifndef VERISCHED_two_c_" in h and "output extents n" in h
+    # the guard keeps the name's case and hashes it: Two.c's header is not two.c's
+    assert render_header([lw], "Two.c").split("\n")[1] != h.split("\n")[1]
 
 
 def test_c_file_and_header_are_written_both_or_neither(tmp_path, monkeypatch):

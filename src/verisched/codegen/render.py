@@ -7,6 +7,7 @@ two cores.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,6 +25,14 @@ _ENV = jinja2.Environment(
 )
 
 
+def header_guard(name: str) -> str:
+    """The include guard of the header for file `name`: its letters and digits as they
+    are, and a hash of the exact name, so that headers for `Mm.c` and `mm.c`, or `a-b.c`
+    and `a_b.c`, do not share one (the second would be skipped without a word)."""
+    tag = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"VERISCHED_{''.join(ch if ch.isalnum() else '_' for ch in name)}_{tag}"
+
+
 def signature(k: LoweredKernel) -> str:
     """The kernel ABI: inputs (const pointers), size parameters (int), output."""
     parts = [f"const {k.io_ctype} *restrict {c}" for _, c, _ in k.inputs]
@@ -34,11 +43,12 @@ def signature(k: LoweredKernel) -> str:
 
 # A header is included from C and from C++ (a performance engineer's driver, a
 # benchmark harness, a Halide or TVM project): C++ has no `restrict` (GCC, Clang and MSVC
-# spell it `__restrict`) and mangles a function's name unless told it is C's; each
+# spell it `__restrict`, as GCC does in C89) and mangles a function's name unless told
+# it is C's; each
 # kernel's error flag is thread-local (`thread_local` there, `_Thread_local` in C11).  Every
 # target's header wraps its declarations in these two (Gemmini's too).
 HEADER_OPEN = """#ifndef VERISCHED_RESTRICT
-#ifdef __cplusplus
+#if defined(__cplusplus) || !defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L
 #define VERISCHED_RESTRICT __restrict
 #else
 #define VERISCHED_RESTRICT restrict
@@ -109,14 +119,19 @@ def render_source(kernels: list[LoweredKernel], target: str, notes: Sequence[str
                 raise ValueError(f"render: the helper {fname} of a parallel loop has the "
                                  "name of a kernel")
             taken.add(fname)
+    # A file with intrinsics compiled without its ISA's flags failed with hundreds of
+    # "inlining failed" errors: it says which flag instead (`-mavx512f` -> __AVX512F__).
+    isa_checks = dict.fromkeys((f[2:], f"__{f[2:].upper().replace('-', '_')}__")
+                               for k in kernels if k.isa is not None
+                               for f in k.isa.cflags if f.startswith("-m"))
     return _ENV.get_template("kernel.c.j2").render(
         kernels=kernels, target=target, openmp=openmp, signature=signature,
-        vector_helpers=helpers, notes=list(notes), parts=parts)
+        vector_helpers=helpers, notes=list(notes), parts=parts, isa_checks=list(isa_checks))
 
 
 def render_header(kernels: list[LoweredKernel], source_name: str,
                   notes: Sequence[str] = ()) -> str:
-    guard = "VERISCHED_" + "".join(ch if ch.isalnum() else "_" for ch in source_name).upper()
+    guard = header_guard(source_name)
     return _ENV.get_template("kernel.h.j2").render(
         kernels=kernels, guard=guard, source_name=source_name, signature=declaration,
         open=HEADER_OPEN, close=HEADER_CLOSE,

@@ -32,6 +32,7 @@ from verisched.codegen.errors import KernelCallError
 from verisched.codegen.ir import C_INT_MAX
 from verisched.codegen.poly import Poly, evaluate
 from verisched.codegen.program import KernelProgram
+from verisched.pybridge.coqterm import idx_str
 from verisched.pybridge.derivation import check_writable, write_texts_atomic
 from verisched.pybridge.errors import OutputPathError
 from verisched.pybridge.instrs import InstrSpec
@@ -296,6 +297,15 @@ def banner(lowered: Sequence[Lowered]) -> list[str]:
                        "built with unsafe=True")
         elif p.safety:
             out.append(f"{p.name}: {p.safety}")
+        shapes = "; ".join(f"{a}: {' x '.join(idx_str(i) for i in shp) or 'scalar'}"
+                           for a, shp in p.inputs)
+        if shapes:  # the header's declarations say only the outputs' extents
+            out.append(f"{p.name} reads {shapes} (row-major)")
+        configs = set(getattr(lw.kernel, "config_params", ()))  # Gemmini's: any sign
+        extents = [a for a in p.sizes if a not in configs]
+        if extents:  # lower.entry_check: every size is checked to be at least 1
+            out.append(f"{p.name} requires each of its sizes {', '.join(extents)} to be at "
+                       "least 1")
         for c in p.preconditions:
             out.append(f"{p.name} requires {c.name} : {c.text}" if c.name
                        else f"{p.name} requires {c.text}")
