@@ -175,14 +175,9 @@ def test_a_guard_adding_loop_variables_is_bounded_at_entry(tmp_path: Path) -> No
         "  anti(x, 3, r); printf(\"%d\", anti_error);\n"
         "  for (int q = 0; q < 9; ++q) printf(\" %g\", r[q]);\n"
         "  printf(\"\\n\"); return 0; }\n")
-    san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
-    proc = subprocess.run([*cc(), *san, "caller.c", "anti.c", "-o", "caller"],
-                          cwd=tmp_path, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    run = subprocess.run(["./caller"], cwd=tmp_path, capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
     # refused, untouched; then at n = 3 row i holds x[i] where j = 3 - i < 3
-    assert run.stdout.split() == ["2", "7", "0", "0", "0", "0", "0", "0", "2", "0", "3", "0"]
+    assert _sanitized_run(tmp_path, "anti.c") == \
+        ["2", "7", "0", "0", "0", "0", "0", "0", "2", "0", "3", "0"]
     kernel = build([k], get_target("c"))["anti"]
     with pytest.raises(KernelCallError, match=r"reaches up to 2\*n - 2 = 2147483648"):
         kernel({"x": np.zeros(3, "float32")}, n=2**30 + 1)
@@ -211,17 +206,24 @@ def test_sizes_no_buffer_could_have_are_refused_at_entry(tmp_path: Path) -> None
         "  twice(x, 2, 3, r); printf(\"%d %g %g\\n\", twice_error, r[0], r[5]);\n"
         "  copy3(x, 2, 2, r); printf(\"%d %g %g\\n\", copy3_error, r[0], r[7]);\n"
         "  return 0; }\n")
-    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-           "-fno-omit-frame-pointer", "-g"]
-    proc = subprocess.run([*cc(), *san, "caller.c", "k.c", "-o", "caller"],
-                          cwd=tmp_path, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    run = subprocess.run(["./caller"], cwd=tmp_path, capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
     # (2^31 - 1) x (2^30 + 8) floats: just over 2^63 bytes.  Refused and untouched;
     # then computed.
-    assert run.stdout.split() == ["2", "7", "2", "7", "2", "7", "0", "2", "12", "0", "1", "8"]
+    assert _sanitized_run(tmp_path, "k.c") == \
+        ["2", "7", "2", "7", "2", "7", "0", "2", "12", "0", "1", "8"]
     kernel = build([k2], get_target("c"))["twice"]
     with pytest.raises(KernelCallError, match=r"output of shape \(2147483647, 1073741832\) is "
                                               r"too large .* its bytes a ptrdiff_t"):
         kernel({"x": np.zeros((2, 3), "float32")}, m=2**31 - 1, n=2**30 + 8)
+
+
+def _sanitized_run(tmp_path: Path, kernel_c: str) -> list[str]:
+    """caller.c and the kernel file built with ASan and UBSan (any report fatal), run:
+    the words it printed."""
+    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+           "-fno-omit-frame-pointer", "-g"]
+    proc = subprocess.run([*cc(), *san, "caller.c", kernel_c, "-o", "caller"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    run = subprocess.run(["./caller"], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return run.stdout.split()
