@@ -89,7 +89,6 @@ class Lowering:
         self.names = Names()
         self.parallel_loops = 0
         self.fallback_loops = 0
-        self.error_flag = ""
         self.status = ""  # the C name of the kernel's status (lower.status_lines)
         # Declarations the kernel's prologue computes once: the element counts of let
         # buffers whose extents are sizes only (codegen/lets.py), by count expression.
@@ -109,6 +108,12 @@ class Lowering:
         self.target: TargetHooks = hooks(self) if hooks is not None else self.vector
         if isa is not None and dtype != "float32":
             raise LowerError(f"lowering: target {isa.name} supports float32 only, not {dtype}")
+
+    @property
+    def error_flag(self) -> str:
+        """What a failed allocation sets to 1: the kernel's own status (lower.status_lines),
+        which outlined parallel bodies write through."""
+        return f"{self.status}[0]"
 
     def emit_hoisted(self, out: Emitter) -> None:
         """Declare the prologue's hoisted element counts (every target's kernel calls

@@ -254,7 +254,6 @@ def open_scope(lw: Lowering, name: str, sizes: list[str], assume: Iterable[Pred]
     the assumptions as the kernel checks them."""
     lw.names.used.add(name)
     lw.status = lw.names.fresh("status")
-    lw.error_flag = f"{lw.status}[0]"  # written where a heap buffer cannot be had
     ctx = Ctx(Facts(sizes=frozenset()), {}, {}, parallel_ok=parallel)
     size_list = []
     for s in sizes:

@@ -44,9 +44,9 @@ def signature(k: LoweredKernel) -> str:
 # A header is included from C and from C++ (a performance engineer's driver, a
 # benchmark harness, a Halide or TVM project): C++ has no `restrict` (GCC, Clang and MSVC
 # spell it `__restrict`, as GCC does in C89) and mangles a function's name unless told
-# it is C's; each
-# kernel's error flag is thread-local (`thread_local` there, `_Thread_local` in C11).  Every
-# target's header wraps its declarations in these two (Gemmini's too).
+# it is C's; each kernel's error flag is thread-local (`thread_local` in C++,
+# `_Thread_local` in C11).  Every target's header wraps its declarations in these two
+# (Gemmini's too).
 HEADER_OPEN = """#ifndef VERISCHED_RESTRICT
 #if defined(__cplusplus) || !defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L
 #define VERISCHED_RESTRICT __restrict
