@@ -148,3 +148,21 @@ def test_codes_are_per_call_and_per_thread_even_from_a_parallel_loop(tmp_path: P
     assert run.returncode == 0, run.stderr
     # no call saw another's code; row 1 sums f[3..5] = 3 + 4 + 5; every allocation failed
     assert run.stdout.split() == ["0", "0", "0", "12", "1", "1"]
+
+
+def test_a_project_macro_named_as_a_parameter_is_named(tmp_path: Path) -> None:
+    # PolyBench builds with -DNI=4000: the C file's parameter NI became a number and the
+    # file a cryptic syntax error.  It now says which macro; the header, whose parameter
+    # names are comments, still compiles with it (test above).
+    NI = IVar("NI")
+    k = lower(parse_program("GEN [ i < NI ] A _[ i ]"), {"A": (NI,)}, name="copy",
+              sizes=["NI"])
+    (tmp_path / "copy.c").write_text(render_source([k], "c"))
+    proc = subprocess.run([*cc(), "-DNI=4000", "-c", "copy.c", "-o", "copy.o"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "NI is defined as a macro (a -DNI=... flag?)" in proc.stderr
+    assert proc.stderr.count("error:") == 1, proc.stderr  # that one error, nothing else
+    proc = subprocess.run([*cc(), "-c", "copy.c", "-o", "copy.o"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

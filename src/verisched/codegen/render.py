@@ -124,9 +124,14 @@ def render_source(kernels: list[LoweredKernel], target: str, notes: Sequence[str
     isa_checks = dict.fromkeys((f[2:], f"__{f[2:].upper().replace('-', '_')}__")
                                for k in kernels if k.isa is not None
                                for f in k.isa.cflags if f.startswith("-m"))
+    # A project-wide `-DN=100` (PolyBench's habit) turned a parameter N into a number and
+    # the file into cryptic syntax errors: it says which macro instead.
+    params = dict.fromkeys(n for k in kernels for n in (
+        *(c for _, c, _ in k.inputs), *(c for _, c in k.sizes), *(c for c, _, _ in k.outputs)))
     return _ENV.get_template("kernel.c.j2").render(
         kernels=kernels, target=target, openmp=openmp, signature=signature,
-        vector_helpers=helpers, notes=list(notes), parts=parts, isa_checks=list(isa_checks))
+        vector_helpers=helpers, notes=list(notes), parts=parts, isa_checks=list(isa_checks),
+        param_names=list(params))
 
 
 def render_header(kernels: list[LoweredKernel], source_name: str,
