@@ -81,3 +81,12 @@ def test_close_kills_the_process_group() -> None:
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     s.close()  # idempotent
+
+
+def test_a_sentence_longer_than_a_pty_line_is_read_whole(coq: CoqSession) -> None:
+    # The pty's canonical mode cut lines at 4,095 bytes: a longer sentence never reached
+    # coqtop whole, and the session waited for its prompt until the timeout.
+    body = " + ".join(["1"] * 3000)  # 11,997 characters
+    r = coq.run(f"Definition vs_sess_long := ({body})%nat.", timeout=60)
+    assert r.ok, r.error
+    assert "3000" in coq.run_ok("Eval compute in vs_sess_long.").output

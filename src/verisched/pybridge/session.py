@@ -23,6 +23,7 @@ import shutil
 import signal
 import threading
 import time
+import termios
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,6 +147,16 @@ def is_seconds(value: object) -> bool:
             and 0 < value < math.inf)
 
 
+def _raw_lines(fd: int) -> None:
+    """Turn off the pty's canonical mode: its line discipline cuts a line at 4,095
+    bytes, so a longer sentence (a big literal program, a long `Definition`) never
+    reached coqtop whole and the session waited for its prompt until the timeout.
+    Without it, coqtop reads what is sent as it is (echo is off already)."""
+    attrs = termios.tcgetattr(fd)
+    attrs[3] &= ~termios.ICANON
+    termios.tcsetattr(fd, termios.TCSANOW, attrs)
+
+
 class CoqSession:
     """One coqtop process with the Verisched library loaded.
 
@@ -212,6 +223,7 @@ class CoqSession:
         except pexpect.ExceptionPexpect as exc:
             raise CoqStartupError(f"could not start coqtop: {exc}") from exc
         self._child.delaybeforesend = None
+        _raw_lines(self._child.child_fd)
         _LIVE.add(self)
         try:
             self._wait_prompt(self.startup_timeout, "<startup>")
