@@ -11,6 +11,7 @@ argument that causes it, and nothing on disk changes.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -119,3 +120,27 @@ def test_a_kernel_refuses_a_read_only_out(tmp_path: Path) -> None:
             kern.call({"f": f}, {"n": 5}, out)
     assert not mapped.any() and not frozen.any()
     assert kern.call({"f": f}, {"n": 5}, np.empty(5, np.float32)).tolist() == [0, 2, 4, 6, 8]
+
+
+def test_an_output_that_is_a_fifo_or_a_dangling_link_is_refused(tmp_path: Path) -> None:
+    # The atomic write renames a new file over the path: as root, `report -o /dev/null`
+    # replaced the device with a regular file, as it would a FIFO; a link to a missing
+    # file was replaced by the file.  Refused, by the early check and by the writer,
+    # and the path left as it was.
+    import os
+    import stat
+
+    from verisched.pybridge.derivation import check_writable, write_text_atomic
+    from verisched.pybridge.errors import OutputPathError
+
+    fifo, link = tmp_path / "fifo", tmp_path / "link"
+    os.mkfifo(fifo)
+    link.symlink_to(tmp_path / "missing" / "x.c")
+    for path, says in ((fifo, "not a regular file (a device, a FIFO or a socket)"),
+                       (link, "a symbolic link to a missing file")):
+        with pytest.raises(OutputPathError, match=re.escape(says)):
+            check_writable(path)
+        with pytest.raises(OutputPathError, match=re.escape(says)):
+            write_text_atomic(path, "x")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and link.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "link"]

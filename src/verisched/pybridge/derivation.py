@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -360,6 +361,10 @@ def write_texts_atomic(files: Sequence[tuple[str | Path, str | bytes]]) -> None:
     renamed into place (`compile`'s C file and header: a full disk once left a new
     header beside an old C file).  An error names the file it was writing (a full
     disk's ENOSPC carries no file name of its own)."""
+    for path, _ in files:  # checked again here: the path may have changed since
+        why = not_a_plain_file(Path(path))
+        if why is not None:
+            raise OutputPathError(why)
     staged: list[tuple[str, Path]] = []
     try:
         for path, text in files:
@@ -426,6 +431,27 @@ def same_file(a: str | Path, b: str | Path) -> bool:
         return False
 
 
+def not_a_plain_file(path: Path) -> str | None:
+    """Why an output may not be written at `path` by renaming a new file over it, or
+    None: a device, a FIFO or a socket would be replaced by a regular file (as root,
+    `-o /dev/null` replaced the device), and a symbolic link to a missing file by the
+    file, where the user may have meant its target.  A directory is checked apart."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{path}: {exc.strerror or exc}"
+    if stat.S_ISLNK(st.st_mode):
+        if not path.exists():
+            return f"{path} is a symbolic link to a missing file (give the target's path)"
+        st = os.stat(path)
+    if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
+        return None
+    return (f"{path} is not a regular file (a device, a FIFO or a socket): writing the "
+            "output would replace it (give a file's path)")
+
+
 def check_writable(path: str | Path, *, inputs: Sequence[str | Path | None] = ()) -> None:
     """Raise OutputPathError unless `write_json_atomic(path, ...)` can succeed.
 
@@ -446,6 +472,9 @@ def check_writable(path: str | Path, *, inputs: Sequence[str | Path | None] = ()
     parent = path.parent
     if path.is_dir():
         raise OutputPathError(f"{path} is a directory")
+    why = not_a_plain_file(path)
+    if why is not None:
+        raise OutputPathError(why)
     if not parent.exists():
         raise OutputPathError(f"directory {parent} does not exist")
     if not parent.is_dir():
