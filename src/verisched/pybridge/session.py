@@ -21,9 +21,9 @@ import os
 import re
 import shutil
 import signal
+import termios
 import threading
 import time
-import termios
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
