@@ -160,6 +160,27 @@ def test_compiled_kernels_are_cached_by_content(monkeypatch, tmp_path):
     assert not list(tmp_path.glob("*.tmp"))
 
 
+def test_threads_building_one_kernel_at_once_each_get_it(monkeypatch, tmp_path):
+    # Every thread of a process linked into one temporary file and read the others'
+    # half-written output: 1-3 of 4 threads got "wrote no usable shared object".
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    lw = lower(pipeline_fused(), {"f": (n,)}, name="par")
+    for round_ in range(3):
+        monkeypatch.setenv("VERISCHED_CACHE", str(tmp_path / str(round_)))  # empty: built
+        start = threading.Barrier(4)
+
+        def one(_: int) -> float:
+            start.wait()
+            k = build([lw], get_target("c"))["par"]
+            return float(k({"f": np.arange(4, dtype=np.float32)}).sum())
+
+        with ThreadPoolExecutor(4) as pool:
+            assert list(pool.map(one, range(4))) == [3.0 + 6.0] * 4  # f[i - 1] + f[i]
+        assert not list((tmp_path / str(round_)).glob("*.tmp"))
+
+
 def blur_two_stage():
     """A 3x3 box blur as two separable stages (the shape of the paper's Fig. 8)."""
     def tap(t, i, j):

@@ -20,6 +20,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 from verisched.codegen.errors import CompileError
@@ -110,7 +111,10 @@ def compile_c(source: str, flags: list[str], *, kind: str = "shared",
         p = d / f"vs_{key}_{k}.c"
         atomic_write(p, text)
         srcs.append(str(p))
-    tmp = d / f"vs_{key}.{os.getpid()}{suffix}.tmp"
+    # One name per process and thread: two threads building the same kernel at once
+    # (the Python API from a thread pool) linked into one file and read each other's
+    # half-written output ("exited 0 but wrote no usable shared object").
+    tmp = d / f"vs_{key}.{os.getpid()}.{threading.get_ident()}{suffix}.tmp"
     cmd = [*cc, *flags, *inc, *(["-shared"] if kind == "shared" else []), *srcs,
            "-o", str(tmp), *libs, "-lm"]
     try:
