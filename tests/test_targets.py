@@ -171,7 +171,7 @@ def test_threads_building_one_kernel_at_once_each_get_it(monkeypatch, tmp_path):
         monkeypatch.setenv("VERISCHED_CACHE", str(tmp_path / str(round_)))  # empty: built
         start = threading.Barrier(4)
 
-        def one(_: int) -> float:
+        def one(_: int, start: threading.Barrier = start) -> float:
             start.wait()
             k = build([lw], get_target("c"))["par"]
             return float(k({"f": np.arange(4, dtype=np.float32)}).sum())
@@ -354,3 +354,25 @@ def test_hand_written_kernels_are_clean_under_asan_ubsan(target):
             want = run_reference(e, {"f": x.astype(np.float64)}, {"n": size}, shape, np.float64)
             got = run_sanitized(exe, lw, {"f": x}, {"n": size}, shape)
             np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=str(e))
+
+
+def test_set_threads_holds_for_calls_from_other_threads():
+    # OpenMP's count is per calling OS thread: set from the main thread, a call from a
+    # worker thread ran with the default team.  It is applied before each call now.
+    import ctypes
+    import threading
+
+    lw = lower(pipeline_fused(), {"f": (n,)}, name="teams", parallel=True)
+    k = build([lw], get_target("openmp"))["teams"]
+    k.set_threads(3)
+    gomp = ctypes.CDLL("libgomp.so.1")
+    seen: list[int] = []
+
+    def worker() -> None:
+        k({"f": np.arange(5, dtype=np.float32)})
+        seen.append(gomp.omp_get_max_threads())  # this thread's count after the call
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    assert seen == [3]

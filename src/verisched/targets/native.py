@@ -211,6 +211,8 @@ class NativeKernel:
         self._lib = lib
         self._fn = getattr(lib, lowered.name)
         self._fn.restype = ctypes.c_int  # the call's own code (NAME_error: the thread's)
+        # set_threads' setter and count, applied before each call (None: OpenMP's own)
+        self._threads: tuple[Callable[[int], None], int] | None = None
         # The element pointer type, kept apart: argtypes[0] is an int where a kernel has
         # no input arrays, only sizes.
         ptr = self._ptr = ctypes.POINTER(CT_TYPES[lowered.dtype])
@@ -226,10 +228,16 @@ class NativeKernel:
         return {a: np.dtype(self.dtype) for a, _, _ in self.lowered.inputs}
 
     def set_threads(self, n: int) -> None:
-        """Number of OpenMP threads for later calls (OpenMP target only), from 1 to
-        `max_threads()`: libgomp takes an int and allocates every thread's state up
-        front, so 2^31 - 1 threads ended the process inside it ("Out of memory
-        allocating 481036338272 bytes") and a larger count was silently truncated."""
+        """Number of OpenMP threads for this kernel's later calls, from whichever Python
+        thread (OpenMP target only), from 1 to `max_threads()`.  OpenMP keeps the count
+        per calling OS thread and for every kernel it runs (`omp_set_num_threads`), so it
+        is set again before each call of this kernel, in the calling thread: set once,
+        it was ignored by calls from another thread and changed other kernels' teams.
+        A call also leaves the calling thread's count at n.  A `bind` callable runs with
+        the count of the thread it is called from: bind, and call, in one thread.
+        libgomp takes an int and allocates every thread's state up front, so 2^31 - 1
+        threads ended the process inside it ("Out of memory allocating 481036338272
+        bytes") and a larger count was silently truncated."""
         f = getattr(self._lib, "vs_set_num_threads", None)
         if f is None:
             raise KernelCallError(f"{self.name}: not an OpenMP kernel")
@@ -239,6 +247,7 @@ class NativeKernel:
                                   f"{max_threads()} ({THREADS_RULE}), not {n!r}")
         f.argtypes = [ctypes.c_int]
         f(int(n))
+        self._threads = (f, int(n))
 
     def extents(self, sizes: Mapping[str, int]
                 ) -> tuple[dict[str, tuple[int, ...]], tuple[int, ...]]:
@@ -392,6 +401,9 @@ class NativeKernel:
                 stub = np.empty(1, dtype=self.dtype)
                 keep.append(stub)
                 args[k] = stub.ctypes.data_as(self._ptr)
+        if self._threads is not None:  # OpenMP's count is per OS thread: set here
+            set_count, count = self._threads
+            set_count(count)
         code = self._fn(*args)
         if code == 2:  # checked above, so a disagreement between the checks
             raise KernelCallError(f"{self.name}: the kernel refused sizes {dict(sizes)}: they "
