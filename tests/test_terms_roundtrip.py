@@ -137,3 +137,26 @@ def test_roundtrip_example_programs(section: CoqSession) -> None:
                         get(Var("buf"), "i"))))
     (text,) = _coq_roundtrip(section, [(prog, 1)])
     assert parse_program(text) == prog
+
+
+def test_a_long_chain_prints_and_parses_back() -> None:
+    # 3,000 additions (an 18 KB program): the printer passed Python's recursion limit
+    # from 500 on, and asked for each subterm's text at every level (quadratic).
+    src = "GEN [ i < n ] (" + " <+> ".join(["a _[ i ]"] * 3000) + ")"
+    e = parse_program(src)
+    text = pretty(e)
+    assert text.count("<+>") == 2999
+    assert parse_program(text) == e
+
+
+def test_ctrl_c_is_one_line(monkeypatch, tmp_path, capsys) -> None:
+    from verisched import pipeline
+    from verisched.cli import main
+
+    def interrupted(*_a, **_k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "load", interrupted)
+    assert main(["demo", "--out", str(tmp_path / "d")]) == 130
+    assert capsys.readouterr().err == "verisched demo: interrupted\n"
+    assert not (tmp_path / "d").exists()  # the directory it made, removed again

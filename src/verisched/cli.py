@@ -15,6 +15,8 @@ import shutil
 import subprocess
 import sys
 
+from verisched.pybridge.coqterm import RECURSION_LIMIT, deep_enough
+
 # (subcommand, module under verisched.commands, one-line help)
 COMMANDS: list[tuple[str, str, str]] = [
     ("demo", "demo", "derive the flagship kernel, emit C, compile, run and check it"),
@@ -82,7 +84,17 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
-    return int(args.handler(args) or 0)
+    deep_enough()  # terms are walked recursively (pybridge.coqterm.RECURSION_LIMIT)
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:  # Ctrl-C: a line, not pexpect's traceback (exit as a shell)
+        print(f"verisched {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except RecursionError:
+        print(f"verisched {args.command}: the program is nested more deeply than "
+              f"{RECURSION_LIMIT:,} levels, past what its walks over terms can take",
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -23,7 +23,9 @@ the instruction registry (instrs.py) gives each instruction's arguments.
 
 from __future__ import annotations
 
+import contextvars
 import re
+import sys
 
 from .errors import TermParseError
 from .instrs import INDEX, InstrError, check_call, lookup
@@ -529,12 +531,49 @@ def pred_str(p: Pred, level: int = 200) -> str:
 
 
 def pretty(e: Expr, width: int = 90) -> str:
-    """Multi-line rendering for people; binders open an indented block."""
-    return "\n".join(_pp(e, 200, 0, width))
+    """Multi-line rendering for people; binders open an indented block.  Each node's
+    one-line text is computed once (`_pp` asks for it at every level, which made the
+    printing quadratic: 66% of a 150-step report on a 150-term program)."""
+    deep_enough()
+    token = _FLAT_MEMO.set({})
+    try:
+        return "\n".join(_pp(e, 200, 0, width))
+    finally:
+        _FLAT_MEMO.reset(token)
+
+
+# Terms are printed and walked recursively: a chain of 500 additions (a 3 KB program)
+# passed Python's default limit of 1,000 frames.  Python 3.11's calls between Python
+# functions take no C stack, so a higher limit costs only memory; it is raised, never
+# lowered (it is the process's).
+RECURSION_LIMIT = 100_000
+
+
+def deep_enough() -> None:
+    """Raise the interpreter's recursion limit to RECURSION_LIMIT if it is lower."""
+    if sys.getrecursionlimit() < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
+
+
+# id(node) -> its one-line text and level, within one `pretty` call (the term, which
+# holds every node, outlives it, so no id is reused meanwhile).
+_FLAT_MEMO: contextvars.ContextVar[dict[int, tuple[str, int]] | None] = \
+    contextvars.ContextVar("_FLAT_MEMO", default=None)
 
 
 def _flat(e: Expr, level: int) -> tuple[str, int]:
-    """One-line text of `e` and its notation level."""
+    """One-line text of `e` and its notation level (which `level`, the context's, does
+    not change: memoized by node within `pretty`)."""
+    memo = _FLAT_MEMO.get()
+    if memo is None:
+        return _flat_text(e)
+    got = memo.get(id(e))
+    if got is None:
+        got = memo[id(e)] = _flat_text(e)
+    return got
+
+
+def _flat_text(e: Expr) -> tuple[str, int]:
     if isinstance(e, Var):
         return e.name, 0
     if isinstance(e, Zero):
