@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verisched.pybridge.coqterm import parse_index, parse_program, pretty, to_coq
+from verisched.pybridge.errors import TermParseError
 from verisched.pybridge.session import CoqSession
 from verisched.pybridge.terms import (
     Expr,
@@ -160,3 +161,9 @@ def test_ctrl_c_is_one_line(monkeypatch, tmp_path, capsys) -> None:
     assert main(["demo", "--out", str(tmp_path / "d")]) == 130
     assert capsys.readouterr().err == "verisched demo: interrupted\n"
     assert not (tmp_path / "d").exists()  # the directory it made, removed again
+
+
+def test_a_non_ascii_name_is_said_to_be_one() -> None:
+    # Coq takes `α`; the reader does not, and said only "unexpected character".
+    with pytest.raises(TermParseError, match=r"names in programs must be ASCII"):
+        parse_program("GEN [ i < n ] \u03b1 _[ i ]")

@@ -115,7 +115,11 @@ def tokenize(text: str) -> list[_Tok]:
             space = True
         elif kind == "bad":
             pos = m.start()
-            raise TermParseError(f"unexpected character {text[pos]!r} at offset {pos}: "
+            # Coq takes `α` in a name; this reader (and the C names made from them) takes
+            # ASCII letters, digits, _ and ' only: said so, not left a puzzle.
+            why = (" (names in programs must be ASCII: letters, digits, _ and ')"
+                   if text[pos].isalpha() and not text[pos].isascii() else "")
+            raise TermParseError(f"unexpected character {text[pos]!r} at offset {pos}{why}: "
                                  f"...{text[max(0, pos - 30):pos + 30]}...")
         elif kind != "scope":  # %Z, %atl: delimiters add nothing for a parser by position
             toks.append(_Tok(kind, m.group(), m.start(), space))
