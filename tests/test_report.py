@@ -185,6 +185,7 @@ def test_page_is_self_contained(tmp_path: Path) -> None:
     (["coq/Examples/Blur.v"], "has 3 derivations; choose one with --derivation: "
                               "blur_two_stage, blur_fused, blur_tiled"),
     (["no/such.v"], "no such file: no/such.v"),
+    (["coq"], "coq is a directory, not a .v file"),
     (["coq/Examples/Blur.v", "--derivation", "blur_tiled", "--bench-png", "README.md"],
      "--bench-png README.md: not a PNG file"),
     (["coq/Examples/Blur.v", "--derivation", "blur_tiled", "--bench-png", "coq"],

@@ -116,7 +116,8 @@ def load_many(path: str | Path, names: list[str] | None = None, *, timeout: floa
                               f"not {timeout!r}")
     path = Path(path)
     if not path.is_file():
-        raise DerivationError(f"derivation: no such file: {path}")
+        raise DerivationError(f"derivation: {path} is a directory, not a .v file"
+                              if path.is_dir() else f"derivation: no such file: {path}")
     available = derivations_in(path)
     wanted = available if names is None else list(names)
     missing = [n for n in wanted if n not in available]

@@ -70,7 +70,8 @@ def pick_derivation(path: Path, name: str | None) -> tuple[str, list[str]]:
 
     Read statically, before Coq starts, so a typo costs nothing."""
     if not path.is_file():
-        raise ReportError(f"no such file: {path}")
+        raise ReportError(f"{path} is a directory, not a .v file" if path.is_dir()
+                          else f"no such file: {path}")
     try:
         names = derivations_in(path)
     except DerivationError as exc:
