@@ -438,7 +438,7 @@ def not_a_plain_file(path: Path) -> str | None:
     file, where the user may have meant its target.  A directory is checked apart."""
     try:
         st = os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # nothing there: the parent's matter
         return None
     except OSError as exc:
         return f"{path}: {exc.strerror or exc}"
@@ -472,13 +472,13 @@ def check_writable(path: str | Path, *, inputs: Sequence[str | Path | None] = ()
     parent = path.parent
     if path.is_dir():
         raise OutputPathError(f"{path} is a directory")
-    why = not_a_plain_file(path)
-    if why is not None:
-        raise OutputPathError(why)
     if not parent.exists():
         raise OutputPathError(f"directory {parent} does not exist")
     if not parent.is_dir():
         raise OutputPathError(f"{parent} is not a directory")
+    why = not_a_plain_file(path)
+    if why is not None:
+        raise OutputPathError(why)
     if path.exists() and not os.access(path, os.W_OK):
         raise OutputPathError(f"{path} is not writable")
     try:
