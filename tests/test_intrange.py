@@ -7,12 +7,12 @@ entry, sizes at which that sum leaves int."""
 from __future__ import annotations
 
 import random
-import subprocess
 from itertools import product
 from pathlib import Path
 
 import numpy as np
 import pytest
+from test_kernel_header import _sanitized_caller
 
 from verisched.codegen import lower
 from verisched.codegen.errors import KernelCallError
@@ -20,12 +20,10 @@ from verisched.codegen.intrange import prune, upper
 from verisched.codegen.ir import Ctx
 from verisched.codegen.poly import Poly, binop, evaluate
 from verisched.codegen.prover import Facts
-from verisched.codegen.render import render_header, render_source
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.terms import IVar
 from verisched.targets.native import build
 from verisched.targets.registry import get_target
-from verisched.targets.toolchain import compiler as cc
 
 SIZES = ("n", "m")
 
@@ -165,18 +163,15 @@ def test_a_guard_adding_loop_variables_is_bounded_at_entry(tmp_path: Path) -> No
               {"x": (n,)}, name="anti", sizes=["n"])
     assert [t for t, _ in k.int_bounds] == ["2*n - 2"]
     assert "vs_cintmax(" in "\n".join(k.body)
-    (tmp_path / "anti.h").write_text(render_header([k], "anti.c"))
-    (tmp_path / "anti.c").write_text(render_source([k], "c"))
-    (tmp_path / "caller.c").write_text(
-        '#include "anti.h"\n#include <stdio.h>\n'
+    said = _sanitized_caller(tmp_path, k, (
         "int main(void) { float x[3] = {1, 2, 3}, r[9];\n"
         "  for (int q = 0; q < 9; ++q) r[q] = 7;\n"
         "  anti(x, 1073741825, r); printf(\"%d %g\\n\", anti_error, r[0]);\n"
         "  anti(x, 3, r); printf(\"%d\", anti_error);\n"
         "  for (int q = 0; q < 9; ++q) printf(\" %g\", r[q]);\n"
-        "  printf(\"\\n\"); return 0; }\n")
+        "  printf(\"\\n\"); return 0; }\n"))
     # refused, untouched; then at n = 3 row i holds x[i] where j = 3 - i < 3
-    assert _sanitized_run(tmp_path, "anti.c") == \
+    assert said == \
         ["2", "7", "0", "0", "0", "0", "0", "0", "2", "0", "3", "0"]
     kernel = build([k], get_target("c"))["anti"]
     with pytest.raises(KernelCallError, match=r"reaches up to 2\*n - 2 = 2147483648"):
@@ -194,10 +189,7 @@ def test_sizes_no_buffer_could_have_are_refused_at_entry(tmp_path: Path) -> None
     k3 = lower(parse_program("GEN [ i < m ] GEN [ j < n ] GEN [ l < m ] x _[ i ] _[ j ] _[ l ]"),
                {"x": (m, n, m)}, name="copy3", sizes=["m", "n"])
     assert "vs_cbytes(vs_cmul(m, n), sizeof(float))" in "\n".join(k2.body)
-    (tmp_path / "k.h").write_text(render_header([k2, k3], "k.c"))
-    (tmp_path / "k.c").write_text(render_source([k2, k3], "c"))
-    (tmp_path / "caller.c").write_text(
-        '#include "k.h"\n#include <stdio.h>\n'
+    said = _sanitized_caller(tmp_path, [k2, k3], (
         "int main(void) { float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, r[8];\n"
         "  for (int q = 0; q < 8; ++q) r[q] = 7;\n"
         "  twice(x, 2147483647, 2147483647, r); printf(\"%d %g\\n\", twice_error, r[0]);\n"
@@ -205,25 +197,13 @@ def test_sizes_no_buffer_could_have_are_refused_at_entry(tmp_path: Path) -> None
         "  copy3(x, 2147483647, 1073741824, r); printf(\"%d %g\\n\", copy3_error, r[0]);\n"
         "  twice(x, 2, 3, r); printf(\"%d %g %g\\n\", twice_error, r[0], r[5]);\n"
         "  copy3(x, 2, 2, r); printf(\"%d %g %g\\n\", copy3_error, r[0], r[7]);\n"
-        "  return 0; }\n")
+        "  return 0; }\n"))
     # (2^31 - 1) x (2^30 + 8) floats: just over 2^63 bytes.  Refused and untouched;
     # then computed.
-    assert _sanitized_run(tmp_path, "k.c") == \
+    assert said == \
         ["2", "7", "2", "7", "2", "7", "0", "2", "12", "0", "1", "8"]
     kernel = build([k2], get_target("c"))["twice"]
     with pytest.raises(KernelCallError, match=r"output of shape \(2147483647, 1073741832\) is "
                                               r"too large .* its bytes a ptrdiff_t"):
         kernel({"x": np.zeros((2, 3), "float32")}, m=2**31 - 1, n=2**30 + 8)
 
-
-def _sanitized_run(tmp_path: Path, kernel_c: str) -> list[str]:
-    """caller.c and the kernel file built with ASan and UBSan (any report fatal), run:
-    the words it printed."""
-    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-           "-fno-omit-frame-pointer", "-g"]
-    proc = subprocess.run([*cc(), *san, "caller.c", kernel_c, "-o", "caller"],
-                          cwd=tmp_path, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    run = subprocess.run(["./caller"], cwd=tmp_path, capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    return run.stdout.split()

@@ -87,13 +87,17 @@ def test_an_index_that_subtracts_a_size_is_bounded_at_entry(tmp_path: Path) -> N
 
 
 def _sanitized_caller(tmp_path: Path, k, main_c: str) -> list[str]:
-    """Build kernel `k` (its C file and header, as `compile` writes them) with a caller
-    whose `main` is `main_c`, under ASan and UBSan; run it; its output's words."""
-    (tmp_path / f"{k.name}.h").write_text(render_header([k], f"{k.name}.c"))
-    (tmp_path / f"{k.name}.c").write_text(render_source([k], "c"))
-    (tmp_path / "caller.c").write_text(f'#include "{k.name}.h"\n#include <stdio.h>\n{main_c}')
-    san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
-    proc = subprocess.run([*cc(), *san, "caller.c", f"{k.name}.c", "-o", "caller"],
+    """Build kernel `k`, or a list of kernels in one file named after the first (its C
+    file and header, as `compile` writes them), with a caller whose `main` is `main_c`,
+    under ASan and UBSan (any report fatal); run it; its output's words."""
+    ks = k if isinstance(k, list) else [k]
+    stem = ks[0].name
+    (tmp_path / f"{stem}.h").write_text(render_header(ks, f"{stem}.c"))
+    (tmp_path / f"{stem}.c").write_text(render_source(ks, "c"))
+    (tmp_path / "caller.c").write_text(f'#include "{stem}.h"\n#include <stdio.h>\n{main_c}')
+    san = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+           "-fno-omit-frame-pointer", "-g"]
+    proc = subprocess.run([*cc(), *san, "caller.c", f"{stem}.c", "-o", "caller"],
                           cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     run = subprocess.run(["./caller"], cwd=tmp_path, capture_output=True, text=True)

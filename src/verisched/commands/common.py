@@ -70,10 +70,10 @@ def nonnegative_float(text: str) -> float:
 
 
 def _positive(text: str, kind: Callable[[str], T], least: float | None = None) -> T:
-    """`text` as `kind`, above 0 (or at least `least`), and finite; in ASCII without
-    `_`, as decimal_int reads an integer (Python reads `1_000` and `١٢` too)."""
+    """`text` as `kind`, above 0 (or at least `least`), and finite; written plainly
+    (`plain_number`)."""
     try:
-        value = kind(text) if text.isascii() and "_" not in text else None
+        value = kind(text) if plain_number(text) else None
     except ValueError:
         value = None
     ok = value is not None and value < math.inf and (  # type: ignore[operator]
@@ -168,13 +168,18 @@ def ints(items: list[str] | None, flag: str, bools: Collection[str] = ()) -> dic
     return out
 
 
+def plain_number(text: str) -> bool:
+    """Is `text` written as a C or shell user writes a number: ASCII, no `_`?  Python's
+    int() and float() also take `1_000` and other scripts' digits (`١٢`), which a number
+    typed on a command line is far likelier to be by mistake than on purpose."""
+    return text.isascii() and "_" not in text
+
+
 def decimal_int(text: str) -> int | None:
-    """`text` as an integer written as a C or shell user writes one: ASCII digits, maybe
-    a sign.  Python's int() also takes `1_000` and other scripts' digits (`١٢`), which a
-    size typed on a command line is far likelier to be by mistake than on purpose."""
+    """`text` as an integer: ASCII digits, maybe a sign (`plain_number`)."""
     t = text.strip()
     body = t[1:] if t[:1] in "+-" else t
-    return int(t) if body and body.isascii() and body.isdigit() else None
+    return int(t) if body and plain_number(body) and body.isdigit() else None
 
 
 def size_hint(name: str, bools: Collection[str] = ()) -> str:
@@ -193,7 +198,7 @@ def fixes(items: list[str] | None) -> dict[str, int | Fraction]:
             out[k] = n
             continue
         try:
-            if not v.isascii() or "_" in v:  # as decimal_int: no 1_000 or other digits
+            if not plain_number(v):
                 raise ValueError(v)
             out[k] = Fraction(v.strip())
         except (ValueError, ZeroDivisionError):
