@@ -9,6 +9,69 @@ from collections.abc import Callable
 from pathlib import Path
 
 import _common as cm
+import _peak as pk
+
+
+def stalled_peer(results, T: int) -> list[str]:
+    """The problems on which OpenBLAS on `T` threads took over 1.5x its 1-thread time.
+    No BLAS is slower on more threads of an idle machine; seen on a 2-vCPU VM, where the
+    host descheduled a vCPU and OpenBLAS's threads waited whole scheduler ticks at their
+    barriers while ours ran at a third of its speed (docs/decisions.md #108): such a run
+    is disturbed in every column, and the report says so."""
+    if T <= 1:
+        return []
+    return [p.label for p, med in results if med[f"openblas-{T}t"] > 1.5 * med["openblas-1t"]]
+
+
+# A problem large enough that OpenBLAS's T-thread call should beat its 1-thread call by
+# well over cm.UNSCALED_SPEEDUP on any machine (512^3; the aspect rows are 2^27 too).
+# Its 2-thread speedup in the committed runs: 1.53-2.27x on these, 1.24-1.44x in cache.
+UNSCALED_MIN_MNK = 2 ** 27
+
+
+def unscaled_peer(results, T: int) -> list[str]:
+    """The problems (of at least UNSCALED_MIN_MNK multiply-adds) on which OpenBLAS on `T`
+    threads was less than cm.UNSCALED_SPEEDUP times faster than on 1, and not stalled
+    (stalled_peer names those).  Its workers then ran on one core, as when they were
+    started from a thread bound to it (bench sgemm did so after an uncached replay
+    until run_problem's reference moved into cm.unbound): against such a peer the
+    T-thread speed ratio measures our threads against one core, not the libraries'
+    parallel code, and the report must not let it pass as a win."""
+    if T <= 1:
+        return []
+    stalled = set(stalled_peer(results, T))
+    return [p.label for p, med in results
+            if p.M * p.N * p.K >= UNSCALED_MIN_MNK and p.label not in stalled
+            and med["openblas-1t"] < cm.UNSCALED_SPEEDUP * med[f"openblas-{T}t"]]
+
+
+def stall_cause(results, stalled: list[str], tick_ms: float | None = None,
+                T: int = 2) -> str:
+    """What the stalled problems' counters and times say (the warning's tail).
+    Steal there puts the stall on the host; none puts it inside this VM, between the
+    thread pools or the guest's scheduler (#117).  Stalled T-thread times that sit on
+    whole multiples of the scheduler tick (`tick_ms`; T threads) say the threads
+    waited for a tick to run (#118)."""
+    tail = ""
+    recorded = [med["steal_cores"] for p, med in results
+                if p.label in stalled and "steal_cores" in med]
+    # A result from before steal was recorded says nothing either way.
+    if recorded and max(recorded) >= cm.STEAL_NOTE_CORES:
+        tail = f" (the host took {max(recorded):.2f} core(s) of steal while they were timed)"
+    elif recorded:
+        tail = (" (no steal time was recorded then: on a VM that reports steal, the host "
+                "did not deschedule its vCPUs)")
+    times = [x for p, med in results if p.label in stalled
+             for x in med.get("samples", {}).get(f"openblas-{T}t", [])]
+    if tick_ms and len(times) >= 5:
+        hit = cm.on_ticks(times, tick_ms)
+        if hit >= len(times) / 2:
+            tail += (f"; {hit} of their {len(times)} timed {T}-thread OpenBLAS calls took "
+                     f"a whole multiple of the kernel's {tick_ms:g} ms scheduler tick (within "
+                     "0.05 ms): its threads ran only at a tick, as when a thread is woken on a "
+                     "vCPU the host has not resumed yet or shares a core with another thread "
+                     "(docs/decisions.md #116, #118)")
+    return tail
 
 
 def code_facts(kernel) -> dict[str, int]:
@@ -127,7 +190,7 @@ def analysis(results, peak, ours: cm.Ours, T: int, profile: dict, tile: dict | N
                    f"themselves run at about {loop_gf:.0f} GFLOP/s (fastest run) "
                    f"({100 * loop_gf / peak[1]:.0f}% of peak); removing everything else would "
                    f"give {med['ours-1t'] * frac:.2f} ms instead of {med['ours-1t']:.2f}."
-                   + cm.tile_ceiling_sentence(loop_gf, tile, peak[1], 100 - 100 * frac))
+                   + pk.tile_ceiling_sentence(loop_gf, tile, peak[1], 100 - 100 * frac))
     asp = [(p, med) for p, med in results if p.group == "aspect"]
     if asp:
         sp = ", ".join(f"{p.label}: {med['openblas-1t'] / med['ours-1t']:.2f}"

@@ -49,6 +49,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
+import _peak as pk  # noqa: E402
 import _plots  # noqa: E402
 
 from verisched.targets.auto import best_vector_isa  # noqa: E402
@@ -279,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         ours, bound = plan(args, candidates, x, w, want)
     print("measuring the FMA peak ...", flush=True)
-    peak = {1: cm.fma_peak_gflops(1, isa=args.isa), T: cm.fma_peak_gflops(T, isa=args.isa)}
+    peak = {1: pk.fma_peak_gflops(1, isa=args.isa), T: pk.fma_peak_gflops(T, isa=args.isa)}
     flops = 2.0 * BATCH * CO * CI * KH * KW * HO * WO
     tx, tw = torch.from_numpy(x), torch.from_numpy(w)
     nhwc = torch.channels_last
@@ -322,14 +323,14 @@ def main(argv: list[str] | None = None) -> int:
     if not ours.missing and not args.no_profile:
         k1 = ours.kernels["1t"]
         run1 = next(v.run for v in variants if v.key == ("ours", "1t"))
-        profile = cm.perf_split(run1, k1.name, seconds=3.0)
+        profile = pk.perf_split(run1, k1.name, seconds=3.0)
     tile = None
     if profile:
         # The ceiling of the timed kernel's own register-tile loop (its 6 rows and
         # its vectors, operands in L1), against which its FMA loops are judged.
         width = tile_width(ours.origin.rsplit(":", 1)[-1], args.isa)
         print("measuring the register tile's loop alone ...", flush=True)
-        tile = {"rows": 6, "width": width, "gflops": cm.tile_probe_gflops(
+        tile = {"rows": 6, "width": width, "gflops": pk.tile_probe_gflops(
             args.isa, 6, width // get_target(args.isa).isa.lanes)}
     med = {f"{v.key[0]}-{v.key[1]}": v.median() for v in variants}
     best = {f"{v.key[0]}-{v.key[1]}": min(v.times_ms) for v in variants}
@@ -367,7 +368,7 @@ def report(med, best, flops, peak, ours, layout, args, started, load_before, tor
         f"- input {BATCH}x{CI}x{HO + 2}x{WO + 2} (NCHW), valid padding, stride 1, no bias, "
         f"no ReLU; {flops / 1e9:.1f} GFLOP per call",
         f"- code: commit {cm.source_revision()}",
-        f"- machine: {cm.cpu_model()}; measured FMA peak ({cm.peak_label(args.isa)}) "
+        f"- machine: {cm.cpu_model()}; measured FMA peak ({pk.peak_label(args.isa)}) "
         f"{peak[1]:.1f} GFLOP/s on 1 thread"
         + (f", {peak[T]:.1f} on {T}" if T > 1 else ""),
         f"- torch {torch.__version__} conv2d (mkldnn/oneDNN available: "
@@ -483,7 +484,7 @@ def analysis(med, flops, peak, ours, T, others, profile, width: int = 16,
                       "storing tiles")
                    + f".  The FMA loops run at about {loop_gf:.0f} GFLOP/s "
                    f"({100 * loop_gf / peak[1]:.0f}% of the measured peak)."
-                   + cm.tile_ceiling_sentence(loop_gf, tile, peak[1], 100 - 100 * frac)
+                   + pk.tile_ceiling_sentence(loop_gf, tile, peak[1], 100 - 100 * frac)
                    + f"  Each 6x{width} "
                    f"register tile reduces over {depth} products, so its {width}-channel "
                    f"weight panel is {panel_kib:.0f} KiB"

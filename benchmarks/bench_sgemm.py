@@ -59,6 +59,7 @@ from verisched.targets.registry import get_target
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as cm  # noqa: E402
+import _peak as pk  # noqa: E402
 import _plots  # noqa: E402
 import _sgemm_report  # noqa: E402
 
@@ -309,68 +310,6 @@ def rule_choice(p: Problem, threads: int, kernel, alts: dict):
     if STRIP in alts and use_strip(p.M, p.N, p.K, threads):
         return alts[STRIP]
     return kernel
-
-
-def stalled_peer(results, T: int) -> list[str]:
-    """The problems on which OpenBLAS on `T` threads took over 1.5x its 1-thread time.
-    No BLAS is slower on more threads of an idle machine; seen on a 2-vCPU VM, where the
-    host descheduled a vCPU and OpenBLAS's threads waited whole scheduler ticks at their
-    barriers while ours ran at a third of its speed (docs/decisions.md #108): such a run
-    is disturbed in every column, and the report says so."""
-    if T <= 1:
-        return []
-    return [p.label for p, med in results if med[f"openblas-{T}t"] > 1.5 * med["openblas-1t"]]
-
-
-# A problem large enough that OpenBLAS's T-thread call should beat its 1-thread call by
-# well over cm.UNSCALED_SPEEDUP on any machine (512^3; the aspect rows are 2^27 too).
-# Its 2-thread speedup in the committed runs: 1.53-2.27x on these, 1.24-1.44x in cache.
-UNSCALED_MIN_MNK = 2 ** 27
-
-
-def unscaled_peer(results, T: int) -> list[str]:
-    """The problems (of at least UNSCALED_MIN_MNK multiply-adds) on which OpenBLAS on `T`
-    threads was less than cm.UNSCALED_SPEEDUP times faster than on 1, and not stalled
-    (stalled_peer names those).  Its workers then ran on one core, as when they were
-    started from a thread bound to it (bench sgemm did so after an uncached replay
-    until run_problem's reference moved into cm.unbound): against such a peer the
-    T-thread speed ratio measures our threads against one core, not the libraries'
-    parallel code, and the report must not let it pass as a win."""
-    if T <= 1:
-        return []
-    stalled = set(stalled_peer(results, T))
-    return [p.label for p, med in results
-            if p.M * p.N * p.K >= UNSCALED_MIN_MNK and p.label not in stalled
-            and med["openblas-1t"] < cm.UNSCALED_SPEEDUP * med[f"openblas-{T}t"]]
-
-
-def stall_cause(results, stalled: list[str], tick_ms: float | None = None,
-                T: int = 2) -> str:
-    """What the stalled problems' counters and times say (the warning's tail).
-    Steal there puts the stall on the host; none puts it inside this VM, between the
-    thread pools or the guest's scheduler (#117).  Stalled T-thread times that sit on
-    whole multiples of the scheduler tick (`tick_ms`; T threads) say the threads
-    waited for a tick to run (#118)."""
-    tail = ""
-    recorded = [med["steal_cores"] for p, med in results
-                if p.label in stalled and "steal_cores" in med]
-    # A result from before steal was recorded says nothing either way.
-    if recorded and max(recorded) >= cm.STEAL_NOTE_CORES:
-        tail = f" (the host took {max(recorded):.2f} core(s) of steal while they were timed)"
-    elif recorded:
-        tail = (" (no steal time was recorded then: on a VM that reports steal, the host "
-                "did not deschedule its vCPUs)")
-    times = [x for p, med in results if p.label in stalled
-             for x in med.get("samples", {}).get(f"openblas-{T}t", [])]
-    if tick_ms and len(times) >= 5:
-        hit = cm.on_ticks(times, tick_ms)
-        if hit >= len(times) / 2:
-            tail += (f"; {hit} of their {len(times)} timed {T}-thread OpenBLAS calls took "
-                     f"a whole multiple of the kernel's {tick_ms:g} ms scheduler tick (within "
-                     "0.05 ms): its threads ran only at a tick, as when a thread is woken on a "
-                     "vCPU the host has not resumed yet or shares a core with another thread "
-                     "(docs/decisions.md #116, #118)")
-    return tail
 
 
 def ours_shape_ok(kernel) -> str | None:
@@ -632,8 +571,8 @@ def main(argv: list[str] | None = None) -> int:
     if ours.missing:
         print(f"NO DERIVED KERNEL: {ours.missing}")
     print("measuring the FMA peak ...", flush=True)
-    peak = {1: cm.fma_peak_gflops(1, isa=args.isa),
-            args.threads: cm.fma_peak_gflops(args.threads, isa=args.isa)}
+    peak = {1: pk.fma_peak_gflops(1, isa=args.isa),
+            args.threads: pk.fma_peak_gflops(args.threads, isa=args.isa)}
     load_before = os.getloadavg()
     rng = np.random.default_rng(0)
     results = []
@@ -661,10 +600,10 @@ def main(argv: list[str] | None = None) -> int:
                 C = rng.standard_normal((p.M, p.N)).astype(np.float32)
                 out = np.empty((p.M, p.N), dtype=np.float32)
                 k = ours.kernels["1t"]
-                split = cm.perf_split(bind_ours(k, A, B, C, out), k.name)
+                split = pk.perf_split(bind_ours(k, A, B, C, out), k.name)
                 if split:
                     profile[p.label] = split
-    peak_after = {t: cm.fma_peak_gflops(t, isa=args.isa) for t in peak}
+    peak_after = {t: pk.fma_peak_gflops(t, isa=args.isa) for t in peak}
     peak = {t: max(peak[t], peak_after[t]) for t in peak}
     tile = None
     if profile:
@@ -672,7 +611,7 @@ def main(argv: list[str] | None = None) -> int:
         # operands in L1 (benchmarks/_common.py, tile_probe_gflops).
         nv = TILE_VECTORS.get(args.isa, 2)
         tile = {"rows": 6, "width": nv * get_target(args.isa).isa.lanes,
-                "gflops": cm.tile_probe_gflops(args.isa, 6, nv)}
+                "gflops": pk.tile_probe_gflops(args.isa, 6, nv)}
     report(results, peak, blas, ours, args, started, load_before, profile, tile)
     return 0
 
@@ -722,7 +661,7 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
         "",
         f"- code: commit {cm.source_revision()}",
         f"- machine: {cm.cpu_model()}, {os.cpu_count()} CPU(s); "
-        f"measured FMA peak ({cm.peak_label(args.isa)}): {peak[1]:.1f} GFLOP/s on 1 thread"
+        f"measured FMA peak ({pk.peak_label(args.isa)}): {peak[1]:.1f} GFLOP/s on 1 thread"
         + (f", {peak[T]:.1f} on {T}" if T > 1 else ""),
         f"- OpenBLAS {blas.version} ({blas.arch} kernels), numpy's own build, called as "
         f"`{blas.symbol}` with beta = 1 (C += A·B in place); threads set with threadpoolctl",
@@ -743,13 +682,13 @@ def report(results, peak, blas: OpenBLAS, ours: cm.Ours, args, started, load_bef
     if over:
         head.append(f"- warning: OpenBLAS exceeds the measured peak on {', '.join(over)}: the "
                     "probe was slowed by other load, so the % peak figures are overstated")
-    stalled = stalled_peer(results, T)
+    stalled = _sgemm_report.stalled_peer(results, T)
     if stalled:
         head.append(f"- warning: OpenBLAS on {T} threads took over 1.5x its 1-thread time on "
                     f"{', '.join(stalled)}: its threads were descheduled or shared cores "
                     "during this run, which disturbs every column; rerun on a quiet machine"
-                    + stall_cause(results, stalled, cm.kernel_tick_ms(), T))
-    unscaled = unscaled_peer(results, T)
+                    + _sgemm_report.stall_cause(results, stalled, cm.kernel_tick_ms(), T))
+    unscaled = _sgemm_report.unscaled_peer(results, T)
     if unscaled:
         gains = ", ".join(f"{p.label}: {med['openblas-1t'] / med[f'openblas-{T}t']:.2f}x"
                           for p, med in results if p.label in unscaled)

@@ -1,7 +1,8 @@
-"""The peer benchmarks' own machinery (benchmarks/_common.py, bench_sgemm.py,
-bench_conv.py, bench_gemmini.py), without the peers: problem definitions, the numpy
-convolution reference, bench gemmini's per-layer bar, interleaved timing order, the FMA
-probe, and the plain "no kernel" outcome.  Benchmarks themselves are measurements, not
+"""The peer benchmarks' own machinery (benchmarks/_common.py, bench_sgemm.py and its
+report, bench_conv.py, bench_blur.py), without the peers: problem definitions, the numpy
+convolution reference, interleaved timing order, the warnings about a disturbed peer,
+and the plain "no kernel" outcome (bench gemmini's verdicts: test_bench_gemmini.py; the
+ceiling probes: test_bench_peak.py).  Benchmarks themselves are measurements, not
 tests: nothing here looks at a time."""
 
 from __future__ import annotations
@@ -103,76 +104,6 @@ def test_missing_derivation_is_reported_not_raised(cm, tmp_path: Path) -> None:
     empty = tmp_path / "Empty.v"
     empty.write_text("Definition x := 1.\n")
     assert "no Derive" in cm.load_ours(empty, None, {}, [("1t", "c")], {"n"}).missing
-
-
-def test_fma_probe_runs(cm) -> None:
-    """The peak probe compiles (-mavx2 -mfma) and reports a plausible positive rate
-    (at least one 8-lane FMA per nanosecond is far below any AVX2 core's peak)."""
-    from verisched.targets.cpu import cpu_flags
-
-    if not {"avx2", "fma"} <= cpu_flags():
-        pytest.skip("no AVX2/FMA on this CPU")
-    assert cm.fma_peak_gflops(1, seconds=0.02, trials=1) > 16.0
-
-
-def test_fma_peak_avx512_probe(cm) -> None:
-    """The AVX-512 probe (16-lane chains, -mavx512f) compiles and runs where the CPU
-    has avx512f, and counts 16 lanes per FMA: it reports at least the AVX2 probe's
-    rate less noise (a 512-bit FMA does at least the work of a 256-bit one per
-    cycle on every AVX-512 core; Zen 4 splits it in two halves, Intel runs two
-    pipes), where a count of 8 lanes would halve it."""
-    from verisched.targets.cpu import cpu_flags
-
-    if "avx512f" not in cpu_flags():
-        pytest.skip("no AVX-512 on this CPU")
-    avx2 = cm.fma_peak_gflops(1, seconds=0.02, trials=3, isa="avx2")
-    avx512 = cm.fma_peak_gflops(1, seconds=0.02, trials=3, isa="avx512")
-    assert avx512 > 0.6 * avx2
-
-
-@pytest.mark.parametrize("isa,lanes,rows,vectors", [("avx2", 8, 6, 2), ("avx512", 16, 6, 4),
-                                                      ("avx512", 16, 6, 2)])
-def test_tile_probe_is_the_micro_kernels_loop(cm, isa, lanes, rows, vectors) -> None:
-    """The register-tile probe the benchmarks load holds the loop it claims to time:
-    its innermost FMA loop (found as perf_split finds the kernels') does per step
-    `rows` broadcasts, `vectors` full-width loads and rows x vectors FMAs into
-    accumulators that stay in registers (no stack access), and it runs where the CPU
-    has the ISA."""
-    import re
-    import subprocess
-
-    from verisched.targets.cpu import cpu_flags
-
-    so = cm.tile_probe_library(isa, rows, vectors)
-    dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(so)],
-                         capture_output=True, text=True, check=True).stdout
-    func = dis.split("<vs_tile_probe>:", 1)[1].split("\n\n", 1)[0]
-    insns = [(int(m.group(1), 16), m.group(2), m.group(3))
-             for m in re.finditer(r"^\s*([0-9a-f]+):\s+(\S+)\s*(.*)$", func, re.M)]
-    (lo, hi), = cm.innermost_fma_loops(insns)
-    body = [(op, arg) for a, op, arg in insns if lo <= a <= hi]
-    reg = "zmm" if lanes == 16 else "ymm"
-    fmas = sum(op.startswith("vfmadd") for op, _ in body)
-    steps = fmas // (rows * vectors)
-    assert steps >= 1 and fmas == steps * rows * vectors, body
-    assert sum(op == "vbroadcastss" for op, _ in body) == steps * rows, body
-    assert sum(op.startswith("vmov") and re.match(rf"\S*\(.*\),%{reg}", arg) is not None
-               for op, arg in body) == steps * vectors, body
-    assert not any("%rsp" in arg or "%rbp" in arg for _, arg in body), body
-    if {"avx512": "avx512f", "avx2": "fma"}[isa] in cpu_flags():
-        assert cm.tile_probe_gflops(isa, rows, vectors, seconds=0.01, trials=1) > 0
-
-
-def test_tile_ceiling_sentence(cm) -> None:
-    """The reports judge the FMA loops against the tile probe: at the ceiling (within
-    5%) what is left is the time outside the loops; well below it, the loops
-    themselves; without a probe, nothing is said."""
-    tile = {"rows": 6, "width": 64, "gflops": 190.0}
-    at = cm.tile_ceiling_sentence(185.0, tile, 225.0, 8.0)
-    assert "97% of it: at the ceiling" in at and "the 8% of the time outside" in at
-    assert "6x64" in at and "84% of the peak" in at
-    assert "below it" in cm.tile_ceiling_sentence(150.0, tile, 225.0, 8.0)
-    assert cm.tile_ceiling_sentence(185.0, None, 225.0, 8.0) == ""
 
 
 def test_bench_help_without_peers(capsys) -> None:
@@ -381,81 +312,6 @@ def test_omp_threads_bound_unless_the_caller_says_otherwise(cm, monkeypatch) -> 
         assert "cm.bind_omp_threads()" in text and "cm.omp_env()" in text, b
 
 
-def test_gemmini_bar_per_layer_and_the_conv_loops_compute_excess() -> None:
-    """bench gemmini's verdict: a derived row meets the issue's bar only with instructions and
-    DRAM bytes in (scratchpad and accumulator) at most Exo's and computes at the bound; the
-    on-chip column names only the conv loop and the on-chip im2col; where Exo failed, the
-    bound alone decides.  The conv loop's excess is explained from the output width (one
-    row per compute tile)."""
-    bg = _load("bench_gemmini")
-    layer = bg.conv_layer("t", 7, 32, 32)  # 4 images, 7x7 output: M = 196, N = 32, K = 288
-    bound = bg.min_computes(layer.m, layer.n, layer.k)
-    assert bound == 13 * 2 * 18
-
-    def res(impl: str, computes: int, moves: int, spad: int, acc: int = 0) -> object:
-        return bg.Result(impl, {"compute_preloaded": computes, "preload": computes,
-                                "mvin": moves, "dram_to_spad_bytes": spad,
-                                "dram_to_acc_bytes": acc})
-
-    exo = res("exo", bound, 400, 10_000)
-    meets = res("loop_ws (ours)", bound, 300, 9_000)
-    too_many_bytes = res("ours panel", bound, 300, 9_000, acc=2_000)
-    too_many_instrs = res("ours", bound, 401, 5_000)
-    conv_loop = res("loop_conv_ws (ours)", 4 * 7 * 2 * 18, 10, 5_000)
-    row = bg.verdict(layer, [too_many_bytes, too_many_instrs, meets, conv_loop, exo])
-    assert row.startswith(f"| t | {exo.instructions} instrs, 10000 B in | `loop_ws (ours)` |")
-    assert "none (the conv loop's computes" in row
-    failed = bg.verdict(layer, [too_many_instrs, conv_loop, bg.Result("exo", {})])
-    assert failed.startswith("| t | failed | `ours` |")
-    # At the bound the conv loop would count as on chip.
-    at_bound = res("loop_conv_ws (ours)", bound, 10, 5_000)
-    assert bg.verdict(layer, [at_bound, exo]).endswith("| `loop_conv_ws (ours)` | "
-                                                       "`loop_conv_ws (ours)` |")
-    onchip = res("im2col on chip (ours)", bound, 350, 6_000, acc=1_000)
-    assert bg.verdict(layer, [meets, onchip, conv_loop, exo]).endswith(
-        "| `loop_ws (ours)`, `im2col on chip (ours)` | `im2col on chip (ours)` |")
-    assert bg.verdict(layer, [onchip, bg.Result("exo", {})]).endswith(
-        "| `im2col on chip (ours)` | `im2col on chip (ours)` |")
-    over = res("im2col on chip (ours)", bound, 401, 6_000)
-    assert "none (the conv loop's computes" in bg.verdict(layer, [over, exo])
-    # Its weight blocks: as many column tiles as the scratchpad holds, balanced (the
-    # downsampling layer, qconv_strided_im2col, has res3's 128 -> 128 channels).
-    assert [bg.im2col_nj(x) for x in bg.LAYERS if x.kind == "conv"] == [4, 8, 6, 3, 8]
-    why = bg.explain_computes(layer, conv_loop)
-    assert len(why) == 1 and "2.15x the bound 468" in why[0]
-    assert "each of the 28 output rows is 7 pixels wide" in why[0]
-    assert bg.explain_computes(layer, meets) == []
-    # The downsampling layer (stride 2, padding 1): output 28 x 28, the same excess.
-    down = next(x for x in bg.LAYERS if bg.strided(x))
-    assert (down.stride, down.pad, down.out_hw, down.m) == (2, 1, (28, 28), 4 * 28 * 28)
-    why = bg.explain_computes(down, res("loop_conv_ws (ours)", 4 * 28 * 2 * 8 * 72, 10, 1))
-    assert "1.14x the bound 112896" in why[0] and "112 output rows is 28 pixels" in why[0]
-    assert "the padding zero-filled) and the `loop_ws (ours)` row" in why[0]
-
-
-def test_gemmini_strided_im2col() -> None:
-    """bench gemmini's host im2col with a stride and a zero padding (Exo's and loop_ws's
-    operand on the downsampling layer): row (n, q, p), column (s, r, c) is the input pixel
-    (q st + s - pd, p st + r - pd), zero outside."""
-    bg = _load("bench_gemmini")
-    rng = np.random.default_rng(0)
-    x = rng.integers(-128, 128, (2, 7, 6, 3), dtype=np.int8)
-    st, pd, kh, kw = 2, 1, 3, 2
-    a = bg.im2col(x, kh, kw, st, pd)
-    oh, ow = (7 + 2 * pd - kh) // st + 1, (6 + 2 * pd - kw) // st + 1
-    assert a.shape == (2 * oh * ow, kh * kw * 3)
-    for n in range(2):
-        for q in range(oh):
-            for p in range(ow):
-                for s in range(kh):
-                    for r in range(kw):
-                        i, j = q * st + s - pd, p * st + r - pd
-                        want = x[n, i, j] if 0 <= i < 7 and 0 <= j < 6 else np.zeros(3)
-                        got = a[(n * oh + q) * ow + p, (s * kw + r) * 3:(s * kw + r + 1) * 3]
-                        np.testing.assert_array_equal(got, want)
-    np.testing.assert_array_equal(bg.im2col(x, 3, 3), bg.im2col(x, 3, 3, 1, 0))
-
-
 def test_conv_default_derivation_by_l1() -> None:
     """`bench conv` times the 6 x 64 depth-blocked kernel where one tap's 64-channel
     weight panel (128 channels deep) fits L1 by targets/blocking.py's model, the 6 x 32
@@ -480,12 +336,12 @@ def test_sgemm_flags_a_stalled_peer() -> None:
     is named in the report's warning; an ordinary run is not."""
     from types import SimpleNamespace
 
-    sg = _load("bench_sgemm")
+    rp = _load("_sgemm_report")
     ok = (SimpleNamespace(label="square 512"), {"openblas-1t": 2.0, "openblas-2t": 1.1})
     bad = (SimpleNamespace(label="square 768"), {"openblas-1t": 6.0, "openblas-2t": 24.0})
-    assert sg.stalled_peer([ok, bad], 2) == ["square 768"]
-    assert sg.stalled_peer([ok], 2) == []
-    assert sg.stalled_peer([bad], 1) == []
+    assert rp.stalled_peer([ok, bad], 2) == ["square 768"]
+    assert rp.stalled_peer([ok], 2) == []
+    assert rp.stalled_peer([bad], 1) == []
 
 
 def test_sgemm_stall_warning_says_whether_the_host_took_cpu() -> None:
@@ -493,14 +349,14 @@ def test_sgemm_stall_warning_says_whether_the_host_took_cpu() -> None:
     steal puts the stall on the host, none puts it inside the VM."""
     from types import SimpleNamespace
 
-    sg = _load("bench_sgemm")
+    rp = _load("_sgemm_report")
     bad = SimpleNamespace(label="square 768")
     stolen = [(bad, {"openblas-1t": 6.0, "openblas-2t": 24.0, "steal_cores": 0.31})]
     quiet = [(bad, {"openblas-1t": 6.0, "openblas-2t": 24.0, "steal_cores": 0.0})]
-    assert "host took 0.31 core(s)" in sg.stall_cause(stolen, ["square 768"])
-    assert "did not deschedule" in sg.stall_cause(quiet, ["square 768"])
+    assert "host took 0.31 core(s)" in rp.stall_cause(stolen, ["square 768"])
+    assert "did not deschedule" in rp.stall_cause(quiet, ["square 768"])
     # A result file from before steal was recorded makes no claim either way.
-    assert sg.stall_cause([(bad, {"openblas-1t": 6.0, "openblas-2t": 24.0})],
+    assert rp.stall_cause([(bad, {"openblas-1t": 6.0, "openblas-2t": 24.0})],
                           ["square 768"]) == ""
 
 
@@ -750,7 +606,7 @@ def test_sgemm_stall_warning_names_tick_quantized_times(cm, tmp_path) -> None:
     import gzip
     from types import SimpleNamespace
 
-    sg = _load("bench_sgemm")
+    rp = _load("_sgemm_report")
     config = tmp_path / "config.gz"
     with gzip.open(config, "wt") as f:
         f.write("# CONFIG_HZ_100 is not set\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n")
@@ -762,14 +618,14 @@ def test_sgemm_stall_warning_names_tick_quantized_times(cm, tmp_path) -> None:
                  "samples": {"openblas-2t": [23.98, 24.0, 24.0, 23.99, 24.01, 27.3]}})]
     off = [(bad, {"openblas-1t": 1.6, "openblas-2t": 24.0, "steal_cores": 0.0,
                   "samples": {"openblas-2t": [21.3, 22.7, 25.1, 23.6, 26.5, 22.2]}})]
-    tail = sg.stall_cause(on, ["square 512"], 4.0, 2)
+    tail = rp.stall_cause(on, ["square 512"], 4.0, 2)
     assert "5 of their 6 timed 2-thread OpenBLAS calls" in tail and "4 ms" in tail, tail
     assert "did not deschedule" in tail
-    assert "tick" not in sg.stall_cause(off, ["square 512"], 4.0, 2)
-    assert "tick" not in sg.stall_cause(on, ["square 512"], None, 2)
+    assert "tick" not in rp.stall_cause(off, ["square 512"], 4.0, 2)
+    assert "tick" not in rp.stall_cause(on, ["square 512"], None, 2)
     few = [(bad, {"openblas-1t": 1.6, "openblas-2t": 24.0,
                   "samples": {"openblas-2t": [24.0, 24.0]}})]
-    assert sg.stall_cause(few, ["square 512"], 4.0, 2) == ""
+    assert rp.stall_cause(few, ["square 512"], 4.0, 2) == ""
 
 
 def test_a_benchmark_out_of_memory_ends_in_a_message(tmp_path: Path, monkeypatch,
@@ -794,7 +650,7 @@ def test_sgemm_flags_a_peer_whose_threads_did_not_scale() -> None:
     small problem, a stalled one (stalled_peer's) and a 1-thread run are not."""
     from types import SimpleNamespace
 
-    sg = _load("bench_sgemm")
+    rp = _load("_sgemm_report")
 
     def res(label, n, t1, t2):
         return (SimpleNamespace(label=label, M=n, N=n, K=n),
@@ -805,9 +661,9 @@ def test_sgemm_flags_a_peer_whose_threads_did_not_scale() -> None:
     barely = res("square 1024", 1024, 20.0, 17.0)
     small = res("in-cache", 64, 0.05, 0.045)
     stalled = res("square 768", 768, 6.0, 24.0)
-    got = sg.unscaled_peer([scaled, one_core, barely, small, stalled], 2)
+    got = rp.unscaled_peer([scaled, one_core, barely, small, stalled], 2)
     assert got == ["square 2048", "square 1024"]
-    assert sg.unscaled_peer([one_core], 1) == []
+    assert rp.unscaled_peer([one_core], 1) == []
 
 
 _WORKER_CORES = r"""
