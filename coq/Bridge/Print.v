@@ -49,7 +49,7 @@ From Verisched Require Import Reshape.Defs Targets.Gemmini Tensor.Iter.
 Ltac bridge_show_semantics :=
   lazymatch goal with
   | |- ?P = _ =>
-      let P' := eval cbv beta delta -[genr sumr iverson atl_let get tadd tzero sadd smul sdiv
+      let P' := eval cbv beta delta -[genr sumr iverson atl_let get tadd tzero sadd smul sdiv smax szero sone
                  slit titer cdiv concat transpose flatten split pad_r pad_l trunc_r trunc_l
                  Z.add Z.sub Z.mul Z.div Z.modulo Z.ltb Z.leb Z.eqb andb
                  TensorElem_fun TensorElem_scalar gemmini_acc_out] in P in

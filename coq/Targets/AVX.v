@@ -356,6 +356,19 @@ Section LaneForms.
     rewrite get_gen by lia; reflexivity.
   Qed.
 
+  (** Under a masked store of [n] lanes only the lanes [l < n] are kept, so
+      its lanes may be rewritten knowing [l <? n] (the tail's guard: what
+      [vectorize] does there, Targets/Vectorize.v: a lane-free operand loses the
+      guard and stays a broadcast, an [smax] passes it to its operands). *)
+  Lemma vec_maskstore_under (n : Z) (f g : Z -> S) :
+    (forall l, 0 <= l < w -> (l <? n) = true -> f l = g l) ->
+    maskstore n (GEN [ l < w ] f l) = maskstore n (GEN [ l < w ] g l).
+  Proof.
+    intros Hfg; destruct LI; subst; unfold vec_maskstore; apply genr_ext_ctx; intros l Hl.
+    rewrite !get_gen by lia; destruct (l <? n)%Z eqn:E; [ rewrite Hfg by assumption | ];
+      reflexivity.
+  Qed.
+
   (** One lane of a load or broadcast (written for Examples/Sgemm.v): a
       lane of a product, written as a lane of an instruction's result, so
       that [use_instr avx2_mul] finds [GEN [ l < 8 ] a _[ l ] * b _[ l ]]. *)
@@ -371,6 +384,7 @@ Section LaneForms.
   Lemma vec_max_gen (f g : Z -> S) :
     (GEN [ l < w ] smax (f l) (g l)) = max (GEN [ l < w ] f l) (GEN [ l < w ] g l).
   Proof. rewrite LM; apply (lanes_map2 w smax). Qed.
+
 End LaneForms.
 
 (** ** The lemmas at each width, under their instruction names *)
@@ -415,6 +429,7 @@ Section WidthForms.
   Definition avx2_maskload_guard := vec_maskload_guard (S := S) (w := 8).
   Definition avx2_maskstore_gen := vec_maskstore_gen (S := S) (w := 8).
   Definition avx2_maskstore_guard := vec_maskstore_guard (S := S) (w := 8).
+  Definition avx2_maskstore_under := vec_maskstore_under (S := S) (w := 8).
   Definition avx2_storeu_gen := vec_storeu_gen (S := S) (w := 8).
   Definition avx2_loadu_lane := vec_loadu_lane (S := S) (w := 8).
   Definition avx2_broadcast_lane := vec_broadcast_lane (S := S) (w := 8).
@@ -432,6 +447,7 @@ Section WidthForms.
   Definition avx512_maskload_guard := vec_maskload_guard (S := S) (w := 16).
   Definition avx512_maskstore_gen := vec_maskstore_gen (S := S) (w := 16).
   Definition avx512_maskstore_guard := vec_maskstore_guard (S := S) (w := 16).
+  Definition avx512_maskstore_under := vec_maskstore_under (S := S) (w := 16).
   Definition avx512_storeu_gen := vec_storeu_gen (S := S) (w := 16).
   Definition avx512_loadu_lane := vec_loadu_lane (S := S) (w := 16).
   Definition avx512_broadcast_lane := vec_broadcast_lane (S := S) (w := 16).

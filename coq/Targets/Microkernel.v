@@ -308,9 +308,13 @@ Ltac mk_register_tile rows i j mr nr w im ir jm jv l t :=
          fail 0 "register_tile: the extent of loop" i "is not of the form q *" mr "with 0 <= q provable (an exact row split is needed)"
      | 3%nat =>
          idtac "register_tile: the tile's guards cannot be copied onto the operands: the body of" j
-               "must be |[ p ]| SUM k |[ r k ]| a * b (split the reduction first)";
+               "must be |[ p ]| SUM k |[ r k ]| a * b: split the depth into blocks and move the"
+               "block loop outside the nest first, as Examples/Directives/Sgemm.v does"
+               "(split k by kc into ko kk, then reorder ko" i j "with ko first)";
          fail 0 "register_tile: the tile's guards cannot be copied onto the operands: the body of" j
-               "must be |[ p ]| SUM k |[ r k ]| a * b (split the reduction first)"
+               "must be |[ p ]| SUM k |[ r k ]| a * b: split the depth into blocks and move the"
+               "block loop outside the nest first, as Examples/Directives/Sgemm.v does"
+               "(split k by kc into ko kk, then reorder ko" i j "with ko first)"
      | 4%nat =>
          idtac "register_tile: the lane count" w "does not provably divide the column tile" nr;
          fail 0 "register_tile: the lane count" w "does not provably divide the column tile" nr

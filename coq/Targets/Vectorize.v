@@ -94,6 +94,27 @@ Section Guards.
   Lemma guard_smul_both p (a b : S) : |[ p ]| (a * b) = (|[ p ]| a) * (|[ p ]| b).
   Proof. destruct p; cbn; [reflexivity|]; symmetry; apply smul_0_l. Qed.
 
+  (** Where the guard holds (under a masked store, [vec_maskstore_under]): it
+      goes onto the operands that depend on the lane only, the others stay
+      lane-free (broadcasts), and through [smax]. *)
+  Lemma guard_true_sadd_l p (a b : S) : p = true -> |[ p ]| (a + b) = (|[ p ]| a) + b.
+  Proof. intros ->; reflexivity. Qed.
+  Lemma guard_true_sadd_r p (a b : S) : p = true -> |[ p ]| (a + b) = a + (|[ p ]| b).
+  Proof. intros ->; reflexivity. Qed.
+  Lemma guard_true_tadd_l p (a b : S) : p = true -> |[ p ]| (a <+> b) = (|[ p ]| a) <+> b.
+  Proof. intros ->; reflexivity. Qed.
+  Lemma guard_true_tadd_r p (a b : S) : p = true -> |[ p ]| (a <+> b) = a <+> (|[ p ]| b).
+  Proof. intros ->; reflexivity. Qed.
+  Lemma guard_true_smax `{ScalarMax S} p (a b : S) :
+    p = true -> |[ p ]| smax a b = smax (|[ p ]| a) (|[ p ]| b).
+  Proof. intros ->; reflexivity. Qed.
+  Lemma guard_true_smax_l `{ScalarMax S} p (a b : S) :
+    p = true -> |[ p ]| smax a b = smax (|[ p ]| a) b.
+  Proof. intros ->; reflexivity. Qed.
+  Lemma guard_true_smax_r `{ScalarMax S} p (a b : S) :
+    p = true -> |[ p ]| smax a b = smax a (|[ p ]| b).
+  Proof. intros ->; reflexivity. Qed.
+
   (** The guard onto the left factor only (the tuner's lanes template, before
       [stage] moves it into the packed, zero-padded operand): the right factor
       stays a lane-free broadcast. *)
@@ -200,24 +221,76 @@ Ltac atl_vec_check_extent i :=
   end.
 
 (** The tail's lane guard [l <? c], pushed through [<+>], [+] and onto
-    each factor of [*] that depends on the lane [l]. *)
-Ltac atl_vec_guard_root :=
+    each factor of [*] that depends on the lane [l], so that only loads keep
+    it (masked loads).  Under the masked store ([vec_maskstore_under]: its
+    lanes rewritten knowing [Hp : (l <? c) = true], as only those are kept),
+    a lane-free operand of [+], [<+>] or [smax] loses it ([guard_true_sadd_l]
+    and the like: [x + c] keeps [c] a broadcast) and an [smax] passes it to
+    the operands that depend on the lane ([guard_true_smax]:
+    [smax] has no law, [smax 0 0 = 0] is not assumed, that would let it
+    through elsewhere). *)
+Ltac atl_vec_guard_lane :=
   idtac;
   let x := atl_lane_var in
   lazymatch goal with
-  | |- iverson (x <? _)%Z ?e = _ =>
-      lazymatch e with
-      | tadd _ _ => eapply tadd_guard
-      | sadd _ _ => eapply guard_sadd
-      | smul ?a ?b =>
-          lazymatch a with
-          | context [x] =>
-              lazymatch b with
-              | context [x] => eapply guard_smul_both
-              | _ => eapply eq_sym; eapply gp_iverson
-              end
-          | _ => eapply eq_sym; eapply pg_iverson
+  | |- iverson (x <? ?c)%Z ?e = _ =>
+      first
+        [ lazymatch goal with Hp : (x <? c)%Z = true |- _ =>
+            let dep t := lazymatch t with context [x] => constr:(true) | _ => constr:(false) end in
+            lazymatch e with
+            | smax ?a ?b =>
+                let da := dep a in let db := dep b in
+                lazymatch constr:((da, db)) with
+                | (true, false) => eapply (guard_true_smax_l _ _ _ Hp)
+                | (false, true) => eapply (guard_true_smax_r _ _ _ Hp)
+                | _ => eapply (guard_true_smax _ _ _ Hp)
+                end
+            | sadd ?a ?b =>
+                let da := dep a in let db := dep b in
+                lazymatch constr:((da, db)) with
+                | (true, false) => eapply (guard_true_sadd_l _ _ _ Hp)
+                | (false, true) => eapply (guard_true_sadd_r _ _ _ Hp)
+                end
+            | tadd ?a ?b =>
+                let da := dep a in let db := dep b in
+                lazymatch constr:((da, db)) with
+                | (true, false) => eapply (guard_true_tadd_l _ _ _ Hp)
+                | (false, true) => eapply (guard_true_tadd_r _ _ _ Hp)
+                end
+            | _ => is_var e; eapply (guard_elim _ _ Hp)
+            end
           end
+        | lazymatch e with
+          | tadd _ _ => eapply tadd_guard
+          | sadd _ _ => eapply guard_sadd
+          | smul ?a ?b =>
+              lazymatch a with
+              | context [x] =>
+                  lazymatch b with
+                  | context [x] => eapply guard_smul_both
+                  | _ => eapply eq_sym; eapply gp_iverson
+                  end
+              | _ => eapply eq_sym; eapply pg_iverson
+              end
+          end ]
+  end.
+
+(** The guard pass: top-down; at the tail's masked store it goes on inside
+    [vec_maskstore_under] with the lanes' fact in context, once (not again
+    under a store whose fact is already there). *)
+Ltac atl_vec_guard_pass := atl_topdown_prune atl_vec_guard_none atl_vec_guard_root
+with atl_vec_guard_root := first [ atl_vec_guard_under | atl_vec_guard_lane ]
+with atl_vec_guard_under :=
+  idtac;
+  lazymatch goal with
+  | |- ?ms ?n (genr 0 _ ?F) = _ =>
+      lazymatch goal with _ : (_ <? n)%Z = true |- _ => fail | _ => idtac end;
+      let h := atl_head ms in
+      first [ constr_eq h @avx2_maskstore; refine (avx2_maskstore_under n F _ _)
+            | constr_eq h @avx512_maskstore; refine (avx512_maskstore_under n F _ _) ];
+      lazymatch F with fun z => _ =>
+        let l := fresh z in let Hl := fresh "Hl" in let Hp := fresh "Hp" in
+        intros l Hl Hp; atl_beta_lhs; atl_vec_guard_pass
       end
   end.
 
@@ -243,25 +316,53 @@ Ltac atl_vec_if_max k :=
   | |- ?t = _ => lazymatch t with context [@smax _ _ _ _] => k | _ => idtac end
   end.
 
+(** A lane loop whose body depends on its lane (a lane-free one is left for
+    [broadcast], one instruction where [mul] of broadcasts would be two). *)
+Ltac atl_vec_lane_dep :=
+  idtac;
+  lazymatch goal with
+  | |- genr 0 _ (fun _ => ?b) = _ => fail
+  | |- genr 0 _ _ = _ => idtac
+  end.
+
+(** The lane-wise operations as instructions, in one top-down pass: at a lane
+    loop, [<+>] / [+] as [add], [*] as [mul], [smax] as [max] (with [max]
+    only where the program has one), and the pass goes on inside what it made,
+    so the operations nest in any order: [c * (a + b)] is [mul] of a
+    broadcast and an [add] (separate passes, [add] first, left the [+] under a
+    [mul] as a lane loop). *)
+Ltac atl_vec_arith_root add_tadd add mul max :=
+  atl_vec_lane_dep;
+  first [ atl_root_l add_tadd | atl_root_l add | atl_root_l mul | max ].
+
+Ltac atl_vec_arith add_tadd add mul max :=
+  atl_side_head add true ltac:(fun h =>
+    atl_step ltac:(atl_topdown_prune ltac:(atl_none_head h)
+                                     ltac:(atl_vec_arith_root add_tadd add mul max))).
+
+(** [max] at a lane loop, where the program has an [smax] (otherwise never:
+    [smax]'s instance need not exist). *)
+Ltac atl_vec_max_or_fail max :=
+  idtac;
+  lazymatch goal with
+  | |- ?t = _ => lazymatch t with context [@smax _ _ _ _] => atl_root_l max | _ => fail end
+  end.
+
 Ltac atl_vec_lanes isa :=
   vector_index;
-  atl_step ltac:(atl_topdown_prune atl_vec_guard_none atl_vec_guard_root);
+  atl_step ltac:(atl_vec_guard_pass);
   lazymatch isa with
   | 8 =>
       atl_vec_instr_all uconstr:(avx2_broadcast);
-      atl_vec_rw_all uconstr:(avx2_add_gen_tadd);
-      atl_vec_rw_all uconstr:(avx2_add_gen);
-      atl_vec_rw_all uconstr:(avx2_mul_gen);
-      atl_vec_if_max ltac:(try atl_vec_rw_all uconstr:(avx2_max_gen));
+      atl_vec_arith uconstr:(avx2_add_gen_tadd) uconstr:(avx2_add_gen) uconstr:(avx2_mul_gen)
+                    ltac:(atl_vec_max_or_fail uconstr:(avx2_max_gen));
       atl_vec_instr_all uconstr:(avx2_loadu);
       atl_vec_instr_all uconstr:(avx2_maskload);
       atl_vec_instr_all uconstr:(avx2_broadcast)
   | 16 =>
       atl_vec_instr_all uconstr:(avx512_broadcast);
-      atl_vec_rw_all uconstr:(avx512_add_gen_tadd);
-      atl_vec_rw_all uconstr:(avx512_add_gen);
-      atl_vec_rw_all uconstr:(avx512_mul_gen);
-      atl_vec_if_max ltac:(try atl_vec_rw_all uconstr:(avx512_max_gen));
+      atl_vec_arith uconstr:(avx512_add_gen_tadd) uconstr:(avx512_add_gen)
+                    uconstr:(avx512_mul_gen) ltac:(atl_vec_max_or_fail uconstr:(avx512_max_gen));
       atl_vec_instr_all uconstr:(avx512_loadu);
       atl_vec_instr_all uconstr:(avx512_maskload);
       atl_vec_instr_all uconstr:(avx512_broadcast)
@@ -277,6 +378,17 @@ Ltac atl_vec_fuse isa :=
   | 16 =>
       atl_vec_rw_all uconstr:(avx512_add_mul_fmadd);
       atl_vec_rw_all uconstr:(avx512_add_mul_fmadd_r)
+  end.
+
+(** Why a lane loop is left, where a guard of the program that depends on
+    the lane is the cause (a border): vectors must not be cut by a guard. *)
+Ltac atl_vec_hint t :=
+  lazymatch t with
+  | context [iverson _ _] =>
+      idtac "  (a guard that depends on the lane cuts the vectors: peel the loop's"
+            "borders off first, with peel, split ... peel or shift, or tile ... partition,"
+            "and vectorize the guard-free interior)"
+  | _ => idtac
   end.
 
 (** A lane loop left outside every instruction: its body is not lane-wise. *)
@@ -307,7 +419,8 @@ Ltac atl_vec_root i w :=
           (assert_fails (etransitivity;
              [ atl_descend_rec ltac:(atl_vec_lane_left w;
                  lazymatch goal with |- ?t = _ =>
-                   idtac "vectorize: the body of loop" i "is not lane-wise:" t end) | ]);
+                   idtac "vectorize: the body of loop" i "is not lane-wise:" t;
+                   atl_vec_hint t end) | ]);
            fail)
         else (atl_vec_fuse w; reflexivity))
   end.

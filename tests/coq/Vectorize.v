@@ -1,8 +1,12 @@
 (* Pinned behaviour of the vectorize directive (output compared with
    Vectorize.ref): an elementwise add (AVX2 and AVX-512), the inner loop of
-   a 2-D program (broadcast, fmadd), Blur.v's fused blur; refusals: a SUM
-   loop, a strided (not lane-wise) body, an unknown name, an extent not
-   known nonnegative, an outer loop. *)
+   a 2-D program (broadcast, fmadd), Blur.v's fused blur, operations nested
+   in any order (a scaled sum, a product of sums), smax as the whole body
+   (two arrays; a ReLU, its 0 a broadcast; a lane-free left operand);
+   an smax below a sum and a product, a lane-free operand of + (c stays a
+   broadcast in the tail); refusals: a SUM loop, a strided (not lane-wise)
+   body, an unknown name, an extent not known nonnegative, an outer loop, a
+   border guard (saying to peel). *)
 From Coq Require Import ZArith List derive.Derive.
 From Verisched Require Import ATL Examples.Blur.
 Import ListNotations.
@@ -81,4 +85,55 @@ Section Vectorize.
   (* An outer loop: its body is a row, not a scalar. *)
   Derive s5 SuchThat (p2 = s5) As s5_ok.
   Proof. reschedule. Fail vectorize i with avx2. done. Qed.
+  (* Operations nested in any order: a sum under a product (one pass over
+     the lanes; separate add and mul passes left c * (a + b) a lane loop). *)
+  Definition p4 := GEN [ i < n ] c * (f _[ i ] + g _[ i ]).
+  Derive q4 SuchThat (p4 = q4) As q4_ok.
+  Proof. reschedule. vectorize i with avx512. check_safe. done. Qed.
+  Print q4.
+
+  Definition p5 := GEN [ i < n ] (f _[ i ] + g _[ i ]) * (g _[ i ] + c).
+  (* (g + c: the tail's guard leaves c, a broadcast, under the masked store) *)
+  Derive q5 SuchThat (p5 = q5) As q5_ok.
+  Proof. reschedule. vectorize i with avx2. check_safe. done. Qed.
+  Print q5.
+
+  (* A border guard that depends on the lane: refused, saying to peel. *)
+  Definition r6 := GEN [ i < n ] |[ 1 <=? i ]| f _[ i - 1 ] + f _[ i ].
+  Derive s6 SuchThat (r6 = s6) As s6_ok.
+  Proof. reschedule. Fail vectorize i with avx2. done. Qed.
 End Vectorize.
+
+Section VectorizeMax.
+  Context {S : Type} `{ScalarLaws S} {Sm : ScalarMax S}.
+  Variables (n : Z) (c : S) (f g : Z -> S).
+  Hypothesis Hf : shaped [n] f.
+  Hypothesis Hg : shaped [n] g.
+  Hypothesis Hn : 0 <= n.
+
+  (* smax as the loop's whole body: the tail's guard onto both operands
+     under the masked store (vec_maskstore_guard_max), so masked loads. *)
+  Definition m1 := GEN [ i < n ] smax (f _[ i ]) (g _[ i ]).
+  Derive w1 SuchThat (m1 = w1) As w1_ok.
+  Proof. reschedule. vectorize i with avx512. check_safe. done. Qed.
+  Print w1.
+
+  (* A ReLU of an affine map: the 0 stays a broadcast (_l), fmadd inside. *)
+  Definition m2 := GEN [ i < n ] smax (c * f _[ i ] + g _[ i ]) szero.
+  Derive w2 SuchThat (m2 = w2) As w2_ok.
+  Proof. reschedule. vectorize i with avx2. check_safe. done. Qed.
+  Print w2.
+
+  (* A lane-free left operand (_r). *)
+  Definition m3 := GEN [ i < n ] smax c (f _[ i ]).
+  Derive w3 SuchThat (m3 = w3) As w3_ok.
+  Proof. reschedule. vectorize i with avx2. check_safe. done. Qed.
+  Print w3.
+
+  (* An smax below a sum and a product: under the masked store the tail's
+     guard reaches it too (vec_maskstore_under). *)
+  Definition m4 := GEN [ i < n ] c * (smax c (f _[ i ]) + g _[ i ]).
+  Derive w4 SuchThat (m4 = w4) As w4_ok.
+  Proof. reschedule. vectorize i with avx512. check_safe. done. Qed.
+  Print w4.
+End VectorizeMax.

@@ -417,8 +417,12 @@ def _check_instr(e: Instr, ranks: dict[str, int], rank: int) -> None:
             continue
         base, idxs = access_base(a)
         if not isinstance(base, Var):
+            # A generation here is an inlined producer the instruction was chosen over
+            # before `normalize` turned its accesses into the producer's body.
+            hint = (" (an inlined producer: run `normalize` before the step that chose the "
+                    "instruction, e.g. before `vectorize`)" if isinstance(base, Gen) else "")
             _fail(e, f"operand {p.name} of {e.name} must be an access, a variable or an "
-                     f"instruction call, not {show(a)}")
+                     f"instruction call, not {show(a)}{hint}")
         assert isinstance(base, Var)
         if base.name not in ranks:
             _fail(e, f"unknown tensor variable {base.name!r}")

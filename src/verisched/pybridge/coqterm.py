@@ -80,6 +80,10 @@ _RESHAPE_NAME = {cls: name for name, (cls, _) in RESHAPE_SIGS.items()}
 _SCALAR_FUN_NAME = {op: name for name, op in SCALAR_FUNS.items()}
 _RESHAPE_QUALIFIERS = ("", "Defs.", "Reshape.Defs.", "Verisched.Reshape.Defs.")
 
+# `szero` and `sone` of class Scalar, as Coq prints them (bare or qualified): the
+# semantics printer keeps them folded (coq/Bridge/Print.v), e.g. a ReLU's broadcast 0.
+_SCALAR_CONSTS = {f"{q}{c}" for c in ("szero", "sone")
+                  for q in ("", "Scalar.", "Tensor.Scalar.", "Verisched.Tensor.Scalar.")}
 KEYWORDS = {"GEN", "GENR", "SUM", "SUMR", "tlet", "ITER", "in", "tzero", "true", "false",
             "mod", "cdiv", "fun", "if", "then", "else", "match", "let"}
 
@@ -353,6 +357,9 @@ class _Parser:
                 x = self.expr_arg()
                 y = self.expr_arg()
                 return SBin(SCALAR_FUNS[base], x, y), 10
+            if head in _SCALAR_CONSTS:  # the class's 0 and 1 (Tensor/Scalar.v)
+                self.i += 1
+                return (Zero() if base == "szero" else Lit(1, 1)), 0
             if base == "slit" and head in ("slit", "Scalar.slit", "Tensor.Scalar.slit",
                                            "Verisched.Tensor.Scalar.slit"):
                 self.i += 1

@@ -27,8 +27,10 @@ class DirectiveRefused(ScheduleError):
 
     def __init__(self, step: int, tactic: str, message: str, details: str = "") -> None:
         self.step, self.tactic, self.message, self.details = step, tactic, message, details
-        extra = f"\n{details}" if details else ""
-        super().__init__(f"step {step} ({tactic}) refused by Coq: {message}{extra}")
+        # Coq prints the details (the lane loop left, the bound it could not prove)
+        # before the failure, whose message says "printed above": so here too.
+        head = f"step {step} ({tactic}) refused by Coq:"
+        super().__init__(f"{head}\n{details}\n{message}" if details else f"{head} {message}")
 
 
 class AnnotationRefused(ScheduleError):

@@ -343,13 +343,19 @@ class Schedule:
         """Vectorize the generation `loop` with `isa` ("avx2": 8 lanes, "avx512": 16,
         "native": the better of the two this CPU has, targets/auto.py): full vectors
         and a masked tail, the lanes as the instructions of coq/Targets/AVX.v (Exo's
-        divide_loop and replace)."""
+        divide_loop and replace).  A program not in the lowering's normal form (an
+        inlined producer leaves accesses into generations) is normalized first, as a
+        step of its own: vectorized as it is, its loads would read from the producer's
+        generation, which Coq accepts but no lowering takes."""
         i = D.loop("vectorize", "loop", loop, self._names())
         isa = best_vector_isa() if isa == "native" else isa
         if isa not in ("avx2", "avx512"):
             raise ScheduleArgumentError("vectorize", "isa",
                                         f"{isa!r} is not avx2, avx512 or native")
-        return self.apply(f"vectorize {i} with {isa}.")
+        base = self
+        if not self._normal() and self._normalized():
+            base = self.apply("normalize.")
+        return base.apply(f"vectorize {i} with {isa}.")
 
     def unroll_time(self, factor: int) -> Schedule:
         """Unroll the first time iteration by `factor` (coq/Rewrites/Time.v,
