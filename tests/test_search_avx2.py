@@ -22,6 +22,10 @@ EXPECTED = {
     "vaxpy": {"avx2_broadcast": 1, "avx2_fmadd": 1},
     "vscale": {"avx2_broadcast": 1, "avx2_mul": 1},
     "vfma": {"avx2_fmadd": 1},
+    # Other operand orders: egglog matches them through commutativity; the certificate
+    # swaps them into the lane rule's orientation (certify._comm_variants, audit #138).
+    "vscale_r": {"avx2_broadcast": 1, "avx2_mul": 1},
+    "vaxpy_r": {"avx2_broadcast": 1, "avx2_fmadd": 1},
 }
 
 

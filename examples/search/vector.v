@@ -26,4 +26,10 @@ Section Vector.
   (* x * y + z, lane-wise *)
   Definition vfma :=
     GEN [ i < n ] GEN [ l < 8 ] x _[ i ] _[ l ] * y _[ i ] _[ l ] + z _[ i ] _[ l ].
+  (* the same two written in the other operand orders (x alpha; y + x alpha): the
+     certificate swaps them into the lane rule's orientation first *)
+  Definition vscale_r :=
+    GEN [ i < n ] GEN [ l < 8 ] x _[ i ] _[ l ] * alpha.
+  Definition vaxpy_r :=
+    GEN [ i < n ] GEN [ l < 8 ] y _[ i ] _[ l ] + x _[ i ] _[ l ] * alpha.
 End Vector.

@@ -116,6 +116,34 @@ def _fix_orientation(e: A.Expr, found: A.Expr) -> tuple[A.Expr, Step | None]:
     return e, (Step("comm", (), tuple(coq)) if coq else None)
 
 
+def _commutative(e: object) -> bool:
+    return isinstance(e, A.SBin) and e.op in ("+", "*") or isinstance(e, A.TAdd)
+
+
+def _comm_variants(node: A.Expr) -> list[tuple[A.Expr, list[Path]]]:
+    """`node` with the operands of its commutative top (or, at a loop, of its body's)
+    and of those operands swapped, in every combination (up to 7 variants, `node`
+    itself not among them), each with the swaps' paths below `node` in the order they
+    are made (_swap_at replays them): what a rule that matches one orientation needs
+    where egglog matched another (the lane rule's `GEN [l < w] c * b[l] + d[l]`)."""
+    kids = A.children(node)
+    if _commutative(node):
+        base: Path = ()
+    elif A.binder(node) is not None and kids and _commutative(kids[-1]):
+        base = (len(kids) - 1,)
+    else:
+        return []
+    out: list[tuple[A.Expr, list[Path]]] = [(node, [])]
+    for sub in (base, base + (0,), base + (1,)):
+        for v, subs in list(out):
+            if sub != base and not _commutative(_node_at(v, base)[0]):
+                continue
+            inner, _ = _node_at(v, sub)
+            if _commutative(inner):
+                out.append((_replace_at(v, sub, COMM.apply(inner)), subs + [sub]))  # type: ignore[arg-type]
+    return out[1:]
+
+
 def _calls(e: A.Expr) -> set[A.Instr]:
     # gemmini_acc_out is a scalar primitive of the algorithm (the output path), not an
     # idiom: the rules rewrite its argument
@@ -138,10 +166,29 @@ def _neighbours(e: A.Expr, idioms: list[str], temp: str,
         def pat(n: A.Expr, extra: frozenset[str] = frozenset(), b: frozenset[str] = bound
                 ) -> str:
             return site_pattern(n, b | extra)
+        variants: list[tuple[A.Expr, list[Path]]] | None = None
         for r in rules:
             new = r.apply(node)
             if new is not None:
                 yield Step(r.name, path, tuple(r.coq_steps(pat, node))), _replace_at(e, path, new)
+                continue
+            # A rule matches one orientation of its operands (latent.py's `c * b[l] + d[l]`),
+            # egglog any: try the node with its operands and its operands' operands swapped.
+            if variants is None:
+                variants = _comm_variants(node)
+            for variant, subs in variants:
+                new = r.apply(variant)
+                if new is None:
+                    continue
+                cur, coq = e, []
+                for sub in subs:
+                    cur, steps = _swap_at(cur, path + sub)
+                    coq += steps
+                node_now, bound_now = _node_at(cur, path)
+                coq += r.coq_steps(lambda n, extra=frozenset(), b=bound_now:
+                                   site_pattern(n, b | extra), node_now)
+                yield Step(r.name, path, tuple(coq)), _replace_at(cur, path, new)
+                break
         for name in idioms:
             got = match_spec(spec_of(name), node)
             if got is None:

@@ -39,6 +39,7 @@ from verisched.pybridge.terms import Expr, free_vars, idx_free_vars
 from verisched.schedule import Schedule, ScheduleArgumentError, ScheduleError
 from verisched.schedule.coqfile import standalone
 from verisched.schedule.dsl import Program
+from verisched.targets.cpu import cpu_model
 
 from . import log as tlog
 from .evaluate import (
@@ -81,6 +82,11 @@ class TuneResult:
     coq: CoqVerdict | None = None
     plot: Path | None = None
     final: dict[str, float | None] = field(default_factory=dict)
+    # The fastest and slowest of the final rounds' medians, per kernel: the noise.
+    final_spread: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # OpenMP threads of the timings (None: a serial target): during the search (the
+    # cores the workers left) and in the final comparison (every core).
+    threads: tuple[int | None, int | None] = (None, None)
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -96,18 +102,62 @@ class TuneResult:
             lines.append(f"best: #{self.best.number} {self.best.median_s * 1e3:.4g} ms in the "
                          f"search; directives: "
                          + (" ".join(op[0] for op in self.best.ops) or "(none: untuned)"))
-        f = self.final
-        if f.get("tuned"):
-            for k in ("untuned", "hand"):
-                if f.get(k):
-                    lines.append(f"final timing: tuned {f['tuned'] * 1e3:.4g} ms vs {k} "
-                                 f"{f[k] * 1e3:.4g} ms: {f[k] / f['tuned']:.2f}x")
+        lines += self._final_lines()
         if self.winner_v:
             lines.append(f"winner: {self.winner_v} ({self.coq.text if self.coq else 'unchecked'})"
                          f", script {self.winner_py}")
         lines += [f"note: {n}" for n in self.notes]
         lines.append(f"log: {self.log}" + (f"; plot: {self.plot}" if self.plot else ""))
         return "\n".join(lines)
+
+
+    def _final_lines(self) -> list[str]:
+        """The final comparison: medians with the spread of the rounds, the threads it
+        ran with, and no speedup claimed where the best candidate is the program as
+        written (its ratio to itself measures only noise)."""
+        f, lines = self.final, []
+
+        def ms(k: str) -> str:
+            lo, hi = self.final_spread.get(k, (f[k], f[k]))
+            return f"{f[k] * 1e3:.4g} ms ({lo * 1e3:.4g}-{hi * 1e3:.4g})"
+
+        search_t, final_t = self.threads
+        if final_t is not None:
+            lines.append(f"timing threads: {search_t} in the search (the cores the proving "
+                         f"workers left), {final_t} in the final timing (every core)")
+        if not f.get("tuned"):
+            return lines
+        untuned_best = self.best is not None and not self.best.ops
+        if untuned_best:
+            lines.append(f"final timing: the best candidate is the untuned program (no "
+                         f"directive): no schedule beat it; {ms('tuned')}")
+        for k in ("untuned", "hand"):
+            if f.get(k) and not (untuned_best and k == "untuned"):
+                lines.append(f"final timing: tuned {ms('tuned')} vs {k} {ms(k)}: "
+                             f"{f[k] / f['tuned']:.2f}x (medians of {FINAL_ROUNDS} "
+                             "interleaved rounds; the ranges are the rounds' spread)")
+        return lines
+
+    def stall_notes(self) -> list[str]:
+        """A kernel slower in the final timing, on more threads, than in the search: on
+        an idle machine more threads are not slower, so its team waited for a core
+        (other load): the final ratios then measure the machine, not the schedules."""
+        search_t, final_t = self.threads
+        if final_t is None or search_t is None or final_t <= search_t:
+            return []
+        searched = {"tuned": self.best}
+        searched["untuned"] = next((r for r in self.records
+                                    if r.status == "proved" and not r.ops), None)
+        out = []
+        for k, rec in searched.items():
+            fin = self.final.get(k)
+            if rec is not None and rec.median_s and fin and fin > 3 * rec.median_s:
+                out.append(f"{k}: {fin / rec.median_s:.0f}x slower in the final timing on "
+                           f"{final_t} threads ({fin * 1e3:.4g} ms) than in the search on "
+                           f"{search_t} ({rec.median_s * 1e3:.4g} ms): its OpenMP team waited "
+                           "for busy cores, so the final ratios measure the machine's load; "
+                           "compare the search's times, or rerun on a quiet machine")
+        return out
 
 
 def untuned_point(space: Space) -> dict[str, Any]:
@@ -181,10 +231,16 @@ def tune(program: Program, *, target: str = "native", sizes: Mapping[str, int],
     # The sizes checked (check_sizes), the reference computed and the resumed log read
     # before anything is written.
     work = workload(program, sizes, seed)
+    jobs = jobs if jobs is not None else default_jobs()
+    # Timing during the search uses the cores the local workers leave (all of them when
+    # the workers are on a Ray cluster we only joined); the final comparison all.
+    local = ray is None or ray == "auto"
+    work.threads = max(1, (os.cpu_count() or 1) - (jobs if local else 0))
     resumed: list[tlog.Record] = []
     resume_notes: list[str] = []
     if resume is not None:
-        resumed, resume_notes = _resumed(Path(resume), program, t.name, sizes)
+        resumed, resume_notes = _resumed(Path(resume), program, t.name, sizes,
+                                         work.threads if t.parallel else None)
     out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="vs-tune-"))
     try:
         make_directory(out)
@@ -196,12 +252,7 @@ def tune(program: Program, *, target: str = "native", sizes: Mapping[str, int],
             tlog.append(log_path, r)
     space = Space.of(program, t)
     say = progress or (lambda _m: None)
-    jobs = jobs if jobs is not None else default_jobs()
     executor = make_executor(jobs, ray)
-    # Timing during the search uses the cores the local workers leave (all of them when
-    # the workers are on a Ray cluster we only joined); the final comparison all.
-    local = ray is None or ray == "auto"
-    work.threads = max(1, (os.cpu_count() or 1) - (jobs if local else 0))
     say(f"tune {program.name}: {executor.description}; timing in this process; "
         f"log {log_path}")
     search = Search(program, t.name, space, work, executor, log_path, out / "candidates",
@@ -292,8 +343,8 @@ def _check_size_names(program: Program, sizes: Mapping[str, int], hand: Hand | N
             f"{', '.join(program.sizes) or 'none'}{theirs})")
 
 
-def _resumed(path: Path, program: Program, target: str, sizes: Mapping[str, int]
-             ) -> tuple[list[tlog.Record], list[str]]:
+def _resumed(path: Path, program: Program, target: str, sizes: Mapping[str, int],
+             threads: int | None = None) -> tuple[list[tlog.Record], list[str]]:
     """The records of an earlier run's log that this run can use (its program, target
     and sizes), and notes saying what was skipped and why: a file with no record at
     all is refused (it is no tuning log); a log whose records are all for something
@@ -322,6 +373,25 @@ def _resumed(path: Path, program: Program, target: str, sizes: Mapping[str, int]
         notes.append(f"resumed log {path}: {len(use)} of its {len(records)} records are "
                      f"for {program.name} on {target} at these sizes; not used: "
                      f"{'; '.join(others[:3])}{' ...' if len(others) > 3 else ''}")
+    # A median measured on another CPU, or with another OpenMP team, is not comparable
+    # with this run's (a log without them, written before they were recorded, is used,
+    # and said).
+    here = cpu_model()
+    elsewhere = [r for r in use if r.cpu and r.cpu != here]
+    other_team = [r for r in use if r not in elsewhere and threads is not None
+                  and r.threads is not None and r.threads != threads]
+    if elsewhere or other_team:
+        drop = {id(r) for r in elsewhere + other_team}
+        use = [r for r in use if id(r) not in drop]
+        why = ([f"{len(elsewhere)} timed on another CPU ({elsewhere[0].cpu})"] if elsewhere
+               else []) + ([f"{len(other_team)} timed with {other_team[0].threads} OpenMP "
+                            f"thread(s), this run times with {threads}"] if other_team else [])
+        notes.append(f"resumed log {path}: not used, measured elsewhere: {'; '.join(why)} "
+                     f"(this CPU: {here}); those candidates are measured again")
+    unplaced = sum(1 for r in use if not r.cpu)
+    if unplaced:
+        notes.append(f"resumed log {path}: {unplaced} record(s) do not say on which CPU they "
+                     "were timed (a log from before that was recorded): used as if timed here")
     return use, notes
 
 
@@ -347,14 +417,20 @@ def _finish(res: TuneResult, program: Program, space: Space, work: Workload,
             res.notes.append(f"{label}: could not be rebuilt for the final timing: {exc}")
     if hand is not None:
         kernels["hand"] = _hand_kernel(program, hand, res, timeout)
+    searched = work.threads
     work.threads = None    # every core: no worker runs any more
-    res.final = _final_timing(_timeable(kernels, work, res.notes), work)
+    res.final, res.final_spread = _final_timing(_timeable(kernels, work, res.notes), work)
+    if get_target(res.target).parallel:
+        res.threads = (searched, os.cpu_count() or 1)
+    res.notes += res.stall_notes()
     if best is not None:
         res.winner_v = write_winner(res.out_dir, program, best)
         say(f"checking {res.winner_v} with coqc")
         res.coq = coqc(res.winner_v)
         res.winner_py = write_script(res.out_dir, program, best)
-    untuned_s = res.final.get("untuned") or (untuned.median_s if untuned else None)
+    # The untuned line at its search time, measured as the plotted candidates were (the
+    # final timing ran with other threads and at another time).
+    untuned_s = (untuned.median_s if untuned else None) or res.final.get("untuned")
     res.plot = plot(res.out_dir, res.records, program.name, untuned_s)
 
 
@@ -374,14 +450,16 @@ def _hand_kernel(program: Program, hand: Hand, res: TuneResult, timeout: float
         return None
 
 
-def _final_timing(kernels: dict[str, Kernel], work: Workload) -> dict[str, float | None]:
+def _final_timing(kernels: dict[str, Kernel], work: Workload
+                  ) -> tuple[dict[str, float | None], dict[str, tuple[float, float]]]:
     """Each kernel timed in turn, FINAL_ROUNDS times (interleaved, so that all see
-    the same load); the median of the rounds' medians."""
+    the same load); the median of the rounds' medians, and their least and most."""
     times: dict[str, list[float]] = {k: [] for k in kernels}
     for _ in range(FINAL_ROUNDS):
         for k, kernel in kernels.items():
             times[k].append(measure(kernel, work)[0])
-    return {k: statistics.median(v) for k, v in times.items()}
+    return ({k: statistics.median(v) for k, v in times.items()},
+            {k: (min(v), max(v)) for k, v in times.items()})
 
 
 def _timeable(kernels: dict[str, Kernel | None], work: Workload, notes: list[str]

@@ -10,7 +10,8 @@ so the search can be re-fed without re-asking), the directives applied (as
 Schedule calls), the Coq script (the finished tactic steps), the status
 (`proved`: Coq checked it and it was timed; `refused`: a directive refused it;
 `failed`: anything else, e.g. an output that does not match the reference),
-the median time in seconds, and when.
+the median time in seconds, where it was timed (the CPU and, for an OpenMP target, its
+threads), and when.
 """
 
 from __future__ import annotations
@@ -47,6 +48,11 @@ class Record:
     program: str = ""
     target: str = ""
     sizes: dict[str, int] = field(default_factory=dict)
+    # Where it was timed: the CPU (targets.cpu.cpu_model) and, for an OpenMP target,
+    # the team's threads; `--resume` reuses a median only from the same (a log from
+    # another machine, or another `--jobs`, measured something else).
+    cpu: str = ""
+    threads: int | None = None
     version: int = VERSION
 
     def to_line(self) -> str:

@@ -28,6 +28,8 @@ from verisched.pybridge.derivation import write_text_atomic
 from verisched.pybridge.errors import BridgeError
 from verisched.schedule import AnnotationRefused
 from verisched.schedule.dsl import Program
+from verisched.targets.cpu import cpu_model
+from verisched.targets.registry import get_target
 
 from . import log as tlog
 from .evaluate import REFUSALS, TOO_SLOW, Proof, Workload, build_file, measure, prove
@@ -235,7 +237,8 @@ class Search:
             median_s=median if status == "proved" else None, message=message,
             prove_s=round(proof.prove_s, 3), worker=proof.worker,
             elapsed_s=round(self.elapsed(), 3), program=self.program.name,
-            target=self.target, sizes=dict(self.work.sizes))
+            target=self.target, sizes=dict(self.work.sizes), cpu=cpu_model(),
+            threads=self.work.threads if get_target(self.target).parallel else None)
         tlog.append(self.log_path, rec)
         out.records.append(rec)
         if self.on_record:

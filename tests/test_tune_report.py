@@ -1,0 +1,87 @@
+"""What `tune` reports about its measurements: no speedup claimed where the best
+candidate is the program as written (its ratio to itself is noise), the spread of the
+final rounds, the OpenMP threads of the search and of the final timing, a note where
+the final timing on more threads is far slower than the search (the team waited for
+busy cores), and a resumed log reused only where it was timed on this CPU with the
+same team (audit, decision #138).  Built from records: no kernel is timed here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from verisched.targets.cpu import cpu_model
+from verisched.tune import log as tlog
+from verisched.tune.api import TuneResult, _resumed
+from verisched.tune.search import Counters
+
+
+def _rec(number: int, ops: list, median: float, **kw) -> tlog.Record:
+    return tlog.Record(number, {"p": number}, {}, ops, ["reschedule."], [], "proved",
+                       median_s=median, program="mv", target="openmp", sizes={"n": 5}, **kw)
+
+
+def _result(best: tlog.Record, records: list[tlog.Record], final: dict, threads=(1, 2)
+            ) -> TuneResult:
+    res = TuneResult("mv", "openmp", {"n": 5}, best, records, Counters(), "trials",
+                     Path("mv.tune.jsonl"), Path("."))
+    res.final = final
+    res.final_spread = {k: (v * 0.9, v * 1.2) for k, v in final.items()}
+    res.threads = threads
+    return res
+
+
+def test_no_speedup_is_claimed_when_the_untuned_program_won() -> None:
+    untuned = _rec(0, [], 1e-3)
+    res = _result(untuned, [untuned], {"tuned": 0.6e-3, "untuned": 0.8e-3, "hand": 0.7e-3})
+    text = res.summary()
+    assert "the best candidate is the untuned program (no directive): no schedule beat it" in text
+    assert "vs untuned" not in text
+    assert "vs hand 0.7 ms (0.63-0.84): 1.17x" in text
+    assert "timing threads: 1 in the search" in text and "2 in the final timing" in text
+
+
+def test_a_tuned_winner_is_compared_with_its_spread() -> None:
+    untuned, tiled = _rec(0, [], 2e-3), _rec(1, [["tile"]], 1e-3)
+    res = _result(tiled, [untuned, tiled], {"tuned": 1e-3, "untuned": 2e-3}, (None, None))
+    text = res.summary()
+    assert "final timing: tuned 1 ms (0.9-1.2) vs untuned 2 ms (1.8-2.4): 2.00x" in text
+    assert "timing threads" not in text   # a serial target
+    assert res.stall_notes() == []
+
+
+def test_a_final_timing_far_slower_on_more_threads_is_flagged() -> None:
+    """The audit's run: 0.015 ms in the search on 1 thread, 7.99 ms in the final
+    timing on 2 (a 2-thread team on a busy 2-core machine), reported as a 2.00x win."""
+    untuned, fused = _rec(0, [], 0.0465e-3), _rec(1, [["inline"]], 0.0149e-3)
+    res = _result(fused, [untuned, fused], {"tuned": 7.987e-3, "untuned": 15.98e-3})
+    notes = res.stall_notes()
+    assert len(notes) == 2 and notes[0].startswith("tuned: 536x slower in the final timing")
+    assert "on 2 threads (7.987 ms) than in the search on 1 (0.0149 ms)" in notes[0]
+    assert "measure the machine's load" in notes[0]
+    # the same kernel as fast as in the search: nothing to say
+    calm = _result(fused, [untuned, fused], {"tuned": 0.012e-3, "untuned": 0.04e-3})
+    assert calm.stall_notes() == []
+
+
+def test_resume_reuses_medians_only_from_this_cpu_and_team(tmp_path: Path) -> None:
+    from verisched.schedule import dsl
+
+    (n,) = dsl.sizes("n")
+    x = dsl.tensor("x", n)
+    prog = dsl.program("mv", dsl.gen("i", n, lambda i: x[i]))
+    here = cpu_model()
+    log = tmp_path / "mv.tune.jsonl"
+    recs = [_rec(0, [], 1e-3, cpu=here, threads=1), _rec(1, [], 1e-3, cpu="Some Other CPU",
+                                                          threads=1),
+            _rec(2, [], 1e-3, cpu=here, threads=4), _rec(3, [], 1e-3)]
+    for r in recs:
+        tlog.append(log, r)
+    use, notes = _resumed(log, prog, "openmp", {"n": 5}, threads=1)
+    assert [r.number for r in use] == [0, 3]
+    said = " | ".join(notes)
+    assert "1 timed on another CPU (Some Other CPU)" in said
+    assert "1 timed with 4 OpenMP thread(s), this run times with 1" in said
+    assert "1 record(s) do not say on which CPU they were timed" in said
+    # a serial target: the team does not matter
+    use, _ = _resumed(log, prog, "openmp", {"n": 5}, threads=None)
+    assert [r.number for r in use] == [0, 2, 3]
