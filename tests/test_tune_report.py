@@ -35,8 +35,11 @@ def test_no_speedup_is_claimed_when_the_untuned_program_won() -> None:
     res = _result(untuned, [untuned], {"tuned": 0.6e-3, "untuned": 0.8e-3, "hand": 0.7e-3})
     text = res.summary()
     assert "the best candidate is the untuned program (no directive): no schedule beat it" in text
-    assert "vs untuned" not in text
-    assert "vs hand 0.7 ms (0.63-0.84): 1.17x" in text
+    assert "x untuned" not in text
+    assert ("final timing (medians of 5 interleaved rounds, their range in parentheses): "
+            "tuned 0.6 ms (0.54-0.72), untuned 0.8 ms (0.72-0.96), hand 0.7 ms (0.63-0.84)"
+            in text)
+    assert "speed of tuned: 1.17x hand (the ranges overlap: within the noise)" in text
     assert "timing threads: 1 in the search" in text and "2 in the final timing" in text
 
 
@@ -44,7 +47,8 @@ def test_a_tuned_winner_is_compared_with_its_spread() -> None:
     untuned, tiled = _rec(0, [], 2e-3), _rec(1, [["tile"]], 1e-3)
     res = _result(tiled, [untuned, tiled], {"tuned": 1e-3, "untuned": 2e-3}, (None, None))
     text = res.summary()
-    assert "final timing: tuned 1 ms (0.9-1.2) vs untuned 2 ms (1.8-2.4): 2.00x" in text
+    assert "tuned 1 ms (0.9-1.2), untuned 2 ms (1.8-2.4)" in text
+    assert "speed of tuned: 2.00x untuned\n" in text + "\n"   # the ranges do not overlap
     assert "timing threads" not in text   # a serial target
     assert res.stall_notes() == []
 
@@ -85,3 +89,36 @@ def test_resume_reuses_medians_only_from_this_cpu_and_team(tmp_path: Path) -> No
     # a serial target: the team does not matter
     use, _ = _resumed(log, prog, "openmp", {"n": 5}, threads=None)
     assert [r.number for r in use] == [0, 2, 3]
+
+
+SCALAR_V = """
+From Coq Require Import ZArith List derive.Derive.
+From Verisched Require Import ATLGeneric.
+Import ListNotations.
+Open Scope Z_scope. Open Scope atl_scope.
+Section T.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n : Z) (alpha : S) (x : Z -> S).
+  Hypothesis Hx : shaped [n] x.
+  Definition sc := GEN [ i < n ] alpha * x _[ i ].
+  Derive sc_d SuchThat (sc = sc_d) As sc_d_correct.
+  Proof. reschedule. check_safe. done. Qed.
+End T.
+"""
+
+
+def test_a_scalar_input_needs_no_shape_hypothesis(tmp_path: Path) -> None:
+    """`tune FILE.v --program NAME` refused a scalar without `shaped [] alpha`, which
+    `search` accepts: a scalar has no extent to state."""
+    import shutil
+
+    import pytest
+
+    from verisched.tune.api import program_of
+
+    if shutil.which("coqtop") is None:
+        pytest.skip("needs coqtop")
+    v = tmp_path / "S.v"
+    v.write_text(SCALAR_V)
+    prog = program_of(v, "sc_d")
+    assert dict(prog.inputs) == {"alpha": (), "x": prog.inputs[1][1]} and prog.sizes == ("n",)

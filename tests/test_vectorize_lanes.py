@@ -69,3 +69,50 @@ def test_nested_lanes_compute_as_the_interpreter(isa, name, tmp_path, capsys) ->
     # Vector code, its tail masked; a max where the program has one.
     assert ("_mm256_" if isa == "avx2" else "_mm512_") in text
     assert ("max_ps" in text) == (name in ("mx_v", "relu_v", "nest_v"))
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+def test_dsl_max_relu_vectorized_from_python(isa) -> None:
+    """`dsl.max` (smax) from the Python API: the generated section gets its ScalarMax
+    instance, `vectorize` makes it a vector max, and the kernel is a ReLU at sizes
+    below, at and past the width."""
+    import numpy as np
+
+    from verisched.schedule import Schedule, dsl
+
+    if FLAG[isa] not in cpu_flags():
+        pytest.skip(f"this CPU has no {isa}")
+    (n,) = dsl.sizes("n")
+    x, b = dsl.tensor("x", n), dsl.tensor("b", n)
+    relu = dsl.program("relu", dsl.gen("i", n, lambda i: dsl.max(x[i] * 2 + b[i], 0)),
+                       inputs=[x, b])
+    with Schedule.of(relu) as s:
+        v = s.vectorize("i", isa)
+        assert "Context {ScalarMax_S : ScalarMax S}." in v.to_coq()
+        k = v.compile(isa)
+        for m in (1, 8 if isa == "avx2" else 16, 37):
+            rng = np.random.default_rng(m)
+            xs = rng.standard_normal(m).astype(np.float32)
+            bs = rng.standard_normal(m).astype(np.float32)
+            np.testing.assert_allclose(k({"x": xs, "b": bs}, n=m),
+                                       np.maximum(2 * xs + bs, 0), rtol=1e-6)
+
+
+def test_vectorize_says_which_same_named_loops_stay_scalar() -> None:
+    """A peeled split leaves two generations named `ii` (the blocks' and the
+    epilogue's); the directive takes the first, and the Python method now says that
+    the other stays scalar instead of leaving it to be found in the C."""
+    from verisched.schedule import Schedule, dsl
+
+    (n,) = dsl.sizes("n")
+    u = dsl.tensor("u", n)
+    p = dsl.program("dbl", dsl.gen("i", n, lambda i: u[i] * 2))
+    with Schedule.of(p) as s:
+        sp = s.split("i", 32, "io", "ii", tail="peel")
+        with pytest.warns(UserWarning, match="2 generations are named ii; the first was "
+                          "vectorized, the other 1 stay scalar"):
+            sp.vectorize("ii", "avx2")
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            s.vectorize("i", "avx2")   # one loop of that name: nothing to say

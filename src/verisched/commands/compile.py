@@ -23,6 +23,7 @@ from verisched.commands.common import (
     target_for,
     writable_output,
 )
+from verisched.pybridge.literals import floored_note
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
         if hint is not None:
             print(f"to build it: {hint(c_file, getattr(lowered.kernel, 'dtype', None))}")
         report(checked)
+        floored = floored_note(checked.program.expr, getattr(lowered.kernel, "dtype", None))
+        if floored:
+            print(floored)
         return 0
 
     return int(guarded("compile", go))
@@ -56,6 +60,9 @@ def report(checked: pipeline.CheckedProgram) -> None:
     print(f"signature: inputs {', '.join(t for t, _ in p.inputs) or 'none'}; sizes "
           f"{', '.join(p.sizes) or 'none'}" + (f"; fixed {dict(checked.fixed)}"
                                                if checked.fixed else ""))
+    if p.sizes:
+        print("sizes: each at least 1 at every call (the kernel's entry check), whatever the "
+              "hypotheses below allow; a size of 0 is compiled in with --fix NAME=0")
     for c in p.preconditions:
         print(f"precondition (checked at every call): {c.name + ' : ' if c.name else ''}"
               f"{c.text}")

@@ -39,6 +39,7 @@ from verisched.commands.common import (
 from verisched.pybridge.derivation import write_text_atomic
 from verisched.pybridge.errors import TermParseError
 from verisched.pybridge.hypotheses import parse_shaped
+from verisched.pybridge.literals import floored_note
 from verisched.pybridge.replay import Signature
 from verisched.pybridge.terms import IVar
 
@@ -94,6 +95,9 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
     sizes = {s: sizes[s] for s in checked.program.sizes}
     target.check_runtime()
     kernel = pipeline.compile_checked(checked, target, fast_math=args.fast_math)
+    floored = floored_note(checked.program.expr, getattr(kernel, "dtype", None))
+    if floored:
+        print(floored)
     taken = kernel.input_dtypes()
     stray = sorted(set(files) - set(taken))
     if stray:  # a tensor of the section the derived program does not read

@@ -63,6 +63,10 @@ def run(args: argparse.Namespace) -> int:
     if r.lowering is not None:
         print(f"for the gemmini target: {r.lowering} (derivation {r.name}_scheduled: the "
               "loop unrolled into single instructions, accepted by Coq)")
+    for t, shape in r.inferred:
+        print(f"note: input {t} has no shape hypothesis in the file: its shape {shape}, read "
+              f"off the loops that index it, is stated in the found derivation "
+              f"(Hypothesis Hshape_{t} : shaped {shape} {t}.)")
     for hyp, text in r.left_out:
         print(f"note: hypothesis {hyp} : {text} is not restated in the found derivation "
               "(only shapes and conditions on the sizes are); it is proved without it")

@@ -72,3 +72,20 @@ def literal_c(num: int, den: int, dtype: np.dtype | type | str) -> str:
 
 
 _C_INT_TYPES = {"int8": "int8_t", "int32": "int32_t", "int64": "int64_t"}
+
+
+def floored_note(e: object, dtype: object) -> str | None:
+    """A note naming the literals of `e` (`slit n d` whose d does not divide n) that an
+    integer element type floors, as Coq's Z division does (`slit 1 4` is 0 in int32):
+    what the proof says, and worth saying, since it is rarely what the writer of
+    `0.25 * x` meant.  None for float types, or where every literal is whole."""
+    from verisched.pybridge.terms import Lit, walk
+
+    if dtype is None or not np.issubdtype(np.dtype(dtype), np.integer):  # type: ignore[call-overload]
+        return None
+    seen = sorted({(x.num, x.den) for x in walk(e) if isinstance(x, Lit)  # type: ignore[arg-type]
+                   and x.num % x.den})
+    if not seen:
+        return None
+    return (f"note: in {np.dtype(dtype).name} a constant is floored, as Coq's Z division "  # type: ignore[call-overload]
+            f"does (the proof's semantics): {', '.join(f'{n}/{d} is {n // d}' for n, d in seen)}")

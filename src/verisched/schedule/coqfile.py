@@ -11,10 +11,11 @@ from collections.abc import Sequence
 
 from verisched.pipeline.ast import prop_of
 from verisched.pybridge.coqterm import idx_to_coq, to_coq
+from verisched.pybridge.terms import SBin, walk
 
 from .dsl import RESERVED, Program
 
-SCALAR_TYPE, SCALAR_INST, LAWS_INST = RESERVED
+SCALAR_TYPE, SCALAR_INST, LAWS_INST, MAX_INST = RESERVED
 
 HEADER = (
     "From Coq Require Import ZArith List derive.Derive.",
@@ -39,6 +40,8 @@ def section_sentences(p: Program) -> list[str]:
     if p.scalar == SCALAR_TYPE:
         out.append(f"Context {{{SCALAR_TYPE} : Type}} {{{SCALAR_INST} : Scalar {SCALAR_TYPE}}} "
                    f"{{{LAWS_INST} : ScalarLaws {SCALAR_TYPE}}}.")
+        if any(isinstance(x, SBin) and x.op == "max" for x in walk(p.expr)):  # dsl.max
+            out.append(f"Context {{{MAX_INST} : ScalarMax {SCALAR_TYPE}}}.")
     ints = [x for x in p.sizes if x not in p.bools]
     if ints:
         out.append(f"Variables ({' '.join(ints)} : Z).")

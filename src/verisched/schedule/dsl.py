@@ -75,7 +75,7 @@ IxLike = Union["Ix", int, str]
 
 # The names the generated Coq section gives its scalar type and instances
 # (schedule/coqfile.py): no size or tensor may take them.
-RESERVED = ("S", "Scalar_S", "ScalarLaws_S")
+RESERVED = ("S", "Scalar_S", "ScalarLaws_S", "ScalarMax_S")
 
 
 # Words a name in the generated Coq cannot be: Coq's keywords, the words of ATL's
@@ -258,6 +258,15 @@ def const(x: int | float | str | Fraction) -> T:
     return T(Lit(q.numerator, q.denominator))
 
 
+def max(a: TLike, b: TLike) -> T:  # noqa: A001 - Halide's name, as dsl.sum
+    """The larger of two scalars (`smax a b`, class ScalarMax of coq/Tensor/Scalar.v:
+    Rmax on the reals, Z.max on the integers; a ReLU is `max(x, 0)`).  `vectorize` makes
+    it a vector max (coq/Targets/AVX.v), in its masked tail too.  A program using it
+    gets the instance `ScalarMax_S` in its generated Coq section."""
+    x, y = _t(a), _t(b)
+    return T(SBin("max", x.term, y.term), x.inputs() | y.inputs())
+
+
 def _t(x: object) -> T:
     if isinstance(x, T):
         return x
@@ -328,7 +337,9 @@ def let(var: str, value: T, body: Callable[[T], T]) -> T:
 
 def iterate(steps: IxLike, var: str, init: T, step: Callable[[T], T]) -> T:
     """`ITER [ steps ] var := init in step(var)` (coq/Tensor/Iter.v): `step` applied
-    `steps` times to `init` (none when steps <= 0), the state named `var`.  The
+    `steps` times to `init` (none when steps <= 0, in the semantics; a compiled kernel's
+    sizes are at least 1 at a call, so no steps is compiled in: `compile(fix={"T": 0})`),
+    the state named `var`.  The
     lowering keeps two buffers of the state (double buffering), so the step must keep
     the state's extents."""
     v, start = _name(var, "state"), _t(init)
@@ -403,6 +414,10 @@ class Program:
     # integer conditions over the sizes, as (name, text): not restated, so a derivation
     # of this program assumes less than the file did (a user is told, not left to guess).
     left_out: tuple[tuple[str, str], ...] = field(default=())
+    # Inputs of a source file with no `shaped` hypothesis, whose extents were read off
+    # the loops that index them (search/kernel_file.py) and are stated as hypotheses in
+    # a derivation of this program, as (input, its shape in Coq).
+    inferred: tuple[tuple[str, str], ...] = field(default=())
 
     def to_coq(self) -> str:
         """The program in Coq's ATL notation."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -355,7 +356,13 @@ class Schedule:
         base = self
         if not self._normal() and self._normalized():
             base = self.apply("normalize.")
-        return base.apply(f"vectorize {i} with {isa}.")
+        out = base.apply(f"vectorize {i} with {isa}.")
+        same = sum(1 for x in walk(base.program) if isinstance(x, Gen) and x.var == i)
+        if same > 1:   # Coq's directive takes the first (pre-order): say what stays scalar
+            warnings.warn(f"vectorize: {same} generations are named {i}; the first was "
+                          f"vectorized, the other {same - 1} stay scalar (rename_loop each "
+                          "to vectorize it)", stacklevel=2)
+        return out
 
     def unroll_time(self, factor: int) -> Schedule:
         """Unroll the first time iteration by `factor` (coq/Rewrites/Time.v,

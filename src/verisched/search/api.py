@@ -91,6 +91,9 @@ class SearchResult:
     # The file's hypotheses the found derivation does not restate (Program.left_out):
     # it is proved under fewer assumptions than the file makes.
     left_out: tuple[tuple[str, str], ...] = ()
+    # Inputs whose shapes the file did not state, read off their loops (Program.inferred):
+    # the found derivation states them as hypotheses.
+    inferred: tuple[tuple[str, str], ...] = ()
 
     @property
     def idioms(self) -> dict[str, int]:
@@ -225,7 +228,7 @@ def saturate(program: Program, *, idioms: str = "blas", steps: int = 10,
     found = calls_last(E.from_egg(term))
     return SearchResult(program.name, program.expr, found, cost[0], original_cost[0], done,
                         _enodes(g), time.monotonic() - start, stopped, saturated=saturated,
-                        left_out=program.left_out)
+                        left_out=program.left_out, inferred=program.inferred)
 
 
 def search(path: str | Path, name: str, *, idioms: str = "blas", steps: int = 10,

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from verisched.pybridge import terms as A
-from verisched.pybridge.coqterm import parse_program
+from verisched.pybridge.coqterm import idx_to_coq, parse_program
 from verisched.pybridge.errors import BridgeError, TermParseError
 from verisched.pybridge.hypotheses import Condition, parse_hypotheses
 from verisched.pybridge.replay import Signature, definitions_in_scope
@@ -84,7 +84,8 @@ def infer_shapes(e: A.Expr, tensors: dict[str, int]) -> dict[str, list[A.Idx | N
                     if seen is not None and seen[0] != ext:
                         raise KernelFileError(
                             f"input {t.name}: dimension {k + 1} is indexed by loops of "
-                            f"extents {seen[0]} and {ext}")
+                            f"extents {idx_to_coq(seen[0])} and {idx_to_coq(ext)} (state "
+                            f"its shape: Hypothesis H{t.name} : shaped [...] {t.name}.)")
                     off = max(off, seen[1]) if seen is not None else off
                     reach[(t.name, k)] = (ext, off)
                     shape[k] = A.IBin("+", ext, A.IConst(off)) if off else ext
@@ -144,10 +145,12 @@ def load_program(path: str | Path, name: str) -> Program:
     extents = _extent_names(expr) | used
     # an integer only passed to calls (an output scale) is no extent: it may be negative
     signed = tuple(x for x in order if x in sizes and x not in extents)
+    inferred = tuple((t, "[" + "; ".join(idx_to_coq(d) for d in s) + "]")  # type: ignore[arg-type]
+                     for t, s in inputs if s and t not in hyps.shapes)
     return Program(name, expr, tuple(inputs), order, assume,  # type: ignore[arg-type]
                    scalar=elements.pop() if elements else "S",
                    bools=tuple(x for x in order if x in bools), signed=signed,
-                   left_out=hyps.other + _partly_stated(hyps.conditions))
+                   left_out=hyps.other + _partly_stated(hyps.conditions), inferred=inferred)
 
 
 def _extent_names(e: A.Expr) -> set[str]:

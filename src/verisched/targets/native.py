@@ -274,8 +274,13 @@ class NativeKernel:
         for a, c in lw.sizes:
             v = sizes[a]
             if not size_fits(int(v)):
+                # The proof's hypotheses may allow 0 (`0 <= T`); the C entry check does not
+                # (the code relies on each size being at least 1): 0 is compiled in instead.
+                zero = (f"; a kernel's sizes are at least 1 at a call, even where its proof "
+                        f"allows 0: compile it with {a} fixed (`--fix {a}=0`, "
+                        f"compile(fix={{'{a}': 0}}))" if int(v) == 0 else "")
                 raise KernelCallError(f"{self.name}: size {a} = {v} must be positive "
-                                      "(and fit in a C int)")
+                                      f"(and fit in a C int){zero}")
             values[c] = int(v)
         for text, f in lw.assumptions:
             if evaluate(f, values) < 0:

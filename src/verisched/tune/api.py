@@ -127,15 +127,22 @@ class TuneResult:
                          f"workers left), {final_t} in the final timing (every core)")
         if not f.get("tuned"):
             return lines
-        untuned_best = self.best is not None and not self.best.ops
-        if untuned_best:
-            lines.append(f"final timing: the best candidate is the untuned program (no "
-                         f"directive): no schedule beat it; {ms('tuned')}")
+        timed = [k for k in ("tuned", "untuned", "hand") if f.get(k)]
+        lines.append(f"final timing (medians of {FINAL_ROUNDS} interleaved rounds, their range "
+                     "in parentheses): " + ", ".join(f"{k} {ms(k)}" for k in timed))
+        if self.best is not None and not self.best.ops:
+            lines.append("the best candidate is the untuned program (no directive): no "
+                         "schedule beat it")
+        ratios = []
         for k in ("untuned", "hand"):
-            if f.get(k) and not (untuned_best and k == "untuned"):
-                lines.append(f"final timing: tuned {ms('tuned')} vs {k} {ms(k)}: "
-                             f"{f[k] / f['tuned']:.2f}x (medians of {FINAL_ROUNDS} "
-                             "interleaved rounds; the ranges are the rounds' spread)")
+            if f.get(k) and not (k == "untuned" and self.best is not None and not self.best.ops):
+                lo, hi = self.final_spread.get("tuned", (f["tuned"], f["tuned"]))
+                klo, khi = self.final_spread.get(k, (f[k], f[k]))
+                noise = " (the ranges overlap: within the noise)" if lo <= khi and klo <= hi \
+                    else ""
+                ratios.append(f"{f[k] / f['tuned']:.2f}x {k}{noise}")
+        if ratios:
+            lines.append("speed of tuned: " + ", ".join(ratios))
         return lines
 
     def stall_notes(self) -> list[str]:
@@ -492,6 +499,9 @@ def program_of(path: str | Path, name: str, timeout: float = 300.0) -> Program:
     inputs = []
     for t, rank in derived.tensors:
         if t not in set(free_vars(expr)):
+            continue
+        if rank == 0 and t not in shapes:   # a scalar has no extent to state
+            inputs.append((t, ()))
             continue
         if t not in shapes or len(shapes[t]) != rank:
             raise ScheduleArgumentError("tune", "program", f"{path}: input {t} of {name} has "
