@@ -307,15 +307,6 @@ Ltac atl_vec_instr_all I :=
       atl_step ltac:(atl_everywhere_prune ltac:(atl_none_head hd) ltac:(atl_head_may hd)
                                           ltac:(atl_instr_root_any false I))).
 
-(** [k] only where the program has an [smax]: the [max] pass, a whole
-    traversal of the loop (0.13 s on the blur's interior), finds a site
-    only at an [smax] (its lemma's skeleton), and most programs have none. *)
-Ltac atl_vec_if_max k :=
-  idtac;
-  lazymatch goal with
-  | |- ?t = _ => lazymatch t with context [@smax _ _ _ _] => k | _ => idtac end
-  end.
-
 (** A lane loop whose body depends on its lane (a lane-free one is left for
     [broadcast], one instruction where [mul] of broadcasts would be two). *)
 Ltac atl_vec_lane_dep :=

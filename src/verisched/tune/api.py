@@ -110,7 +110,6 @@ class TuneResult:
         lines.append(f"log: {self.log}" + (f"; plot: {self.plot}" if self.plot else ""))
         return "\n".join(lines)
 
-
     def _final_lines(self) -> list[str]:
         """The final comparison: medians with the spread of the rounds, the threads it
         ran with, and no speedup claimed where the best candidate is the program as
@@ -130,13 +129,14 @@ class TuneResult:
         timed = [k for k in ("tuned", "untuned", "hand") if f.get(k)]
         lines.append(f"final timing (medians of {FINAL_ROUNDS} interleaved rounds, their range "
                      "in parentheses): " + ", ".join(f"{k} {ms(k)}" for k in timed))
-        if self.best is not None and not self.best.ops:
+        untuned_won = self.best is not None and not self.best.ops
+        if untuned_won:
             lines.append("the best candidate is the untuned program (no directive): no "
                          "schedule beat it")
+        lo, hi = self.final_spread.get("tuned", (f["tuned"], f["tuned"]))
         ratios = []
         for k in ("untuned", "hand"):
-            if f.get(k) and not (k == "untuned" and self.best is not None and not self.best.ops):
-                lo, hi = self.final_spread.get("tuned", (f["tuned"], f["tuned"]))
+            if f.get(k) and not (k == "untuned" and untuned_won):
                 klo, khi = self.final_spread.get(k, (f[k], f[k]))
                 noise = " (the ranges overlap: within the noise)" if lo <= khi and klo <= hi \
                     else ""
@@ -152,9 +152,7 @@ class TuneResult:
         search_t, final_t = self.threads
         if final_t is None or search_t is None or final_t <= search_t:
             return []
-        searched = {"tuned": self.best}
-        searched["untuned"] = next((r for r in self.records
-                                    if r.status == "proved" and not r.ops), None)
+        searched = {"tuned": self.best, "untuned": untuned_record(self.records)}
         out = []
         for k, rec in searched.items():
             fin = self.final.get(k)
@@ -165,6 +163,11 @@ class TuneResult:
                            "for busy cores, so the final ratios measure the machine's load; "
                            "compare the search's times, or rerun on a quiet machine")
         return out
+
+
+def untuned_record(records: Sequence[tlog.Record]) -> tlog.Record | None:
+    """The proved candidate with no directive (the program as written), if logged."""
+    return next((r for r in records if r.status == "proved" and not r.ops), None)
 
 
 def untuned_point(space: Space) -> dict[str, Any]:
@@ -385,7 +388,7 @@ def _resumed(path: Path, program: Program, target: str, sizes: Mapping[str, int]
     # and said).
     here = cpu_model()
     elsewhere = [r for r in use if r.cpu and r.cpu != here]
-    other_team = [r for r in use if r not in elsewhere and threads is not None
+    other_team = [r for r in use if not (r.cpu and r.cpu != here) and threads is not None
                   and r.threads is not None and r.threads != threads]
     if elsewhere or other_team:
         drop = {id(r) for r in elsewhere + other_team}
@@ -407,7 +410,7 @@ def _finish(res: TuneResult, program: Program, space: Space, work: Workload,
     """Outputs and the final comparison (after the search: nothing else runs)."""
     best = res.best
     kernels: dict[str, Kernel | None] = {}
-    untuned = next((r for r in res.records if r.status == "proved" and not r.ops), None)
+    untuned = untuned_record(res.records)
     for label, rec in (("tuned", best), ("untuned", untuned)):
         if rec is None:
             continue

@@ -14,6 +14,7 @@ resumed log, is told its known value and never re-measured.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -104,6 +105,12 @@ class Search:
     progress: Callable[[str], None] | None = None
     on_record: Callable[[tlog.Record], None] | None = None
     pruner: Pruner = field(default_factory=Pruner)
+
+    @functools.cached_property
+    def where(self) -> tuple[str, int | None]:
+        """Where each candidate is timed, as its record says: the CPU, and the OpenMP
+        team of a parallel target (None for a serial one)."""
+        return cpu_model(), self.work.threads if get_target(self.target).parallel else None
 
     def run(self, resumed: Iterable[tlog.Record] = (), enqueue: Iterable[dict] = ()
             ) -> Outcome:
@@ -237,8 +244,8 @@ class Search:
             median_s=median if status == "proved" else None, message=message,
             prove_s=round(proof.prove_s, 3), worker=proof.worker,
             elapsed_s=round(self.elapsed(), 3), program=self.program.name,
-            target=self.target, sizes=dict(self.work.sizes), cpu=cpu_model(),
-            threads=self.work.threads if get_target(self.target).parallel else None)
+            target=self.target, sizes=dict(self.work.sizes), cpu=self.where[0],
+            threads=self.where[1])
         tlog.append(self.log_path, rec)
         out.records.append(rec)
         if self.on_record:
