@@ -61,8 +61,9 @@ def report(checked: pipeline.CheckedProgram) -> None:
           f"{', '.join(p.sizes) or 'none'}" + (f"; fixed {dict(checked.fixed)}"
                                                if checked.fixed else ""))
     if p.sizes:
-        print("sizes: each at least 1 at every call (the kernel's entry check), whatever the "
-              "hypotheses below allow; a size of 0 is compiled in with --fix NAME=0")
+        # (one line of the demo's output: under 100 characters)
+        print("sizes: each at least 1 at a call (the entry check), whatever the hypotheses "
+              "allow")
     for c in p.preconditions:
         print(f"precondition (checked at every call): {c.name + ' : ' if c.name else ''}"
               f"{c.text}")
