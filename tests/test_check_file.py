@@ -71,3 +71,20 @@ def test_check_refuses_a_bad_file_before_building(tmp_path: Path,
     captured = capsys.readouterr()
     assert "SourceFileError" in captured.err and "line 1" in captured.err
     assert "make proofs" not in captured.out
+
+
+def test_check_prints_what_a_failing_tactic_printed(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A refusal whose message says the cause is "printed above" (vectorize's lane loop)
+    was listed with the cause dropped: it now follows, indented (audit, #138)."""
+    src = tmp_path / "Mine.v"
+    src.write_text(HEAD.replace("Definition p := GEN [ i < n ] f _[ i ].",
+                                "Hypothesis Hn : 0 <= n.\n"
+                                "  Definition p := GEN [ i < n ] f _[ 2 * i ].")
+                   + "    vectorize i with avx2.\n    done.\n  Qed.\nEnd T.\n")
+    assert main(["check", "--no-build", str(src)]) == 1
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("q: FAILED at"))
+    assert "not lane-wise (the lane loop left is printed below)" in line
+    after = out.split(line + "\n", 1)[1].splitlines()[0]
+    assert after.startswith("    vectorize: the body of loop i is not lane-wise: (GEN [ l < 8 ]")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 from verisched.commands.common import path_arg, positive_float
@@ -71,7 +72,13 @@ def check_file(path: Path, repo: Path, timeout: float) -> int:
             bad += wrong
         elif f is not None:
             step = f", step {f.step} ({f.sentence})" if f.step is not None else ""
-            print(f"{d.name}: FAILED at {path}:{f.line}{step}: {f.message}")
+            # What the tactic printed before failing (the lane loop left, the bound it
+            # could not prove), which its message points to as "printed above": listed
+            # under the derivation's line here, so said to be below.
+            msg = f.message.replace("printed above", "printed below") if f.details else f.message
+            print(f"{d.name}: FAILED at {path}:{f.line}{step}: {msg}")
+            if f.details:
+                print(textwrap.indent(f.details.strip(), "    "))
             bad += 1
         else:
             print(f"{d.name}: FAILED: not closed")
