@@ -116,3 +116,29 @@ def test_vectorize_says_which_same_named_loops_stay_scalar() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             s.vectorize("i", "avx2")   # one loop of that name: nothing to say
+
+
+def test_vectorize_into_names_the_vector_loops() -> None:
+    """`into` names the vector loops (full vectors and tail), where Coq's binders were
+    `io` (`io0` under a split's `io`); the name is checked as every new name is, and may
+    reuse the vectorized loop's own; the kernel still computes the program."""
+    import numpy as np
+
+    from verisched.schedule import Schedule, ScheduleArgumentError, dsl
+
+    (n,) = dsl.sizes("n")
+    u = dsl.tensor("u", n)
+    p = dsl.program("dbl", dsl.gen("i", n, lambda i: u[i] * 2))
+    with Schedule.of(p) as s:
+        sp = s.split("i", 32, "io", "ii", tail="peel")
+        with pytest.warns(UserWarning):   # the peeled epilogue's ii stays scalar
+            v = sp.vectorize("ii", "avx2", into="iv")
+        assert v.steps[-1] == "vectorize ii with avx2 into iv."
+        assert "GEN [ iv <" in v.text and "io0" not in v.text
+        with pytest.raises(ScheduleArgumentError, match="argument into: 'io' already names"):
+            sp.vectorize("ii", "avx2", into="io")
+        same = s.vectorize("i", "avx2", into="i")
+        assert "GEN [ i <" in same.text
+        if FLAG["avx2"] in cpu_flags():
+            x = np.arange(75, dtype=np.float32)
+            np.testing.assert_array_equal(v.compile("avx2")({"u": x}, n=75), 2 * x)

@@ -386,7 +386,22 @@ Ltac atl_vec_hint t :=
 Ltac atl_vec_lane_left w :=
   idtac; lazymatch goal with |- genr 0 w _ = _ => idtac end.
 
-Ltac atl_vec_root i w :=
+(** [into io]: the vector loops (the full vectors' and the masked tail's) get the
+    user's name, where the lemma's binders are named [io] (Coq prints [io0] under
+    a loop of that name).  A renaming (alpha), at the node [vec_split_stores]
+    made: [trunc_r (flatten (concat (GEN ..) (GENR ..)))]. *)
+Ltac atl_vec_name_root y :=
+  idtac;
+  lazymatch goal with
+  | |- @trunc_r ?X0 ?E0 ?N (@flatten ?X1 ?E1 ?a ?b (@concat ?X2 ?E2 ?q ?r
+         (@genr ?X ?E ?lo1 ?hi1 (fun z1 => @?F1 z1))
+         (@genr ?X' ?E' ?lo2 ?hi2 (fun z2 => @?F2 z2)))) = _ =>
+      exact (@eq_refl _ (@trunc_r X0 E0 N (@flatten X1 E1 a b (@concat X2 E2 q r
+               (@genr X E lo1 hi1 (fun y : Z => F1 y))
+               (@genr X' E' lo2 hi2 (fun y : Z => F2 y))))))
+  end.
+
+Ltac atl_vec_root i w name :=
   idtac;
   lazymatch goal with
   | |- vec_mark (@genr ?X ?E ?lo ?hi ?F) = ?R =>
@@ -413,10 +428,10 @@ Ltac atl_vec_root i w :=
                    idtac "vectorize: the body of loop" i "is not lane-wise:" t;
                    atl_vec_hint t end) | ]);
            fail)
-        else (atl_vec_fuse w; reflexivity))
+        else (atl_vec_fuse w; name; reflexivity))
   end.
 
-Ltac atl_vectorize i w :=
+Ltac atl_vectorize i w name :=
   atl_check_goal;
   tryif atl_step ltac:(atl_vec_mark_root i) then idtac
   else tryif atl_has_node ltac:(atl_vec_sum_root i) then
@@ -429,9 +444,15 @@ Ltac atl_vectorize i w :=
   else fail 0 "vectorize: the body of loop" i "is not a scalar (vectorize the innermost loop)";
   tryif atl_has_node ltac:(atl_vec_check_extent i) then idtac
   else fail 0 "vectorize: the extent of loop" i "cannot be proved nonnegative (printed above)";
-  tryif atl_step ltac:(atl_vec_root i w) then idtac
+  tryif atl_step ltac:(atl_vec_root i w name) then idtac
   else fail 0 "vectorize: the body of loop" i
          "is not lane-wise (the lane loop left is printed above)".
 
-Tactic Notation "vectorize" ident(i) "with" "avx2" := atl_vectorize i constr:(8%Z).
-Tactic Notation "vectorize" ident(i) "with" "avx512" := atl_vectorize i constr:(16%Z).
+Tactic Notation "vectorize" ident(i) "with" "avx2" :=
+  atl_vectorize i constr:(8%Z) idtac.
+Tactic Notation "vectorize" ident(i) "with" "avx512" :=
+  atl_vectorize i constr:(16%Z) idtac.
+Tactic Notation "vectorize" ident(i) "with" "avx2" "into" ident(y) :=
+  atl_vectorize i constr:(8%Z) ltac:(atl_step ltac:(atl_vec_name_root y)).
+Tactic Notation "vectorize" ident(i) "with" "avx512" "into" ident(y) :=
+  atl_vectorize i constr:(16%Z) ltac:(atl_step ltac:(atl_vec_name_root y)).

@@ -98,6 +98,15 @@ Section Vectorize.
   Proof. reschedule. vectorize i with avx2. check_safe. done. Qed.
   Print q5.
 
+  (* The vector loops named by the user ([into]): under a split's [io] they were
+     [io0]; here [iv], for the full vectors and the tail. *)
+  Derive q7 SuchThat (p1 = q7) As q7_ok.
+  Proof.
+    reschedule. split i by 64 into io ii peel. vectorize ii with avx2 into iv.
+    check_safe. done.
+  Qed.
+  Print q7.
+
   (* A border guard that depends on the lane: refused, saying to peel. *)
   Definition r6 := GEN [ i < n ] |[ 1 <=? i ]| f _[ i - 1 ] + f _[ i ].
   Derive s6 SuchThat (r6 = s6) As s6_ok.

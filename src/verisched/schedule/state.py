@@ -340,15 +340,20 @@ class Schedule:
         b = D.buffer("compute_root", "buffer", buffer, self._names())
         return self.apply(f"compute_root {b}.")
 
-    def vectorize(self, loop: str, isa: str = "native") -> Schedule:
+    def vectorize(self, loop: str, isa: str = "native", into: str | None = None) -> Schedule:
         """Vectorize the generation `loop` with `isa` ("avx2": 8 lanes, "avx512": 16,
         "native": the better of the two this CPU has, targets/auto.py): full vectors
         and a masked tail, the lanes as the instructions of coq/Targets/AVX.v (Exo's
         divide_loop and replace).  A program not in the lowering's normal form (an
         inlined producer leaves accesses into generations) is normalized first, as a
         step of its own: vectorized as it is, its loads would read from the producer's
-        generation, which Coq accepts but no lowering takes."""
-        i = D.loop("vectorize", "loop", loop, self._names())
+        generation, which Coq accepts but no lowering takes.  `into`: the name of the
+        vector loops (the full vectors' and the tail's; default `io`, Coq's `io0` under
+        a loop of that name)."""
+        names = self._names()
+        i = D.loop("vectorize", "loop", loop, names)
+        name = ("" if into is None else
+                f" into {D.fresh('vectorize', 'into', into, names, reuse=(i,))}")
         isa = best_vector_isa() if isa == "native" else isa
         if isa not in ("avx2", "avx512"):
             raise ScheduleArgumentError("vectorize", "isa",
@@ -356,7 +361,7 @@ class Schedule:
         base = self
         if not self._normal() and self._normalized():
             base = self.apply("normalize.")
-        out = base.apply(f"vectorize {i} with {isa}.")
+        out = base.apply(f"vectorize {i} with {isa}{name}.")
         same = sum(1 for x in walk(base.program) if isinstance(x, Gen) and x.var == i)
         if same > 1:   # Coq's directive takes the first (pre-order): say what stays scalar
             warnings.warn(f"vectorize: {same} generations are named {i}; the first was "
