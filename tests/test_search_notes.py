@@ -44,3 +44,15 @@ def test_inferred_shapes_are_noted_and_conflicts_named_in_coq(tmp_path: Path, ca
     err = capsys.readouterr().err
     assert "input x: dimension 1 is indexed by loops of extents m and n" in err
     assert "IVar" not in err and "shaped [...] x" in err
+
+
+@requires_coq
+def test_no_idiom_is_said_plainly(tmp_path: Path, capsys) -> None:
+    v = tmp_path / "none.v"
+    v.write_text(SOURCE.replace("  Definition bad", "  Definition sq := GEN [ i < m ] "
+                                "x _[ i ] * x _[ i ].\n  Definition bad"))
+    assert main(["search", str(v), "--program", "sq", "--out", str(tmp_path / "o"),
+                 "-q"]) == 0
+    out = capsys.readouterr().out
+    assert ("idioms: none: no blas idiom was found in sq; the program found is the original"
+            in out)

@@ -48,8 +48,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print(f"program found ({r.name}):")
     print("  " + pretty(r.found).replace("\n", "\n  "))
-    calls = ", ".join(f"{k} x {n}" for n, k in r.idioms.items()) or "none"
-    print(f"idioms: {calls}")
+    calls = ", ".join(f"{k} x {n}" for n, k in r.idioms.items())
+    print(f"idioms: {calls}" if calls else
+          f"idioms: none: no {args.idioms} idiom was found in {r.name}; the program found is "
+          "the original, up to the rules' rewrites")
     print(f"saturation steps: {r.steps}{' (saturated)' if r.saturated else ''}")
     print(f"e-graph size: {r.enodes} e-nodes")
     model = "LIAR's model" if args.costs == "liar" else "LIAR's model, measured call costs"
