@@ -229,6 +229,17 @@ Ltac atl_vec_check_extent i :=
     the operands that depend on the lane ([guard_true_smax]:
     [smax] has no law, [smax 0 0 = 0] is not assumed, that would let it
     through elsewhere). *)
+(** [left] where only [a] depends on the lane [x], [right] where only [b]
+    does, [both] otherwise: which operands of a binary operation keep the guard. *)
+Ltac atl_vec_sides x a b left right both :=
+  let dep t := lazymatch t with context [x] => constr:(true) | _ => constr:(false) end in
+  let da := dep a in let db := dep b in
+  lazymatch constr:((da, db)) with
+  | (true, false) => left
+  | (false, true) => right
+  | _ => both
+  end.
+
 Ltac atl_vec_guard_lane :=
   idtac;
   let x := atl_lane_var in
@@ -236,27 +247,17 @@ Ltac atl_vec_guard_lane :=
   | |- iverson (x <? ?c)%Z ?e = _ =>
       first
         [ lazymatch goal with Hp : (x <? c)%Z = true |- _ =>
-            let dep t := lazymatch t with context [x] => constr:(true) | _ => constr:(false) end in
             lazymatch e with
             | smax ?a ?b =>
-                let da := dep a in let db := dep b in
-                lazymatch constr:((da, db)) with
-                | (true, false) => eapply (guard_true_smax_l _ _ _ Hp)
-                | (false, true) => eapply (guard_true_smax_r _ _ _ Hp)
-                | _ => eapply (guard_true_smax _ _ _ Hp)
-                end
+                atl_vec_sides x a b ltac:(eapply (guard_true_smax_l _ _ _ Hp))
+                  ltac:(eapply (guard_true_smax_r _ _ _ Hp))
+                  ltac:(eapply (guard_true_smax _ _ _ Hp))
             | sadd ?a ?b =>
-                let da := dep a in let db := dep b in
-                lazymatch constr:((da, db)) with
-                | (true, false) => eapply (guard_true_sadd_l _ _ _ Hp)
-                | (false, true) => eapply (guard_true_sadd_r _ _ _ Hp)
-                end
+                atl_vec_sides x a b ltac:(eapply (guard_true_sadd_l _ _ _ Hp))
+                  ltac:(eapply (guard_true_sadd_r _ _ _ Hp)) ltac:(fail)
             | tadd ?a ?b =>
-                let da := dep a in let db := dep b in
-                lazymatch constr:((da, db)) with
-                | (true, false) => eapply (guard_true_tadd_l _ _ _ Hp)
-                | (false, true) => eapply (guard_true_tadd_r _ _ _ Hp)
-                end
+                atl_vec_sides x a b ltac:(eapply (guard_true_tadd_l _ _ _ Hp))
+                  ltac:(eapply (guard_true_tadd_r _ _ _ Hp)) ltac:(fail)
             | _ => is_var e; eapply (guard_elim _ _ Hp)
             end
           end

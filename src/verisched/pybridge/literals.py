@@ -19,6 +19,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from verisched.pybridge.terms import Lit, walk
+
 
 class LiteralError(ValueError):
     """A literal that the requested element type cannot represent as Coq means it."""
@@ -79,8 +81,6 @@ def floored_note(e: object, dtype: object) -> str | None:
     integer element type floors, as Coq's Z division does (`slit 1 4` is 0 in int32):
     what the proof says, and worth saying, since it is rarely what the writer of
     `0.25 * x` meant.  None for float types, or where every literal is whole."""
-    from verisched.pybridge.terms import Lit, walk
-
     if dtype is None or not np.issubdtype(np.dtype(dtype), np.integer):  # type: ignore[call-overload]
         return None
     seen = sorted({(x.num, x.den) for x in walk(e) if isinstance(x, Lit)  # type: ignore[arg-type]
