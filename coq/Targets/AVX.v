@@ -15,6 +15,9 @@
     and stores take the number of active lanes [n] (lanes [n ..] are zero):
     - [loadu v o]       = [GEN [ l < w ] v _[ o + l ]]          ([_mm256_loadu_ps(&v[o])])
     - [maskload v o n]  = [GEN [ l < w ] |[ l <? n ]| v _[ o + l ]]  ([_mm256_maskload_ps])
+    - [maskload_range v o a b] = [GEN [ l < w ] |[ a <=? l ]| |[ l <? b ]| v _[ o + l ]]
+      (the same intrinsic, with the mask of lanes [a <= l < b]: a border
+      on either side);
     - [broadcast x]     = [GEN [ l < w ] x]                      ([_mm256_set1_ps(x)])
     - [mul a b]         = [GEN [ l < w ] a _[ l ] * b _[ l ]]    ([_mm256_mul_ps])
     - [add a b]         = [GEN [ l < w ] a _[ l ] + b _[ l ]]    ([_mm256_add_ps])
@@ -76,6 +79,10 @@ Section Specs.
     GEN [ l < w ] |[ l <? n ]| v _[ l ].
   Definition vec_max `{ScalarMax S} (a b : Z -> S) : Z -> S :=
     GEN [ l < w ] smax (a _[ l ]) (b _[ l ]).
+  (** The lanes [a <= l < b] of [v] from [o], zero elsewhere: a load cut by
+      a border on either side (the masked lanes are not read). *)
+  Definition vec_maskload_range (v : Z -> S) (o a b : Z) : Z -> S :=
+    GEN [ l < w ] |[ a <=? l ]| |[ l <? b ]| v _[ o + l ].
 End Specs.
 
 (** ** AVX2 (8 lanes) and AVX-512F (16 lanes)
@@ -123,6 +130,10 @@ Definition avx512_maskstore {S : Type} `{Scalar S} :=
   Eval cbv beta delta [vec_maskstore] in @vec_maskstore S _ 16.
 Definition avx512_max {S : Type} `{Scalar S} `{ScalarMax S} :=
   Eval cbv beta delta [vec_max] in @vec_max S _ 16 _.
+Definition avx2_maskload_range {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_range] in @vec_maskload_range S _ 8.
+Definition avx512_maskload_range {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_range] in @vec_maskload_range S _ 16.
 
 (** ** Which constants are the instructions of a width
 
@@ -473,3 +484,5 @@ End WidthForms.
 #[global] Instance AtlInstr_avx512_storeu : AtlInstr (@avx512_storeu) := {}.
 #[global] Instance AtlInstr_avx512_maskstore : AtlInstr (@avx512_maskstore) := {}.
 #[global] Instance AtlInstr_avx512_max : AtlInstr (@avx512_max) := {}.
+#[global] Instance AtlInstr_avx2_maskload_range : AtlInstr (@avx2_maskload_range) := {}.
+#[global] Instance AtlInstr_avx512_maskload_range : AtlInstr (@avx512_maskload_range) := {}.

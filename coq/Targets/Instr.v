@@ -208,7 +208,9 @@ Tactic Notation "set_memory" "at" uconstr(pat) constr(M) :=
     with a numeral extent [w] (the lane loop), each access index [i] that
     mentions [l] into [o + l] with [o] the [ring_simplify] normal form of
     [i - l], and each guard [a <? b] with [l] in [a] into [l <? c], with
-    [c] the normal form of [b - (a - l)] (proved by [ring]).  Indices
+    [c] the normal form of [b - (a - l)] (proved by [ring]); a guard
+    [a <=? b] with [l] in [a] likewise into [l <? c], and [a <=? b] or
+    [a <? b] with [l] in [b] (a left border) into [c <=? l].  Indices
     already of that form, and those where [l] does not occur with
     coefficient 1, are left alone. *)
 
@@ -219,6 +221,28 @@ Lemma guard_lane_shift {X} `{TensorElem X} (a b x c : Z) (e : X) :
   (a - x = b - c)%Z -> iverson (a <? b)%Z e = iverson (x <? c)%Z e.
 Proof.
   intros Hs; f_equal; destruct (Z.ltb_spec a b), (Z.ltb_spec x c); auto; exfalso; lia.
+Qed.
+
+(** A border guard in lane form (Halide's boundary conditions, Halide
+    formal semantics Sec. 4, cut by a vector): a lower bound [c <=? l] from
+    [a <=? b] or [a <? b] with the lane in [b], an upper bound [l <? c] from
+    [a <=? b] with the lane in [a]. *)
+Lemma guard_lane_shift_le {X} `{TensorElem X} (a b x c : Z) (e : X) :
+  (a - c = b - x)%Z -> iverson (a <=? b)%Z e = iverson (c <=? x)%Z e.
+Proof.
+  intros Hs; f_equal; destruct (Z.leb_spec a b), (Z.leb_spec c x); auto; exfalso; lia.
+Qed.
+
+Lemma guard_lane_shift_lt_lo {X} `{TensorElem X} (a b x c : Z) (e : X) :
+  (a + 1 - c = b - x)%Z -> iverson (a <? b)%Z e = iverson (c <=? x)%Z e.
+Proof.
+  intros Hs; f_equal; destruct (Z.ltb_spec a b), (Z.leb_spec c x); auto; exfalso; lia.
+Qed.
+
+Lemma guard_lane_shift_le_hi {X} `{TensorElem X} (a b x c : Z) (e : X) :
+  (a - x = b + 1 - c)%Z -> iverson (a <=? b)%Z e = iverson (x <? c)%Z e.
+Proof.
+  intros Hs; f_equal; destruct (Z.leb_spec a b), (Z.ltb_spec x c); auto; exfalso; lia.
 Qed.
 
 (** The innermost lane variable: the latest hypothesis [0 <= l < w], [w] a
@@ -243,12 +267,39 @@ Ltac atl_lane_root norm :=
         lazymatch o with context [x] => fail | _ => idtac end;
         transitivity (get v (o + x)%Z); [ apply get_index; ring | reflexivity ])
   | |- iverson (?a <? ?b)%Z ?e = _ =>
-      lazymatch a with context [x] => idtac | _ => fail end;
-      lazymatch a with x => fail | _ => idtac end;
-      norm constr:((a - x)%Z) ltac:(fun d =>
-        lazymatch d with context [x] => fail | _ => idtac end;
-        norm constr:((b - d)%Z) ltac:(fun c =>
-          transitivity (iverson (x <? c)%Z e); [ apply guard_lane_shift; ring | reflexivity ]))
+      lazymatch a with
+      | context [x] =>
+          lazymatch a with x => fail | _ => idtac end;
+          norm constr:((a - x)%Z) ltac:(fun d =>
+            lazymatch d with context [x] => fail | _ => idtac end;
+            norm constr:((b - d)%Z) ltac:(fun c =>
+              transitivity (iverson (x <? c)%Z e); [ apply guard_lane_shift; ring | reflexivity ]))
+      | _ =>
+          lazymatch b with context [x] => idtac | _ => fail end;
+          norm constr:((b - x)%Z) ltac:(fun d =>
+            lazymatch d with context [x] => fail | _ => idtac end;
+            norm constr:((a + 1 - d)%Z) ltac:(fun c =>
+              transitivity (iverson (c <=? x)%Z e);
+              [ apply guard_lane_shift_lt_lo; ring | reflexivity ]))
+      end
+  | |- iverson (?a <=? ?b)%Z ?e = _ =>
+      lazymatch a with
+      | context [x] =>
+          norm constr:((a - x)%Z) ltac:(fun d =>
+            lazymatch d with context [x] => fail | _ => idtac end;
+            lazymatch b with context [x] => fail | _ => idtac end;
+            norm constr:((b + 1 - d)%Z) ltac:(fun c =>
+              transitivity (iverson (x <? c)%Z e);
+              [ apply guard_lane_shift_le_hi; ring | reflexivity ]))
+      | _ =>
+          lazymatch b with context [x] => idtac | _ => fail end;
+          lazymatch b with x => fail | _ => idtac end;
+          norm constr:((b - x)%Z) ltac:(fun d =>
+            lazymatch d with context [x] => fail | _ => idtac end;
+            norm constr:((a - d)%Z) ltac:(fun c =>
+              transitivity (iverson (c <=? x)%Z e);
+              [ apply guard_lane_shift_le; ring | reflexivity ]))
+      end
   end.
 
 (** Where [atl_lane_root] can fire: an access or a guard. *)

@@ -23,7 +23,12 @@
        lane-wise [<+>] / [+] as [add], [*] as [mul], [smax] as [max]
        (where the scalar has one); [add (mul a b) c] and [add c (mul a b)]
        as [fmadd]; then the instructions by their specifications
-       ([use_instr]): [loadu], [maskload], [broadcast];
+       ([use_instr]): [loadu], [maskload], [maskload_range], [broadcast];
+       a border's guard on a load (a stencil's [|[ 0 <=? i - 1 ]| w _[ i - 1 ]]
+       or [|[ i + 1 <? n ]| w _[ i + 1 ]], Halide's constant exterior) is
+       pushed onto the load, the tighter of two upper bounds kept, and
+       becomes a masked load: [maskload] for an upper bound, [maskload_range]
+       (lanes [a <= l < b]) for a lower one, so borders need no peeling;
     4. no lane loop [GEN [ l < w ] _] may remain outside an instruction:
        otherwise the directive refuses, printing the first one left.
 
@@ -114,6 +119,29 @@ Section Guards.
   Lemma guard_true_smax_r `{ScalarMax S} p (a b : S) :
     p = true -> |[ p ]| smax a b = smax a (|[ p ]| b).
   Proof. intros ->; reflexivity. Qed.
+
+  (** Two upper bounds on the lane: the tighter one is kept (a border's
+      guard inside the tail's, or the reverse), so that no lane past either
+      is read. *)
+  Lemma guard_lt_nest_l (x c c2 : Z) (e : S) :
+    (c2 <= c)%Z -> |[ x <? c ]| |[ x <? c2 ]| e = |[ x <? c2 ]| e.
+  Proof.
+    intros Hc; destruct (Z.ltb_spec x c2), (Z.ltb_spec x c); try reflexivity; lia.
+  Qed.
+  Lemma guard_lt_nest_r (x c c2 : Z) (e : S) :
+    (c <= c2)%Z -> |[ x <? c ]| |[ x <? c2 ]| e = |[ x <? c ]| e.
+  Proof.
+    intros Hc; destruct (Z.ltb_spec x c2), (Z.ltb_spec x c); try reflexivity; lia.
+  Qed.
+
+  (** A lower bound on the lane alone (a left border): its upper bound is
+      the width, the form of [maskload_range] (Targets/AVX.v). *)
+  Lemma lanes_border_lo w a o (v : Z -> S) :
+    (GEN [ l < w ] |[ a <=? l ]| v _[ o + l ]) =
+    GEN [ l < w ] |[ a <=? l ]| |[ l <? w ]| v _[ o + l ].
+  Proof.
+    apply genr_ext_ctx; intros l Hl; rewrite (proj2 (Z.ltb_lt l w)) by lia; reflexivity.
+  Qed.
 
   (** The guard onto the left factor only (the tuner's lanes template, before
       [stage] moves it into the packed, zero-padded operand): the right factor
@@ -244,6 +272,23 @@ Ltac atl_vec_guard_lane :=
   idtac;
   let x := atl_lane_var in
   lazymatch goal with
+  | |- iverson (x <? _)%Z (iverson (_ <=? x)%Z _) = _ => eapply guard_comm
+  | |- iverson (x <? _)%Z (iverson (x <? _)%Z _) = _ =>
+      first [ eapply guard_lt_nest_l; lia | eapply guard_lt_nest_r; lia ]
+  | |- iverson (_ <=? x)%Z ?e = _ =>
+      lazymatch e with
+      | tadd _ _ => eapply tadd_guard
+      | sadd _ _ => eapply guard_sadd
+      | smul ?a ?b =>
+          lazymatch a with
+          | context [x] =>
+              lazymatch b with
+              | context [x] => eapply guard_smul_both
+              | _ => eapply eq_sym; eapply gp_iverson
+              end
+          | _ => eapply eq_sym; eapply pg_iverson
+          end
+      end
   | |- iverson (x <? ?c)%Z ?e = _ =>
       first
         [ lazymatch goal with Hp : (x <? c)%Z = true |- _ =>
@@ -350,6 +395,8 @@ Ltac atl_vec_lanes isa :=
                     ltac:(atl_vec_max_or_fail uconstr:(avx2_max_gen));
       atl_vec_instr_all uconstr:(avx2_loadu);
       atl_vec_instr_all uconstr:(avx2_maskload);
+      atl_vec_rw_all uconstr:(lanes_border_lo);
+      atl_vec_instr_all uconstr:(avx2_maskload_range);
       atl_vec_instr_all uconstr:(avx2_broadcast)
   | 16 =>
       atl_vec_instr_all uconstr:(avx512_broadcast);
@@ -357,6 +404,8 @@ Ltac atl_vec_lanes isa :=
                     uconstr:(avx512_mul_gen) ltac:(atl_vec_max_or_fail uconstr:(avx512_max_gen));
       atl_vec_instr_all uconstr:(avx512_loadu);
       atl_vec_instr_all uconstr:(avx512_maskload);
+      atl_vec_rw_all uconstr:(lanes_border_lo);
+      atl_vec_instr_all uconstr:(avx512_maskload_range);
       atl_vec_instr_all uconstr:(avx512_broadcast)
   end.
 
@@ -373,13 +422,13 @@ Ltac atl_vec_fuse isa :=
   end.
 
 (** Why a lane loop is left, where a guard of the program that depends on
-    the lane is the cause (a border): vectors must not be cut by a guard. *)
+    the lane is the cause and no masked load takes it (a guarded constant). *)
 Ltac atl_vec_hint t :=
   lazymatch t with
   | context [iverson _ _] =>
-      idtac "  (a guard that depends on the lane cuts the vectors: peel the loop's"
-            "borders off first, with peel, split ... peel or shift, or tile ... partition,"
-            "and vectorize the guard-free interior)"
+      idtac "  (a guard that depends on the lane is left where no masked load can take it,"
+            "e.g. on a constant: peel the loop's borders off first, with peel,"
+            "split ... peel or shift, or tile ... partition, and vectorize the interior)"
   | _ => idtac
   end.
 

@@ -6,7 +6,8 @@
    an smax below a sum and a product, a lane-free operand of + (c stays a
    broadcast in the tail); refusals: a SUM loop, a strided (not lane-wise)
    body, an unknown name, an extent not known nonnegative, an outer loop, a
-   border guard (saying to peel). *)
+   lane guard around a constant (saying to peel); borders on either side as
+   masked loads. *)
 From Coq Require Import ZArith List derive.Derive.
 From Verisched Require Import ATL Examples.Blur.
 Import ListNotations.
@@ -107,8 +108,23 @@ Section Vectorize.
   Qed.
   Print q7.
 
-  (* A border guard that depends on the lane: refused, saying to peel. *)
-  Definition r6 := GEN [ i < n ] |[ 1 <=? i ]| f _[ i - 1 ] + f _[ i ].
+  (* Borders: a guard that bounds the lane below or above becomes a masked
+     load (maskload_range below, maskload above); in the tail the border's
+     guard and the tail's are one mask, the tighter bound kept. *)
+  Definition p8 := GEN [ i < n ] |[ 1 <=? i ]| f _[ i - 1 ] + f _[ i ].
+  Derive q8 SuchThat (p8 = q8) As q8_ok.
+  Proof. reschedule. vectorize i with avx2. check_safe. done. Qed.
+  Print q8.
+
+  Definition p9 := GEN [ i < n ]
+    c * (|[ 0 <=? i - 2 ]| f _[ i - 2 ]) + g _[ i ] + (|[ i + 1 <? n ]| f _[ i + 1 ]).
+  Derive q9 SuchThat (p9 = q9) As q9_ok.
+  Proof. reschedule. vectorize i with avx512. check_safe. done. Qed.
+  Print q9.
+
+  (* A guard that depends on the lane around a lane-free value (a masked
+     constant): refused, saying to peel. *)
+  Definition r6 := GEN [ i < n ] f _[ i ] + (|[ 1 <=? i ]| c).
   Derive s6 SuchThat (r6 = s6) As s6_ok.
   Proof. reschedule. Fail vectorize i with avx2. done. Qed.
 End Vectorize.

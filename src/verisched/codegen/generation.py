@@ -75,14 +75,23 @@ def lower_gen(lw: Lowering, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitte
         rhi = rhi if ghi is None else smin(rhi, ix(ghi, ctx), ctx)
         one = glo is not None and ghi is not None  # at most one iteration: not parallel
         ranges = [(rlo, rhi, [], False if one else parallel)]
+    tail = -1  # which of the ranges is a split's tail
     if not unroll and pin is None:  # (a guarded range: no vector split)
         # Vector code: iterations whose lanes are all in bounds first, unmasked; the
         # ragged tail after them (codegen/vloops.py, mask_split).
         split = lw.loops.mask_split(e, dest, mode, ctx, out, lo, lo + start, lo + end, facts)
         if split is not None:
-            mid, extra = split
-            ranges = [(lo + start, mid, extra, parallel), (mid, lo + end, [], False)]
-    if parallel is True and len(ranges) == 2:
+            head, held, mid, extra = split
+            if parallel is True or unroll:
+                head, held = None, []  # (one parallel loop: parallel_split)
+            first = lo + start if head is None else head
+            ranges = [(first, lo + end if mid is None else mid, held + extra, parallel)]
+            if head is not None:  # a left border's head, masked, before the main loop
+                ranges.insert(0, (lo + start, head, [], False))
+            if mid is not None:
+                ranges.append((mid, lo + end, held, False))
+                tail = len(ranges) - 1
+    if parallel is True and len(ranges) == 2 and tail == 1:
         cov = parallel_split(lw, e, dest, mode, ctx, out, lo, ranges, facts)
         return gen_zero_edges(lw, dest, mode, ctx, out, extent) and cov
     cov = True
@@ -94,7 +103,7 @@ def lower_gen(lw: Lowering, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitte
                 lw.gen_loops.add(c2.idx_names[e.var])
             if par is not True:
                 c2.fallback_ok = False  # the first generation on this path had its turn
-            if k == 1:  # the tail of a split: a version per band of live rows
+            if k == tail:  # the tail of a split: a version per band of live rows
                 cov = lw.loops.lower_tail(e, dest, mode, c2, out, pv, lo) and cov
             else:
                 cov = lw.lower(e.body, dest.peel(pv - lo), mode, c2, out) and cov

@@ -61,7 +61,9 @@ class Facts:
 
     def add(self, f: Poly) -> None:
         if f.as_const() is None:
-            self.facts.append(f)
+            # In the same integer form as a goal (`8*v - 1 >= 0` is `v - 1 >= 0`): the
+            # elimination compares a fact with a goal tightened this way.
+            self.facts.append(_tighten(f))
             if not all(self.known.values()):
                 self.known = self._proved()
 

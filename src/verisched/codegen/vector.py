@@ -296,6 +296,9 @@ class VectorRules:
             if op == "maskload":
                 return self.vload(a[0], ix(a[1], ctx), ix(a[2], ctx),  # type: ignore[arg-type]
                                   e, ctx, out)
+            if op == "maskload_range":
+                return self.vload(a[0], ix(a[1], ctx), ix(a[3], ctx),  # type: ignore[arg-type]
+                                  e, ctx, out, lo=ix(a[2], ctx))  # type: ignore[arg-type]
             if op == "broadcast":
                 x = self.core.scalar(a[0], ctx, out)  # type: ignore[arg-type]
                 # a guard known to fail (lower_tail's versions) broadcasts its zero
@@ -336,16 +339,19 @@ class VectorRules:
         return t
 
     def vload(self, t: Expr, o: Poly, n: Poly | None, call: Instr | None, ctx: Ctx,
-              out: Emitter) -> str:
-        """Lanes `o .. o+W-1` of the rank-1 operand `t` (lanes >= n zero): the
-        address of `t _[ o ]`, a load unmasked only where provably in bounds."""
+              out: Emitter, lo: Poly | None = None) -> str:
+        """Lanes `o .. o+W-1` of the rank-1 operand `t` (lanes >= n zero, and lanes
+        < lo where given): the address of `t _[ o ]`, a load unmasked only where
+        provably in bounds."""
         isa = self.isa
         assert isa is not None
         W = isa.lanes
         base, idxs = access_base(t)
         buf = ctx.tensors.get(base.name) if isinstance(base, Var) else None
+        if lo is not None and ctx.facts.ge0(-lo):
+            lo = None  # no lane below the first is cut
         if isinstance(buf, RegBuf):
-            if o.as_const() == 0 and (n is None or ctx.facts.ge0(n - W)):
+            if lo is None and o.as_const() == 0 and (n is None or ctx.facts.ge0(n - W)):
                 return self.vexpr(t, ctx, out)
             if call is not None:
                 return self.vlanes(call, ctx, out)
@@ -362,8 +368,11 @@ class VectorRules:
         # as scalar.access: the out-of-bounds question only for bounds not proved
         if any(ctx.facts.ge0(-f - 1) for f in checks if not ctx.facts.ge0(f)):
             return isa.setzero  # provably out of bounds: zero (Fig. 2)
-        ptr = f"&{buf.cname}[{flat_text([*lead, o], buf.dims, ctx)}]"
+        flat = flat_text([*lead, o], buf.dims, ctx)
+        ptr = f"&{buf.cname}[{flat}]"
         self.note_read(buf, [*lead, o])
+        if lo is not None:
+            return self._vload_range(buf, ptr, flat, checks, o, lo, n, ctx)
         if not ctx.facts.ge0(o):
             # Lanes before the start of the row: build the vector lane by lane.
             if call is not None:
@@ -382,6 +391,39 @@ class VectorRules:
                 kp = smin(kp, b, ctx)
             ktxt = ctext(kp, ctx)
             load = isa.maskload.format(p=ptr, m=isa.mask_first.format(k=ktxt))
+        cond = ge_text(checks, ctx)
+        return f"(({cond}) ? {load} : {isa.setzero})" if cond else load
+
+    def _vload_range(self, buf: Buf, ptr: str, flat: str, checks: list[Poly], o: Poly,
+                     lo: Poly, n: Poly | None, ctx: Ctx) -> str:
+        """A load of the lanes `lo <= l < n` (a border's masked load, maskload_range)
+        from `ptr`, also cut to the row: lanes before its start (`-o`) or past its
+        end are masked, so none is read.  Where `o` may be negative the address
+        is formed in integers (`uintptr_t`): the lanes before the row are masked,
+        and C has no pointer before an array's first element."""
+        isa = self.isa
+        assert isa is not None
+        W = isa.lanes
+        lows = [lo] + ([] if ctx.facts.ge0(o) else [-o])
+        # Where the loops can be split so that no lane is cut below (the interior, past
+        # a left border), the load there is a plain one (the loop versions of vloops).
+        self.core.loops.log_needs([-x for x in lows], ctx, lower=True)
+        his = [buf.dims[-1] - o] + ([n] if n is not None else [])
+        a = lows[0]
+        for x in lows[1:]:
+            a = smax(a, x, ctx)
+        his = [h for h in his if not ctx.facts.ge0(h - W)]
+        b = Poly.const(W)
+        if his:
+            self.core.loops.log_needs([h - W for h in his], ctx)
+            b = his[0]
+            for h in his[1:]:
+                b = smin(b, h, ctx)
+        if not ctx.facts.ge0(o):
+            ptr = (f"(const {self.core.ctype} *)((uintptr_t){buf.cname} + sizeof(*{buf.cname})"
+                   f" * (uintptr_t)(intptr_t)({flat}))")
+        mask = isa.mask_range.format(lo=ctext(a, ctx), hi=ctext(b, ctx))
+        load = isa.maskload.format(p=ptr, m=mask)
         cond = ge_text(checks, ctx)
         return f"(({cond}) ? {load} : {isa.setzero})" if cond else load
 

@@ -50,8 +50,10 @@ class LoopShaping:
 
     def __init__(self, core: Lowering) -> None:
         self.core = core
-        # While probing a loop body for its mask bounds (mask_split): the bounds seen.
+        # While probing a loop body for its mask bounds (mask_split): the bounds seen,
+        # and those that hold from some iteration on (a left border's masked loads).
         self.mask_log: list[Poly] | None = None
+        self.head_log: list[Poly] = []
         self.probe_depth = 0
         # Inside a versioned tail (lower_tail): no second level of versions.
         self.versioning = 0
@@ -59,14 +61,18 @@ class LoopShaping:
     # -- splitting loops into unmasked iterations and a masked tail --------------
     def mask_split(self, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitter, lo: Poly,
                    first: Poly, last: Poly, facts: list[Poly]
-                   ) -> tuple[Poly, list[Poly]] | None:
+                   ) -> tuple[Poly | None, list[Poly], Poly | None, list[Poly]] | None:
         """Where a generation's vector masks (and the guards of unrolled register
         copies) depend on its variable v as `r - a*v >= 0` (a > 0; the lanes still in
         bounds at the end of a row, the rows left in a register block), the
         iterations with v <= r / a need no mask: split the loop there, as a person
-        writes a main loop and a tail.  Returns the split point and the facts that hold before
-        it, or None.  The body is lowered once more for this (nested loops are not
-        probed again), into a scratch emitter."""
+        writes a main loop and a tail.  Conditions logged as holding from some iteration
+        on (`a*v + r >= 0`, a > 0: a left border's masked loads, `log_needs(lower=True)`)
+        split off a head likewise, so that the main loop loads without a mask.
+        Returns (head, the facts after it, tail start, the facts before it), each point
+        None where there is no such part, or None for no split at all.  The body is
+        lowered once more for this (nested loops are not probed again), into a scratch
+        emitter."""
         core = self.core
         if (core.isa is None or self.mask_log is not None or not core.vector_program
                 or not (has_instr(e.body) or has_guard(e.body))):
@@ -80,7 +86,9 @@ class LoopShaping:
                 self.probe_depth = c2.facts.depth[vname]
                 core.lower(e.body, dest.peel(pv - lo), mode, c2, probe)
 
+        self.head_log = []
         log = self._probe(ctx, type(out), run)
+        head, head_facts = self._head(vname, first, last, ctx)
         scope = ctx.scope()
         # need = r - a v >= 0  iff  v <= r / a.  Of the needs with the same a and the
         # same r up to a constant only the smallest constant matters (floor division
@@ -103,24 +111,61 @@ class LoopShaping:
             # floor(r / a) + 1, written so that equal points print (and compare) equal
             points[need.key()] = binop("/", r + a, Poly.const(a))
             extra[need.key()] = need.subst(vname, Poly.var("@"))
-        if not points:
+        mid: Poly | None = None
+        if points:
+            ps = list(points.values())
+            mid = ps[0]
+            for p in ps[1:]:
+                mid = smin(mid, p, ctx)
+            start = first if head is None else head
+            mid = smax(smin(mid, last, ctx), start, ctx)
+            if ctx.facts.le(mid, start) or ctx.facts.le(last, mid):
+                mid = None  # one of the two parts is provably empty
+        if mid is None and head is None:
             return None
-        ps = list(points.values())
-        mid = ps[0]
-        for p in ps[1:]:
-            mid = smin(mid, p, ctx)
-        mid = smax(smin(mid, last, ctx), first, ctx)
-        if ctx.facts.le(mid, first) or ctx.facts.le(last, mid):
-            return None  # one of the two parts is provably empty
-        return mid, list(extra.values())
+        return head, head_facts, mid, list(extra.values()) if mid is not None else []
 
-    def log_needs(self, needs: list[Poly], ctx: Ctx) -> None:
+    def _head(self, vname: str, first: Poly, last: Poly, ctx: Ctx
+              ) -> tuple[Poly | None, list[Poly]]:
+        """The head split of `mask_split`: conditions `a*v + r >= 0` (a > 0, r in
+        scope) hold for v >= ceil(-r / a); the main loop starts at the largest such
+        point, clamped to [first, last].  Returns it (None where no head is cut off)
+        and the conditions, which hold from there on."""
+        scope = ctx.scope()
+        pts: list[Poly] = []
+        held: list[Poly] = []
+        for need in self.head_log:
+            coeff = var_coeff(need, vname)
+            if coeff is None or coeff <= 0:
+                continue
+            r = need - Poly.var(vname).scale(coeff)
+            if not r.vars() <= scope:
+                continue
+            # ceil(-r / a), in floor division: (a - 1 - r) / a
+            pts.append(binop("/", Poly.const(coeff - 1) - r, Poly.const(coeff)))
+            held.append(need.subst(vname, Poly.var("@")))
+        self.head_log = []
+        if not pts:
+            return None, []
+        head = pts[0]
+        for p in pts[1:]:
+            head = smax(head, p, ctx)
+        head = smin(smax(head, first, ctx), last, ctx)
+        if ctx.facts.le(head, first) or ctx.facts.le(last, head):
+            return None, []  # no iteration before it, or none after it
+        return head, held
+
+    def log_needs(self, needs: list[Poly], ctx: Ctx, lower: bool = False) -> None:
         """While probing: conditions `f >= 0` under which the fast path (no mask, no
         guard) is taken.  A condition on a loop nested inside the probed one is also
         logged for its worst iteration (the loop variable at its constant bound), so
         the probed loop can be split where the whole inner loop is guard-free (an
         interior micro-panel packs 6 rows, not `min(6, M - ...)`)."""
         if self.mask_log is None:
+            return
+        if lower:
+            # From some iteration on (mask_split's head): the loop's own variable only.
+            self.head_log.extend(needs)
             return
         for need in needs:
             self.mask_log.append(need)
