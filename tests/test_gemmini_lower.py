@@ -441,6 +441,17 @@ def test_cli_compile_and_run(derived, tmp_path: Path, monkeypatch, capsys) -> No
     assert main(["run", *common, *sizes, "--input", f"A={tmp_path}/a.npy"]) == 1
     assert ("--input A: an int32 array, but kernel qmm takes int8 (convert the file; target "
             "gemmini's element types: int8)") in capsys.readouterr().err
+    # An accumulator beyond int32 (a bias near its top): Gemmini wraps, the proof is over
+    # Z, so the kernel's int8 is not the proved one; the check says so, not OK.
+    np.save(tmp_path / "a8.npy", np.full((17, 33), 10, np.int8))
+    np.save(tmp_path / "b8.npy", np.full((33, 40), 10, np.int8))
+    np.save(tmp_path / "d.npy", np.full((17, 40), 2**31 - 1000, np.int32))
+    ins = [f"A={tmp_path}/a8.npy", f"B={tmp_path}/b8.npy", f"D={tmp_path}/d.npy"]
+    assert main(["run", *common, *sizes, *[x for i in ins for x in ("--input", i)],
+                 "--check"]) == 1
+    out = capsys.readouterr().out
+    assert ("original program: MISMATCH (an accumulator value (2147485948) is beyond int32: "
+            "Gemmini's accumulator wraps where the proof (over Z) does not") in out, out
 
 
 def test_kernel_call_infers_sizes_and_names_bad_inputs(derived) -> None:

@@ -144,7 +144,8 @@ def execute(args: argparse.Namespace, checked: pipeline.CheckedProgram | None = 
         return 0
     ok = True
     for v in pipeline.verify(checked, inputs, sizes, out):
-        status = "OK" if v.ok else "MISMATCH" if v.ok is False else f"not checked ({v.note})"
+        status = ("OK" if v.ok else f"MISMATCH{f' ({v.note})' if v.note else ''}"
+                  if v.ok is False else f"not checked ({v.note})")
         print(f"check against the reference interpreter on the {v.what}: {status}")
         ok = ok and v.ok is not False
     return 0 if ok else 1

@@ -16,7 +16,7 @@ import numpy as np
 
 from verisched.codegen.errors import KernelCallError
 from verisched.pipeline.check import CheckedProgram
-from verisched.pybridge.interp import InterpError, batch_elements, evaluate
+from verisched.pybridge.interp import InterpError, WidthOverflow, batch_elements, evaluate
 from verisched.pybridge.terms import Expr, free_vars
 from verisched.targets.base import Kernel
 
@@ -174,6 +174,9 @@ def verify(checked: CheckedProgram, inputs: Mapping[str, np.ndarray],
         try:
             want = evaluate(expr, {k: v.astype(ref_t) for k, v in inputs.items()},
                             dict(sizes), ref_t)
+        except WidthOverflow as exc:  # the kernel wrapped where the proof is over Z
+            verdicts.append(Verdict(what, False, str(exc)))
+            continue
         except InterpError as exc:
             verdicts.append(Verdict(what, None, f"the interpreter cannot evaluate it: {exc}"))
             continue

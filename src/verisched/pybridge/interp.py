@@ -69,6 +69,12 @@ class InterpError(ValueError):
     """A term that cannot be evaluated: unbound name, ill-typed, ..."""
 
 
+class WidthOverflow(InterpError):
+    """A value beyond the width the hardware computes it in (Gemmini's int32
+    accumulator): the proof is over Z, the hardware wraps, so a kernel's result there
+    is not the proved one, whatever it is compared with."""
+
+
 @dataclass(frozen=True)
 class _Val:
     """An array whose first `depth` axes are batch axes."""

@@ -42,6 +42,7 @@ import numpy as np
 
 from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.instrs import INDEX, SCALAR, TENSOR, InstrSpec, Param, register
+from verisched.pybridge.interp import WidthOverflow
 from verisched.pybridge.terms import (
     Expr,
     Gen,
@@ -289,8 +290,19 @@ def scale_float(sm: np.ndarray | int, se: np.ndarray | int) -> np.ndarray:
 def acc_out(x: np.ndarray, sm: np.ndarray | int, se: np.ndarray | int,
             act: np.ndarray | int | bool) -> np.ndarray:
     """`gemmini_acc_out sm se act x`: float32(x) * float32 scale in single precision,
-    rounded half to even, saturated to int8, then ReLU where `act` (Gemmini.v)."""
-    xf = np.asarray(x).astype(np.int64).astype(np.int32).astype(np.float32)
+    rounded half to even, saturated to int8, then ReLU where `act` (Gemmini.v).
+
+    `x` is Gemmini's int32 accumulator; Gemmini.v's model is over Z (equal to the
+    simulator for every int32 x). A value beyond int32 (a long K, a large bias) is
+    refused (`WidthOverflow`): wrapping it here, as the hardware does, would make the
+    reference agree with a kernel whose result is not the proved one."""
+    x64 = np.asarray(x).astype(np.int64)
+    if x64.size and (x64.min() < -2**31 or x64.max() >= 2**31):
+        bad = int(x64.max()) if x64.max() >= 2**31 else int(x64.min())
+        raise WidthOverflow(f"an accumulator value ({bad}) is beyond int32: Gemmini's "
+                            "accumulator wraps where the proof (over Z) does not; use "
+                            "a shorter reduction or smaller bias values")
+    xf = x64.astype(np.float32)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow saturates, as in C
         y = xf * scale_float(sm, se)
         out = np.clip(np.rint(y.astype(np.float64)), -128, 127)
