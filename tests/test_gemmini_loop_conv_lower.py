@@ -152,13 +152,20 @@ def test_an_output_scale_that_is_not_a_finite_float_is_refused(tmp_path) -> None
         with pytest.raises(KernelCallError, match=rf"output scale sm \* 2\^se = {sm} \* "
                                                   rf"2\^{se} is not a finite float32"):
             build.shapes(kernel, {**base, "sm": sm, "se": se})
-    for sm, se in ((1, 127), (1, -1000)):
+    for sm, se in ((1, 127), (1, -1000), (2**24 - 1, -30), (1 - 2**24, 0)):
         build.shapes(kernel, {**base, "sm": sm, "se": se})
+    # A significand a float cannot hold (|sm| >= 2^24, gemmini_scale_ok): rounded by
+    # (float)sm, the kernel would scale by another number than the proved one.
+    for sm in (2**24, -2**24, 2**24 + 1):
+        with pytest.raises(KernelCallError, match=rf"= {sm} \* 2\^-30 has a significand "
+                                                  rf"sm = {sm} not below 2\^24 in magnitude"):
+            build.shapes(kernel, {**base, "sm": sm, "se": -30})
     calls = [f"convws(x, w, b, 1, 3, 3, 1, 16, 1, 1, {sm}, {se}, 0, o)"
-             for sm, se in ((1, 128), (2147483647, 120), (1, 127), (1, -1000))]
+             for sm, se in ((1, 128), (2147483647, 120), (1, 127), (1, -1000),
+                            (16777217, -30), (-16777216, -30), (16777215, -30))]
     got = _call_from_c(tmp_path, kernel, build.render(kernel, harness=False),
                        "x[9], w[16], o[9 * 16]", calls)
-    assert got == ["2 7", "2 7", "0 0", "0 0"]
+    assert got == ["2 7", "2 7", "0 0", "0 0", "2 7", "2 7", "0 0"]
     # The test itself, in a file built with -ffast-math: `x - x == 0` was folded to true
     # there (-ffinite-math-only), so an infinite scale passed; it reads the bits now.
     (tmp_path / "fm.c").write_text(

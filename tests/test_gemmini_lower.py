@@ -441,6 +441,21 @@ def test_cli_compile_and_run(derived, tmp_path: Path, monkeypatch, capsys) -> No
     assert main(["run", *common, *sizes, "--input", f"A={tmp_path}/a.npy"]) == 1
     assert ("--input A: an int32 array, but kernel qmm takes int8 (convert the file; target "
             "gemmini's element types: int8)") in capsys.readouterr().err
+    # --fix takes the ReLU flag as the section writes it and a negative exponent (a value
+    # only the output path reads, never an extent); a size stays at least 0.
+    fx = ["--size", "M=17", "--size", "N=40", "--size", "K=33", "--fix", "sm=3,se=-12,act=true"]
+    assert main(["run", *common, *fx, "--seed", "1", "--check"]) == 0
+    assert "original program: OK" in capsys.readouterr().out
+    assert main(["compile", *common, "--fix", "M=-3", "-o", str(tmp_path / "q.c")]) == 1
+    assert "fix: M=-3: a size is an extent, at least 0" in capsys.readouterr().err
+    assert main(["compile", *common, "--fix", "M=true", "-o", str(tmp_path / "q.c")]) == 1
+    assert "fix: M=true: M is not a boolean flag of qmatmul_gemmini" in \
+        capsys.readouterr().err
+    # A fixed scale that is not gemmini_scale_ok is refused when compiled, not per call.
+    assert main(["compile", *common, "--fix", f"sm={2**24},se=-30", "-o",
+                 str(tmp_path / "q.c")]) == 1
+    assert (f"the output scale {2**24} * 2^-30 (fixed) has a significand sm = {2**24} not "
+            "below 2^24") in capsys.readouterr().err
     # An accumulator beyond int32 (a bias near its top): Gemmini wraps, the proof is over
     # Z, so the kernel's int8 is not the proved one; the check says so, not OK.
     np.save(tmp_path / "a8.npy", np.full((17, 33), 10, np.int8))
@@ -471,6 +486,11 @@ def test_kernel_call_infers_sizes_and_names_bad_inputs(derived) -> None:
     d = rng.integers(-99, 99, (20, 33)).astype(np.int32)
     out = kernel({"A": a, "B": b, "D": d}, sm=1, se=0, act=1)
     assert np.array_equal(out, np.clip(d + a.astype(np.int32) @ b.astype(np.int32), 0, 127))
+    # A Python bool for the ReLU flag is its int (it reached the simulator as "True",
+    # which it read as 0: no ReLU).
+    assert np.array_equal(kernel({"A": a, "B": b, "D": d}, sm=1, se=0, act=True), out)
+    assert np.array_equal(kernel({"A": a, "B": b, "D": d}, sm=1, se=0, act=False),
+                          np.clip(d + a.astype(np.int32) @ b.astype(np.int32), -128, 127))
     with pytest.raises(KernelCallError,
                        match=r"inputs must be \['A', 'B', 'D'\], got \['A', 'B'\]"):
         kernel({"A": a, "B": b}, sm=1, se=0, act=0)

@@ -192,6 +192,14 @@ def test_a_program_for_another_target_names_the_ones_that_take_it() -> None:
     with pytest.raises(LowerError, match="avx512.*which target avx2 does not provide.*"
                                           "targets that do: avx512, avx512-openmp"):
         pipeline.lower(checked, "avx2")
+    # The calls are named: Gemmini's output path is a scalar primitive, not an
+    # instruction, and "instructions of gemmini" was all that was said of it.
+    out = Instr("gemmini_acc_out", (IConst(1), IConst(0), IConst(0), Get(Var("f"), IVar("j"))))
+    checked = pipeline.check(pipeline.from_ast(gen("j", IConst(4), out),
+                                               {"f": (IConst(4),)}, prove=False), unsafe=True)
+    with pytest.raises(LowerError, match=r"uses gemmini_acc_out \(of gemmini\), which "
+                                         "target c does not provide"):
+        pipeline.lower(checked, "c")
 
 
 def test_default_target_is_c_or_the_programs_instruction_form() -> None:

@@ -295,6 +295,31 @@ def test_a_step_coq_refuses_is_reported_with_its_rule(monkeypatch: pytest.Monkey
 
 
 @requires_coq
+def test_a_replayed_command_past_its_time_limit_is_a_refusal(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """check_safe past the replay's limit (a strided conv's, in an audit) ended `search`
+    in a CoqTimeoutError traceback; it is now a one-paragraph refusal, no file written."""
+    from verisched.cli import main
+    from verisched.pybridge.errors import CoqTimeoutError
+    from verisched.schedule import Schedule
+
+    real = Schedule.apply
+
+    def slow(self, sentence, *a, **k):
+        if sentence == "check_safe.":
+            raise CoqTimeoutError("timeout after 120 s", sentence, 120.0, True)
+        return real(self, sentence, *a, **k)
+
+    monkeypatch.setattr(Schedule, "apply", slow)
+    assert main(["search", str(KERNELS), "--program", "gesummv", "--out", str(tmp_path)]) != 0
+    err = capsys.readouterr().err
+    assert "Coq did not finish check_safe. within 120 s" in err, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "gesummv_found.v").exists()
+
+
+@requires_coq
 def test_cli_prints_what_it_found(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from verisched.cli import main
     assert main(["search", str(KERNELS), "--program", "atax", "--out", str(tmp_path),

@@ -189,10 +189,14 @@ def size_hint(name: str, bools: Collection[str] = ()) -> str:
 
 def fixes(items: list[str] | None) -> dict[str, int | Fraction]:
     """`--fix NAME=VALUE` arguments: an integer (a size, or a scalar input), or a decimal
-    or fraction for a scalar input (`alpha=1.5`, `c=1/3`), kept exact.  Comma-separated
+    or fraction for a scalar input (`alpha=1.5`, `c=1/3`), kept exact; `true`/`false`
+    for a Coq bool flag (a bool, which `check` refuses for anything else).  Comma-separated
     as `--size` takes them (`--fix mc=96,kc=256`): no number has a comma."""
     out: dict[str, int | Fraction] = {}
     for k, v in pairs(split_commas(items), "--fix").items():
+        if v.strip() in ("true", "false"):  # a Coq bool flag (act=true), as --size takes it
+            out[k] = v.strip() == "true"
+            continue
         n = decimal_int(v)
         if n is not None:
             out[k] = n

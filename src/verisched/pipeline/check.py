@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from verisched.codegen.errors import CodegenError, PreconditionError, UnsafeProgramError
 from verisched.codegen.ir import C_INT_MAX, kernel_name_problem
@@ -40,12 +41,15 @@ from verisched.pybridge.hypotheses import Comparison, Condition
 from verisched.pybridge.terms import (
     Expr,
     IConst,
+    Instr,
     IVar,
     Lit,
     Shape,
     Zero,
     free_vars,
     idx_free_vars,
+    is_idx,
+    rebuild,
     specialize,
     subst,
 )
@@ -143,6 +147,17 @@ def _check_constants(derived: DerivedProgram, fix: Mapping[str, object]
     return out
 
 
+def value_params(expr: Expr) -> frozenset[str]:
+    """The variables `expr` reads only as instructions' index arguments (Gemmini's
+    `gemmini_acc_out sm se act`): values the instruction takes, never an extent, a
+    bound or a guard, so any sign is theirs."""
+    def strip(n: Any) -> Any:
+        if isinstance(n, Instr):
+            return Instr(n.name, tuple(IConst(0) if is_idx(a) else strip(a) for a in n.args))
+        return n if is_idx(n) else rebuild(n, strip)
+    return free_vars(expr) - free_vars(strip(expr))
+
+
 def _check_fix(derived: DerivedProgram, fix: Mapping[str, FixValue]) -> dict[str, int]:
     unknown = [k for k in fix if k not in derived.sizes]
     if unknown:
@@ -151,16 +166,24 @@ def _check_fix(derived: DerivedProgram, fix: Mapping[str, FixValue]) -> dict[str
                            f"of {derived.name} (its sizes: {', '.join(derived.sizes) or 'none'}"
                            f"; scalar inputs: {', '.join(scalars) or 'none'})")
     out: dict[str, int] = {}
+    values = value_params(derived.original if derived.original is not None else derived.expr)
     for k, v in fix.items():
-        if isinstance(v, bool) or not isinstance(v, int):
+        if isinstance(v, bool) and k in derived.bools:  # a Coq bool flag (act=true): 1 or 0
+            v = int(v)
+        if isinstance(v, bool):
+            raise CodegenError(f"fix: {k}={str(v).lower()}: {k} is not a boolean flag of "
+                               f"{derived.name} (an integer size)")
+        if not isinstance(v, int):
             raise CodegenError(f"fix: {k} must be an integer (it is a size), got {v}")
         if abs(v) > C_INT_MAX:  # a kernel's sizes and loops are C int
             raise CodegenError(f"fix: {k}={v} is beyond C int (|{k}| <= {C_INT_MAX}), over "
                                "which the kernels' sizes and loops run")
-        if v < 0:
-            # ATL reads a negative extent as empty, the kernel's arrays would not: a
-            # negative size was compiled in, then refused at the call with a message
-            # that named no size.  Zero stays: an empty loop, or a time loop of no steps.
+        if v < 0 and k not in values:
+            # A parameter only instructions read (Gemmini's scale exponent se) takes any
+            # sign, as at a call.  ATL reads a negative extent as empty, the kernel's
+            # arrays would not: a negative size was compiled in, then refused at the call
+            # with a message that named no size.  Zero stays: an empty loop, or a time
+            # loop of no steps.
             raise CodegenError(f"fix: {k}={v}: a size is an extent, at least 0 (a run-time "
                                "size, at least 1)")
         out[k] = int(v)

@@ -27,14 +27,19 @@ from verisched.targets.base import CSource, Kernel, Lowered, Target
 from verisched.targets.registry import TARGETS, get_target
 
 
+def _family(name: str) -> str:
+    """The instruction family of a call (its specification's, else the name's prefix)."""
+    spec = lookup(name)
+    return spec.family if spec else name.split("_", 1)[0]
+
+
 def needs(expr: Expr) -> tuple[set[str], set[str]]:
     """The instruction families and the memories (besides DRAM) `expr` uses."""
     families: set[str] = set()
     memories: set[str] = set()
     for x in walk(expr):
         if isinstance(x, Instr):
-            spec = lookup(x.name)
-            families.add(spec.family if spec else x.name.split("_", 1)[0])
+            families.add(_family(x.name))
         elif isinstance(x, Mem) and x.memory != "DRAM":
             memories.add(x.memory)
     return families, memories
@@ -51,8 +56,12 @@ def supports(target: Target, expr: Expr,
     if not missing and not mems:
         return None
     what = []
-    if missing:
-        what.append(f"instructions of {', '.join(missing)}")
+    if missing:  # named, up to three: a scalar primitive (gemmini_acc_out) is not an
+        # instruction, and "instructions of gemmini" misled where that was all there was
+        names = sorted({x.name for x in walk(expr) if isinstance(x, Instr)
+                        and _family(x.name) in missing})
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        what.append(f"{shown} (of {', '.join(missing)})")
     if mems:
         what.append(f"memories {', '.join(mems)}")
     return " and ".join(what)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from verisched.pybridge import terms as A
 from verisched.pybridge.coqterm import to_coq
+from verisched.pybridge.errors import CoqTimeoutError
 from verisched.pybridge.instrs import alpha_equal, spec_of
 from verisched.schedule import DirectiveRefused, Schedule
 from verisched.schedule.dsl import Program
@@ -249,6 +250,13 @@ def find_path(original: A.Expr, found: A.Expr, *, limit: int = 20000,
                            "(an e-class joined by a rule used right to left?)")
 
 
+def _late(what: str, timeout: float) -> str:
+    """Why a replay stopped at a Coq command that ran past its time limit."""
+    return (f"Coq did not finish {what} within {timeout:.0f} s (the limit of one replayed "
+            "command), so the found program is not certified and no file was written; "
+            "a program this large may need its steps replayed by hand (verisched check)")
+
+
 def replay(program: Program, found: A.Expr, path: list[Step], *,
            progress: Callable[[str], None] | None = None, timeout: float = 120.0,
            before_end: Callable[[Schedule], Schedule] | None = None) -> Schedule:
@@ -267,6 +275,9 @@ def replay(program: Program, found: A.Expr, path: list[Step], *,
                 except DirectiveRefused as exc:
                     raise CertificateRefused(
                         f"Coq refused step {k} (rule {step.rule}): {sentence}\n{exc}") from exc
+                except CoqTimeoutError:
+                    raise CertificateRefused(_late(f"step {k} (rule {step.rule}): "
+                                                   f"{sentence}", timeout)) from None
         got = s.program
         if got is None or not alpha_equal(got, found):
             raise CertificateRefused(
@@ -284,6 +295,8 @@ def replay(program: Program, found: A.Expr, path: list[Step], *,
                 s = s.apply(sentence)
             except DirectiveRefused as exc:
                 raise CertificateRefused(f"Coq refused {sentence} {exc}") from exc
+            except CoqTimeoutError:
+                raise CertificateRefused(_late(sentence, timeout)) from None
     except BaseException:
         s.close()
         raise

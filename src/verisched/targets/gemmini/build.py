@@ -22,7 +22,7 @@ from verisched.codegen.errors import KernelCallError
 from verisched.codegen.poly import evaluate
 from verisched.codegen.render import HEADER_CLOSE, HEADER_OPEN, c_helpers, declared, header_guard
 from verisched.targets.base import check_buffers, check_int_exprs, size_fits
-from verisched.targets.gemmini.instrs import scale_float
+from verisched.targets.gemmini.instrs import scale_problem
 from verisched.targets.gemmini.lower import GemminiKernel
 from verisched.targets.gemmini.sim import GemminiSimError, compile_program, run_program
 from verisched.targets.toolchain import atomic_write, cache_dir, evict, valid_artifact
@@ -116,11 +116,10 @@ def shapes(k: GemminiKernel, sizes: dict[str, int]) -> tuple[dict[str, tuple[int
     check_int_exprs(k.name, k.int_exprs, values, str(sizes), k.int_bounds)
     for sm_c, se_c, sm_p, se_p in k.scales:  # as the kernel's entry does
         sm, se = evaluate(sm_p, values), evaluate(se_p, values)
-        if not np.isfinite(scale_float(sm, se)):
-            raise KernelCallError(
-                f"{k.name}: the output scale {sm_c} * 2^{se_c} = {sm} * 2^{se} is not a "
-                "finite float32 (|sm| * 2^se must stay below 2^128): Gemmini's config_st "
-                "cannot take it, and the kernel refuses it (error 2)")
+        why = scale_problem(sm, se)
+        if why is not None:
+            raise KernelCallError(f"{k.name}: the output scale {sm_c} * 2^{se_c} = {sm} * "
+                                  f"2^{se} {why}; the kernel refuses it (error 2)")
     ins = {a: tuple(evaluate(x, values) for x in d) for a, _, d, _ in k.inputs}
     out = tuple(evaluate(x, values) for x in k.out_dims)
     check_buffers(k.name, [(out, np.dtype(NP_TYPES[k.out_ctype]).itemsize, "output"),
@@ -147,7 +146,8 @@ def run(k: GemminiKernel, inputs: dict[str, np.ndarray], sizes: dict[str, int],
             p.write_bytes(np.ascontiguousarray(arr).tobytes())
             files.append(str(p))
         out_file = Path(tmp) / "out.bin"
-        argv = [str(sizes[a]) for a, _ in k.sizes] + files + [str(out_file)]
+        # int() first: a Python bool (act=True) would be the text "True", which atoi reads 0
+        argv = [str(int(sizes[a])) for a, _ in k.sizes] + files + [str(out_file)]
         res = run_program(exe, argv, timeout=1800)
         if res.returncode != 0:
             raise GemminiSimError(f"run: {k.name} failed on the simulator (exit "

@@ -287,6 +287,23 @@ def scale_float(sm: np.ndarray | int, se: np.ndarray | int) -> np.ndarray:
                         ).astype(np.float32)
 
 
+def scale_problem(sm: int, se: int) -> str | None:
+    """Why the output scale sm * 2^se is not one a kernel may take (a predicate: "is
+    not ...", "has ..."), or None: it must be
+    a finite float32 (Gemmini's config_st takes nothing else) whose significand a float
+    holds exactly, |sm| < 2^24 (Gemmini.v's gemmini_scale_ok: (float)sm would round a
+    larger one, and the kernel would scale by another number than the proved one)."""
+    if not np.isfinite(scale_float(sm, se)):
+        return ("is not a finite float32 (|sm| * 2^se must stay below 2^128): Gemmini's "
+                "config_st cannot take it")
+    if abs(sm) >= 2**24:
+        return (f"has a significand sm = {sm} not below 2^24 in magnitude: a float32 "
+                "cannot hold it exactly, so the kernel would scale by another number than "
+                "the proved one (Gemmini.v's gemmini_scale_ok); write the scale as "
+                "sm * 2^se with |sm| < 2^24 (split_scale)")
+    return None
+
+
 def acc_out(x: np.ndarray, sm: np.ndarray | int, se: np.ndarray | int,
             act: np.ndarray | int | bool) -> np.ndarray:
     """`gemmini_acc_out sm se act x`: float32(x) * float32 scale in single precision,

@@ -60,7 +60,14 @@ from verisched.pybridge.terms import (
 )
 from verisched.targets.gemmini import config as cfg
 from verisched.targets.gemmini.conv_loop import CONV_LOOPS, LOOP_CONV_WS_STRIDED
-from verisched.targets.gemmini.instrs import ACC_OUT, IM2COL_STRIDED, LOAD, ROLES, STORE
+from verisched.targets.gemmini.instrs import (
+    ACC_OUT,
+    IM2COL_STRIDED,
+    LOAD,
+    ROLES,
+    STORE,
+    scale_problem,
+)
 from verisched.targets.gemmini.loops import BIAS_ARG, LOOPS
 from verisched.targets.gemmini.moves import ELEM
 from verisched.targets.gemmini.rules import GemminiRules
@@ -236,8 +243,16 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     buffers = [(d, t) for _, _, d, t in typed_inputs] + [(cdims, ELEM[out_type][0])]
     int_exprs, int_bounds = entry_check(body, name, size_list, assumptions + config_facts, ctx,
                                         buffers)
-    if rules.scales:  # config_st takes a finite float only (the simulator aborts otherwise)
-        finite = " && ".join(f"vs_scale_finite({sm}, {se})" for sm, se in rules.scales)
+    for (sm, se), (sm_p, se_p) in rules.scales.items():  # fixed: refused now, not per call
+        fixed = sm_p.as_const(), se_p.as_const()
+        if fixed[0] is not None and fixed[1] is not None:
+            why = scale_problem(fixed[0], fixed[1])
+            if why is not None:
+                raise LowerError(f"gemmini: the output scale {fixed[0]} * 2^{fixed[1]} "
+                                 f"(fixed) {why}")
+    if rules.scales:  # config_st takes a finite float only (the simulator aborts otherwise),
+        # and the proof is about an exact significand (gemmini_scale_ok)
+        finite = " && ".join(f"vs_scale_ok({sm}, {se})" for sm, se in rules.scales)
         with body.block(f"if (!({finite}))"):
             body.line(f"{name}_error = 2;")
             body.line("return 2;")
