@@ -243,7 +243,7 @@ def lower_gemmini(expr: Expr, env: dict[str, Shape], *, name: str = "kernel",
     buffers = [(d, t) for _, _, d, t in typed_inputs] + [(cdims, ELEM[out_type][0])]
     int_exprs, int_bounds = entry_check(body, name, size_list, assumptions + config_facts, ctx,
                                         buffers)
-    for (sm, se), (sm_p, se_p) in rules.scales.items():  # fixed: refused now, not per call
+    for sm_p, se_p in rules.scales.values():  # fixed: refused now, not per call
         fixed = sm_p.as_const(), se_p.as_const()
         if fixed[0] is not None and fixed[1] is not None:
             why = scale_problem(fixed[0], fixed[1])
