@@ -407,6 +407,9 @@ def test_cli_compile_and_run(derived, tmp_path: Path, monkeypatch, capsys) -> No
     assert "proved in bounds by check_safe" in src
     # How to compile it against the simulator's header: the printed command works.
     said = capsys.readouterr().out
+    # The scale and the ReLU flag take any sign at a call, unlike the sizes.
+    assert ("sizes: M, N, K each at least 1 at a call (the entry check); sm, se, act any int"
+            in said), said
     hint = re.search(r"^to build it: cc (-std=gnu11 -O2 -I\S+) -c (\S+) \(the functional "
                      r"simulator's include/gemmini.h; for the accelerator", said, re.M)
     assert hint and hint.group(2) == str(tmp_path / "qmm.c"), said

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 from verisched.targets.cpu import cpu_model
 from verisched.tune import log as tlog
 from verisched.tune.api import TuneResult, _resumed
@@ -122,3 +125,20 @@ def test_a_scalar_input_needs_no_shape_hypothesis(tmp_path: Path) -> None:
     v.write_text(SCALAR_V)
     prog = program_of(v, "sc_d")
     assert dict(prog.inputs) == {"alpha": (), "x": prog.inputs[1][1]} and prog.sizes == ("n",)
+
+
+def test_a_plot_of_one_candidate_shows_it(tmp_path) -> None:
+    """One candidate timed: a step line through one point drew nothing (a blank plot);
+    the point is marked, in the line's colour."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.image as mpimg
+
+    from verisched.tune.log import Record
+    from verisched.tune.output import plot
+
+    r = Record(0, {}, {}, [], [], [], "proved", median_s=0.002, elapsed_s=3.0)
+    path = plot(tmp_path, [r], "one", None)
+    rgb = mpimg.imread(path)[..., :3]
+    blue = np.array([0x1f, 0x77, 0xb4]) / 255  # matplotlib's first colour (C0)
+    near = np.abs(rgb - blue).max(axis=-1) < 0.08
+    assert near[:, : int(rgb.shape[1] * 0.6)].sum() > 5  # beside the legend's sample

@@ -11,6 +11,7 @@ inputs as const pointers, size parameters as int (both in the order of the
 from __future__ import annotations
 
 import argparse
+from collections.abc import Collection
 from pathlib import Path
 
 from verisched import pipeline
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         hint = getattr(lowered.target, "build_hint", None)  # one outside the registry may lack it
         if hint is not None:
             print(f"to build it: {hint(c_file, getattr(lowered.kernel, 'dtype', None))}")
-        report(checked)
+        report(checked, set(getattr(lowered.kernel, "config_params", ())))
         floored = floored_note(checked.program.expr, getattr(lowered.kernel, "dtype", None))
         if floored:
             print(floored)
@@ -54,13 +55,20 @@ def run(args: argparse.Namespace) -> int:
     return int(guarded("compile", go))
 
 
-def report(checked: pipeline.CheckedProgram) -> None:
-    """The kernel's signature, preconditions and what it assumes without checking."""
+def report(checked: pipeline.CheckedProgram, configs: Collection[str] = ()) -> None:
+    """The kernel's signature, preconditions and what it assumes without checking.
+    `configs`: the lowered kernel's parameters of any sign (Gemmini's scale and ReLU
+    flag, which the entry check does not hold to at least 1)."""
     p = checked.program
     print(f"signature: inputs {', '.join(t for t, _ in p.inputs) or 'none'}; sizes "
           f"{', '.join(p.sizes) or 'none'}" + (f"; fixed {dict(checked.fixed)}"
                                                if checked.fixed else ""))
-    if p.sizes:
+    values = [a for a in p.sizes if a in configs]
+    if values:
+        print(f"sizes: {', '.join(a for a in p.sizes if a not in configs) or 'none'} each at "
+              f"least 1 at a call (the entry check); {', '.join(values)} any int (values "
+              "the instructions take)")
+    elif p.sizes:
         # (one line of the demo's output: under 100 characters)
         print("sizes: each at least 1 at a call (the entry check), whatever the hypotheses "
               "allow")

@@ -148,7 +148,8 @@ def plot(out_dir: Path, records: list[Record], name: str, untuned_s: float | Non
             xs.append(r.elapsed_s)
             ys.append(best * 1e3)
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.step(xs, ys, where="post", label="best proved candidate")
+    # Markers too: a step line through one point (one candidate timed) draws nothing.
+    ax.step(xs, ys, where="post", marker="o", markersize=3, label="best proved candidate")
     if untuned_s:
         ax.axhline(untuned_s * 1e3, color="grey", ls="--", label="untuned")
     ax.set_xlabel("tuning time (s)")
