@@ -425,6 +425,10 @@ Ltac atl_vec_fuse isa :=
     the lane is the cause and no masked load takes it (a guarded constant). *)
 Ltac atl_vec_hint t :=
   lazymatch t with
+  | context [iverson (_ <? _)%Z (iverson (_ <? _)%Z _)] =>
+      idtac "  (two upper bounds on the lane, neither provably the tighter: a split's"
+            "guarded tail inside the vectors; split with peel (a guard-free main part)"
+            "and vectorize its inner loop, or vectorize the loop before splitting it)"
   | context [iverson _ _] =>
       idtac "  (a guard that depends on the lane is left where no masked load can take it,"
             "e.g. on a constant: peel the loop's borders off first, with peel,"

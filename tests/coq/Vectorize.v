@@ -127,6 +127,14 @@ Section Vectorize.
   Definition r6 := GEN [ i < n ] f _[ i ] + (|[ 1 <=? i ]| c).
   Derive s6 SuchThat (r6 = s6) As s6_ok.
   Proof. reschedule. Fail vectorize i with avx2. done. Qed.
+
+  (* A split's guarded tail inside the vectors: two upper bounds on the lane,
+     neither provably the tighter; refused, saying to split with peel. *)
+  Definition r7 := GEN [ i < n ] c * f _[ i ].
+  Derive s7 SuchThat (r7 = s7) As s7_ok.
+  Proof.
+    reschedule. split i by 64 into io ii. Fail vectorize ii with avx2. done.
+  Qed.
 End Vectorize.
 
 Section VectorizeMax.
