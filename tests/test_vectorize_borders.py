@@ -1,5 +1,7 @@
 """`vectorize` through a border guard (a stencil's reads left of 0 or past n - 1,
-Halide's constant-exterior boundary), end to end, without peeling the borders first.
+Halide's constant-exterior boundary), end to end, without peeling the borders first;
+a border of an outer loop (`|[ 0 <=? y - 1 ]|` around a row read in the vectorized x)
+guards the whole vector (taken out of the lane loop; the lowering's `if`).
 
 The guard becomes a masked load: `maskload_range` (lanes a <= l < b, coq/Targets/AVX.v)
 for a lower bound, `maskload` for an upper one, the tail's mask merged with a border's.
@@ -46,6 +48,12 @@ Section Borders.
     (|[ x + 1 <? n ]| A _[ y ] _[ x + 1 ]).
   Derive rows_v SuchThat (rows = rows_v) As rows_v_ok.
   Proof. reschedule. vectorize x with ISA. check_safe. done. Qed.
+  Definition cross := GEN [ y < n ] GEN [ x < n ]
+    (|[ 0 <=? y - 1 ]| A _[ y - 1 ] _[ x ]) <+> (|[ 0 <=? x - 1 ]| A _[ y ] _[ x - 1 ]) <+>
+    A _[ y ] _[ x ] <+> (|[ x + 1 <? n ]| A _[ y ] _[ x + 1 ]) <+>
+    (|[ y + 1 <? n ]| A _[ y + 1 ] _[ x ]).
+  Derive cross_v SuchThat (cross = cross_v) As cross_v_ok.
+  Proof. reschedule. vectorize x with ISA. check_safe. done. Qed.
 End Borders.
 """
 
@@ -62,7 +70,7 @@ def _source(isa: str, tmp_path) -> str:
 
 
 @pytest.mark.parametrize("isa", ["avx2", "avx512"])
-@pytest.mark.parametrize("name", ["st3_v", "st5_v", "rows_v"])
+@pytest.mark.parametrize("name", ["st3_v", "st5_v", "rows_v", "cross_v"])
 def test_borders_compute_as_the_interpreter(isa, name, tmp_path, capsys) -> None:
     vfile = _source(isa, tmp_path)
     w = LANES[isa]

@@ -275,8 +275,12 @@ Ltac atl_vec_guard_lane :=
   | |- iverson (x <? _)%Z (iverson (_ <=? x)%Z _) = _ => eapply guard_comm
   | |- iverson (x <? _)%Z (iverson (x <? _)%Z _) = _ =>
       first [ eapply guard_lt_nest_l; lia | eapply guard_lt_nest_r; lia ]
+  | |- iverson (x <? _)%Z (iverson ?p _) = _ =>
+      (* a lane-free guard (a border of an outer loop) goes outside the lane's *)
+      lazymatch p with context [x] => fail | _ => eapply guard_comm end
   | |- iverson (_ <=? x)%Z ?e = _ =>
       lazymatch e with
+      | iverson ?p _ => lazymatch p with context [x] => fail | _ => eapply guard_comm end
       | tadd _ _ => eapply tadd_guard
       | sadd _ _ => eapply guard_sadd
       | smul ?a ?b =>
@@ -368,14 +372,18 @@ Ltac atl_vec_lane_dep :=
     so the operations nest in any order: [c * (a + b)] is [mul] of a
     broadcast and an [add] (separate passes, [add] first, left the [+] under a
     [mul] as a lane loop). *)
-Ltac atl_vec_arith_root add_tadd add mul max :=
+Ltac atl_vec_arith_root hoist add_tadd add mul max :=
   atl_vec_lane_dep;
-  first [ atl_root_l add_tadd | atl_root_l add | atl_root_l mul | max ].
+  first [ atl_root_l hoist | atl_root_l add_tadd | atl_root_l add | atl_root_l mul | max ].
 
-Ltac atl_vec_arith add_tadd add mul max :=
+(** [hoist]: [guard_gen 0 w], a guard that does not depend on the lane (a
+    border of an outer loop, [|[ 0 <=? y - 1 ]| A _[ y - 1 ] _[ x ]]) taken
+    out of the lane loop: the vector is guarded as a whole (the lowering's
+    [if]), its lanes loaded as any others. *)
+Ltac atl_vec_arith hoist add_tadd add mul max :=
   atl_side_head add true ltac:(fun h =>
     atl_step ltac:(atl_topdown_prune ltac:(atl_none_head h)
-                                     ltac:(atl_vec_arith_root add_tadd add mul max))).
+                                     ltac:(atl_vec_arith_root hoist add_tadd add mul max))).
 
 (** [max] at a lane loop, where the program has an [smax] (otherwise never:
     [smax]'s instance need not exist). *)
@@ -391,8 +399,8 @@ Ltac atl_vec_lanes isa :=
   lazymatch isa with
   | 8 =>
       atl_vec_instr_all uconstr:(avx2_broadcast);
-      atl_vec_arith uconstr:(avx2_add_gen_tadd) uconstr:(avx2_add_gen) uconstr:(avx2_mul_gen)
-                    ltac:(atl_vec_max_or_fail uconstr:(avx2_max_gen));
+      atl_vec_arith uconstr:(guard_gen 0 8) uconstr:(avx2_add_gen_tadd) uconstr:(avx2_add_gen)
+                    uconstr:(avx2_mul_gen) ltac:(atl_vec_max_or_fail uconstr:(avx2_max_gen));
       atl_vec_instr_all uconstr:(avx2_loadu);
       atl_vec_instr_all uconstr:(avx2_maskload);
       atl_vec_rw_all uconstr:(lanes_border_lo);
@@ -400,8 +408,9 @@ Ltac atl_vec_lanes isa :=
       atl_vec_instr_all uconstr:(avx2_broadcast)
   | 16 =>
       atl_vec_instr_all uconstr:(avx512_broadcast);
-      atl_vec_arith uconstr:(avx512_add_gen_tadd) uconstr:(avx512_add_gen)
-                    uconstr:(avx512_mul_gen) ltac:(atl_vec_max_or_fail uconstr:(avx512_max_gen));
+      atl_vec_arith uconstr:(guard_gen 0 16) uconstr:(avx512_add_gen_tadd)
+                    uconstr:(avx512_add_gen) uconstr:(avx512_mul_gen)
+                    ltac:(atl_vec_max_or_fail uconstr:(avx512_max_gen));
       atl_vec_instr_all uconstr:(avx512_loadu);
       atl_vec_instr_all uconstr:(avx512_maskload);
       atl_vec_rw_all uconstr:(lanes_border_lo);

@@ -122,6 +122,14 @@ Section Vectorize.
   Proof. reschedule. vectorize i with avx512. check_safe. done. Qed.
   Print q9.
 
+  (* A border of the outer loop (lane-free guard) around a row read: the
+     guard goes outside the lane loop and guards the whole vector. *)
+  Definition p10 := GEN [ y < n ] GEN [ x < m ]
+    (|[ 0 <=? y - 1 ]| A _[ y - 1 ] _[ x ]) <+> B _[ y ] _[ x ].
+  Derive q10 SuchThat (p10 = q10) As q10_ok.
+  Proof. reschedule. vectorize x with avx2. check_safe. done. Qed.
+  Print q10.
+
   (* A guard that depends on the lane around a lane-free value (a masked
      constant): refused, saying to peel. *)
   Definition r6 := GEN [ i < n ] f _[ i ] + (|[ 1 <=? i ]| c).

@@ -412,6 +412,8 @@ def _check_instr(e: Instr, ranks: dict[str, int], rank: int) -> None:
         if p.kind == SCALAR:
             _check(a, ranks, 0)
             continue
+        while isinstance(a, Guard):  # a guarded operand (vectorize's border of an
+            a = a.body               # outer loop): the lowering's `if`, zeros else
         if isinstance(a, Instr):
             _check_instr(a, ranks, p.rank)
             continue

@@ -46,7 +46,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from verisched.codegen import prefetch
-from verisched.codegen.cexpr import ctext, flat_text, ge_text, ix, linear, smax, smin
+from verisched.codegen.cexpr import ctext, flat_text, ge_text, ix, linear, pred, smax, smin
 from verisched.codegen.errors import LowerError
 from verisched.codegen.hooks import LetBody
 from verisched.codegen.ir import Buf, Ctx, Dest, Emitter, RegBuf, whole
@@ -60,6 +60,7 @@ from verisched.pybridge.terms import (
     Expr,
     Gen,
     Get,
+    Guard,
     IConst,
     Instr,
     IVar,
@@ -287,6 +288,8 @@ class VectorRules:
         assert isa is not None
         if isinstance(e, Zero):
             return isa.setzero
+        if isinstance(e, Guard):
+            return self._vguard(e, ctx, out)
         if isinstance(e, Instr):
             spec = self._check_supported(e)
             op = spec.name[len(spec.family) + 1:]
@@ -327,6 +330,30 @@ class VectorRules:
             v = buf.elem([ix(i, ctx) for i in idxs], show(e))
             return isa.setzero if v is None else v
         return self.vload(e, Poly.const(0), None, None, ctx, out)
+
+    def _vguard(self, e: Guard, ctx: Ctx, out: Emitter) -> str:
+        """A guarded vector operand (a border of an outer loop, which `vectorize` takes
+        out of the lane loop): zero, or the operand where the guard holds.  Its loads
+        are emitted inside the `if` (a row before the array is never read); where the
+        facts decide the guard, no test (a loop split where it holds has none)."""
+        assert self.isa is not None
+        cond, facts = pred(e.pred, ctx)
+        if cond is None:
+            return self.vexpr(e.body, ctx, out)
+        if cond == "0":
+            return self.isa.setzero
+        self.core.loops.log_needs(facts, ctx)  # the enclosing loop split where it holds
+        c2 = ctx.child()
+        for f in facts:
+            c2.facts.add(f)
+        sub = Emitter()
+        v = self.vexpr(e.body, c2, sub)
+        t = self.core.names.fresh("vg")
+        out.line(f"{self.isa.vtype} {t} = {self.isa.setzero};")
+        with out.block(f"if ({cond})"):
+            out.extend(sub)
+            out.line(f"{t} = {v};")
+        return t
 
     def vlanes(self, e: Instr, ctx: Ctx, out: Emitter) -> str:
         """Fallback: the call's specification lowered lane by lane into a temporary."""
