@@ -15,7 +15,9 @@ vectorize(x, 8), GuardWithIf tails as in the paper).
 
 Vectorized rows (issue 5): the derivations of coq/Examples/BlurVec.v for
 --isa (default auto: `blur_avx512` where the CPU has avx512f, else
-`blur_avx2`; vector instructions placed by `use_instr`), lowered with that
+`blur_avx2`; vector instructions placed by `use_instr`; the borders peeled),
+and of examples/blur_borders.v (`blur_avx512_masked`: the one directive
+`vectorize x`, the borders as masked loads, decision #139), lowered with that
 ISA's target (1 thread) and its OpenMP target (all cores), against Halide's
 tile(64, 64) + compute_at + vectorize schedule at the same vector width (8
 floats for AVX2, 16 for AVX-512) without parallel (1 thread) and with
@@ -205,6 +207,9 @@ HALIDE_LANES = 8  # the vectorize factor of the paper's Halide schedules
 # The vectorized rows' Halide counterpart (tile+vec) vectorizes by our kernels' lanes:
 # 16 floats where ours is the AVX-512 derivation, so both sides use the same vector width.
 ISA_LANES = {"avx2": 8, "avx512": 16}
+# The vectorized rows' derivations: the borders peeled (BlurVec.v) and as masked loads.
+DEFAULT_VEC_FILES = (str(cm.REPO_ROOT / "coq" / "Examples" / "BlurVec.v"),
+                     str(cm.REPO_ROOT / "examples" / "blur_borders.v"))
 
 
 def halide_blur(schedule: str, parallel: bool, vectorize: bool | None = None,
@@ -317,24 +322,33 @@ def choose_isa(args: argparse.Namespace) -> None:
 
 
 def load_vectorized(args: argparse.Namespace, fast: bool) -> list[cm.Ours]:
-    """The derivations of BlurVec.v lowered with the AVX2 library, serial and OpenMP;
-    a single entry saying why when there are none."""
-    path = Path(args.vec_file)
-    names = args.vec_derivation
-    if not names and path.is_file():
-        # The derivations for --isa's instruction family (BlurVec.v derives blur_avx2
-        # and blur_avx512; each ISA's target refuses the other's); all of them if none
-        # is named so.
-        isa = args.isa
-        every = cm.derivations_in(path)
-        names = [d for d in every if isa in d] or every
-    names = names or [None]
+    """The derivations of each --vec-file lowered with the ISA's targets, serial and
+    OpenMP; a single entry per file saying why when it has none."""
     fixed = {"kn": args.tile[0], "km": args.tile[1]}
     out = []
-    for name in names:
-        out.append(cm.load_ours(path, name, fixed,
-                                [("ours-1t", args.vec_target), ("ours-par", args.vec_par_target)],
-                                {"n", "m"}, fast_math=fast, timeout=1200, only_blocks=False))
+    found: set[str] = set()
+    for f in args.vec_file or DEFAULT_VEC_FILES:
+        path = Path(f)
+        every = cm.derivations_in(path) if path.is_file() else []
+        if args.vec_derivation:
+            names: list[str | None] = [d for d in args.vec_derivation if d in every]
+            found.update(n for n in names if n)
+            if not names:
+                continue
+        else:
+            # The derivations for --isa's instruction family (BlurVec.v derives blur_avx2
+            # and blur_avx512; each ISA's target refuses the other's); all of them if none
+            # is named so.
+            names = [d for d in every if args.isa in d] or every or [None]
+        for name in names:
+            out.append(cm.load_ours(path, name, fixed,
+                                    [("ours-1t", args.vec_target),
+                                     ("ours-par", args.vec_par_target)],
+                                    {"n", "m"}, fast_math=fast, timeout=1200, only_blocks=False))
+    missing = [d for d in args.vec_derivation if d not in found]
+    if missing:
+        raise SystemExit(f"verisched bench blur: no --vec-file has derivation(s) "
+                         f"{', '.join(missing)}")
     return out
 
 
@@ -365,10 +379,11 @@ def main(argv: list[str] | None = None) -> int:
                          "coq/Examples/Blur.v (refused: they are not proved in bounds)")
     ap.add_argument("--from-coq", action="store_true",
                     help="the default (kept so that old command lines still work)")
-    ap.add_argument("--vec-file", default=str(cm.REPO_ROOT / "coq" / "Examples" / "BlurVec.v"),
-                    help="the vectorized derivations (rows vec:NAME)")
+    ap.add_argument("--vec-file", action="append", default=[],
+                    help="a file of vectorized derivations (rows vec:NAME); repeatable "
+                         "(default: coq/Examples/BlurVec.v and examples/blur_borders.v)")
     ap.add_argument("--vec-derivation", action="append", default=[],
-                    help="only these derivations of --vec-file (default: all)")
+                    help="only these derivations of the --vec-files (default: all for --isa)")
     ap.add_argument("--isa", choices=("auto", *ISA_LANES), default="auto",
                     help="the vectorized rows' instruction set: BlurVec.v's derivations for it, "
                          "lowered with its targets, against Halide vectorized by its lanes "
@@ -428,7 +443,8 @@ def main(argv: list[str] | None = None) -> int:
             variants.append(cm.steady((key, col), run, threads=T if t.parallel else 1))
     vec: list[cm.Ours] = []
     if not args.no_vec:
-        print(f"replaying and lowering {args.vec_file} ...", flush=True)
+        print(f"replaying and lowering {', '.join(args.vec_file or DEFAULT_VEC_FILES)} ...",
+              flush=True)
         vec = load_vectorized(args, fast)
         for ours in vec:
             if ours.missing:
@@ -513,7 +529,8 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace, origi
         f"HL_NUM_THREADS={os.environ.get('HL_NUM_THREADS')}",
         "- scalar rows (two-stage, fused, tiled): Halide 1t = the schedule without parallel "
         "and vectorize; Halide par = parallel + vectorize(8) (the ATL paper's pairing)",
-        "- vectorized rows (vec:NAME, ours from BlurVec.v lowered with "
+        "- vectorized rows (vec:NAME, ours from BlurVec.v, borders peeled, and "
+        "blur_borders.v's `_masked`, borders as masked loads, lowered with "
         f"`{args.vec_target}` / `{args.vec_par_target}`; --isa {args.isa}"
         f"{args.isa_note}"
         "): Halide tile(64,64) + compute_at + "

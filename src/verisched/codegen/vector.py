@@ -342,7 +342,10 @@ class VectorRules:
             return self.vexpr(e.body, ctx, out)
         if cond == "0":
             return self.isa.setzero
-        self.core.loops.log_needs(facts, ctx)  # the enclosing loop split where it holds
+        # the enclosing loop split where it holds: until it fails (a tail), or from
+        # where it holds on (a head: the rows below a top border, `y - 1 >= 0`)
+        self.core.loops.log_needs(facts, ctx)
+        self.core.loops.log_needs(facts, ctx, lower=True)
         c2 = ctx.child()
         for f in facts:
             c2.facts.add(f)
