@@ -44,9 +44,10 @@ A, x = dsl.tensor("A", n2, m2), dsl.tensor("x", m2)
 MATVEC = dsl.program("matvec", dsl.gen("i", n2, lambda i:
                                        dsl.sum("j", m2, lambda j: A[i, j] * x[j])))
 
-STENCIL = {"template": "stencil", "st_isa": "avx2", "st_tile": False}
-STENCIL_TILED = {"template": "stencil", "st_isa": "avx2", "st_tile": True, "st_kn": 8,
-                 "st_km": 64}
+STENCIL = {"template": "stencil", "st_isa": "avx2", "st_peel": True, "st_tile": False}
+STENCIL_TILED = {"template": "stencil", "st_isa": "avx2", "st_peel": True, "st_tile": True,
+                 "st_kn": 8, "st_km": 64}
+STENCIL_MASKED = {"template": "stencil", "st_isa": "avx2", "st_peel": False}
 RTILE = {"template": "rtile", "rt_isa": "avx2", "rt_mr": 6, "rt_nr": 16,
          "rt_pack_row": True, "rt_pack_col": True, "rt_select": True}
 avx2 = pytest.mark.skipif("avx2" not in cpu_flags(), reason="the CPU has no AVX2")
@@ -81,6 +82,9 @@ def test_stencil_template_is_the_blur_hand_chain() -> None:
                          ("vectorize", ("xi", "avx2")), ("parallel", ("yo",))]
     scalar = space.ops({"template": "stencil", "st_isa": "none", "st_tile": False})
     assert [op.method for op in scalar] == ["peel"]
+    # examples/blur_borders.v: no peel, the borders as masked loads
+    masked = [(op.method, op.args) for op in space.ops({**STENCIL_MASKED, "st_parallel": True})]
+    assert masked == [("vectorize", ("x", "avx2")), ("parallel", ("y",))]
 
 
 def test_rtile_template_is_the_conv_hand_chain() -> None:
@@ -104,9 +108,11 @@ def test_seeds_follow_the_nest_shape() -> None:
     # with the register tile's; matvec (one generation) with neither
     blur = Space.of(BLUR, get_target("avx512"))
     first = blur.seeds({})
-    assert first[0] == {"template": "stencil", "st_isa": "avx512", "st_tile": False}
-    assert first[1] == {"template": "stencil", "st_isa": "avx512", "st_tile": True,
-                        "st_kn": 32, "st_km": 256}
+    assert first[0] == {"template": "stencil", "st_isa": "avx512", "st_peel": True,
+                        "st_tile": False}
+    assert first[1] == {"template": "stencil", "st_isa": "avx512", "st_peel": True,
+                        "st_tile": True, "st_kn": 32, "st_km": 256}
+    assert first[2] == {"template": "stencil", "st_isa": "avx512", "st_peel": False}
     conv = Space.of(CONV, get_target("avx512"))
     head = conv.seeds({})[0]
     assert head["template"] == "rtile" and head["rt_nr"] == 32 and head["rt_select"]
@@ -118,15 +124,16 @@ def test_seeds_follow_the_nest_shape() -> None:
 @requires_coq
 @avx2
 def test_blur_stencil_points_proved_winner_checked(tmp_path) -> None:
-    res = tune(BLUR, target="avx2", sizes={"n": 19, "m": 45}, budget=None, trials=3,
-               jobs=1, out_dir=tmp_path, enqueue=[STENCIL, STENCIL_TILED], seeds=False)
+    res = tune(BLUR, target="avx2", sizes={"n": 19, "m": 45}, budget=None, trials=4,
+               jobs=1, out_dir=tmp_path, enqueue=[STENCIL, STENCIL_TILED, STENCIL_MASKED],
+               seeds=False)
     recs = {repr(sorted(r.params.items())): r for r in res.records}
-    for p in (STENCIL, STENCIL_TILED):
+    for p in (STENCIL, STENCIL_TILED, STENCIL_MASKED):
         rec = recs[repr(sorted(p.items()))]
         assert rec.status == "proved", rec.message
     assert res.best is not None and res.coq is not None and res.coq.ok, res.coq
     rng = np.random.default_rng(11)
-    for p in (STENCIL, STENCIL_TILED):
+    for p in (STENCIL, STENCIL_TILED, STENCIL_MASKED):
         rec = recs[repr(sorted(p.items()))]
         path = tmp_path / f"blur_{len(rec.ops)}.v"
         path.write_text(standalone(BLUR, rec.steps, closed=True))

@@ -5,8 +5,9 @@ Blur.v, BlurVec.v, Directives/BlurTiled.v, BlurVec.v) and of the 3x3 convolution
 (coq/Examples/Conv.v, Directives/Conv.v) are reached by directive chains the loop
 and micro-kernel templates (space.py, templates.py) cannot write: the blur's speed
 comes from peeling the border so that the interior is guard-free and then
-vectorizing the interior columns (a stencil's guards on the lane loop are refused
-by `vectorize`); the convolution's from a register tile over an output row
+vectorizing the interior columns, or from vectorizing the columns with their borders
+as they are (`vectorize` makes a border guard a masked load, decision #139: one
+directive, and as fast on the blur); the convolution's from a register tile over an output row
 (pixels x output channels) whose *last* pixel tile is guarded (`rows="guard"`: the
 row width need not be a multiple of the tile), fed from the row's im2col panel and
 the packed weights.
@@ -17,7 +18,9 @@ the packed weights.
   buffer), `vectorize` of the interior's column loop (`xc`, or the tile's `xi`)
   with an ISA or not at all (gcc vectorizes a guard-free scalar row by itself),
   and `parallel` of the interior's row loop (`yc` or the tile row `yo`) on OpenMP
-  targets.  Parameters: ISA or none, tile or not, kn, km, parallel.
+  targets.  Parameters: ISA or none, peel or not (with an ISA: without `peel`,
+  `vectorize` of the nest's column loop with its borders, then `parallel` of its
+  rows, no tile), tile or not, kn, km, parallel.
 - `rtile`: Directives/Conv.v's chain on the consumer's last two generations above
   its reductions (`x`, `k` of the conv): `register_tile x k by mr nr` with an ISA
   and `rows="guard"`, optionally `stage` of the input read at `x` (the im2col
@@ -89,8 +92,11 @@ def suggest(trial: Trial, template: str, isas: tuple[str, ...], parallel: bool
     p: dict[str, Any] = {"template": template}
     if template == "stencil":
         p["st_isa"] = trial.suggest_categorical("st_isa", [NONE, *isas])
-        p["st_tile"] = trial.suggest_categorical("st_tile", [False, True])
-        if p["st_tile"]:
+        if p["st_isa"] != NONE:  # the borders as masked loads: no peel, no tile
+            p["st_peel"] = trial.suggest_categorical("st_peel", [True, False])
+        if p.get("st_peel", True):
+            p["st_tile"] = trial.suggest_categorical("st_tile", [False, True])
+        if p.get("st_tile"):
             p["st_kn"] = trial.suggest_categorical("st_kn", KN_FACTORS)
             p["st_km"] = trial.suggest_categorical("st_km", KM_FACTORS)
         if parallel:
@@ -111,6 +117,9 @@ def stencil_ops(n: Layer, p: dict[str, Any], taken: set[str]) -> list[Op]:
     """The stencil chain (module docstring) on the nest's first two generations."""
     y = n.gens[0] if n.gens else "y"
     x = n.gens[1] if len(n.gens) > 1 else y
+    if not p.get("st_peel", True):  # the borders as masked loads (decision #139)
+        out = [Op("vectorize", (x, p["st_isa"]))]
+        return out + ([Op("parallel", (y,))] if p.get("st_parallel") else [])
     yc, xc = fresh(y + "c", taken), fresh(x + "c", taken)
     out = [Op("peel", (y, x), (("into", (yc, xc)),))]
     row, col = yc, xc
@@ -157,20 +166,23 @@ def seeds(n: Layer, isas: tuple[str, ...], lanes: dict[str, int], parallel: bool
     """The hand schedules' points first, widest ISA first, ordered by the nest's shape
     (an ordering of candidates, each still proved and measured; nothing is skipped):
     for a nest without a reduction, the stencil points (BlurVec.v: peeled and
-    vectorized; parallel rows on OpenMP; Fig. 9's 32 x 256 tiles vectorized; the
-    peeled scalar rows); for a nest of three or more generations over a reduction,
-    Conv.v's register tile (6 x 2 vectors, both packs, instruction selection), the
-    same unselected, and 4 x 4 vectors; on OpenMP targets the outermost generation
-    parallel (the OpenMP lowering runs only a nest's outermost generation in parallel:
-    `rt_parallel="row"` on the conv is refused by `parallel`'s check)."""
+    vectorized; parallel rows on OpenMP; Fig. 9's 32 x 256 tiles vectorized;
+    examples/blur_borders.v's borders as masked loads; the peeled scalar rows); for
+    a nest of three or more generations over a reduction, Conv.v's register tile
+    (6 x 2 vectors, both packs, instruction selection), the same unselected, and
+    4 x 4 vectors; on OpenMP targets the outermost generation parallel (the OpenMP
+    lowering runs only a nest's outermost generation in parallel: `rt_parallel="row"`
+    on the conv is refused by `parallel`'s check)."""
     out: list[dict[str, Any]] = []
     par = {"st_parallel": True} if parallel else {}
     if len(n.gens) >= 2 and not n.reduces:
         for isa in reversed(isas):
-            out.append({"template": "stencil", "st_isa": isa, "st_tile": False, **par})
+            out.append({"template": "stencil", "st_isa": isa, "st_peel": True,
+                        "st_tile": False, **par})
         if isas:
-            out.append({"template": "stencil", "st_isa": isas[-1], "st_tile": True,
-                        "st_kn": 32, "st_km": 256, **par})
+            out.append({"template": "stencil", "st_isa": isas[-1], "st_peel": True,
+                        "st_tile": True, "st_kn": 32, "st_km": 256, **par})
+            out.append({"template": "stencil", "st_isa": isas[-1], "st_peel": False, **par})
         out.append({"template": "stencil", "st_isa": NONE, "st_tile": False, **par})
     if len(n.gens) >= 3 and n.reduces:
         rpar = {"rt_parallel": "outer"} if parallel else {}
