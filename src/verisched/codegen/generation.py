@@ -79,11 +79,14 @@ def lower_gen(lw: Lowering, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitte
     if not unroll and pin is None:  # (a guarded range: no vector split)
         # Vector code: iterations whose lanes are all in bounds first, unmasked; the
         # ragged tail after them (codegen/vloops.py, mask_split).
-        split = lw.loops.mask_split(e, dest, mode, ctx, out, lo, lo + start, lo + end, facts)
+        # No head for a parallel loop (one loop: parallel_split): the tail's start must
+        # then not be clamped to a head that is not split off (decision #139's audit:
+        # iterations before it took the unmasked branch, reading and writing past
+        # the arrays at small sizes).
+        split = lw.loops.mask_split(e, dest, mode, ctx, out, lo, lo + start, lo + end, facts,
+                                    head_ok=parallel is not True)
         if split is not None:
             head, held, mid, extra = split
-            if parallel is True or unroll:
-                head, held = None, []  # (one parallel loop: parallel_split)
             first = lo + start if head is None else head
             ranges = [(first, lo + end if mid is None else mid, held + extra, parallel)]
             if head is not None:  # a left border's head, masked, before the main loop

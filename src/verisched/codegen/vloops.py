@@ -60,7 +60,7 @@ class LoopShaping:
 
     # -- splitting loops into unmasked iterations and a masked tail --------------
     def mask_split(self, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitter, lo: Poly,
-                   first: Poly, last: Poly, facts: list[Poly]
+                   first: Poly, last: Poly, facts: list[Poly], head_ok: bool = True
                    ) -> tuple[Poly | None, list[Poly], Poly | None, list[Poly]] | None:
         """Where a generation's vector masks (and the guards of unrolled register
         copies) depend on its variable v as `r - a*v >= 0` (a > 0; the lanes still in
@@ -68,7 +68,8 @@ class LoopShaping:
         iterations with v <= r / a need no mask: split the loop there, as a person
         writes a main loop and a tail.  Conditions logged as holding from some iteration
         on (`a*v + r >= 0`, a > 0: a left border's masked loads, `log_needs(lower=True)`)
-        split off a head likewise, so that the main loop loads without a mask.
+        split off a head likewise, so that the main loop loads without a mask (unless
+        `head_ok` is False: a parallel loop, one loop whose head stays masked).
         Returns (head, the facts after it, tail start, the facts before it), each point
         None where there is no such part, or None for no split at all.  The body is
         lowered once more for this (nested loops are not probed again), into a scratch
@@ -89,6 +90,8 @@ class LoopShaping:
         self.head_log = []
         log = self._probe(ctx, type(out), run)
         head, head_facts = self._head(vname, first, last, ctx)
+        if not head_ok:
+            head, head_facts = None, []
         scope = ctx.scope()
         # need = r - a v >= 0  iff  v <= r / a.  Of the needs with the same a and the
         # same r up to a constant only the smallest constant matters (floor division
