@@ -54,6 +54,19 @@ Section Borders.
     (|[ y + 1 <? n ]| A _[ y + 1 ] _[ x ]).
   Derive cross_v SuchThat (cross = cross_v) As cross_v_ok.
   Proof. reschedule. vectorize x with ISA. check_safe. done. Qed.
+  (* a conjunction of bounds, and both bounds around a sum (an audit's forms) *)
+  Definition andg := GEN [ i < n ]
+    (|[ (0 <=? i - 1) && (i + 1 <? n) ]| w _[ i - 1 ]) + w _[ i ].
+  Derive andg_v SuchThat (andg = andg_v) As andg_v_ok.
+  Proof. reschedule. vectorize i with ISA. check_safe. done. Qed.
+  Definition oversum := GEN [ i < n ]
+    |[ 0 <=? i - 1 ]| (|[ i + 1 <? n ]| (w _[ i - 1 ] + c * w _[ i + 1 ])).
+  Derive oversum_v SuchThat (oversum = oversum_v) As oversum_v_ok.
+  Proof. reschedule. vectorize i with ISA. check_safe. done. Qed.
+  Definition corner := GEN [ y < n ] GEN [ x < n ]
+    (|[ (0 <=? y - 1) && (x + 1 <? n) ]| A _[ y - 1 ] _[ x + 1 ]) <+> A _[ y ] _[ x ].
+  Derive corner_v SuchThat (corner = corner_v) As corner_v_ok.
+  Proof. reschedule. vectorize x with ISA. check_safe. done. Qed.
 End Borders.
 """
 
@@ -71,7 +84,8 @@ def _source(isa: str, tmp_path) -> str:
 
 @pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("isa", ["avx2", "avx512"])
-@pytest.mark.parametrize("name", ["st3_v", "st5_v", "rows_v", "cross_v"])
+@pytest.mark.parametrize("name", ["st3_v", "st5_v", "rows_v", "cross_v", "andg_v",
+                                  "oversum_v", "corner_v"])
 def test_borders_compute_as_the_interpreter(isa, name, parallel, tmp_path, capsys) -> None:
     """Serial and OpenMP (its outermost loop parallel: the vector loop of the 1-D
     stencils, whose left border's vectors are then not split off)."""

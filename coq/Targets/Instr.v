@@ -41,6 +41,7 @@
 From Ltac2 Require Ltac2.
 From Coq Require Import ZArith Lia.
 From Verisched Require Import Tensor.Core Tensor.Arith Rewrites.Context Rewrites.Tactics.
+From Verisched Require Rewrites.Guard.
 
 (** ** Memories
 
@@ -281,6 +282,15 @@ Ltac atl_lane_root norm :=
             norm constr:((a + 1 - d)%Z) ltac:(fun c =>
               transitivity (iverson (c <=? x)%Z e);
               [ apply guard_lane_shift_lt_lo; ring | reflexivity ]))
+      end
+  | |- iverson (?p && ?q)%bool ?e = _ =>
+      (* a conjunction on the lane: two nested guards, each normalized *)
+      lazymatch constr:((p, q)) with context [x] => idtac | _ => fail end;
+      etransitivity; [ eapply Rewrites.Guard.guard_split | ];
+      etransitivity; [ first [ atl_lane_root norm | reflexivity ] | ];
+      lazymatch goal with
+      | |- iverson ?p' _ = _ =>
+          refine (f_equal (iverson p') _); first [ atl_lane_root norm | reflexivity ]
       end
   | |- iverson (?a <=? ?b)%Z ?e = _ =>
       lazymatch a with

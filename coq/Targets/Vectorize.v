@@ -134,6 +134,23 @@ Section Guards.
     intros Hc; destruct (Z.ltb_spec x c2), (Z.ltb_spec x c); try reflexivity; lia.
   Qed.
 
+  (** Two guards around an operation, pushed together onto its operands
+      (onto the factors of [*] that depend on the lane): a border's bound
+      and the tail's, or both bounds of a border, around a sum of loads. *)
+  Lemma guard2_tadd p q (a b : S) :
+    |[ p ]| |[ q ]| (a <+> b) = (|[ p ]| |[ q ]| a) <+> (|[ p ]| |[ q ]| b).
+  Proof. rewrite !tadd_guard; reflexivity. Qed.
+  Lemma guard2_sadd p q (a b : S) :
+    |[ p ]| |[ q ]| (a + b) = (|[ p ]| |[ q ]| a) + (|[ p ]| |[ q ]| b).
+  Proof. rewrite !guard_sadd; reflexivity. Qed.
+  Lemma guard2_smul_l p q (a b : S) : |[ p ]| |[ q ]| (a * b) = (|[ p ]| |[ q ]| a) * b.
+  Proof. rewrite !gp_iverson; reflexivity. Qed.
+  Lemma guard2_smul_r p q (a b : S) : |[ p ]| |[ q ]| (a * b) = a * (|[ p ]| |[ q ]| b).
+  Proof. rewrite !pg_iverson; reflexivity. Qed.
+  Lemma guard2_smul_both p q (a b : S) :
+    |[ p ]| |[ q ]| (a * b) = (|[ p ]| |[ q ]| a) * (|[ p ]| |[ q ]| b).
+  Proof. rewrite !guard_smul_both; reflexivity. Qed.
+
   (** A lower bound on the lane alone (a left border): its upper bound is
       the width, the form of [maskload_range] (Targets/AVX.v). *)
   Lemma lanes_border_lo w a o (v : Z -> S) :
@@ -268,31 +285,56 @@ Ltac atl_vec_sides x a b left right both :=
   | _ => both
   end.
 
+(** Does [t] mention the lane [x]? *)
+Ltac atl_vec_dep x t := lazymatch t with context [x] => idtac | _ => fail end.
+
+(** A guard on the lane meeting an operation: pushed onto its operands, onto the
+    factors of [*] that depend on the lane ([two]: two nested guards at once,
+    [guard2_*]). *)
+Ltac atl_vec_push x e two :=
+  lazymatch e with
+  | tadd _ _ => lazymatch two with true => eapply guard2_tadd | false => eapply tadd_guard end
+  | sadd _ _ => lazymatch two with true => eapply guard2_sadd | false => eapply guard_sadd end
+  | smul ?a ?b =>
+      lazymatch a with
+      | context [x] =>
+          lazymatch b with
+          | context [x] =>
+              lazymatch two with
+              | true => eapply guard2_smul_both | false => eapply guard_smul_both end
+          | _ =>
+              lazymatch two with
+              | true => eapply guard2_smul_l | false => eapply eq_sym; eapply gp_iverson end
+          end
+      | _ =>
+          lazymatch two with
+          | true => eapply guard2_smul_r | false => eapply eq_sym; eapply pg_iverson end
+      end
+  end.
+
+(** Two nested guards around a leaf, put in the order the instructions take:
+    a lane-free guard outside the lane's (taken out of the lane loop later), a
+    lower bound outside an upper one ([maskload_range]), and of two upper
+    bounds the provably tighter kept. *)
+Ltac atl_vec_guard_pair x p q :=
+  lazymatch p with
+  | (x <? _)%Z =>
+      lazymatch q with
+      | (x <? _)%Z => first [ eapply guard_lt_nest_l; lia | eapply guard_lt_nest_r; lia ]
+      | (_ <=? x)%Z => eapply guard_comm
+      | _ => lazymatch q with context [x] => fail | _ => eapply guard_comm end
+      end
+  | (_ <=? x)%Z => lazymatch q with context [x] => fail | _ => eapply guard_comm end
+  end.
+
 Ltac atl_vec_guard_lane :=
   idtac;
   let x := atl_lane_var in
   lazymatch goal with
-  | |- iverson (x <? _)%Z (iverson (_ <=? x)%Z _) = _ => eapply guard_comm
-  | |- iverson (x <? _)%Z (iverson (x <? _)%Z _) = _ =>
-      first [ eapply guard_lt_nest_l; lia | eapply guard_lt_nest_r; lia ]
-  | |- iverson (x <? _)%Z (iverson ?p _) = _ =>
-      (* a lane-free guard (a border of an outer loop) goes outside the lane's *)
-      lazymatch p with context [x] => fail | _ => eapply guard_comm end
-  | |- iverson (_ <=? x)%Z ?e = _ =>
-      lazymatch e with
-      | iverson ?p _ => lazymatch p with context [x] => fail | _ => eapply guard_comm end
-      | tadd _ _ => eapply tadd_guard
-      | sadd _ _ => eapply guard_sadd
-      | smul ?a ?b =>
-          lazymatch a with
-          | context [x] =>
-              lazymatch b with
-              | context [x] => eapply guard_smul_both
-              | _ => eapply eq_sym; eapply gp_iverson
-              end
-          | _ => eapply eq_sym; eapply pg_iverson
-          end
-      end
+  | |- iverson ?p (iverson ?q ?e) = _ =>
+      first [ atl_vec_dep x p; atl_vec_dep x q; atl_vec_push x e true
+            | atl_vec_guard_pair x p q ]
+  | |- iverson (_ <=? x)%Z ?e = _ => atl_vec_push x e false
   | |- iverson (x <? ?c)%Z ?e = _ =>
       first
         [ lazymatch goal with Hp : (x <? c)%Z = true |- _ =>
@@ -310,19 +352,7 @@ Ltac atl_vec_guard_lane :=
             | _ => is_var e; eapply (guard_elim _ _ Hp)
             end
           end
-        | lazymatch e with
-          | tadd _ _ => eapply tadd_guard
-          | sadd _ _ => eapply guard_sadd
-          | smul ?a ?b =>
-              lazymatch a with
-              | context [x] =>
-                  lazymatch b with
-                  | context [x] => eapply guard_smul_both
-                  | _ => eapply eq_sym; eapply gp_iverson
-                  end
-              | _ => eapply eq_sym; eapply pg_iverson
-              end
-          end ]
+        | atl_vec_push x e false ]
   end.
 
 (** The guard pass: top-down; at the tail's masked store it goes on inside
@@ -435,9 +465,10 @@ Ltac atl_vec_fuse isa :=
 Ltac atl_vec_hint t :=
   lazymatch t with
   | context [iverson (_ <? _)%Z (iverson (_ <? _)%Z _)] =>
-      idtac "  (two upper bounds on the lane, neither provably the tighter: a split's"
-            "guarded tail inside the vectors; split with peel (a guard-free main part)"
-            "and vectorize its inner loop, or vectorize the loop before splitting it)"
+      idtac "  (two upper bounds on the lane, neither provably the tighter, which no"
+            "one masked load takes: the loop's end and a bound such as i <? 5 (write the"
+            "loop to that bound instead), or a split's guarded tail inside the vectors"
+            "(split with peel and vectorize its inner loop, or vectorize before splitting))"
   | context [iverson _ _] =>
       idtac "  (a guard that depends on the lane is left where no masked load can take it,"
             "e.g. on a constant: peel the loop's borders off first, with peel,"
