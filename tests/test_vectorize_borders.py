@@ -67,6 +67,11 @@ Section Borders.
     (|[ (0 <=? y - 1) && (x + 1 <? n) ]| A _[ y - 1 ] _[ x + 1 ]) <+> A _[ y ] _[ x ].
   Derive corner_v SuchThat (corner = corner_v) As corner_v_ok.
   Proof. reschedule. vectorize x with ISA. check_safe. done. Qed.
+  (* constants under a border's bound: broadcasts under the range mask *)
+  Definition consts := GEN [ i < n ]
+    (|[ 0 <=? i - 1 ]| (w _[ i - 1 ] + c)) + (|[ i + 2 <? n ]| c).
+  Derive consts_v SuchThat (consts = consts_v) As consts_v_ok.
+  Proof. reschedule. vectorize i with ISA. check_safe. done. Qed.
 End Borders.
 """
 
@@ -85,7 +90,7 @@ def _source(isa: str, tmp_path) -> str:
 @pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("isa", ["avx2", "avx512"])
 @pytest.mark.parametrize("name", ["st3_v", "st5_v", "rows_v", "cross_v", "andg_v",
-                                  "oversum_v", "corner_v"])
+                                  "oversum_v", "corner_v", "consts_v"])
 def test_borders_compute_as_the_interpreter(isa, name, parallel, tmp_path, capsys) -> None:
     """Serial and OpenMP (its outermost loop parallel: the vector loop of the 1-D
     stencils, whose left border's vectors are then not split off)."""

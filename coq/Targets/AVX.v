@@ -19,6 +19,8 @@
       (the same intrinsic, with the mask of lanes [a <= l < b]: a border
       on either side);
     - [broadcast x]     = [GEN [ l < w ] x]                      ([_mm256_set1_ps(x)])
+    - [maskbroadcast_range x a b] = [GEN [ l < w ] |[ a <=? l ]| |[ l <? b ]| x]
+      (a broadcast under a border's mask: a guarded constant);
     - [mul a b]         = [GEN [ l < w ] a _[ l ] * b _[ l ]]    ([_mm256_mul_ps])
     - [add a b]         = [GEN [ l < w ] a _[ l ] + b _[ l ]]    ([_mm256_add_ps])
     - [fmadd a b c]     = [GEN [ l < w ] a _[ l ] * b _[ l ] + c _[ l ]]  ([_mm256_fmadd_ps])
@@ -83,6 +85,10 @@ Section Specs.
       a border on either side (the masked lanes are not read). *)
   Definition vec_maskload_range (v : Z -> S) (o a b : Z) : Z -> S :=
     GEN [ l < w ] |[ a <=? l ]| |[ l <? b ]| v _[ o + l ].
+  (** [x] in the lanes [a <= l < b], zero elsewhere: a constant under a
+      border's guard ([|[ 1 <=? i ]| c]). *)
+  Definition vec_maskbroadcast_range (x : S) (a b : Z) : Z -> S :=
+    GEN [ l < w ] |[ a <=? l ]| |[ l <? b ]| x.
 End Specs.
 
 (** ** AVX2 (8 lanes) and AVX-512F (16 lanes)
@@ -134,6 +140,10 @@ Definition avx2_maskload_range {S : Type} `{Scalar S} :=
   Eval cbv beta delta [vec_maskload_range] in @vec_maskload_range S _ 8.
 Definition avx512_maskload_range {S : Type} `{Scalar S} :=
   Eval cbv beta delta [vec_maskload_range] in @vec_maskload_range S _ 16.
+Definition avx2_maskbroadcast_range {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskbroadcast_range] in @vec_maskbroadcast_range S _ 8.
+Definition avx512_maskbroadcast_range {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskbroadcast_range] in @vec_maskbroadcast_range S _ 16.
 
 (** ** Which constants are the instructions of a width
 
@@ -486,3 +496,6 @@ End WidthForms.
 #[global] Instance AtlInstr_avx512_max : AtlInstr (@avx512_max) := {}.
 #[global] Instance AtlInstr_avx2_maskload_range : AtlInstr (@avx2_maskload_range) := {}.
 #[global] Instance AtlInstr_avx512_maskload_range : AtlInstr (@avx512_maskload_range) := {}.
+#[global] Instance AtlInstr_avx2_maskbroadcast_range : AtlInstr (@avx2_maskbroadcast_range) := {}.
+#[global] Instance AtlInstr_avx512_maskbroadcast_range :
+  AtlInstr (@avx512_maskbroadcast_range) := {}.

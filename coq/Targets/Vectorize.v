@@ -23,7 +23,8 @@
        lane-wise [<+>] / [+] as [add], [*] as [mul], [smax] as [max]
        (where the scalar has one); [add (mul a b) c] and [add c (mul a b)]
        as [fmadd]; then the instructions by their specifications
-       ([use_instr]): [loadu], [maskload], [maskload_range], [broadcast];
+       ([use_instr]): [loadu], [maskload], [maskload_range],
+       [maskbroadcast_range] (a guarded constant), [broadcast];
        a border's guard on a load (a stencil's [|[ 0 <=? i - 1 ]| w _[ i - 1 ]]
        or [|[ i + 1 <? n ]| w _[ i + 1 ]], Halide's constant exterior) is
        pushed onto the load, the tighter of two upper bounds kept, and
@@ -158,6 +159,19 @@ Section Guards.
     GEN [ l < w ] |[ a <=? l ]| |[ l <? w ]| v _[ o + l ].
   Proof.
     apply genr_ext_ctx; intros l Hl; rewrite (proj2 (Z.ltb_lt l w)) by lia; reflexivity.
+  Qed.
+
+  (** A constant under a border's bound (a lane-free [x]): both bounds, the
+      form of [maskbroadcast_range] (Targets/AVX.v). *)
+  Lemma lanes_const_lo w a (x : S) :
+    (GEN [ l < w ] |[ a <=? l ]| x) = GEN [ l < w ] |[ a <=? l ]| |[ l <? w ]| x.
+  Proof.
+    apply genr_ext_ctx; intros l Hl; rewrite (proj2 (Z.ltb_lt l w)) by lia; reflexivity.
+  Qed.
+  Lemma lanes_const_hi w b (x : S) :
+    (GEN [ l < w ] |[ l <? b ]| x) = GEN [ l < w ] |[ 0 <=? l ]| |[ l <? b ]| x.
+  Proof.
+    apply genr_ext_ctx; intros l Hl; rewrite (proj2 (Z.leb_le 0 l)) by lia; reflexivity.
   Qed.
 
   (** The guard onto the left factor only (the tuner's lanes template, before
@@ -435,6 +449,9 @@ Ltac atl_vec_lanes isa :=
       atl_vec_instr_all uconstr:(avx2_maskload);
       atl_vec_rw_all uconstr:(lanes_border_lo);
       atl_vec_instr_all uconstr:(avx2_maskload_range);
+      atl_vec_rw_all uconstr:(lanes_const_lo);
+      atl_vec_rw_all uconstr:(lanes_const_hi);
+      atl_vec_instr_all uconstr:(avx2_maskbroadcast_range);
       atl_vec_instr_all uconstr:(avx2_broadcast)
   | 16 =>
       atl_vec_instr_all uconstr:(avx512_broadcast);
@@ -445,6 +462,9 @@ Ltac atl_vec_lanes isa :=
       atl_vec_instr_all uconstr:(avx512_maskload);
       atl_vec_rw_all uconstr:(lanes_border_lo);
       atl_vec_instr_all uconstr:(avx512_maskload_range);
+      atl_vec_rw_all uconstr:(lanes_const_lo);
+      atl_vec_rw_all uconstr:(lanes_const_hi);
+      atl_vec_instr_all uconstr:(avx512_maskbroadcast_range);
       atl_vec_instr_all uconstr:(avx512_broadcast)
   end.
 
@@ -461,7 +481,7 @@ Ltac atl_vec_fuse isa :=
   end.
 
 (** Why a lane loop is left, where a guard of the program that depends on
-    the lane is the cause and no masked load takes it (a guarded constant). *)
+    the lane is the cause and no masked instruction takes it. *)
 Ltac atl_vec_hint t :=
   lazymatch t with
   | context [iverson (_ <? _)%Z (iverson (_ <? _)%Z _)] =>
@@ -470,8 +490,8 @@ Ltac atl_vec_hint t :=
             "loop to that bound instead), or a split's guarded tail inside the vectors"
             "(split with peel and vectorize its inner loop, or vectorize before splitting))"
   | context [iverson _ _] =>
-      idtac "  (a guard that depends on the lane is left where no masked load can take it,"
-            "e.g. on a constant: peel the loop's borders off first, with peel,"
+      idtac "  (a guard on the lane that is not a bound (such as i =? 3), or one no masked"
+            "instruction takes: peel the loop's borders off first, with peel,"
             "split ... peel or shift, or tile ... partition, and vectorize the interior)"
   | _ => idtac
   end.

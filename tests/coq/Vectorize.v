@@ -131,9 +131,15 @@ Section Vectorize.
   Print q10.
 
   (* A guard that depends on the lane around a lane-free value (a masked
-     constant): refused, saying to peel. *)
+     constant): a broadcast under the border's mask. *)
   Definition r6 := GEN [ i < n ] f _[ i ] + (|[ 1 <=? i ]| c).
   Derive s6 SuchThat (r6 = s6) As s6_ok.
+  Proof. reschedule. vectorize i with avx2. check_safe. done. Qed.
+  Print s6.
+
+  (* A guard on the lane that is no bound (a point): refused, saying to peel. *)
+  Definition r6b := GEN [ i < n ] |[ i =? 3 ]| f _[ i ].
+  Derive s6b SuchThat (r6b = s6b) As s6b_ok.
   Proof. reschedule. Fail vectorize i with avx2. done. Qed.
 
   (* A split's guarded tail inside the vectors: two upper bounds on the lane,

@@ -302,6 +302,8 @@ class VectorRules:
             if op == "maskload_range":
                 return self.vload(a[0], ix(a[1], ctx), ix(a[3], ctx),  # type: ignore[arg-type]
                                   e, ctx, out, lo=ix(a[2], ctx))  # type: ignore[arg-type]
+            if op == "maskbroadcast_range":
+                return self._vbroadcast_range(e, ctx, out)
             if op == "broadcast":
                 x = self.core.scalar(a[0], ctx, out)  # type: ignore[arg-type]
                 # a guard known to fail (lower_tail's versions) broadcasts its zero
@@ -357,6 +359,28 @@ class VectorRules:
             out.extend(sub)
             out.line(f"{t} = {v};")
         return t
+
+    def _vbroadcast_range(self, e: Instr, ctx: Ctx, out: Emitter) -> str:
+        """`maskbroadcast_range x a b`: x in the lanes a <= l < b.  The bounds are
+        logged as a border's loads' are, so the loop splits where every lane is kept
+        (there a plain broadcast)."""
+        isa = self.isa
+        assert isa is not None
+        x = self.core.scalar(e.args[0], ctx, out)  # type: ignore[arg-type]
+        lo, hi = ix(e.args[1], ctx), ix(e.args[2], ctx)  # type: ignore[arg-type]
+        if x == self.core.zero:
+            return isa.setzero
+        v = isa.set1.format(x=x)
+        cut_lo, cut_hi = not ctx.facts.ge0(-lo), not ctx.facts.ge0(hi - isa.lanes)
+        if cut_lo:
+            self.core.loops.log_needs([-lo], ctx, lower=True)
+        if cut_hi:
+            self.core.loops.log_needs([hi - isa.lanes], ctx)
+        if not (cut_lo or cut_hi):
+            return v
+        mask = isa.mask_range.format(lo=ctext(lo if cut_lo else Poly.const(0), ctx),
+                                     hi=ctext(hi if cut_hi else Poly.const(isa.lanes), ctx))
+        return isa.keep.format(v=v, m=mask)
 
     def vlanes(self, e: Instr, ctx: Ctx, out: Emitter) -> str:
         """Fallback: the call's specification lowered lane by lane into a temporary."""
