@@ -175,6 +175,29 @@ def test_derivation_without_check_safe_needs_unsafe(vfile) -> None:
 
 
 @requires_coq
+def test_a_comparison_the_bridge_cannot_read_is_named(tmp_path) -> None:
+    """`a >=? b` is unfolded by Coq's printing into Z.compare's fixpoint, which the
+    parser cannot read: the error says what it most often is and what to write."""
+    v = tmp_path / "Geb.v"
+    v.write_text("""From Coq Require Import ZArith List derive.Derive.
+From Verisched Require Import ATL.
+Import ListNotations.
+Open Scope Z_scope. Open Scope atl_scope.
+Section G.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n : Z) (w : Z -> S).
+  Hypothesis Hw : shaped [n] w.
+  Definition p := GEN [ i < n ] |[ i - 1 >=? 0 ]| w _[ i - 1 ].
+  Derive p_v SuchThat (p = p_v) As p_v_ok.
+  Proof. reschedule. check_safe. done. Qed.
+End G.
+""")
+    with pytest.raises(pipeline.DerivationError, match=r"written `a >=\? b` or `a >\? b`: "
+                                                       r"write `b <=\? a` or `b <\? a`"):
+        pipeline.load(v, "p_v", cache=False)
+
+
+@requires_coq
 def test_unknown_derivation_lists_the_file(vfile) -> None:
     with pytest.raises(pipeline.DerivationError, match="available: rows_copy, rows_unsafe"):
         pipeline.load(vfile, "nope")

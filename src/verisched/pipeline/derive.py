@@ -63,6 +63,16 @@ class DerivedProgram:
     trace: Mapping[str, Any] | None = None  # every step, JSON-ready (Derivation.trace)
 
 
+def _unfolded_hint(why: str) -> str:
+    """Where the printed program holds a function Coq unfolded (a `fix` or a `match`
+    from a definition the bridge keeps no name for), what it most often is."""
+    if "{struct" not in why and "match " not in why:
+        return ""
+    return ("\n  (a function the bridge does not know was unfolded into its definition; "
+            "most often a comparison written `a >=? b` or `a >? b`: write `b <=? a` or "
+            "`b <? a`, which the bridge, the guards' rewrites and `vectorize` read)")
+
+
 def derivations_in(path: str | Path) -> list[str]:
     """The names of the derivations of a .v file, in order (read statically)."""
     try:
@@ -237,7 +247,7 @@ def from_replayed(rd: ReplayedDerivation, source: str) -> DerivedProgram:
     if not rd.semantics or isinstance(rd.semantics[-1], str):
         why = rd.semantics[-1] if rd.semantics else "no program recorded"
         raise DerivationError(f"derivation {name}: the derived program is outside the AST's "
-                              f"grammar: {why}")
+                              f"grammar: {why}{_unfolded_hint(why)}")
     final = progs[-1]
     original = progs[0] if progs and progs[0] is not rd.semantics[-1] else None
     sig = rd.signature
