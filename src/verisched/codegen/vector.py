@@ -360,6 +360,30 @@ class VectorRules:
             out.line(f"{t} = {v};")
         return t
 
+    def _range_mask(self, lows: list[Poly], his: list[Poly], ctx: Ctx) -> str | None:
+        """The mask of lanes `max(lows) <= l < min(his)`, each bound kept only where it
+        may cut the vector (None where none does).  The bounds are logged, so the
+        loop splits where no lane is cut (vloops: a head past the lower bounds, a
+        tail before the upper ones), and there the instruction is a plain one."""
+        isa = self.isa
+        assert isa is not None
+        W = isa.lanes
+        lows = [x for x in lows if not ctx.facts.ge0(-x)]
+        his = [h for h in his if not ctx.facts.ge0(h - W)]
+        if not lows and not his:
+            return None
+        if lows:
+            self.core.loops.log_needs([-x for x in lows], ctx, lower=True)
+        if his:
+            self.core.loops.log_needs([h - W for h in his], ctx)
+        a = lows[0] if lows else Poly.const(0)
+        for x in lows[1:]:
+            a = smax(a, x, ctx)
+        b = his[0] if his else Poly.const(W)
+        for h in his[1:]:
+            b = smin(b, h, ctx)
+        return isa.mask_range.format(lo=ctext(a, ctx), hi=ctext(b, ctx))
+
     def _vbroadcast_range(self, e: Instr, ctx: Ctx, out: Emitter) -> str:
         """`maskbroadcast_range x a b`: x in the lanes a <= l < b.  The bounds are
         logged as a border's loads' are, so the loop splits where every lane is kept
@@ -371,16 +395,8 @@ class VectorRules:
         if x == self.core.zero:
             return isa.setzero
         v = isa.set1.format(x=x)
-        cut_lo, cut_hi = not ctx.facts.ge0(-lo), not ctx.facts.ge0(hi - isa.lanes)
-        if cut_lo:
-            self.core.loops.log_needs([-lo], ctx, lower=True)
-        if cut_hi:
-            self.core.loops.log_needs([hi - isa.lanes], ctx)
-        if not (cut_lo or cut_hi):
-            return v
-        mask = isa.mask_range.format(lo=ctext(lo if cut_lo else Poly.const(0), ctx),
-                                     hi=ctext(hi if cut_hi else Poly.const(isa.lanes), ctx))
-        return isa.keep.format(v=v, m=mask)
+        mask = self._range_mask([lo], [hi], ctx)
+        return v if mask is None else isa.keep.format(v=v, m=mask)
 
     def vlanes(self, e: Instr, ctx: Ctx, out: Emitter) -> str:
         """Fallback: the call's specification lowered lane by lane into a temporary."""
@@ -457,26 +473,13 @@ class VectorRules:
         and C has no pointer before an array's first element."""
         isa = self.isa
         assert isa is not None
-        W = isa.lanes
         lows = [lo] + ([] if ctx.facts.ge0(o) else [-o])
-        # Where the loops can be split so that no lane is cut below (the interior, past
-        # a left border), the load there is a plain one (the loop versions of vloops).
-        self.core.loops.log_needs([-x for x in lows], ctx, lower=True)
         his = [buf.dims[-1] - o] + ([n] if n is not None else [])
-        a = lows[0]
-        for x in lows[1:]:
-            a = smax(a, x, ctx)
-        his = [h for h in his if not ctx.facts.ge0(h - W)]
-        b = Poly.const(W)
-        if his:
-            self.core.loops.log_needs([h - W for h in his], ctx)
-            b = his[0]
-            for h in his[1:]:
-                b = smin(b, h, ctx)
+        mask = self._range_mask(lows, his, ctx)
+        assert mask is not None  # (lo is not provably <= 0: vload)
         if not ctx.facts.ge0(o):
             ptr = (f"(const {self.core.ctype} *)((uintptr_t){buf.cname} + sizeof(*{buf.cname})"
                    f" * (uintptr_t)(intptr_t)({flat}))")
-        mask = isa.mask_range.format(lo=ctext(a, ctx), hi=ctext(b, ctx))
         load = isa.maskload.format(p=ptr, m=mask)
         cond = ge_text(checks, ctx)
         return f"(({cond}) ? {load} : {isa.setzero})" if cond else load

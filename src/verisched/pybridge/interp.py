@@ -155,8 +155,9 @@ def _meaning(e: Instr) -> Expr:
             return read(_meaning(t), k)
         if isinstance(t, Gen):  # position k of GENR [lo <= v < hi] is v = lo + k (Core.v)
             at = k if t.lo == IConst(0) else IBin("+", t.lo, k)
+            # (its body already reduced: substituting an index makes no new redex)
             return Guard(PAnd(PCmp("<=", IConst(0), k), PCmp("<", at, t.hi)),
-                         go(subst(t.body, indices={t.var: at})))  # type: ignore[arg-type]
+                         subst(t.body, indices={t.var: at}))  # type: ignore[arg-type]
         return Get(t, k)
 
     def go(n: Any) -> Any:
