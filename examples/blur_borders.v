@@ -21,14 +21,17 @@ Section BlurBorders.
   Hypothesis Hn : 2 <= n.
   Hypothesis Hm : 2 <= m.
 
+  (** The algorithm with its borders as guards: out-of-image reads are zero
+      (Blur.v's [blur_x_guard]), then the three rows inlined. *)
+  Ltac borders_as_guards :=
+    reschedule; inline blur_y;
+    rw (blur_x_guard n m v Hv); rw (blur_x_guard n m v Hv); rw (blur_x_guard n m v Hv);
+    inline blur_xg.
+
   Derive blur_avx2_masked SuchThat (blur n m v = blur_avx2_masked)
     As blur_avx2_masked_correct.
   Proof.
-    reschedule.
-    inline blur_y.
-    (* out-of-image reads are zero: the borders as guards (Blur.v) *)
-    rw (blur_x_guard n m v Hv). rw (blur_x_guard n m v Hv). rw (blur_x_guard n m v Hv).
-    inline blur_xg.
+    borders_as_guards.
     vectorize x with avx2.
     check_safe.
     done.
@@ -37,10 +40,7 @@ Section BlurBorders.
   Derive blur_avx512_masked SuchThat (blur n m v = blur_avx512_masked)
     As blur_avx512_masked_correct.
   Proof.
-    reschedule.
-    inline blur_y.
-    rw (blur_x_guard n m v Hv). rw (blur_x_guard n m v Hv). rw (blur_x_guard n m v Hv).
-    inline blur_xg.
+    borders_as_guards.
     vectorize x with avx512.
     check_safe.
     done.
