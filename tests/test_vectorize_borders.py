@@ -75,15 +75,41 @@ Section Borders.
 End Borders.
 """
 
+SPLIT_SOURCE = """
+From Coq Require Import ZArith List derive.Derive.
+From Verisched Require Import ATL.
+Import ListNotations.
+Open Scope Z_scope. Open Scope atl_scope.
+Section Split.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n : Z) (c : S) (w : Z -> S) (A : Z -> Z -> S).
+  Hypothesis Hw : shaped [n] w.
+  Hypothesis HA : shaped [n; n] A.
+  Hypothesis Hn : 0 <= n.
+  (* a split by a multiple of the width, its inner loop vectorized: the split's
+     guarded tail is the mask (the vectors' own tail guard holds by the loops) *)
+  Definition sc := GEN [ i < n ] c * w _[ i ] + w _[ i ].
+  Derive split_sc_v SuchThat (sc = split_sc_v) As split_sc_v_ok.
+  Proof. reschedule. split i by 64 into io ii. vectorize ii with ISA. check_safe. done. Qed.
+  Definition st3 := GEN [ i < n ]
+    (|[ 0 <=? i - 1 ]| w _[ i - 1 ]) <+> w _[ i ] <+> (|[ i + 1 <? n ]| w _[ i + 1 ]).
+  Derive split_st3_v SuchThat (st3 = split_st3_v) As split_st3_v_ok.
+  Proof. reschedule. split i by 32 into io ii. vectorize ii with ISA. check_safe. done. Qed.
+  Definition scale := GEN [ y < n ] GEN [ x < n ] A _[ y ] _[ x ] * c.
+  Derive split_rows_v SuchThat (scale = split_rows_v) As split_rows_v_ok.
+  Proof. reschedule. split x by 32 into xo xi. vectorize xi with ISA. check_safe. done. Qed.
+End Split.
+"""
+
 FLAG = {"avx2": "avx2", "avx512": "avx512f"}
 LANES = {"avx2": 8, "avx512": 16}
 
 
-def _source(isa: str, tmp_path) -> str:
+def _source(isa: str, tmp_path, source: str = SOURCE, name: str = "Borders") -> str:
     if FLAG[isa] not in cpu_flags():
         pytest.skip(f"this CPU has no {isa}")
-    vfile = tmp_path / f"Borders_{isa}.v"
-    vfile.write_text(SOURCE.replace("ISA", isa))
+    vfile = tmp_path / f"{name}_{isa}.v"
+    vfile.write_text(source.replace("ISA", isa))
     return str(vfile)
 
 
@@ -102,6 +128,24 @@ def test_borders_compute_as_the_interpreter(isa, name, parallel, tmp_path, capsy
                      "--size", f"n={n}", "--check"]) == 0, capsys.readouterr().err
         out = capsys.readouterr().out
         assert "reference interpreter on the original program: OK" in out, (n, out)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+def test_split_then_vectorized_computes_as_the_interpreter(isa, parallel, tmp_path,
+                                                           capsys) -> None:
+    """Halide's `split(x, xo, xi, 32).vectorize(xi)` without `peel`: the split's tail
+    guard inside the vectors is their mask, at sizes below, at and past the split's
+    factor and the width (none a multiple of both), serial and with the blocks parallel."""
+    vfile = _source(isa, tmp_path, SPLIT_SOURCE, "Split")
+    w = LANES[isa]
+    target = f"{isa}-openmp" if parallel else isa
+    for name in ("split_sc_v", "split_st3_v", "split_rows_v"):
+        for n in (1, w - 1, w + 1, 31, 32, 33, 64, 65, 100):
+            assert main(["run", vfile, "--derivation", name, "--target", target,
+                         "--size", f"n={n}", "--check"]) == 0, capsys.readouterr().err
+            out = capsys.readouterr().out
+            assert "reference interpreter on the original program: OK" in out, (name, n, out)
 
 
 @pytest.mark.parametrize("isa", ["avx2", "avx512"])

@@ -27,7 +27,9 @@
        [maskbroadcast_range] (a guarded constant), [broadcast];
        a border's guard on a load (a stencil's [|[ 0 <=? i - 1 ]| w _[ i - 1 ]]
        or [|[ i + 1 <? n ]| w _[ i + 1 ]], Halide's constant exterior) is
-       pushed onto the load, the tighter of two upper bounds kept, and
+       pushed onto the load, of two upper bounds one that the loops'
+       bounds imply dropped (a split's tail guard under vectors that divide
+       its factor) or else the provably tighter kept, and
        becomes a masked load: [maskload] for an upper bound, [maskload_range]
        (lanes [a <= l < b]) for a lower one, so borders need no peeling;
     4. no lane loop [GEN [ l < w ] _] may remain outside an instruction:
@@ -134,6 +136,16 @@ Section Guards.
   Proof.
     intros Hc; destruct (Z.ltb_spec x c2), (Z.ltb_spec x c); try reflexivity; lia.
   Qed.
+
+  (** A bound on the lane that the loops' bounds already imply (a split's
+      tail guard inside vectors that divide its extent, [l <? 64 - 8 io0]
+      with [io0 < 8]): dropped, so the other bound alone makes the mask. *)
+  Lemma guard_lt_true_out (x c : Z) q (e : S) :
+    (x < c)%Z -> |[ x <? c ]| |[ q ]| e = |[ q ]| e.
+  Proof. intros Hc; rewrite (proj2 (Z.ltb_lt x c) Hc); reflexivity. Qed.
+  Lemma guard_lt_true_in p (x c : Z) (e : S) :
+    (x < c)%Z -> |[ p ]| |[ x <? c ]| e = |[ p ]| e.
+  Proof. intros Hc; rewrite (proj2 (Z.ltb_lt x c) Hc); reflexivity. Qed.
 
   (** Two guards around an operation, pushed together onto its operands
       (onto the factors of [*] that depend on the lane): a border's bound
@@ -330,11 +342,31 @@ Ltac atl_vec_push x e two :=
     a lane-free guard outside the lane's (taken out of the lane loop later), a
     lower bound outside an upper one ([maskload_range]), and of two upper
     bounds the provably tighter kept. *)
+(** [x < c] from the loops' bounds alone: every other fact on the lane
+    is cleared first.  Under a tail's masked store the lanes past its count
+    are not stored, so the tail's guard holds there, but dropping it would
+    leave the other bound to choose the lanes read, and those can lie past
+    the array ([|[ i <? 5 ]| f _[ i ]] at [n < 5]). *)
+Ltac atl_vec_lane_lt x :=
+  repeat match goal with
+         | H : ?T |- _ =>
+             lazymatch T with
+             | (0 <= x < _)%Z => fail
+             | context [x] => clear H
+             end
+         end;
+  (* [solve_idx]: an empty tail loop ([64 / 8 <= io0 < cdiv 64 8]) is a
+     contradiction that needs the quotients *)
+  first [ lia | solve_idx ].
+
 Ltac atl_vec_guard_pair x p q :=
   lazymatch p with
   | (x <? _)%Z =>
       lazymatch q with
-      | (x <? _)%Z => first [ eapply guard_lt_nest_l; lia | eapply guard_lt_nest_r; lia ]
+      | (x <? _)%Z =>
+          first [ eapply guard_lt_true_out; atl_vec_lane_lt x
+                | eapply guard_lt_true_in; atl_vec_lane_lt x
+                | eapply guard_lt_nest_l; lia | eapply guard_lt_nest_r; lia ]
       | (_ <=? x)%Z => eapply guard_comm
       | _ => lazymatch q with context [x] => fail | _ => eapply guard_comm end
       end
@@ -487,8 +519,9 @@ Ltac atl_vec_hint t :=
   | context [iverson (_ <? _)%Z (iverson (_ <? _)%Z _)] =>
       idtac "  (two upper bounds on the lane, neither provably the tighter, which no"
             "one masked load takes: the loop's end and a bound such as i <? 5 (write the"
-            "loop to that bound instead), or a split's guarded tail inside the vectors"
-            "(split with peel and vectorize its inner loop, or vectorize before splitting))"
+            "loop to that bound instead), or a split's guarded tail inside a vector, where"
+            "the split's factor is no multiple of the width (split by a multiple of it,"
+            "split with peel, or vectorize before splitting))"
   | context [iverson _ _] =>
       idtac "  (a guard on the lane that is not a bound (such as i =? 3), or one no masked"
             "instruction takes: peel the loop's borders off first, with peel,"

@@ -142,13 +142,31 @@ Section Vectorize.
   Derive s6b SuchThat (r6b = s6b) As s6b_ok.
   Proof. reschedule. Fail vectorize i with avx2. done. Qed.
 
-  (* A split's guarded tail inside the vectors: two upper bounds on the lane,
-     neither provably the tighter; refused, saying to split with peel. *)
+  (* A split's guarded tail under vectors that divide its factor: the
+     vectors' own tail guard holds by the loops' bounds and is dropped
+     (guard_lt_true_out), the split's guard is the mask. *)
   Definition r7 := GEN [ i < n ] c * f _[ i ].
   Derive s7 SuchThat (r7 = s7) As s7_ok.
   Proof.
-    reschedule. split i by 64 into io ii. Fail vectorize ii with avx2. done.
+    reschedule. split i by 64 into io ii. vectorize ii with avx2. check_safe. done.
   Qed.
+  Print s7.
+
+  (* By a factor no multiple of the width: the tail guard falls inside a
+     vector, two upper bounds, neither provably the tighter; refused. *)
+  Derive s7b SuchThat (r7 = s7b) As s7b_ok.
+  Proof.
+    reschedule. split i by 60 into io ii. Fail vectorize ii with avx2. done.
+  Qed.
+
+  (* A window bound: the loop's end and [i <? 5], two upper bounds; in the
+     full vectors the loop's is dropped, but in the tail neither is the
+     tighter and the masked store's count cannot stand for the loop's (the
+     window's bound would then choose the lanes read, past [f] at [n < 5]);
+     refused. *)
+  Definition r8 := GEN [ i < n ] |[ i <? 5 ]| f _[ i ].
+  Derive s8 SuchThat (r8 = s8) As s8_ok.
+  Proof. reschedule. Fail vectorize i with avx2. done. Qed.
 End Vectorize.
 
 Section VectorizeMax.
