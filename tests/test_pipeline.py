@@ -13,12 +13,14 @@ import pytest
 from conftest import requires_coq
 
 from verisched import pipeline
+from verisched.cli import main
 from verisched.codegen.errors import (
     CodegenError,
     LowerError,
     PreconditionError,
     UnsafeProgramError,
 )
+from verisched.pybridge.coqterm import parse_program
 from verisched.pybridge.errors import OutputPathError
 from verisched.pybridge.terms import (
     Gen,
@@ -175,9 +177,10 @@ def test_derivation_without_check_safe_needs_unsafe(vfile) -> None:
 
 
 @requires_coq
-def test_a_comparison_the_bridge_cannot_read_is_named(tmp_path) -> None:
-    """`a >=? b` is unfolded by Coq's printing into Z.compare's fixpoint, which the
-    parser cannot read: the error says what it most often is and what to write."""
+def test_greater_comparisons_are_read(tmp_path, capsys) -> None:
+    """`a >=? b` and `a >? b` (Z.geb, Z.gtb) are kept folded in the semantics the
+    bridge prints and read as `b <=? a` and `b <? a`; a function it cannot read (Z.min,
+    unfolded into a `match`) is named in the error, with what to write instead."""
     v = tmp_path / "Geb.v"
     v.write_text("""From Coq Require Import ZArith List derive.Derive.
 From Verisched Require Import ATL.
@@ -187,14 +190,22 @@ Section G.
   Context {S : Type} `{ScalarLaws S}.
   Variables (n : Z) (w : Z -> S).
   Hypothesis Hw : shaped [n] w.
-  Definition p := GEN [ i < n ] |[ i - 1 >=? 0 ]| w _[ i - 1 ].
+  Definition p := GEN [ i < n ]
+    (|[ i - 1 >=? 0 ]| w _[ i - 1 ]) <+> (|[ n >? i + 1 ]| w _[ i + 1 ]).
   Derive p_v SuchThat (p = p_v) As p_v_ok.
+  Proof. reschedule. check_safe. done. Qed.
+  Definition q := GEN [ i < n ] |[ Z.min i 3 <? 2 ]| w _[ i ].
+  Derive q_v SuchThat (q = q_v) As q_v_ok.
   Proof. reschedule. check_safe. done. Qed.
 End G.
 """)
-    with pytest.raises(pipeline.DerivationError, match=r"written `a >=\? b` or `a >\? b`: "
-                                                       r"write `b <=\? a` or `b <\? a`"):
-        pipeline.load(v, "p_v", cache=False)
+    derived = pipeline.load(v, "p_v", cache=False)
+    assert derived.expr == parse_program("GEN [ i < n ] (|[ 0 <=? i - 1 ]| w _[ i - 1 ]) <+> "
+                                         "(|[ i + 1 <? n ]| w _[ i + 1 ])")
+    assert main(["run", str(v), "--derivation", "p_v", "--size", "n=6", "--check"]) == 0
+    assert "reference interpreter on the original program: OK" in capsys.readouterr().out
+    with pytest.raises(pipeline.DerivationError, match=r"such as Z\.min.*<\? <=\? =\? >\? >=\?"):
+        pipeline.load(v, "q_v", cache=False)
 
 
 @requires_coq

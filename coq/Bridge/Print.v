@@ -51,7 +51,7 @@ Ltac bridge_show_semantics :=
   | |- ?P = _ =>
       let P' := eval cbv beta delta -[genr sumr iverson atl_let get tadd tzero sadd smul sdiv smax szero sone
                  slit titer cdiv concat transpose flatten split pad_r pad_l trunc_r trunc_l
-                 Z.add Z.sub Z.mul Z.div Z.modulo Z.ltb Z.leb Z.eqb andb
+                 Z.add Z.sub Z.mul Z.div Z.modulo Z.ltb Z.leb Z.eqb Z.geb Z.gtb andb
                  TensorElem_fun TensorElem_scalar gemmini_acc_out] in P in
       idtac "<VS-SEMANTICS>" P' "</VS-SEMANTICS>"
   end.

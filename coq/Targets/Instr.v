@@ -218,6 +218,14 @@ Tactic Notation "set_memory" "at" uconstr(pat) constr(M) :=
 Lemma get_index {X} (v : Z -> X) (i j : Z) : i = j -> get v i = get v j.
 Proof. intros ->; reflexivity. Qed.
 
+(** [a >=? b] and [a >? b] on the lane read as [b <=? a] and [b <? a]. *)
+Lemma guard_geb_leb {X} `{TensorElem X} (a b : Z) (e : X) :
+  iverson (a >=? b)%Z e = iverson (b <=? a)%Z e.
+Proof. rewrite Z.geb_leb; reflexivity. Qed.
+Lemma guard_gtb_ltb {X} `{TensorElem X} (a b : Z) (e : X) :
+  iverson (a >? b)%Z e = iverson (b <? a)%Z e.
+Proof. rewrite Z.gtb_ltb; reflexivity. Qed.
+
 Lemma guard_lane_shift {X} `{TensorElem X} (a b x c : Z) (e : X) :
   (a - x = b - c)%Z -> iverson (a <? b)%Z e = iverson (x <? c)%Z e.
 Proof.
@@ -283,6 +291,12 @@ Ltac atl_lane_root norm :=
               transitivity (iverson (c <=? x)%Z e);
               [ apply guard_lane_shift_lt_lo; ring | reflexivity ]))
       end
+  | |- iverson (?a >=? ?b)%Z ?e = _ =>
+      lazymatch constr:((a, b)) with context [x] => idtac | _ => fail end;
+      etransitivity; [ apply guard_geb_leb | first [ atl_lane_root norm | reflexivity ] ]
+  | |- iverson (?a >? ?b)%Z ?e = _ =>
+      lazymatch constr:((a, b)) with context [x] => idtac | _ => fail end;
+      etransitivity; [ apply guard_gtb_ltb | first [ atl_lane_root norm | reflexivity ] ]
   | |- iverson (?p && ?q)%bool ?e = _ =>
       (* a conjunction on the lane: two nested guards, each normalized *)
       lazymatch constr:((p, q)) with context [x] => idtac | _ => fail end;

@@ -42,6 +42,8 @@ Ltac bool_hyps :=
   | H : (_ <? _)%Z = true |- _ => apply Z.ltb_lt in H
   | H : (_ <=? _)%Z = true |- _ => apply Z.leb_le in H
   | H : (_ =? _)%Z = true |- _ => apply Z.eqb_eq in H
+  | H : (_ >=? _)%Z = _ |- _ => rewrite Z.geb_leb in H
+  | H : (_ >? _)%Z = _ |- _ => rewrite Z.gtb_ltb in H
   | H : (_ <? _)%Z = false |- _ => apply Z.ltb_ge in H
   | H : (_ <=? _)%Z = false |- _ => apply Z.leb_gt in H
   | H : (_ =? _)%Z = false |- _ => apply Z.eqb_neq in H
@@ -57,6 +59,8 @@ Ltac bool_goal :=
   | |- (_ <? _)%Z = true => apply Z.ltb_lt
   | |- (_ <=? _)%Z = true => apply Z.leb_le
   | |- (_ =? _)%Z = true => apply Z.eqb_eq
+  | |- (_ >=? _)%Z = _ => rewrite Z.geb_leb
+  | |- (_ >? _)%Z = _ => rewrite Z.gtb_ltb
   | |- (_ <? _)%Z = false => apply Z.ltb_ge
   | |- (_ <=? _)%Z = false => apply Z.leb_gt
   | |- (_ =? _)%Z = false => apply Z.eqb_neq

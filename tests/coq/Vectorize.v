@@ -130,6 +130,12 @@ Section Vectorize.
   Proof. reschedule. vectorize x with avx2. check_safe. done. Qed.
   Print q10.
 
+  (* Borders written with >=? and >?: read as <=? and <? on the lane. *)
+  Definition p11 := GEN [ i < n ] (|[ i >=? 1 ]| f _[ i - 1 ]) + (|[ n >? i + 1 ]| f _[ i + 1 ]).
+  Derive q11 SuchThat (p11 = q11) As q11_ok.
+  Proof. reschedule. vectorize i with avx2. check_safe. done. Qed.
+  Print q11.
+
   (* A guard that depends on the lane around a lane-free value (a masked
      constant): a broadcast under the border's mask. *)
   Definition r6 := GEN [ i < n ] f _[ i ] + (|[ 1 <=? i ]| c).

@@ -68,9 +68,9 @@ def _unfolded_hint(why: str) -> str:
     from a definition the bridge keeps no name for), what it most often is."""
     if "{struct" not in why and "match " not in why:
         return ""
-    return ("\n  (a function the bridge does not know was unfolded into its definition; "
-            "most often a comparison written `a >=? b` or `a >? b`: write `b <=? a` or "
-            "`b <? a`, which the bridge, the guards' rewrites and `vectorize` read)")
+    return ("\n  (a function the bridge does not know was unfolded into its definition, "
+            "such as Z.min, Z.max or Z.abs: write indices with + - * / mod cdiv and guards "
+            "with <? <=? =? >? >=? and &&, which the bridge reads)")
 
 
 def derivations_in(path: str | Path) -> list[str]:

@@ -91,7 +91,7 @@ _TOKEN_RE = re.compile(r"""
     (?P<ws>\s+)
   | (?P<scope>%[A-Za-z_]+)
   | (?P<num>\d+)
-  | (?P<op><\+>|<=\?|<\?|=\?|<=|:=|\|\[|\]\||_\[|&&|\|\||[-+*/()<>\[\]:=?|,;])
+  | (?P<op><\+>|<=\?|<\?|>=\?|>\?|=\?|<=|:=|\|\[|\]\||_\[|&&|\|\||[-+*/()<>\[\]:=?|,;])
   | (?P<ident>[A-Za-z_][A-Za-z0-9_']*(?:\.[A-Za-z_][A-Za-z0-9_']*)*)
   | (?P<bad>.)
 """, re.VERBOSE | re.S)
@@ -253,7 +253,13 @@ class _Parser:
                 self.i += 1
                 right = self.idx(50)
                 return PCmp(op[:-1], left, right)
-            raise self.fail("expected a comparison (<?, <=?, =?)")
+            if op in (">?", ">=?"):
+                # Z.gtb / Z.geb: the same test with the operands swapped (Z.gtb_ltb,
+                # Z.geb_leb), so everything below reads one form
+                self.i += 1
+                right = self.idx(50)
+                return PCmp("<=" if op == ">=?" else "<", right, left)
+            raise self.fail("expected a comparison (<?, <=?, =?, >?, >=?)")
         except TermParseError:
             self.i = start
             if not self.at("("):
