@@ -98,6 +98,13 @@ Section Split.
   Definition scale := GEN [ y < n ] GEN [ x < n ] A _[ y ] _[ x ] * c.
   Derive split_rows_v SuchThat (scale = split_rows_v) As split_rows_v_ok.
   Proof. reschedule. split x by 32 into xo xi. vectorize xi with ISA. check_safe. done. Qed.
+  (* two upper bounds on the lane, neither provably the tighter: a split by a factor
+     no multiple of the width, and a window; maskload_min (count min(a, b)) *)
+  Derive split60_v SuchThat (sc = split60_v) As split60_v_ok.
+  Proof. reschedule. split i by 60 into io ii. vectorize ii with ISA. check_safe. done. Qed.
+  Definition window := GEN [ i < n ] (|[ i <? 21 ]| w _[ i ]) + c * w _[ i ].
+  Derive window_v SuchThat (window = window_v) As window_v_ok.
+  Proof. reschedule. vectorize i with ISA. check_safe. done. Qed.
   (* borders written with >=? and >? (read as <=? and <? on the lane) *)
   Definition geb := GEN [ i < n ]
     (|[ i - 1 >=? 0 ]| w _[ i - 1 ]) <+> w _[ i ] <+> (|[ n >? i + 1 ]| w _[ i + 1 ]).
@@ -142,12 +149,14 @@ def test_split_then_vectorized_computes_as_the_interpreter(isa, parallel, tmp_pa
     """Halide's `split(x, xo, xi, 32).vectorize(xi)` without `peel`: the split's tail
     guard inside the vectors is their mask, at sizes below, at and past the split's
     factor and the width (none a multiple of both), serial and with the blocks parallel;
-    and a stencil whose borders are written with `>=?` and `>?`."""
+    a factor no multiple of the width and a window bound (two upper bounds on the lane:
+    `maskload_min`); and a stencil whose borders are written with `>=?` and `>?`."""
     vfile = _source(isa, tmp_path, SPLIT_SOURCE, "Split")
     w = LANES[isa]
     target = f"{isa}-openmp" if parallel else isa
-    for name in ("split_sc_v", "split_st3_v", "split_rows_v", "geb_v"):
-        for n in (1, w - 1, w + 1, 31, 32, 33, 64, 65, 100):
+    for name in ("split_sc_v", "split_st3_v", "split_rows_v", "split60_v", "window_v",
+                 "geb_v"):
+        for n in (1, w - 1, w + 1, 21, 31, 32, 33, 60, 61, 65, 100):
             assert main(["run", vfile, "--derivation", name, "--target", target,
                          "--size", f"n={n}", "--check"]) == 0, capsys.readouterr().err
             out = capsys.readouterr().out

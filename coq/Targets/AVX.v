@@ -16,6 +16,8 @@
     - [loadu v o]       = [GEN [ l < w ] v _[ o + l ]]          ([_mm256_loadu_ps(&v[o])])
     - [maskload v o n]  = [GEN [ l < w ] |[ l <? n ]| v _[ o + l ]]  ([_mm256_maskload_ps])
     - [maskload_range v o a b] = [GEN [ l < w ] |[ a <=? l ]| |[ l <? b ]| v _[ o + l ]]
+    - [maskload_min v o a b] = [GEN [ l < w ] |[ l <? a ]| |[ l <? b ]| v _[ o + l ]]
+      (the first [min a b] lanes: a mask count the index language has no [min] for)
       (the same intrinsic, with the mask of lanes [a <= l < b]: a border
       on either side);
     - [broadcast x]     = [GEN [ l < w ] x]                      ([_mm256_set1_ps(x)])
@@ -85,6 +87,13 @@ Section Specs.
       a border on either side (the masked lanes are not read). *)
   Definition vec_maskload_range (v : Z -> S) (o a b : Z) : Z -> S :=
     GEN [ l < w ] |[ a <=? l ]| |[ l <? b ]| v _[ o + l ].
+  (** The lanes [l < a] and [l < b] of [v] from [o], zero elsewhere: two
+      upper bounds on the lane of which neither is provably the tighter (a
+      window [|[ i <? 5 ]|] in the tail of [GEN [ i < n ]], a split's guard
+      inside vectors that do not divide its factor); the mask's count is
+      their minimum. *)
+  Definition vec_maskload_min (v : Z -> S) (o a b : Z) : Z -> S :=
+    GEN [ l < w ] |[ l <? a ]| |[ l <? b ]| v _[ o + l ].
   (** [x] in the lanes [a <= l < b], zero elsewhere: a constant under a
       border's guard ([|[ 1 <=? i ]| c]). *)
   Definition vec_maskbroadcast_range (x : S) (a b : Z) : Z -> S :=
@@ -140,6 +149,10 @@ Definition avx2_maskload_range {S : Type} `{Scalar S} :=
   Eval cbv beta delta [vec_maskload_range] in @vec_maskload_range S _ 8.
 Definition avx512_maskload_range {S : Type} `{Scalar S} :=
   Eval cbv beta delta [vec_maskload_range] in @vec_maskload_range S _ 16.
+Definition avx2_maskload_min {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_min] in @vec_maskload_min S _ 8.
+Definition avx512_maskload_min {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_min] in @vec_maskload_min S _ 16.
 Definition avx2_maskbroadcast_range {S : Type} `{Scalar S} :=
   Eval cbv beta delta [vec_maskbroadcast_range] in @vec_maskbroadcast_range S _ 8.
 Definition avx512_maskbroadcast_range {S : Type} `{Scalar S} :=
@@ -496,6 +509,8 @@ End WidthForms.
 #[global] Instance AtlInstr_avx512_max : AtlInstr (@avx512_max) := {}.
 #[global] Instance AtlInstr_avx2_maskload_range : AtlInstr (@avx2_maskload_range) := {}.
 #[global] Instance AtlInstr_avx512_maskload_range : AtlInstr (@avx512_maskload_range) := {}.
+#[global] Instance AtlInstr_avx2_maskload_min : AtlInstr (@avx2_maskload_min) := {}.
+#[global] Instance AtlInstr_avx512_maskload_min : AtlInstr (@avx512_maskload_min) := {}.
 #[global] Instance AtlInstr_avx2_maskbroadcast_range : AtlInstr (@avx2_maskbroadcast_range) := {}.
 #[global] Instance AtlInstr_avx512_maskbroadcast_range :
   AtlInstr (@avx512_maskbroadcast_range) := {}.

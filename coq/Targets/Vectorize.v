@@ -23,13 +23,14 @@
        lane-wise [<+>] / [+] as [add], [*] as [mul], [smax] as [max]
        (where the scalar has one); [add (mul a b) c] and [add c (mul a b)]
        as [fmadd]; then the instructions by their specifications
-       ([use_instr]): [loadu], [maskload], [maskload_range],
+       ([use_instr]): [loadu], [maskload], [maskload_range], [maskload_min],
        [maskbroadcast_range] (a guarded constant), [broadcast];
        a border's guard on a load (a stencil's [|[ 0 <=? i - 1 ]| w _[ i - 1 ]]
        or [|[ i + 1 <? n ]| w _[ i + 1 ]], Halide's constant exterior) is
        pushed onto the load, of two upper bounds one that the loops'
        bounds imply dropped (a split's tail guard under vectors that divide
-       its factor) or else the provably tighter kept, and
+       its factor) or else the provably tighter kept (neither: both, for
+       [maskload_min]), and
        becomes a masked load: [maskload] for an upper bound, [maskload_range]
        (lanes [a <= l < b]) for a lower one, so borders need no peeling;
     4. no lane loop [GEN [ l < w ] _] may remain outside an instruction:
@@ -481,6 +482,7 @@ Ltac atl_vec_lanes isa :=
       atl_vec_instr_all uconstr:(avx2_maskload);
       atl_vec_rw_all uconstr:(lanes_border_lo);
       atl_vec_instr_all uconstr:(avx2_maskload_range);
+      atl_vec_instr_all uconstr:(avx2_maskload_min);
       atl_vec_rw_all uconstr:(lanes_const_lo);
       atl_vec_rw_all uconstr:(lanes_const_hi);
       atl_vec_instr_all uconstr:(avx2_maskbroadcast_range);
@@ -494,6 +496,7 @@ Ltac atl_vec_lanes isa :=
       atl_vec_instr_all uconstr:(avx512_maskload);
       atl_vec_rw_all uconstr:(lanes_border_lo);
       atl_vec_instr_all uconstr:(avx512_maskload_range);
+      atl_vec_instr_all uconstr:(avx512_maskload_min);
       atl_vec_rw_all uconstr:(lanes_const_lo);
       atl_vec_rw_all uconstr:(lanes_const_hi);
       atl_vec_instr_all uconstr:(avx512_maskbroadcast_range);
@@ -516,12 +519,13 @@ Ltac atl_vec_fuse isa :=
     the lane is the cause and no masked instruction takes it. *)
 Ltac atl_vec_hint t :=
   lazymatch t with
-  | context [iverson (_ <? _)%Z (iverson (_ <? _)%Z _)] =>
-      idtac "  (two upper bounds on the lane, neither provably the tighter, which no"
-            "one masked load takes: the loop's end and a bound such as i <? 5 (write the"
-            "loop to that bound instead), or a split's guarded tail inside a vector, where"
-            "the split's factor is no multiple of the width (split by a multiple of it,"
-            "split with peel, or vectorize before splitting))"
+  | context [iverson (_ <=? _)%Z (iverson (_ <? _)%Z (iverson (_ <? _)%Z _))] =>
+      idtac "  (a lower bound and two upper bounds on the lane, neither provably the"
+            "tighter, which no one masked load takes (maskload_range takes one upper bound,"
+            "maskload_min no lower one): a border under a split's guarded tail, where the"
+            "split's factor is no multiple of the width (split by a multiple of it, split"
+            "with peel, or vectorize before splitting), or a border beside a bound such as"
+            "i <? 5 (write the loop to that bound instead))"
   | context [iverson _ _] =>
       idtac "  (a guard on the lane that is not a bound (such as i =? 3), or one no masked"
             "instruction takes: peel the loop's borders off first, with peel,"

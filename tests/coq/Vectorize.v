@@ -159,20 +159,31 @@ Section Vectorize.
   Print s7.
 
   (* By a factor no multiple of the width: the tail guard falls inside a
-     vector, two upper bounds, neither provably the tighter; refused. *)
+     vector, two upper bounds, neither provably the tighter: maskload_min,
+     whose mask count is their minimum. *)
   Derive s7b SuchThat (r7 = s7b) As s7b_ok.
+  Proof.
+    reschedule. split i by 60 into io ii. vectorize ii with avx2. check_safe. done.
+  Qed.
+  Print s7b.
+
+  (* A window bound: the loop's end and [i <? 5], two upper bounds; in the
+     full vectors the loop's is dropped (the loops imply it), in the tail
+     both stay (the masked store's count does not stand for the loop's: the
+     window's bound would then choose the lanes read, past [f] at [n < 5]):
+     maskload_min there. *)
+  Definition r8 := GEN [ i < n ] |[ i <? 5 ]| f _[ i ].
+  Derive s8 SuchThat (r8 = s8) As s8_ok.
+  Proof. reschedule. vectorize i with avx2. check_safe. done. Qed.
+  Print s8.
+
+  (* A lower bound and two upper ones on one load: no instruction takes
+     three; refused with the hint. *)
+  Definition r12 := GEN [ i < n ] |[ 1 <=? i ]| f _[ i - 1 ].
+  Derive s12 SuchThat (r12 = s12) As s12_ok.
   Proof.
     reschedule. split i by 60 into io ii. Fail vectorize ii with avx2. done.
   Qed.
-
-  (* A window bound: the loop's end and [i <? 5], two upper bounds; in the
-     full vectors the loop's is dropped, but in the tail neither is the
-     tighter and the masked store's count cannot stand for the loop's (the
-     window's bound would then choose the lanes read, past [f] at [n < 5]);
-     refused. *)
-  Definition r8 := GEN [ i < n ] |[ i <? 5 ]| f _[ i ].
-  Derive s8 SuchThat (r8 = s8) As s8_ok.
-  Proof. reschedule. Fail vectorize i with avx2. done. Qed.
 End Vectorize.
 
 Section VectorizeMax.

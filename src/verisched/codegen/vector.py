@@ -299,6 +299,9 @@ class VectorRules:
             if op == "maskload":
                 return self.vload(a[0], ix(a[1], ctx), ix(a[2], ctx),  # type: ignore[arg-type]
                                   e, ctx, out)
+            if op == "maskload_min":
+                return self.vload(a[0], ix(a[1], ctx), ix(a[2], ctx),  # type: ignore[arg-type]
+                                  e, ctx, out, n2=ix(a[3], ctx))  # type: ignore[arg-type]
             if op == "maskload_range":
                 return self.vload(a[0], ix(a[1], ctx), ix(a[3], ctx),  # type: ignore[arg-type]
                                   e, ctx, out, lo=ix(a[2], ctx))  # type: ignore[arg-type]
@@ -409,10 +412,10 @@ class VectorRules:
         return t
 
     def vload(self, t: Expr, o: Poly, n: Poly | None, call: Instr | None, ctx: Ctx,
-              out: Emitter, lo: Poly | None = None) -> str:
-        """Lanes `o .. o+W-1` of the rank-1 operand `t` (lanes >= n zero, and lanes
-        < lo where given): the address of `t _[ o ]`, a load unmasked only where
-        provably in bounds."""
+              out: Emitter, lo: Poly | None = None, n2: Poly | None = None) -> str:
+        """Lanes `o .. o+W-1` of the rank-1 operand `t` (lanes >= n zero, lanes >= n2
+        too where given (maskload_min), and lanes < lo where given): the address of
+        `t _[ o ]`, a load unmasked only where provably in bounds."""
         isa = self.isa
         assert isa is not None
         W = isa.lanes
@@ -421,7 +424,8 @@ class VectorRules:
         if lo is not None and ctx.facts.ge0(-lo):
             lo = None  # no lane below the first is cut
         if isinstance(buf, RegBuf):
-            if lo is None and o.as_const() == 0 and (n is None or ctx.facts.ge0(n - W)):
+            if (lo is None and o.as_const() == 0 and (n is None or ctx.facts.ge0(n - W))
+                    and (n2 is None or ctx.facts.ge0(n2 - W))):
                 return self.vexpr(t, ctx, out)
             if call is not None:
                 return self.vlanes(call, ctx, out)
@@ -450,7 +454,7 @@ class VectorRules:
             o_le0 = ctx.facts.ge0(-o)
             if not o_le0:
                 raise LowerError(f"lowering: vector operand offset not provably >= 0: {show(t)}")
-        bounds = [last - o] + ([n] if n is not None else [])
+        bounds = [last - o] + [b for b in (n, n2) if b is not None]
         if all(ctx.facts.ge0(b - W) for b in bounds):
             load = isa.loadu.format(p=ptr)
         else:
