@@ -18,6 +18,8 @@
     - [maskload_range v o a b] = [GEN [ l < w ] |[ a <=? l ]| |[ l <? b ]| v _[ o + l ]]
     - [maskload_min v o a b] = [GEN [ l < w ] |[ l <? a ]| |[ l <? b ]| v _[ o + l ]]
       (the first [min a b] lanes: a mask count the index language has no [min] for)
+    - [maskload_range_min v o a b c] = [GEN [ l < w ] |[ a <=? l ]| |[ l <? b ]|
+      |[ l <? c ]| v _[ o + l ]] (both: a border or a point [i =? 3] in a tail)
       (the same intrinsic, with the mask of lanes [a <= l < b]: a border
       on either side);
     - [broadcast x]     = [GEN [ l < w ] x]                      ([_mm256_set1_ps(x)])
@@ -94,6 +96,10 @@ Section Specs.
       their minimum. *)
   Definition vec_maskload_min (v : Z -> S) (o a b : Z) : Z -> S :=
     GEN [ l < w ] |[ l <? a ]| |[ l <? b ]| v _[ o + l ].
+  (** A lower bound and two upper ones: a border, or a point guard
+      [|[ i =? 3 ]|], in a tail that keeps the loop's own bound. *)
+  Definition vec_maskload_range_min (v : Z -> S) (o a b c : Z) : Z -> S :=
+    GEN [ l < w ] |[ a <=? l ]| |[ l <? b ]| |[ l <? c ]| v _[ o + l ].
   (** [x] in the lanes [a <= l < b], zero elsewhere: a constant under a
       border's guard ([|[ 1 <=? i ]| c]). *)
   Definition vec_maskbroadcast_range (x : S) (a b : Z) : Z -> S :=
@@ -153,6 +159,10 @@ Definition avx2_maskload_min {S : Type} `{Scalar S} :=
   Eval cbv beta delta [vec_maskload_min] in @vec_maskload_min S _ 8.
 Definition avx512_maskload_min {S : Type} `{Scalar S} :=
   Eval cbv beta delta [vec_maskload_min] in @vec_maskload_min S _ 16.
+Definition avx2_maskload_range_min {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_range_min] in @vec_maskload_range_min S _ 8.
+Definition avx512_maskload_range_min {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_range_min] in @vec_maskload_range_min S _ 16.
 Definition avx2_maskbroadcast_range {S : Type} `{Scalar S} :=
   Eval cbv beta delta [vec_maskbroadcast_range] in @vec_maskbroadcast_range S _ 8.
 Definition avx512_maskbroadcast_range {S : Type} `{Scalar S} :=
@@ -511,6 +521,9 @@ End WidthForms.
 #[global] Instance AtlInstr_avx512_maskload_range : AtlInstr (@avx512_maskload_range) := {}.
 #[global] Instance AtlInstr_avx2_maskload_min : AtlInstr (@avx2_maskload_min) := {}.
 #[global] Instance AtlInstr_avx512_maskload_min : AtlInstr (@avx512_maskload_min) := {}.
+#[global] Instance AtlInstr_avx2_maskload_range_min : AtlInstr (@avx2_maskload_range_min) := {}.
+#[global] Instance AtlInstr_avx512_maskload_range_min :
+  AtlInstr (@avx512_maskload_range_min) := {}.
 #[global] Instance AtlInstr_avx2_maskbroadcast_range : AtlInstr (@avx2_maskbroadcast_range) := {}.
 #[global] Instance AtlInstr_avx512_maskbroadcast_range :
   AtlInstr (@avx512_maskbroadcast_range) := {}.

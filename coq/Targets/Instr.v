@@ -226,6 +226,15 @@ Lemma guard_gtb_ltb {X} `{TensorElem X} (a b : Z) (e : X) :
   iverson (a >? b)%Z e = iverson (b <? a)%Z e.
 Proof. rewrite Z.gtb_ltb; reflexivity. Qed.
 
+(** A point [a =? b] on the lane is the range [b <= a < b + 1]: a masked
+    load (or broadcast) of one lane, [maskload_range]. *)
+Lemma guard_eqb_range {X} `{TensorElem X} (a b : Z) (e : X) :
+  iverson (a =? b)%Z e = iverson ((b <=? a)%Z && (a <? b + 1)%Z)%bool e.
+Proof.
+  f_equal; destruct (Z.eqb_spec a b), (Z.leb_spec b a), (Z.ltb_spec a (b + 1));
+    cbn; auto; lia.
+Qed.
+
 Lemma guard_lane_shift {X} `{TensorElem X} (a b x c : Z) (e : X) :
   (a - x = b - c)%Z -> iverson (a <? b)%Z e = iverson (x <? c)%Z e.
 Proof.
@@ -291,6 +300,14 @@ Ltac atl_lane_root norm :=
               transitivity (iverson (c <=? x)%Z e);
               [ apply guard_lane_shift_lt_lo; ring | reflexivity ]))
       end
+  | |- iverson (?a =? ?b)%Z ?e = _ =>
+      (* only a point of the lane plus a lane-free offset: [i mod 2 =? 0] stays *)
+      lazymatch constr:((a, b)) with context [x] => idtac | _ => fail end;
+      first [ norm constr:((a - b - x)%Z) ltac:(fun d =>
+                lazymatch d with context [x] => fail | _ => idtac end)
+            | norm constr:((b - a - x)%Z) ltac:(fun d =>
+                lazymatch d with context [x] => fail | _ => idtac end) ];
+      etransitivity; [ apply guard_eqb_range | first [ atl_lane_root norm | reflexivity ] ]
   | |- iverson (?a >=? ?b)%Z ?e = _ =>
       lazymatch constr:((a, b)) with context [x] => idtac | _ => fail end;
       etransitivity; [ apply guard_geb_leb | first [ atl_lane_root norm | reflexivity ] ]

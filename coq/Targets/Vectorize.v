@@ -343,6 +343,17 @@ Ltac atl_vec_push x e two :=
     a lane-free guard outside the lane's (taken out of the lane loop later), a
     lower bound outside an upper one ([maskload_range]), and of two upper
     bounds the provably tighter kept. *)
+(** The fact that a lane is stored, under a tail's masked store
+    ([vec_maskstore_under]): held apart from the facts of the guards and
+    loops, as [lia] does not unfold it.  Only a guard on a lane-free value
+    or an operation is dropped by it (its lanes past the count are computed
+    and not stored); a bound on a load must be kept or replaced by the
+    guards' and loops' facts, as the load's mask says which lanes are read,
+    and a bound that only the store implies would leave the other bounds to
+    choose them, past the array ([|[ 3 <=? i ]| |[ i <? 4 ]| f _[ i ]] at
+    [n <= 3] read [f[3]]). *)
+Definition vec_stored (b : bool) : Prop := b = true.
+
 (** [x < c] from the loops' bounds alone: every other fact on the lane
     is cleared first.  Under a tail's masked store the lanes past its count
     are not stored, so the tail's guard holds there, but dropping it would
@@ -384,7 +395,7 @@ Ltac atl_vec_guard_lane :=
   | |- iverson (_ <=? x)%Z ?e = _ => atl_vec_push x e false
   | |- iverson (x <? ?c)%Z ?e = _ =>
       first
-        [ lazymatch goal with Hp : (x <? c)%Z = true |- _ =>
+        [ lazymatch goal with Hp : vec_stored (x <? c)%Z |- _ =>
             lazymatch e with
             | smax ?a ?b =>
                 atl_vec_sides x a b ltac:(eapply (guard_true_smax_l _ _ _ Hp))
@@ -411,13 +422,14 @@ with atl_vec_guard_under :=
   idtac;
   lazymatch goal with
   | |- ?ms ?n (genr 0 _ ?F) = _ =>
-      lazymatch goal with _ : (_ <? n)%Z = true |- _ => fail | _ => idtac end;
+      lazymatch goal with _ : vec_stored (_ <? n)%Z |- _ => fail | _ => idtac end;
       let h := atl_head ms in
       first [ constr_eq h @avx2_maskstore; refine (avx2_maskstore_under n F _ _)
             | constr_eq h @avx512_maskstore; refine (avx512_maskstore_under n F _ _) ];
       lazymatch F with fun z => _ =>
         let l := fresh z in let Hl := fresh "Hl" in let Hp := fresh "Hp" in
-        intros l Hl Hp; atl_beta_lhs; atl_vec_guard_pass
+        intros l Hl Hp; change (vec_stored (l <? n)%Z) in Hp; atl_beta_lhs;
+        atl_vec_guard_pass
       end
   end.
 
@@ -483,6 +495,7 @@ Ltac atl_vec_lanes isa :=
       atl_vec_rw_all uconstr:(lanes_border_lo);
       atl_vec_instr_all uconstr:(avx2_maskload_range);
       atl_vec_instr_all uconstr:(avx2_maskload_min);
+      atl_vec_instr_all uconstr:(avx2_maskload_range_min);
       atl_vec_rw_all uconstr:(lanes_const_lo);
       atl_vec_rw_all uconstr:(lanes_const_hi);
       atl_vec_instr_all uconstr:(avx2_maskbroadcast_range);
@@ -497,6 +510,7 @@ Ltac atl_vec_lanes isa :=
       atl_vec_rw_all uconstr:(lanes_border_lo);
       atl_vec_instr_all uconstr:(avx512_maskload_range);
       atl_vec_instr_all uconstr:(avx512_maskload_min);
+      atl_vec_instr_all uconstr:(avx512_maskload_range_min);
       atl_vec_rw_all uconstr:(lanes_const_lo);
       atl_vec_rw_all uconstr:(lanes_const_hi);
       atl_vec_instr_all uconstr:(avx512_maskbroadcast_range);
@@ -519,15 +533,12 @@ Ltac atl_vec_fuse isa :=
     the lane is the cause and no masked instruction takes it. *)
 Ltac atl_vec_hint t :=
   lazymatch t with
-  | context [iverson (_ <=? _)%Z (iverson (_ <? _)%Z (iverson (_ <? _)%Z _))] =>
-      idtac "  (a lower bound and two upper bounds on the lane, neither provably the"
-            "tighter, which no one masked load takes (maskload_range takes one upper bound,"
-            "maskload_min no lower one): a border under a split's guarded tail, where the"
-            "split's factor is no multiple of the width (split by a multiple of it, split"
-            "with peel, or vectorize before splitting), or a border beside a bound such as"
-            "i <? 5 (write the loop to that bound instead))"
+  | context [iverson (_ <=? _)%Z (iverson (_ <=? _)%Z _)] =>
+      idtac "  (two lower bounds on the lane, neither provably the tighter, or more bounds"
+            "than one masked load takes (one lower and two upper): peel the loop's borders"
+            "off first, with peel, split ... peel or shift, and vectorize the interior)"
   | context [iverson _ _] =>
-      idtac "  (a guard on the lane that is not a bound (such as i =? 3), or one no masked"
+      idtac "  (a guard on the lane that is not a bound (such as i mod 2 =? 0), or one no masked"
             "instruction takes: peel the loop's borders off first, with peel,"
             "split ... peel or shift, or tile ... partition, and vectorize the interior)"
   | _ => idtac

@@ -143,9 +143,16 @@ Section Vectorize.
   Proof. reschedule. vectorize i with avx2. check_safe. done. Qed.
   Print s6.
 
-  (* A guard on the lane that is no bound (a point): refused, saying to peel. *)
+  (* A point on the lane is the range [3 <= i < 4] (guard_eqb_range): in the
+     tail, with the loop's own bound, maskload_range_min. *)
   Definition r6b := GEN [ i < n ] |[ i =? 3 ]| f _[ i ].
   Derive s6b SuchThat (r6b = s6b) As s6b_ok.
+  Proof. reschedule. vectorize i with avx2. check_safe. done. Qed.
+  Print s6b.
+
+  (* A guard on the lane that is no bound: refused, saying to peel. *)
+  Definition r6c := GEN [ i < n ] |[ i mod 2 =? 0 ]| f _[ i ].
+  Derive s6c SuchThat (r6c = s6c) As s6c_ok.
   Proof. reschedule. Fail vectorize i with avx2. done. Qed.
 
   (* A split's guarded tail under vectors that divide its factor: the
@@ -177,13 +184,14 @@ Section Vectorize.
   Proof. reschedule. vectorize i with avx2. check_safe. done. Qed.
   Print s8.
 
-  (* A lower bound and two upper ones on one load: no instruction takes
-     three; refused with the hint. *)
+  (* A lower bound and two upper ones on one load (a border under a split
+     by 60): maskload_range_min in the split's tail. *)
   Definition r12 := GEN [ i < n ] |[ 1 <=? i ]| f _[ i - 1 ].
   Derive s12 SuchThat (r12 = s12) As s12_ok.
   Proof.
-    reschedule. split i by 60 into io ii. Fail vectorize ii with avx2. done.
+    reschedule. split i by 60 into io ii. vectorize ii with avx2. check_safe. done.
   Qed.
+  Print s12.
 End Vectorize.
 
 Section VectorizeMax.

@@ -305,6 +305,10 @@ class VectorRules:
             if op == "maskload_range":
                 return self.vload(a[0], ix(a[1], ctx), ix(a[3], ctx),  # type: ignore[arg-type]
                                   e, ctx, out, lo=ix(a[2], ctx))  # type: ignore[arg-type]
+            if op == "maskload_range_min":
+                return self.vload(a[0], ix(a[1], ctx), ix(a[3], ctx),  # type: ignore[arg-type]
+                                  e, ctx, out, lo=ix(a[2], ctx),  # type: ignore[arg-type]
+                                  n2=ix(a[4], ctx))  # type: ignore[arg-type]
             if op == "maskbroadcast_range":
                 return self._vbroadcast_range(e, ctx, out)
             if op == "broadcast":
@@ -446,7 +450,7 @@ class VectorRules:
         ptr = f"&{buf.cname}[{flat}]"
         self.note_read(buf, [*lead, o])
         if lo is not None:
-            return self._vload_range(buf, ptr, flat, checks, o, lo, n, ctx)
+            return self._vload_range(buf, ptr, flat, checks, o, lo, n, ctx, n2)
         if not ctx.facts.ge0(o):
             # Lanes before the start of the row: build the vector lane by lane.
             if call is not None:
@@ -469,7 +473,7 @@ class VectorRules:
         return f"(({cond}) ? {load} : {isa.setzero})" if cond else load
 
     def _vload_range(self, buf: Buf, ptr: str, flat: str, checks: list[Poly], o: Poly,
-                     lo: Poly, n: Poly | None, ctx: Ctx) -> str:
+                     lo: Poly, n: Poly | None, ctx: Ctx, n2: Poly | None = None) -> str:
         """A load of the lanes `lo <= l < n` (a border's masked load, maskload_range)
         from `ptr`, also cut to the row: lanes before its start (`-o`) or past its
         end are masked, so none is read.  Where `o` may be negative the address
@@ -478,7 +482,7 @@ class VectorRules:
         isa = self.isa
         assert isa is not None
         lows = [lo] + ([] if ctx.facts.ge0(o) else [-o])
-        his = [buf.dims[-1] - o] + ([n] if n is not None else [])
+        his = [buf.dims[-1] - o] + [b for b in (n, n2) if b is not None]
         mask = self._range_mask(lows, his, ctx)
         assert mask is not None  # (lo is not provably <= 0: vload)
         if not ctx.facts.ge0(o):
