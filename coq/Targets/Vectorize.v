@@ -533,14 +533,20 @@ Ltac atl_vec_fuse isa :=
     the lane is the cause and no masked instruction takes it. *)
 Ltac atl_vec_hint t :=
   lazymatch t with
+  | context [iverson (_ <? _)%Z (@smax _ _ _ _)] =>
+      idtac "  (a bound on the lane around smax outside a masked store, such as a split's"
+            "guarded tail: smax 0 0 is not known to be 0, so the bound cannot go onto its"
+            "operands; split with peel, or vectorize before splitting)"
   | context [iverson (_ <=? _)%Z (iverson (_ <=? _)%Z _)] =>
       idtac "  (two lower bounds on the lane, neither provably the tighter, or more bounds"
-            "than one masked load takes (one lower and two upper): peel the loop's borders"
-            "off first, with peel, split ... peel or shift, and vectorize the interior)"
+            "than one masked load takes (one lower and two upper): run simpl_guard first"
+            "where inline left a bound twice, else peel the loop's borders off first, with"
+            "peel, split ... peel or shift, and vectorize the interior)"
   | context [iverson _ _] =>
-      idtac "  (a guard on the lane that is not a bound (such as i mod 2 =? 0), or one no masked"
-            "instruction takes: peel the loop's borders off first, with peel,"
-            "split ... peel or shift, or tile ... partition, and vectorize the interior)"
+      idtac "  (a guard on the lane that is not a bound (such as i mod 2 =? 0), one no masked"
+            "instruction takes, or a bound left twice by inline (run simpl_guard first):"
+            "peel the loop's borders off first, with peel, split ... peel or shift, or"
+            "tile ... partition, and vectorize the interior)"
   | _ => idtac
   end.
 

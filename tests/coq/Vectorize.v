@@ -226,4 +226,10 @@ Section VectorizeMax.
   Derive w4 SuchThat (m4 = w4) As w4_ok.
   Proof. reschedule. vectorize i with avx512. check_safe. done. Qed.
   Print w4.
+
+  (* Under a split's guarded tail (no masked store there), the bound cannot go
+     onto smax's operands (smax 0 0 is not known to be 0): refused, the hint
+     says to split with peel. *)
+  Derive w5 SuchThat (m1 = w5) As w5_ok.
+  Proof. reschedule. split i by 32 into io ii. Fail vectorize ii with avx512. done. Qed.
 End VectorizeMax.
