@@ -418,8 +418,8 @@ class VectorRules:
     def vload(self, t: Expr, o: Poly, n: Poly | None, call: Instr | None, ctx: Ctx,
               out: Emitter, lo: Poly | None = None, n2: Poly | None = None) -> str:
         """Lanes `o .. o+W-1` of the rank-1 operand `t` (lanes >= n zero, lanes >= n2
-        too where given (maskload_min), and lanes < lo where given): the address of
-        `t _[ o ]`, a load unmasked only where provably in bounds."""
+        too where given (maskload_min, maskload_range_min), and lanes < lo where given):
+        the address of `t _[ o ]`, a load unmasked only where provably in bounds."""
         isa = self.isa
         assert isa is not None
         W = isa.lanes
