@@ -300,20 +300,6 @@ Ltac atl_lane_root norm :=
               transitivity (iverson (c <=? x)%Z e);
               [ apply guard_lane_shift_lt_lo; ring | reflexivity ]))
       end
-  | |- iverson (?a =? ?b)%Z ?e = _ =>
-      (* only a point of the lane plus a lane-free offset: [i mod 2 =? 0] stays *)
-      lazymatch constr:((a, b)) with context [x] => idtac | _ => fail end;
-      first [ norm constr:((a - b - x)%Z) ltac:(fun d =>
-                lazymatch d with context [x] => fail | _ => idtac end)
-            | norm constr:((b - a - x)%Z) ltac:(fun d =>
-                lazymatch d with context [x] => fail | _ => idtac end) ];
-      etransitivity; [ apply guard_eqb_range | first [ atl_lane_root norm | reflexivity ] ]
-  | |- iverson (?a >=? ?b)%Z ?e = _ =>
-      lazymatch constr:((a, b)) with context [x] => idtac | _ => fail end;
-      etransitivity; [ apply guard_geb_leb | first [ atl_lane_root norm | reflexivity ] ]
-  | |- iverson (?a >? ?b)%Z ?e = _ =>
-      lazymatch constr:((a, b)) with context [x] => idtac | _ => fail end;
-      etransitivity; [ apply guard_gtb_ltb | first [ atl_lane_root norm | reflexivity ] ]
   | |- iverson (?p && ?q)%bool ?e = _ =>
       (* a conjunction on the lane: two nested guards, each normalized *)
       lazymatch constr:((p, q)) with context [x] => idtac | _ => fail end;
@@ -341,6 +327,23 @@ Ltac atl_lane_root norm :=
               transitivity (iverson (c <=? x)%Z e);
               [ apply guard_lane_shift_le; ring | reflexivity ]))
       end
+  | |- iverson ?c ?e = _ =>
+      (* [a >=? b] and [a >? b] read swapped ([b <=? a], [b <? a]); a point
+         [a =? b] as the one-lane range [b <= a < b + 1], only where it is the
+         lane plus a lane-free offset ([i mod 2 =? 0] stays) *)
+      lazymatch c with context [x] => idtac | _ => fail end;
+      let L := lazymatch c with
+               | (_ >=? _)%Z => constr:(@guard_geb_leb)
+               | (_ >? _)%Z => constr:(@guard_gtb_ltb)
+               | (_ =? _)%Z => constr:(@guard_eqb_range)
+               end in
+      lazymatch c with
+      | (?a =? ?b)%Z =>
+          let free d := lazymatch d with context [x] => fail | _ => idtac end in
+          first [ norm constr:((a - b - x)%Z) free | norm constr:((b - a - x)%Z) free ]
+      | _ => idtac
+      end;
+      etransitivity; [ apply L | first [ atl_lane_root norm | reflexivity ] ]
   end.
 
 (** Where [atl_lane_root] can fire: an access or a guard. *)
