@@ -3,6 +3,7 @@ header, and every hand-written kernel under ASan+UBSan."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -85,22 +86,32 @@ def test_a_kernel_with_sizes_but_no_input_arrays_runs(target):
 
 @pytest.mark.parametrize("target", ["c", "openmp"])
 def test_an_int32_overflow_wraps_as_the_banner_says(target):
-    """Integer kernels are built with -fwrapv: a value that overflows wraps modulo 2^32
-    (numpy's int32 does the same), sanitized too, where C left the overflow undefined
-    (UBSan: "signed integer overflow" in the int32 Jacobi kernels at n = 1)."""
+    """Integer kernels wrap modulo 2^32 (numpy's int32 does the same) in their own
+    unsigned arithmetic, so the file needs no -fwrapv: built without it under UBSan
+    (which once reported "signed integer overflow" in the int32 Jacobi kernels at
+    n = 1), and built with -ftrapv, which traps on any signed overflow left.  Coq's
+    Z.div of INT32_MIN by -1 is 2^31, which wraps to INT32_MIN, where C's `/` raised
+    SIGFPE and killed the caller."""
     from verisched.pybridge.coqterm import parse_program
 
-    expr = parse_program("GEN [ i < n ] f _[ i ] * f _[ i ] + f _[ i ]")
+    expr = parse_program("GEN [ i < n ] (f _[ i ] * f _[ i ] + f _[ i ]) / g _[ i ] "
+                         "+ (SUM [ j < n ] f _[ j ])")
     t = get_target(target)
-    lw = lower(expr, {"f": (n,)}, name="sq", dtype="int32", parallel=t.parallel)
-    f = np.array([70000, -3, 46341, 2**31 - 1], np.int32)
+    lw = lower(expr, {"f": (n,), "g": (n,)}, name="sq", dtype="int32", parallel=t.parallel)
+    f = np.array([70000, -3, 46341, 2**31 - 1, -(2**31)], np.int32)
+    g = np.array([1, -1, 3, -1, -1], np.int32)
     with np.errstate(over="ignore"):
-        want = f * f + f
-    np.testing.assert_array_equal(build([lw], t)["sq"]({"f": f}, n=4), want)
+        num = f * f + f
+        want = np.floor_divide(num, g) + f.sum(dtype=np.int32)
+    assert num[4] == -(2**31) and g[4] == -1  # the division C's `/` traps on
+    np.testing.assert_array_equal(build([lw], t)["sq"]({"f": f, "g": g}, n=5), want)
     exe = build_sanitized([lw], t)
-    np.testing.assert_array_equal(run_sanitized(exe, lw, {"f": f}, {"n": 4}, (4,)), want)
-    assert "-fwrapv" in t.build_hint(Path("sq.c"), "int32")
-    assert "-fwrapv" not in t.build_hint(Path("sq.c"), "float32")
+    got = run_sanitized(exe, lw, {"f": f, "g": g}, {"n": 5}, (5,))
+    np.testing.assert_array_equal(got, want)
+    assert "-fwrapv" not in t.build_hint(Path("sq.c"), "int32")
+    assert "-fwrapv" not in t.cflags()
+    trapping = dataclasses.replace(t, extra_flags=(*t.extra_flags, "-ftrapv"))
+    np.testing.assert_array_equal(build([lw], trapping)["sq"]({"f": f, "g": g}, n=5), want)
 
 
 def test_malformed_env_and_input_names_are_refused_by_name():

@@ -42,7 +42,7 @@ from verisched.codegen import generation, lets, reshape, scalar, timeloop
 from verisched.codegen.cexpr import ctext, flat_text, ge_text, ix, pred
 from verisched.codegen.errors import LowerError, NotNormalError
 from verisched.codegen.hooks import LetBody, TargetHooks
-from verisched.codegen.ir import CTYPES, Ctx, Dest, Emitter, Names, RegBuf, StoreSlot
+from verisched.codegen.ir import CTYPES, WRAP_OPS, Ctx, Dest, Emitter, Names, RegBuf, StoreSlot
 from verisched.codegen.isa import VectorISA
 from verisched.codegen.normal import show
 from verisched.codegen.parallel import FALLBACK, FALLBACK_PRAGMA
@@ -85,6 +85,8 @@ class Lowering:
         # C element type of the buffers being declared (a target may change it per let).
         self.ctype = CTYPES[dtype]
         self.zero = {"float32": "0.0f", "float64": "0.0"}.get(dtype, "0")
+        # `+` and `*` of integer data as wrapping helpers (ir.WRAP_OPS); none for floats.
+        self.wrap = WRAP_OPS.get(dtype, {})
         self.parallel = parallel
         self.names = Names()
         self.parallel_loops = 0
@@ -169,6 +171,10 @@ class Lowering:
                     out.line(x)
 
     # -- stores ---------------------------------------------------------------
+    def binop(self, op: str, x: str, y: str) -> str:
+        """`x op y` for data `+` and `*`: wrapping helpers for integer kernels."""
+        return f"{self.wrap[op]}({x}, {y})" if op in self.wrap else f"({x} {op} {y})"
+
     def store(self, dest: Dest, mode: str, value: str, ctx: Ctx, out: Emitter) -> None:
         """`lhs mode value;` at the destination's (fully applied) index, under its
         store conditions."""
@@ -185,6 +191,8 @@ class Lowering:
             lhs = f"{dest.buf.cname}[{flat_text(bi, dest.buf.dims, ctx)}]"
         cond = ge_text(conds, ctx)
         stmt = f"{lhs} {mode} {value};"
+        if mode == "+=" and "+" in self.wrap:
+            stmt = f"{lhs} = {self.wrap['+']}({lhs}, {value});"
         if cond:
             out.line(f"if ({cond}) {stmt}")
         else:

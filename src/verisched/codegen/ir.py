@@ -37,6 +37,10 @@ ELEM_BYTES = {"float32": 4, "float64": 8, "int32": 4, "int8": 4}
 # The helpers (templates/helpers.c.j2) for Coq's division and max, per element type.
 DIV_MAX = {"float32": ("vs_sdiv", "vs_smax"), "float64": ("vs_ddiv", "vs_dmax"),
            "int32": ("vs_idiv", "vs_imax"), "int8": ("vs_idiv", "vs_imax")}
+# Integer kernels add and multiply through helpers that wrap modulo 2^32 in unsigned
+# arithmetic (templates/helpers.c.j2): C leaves a signed overflow undefined, and the
+# emitted file must be right under the user's own flags, not only with -fwrapv.
+WRAP_OPS = {d: {"+": "vs_iadd", "*": "vs_imul"} for d in ("int32", "int8")}
 # Names the generated C itself uses (beside the headers' names in c_names.txt).
 _C_USED = {"main", "free", "malloc", "calloc", "memset", "abort", "int32_t", "size_t"}
 

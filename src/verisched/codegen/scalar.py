@@ -76,7 +76,7 @@ def scalar(lw: Lowering, e: Expr, ctx: Ctx, out: Emitter) -> str:
             return f"{DIV_MAX[lw.dtype][0]}({x}, {y})"
         if op == "max":  # smax (Rmax / Z.max)
             return f"{DIV_MAX[lw.dtype][1]}({x}, {y})"
-        return f"({x} {op} {y})"
+        return lw.binop(op, x, y)
     if isinstance(e, Guard):
         cond, facts = pred(e.pred, ctx)
         if cond == "0":
@@ -107,7 +107,7 @@ def scalar(lw: Lowering, e: Expr, ctx: Ctx, out: Emitter) -> str:
                                       unroll):
             c2.in_sum = True
             val = lw.scalar(e.body, c2, out)
-            out.line(f"{acc} += {val};")
+            out.line(f"{acc} = {lw.binop('+', acc, val)};" if lw.wrap else f"{acc} += {val};")
         return acc
     if isinstance(e, Mem):
         return lw.scalar(lw.strip_mem(e), ctx, out)

@@ -266,13 +266,13 @@ ROUNDING = {
     "float64": "IEEE-754 binary64 (C double), each + * / rounded to nearest in program "
                "order (the proof is over the reals, so a derived order of additions may "
                "round differently from the original's)",
-    "int32": "two's-complement 32-bit integers, wrapping modulo 2^32 on overflow (built "
-             "with -fwrapv, as the build hint says: C leaves a signed overflow undefined); "
-             "exact while no value overflows (the proof is over Z)",
+    "int32": "two's-complement 32-bit integers, + and * wrapping modulo 2^32 on overflow "
+             "(computed in uint32_t, defined whatever the build flags; INT32_MIN / -1 "
+             "wraps to INT32_MIN); exact while no value overflows (the proof is over Z)",
     "int8": "int8 inputs and outputs, computed in int32 (temporaries, accumulators, let "
             "buffers); a value stored into an int8 output wraps modulo 2^8, so an output "
             "is the exact Z result whenever that lies in [-128, 127], exact while no int32 "
-            "value overflows (one that does wraps: built with -fwrapv; Gemmini: int32 "
+            "value overflows (one that does wraps, in uint32_t arithmetic; Gemmini: int32 "
             "accumulators, see its header for saturation)",
 }
 

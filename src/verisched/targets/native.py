@@ -24,7 +24,6 @@ import numpy as np
 
 from verisched.codegen.errors import CompileError, KernelCallError, LowerError, PreconditionError
 from verisched.codegen.hooks import TargetHooks
-from verisched.codegen.ir import CTYPES
 from verisched.codegen.lower import LoweredKernel, Lowering, lower
 from verisched.codegen.poly import evaluate
 from verisched.codegen.program import KernelProgram
@@ -97,17 +96,18 @@ class NativeTarget:
     def instructions(self) -> tuple[InstrSpec, ...]:
         return tuple(s for s in registered().values() if s.family in self.families)
 
-    def cflags(self, fast_math: bool = False, dtype: str | None = None) -> list[str]:
-        flags = ["-std=c11", "-O3", "-march=native", "-fPIC", *self.extra_flags,
-                 *wrap_flags(dtype)]
+    def cflags(self, fast_math: bool = False) -> list[str]:
+        flags = ["-std=c11", "-O3", "-march=native", "-fPIC", *self.extra_flags]
         if fast_math:
             flags.append("-ffast-math")
         return flags
 
     def build_hint(self, c_file: Path, dtype: str | None = None) -> str:
         """How to compile the C file written for this target into one's own program (the
-        flags the kernels are built with here, less -fPIC; its libraries, and libm)."""
-        flags = [f for f in self.cflags(dtype=dtype) if f != "-fPIC"]
+        flags the kernels are built with here, less -fPIC; its libraries, and libm).
+        `dtype`: the same flags for every element type (integer kernels wrap in their own
+        arithmetic, codegen/ir.py WRAP_OPS, so they need no -fwrapv)."""
+        flags = [f for f in self.cflags() if f != "-fPIC"]
         link = [*(["-fopenmp"] if "-fopenmp" in flags else []), *self.libs, "-lm"]
         return f"cc {' '.join(flags)} -c {c_source_arg(c_file)}; link with {' '.join(link)}"
 
@@ -150,29 +150,11 @@ class NativeTarget:
         return dict(built)
 
 
-# The element types computed in C's int32_t (codegen/ir.py CTYPES: int8 too).
-_WRAPPING = frozenset(d for d, c in CTYPES.items() if c == "int32_t")
-
-
-def wrap_flags(dtype: str | None) -> list[str]:
-    """`-fwrapv` for integer kernels: their data arithmetic wraps modulo 2^32 on
-    overflow as the banner says (targets/base.py ROUNDING), where C leaves a signed
-    overflow undefined (UBSan reported it in the int32 Jacobi kernels at n = 1, whose
-    values double every step).  Float kernels keep C's rules: their int arithmetic is
-    index arithmetic, checked at entry never to wrap."""
-    return ["-fwrapv"] if dtype in _WRAPPING else []
-
-
-def kernels_dtype(kernels: Sequence[LoweredKernel]) -> str | None:
-    """The integer dtype of a batch of kernels that has one (then the batch wraps)."""
-    return next((k.dtype for k in kernels if k.dtype in _WRAPPING), None)
-
-
 def load(c_text: str, kernels: list[LoweredKernel], target: NativeTarget, *,
          fast_math: bool = False) -> dict[str, NativeKernel]:
     """Compile C text holding `kernels` into a shared object (cached) and load them.
     A cached object that does not load (truncated, corrupt) is evicted and rebuilt once."""
-    flags = target.cflags(fast_math, kernels_dtype(kernels))
+    flags = target.cflags(fast_math)
     path = compile_c(c_text, flags, libs=target.libs)
     try:
         lib = ctypes.CDLL(str(path))
@@ -454,7 +436,7 @@ SANITIZE_FLAGS = ["-std=c11", "-O1", "-g", "-fno-omit-frame-pointer",
 def build_sanitized(kernels: list[LoweredKernel], target: NativeTarget) -> Path:
     """Compile the kernels with a file-driven harness under ASan+UBSan (executable)."""
     source = render_source(kernels, target.name)
-    flags = SANITIZE_FLAGS + list(target.extra_flags) + wrap_flags(kernels_dtype(kernels))
+    flags = SANITIZE_FLAGS + list(target.extra_flags)
     return compile_c(source, flags, kind="exe", extra_sources=(render_harness(kernels),),
                      libs=target.libs)
 
