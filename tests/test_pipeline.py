@@ -20,7 +20,7 @@ from verisched.codegen.errors import (
     PreconditionError,
     UnsafeProgramError,
 )
-from verisched.pybridge.coqterm import parse_program
+from verisched.pybridge.coqterm import parse_program, pretty
 from verisched.pybridge.errors import OutputPathError
 from verisched.pybridge.terms import (
     Gen,
@@ -35,6 +35,7 @@ from verisched.pybridge.terms import (
     gen,
     get,
 )
+from verisched.report.latex import TexWriter
 
 n = IVar("n")
 # GEN [i < n] f[i+1]: reads f[n] at the last i, which Coq's check_safe cannot prove in bounds.
@@ -179,8 +180,9 @@ def test_derivation_without_check_safe_needs_unsafe(vfile) -> None:
 @requires_coq
 def test_greater_comparisons_are_read(tmp_path, capsys) -> None:
     """`a >=? b` and `a >? b` (Z.geb, Z.gtb) are kept folded in the semantics the
-    bridge prints and read as `b <=? a` and `b <? a`; a function it cannot read (Z.min,
-    unfolded into a `match`) is named in the error, with what to write instead."""
+    bridge prints and read as `b <=? a` and `b <? a`, shown as written; a function it
+    cannot read (Z.min, unfolded into a `match`) is named in the error, with what to
+    write instead."""
     v = tmp_path / "Geb.v"
     v.write_text("""From Coq Require Import ZArith List derive.Derive.
 From Verisched Require Import ATL.
@@ -202,6 +204,12 @@ End G.
     derived = pipeline.load(v, "p_v", cache=False)
     assert derived.expr == parse_program("GEN [ i < n ] (|[ 0 <=? i - 1 ]| w _[ i - 1 ]) <+> "
                                          "(|[ i + 1 <? n ]| w _[ i + 1 ])")
+    # shown as written, in the text and in the report's TeX (the same test underneath)
+    shown = pretty(derived.expr)
+    assert "|[ i - 1 >=? 0 ]|" in shown and "|[ n >? i + 1 ]|" in shown, shown
+    assert parse_program(shown) == derived.expr
+    guard = derived.expr.body.left
+    assert TexWriter().pred(guard.pred) == r"i - 1 \ge 0", guard
     assert main(["run", str(v), "--derivation", "p_v", "--size", "n=6", "--check"]) == 0
     assert "reference interpreter on the original program: OK" in capsys.readouterr().out
     with pytest.raises(pipeline.DerivationError, match=r"such as Z\.min.*<\? <=\? =\? >\? >=\?"):

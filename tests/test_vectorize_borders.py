@@ -99,6 +99,11 @@ SPLIT_SOURCE = _HEAD.format(name="Split") + """
   Definition window := GEN [ i < n ] (|[ i <? 21 ]| w _[ i ]) + c * w _[ i ].
   Derive window_v SuchThat (window = window_v) As window_v_ok.
   Proof. reschedule. vectorize i with ISA. check_safe. done. Qed.
+  (* a constant under a window: in the tail, the masked store's bound above it is
+     dropped (no memory is read under it), the window's is the broadcast's mask *)
+  Definition cwin := GEN [ i < n ] (|[ i <? 21 ]| c) + w _[ i ].
+  Derive cwin_v SuchThat (cwin = cwin_v) As cwin_v_ok.
+  Proof. reschedule. vectorize i with ISA. check_safe. done. Qed.
   (* a border under a split by 60 (one lower bound, two upper: maskload_range_min) *)
   Derive split60_st3_v SuchThat (st3 = split60_st3_v) As split60_st3_v_ok.
   Proof. reschedule. split i by 60 into io ii. vectorize ii with ISA. check_safe. done. Qed.
@@ -159,7 +164,7 @@ def test_split_then_vectorized_computes_as_the_interpreter(isa, parallel, tmp_pa
     the split's factor with a partial tail (61: a full block of 32 and 29 over, or 60
     and 1), serial and with the blocks parallel;
     a factor no multiple of the width and a window bound (two upper bounds on the lane:
-    `maskload_min`), a border under such a split (`maskload_range_min`), points on the
+    `maskload_min`), a constant under a window (the tail's store bound dropped above it), a border under such a split (`maskload_range_min`), points on the
     lane (`|[ x =? y ]|`, `|[ i =? 3 ]|`: one-lane ranges); and a stencil whose borders
     are written with `>=?` and `>?`."""
     vfile = _source(isa, tmp_path, SPLIT_SOURCE, "Split")
@@ -170,7 +175,8 @@ def test_split_then_vectorized_computes_as_the_interpreter(isa, parallel, tmp_pa
     names = ["split_sc_v", "split_st3_v", "split60_st3_v"]
     if not parallel:
         names += (["window_v", "pt_v"] if isa == "avx2" else
-                  ["split_rows_v", "split60_v", "window_v", "diag_v", "eye_v", "pt_v", "geb_v"])
+                  ["split_rows_v", "split60_v", "window_v", "cwin_v", "diag_v", "eye_v", "pt_v",
+                   "geb_v"])
     for name in names:
         for n in (1, w + 1, 61):
             assert main(["run", vfile, "--derivation", name, "--target", target,

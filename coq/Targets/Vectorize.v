@@ -385,12 +385,29 @@ Ltac atl_vec_guard_pair x p q :=
   | (_ <=? x)%Z => lazymatch q with context [x] => fail | _ => eapply guard_comm end
   end.
 
+(** Of two bounds around a lane-free value (a constant under a window in a
+    tail, [|[ l <? n - 8 io ]| |[ l <? 5 - 8 io ]| c]), the one that only the
+    masked store implies is dropped: no memory is read under it, so the
+    other bound choosing the lanes reads nothing past an array (the caveat
+    of [vec_stored]), and the lanes it no longer zeroes are not stored. *)
+Ltac atl_vec_guard_stored x p q e :=
+  lazymatch e with context [x] => fail | _ => idtac end;
+  match goal with
+  | Hp : vec_stored p |- _ =>
+      lazymatch p with (x <? _)%Z =>
+        eapply guard_lt_true_out; exact (proj1 (Z.ltb_lt _ _) Hp) end
+  | Hp : vec_stored q |- _ =>
+      lazymatch q with (x <? _)%Z =>
+        eapply guard_lt_true_in; exact (proj1 (Z.ltb_lt _ _) Hp) end
+  end.
+
 Ltac atl_vec_guard_lane :=
   idtac;
   let x := atl_lane_var in
   lazymatch goal with
   | |- iverson ?p (iverson ?q ?e) = _ =>
       first [ atl_vec_dep x p; atl_vec_dep x q; atl_vec_push x e true
+            | atl_vec_guard_stored x p q e
             | atl_vec_guard_pair x p q ]
   | |- iverson (_ <=? x)%Z ?e = _ => atl_vec_push x e false
   | |- iverson (x <? ?c)%Z ?e = _ =>
@@ -532,11 +549,17 @@ Ltac atl_vec_fuse isa :=
 (** Why a lane loop is left, where a guard of the program that depends on
     the lane is the cause and no masked instruction takes it. *)
 Ltac atl_vec_hint t :=
-  lazymatch t with
+  match t with
   | context [iverson (_ <? _)%Z (@smax _ _ _ _)] =>
       idtac "  (a bound on the lane around smax outside a masked store, such as a split's"
             "guarded tail: smax 0 0 is not known to be 0, so the bound cannot go onto its"
             "operands; split with peel, or vectorize before splitting)"
+  (* [?e] is closed under the lane's binder: a value that does not depend on it *)
+  | context [iverson (_ <? _)%Z (iverson (_ <? _)%Z ?e)] =>
+      idtac "  (two upper bounds on the lane around a value that reads no memory, such as a"
+            "constant under a window, outside a masked store, such as a split's guarded"
+            "tail: no masked broadcast takes two; split with peel, or vectorize before"
+            "splitting)"
   | context [iverson (_ <=? _)%Z (iverson (_ <=? _)%Z _)] =>
       idtac "  (two lower bounds on the lane, neither provably the tighter, or more bounds"
             "than one masked load takes (one lower and two upper): run simpl_guard first"

@@ -184,6 +184,18 @@ Section Vectorize.
   Proof. reschedule. vectorize i with avx2. check_safe. done. Qed.
   Print s8.
 
+  (* A constant under a window: in the tail the masked store's bound above it
+     is dropped (its fact, vec_stored; no memory is read under it, so the
+     window's bound alone choosing the lanes reads nothing), and the window's
+     is the broadcast's mask.  Under a split's guarded tail (no masked store)
+     the two upper bounds stay, and are refused. *)
+  Definition r9 := GEN [ i < n ] (|[ i <? 5 ]| c) + f _[ i ].
+  Derive s9 SuchThat (r9 = s9) As s9_ok.
+  Proof. reschedule. vectorize i with avx2. check_safe. done. Qed.
+  Print s9.
+  Derive s9b SuchThat (r9 = s9b) As s9b_ok.
+  Proof. reschedule. split i by 64 into io ii. Fail vectorize ii with avx2. done. Qed.
+
   (* A lower bound and two upper ones on one load (a border under a split
      by 60): maskload_range_min in the split's tail. *)
   Definition r12 := GEN [ i < n ] |[ 1 <=? i ]| f _[ i - 1 ].

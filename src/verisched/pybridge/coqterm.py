@@ -258,7 +258,7 @@ class _Parser:
                 # Z.geb_leb), so everything below reads one form
                 self.i += 1
                 right = self.idx(50)
-                return PCmp("<=" if op == ">=?" else "<", right, left)
+                return PCmp("<=" if op == ">=?" else "<", right, left, flipped=True)
             raise self.fail("expected a comparison (<?, <=?, =?, >?, >=?)")
         except TermParseError:
             self.i = start
@@ -541,7 +541,8 @@ def pred_str(p: Pred, level: int = 200) -> str:
     if isinstance(p, PBool):
         return "true" if p.value else "false"
     if isinstance(p, PCmp):
-        s = f"{idx_str(p.left, 50)} {p.op}? {idx_str(p.right, 50)}"
+        s = (f"{idx_str(p.right, 50)} {'>' if p.op == '<' else '>='}? {idx_str(p.left, 50)}"
+             if p.flipped else f"{idx_str(p.left, 50)} {p.op}? {idx_str(p.right, 50)}")
         return f"({s})" if level < 70 else s
     s = f"{pred_str(p.left, 40)} && {pred_str(p.right, 39)}"
     return f"({s})" if level < 40 else s

@@ -15,7 +15,7 @@ expressions (`Expr`) denote scalars or tensors of any rank.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -61,11 +61,14 @@ class PBool:
 
 @dataclass(frozen=True)
 class PCmp:
-    """`op` is one of < <= = (Coq's <?, <=?, =?)."""
+    """`op` is one of < <= = (Coq's <?, <=?, =?).  `flipped`: written `right >? left`
+    or `right >=? left` (Coq's Z.gtb, Z.geb), the same test, read in one form and
+    printed as written; not part of the term's identity."""
 
     op: str
     left: Idx
     right: Idx
+    flipped: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)

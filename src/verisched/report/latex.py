@@ -54,6 +54,9 @@ from verisched.pybridge.terms import (
 
 Path = tuple[int, ...]
 CHANGED = "vs-changed"
+# A comparison's operator; `_FLIPPED` for one written with `>=?` or `>?` (PCmp.flipped).
+_CMP = {"<": "<", "<=": r"\le", "=": "="}
+_FLIPPED = {"<": ">", "<=": r"\ge"}
 
 # Reshape operators (Fig. 4-5): the name shown and which children are extents.
 RESHAPE_TEX: dict[type, tuple[str, int]] = {
@@ -113,11 +116,15 @@ class TexWriter:
         return f"({s})" if lev > level else s
 
     def pred(self, p: Pred, path: Path = ()) -> str:
+        """A guard's test; one read from `>=?` or `>?` is shown as written."""
         if isinstance(p, PBool):
             tex = r"\mathrm{true}" if p.value else r"\mathrm{false}"
         elif isinstance(p, PCmp):
-            op = {"<": "<", "<=": r"\le", "=": "="}[p.op]
-            tex = f"{self.idx(p.left, path + (0,))} {op} {self.idx(p.right, path + (1,))}"
+            left, right = self.idx(p.left, path + (0,)), self.idx(p.right, path + (1,))
+            if p.flipped:  # as written: `right >= left` (Coq's Z.geb, Z.gtb)
+                tex = f"{right} {_FLIPPED[p.op]} {left}"
+            else:
+                tex = f"{left} {_CMP[p.op]} {right}"
         else:
             assert isinstance(p, PAnd)
             tex = rf"{self.pred(p.left, path + (0,))} \land {self.pred(p.right, path + (1,))}"
