@@ -285,6 +285,10 @@ def test_outputs_and_inputs_are_checked_before_the_replay(vfile, tmp_path, capsy
     assert main([*run, "--input", f"f={objects}"]) == 1
     assert (f"--input f={objects}: cannot read it as a .npy array (an array of Python "
             "objects, which is never unpickled)") in capsys.readouterr().err
+    # a list, as --size takes one: a path may hold a comma, so said, not split
+    assert main([*run, "--input", f"f={_ones(tmp_path)},g={_ones(tmp_path)}"]) == 1
+    assert ("No such file or directory; give each array its own --input, as in "
+            "--input A=a.npy --input B=b.npy") in capsys.readouterr().err
 
 
 def test_a_name_given_twice_or_both_as_size_and_fix_is_refused(vfile, capsys):

@@ -41,19 +41,26 @@ PROGRAMS = {
     # C transposed-ish: the store of (i, j) reads another element.
     "scaled_shifted": ("GEN [ i < n ] ((GEN [ j < m ] |[ j + 1 <? m ]| slit 2 1 * "
                        f"C _[ i ] _[ j + 1 ]) <+> ({PROD}))", ()),
+    # C read only by the accumulation after another store: never in place (an integer
+    # kernel's `+=` is `out[E] = vs_iadd(out[E], ...)`, once read as a plain store).
+    "accumulated": ("GEN [ i < n ] ((GEN [ j < m ] A _[ i ] _[ 0 ] * A _[ i ] _[ 0 ]) <+> "
+                    "(GEN [ j < m ] C _[ i ] _[ j ]))", ()),
     # C shifted: not an identity copy.
     "shifted": ("GEN [ i < n ] ((GEN [ j < m ] |[ j + 1 <? m ]| C _[ i ] _[ j + 1 ]) <+> "
                 f"({PROD}))", ()),
 }
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
 @pytest.mark.parametrize("target", ["c", "openmp"])
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_inplace_matches_the_interpreter(name: str, target: str) -> None:
+def test_inplace_matches_the_interpreter(name: str, target: str, dtype: str) -> None:
+    """int32 too: its accumulations are written `out[E] = vs_iadd(out[E], ...)`, which
+    must not pass for the plain store the general form needs."""
     text, allowed = PROGRAMS[name]
     e = parse_program(text)
     t = get_target(target)
-    lw = lower(e, ENV, name=name, parallel=t.parallel)
+    lw = lower(e, ENV, name=name, dtype=dtype, parallel=t.parallel)
     assert lw.inplace == allowed, "\n".join(lw.body)
     kernel = build([lw], t)[name]
     if t.parallel:
@@ -61,10 +68,16 @@ def test_inplace_matches_the_interpreter(name: str, target: str) -> None:
     rng = np.random.default_rng(7)
     for sizes in ({"n": 5, "m": 7, "p": 3}, {"n": 1, "m": 1, "p": 1}, {"n": 17, "m": 9, "p": 4}):
         shapes, _ = kernel.extents(sizes)
-        ins = {a: rng.uniform(-1, 1, size=shapes[a]).astype(np.float32)
-               for a, _, _ in lw.inputs}
-        want = evaluate(e, {a: v.astype(np.float64) for a, v in ins.items()}, sizes,
-                        np.float64)
+        if dtype == "int32":  # small values: exact, no overflow
+            ins = {a: rng.integers(-20, 21, size=shapes[a]).astype(np.int32)
+                   for a, _, _ in lw.inputs}
+            want = evaluate(e, {a: v.astype(np.int64) for a, v in ins.items()}, sizes,
+                            np.int64)
+        else:
+            ins = {a: rng.uniform(-1, 1, size=shapes[a]).astype(np.float32)
+                   for a, _, _ in lw.inputs}
+            want = evaluate(e, {a: v.astype(np.float64) for a, v in ins.items()}, sizes,
+                            np.float64)
         np.testing.assert_allclose(kernel.call(ins, sizes), want, rtol=1e-5, atol=1e-5)
         c = ins["C"].copy()
         if allowed:

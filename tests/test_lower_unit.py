@@ -239,7 +239,10 @@ def test_int8_kernels_compute_in_int32_and_wrap_on_the_store():
     np.testing.assert_array_equal(got, exact.astype(np.int8))
     body = "\n".join(k.lowered.body)
     # computes in int32: int8_t only in the entry check's byte count of the int8 input
-    assert "int32_t" in body and "int8_t" not in body.replace("sizeof(int8_t)", "")
+    # and in the explicit conversion of the store into the output (-Wconversion)
+    rest = body.replace("sizeof(int8_t)", "").replace("out[i_1] = (int8_t)(", "")
+    assert "int32_t" in body and "int8_t" not in rest, body
+    assert "out[i_1] = (int8_t)(vs_idiv(" in body
     assert "vs_cbytes(vs_cmul(n, m), sizeof(int8_t))" in body
 
 

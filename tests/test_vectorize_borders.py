@@ -31,7 +31,7 @@ From Verisched Require Import ATL.
 Import ListNotations.
 Open Scope Z_scope. Open Scope atl_scope.
 Section {name}.
-  Context {{S : Type}} `{{ScalarLaws S}}.
+  Context {{S : Type}} `{{ScalarLaws S}} {{Sm : ScalarMax S}}.
   Variables (n : Z) (c : S) (w : Z -> S) (A : Z -> Z -> S).
   Hypothesis Hw : shaped [n] w.
   Hypothesis HA : shaped [n; n] A.
@@ -104,6 +104,14 @@ SPLIT_SOURCE = _HEAD.format(name="Split") + """
   Definition cwin := GEN [ i < n ] (|[ i <? 21 ]| c) + w _[ i ].
   Derive cwin_v SuchThat (cwin = cwin_v) As cwin_v_ok.
   Proof. reschedule. vectorize i with ISA. check_safe. done. Qed.
+  (* split by 64, then a ReLU and the constant under a window: the full vectors'
+     store is masked by the split's bound (vec_storeu_maskstore), which passes onto
+     smax's operands and leaves the constant *)
+  Definition relu := GEN [ i < n ] smax (c * w _[ i ]) szero.
+  Derive split_relu_v SuchThat (relu = split_relu_v) As split_relu_v_ok.
+  Proof. reschedule. split i by 64 into io ii. vectorize ii with ISA. check_safe. done. Qed.
+  Derive split_cwin_v SuchThat (cwin = split_cwin_v) As split_cwin_v_ok.
+  Proof. reschedule. split i by 64 into io ii. vectorize ii with ISA. check_safe. done. Qed.
   (* a border under a split by 60 (one lower bound, two upper: maskload_range_min) *)
   Derive split60_st3_v SuchThat (st3 = split60_st3_v) As split60_st3_v_ok.
   Proof. reschedule. split i by 60 into io ii. vectorize ii with ISA. check_safe. done. Qed.
@@ -164,7 +172,9 @@ def test_split_then_vectorized_computes_as_the_interpreter(isa, parallel, tmp_pa
     the split's factor with a partial tail (61: a full block of 32 and 29 over, or 60
     and 1), serial and with the blocks parallel;
     a factor no multiple of the width and a window bound (two upper bounds on the lane:
-    `maskload_min`), a constant under a window (the tail's store bound dropped above it), a border under such a split (`maskload_range_min`), points on the
+    `maskload_min`), a constant under a window (the tail's store bound dropped above it),
+    a ReLU and that constant under a split by 64 (the full vectors' store masked by the
+    split's bound), a border under such a split (`maskload_range_min`), points on the
     lane (`|[ x =? y ]|`, `|[ i =? 3 ]|`: one-lane ranges); and a stencil whose borders
     are written with `>=?` and `>?`."""
     vfile = _source(isa, tmp_path, SPLIT_SOURCE, "Split")
@@ -174,9 +184,9 @@ def test_split_then_vectorized_computes_as_the_interpreter(isa, parallel, tmp_pa
     # on AVX2 each new instruction once (the lowering is one for both ISAs), on AVX-512 all.
     names = ["split_sc_v", "split_st3_v", "split60_st3_v"]
     if not parallel:
-        names += (["window_v", "pt_v"] if isa == "avx2" else
+        names += (["window_v", "pt_v", "split_relu_v"] if isa == "avx2" else
                   ["split_rows_v", "split60_v", "window_v", "cwin_v", "diag_v", "eye_v", "pt_v",
-                   "geb_v"])
+                   "geb_v", "split_relu_v", "split_cwin_v"])
     for name in names:
         for n in (1, w + 1, 61):
             assert main(["run", vfile, "--derivation", name, "--target", target,

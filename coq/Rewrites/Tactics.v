@@ -297,6 +297,12 @@ with atl_children k :=
   atl_eta_binder;
   lazymatch goal with
   | |- @tzero _ _ = _ => exact eq_refl
+  (* the scalar constants are leaves: [@szero S inst] is an application whose
+     head's type is dependent, which [f_equal2] below cannot take (the whole
+     pass over an enclosing node failed: a lane guard above [smax x szero],
+     a ReLU, was left unnormalized by [vector_index]) *)
+  | |- @szero _ _ = _ => exact eq_refl
+  | |- @sone _ _ = _ => exact eq_refl
   | |- @genr ?X ?E ?lo ?hi ?F = _ =>
       lazymatch F with fun x => _ =>
       refine (@genr_ctx X E lo hi F _ _); let i := fresh x in let Hi := fresh "H" i in

@@ -81,6 +81,19 @@ Section SplitStores.
       destruct (Z.ltb_spec (w * io + l) N), (Z.ltb_spec l (N - w * io)); lia.
   Qed.
 
+  (** A vector whose lanes are all under one bound [l <? n] (a split's
+      guarded tail inside full vectors, [split i by 64 into io ii.
+      vectorize ii]): a masked store of [n] lanes, so that its lanes are
+      rewritten knowing the bound ([vec_maskstore_under]: a lane-free
+      operand loses it, [smax] passes it on).  The lowering stores it
+      unmasked where the destination ends at or before lane [n]
+      (codegen/vector.py), as it did the plain store. *)
+  Lemma vec_storeu_maskstore (n : Z) (f : Z -> S) :
+    storeu (GEN [ l < w ] |[ l <? n ]| f l) = maskstore n (GEN [ l < w ] |[ l <? n ]| f l).
+  Proof.
+    rewrite <- (vec_storeu_gen (LI := LI)); apply (vec_maskstore_guard (LI := LI)).
+  Qed.
+
   Lemma vec_add_mul_fmadd_r (a b c : Z -> S) : add c (mul a b) = fmadd a b c.
   Proof. rewrite (vec_add_comm (LI := LI)); apply (vec_add_mul_fmadd (LI := LI)). Qed.
 End SplitStores.
@@ -89,6 +102,8 @@ Section WidthSplit.
   Context {S : Type} `{ScalarLaws S}.
   Definition avx2_split_stores := vec_split_stores (S := S) (w := 8).
   Definition avx512_split_stores := vec_split_stores (S := S) (w := 16).
+  Definition avx2_storeu_maskstore := vec_storeu_maskstore (S := S) (w := 8).
+  Definition avx512_storeu_maskstore := vec_storeu_maskstore (S := S) (w := 16).
   Definition avx2_add_mul_fmadd_r := vec_add_mul_fmadd_r (S := S) (w := 8).
   Definition avx512_add_mul_fmadd_r := vec_add_mul_fmadd_r (S := S) (w := 16).
 End WidthSplit.
@@ -143,6 +158,8 @@ Section Guards.
       with [io0 < 8]): dropped, so the other bound alone makes the mask. *)
   Lemma guard_lt_true_out (x c : Z) q (e : S) :
     (x < c)%Z -> |[ x <? c ]| |[ q ]| e = |[ q ]| e.
+  Proof. intros Hc; rewrite (proj2 (Z.ltb_lt x c) Hc); reflexivity. Qed.
+  Lemma guard_lt_true (x c : Z) (e : S) : (x < c)%Z -> |[ x <? c ]| e = e.
   Proof. intros Hc; rewrite (proj2 (Z.ltb_lt x c) Hc); reflexivity. Qed.
   Lemma guard_lt_true_in p (x c : Z) (e : S) :
     (x < c)%Z -> |[ p ]| |[ x <? c ]| e = |[ p ]| e.
@@ -427,14 +444,19 @@ Ltac atl_vec_guard_lane :=
             | _ => is_var e; eapply (guard_elim _ _ Hp)
             end
           end
-        | atl_vec_push x e false ]
+        | atl_vec_push x e false
+        (* around smax, which no guard passes: a bound the loops imply (the
+           split's guard in the vectors' empty tail, [split i by 64]) *)
+        | lazymatch e with smax _ _ => idtac end;
+          eapply guard_lt_true; atl_vec_lane_lt x ]
   end.
 
 (** The guard pass: top-down; at the tail's masked store it goes on inside
     [vec_maskstore_under] with the lanes' fact in context, once (not again
     under a store whose fact is already there). *)
 Ltac atl_vec_guard_pass := atl_topdown_prune atl_vec_guard_none atl_vec_guard_root
-with atl_vec_guard_root := first [ atl_vec_guard_under | atl_vec_guard_lane ]
+with atl_vec_guard_root :=
+  first [ atl_vec_guard_under | atl_vec_guard_storeu | atl_vec_guard_lane ]
 with atl_vec_guard_under :=
   idtac;
   lazymatch goal with
@@ -447,6 +469,28 @@ with atl_vec_guard_under :=
         let l := fresh z in let Hl := fresh "Hl" in let Hp := fresh "Hp" in
         intros l Hl Hp; change (vec_stored (l <? n)%Z) in Hp; atl_beta_lhs;
         atl_vec_guard_pass
+      end
+  end
+
+(** A plain store whose lanes are all under one bound (a split's guarded
+    tail inside full vectors) becomes a masked store of that many lanes
+    ([vec_storeu_maskstore]), and the pass goes on under it as under the
+    tail's; only where the lanes hold what no guard passes without that
+    store: an [smax], or a guarded value that reads no memory (a constant
+    under a window).  Elsewhere the plain store stays: a bound that is not
+    the destination's end (a window's) would be a masked store in the C. *)
+with atl_vec_guard_storeu :=
+  idtac;
+  lazymatch goal with
+  | |- ?st (genr 0 _ ?F) = _ =>
+      (* [?c], [?e] closed under the binder: they do not depend on the lane *)
+      lazymatch F with (fun z => iverson (z <? ?c)%Z _) =>
+        first [ lazymatch F with context [@smax _ _ _ _] => idtac end
+              | lazymatch F with context [iverson _ ?e] => idtac end ];
+        let h := atl_head st in
+        first [ constr_eq h @avx2_storeu; refine (eq_trans (avx2_storeu_maskstore c _) _)
+              | constr_eq h @avx512_storeu; refine (eq_trans (avx512_storeu_maskstore c _) _) ];
+        atl_beta_lhs; atl_vec_guard_under
       end
   end.
 

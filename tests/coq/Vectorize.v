@@ -187,14 +187,22 @@ Section Vectorize.
   (* A constant under a window: in the tail the masked store's bound above it
      is dropped (its fact, vec_stored; no memory is read under it, so the
      window's bound alone choosing the lanes reads nothing), and the window's
-     is the broadcast's mask.  Under a split's guarded tail (no masked store)
-     the two upper bounds stay, and are refused. *)
+     is the broadcast's mask.  Under a split by a multiple of the width, the
+     full vectors' store, all of whose lanes are under the split's bound, is a
+     masked store of that many lanes (vec_storeu_maskstore), and the same
+     holds there; by 60 the vectors' own tail has two upper bounds above the
+     constant, refused with a hint. *)
   Definition r9 := GEN [ i < n ] (|[ i <? 5 ]| c) + f _[ i ].
   Derive s9 SuchThat (r9 = s9) As s9_ok.
   Proof. reschedule. vectorize i with avx2. check_safe. done. Qed.
   Print s9.
   Derive s9b SuchThat (r9 = s9b) As s9b_ok.
-  Proof. reschedule. split i by 64 into io ii. Fail vectorize ii with avx2. done. Qed.
+  Proof.
+    reschedule. split i by 64 into io ii. vectorize ii with avx2. check_safe. done.
+  Qed.
+  Print s9b.
+  Derive s9c SuchThat (r9 = s9c) As s9c_ok.
+  Proof. reschedule. split i by 60 into io ii. Fail vectorize ii with avx2. done. Qed.
 
   (* A lower bound and two upper ones on one load (a border under a split
      by 60): maskload_range_min in the split's tail. *)
@@ -239,9 +247,18 @@ Section VectorizeMax.
   Proof. reschedule. vectorize i with avx512. check_safe. done. Qed.
   Print w4.
 
-  (* Under a split's guarded tail (no masked store there), the bound cannot go
-     onto smax's operands (smax 0 0 is not known to be 0): refused, the hint
-     says to split with peel. *)
+  (* Under a split by a multiple of the width (a ReLU split by 32 in vectors
+     of 16): the full vectors' store is masked by the split's bound, which
+     then passes onto smax's operands (guard_true_smax); in the vectors' own
+     tail, empty, the loops imply the split's bound (guard_lt_true). *)
   Derive w5 SuchThat (m1 = w5) As w5_ok.
-  Proof. reschedule. split i by 32 into io ii. Fail vectorize ii with avx512. done. Qed.
+  Proof.
+    reschedule. split i by 32 into io ii. vectorize ii with avx512. check_safe. done.
+  Qed.
+  Print w5.
+  (* By 24, the vectors' tail has the split's bound and its own, of which
+     neither is the tighter; the split's cannot go onto smax's operands (smax
+     0 0 is not known to be 0): refused, the hint says to split with peel. *)
+  Derive w6 SuchThat (m1 = w6) As w6_ok.
+  Proof. reschedule. split i by 24 into io ii. Fail vectorize ii with avx512. done. Qed.
 End VectorizeMax.

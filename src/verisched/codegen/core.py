@@ -42,7 +42,17 @@ from verisched.codegen import generation, lets, reshape, scalar, timeloop
 from verisched.codegen.cexpr import ctext, flat_text, ge_text, ix, pred
 from verisched.codegen.errors import LowerError, NotNormalError
 from verisched.codegen.hooks import LetBody, TargetHooks
-from verisched.codegen.ir import CTYPES, WRAP_OPS, Ctx, Dest, Emitter, Names, RegBuf, StoreSlot
+from verisched.codegen.ir import (
+    CTYPES,
+    WRAP_OPS,
+    Buf,
+    Ctx,
+    Dest,
+    Emitter,
+    Names,
+    RegBuf,
+    StoreSlot,
+)
 from verisched.codegen.isa import VectorISA
 from verisched.codegen.normal import show
 from verisched.codegen.parallel import FALLBACK, FALLBACK_PRAGMA
@@ -87,6 +97,9 @@ class Lowering:
         self.zero = {"float32": "0.0f", "float64": "0.0"}.get(dtype, "0")
         # `+` and `*` of integer data as wrapping helpers (ir.WRAP_OPS); none for floats.
         self.wrap = WRAP_OPS.get(dtype, {})
+        # Outputs narrower than the computing type (int8 kernels' outputs, computed in
+        # int32): a store to one converts explicitly (set by lower.py).
+        self.narrow: dict[str, str] = {}
         self.parallel = parallel
         self.names = Names()
         self.parallel_loops = 0
@@ -192,7 +205,11 @@ class Lowering:
         cond = ge_text(conds, ctx)
         stmt = f"{lhs} {mode} {value};"
         if mode == "+=" and "+" in self.wrap:
-            stmt = f"{lhs} = {self.wrap['+']}({lhs}, {value});"
+            value = f"{self.wrap['+']}({lhs}, {value})"
+            stmt = f"{lhs} = {value};"
+        narrow = self.narrow.get(dest.buf.cname) if isinstance(dest.buf, Buf) else None
+        if narrow is not None:  # wraps on the store (ROUNDING["int8"]); an int8 `+=` is
+            stmt = f"{lhs} = ({narrow})({value});"  # the wrapping add above
         if cond:
             out.line(f"if ({cond}) {stmt}")
         else:

@@ -71,6 +71,7 @@ def _elementwise(lines: list[str], out: str, c: str) -> bool:
     (the general in-place form; see the module docstring)?"""
     name = re.compile(rf"\b{re.escape(c)}\b")
     store = re.compile(rf"^{re.escape(out)}\[(?P<e>[^\[\]]+)\] = (?P<rhs>.*);$")
+    own = re.compile(rf"\b{re.escape(out)}\[")
     seen = False
     for line in lines:
         if not name.search(line):
@@ -82,6 +83,10 @@ def _elementwise(lines: list[str], out: str, c: str) -> bool:
         if m is None or name.search(text[:head]):
             return False
         rhs, e = m.group("rhs"), m.group("e")
+        if own.search(rhs):
+            # `out[E] = vs_iadd(out[E], ...)`: an integer kernel's `+=` (its wrapping
+            # add, codegen/ir.py WRAP_OPS), not the one plain store of a position
+            return False
         for hit in name.finditer(rhs):
             idx = _bracket(rhs, hit.end())
             if idx is None or idx != e:

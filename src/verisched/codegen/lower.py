@@ -155,6 +155,8 @@ def lower(expr: Expr, env: dict[str, Shape], *, name: str = "kernel", dtype: str
                                  "variable")
         note_extents(dims, ctx)
         outs.append((out_name, tuple(smax(d, Poly.const(0), ctx) for d in dims)))
+    if IO_CTYPES[dtype] != CTYPES[dtype]:
+        lw.narrow = {o: IO_CTYPES[dtype] for o, _ in outs}
     body = Emitter()
     body.level = 1
     # Loop-invariant heap buffers are allocated once, here, not per iteration (lets.py).

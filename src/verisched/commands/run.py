@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 import sys
 import time
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 
@@ -164,6 +166,9 @@ def _input_arrays(items: list[str]) -> dict[str, np.ndarray]:
                 why = "an array of Python objects, which is never unpickled"
             elif "pickle" in why:  # numpy reads an unknown format as a pickle
                 why = "not a .npy file"
+            if re.search(r",\s*[A-Za-z_][\w']*=", path) and not Path(path).exists():
+                # `--size n=1,m=2` takes a list; a path may hold a comma, so this does not
+                why += "; give each array its own --input, as in --input A=a.npy --input B=b.npy"
             raise UsageError(f"--input {name}={path}: cannot read it as a .npy array "
                              f"({why})") from None
         if not isinstance(arr, np.ndarray):  # an .npz archive holds several

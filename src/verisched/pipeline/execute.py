@@ -185,9 +185,21 @@ def verify(checked: CheckedProgram, inputs: Mapping[str, np.ndarray],
             verdicts.append(Verdict(what, False, f"{len(wants)} outputs, the kernel gave "
                                     f"{len(outs)}"))
             continue
-        verdicts.append(Verdict(what, all(_same(o, w, exact, ref_t)
-                                          for o, w in zip(outs, wants, strict=True))))
+        ok = all(_same(o, w, exact, ref_t) for o, w in zip(outs, wants, strict=True))
+        verdicts.append(Verdict(what, ok, "" if ok or not exact else _overflow_note(wants)))
     return verdicts
+
+
+def _overflow_note(wants: tuple[np.ndarray, ...]) -> str:
+    """Why an integer kernel may differ from the reference: a value beyond int32, where
+    the kernel wraps (targets/base.py ROUNDING) and the proof, over Z, says nothing."""
+    big = [w for w in wants if w.size and (w.max() > 2**31 - 1 or w.min() < -(2**31))]
+    if not big:
+        return ""
+    worst = max((int(w.max()) for w in big), key=abs)
+    worst = max([worst] + [int(w.min()) for w in big], key=abs)
+    return (f"the reference, over Z, holds {worst}, beyond int32: the kernel wraps modulo "
+            "2^32 there, as its banner says, and the proof, over Z, does not cover it")
 
 
 def _same(out: np.ndarray, want: np.ndarray, exact: bool, ref_t: type) -> bool:
