@@ -592,12 +592,16 @@ Ltac atl_vec_fuse isa :=
 
 (** Why a lane loop is left, where a guard of the program that depends on
     the lane is the cause and no masked instruction takes it. *)
+Ltac atl_vec_hint_smax :=
+  idtac "  (a bound on the lane around smax that no masked store stands for, such as a"
+        "split's guarded tail by a factor no multiple of the width, a window's bound or a"
+        "border's: smax 0 0 is not known to be 0, so the bound cannot go onto its"
+        "operands; peel the bound off (peel, split ... peel, shift) and vectorize the"
+        "interior, or vectorize before splitting)".
 Ltac atl_vec_hint t :=
   match t with
-  | context [iverson (_ <? _)%Z (@smax _ _ _ _)] =>
-      idtac "  (a bound on the lane around smax outside a masked store, such as a split's"
-            "guarded tail: smax 0 0 is not known to be 0, so the bound cannot go onto its"
-            "operands; split with peel, or vectorize before splitting)"
+  | context [iverson (_ <? _)%Z (@smax _ _ _ _)] => atl_vec_hint_smax
+  | context [iverson (_ <=? _)%Z (@smax _ _ _ _)] => atl_vec_hint_smax
   (* [?e] is closed under the lane's binder: a value that does not depend on it *)
   | context [iverson (_ <? _)%Z (iverson (_ <? _)%Z ?e)] =>
       idtac "  (two upper bounds on the lane around a value that reads no memory, such as a"
