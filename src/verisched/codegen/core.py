@@ -203,13 +203,12 @@ class Lowering:
         else:
             lhs = f"{dest.buf.cname}[{flat_text(bi, dest.buf.dims, ctx)}]"
         cond = ge_text(conds, ctx)
-        stmt = f"{lhs} {mode} {value};"
-        if mode == "+=" and "+" in self.wrap:
-            value = f"{self.wrap['+']}({lhs}, {value})"
-            stmt = f"{lhs} = {value};"
+        if mode == "+=" and self.wrap:  # an integer `+=` wraps (ir.WRAP_OPS)
+            mode, value = "=", self.binop("+", lhs, value)
         narrow = self.narrow.get(dest.buf.cname) if isinstance(dest.buf, Buf) else None
-        if narrow is not None:  # wraps on the store (ROUNDING["int8"]); an int8 `+=` is
-            stmt = f"{lhs} = ({narrow})({value});"  # the wrapping add above
+        if narrow is not None:  # wraps on the store (ROUNDING["int8"]); mode is "=" here
+            value = f"({narrow})({value})"
+        stmt = f"{lhs} {mode} {value};"
         if cond:
             out.line(f"if ({cond}) {stmt}")
         else:

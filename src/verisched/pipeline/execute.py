@@ -196,8 +196,7 @@ def _overflow_note(wants: tuple[np.ndarray, ...]) -> str:
     big = [w for w in wants if w.size and (w.max() > 2**31 - 1 or w.min() < -(2**31))]
     if not big:
         return ""
-    worst = max((int(w.max()) for w in big), key=abs)
-    worst = max([worst] + [int(w.min()) for w in big], key=abs)
+    worst = max((int(v) for w in big for v in (w.max(), w.min())), key=abs)
     return (f"the reference, over Z, holds {worst}, beyond int32: the kernel wraps modulo "
             "2^32 there, as its banner says, and the proof, over Z, does not cover it")
 

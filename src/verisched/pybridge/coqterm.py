@@ -30,6 +30,7 @@ import sys
 from .errors import TermParseError
 from .instrs import INDEX, InstrError, check_call, lookup
 from .terms import (
+    FLIPPED_OPS,
     SCALAR_FUNS,
     Concat,
     Expr,
@@ -541,7 +542,7 @@ def pred_str(p: Pred, level: int = 200) -> str:
     if isinstance(p, PBool):
         return "true" if p.value else "false"
     if isinstance(p, PCmp):
-        s = (f"{idx_str(p.right, 50)} {'>' if p.op == '<' else '>='}? {idx_str(p.left, 50)}"
+        s = (f"{idx_str(p.right, 50)} {FLIPPED_OPS[p.op]}? {idx_str(p.left, 50)}"
              if p.flipped else f"{idx_str(p.left, 50)} {p.op}? {idx_str(p.right, 50)}")
         return f"({s})" if level < 70 else s
     s = f"{pred_str(p.left, 40)} && {pred_str(p.right, 39)}"

@@ -80,6 +80,8 @@ class PAnd:
 Pred = PBool | PCmp | PAnd
 
 CMP_OPS = ("<", "<=", "=")
+# The operator a flipped comparison (PCmp.flipped) was written with, `right op left`.
+FLIPPED_OPS = {"<": ">", "<=": ">="}
 
 # ---------------------------------------------------------------------------
 # Tensor expressions

@@ -56,7 +56,7 @@ Path = tuple[int, ...]
 CHANGED = "vs-changed"
 # A comparison's operator; `_FLIPPED` for one written with `>=?` or `>?` (PCmp.flipped).
 _CMP = {"<": "<", "<=": r"\le", "=": "="}
-_FLIPPED = {"<": ">", "<=": r"\ge"}
+_FLIPPED = {"<": ">", "<=": r"\ge"}  # terms.FLIPPED_OPS in TeX
 
 # Reshape operators (Fig. 4-5): the name shown and which children are extents.
 RESHAPE_TEX: dict[type, tuple[str, int]] = {
