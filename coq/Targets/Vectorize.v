@@ -155,10 +155,8 @@ Section Guards.
 
   (** A bound on the lane that the loops' bounds already imply (a split's
       tail guard inside vectors that divide its extent, [l <? 64 - 8 io0]
-      with [io0 < 8]): dropped, so the other bound alone makes the mask. *)
-  Lemma guard_lt_true_out (x c : Z) q (e : S) :
-    (x < c)%Z -> |[ x <? c ]| |[ q ]| e = |[ q ]| e.
-  Proof. intros Hc; rewrite (proj2 (Z.ltb_lt x c) Hc); reflexivity. Qed.
+      with [io0 < 8]): dropped, so the other bound alone makes the mask
+      ([guard_lt_true] above a guard or any term, [guard_lt_true_in] below one). *)
   Lemma guard_lt_true (x c : Z) (e : S) : (x < c)%Z -> |[ x <? c ]| e = e.
   Proof. intros Hc; rewrite (proj2 (Z.ltb_lt x c) Hc); reflexivity. Qed.
   Lemma guard_lt_true_in p (x c : Z) (e : S) :
@@ -393,7 +391,7 @@ Ltac atl_vec_guard_pair x p q :=
   | (x <? _)%Z =>
       lazymatch q with
       | (x <? _)%Z =>
-          first [ eapply guard_lt_true_out; atl_vec_lane_lt x
+          first [ eapply guard_lt_true; atl_vec_lane_lt x
                 | eapply guard_lt_true_in; atl_vec_lane_lt x
                 | eapply guard_lt_nest_l; lia | eapply guard_lt_nest_r; lia ]
       | (_ <=? x)%Z => eapply guard_comm
@@ -412,7 +410,7 @@ Ltac atl_vec_guard_stored x p q e :=
   match goal with
   | Hp : vec_stored p |- _ =>
       lazymatch p with (x <? _)%Z =>
-        eapply guard_lt_true_out; exact (proj1 (Z.ltb_lt _ _) Hp) end
+        eapply guard_lt_true; exact (proj1 (Z.ltb_lt _ _) Hp) end
   | Hp : vec_stored q |- _ =>
       lazymatch q with (x <? _)%Z =>
         eapply guard_lt_true_in; exact (proj1 (Z.ltb_lt _ _) Hp) end

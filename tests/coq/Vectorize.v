@@ -157,7 +157,7 @@ Section Vectorize.
 
   (* A split's guarded tail under vectors that divide its factor: the
      vectors' own tail guard holds by the loops' bounds and is dropped
-     (guard_lt_true_out), the split's guard is the mask. *)
+     (guard_lt_true), the split's guard is the mask. *)
   Definition r7 := GEN [ i < n ] c * f _[ i ].
   Derive s7 SuchThat (r7 = s7) As s7_ok.
   Proof.
