@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from verisched.codegen.errors import KernelCallError, LowerError, PreconditionError
-from verisched.pybridge.coqterm import parse_program
+from verisched.pybridge.coqterm import parse_program, pretty, with_loop_names
+from verisched.pybridge.derivation import traced_program
 from verisched.pybridge.errors import OutputPathError
 from verisched.pybridge.interp import evaluate
 from verisched.schedule import (
@@ -593,3 +594,35 @@ def test_select_instr_names_an_isa_other_than_the_tiles() -> None:
                            "has 16 lanes, but register_tile built t with 8: give both the "
                            "same isa"):
             t.select_instr("t", "avx512")
+
+
+def test_a_loop_whose_body_does_not_use_its_index_keeps_its_name() -> None:
+    """A row broadcast `GEN i GEN j x[j]`: Coq prints loop i as `GEN [ _ < n ]`, and the
+    program read `_`, so `split i` said there was no loop named i (and Coq's directives
+    skipped such loops).  The bridge puts the name back (Bridge/Print.v); the directives,
+    the annotations, the trace and the C see loop i."""
+    p = dsl.program("bcast", dsl.gen("i", n, lambda i: dsl.gen("j", m, lambda j: x[j] * x[j])))
+    with Schedule.of(p) as s:
+        assert "GEN [ _ < n ]" in " ".join(s.text.split())     # Coq's own printing
+        assert s.program == p.expr
+        t = s.split("i", 4, "io", "ii").parallel("io")
+        k = t.compile("openmp")
+        trace = t.live.derivation.trace()
+    step = next(st for st in trace["steps"] if st["tactic"].startswith("split"))
+    assert step["before"]["loop_names"] == ["i"] and step["after"]["loop_names"] == []
+    assert traced_program(step["before"]) == p.expr
+    xv = np.random.default_rng(5).standard_normal(5).astype(np.float32)
+    for size in (1, 7, 9):
+        want = evaluate(p.expr, {"x": xv.astype(np.float64)}, {"n": size, "m": 5}, np.float64)
+        np.testing.assert_allclose(k({"x": xv}, n=size, m=5), want, rtol=1e-6)
+
+
+def test_loop_names_are_put_back_only_where_they_fit() -> None:
+    """`with_loop_names` renames the `_` loops in pre-order; a count that differs leaves
+    the term as it is, and a name free in the loop's body stays out (it would capture)."""
+    e = parse_program("GEN [ _ < n ] SUM [ _ < m ] GEN [ j < m ] x _[ j ]")
+    assert pretty(with_loop_names(e, ["i", "k"])) == pretty(
+        parse_program("GEN [ i < n ] SUM [ k < m ] GEN [ j < m ] x _[ j ]"))
+    assert with_loop_names(e, ["i"]) is e
+    e2 = parse_program("GEN [ _ < n ] x _[ j ]")
+    assert with_loop_names(e2, ["j"]) == e2

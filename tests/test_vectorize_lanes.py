@@ -98,6 +98,34 @@ def test_dsl_max_relu_vectorized_from_python(isa) -> None:
                                        np.maximum(2 * xs + bs, 0), rtol=1e-6)
 
 
+def test_smax_at_nan_is_the_same_in_the_interpreter_scalar_c_and_vectors() -> None:
+    """`smax a b` is `a < b ? b : a` everywhere: NaN in a gives NaN, NaN in b gives a.
+    The reals have no NaN, so the proof leaves the choice open; the interpreter took
+    np.maximum (NaN from either side) and maxps took the other operand, so `--check`
+    and the scalar kernel disagreed with the vector kernel where a NaN arose."""
+    import numpy as np
+
+    from verisched.pybridge.interp import evaluate
+    from verisched.schedule import Schedule, dsl
+
+    (n,) = dsl.sizes("n")
+    x, y = dsl.tensor("x", n), dsl.tensor("y", n)
+    p = dsl.program("mx", dsl.gen("i", n, lambda i: dsl.max(x[i], y[i])), inputs=[x, y])
+    xs = np.array([np.nan, 1, np.nan, -2, 3, np.nan, 0.5, -1] * 5, dtype=np.float32)
+    ys = np.array([2, np.nan, np.nan, -3, 4, 1, np.nan, -0.5] * 5, dtype=np.float32)
+    want = evaluate(p.expr, {"x": xs.astype(np.float64), "y": ys.astype(np.float64)},
+                    {"n": xs.size}, np.float64)
+    np.testing.assert_array_equal(np.isnan(want), np.isnan(xs))
+    with Schedule.of(p) as s:
+        kernels = {"c": s.compile("c")}
+        kernels.update({isa: s.vectorize("i", isa).compile(isa) for isa in FLAG
+                        if FLAG[isa] in cpu_flags()})
+    for isa, k in kernels.items():
+        for m in (1, 7, 16, 40):
+            np.testing.assert_array_equal(k({"x": xs[:m], "y": ys[:m]}, n=m),
+                                          want[:m].astype(np.float32), err_msg=isa)
+
+
 def test_vectorize_says_which_same_named_loops_stay_scalar() -> None:
     """A peeled split leaves two generations named `ii` (the blocks' and the
     epilogue's); the directive takes the first, and the Python method now says that

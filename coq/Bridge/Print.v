@@ -12,15 +12,72 @@
 
 From Coq Require Import ZArith Bool List.
 From Verisched Require Import Tensor.Core.
+From Ltac2 Require Ltac2 List.
 Import ListNotations.
 Open Scope Z_scope.
+
+(** [bridge_show_loop_names P]: the names of the loops ([genr], [sumr]) of
+    [P] whose body does not use their index, in pre-order (arguments left to
+    right), between markers; [bridge_show_goal] prints them after the
+    program.  Coq prints such a binder as [_] whatever its name, yet the
+    directives find it by that name ([atl_named_binder], Rewrites/Tactics.v):
+    the bridge puts the names back into the program it parsed, so what a
+    user reads is what a directive matches.  Non-use is tested as the
+    printer tests it, syntactically: the body is the same term whatever
+    value the index takes. *)
+Module BridgeLoopNames.
+Import Ltac2.Ltac2.
+
+Ltac2 unused (body : constr) : bool :=
+  Constr.equal (Constr.Unsafe.substnl ['true] 0 body) (Constr.Unsafe.substnl ['false] 0 body).
+
+Ltac2 is_loop (h : constr) : bool :=
+  Bool.or (Constr.equal h '@genr) (Constr.equal h '@sumr).
+
+Ltac2 rec names (t : constr) : ident list :=
+  match Constr.Unsafe.kind t with
+  | Constr.Unsafe.App f args =>
+      let n := Array.length args in
+      let loop := is_loop f in
+      let rec go k :=
+        if Int.equal k n then [] else
+        let a := Array.get args k in
+        let here :=
+          if Bool.and loop (Int.equal k (Int.sub n 1)) then
+            match Constr.Unsafe.kind a with
+            | Constr.Unsafe.Lambda bd body =>
+                match Constr.Binder.name bd with
+                | Some x => if unused body then x :: names body else names body
+                | None => names body
+                end
+            | _ => names a
+            end
+          else names a in
+        List.append here (go (Int.add k 1)) in
+      List.append (names f) (go 0)
+  | Constr.Unsafe.Lambda bd body => List.append (names (Constr.Binder.type bd)) (names body)
+  | Constr.Unsafe.LetIn bd v body =>
+      List.append (names v) (names body)
+  | Constr.Unsafe.Cast c _ _ => names c
+  | _ => []
+  end.
+
+Ltac2 show (t : Ltac1.t) : unit :=
+  let xs := match Ltac1.to_constr t with Some c => names c | None => [] end in
+  let m := List.fold_left (fun m x => Message.concat m
+             (Message.concat (Message.of_string " ") (Message.of_ident x)))
+             xs (Message.of_string "<VS-LOOPNAMES>") in
+  Message.print (Message.concat m (Message.of_string " </VS-LOOPNAMES>")).
+End BridgeLoopNames.
+
+Ltac bridge_show_loop_names P := let f := ltac2:(t |- BridgeLoopNames.show t) in f P.
 
 Ltac bridge_show_goal :=
   lazymatch goal with
   | |- ?P = ?R =>
-      tryif is_evar R then idtac "<VS-PROGRAM>" P "</VS-PROGRAM>"
+      tryif is_evar R then (idtac "<VS-PROGRAM>" P "</VS-PROGRAM>"; bridge_show_loop_names P)
       else tryif (is_var R; let b := eval cbv delta [R] in R in is_evar b)
-      then idtac "<VS-PROGRAM>" P "</VS-PROGRAM>"
+      then (idtac "<VS-PROGRAM>" P "</VS-PROGRAM>"; bridge_show_loop_names P)
       else (lazymatch goal with |- ?G => idtac "<VS-GOAL>" G "</VS-GOAL>" end)
   | |- ?G => idtac "<VS-GOAL>" G "</VS-GOAL>"
   end.
@@ -53,7 +110,7 @@ Ltac bridge_show_semantics :=
                  slit titer cdiv concat transpose flatten split pad_r pad_l trunc_r trunc_l
                  Z.add Z.sub Z.mul Z.div Z.modulo Z.ltb Z.leb Z.eqb Z.geb Z.gtb andb
                  TensorElem_fun TensorElem_scalar gemmini_acc_out] in P in
-      idtac "<VS-SEMANTICS>" P' "</VS-SEMANTICS>"
+      idtac "<VS-SEMANTICS>" P' "</VS-SEMANTICS>"; bridge_show_loop_names P'
   end.
 
 (** Print a term between markers (casts dropped), for the bridge's

@@ -181,11 +181,14 @@ Section GemminiConv.
     rename_buffer x0 into col.
     rename_buffer y into wm.
     rename_buffer x1 into dm.
-    (* Loop names (outer before inner, so no name is shadowed when matched). *)
+    (* Loop names (outer before inner, so no name is shadowed when matched);
+       the bias broadcast's row loop, whose index its body does not use, is
+       matched by its name [i] too (Coq prints it [_]). *)
     rename_loop i into m.
     rename_loop j into k.
     rename_loop i into j.
     rename_loop i into j.
+    rename_loop i into m.
     rename_loop i into k.
     gemmini_check_fit.
     check_safe.

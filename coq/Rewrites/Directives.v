@@ -53,8 +53,9 @@
       [stage_rows].
 
     Loops are found by name as Ltac sees it (a binder shadowing an
-    enclosing one of the same name prints as [i0]; rename one first), and
-    a loop whose index is unused has no name to find. *)
+    enclosing one of the same name prints as [i0]; rename one first), a
+    loop whose index is unused too (Coq prints it [_]; the bridge shows its
+    name); a binder written [_] has no name to find. *)
 
 From Coq Require Import ZArith Bool Lia FunctionalExtensionality.
 From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum.
@@ -233,7 +234,7 @@ Ltac dir_split_node s mode i k io ii :=
   atl_eta_binder;
   lazymatch goal with
   | |- @genr ?X ?E ?lo ?hi (fun z => @?F z) = _ =>
-      atl_used F; atl_same_name i z;
+      atl_named_binder; atl_same_name i z;
       let Hk := fresh "Hk" in
       tryif assert (Hk : 0 < k) by atl_side then
         lazymatch mode with
@@ -279,7 +280,7 @@ Ltac dir_split_node s mode i k io ii :=
         end
       else (unify s dir_nonpos; reflexivity)
   | |- @sumr ?X ?E ?lo ?hi (fun z => @?F z) = _ =>
-      atl_used F; atl_same_name i z;
+      atl_named_binder; atl_same_name i z;
       let Hk := fresh "Hk" in
       tryif assert (Hk : 0 < k) by atl_side then
         lazymatch mode with
@@ -365,8 +366,8 @@ Ltac dir_inner_is B b :=
 Ltac dir_has_node x :=
   atl_eta_binder;
   lazymatch goal with
-  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name x z; reflexivity
-  | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name x z; reflexivity
+  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_named_binder; atl_same_name x z; reflexivity
+  | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_named_binder; atl_same_name x z; reflexivity
   end.
 
 Ltac dir_encl_node a b :=
@@ -386,8 +387,8 @@ Ltac dir_encloses a b := atl_has_node ltac:(dir_encl_node a b).
 Ltac dir_fuse_node s i j ij :=
   atl_eta_binder;
   lazymatch goal with
-  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
-  | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
+  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_named_binder; atl_same_name i z
+  | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_named_binder; atl_same_name i z
   end;
   lazymatch goal with
   | |- genr ?lo ?n (fun z => genr (@?L2 z) (@?M z) (fun w => @?F z w)) = _ =>
@@ -769,8 +770,8 @@ Tactic Notation "reorder" ident(a) ident(b) ident(c) ident(d) ident(e) ident(f) 
 Ltac dir_tile_node s i j ki kj io jo ii ji :=
   atl_eta_binder;
   lazymatch goal with
-  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
-  | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
+  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_named_binder; atl_same_name i z
+  | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_named_binder; atl_same_name i z
   end;
   let H1 := fresh "Hki" in
   let H2 := fresh "Hkj" in
@@ -981,7 +982,7 @@ Ltac dir_guards_here := atl_everywhere_prune atl_guard_none atl_guard_may atl_gu
 Ltac dir_peel_node s mode i j ic jc :=
   atl_eta_binder;
   lazymatch goal with
-  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
+  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_named_binder; atl_same_name i z
   end;
   lazymatch mode with
   | dir_peel_1 =>
@@ -1095,7 +1096,7 @@ Tactic Notation "peel" ident(i) ident(j) "into" ident(ic) ident(jc) :=
 Ltac dir_tile_part_node s i j ki kj io jo ii ji :=
   atl_eta_binder;
   lazymatch goal with
-  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
+  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_named_binder; atl_same_name i z
   end;
   lazymatch goal with
   | |- genr ?a ?b (fun z => genr (@?C2 z) (@?D2 z) (fun w => @?F z w)) = _ =>

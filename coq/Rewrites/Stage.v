@@ -241,8 +241,8 @@ Ltac stage_body A Ap r :=
 Ltac stage_is_loop i :=
   atl_eta_binder;
   lazymatch goal with
-  | |- genr _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
-  | |- sumr _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z
+  | |- genr _ _ (fun z => @?B z) = _ => atl_named_binder; atl_same_name i z
+  | |- sumr _ _ (fun z => @?B z) = _ => atl_named_binder; atl_same_name i z
   end.
 
 (** At a loop named [i] whose body reads [A] (the first such, in
@@ -251,9 +251,9 @@ Ltac stage_is_loop i :=
 Ltac stage_loop_node A i Ap r :=
   atl_eta_binder;
   lazymatch goal with
-  | |- genr _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z;
+  | |- genr _ _ (fun z => @?B z) = _ => atl_named_binder; atl_same_name i z;
       refine (genr_ctx _ _ _ _ _); let iv := fresh z in let Hi := fresh "H" iv in intros iv Hi; atl_beta_lhs
-  | |- sumr _ _ (fun z => @?B z) = _ => atl_used B; atl_same_name i z;
+  | |- sumr _ _ (fun z => @?B z) = _ => atl_named_binder; atl_same_name i z;
       refine (sumr_ctx _ _ _ _ _); let iv := fresh z in let Hi := fresh "H" iv in intros iv Hi; atl_beta_lhs
   end;
   atl_fresh_rhs ltac:(stage_body A Ap r).

@@ -1009,9 +1009,35 @@ Inductive atl_name_probe := atl_name_probe_i.
 Ltac atl_same_name a b :=
   let r := constr:(fun a : atl_name_probe => (ltac:(exact b) : atl_name_probe)) in idtac.
 
-(** A binder whose variable is unused has no name to match (Coq prints
-    it [_]); such binders are skipped. *)
-Ltac atl_used F := lazymatch F with fun _ => ?b => fail | _ => idtac end.
+(** Does the goal's left side, a loop or a let, bind a named variable?  Its
+    last argument is a [fun] (after [atl_eta_binder]); the check reads that
+    [fun]'s own binder, so a loop whose index its body does not use is found
+    by its name (Coq prints it [_]; the bridge restores the name from
+    [bridge_show_loop_names], coq/Bridge/Print.v), and a binder with no name
+    ([fun _ => ..] as written, which Ltac would call [x]) never matches.  Not
+    [@?F z]'s [F]: that function is rebuilt with the pattern's binder name. *)
+Module AtlNamed.
+Import Ltac2.Ltac2.
+Ltac2 lhs_named (l : Ltac1.t) : unit :=
+  let no () := Control.zero (Tactic_failure None) in
+  match Ltac1.to_constr l with
+  | Some c =>
+      match Constr.Unsafe.kind c with
+      | Constr.Unsafe.App _ args =>
+          match Constr.Unsafe.kind (Array.get args (Int.sub (Array.length args) 1)) with
+          | Constr.Unsafe.Lambda bd _ =>
+              match Constr.Binder.name bd with Some _ => () | None => no () end
+          | _ => no ()
+          end
+      | _ => no ()
+      end
+  | None => no ()
+  end.
+End AtlNamed.
+Ltac atl_named_binder :=
+  lazymatch goal with
+  | |- ?l = _ => let f := ltac2:(l |- AtlNamed.lhs_named l) in f l
+  end.
 
 (** [rename_buffer x into y]: rename the binder of the first let named
     [x] (pre-order) to [y]; the program is unchanged up to alpha.  The
@@ -1022,7 +1048,7 @@ Ltac atl_rename_root x y :=
   atl_eta_binder;
   lazymatch goal with
   | |- atl_let ?e (fun z => @?F z) = _ =>
-      atl_used F; atl_same_name x z;
+      atl_named_binder; atl_same_name x z;
       let T := type of e in
       exact (@eq_refl _ (atl_let e (fun y : T => F y)))
   end.
@@ -1043,10 +1069,10 @@ Ltac atl_rename_loop_root x y :=
   atl_eta_binder;
   lazymatch goal with
   | |- @genr ?X ?E ?lo ?hi (fun z => @?F z) = _ =>
-      atl_used F; atl_same_name x z;
+      atl_named_binder; atl_same_name x z;
       exact (@eq_refl _ (@genr X E lo hi (fun y : Z => F y)))
   | |- @sumr ?X ?E ?lo ?hi (fun z => @?F z) = _ =>
-      atl_used F; atl_same_name x z;
+      atl_named_binder; atl_same_name x z;
       exact (@eq_refl _ (@sumr X E lo hi (fun y : Z => F y)))
   end.
 

@@ -232,7 +232,7 @@ Ltac atl_vec_mark_root i :=
   atl_eta_binder;
   lazymatch goal with
   | |- @genr ?X ?E ?lo ?hi ?F = _ =>
-      lazymatch F with fun z => _ => atl_same_name i z end; atl_used F;
+      lazymatch F with fun z => _ => atl_same_name i z end; atl_named_binder;
       exact (@eq_refl _ (vec_mark (@genr X E lo hi F)))
   end.
 
@@ -240,7 +240,7 @@ Ltac atl_vec_sum_root i :=
   atl_eta_binder;
   lazymatch goal with
   | |- sumr _ _ ?F = _ =>
-      lazymatch F with fun z => _ => atl_same_name i z end; atl_used F; reflexivity
+      lazymatch F with fun z => _ => atl_same_name i z end; atl_named_binder; reflexivity
   end.
 
 (** The tail's lane count [N - w * io], in its guard and its

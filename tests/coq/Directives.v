@@ -269,6 +269,29 @@ Section Directives.
   Print d42.
 End Directives.
 
+(* A loop whose body does not use its index prints as [_] (Coq shows no
+   name it does not need), yet the directives find it by its name, which the
+   bridge shows (Bridge/Print.v, [bridge_show_loop_names]): after [reorder],
+   loop [i] of a row broadcast no longer uses its index and is split; a sum
+   of a constant is split.  A binder written [_] has no name: [split x] does
+   not find it (Ltac itself would call it [x]). *)
+Section Unused.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n m : Z) (c : S) (g : Z -> S).
+  Hypothesis Hg : shaped [m] g.
+  Definition b43 := GEN [ i < n ] GEN [ j < m ] g _[ j ].
+  Derive d43 SuchThat (b43 = d43) As d43_ok.
+  Proof. reschedule. reorder j i. split i by 4 into io ii. check_safe. done. Qed.
+  Print d43.
+  Definition s44 := SUM [ k < n ] c.
+  Derive d44 SuchThat (s44 = d44) As d44_ok.
+  Proof. reschedule. split k by 4 into ko ki. check_safe. done. Qed.
+  Print d44.
+  Definition b45 := genr 0 n (fun _ => c).
+  Derive d45 SuchThat (b45 = d45) As d45_ok.
+  Proof. reschedule. Fail split x by 4 into xo xi. done. Qed.
+End Unused.
+
 (* The directive re-derivation of the tiled pipeline: its trust base. *)
 From Verisched Require Examples.Directives.PipelineTiled.
 Print Assumptions Examples.Directives.PipelineTiled.tiled_directive_correct.

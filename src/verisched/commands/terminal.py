@@ -18,8 +18,8 @@ from typing import IO, Any
 from rich.console import Console
 from rich.text import Text
 
-from verisched.pybridge.coqterm import idx_str, parse_program, pred_str, pretty
-from verisched.pybridge.errors import BridgeError
+from verisched.pybridge.coqterm import idx_str, pred_str, pretty
+from verisched.pybridge.derivation import same_program, traced_program
 from verisched.pybridge.terms import Expr, PAnd, PBool, PCmp, is_idx
 from verisched.report.diff import changed_paths, subterm
 
@@ -38,15 +38,6 @@ def console(*, stderr: bool = False, file: IO[str] | None = None) -> Console:
     c = Console(stderr=stderr, file=file, highlight=False, soft_wrap=False)
     c.width = min(c.width, MAX_WIDTH) if c.is_terminal else MAX_WIDTH
     return c
-
-
-def _parse(coq: str | None) -> Expr | None:
-    if coq is None:
-        return None
-    try:
-        return parse_program(coq)
-    except (BridgeError, ValueError):
-        return None
 
 
 def _text(node: Any, width: int) -> str:
@@ -133,11 +124,11 @@ def show_steps(out: Console, trace: dict[str, Any], *, full: bool = False) -> No
     time, and the subterms it changed; with `full`, the program after it too."""
     steps = trace.get("steps", [])
     for s in steps:
-        before, after = s["before"]["coq"], s["after"]["coq"]
+        before, after = s["before"], s["after"]
         show_step(out, step_head(f"step {s['step']}/{len(steps)}", s["tactic"],
                                  s.get("coq_seconds", 0.0)),
-                  _parse(before), _parse(after), after, before == after,
-                  s["after"].get("side_goals", []), full)
+                  traced_program(before), traced_program(after), after["coq"],
+                  same_program(before, after), after.get("side_goals", []), full)
 
 
 class LiveSteps:
@@ -156,4 +147,5 @@ class LiveSteps:
         show_step(self.out, step_head(f"[{d.name} step {res.step}/{total}]", res.tactic,
                                       res.coq_seconds),
                   before.program, after.program, after.program_text,
-                  before.program_text == after.program_text, after.side_goals, self.full)
+                  (before.program_text, before.loop_names)
+                  == (after.program_text, after.loop_names), after.side_goals, self.full)

@@ -26,6 +26,9 @@ from __future__ import annotations
 import contextvars
 import re
 import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import cast
 
 from .errors import TermParseError
 from .instrs import INDEX, InstrError, check_call, lookup
@@ -47,6 +50,7 @@ from .terms import (
     Let,
     Lit,
     Mem,
+    Node,
     PadL,
     PadR,
     PAnd,
@@ -64,6 +68,9 @@ from .terms import (
     Var,
     Zero,
     children,
+    free_vars,
+    rebuild,
+    walk,
 )
 
 # Coq name -> (AST class, argument kinds in order: "i" index, "e" expression)
@@ -428,6 +435,32 @@ def parse_program(text: str) -> Expr:
     if p.tok.kind != "eof":
         raise p.fail("unexpected text after the program")
     return e
+
+
+def with_loop_names(e: Expr, names: Sequence[str]) -> Expr:
+    """`e` with the names Coq did not print put back into its loops.
+
+    Coq prints a loop whose body does not use its index as `GEN [ _ < n ]`,
+    whatever the binder's name; the directives still find the loop by that name
+    (coq/Rewrites/Tactics.v `atl_named_binder`), so the program a user reads must
+    show it.  `names` are those loops' names in pre-order (`bridge_show_loop_names`,
+    coq/Bridge/Print.v), the order of `walk`.  Where the count differs (a term
+    whose `_` is not such a loop), nothing is renamed: a wrong name would be worse
+    than none.  A name that occurs free in the loop's body is left out (it would
+    capture that occurrence)."""
+    blanks = [x for x in walk(e) if isinstance(x, (Gen, Sum)) and x.var == "_"]
+    if not blanks or len(blanks) != len(names):
+        return e
+    todo = iter(names)
+
+    def go(n: Node) -> Node:
+        if isinstance(n, (Gen, Sum)) and n.var == "_":
+            name = next(todo)  # the node before its children: pre-order, as walk
+            if name not in free_vars(n.body):
+                n = replace(n, var=name)
+        return rebuild(n, go)
+
+    return cast(Expr, go(e))
 
 
 def parse_index(text: str) -> Idx:

@@ -23,18 +23,20 @@ import re
 import stat
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
-from .coqterm import parse_program, pretty, to_coq
+from .coqterm import parse_program, pretty, to_coq, with_loop_names
 from .errors import CoqCommandError, OutputPathError, TermParseError
 from .session import CoqSession
 from .terms import Expr, shape_of
 
 _PROG_RE = re.compile(r"<VS-PROGRAM>(.*?)</VS-PROGRAM>", re.S)
 _GOAL_RE = re.compile(r"<VS-GOAL>(.*?)</VS-GOAL>", re.S)
+_LOOPNAMES_RE = re.compile(r"<VS-LOOPNAMES>(.*?)</VS-LOOPNAMES>", re.S)
 _GOALS_DISPLAY_RE = re.compile(
     r"(?m)^(?:\d+ (?:focused )?goals?\b|No more goals|All the remaining)")
 _SEM_RE = re.compile(r"<VS-SEMANTICS>(.*?)</VS-SEMANTICS>", re.S)
@@ -63,6 +65,9 @@ class ProofState:
     program: Expr | None
     side_goals: tuple[str, ...]
     parse_error: str | None = None
+    # The names of the loops Coq printed as `_` (their body does not use the index),
+    # in pre-order: `program` has them (coqterm.with_loop_names); `program_text` not.
+    loop_names: tuple[str, ...] = ()
 
     @property
     def finished(self) -> bool:
@@ -207,12 +212,14 @@ class Derivation:
         text = progs[0].strip() if progs else None
         program = None
         error = None
+        m = _LOOPNAMES_RE.search(r.output)  # the loops Coq printed as `_` (Bridge/Print.v)
+        names = tuple(m.group(1).split()) if m and text is not None else ()
         if text is not None:
             try:
-                program = parse_program(text)
+                program = with_loop_names(parse_program(text), names)
             except TermParseError as exc:
                 error = str(exc)
-        return ProofState(self.session.state, text, program, goals, error)
+        return ProofState(self.session.state, text, program, goals, error, names)
 
     def semantics(self, state: ProofState | None = None) -> Expr:
         """The program of `state` with user definitions unfolded, as an AST."""
@@ -224,7 +231,9 @@ class Derivation:
         m = _SEM_RE.search(r.output)
         if not m:
             raise TermParseError("Coq printed no program")
-        return parse_program(m.group(1).strip())
+        names = _LOOPNAMES_RE.search(r.output)
+        return with_loop_names(parse_program(m.group(1).strip()),
+                               names.group(1).split() if names else ())
 
     def _goto(self, st: ProofState) -> None:
         if self.session.state != st.state_id:
@@ -308,10 +317,29 @@ class Derivation:
 def _state_json(st: ProofState) -> dict:
     return {
         "coq": st.program_text,
+        "loop_names": list(st.loop_names),
         "program": pretty(st.program) if st.program is not None else None,
         "parse_error": st.parse_error,
         "side_goals": list(st.side_goals),
     }
+
+
+def traced_program(st: Mapping[str, Any]) -> Expr | None:
+    """The program of a state of a JSON trace (`_state_json`) as an AST, its unused
+    loops named as the derivation saw them; None where Coq printed no program or one
+    outside the AST's grammar."""
+    if st.get("coq") is None:
+        return None
+    try:
+        return with_loop_names(parse_program(st["coq"]), st.get("loop_names") or ())
+    except TermParseError:
+        return None
+
+
+def same_program(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Do two states of a JSON trace hold the same program (a renamed unused loop
+    prints the same in Coq's text)?"""
+    return a.get("coq") == b.get("coq") and a.get("loop_names", []) == b.get("loop_names", [])
 
 
 def parse_axioms(output: str) -> tuple[str, ...]:

@@ -31,6 +31,7 @@ from pygments.lexers import CLexer
 
 from verisched import __version__
 from verisched.pybridge.coqterm import idx_str, parse_program, pred_str
+from verisched.pybridge.derivation import same_program, traced_program
 from verisched.pybridge.errors import TermParseError
 from verisched.pybridge.terms import Expr, PAnd, PBool, PCmp, Var, is_idx
 
@@ -130,10 +131,10 @@ def step_views(trace: dict[str, Any]) -> list[StepView]:
         before, after = s["before"], s["after"]
         v = StepView(s["step"], s["tactic"], lemma_of(s["tactic"]), list(after["side_goals"]),
                      s.get("messages", ""), s.get("coq_seconds", 0.0))
-        new, old = _parse(after["coq"]), _parse(before["coq"])
+        new, old = traced_program(after), traced_program(before)
         if after["coq"] is None:
             v.note = "no goals left: the derivation is finished"
-        elif before["coq"] == after["coq"]:
+        elif same_program(before, after):
             v.note = "program unchanged"
         if new is None and after["coq"] is not None:
             prev = " ".join(before["coq"].split()) if before["coq"] else None
@@ -163,9 +164,9 @@ def render_html(data: ReportData, *, bench_png: bytes | None = None) -> str:
     """The page for `data` (KaTeX must be vendored: see `katex_dist`)."""
     css, js = katex_assets(katex_dist())
     original = _parse(data.original) if data.original else None
-    first = data.trace.get("steps", [{}])[0].get("before", {}).get("coq") \
-        if data.trace.get("steps") else None
-    start = original or _parse(first)
+    steps = data.trace.get("steps") or []
+    first = steps[0].get("before") if steps else None
+    start = original or (traced_program(first) if first else None)
     tw = TexWriter()
     c_html, c_css = _c_html(data.c_source) if data.c_source else (None, "")
     env = Environment(loader=PackageLoader("verisched.report", "templates"),
