@@ -126,6 +126,30 @@ def test_smax_at_nan_is_the_same_in_the_interpreter_scalar_c_and_vectors() -> No
                                           want[:m].astype(np.float32), err_msg=isa)
 
 
+def test_a_loop_whose_body_does_not_use_its_index_is_vectorized() -> None:
+    """After `reorder j i`, loop i of a row broadcast does not use its index: Coq prints
+    it `_`, and `vectorize i` found no loop named i.  Now a broadcast of `x[j] * 3` per
+    vector, the tail masked, at sizes below, at and past the width."""
+    import numpy as np
+
+    from verisched.schedule import Schedule, dsl
+
+    isas = [isa for isa in FLAG if FLAG[isa] in cpu_flags()]
+    if not isas:
+        pytest.skip("this CPU has neither AVX2 nor AVX-512")
+    n, m = dsl.sizes("n m")
+    x = dsl.tensor("x", m)
+    p = dsl.program("rows", dsl.gen("i", n, lambda i: dsl.gen("j", m, lambda j: x[j] * 3)))
+    xs = np.random.default_rng(6).standard_normal(5).astype(np.float32)
+    with Schedule.of(p) as s:
+        t = s.reorder("j", "i")
+        for isa in isas[-1:]:
+            k = t.vectorize("i", isa).compile(isa)
+            for size in (1, 7, 16, 37):
+                np.testing.assert_allclose(k({"x": xs}, n=size, m=5),
+                                           np.tile(xs * 3, (size, 1)), rtol=1e-6)
+
+
 def test_vectorize_says_which_same_named_loops_stay_scalar() -> None:
     """A peeled split leaves two generations named `ii` (the blocks' and the
     epilogue's); the directive takes the first, and the Python method now says that

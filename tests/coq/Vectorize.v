@@ -212,6 +212,18 @@ Section Vectorize.
     reschedule. split i by 60 into io ii. vectorize ii with avx2. check_safe. done.
   Qed.
   Print s12.
+
+  (* A loop whose body does not use its index (Coq prints it [_]) is found by
+     its name: a fill is a broadcast stored in full vectors and a masked tail;
+     a row broadcast's inner loop after [reorder]. *)
+  Definition r13 := GEN [ i < n ] c.
+  Derive s13 SuchThat (r13 = s13) As s13_ok.
+  Proof. reschedule. vectorize i with avx2. check_safe. done. Qed.
+  Print s13.
+  Definition r14 := GEN [ i < n ] GEN [ j < m ] A _[ 0 ] _[ j ].
+  Derive s14 SuchThat (0 < n -> r14 = s14) As s14_ok.
+  Proof. reschedule. reorder j i. vectorize i with avx512. check_safe. done. Qed.
+  Print s14.
 End Vectorize.
 
 Section VectorizeMax.
