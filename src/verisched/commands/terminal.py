@@ -147,5 +147,4 @@ class LiveSteps:
         show_step(self.out, step_head(f"[{d.name} step {res.step}/{total}]", res.tactic,
                                       res.coq_seconds),
                   before.program, after.program, after.program_text,
-                  (before.program_text, before.loop_names)
-                  == (after.program_text, after.loop_names), after.side_goals, self.full)
+                  before.same_program(after), after.side_goals, self.full)

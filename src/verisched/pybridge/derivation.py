@@ -73,6 +73,11 @@ class ProofState:
     def finished(self) -> bool:
         return self.program_text is None and not self.side_goals
 
+    def same_program(self, other: ProofState) -> bool:
+        """Does `other` hold the same program (a renamed unused loop prints the same
+        in Coq's text)?  `same_program` asks the same of a trace's states."""
+        return (self.program_text, self.loop_names) == (other.program_text, other.loop_names)
+
 
 @dataclass(frozen=True)
 class StepOk:
