@@ -112,6 +112,20 @@ SPLIT_SOURCE = _HEAD.format(name="Split") + """
   Proof. reschedule. split i by 64 into io ii. vectorize ii with ISA. check_safe. done. Qed.
   Derive split_cwin_v SuchThat (cwin = split_cwin_v) As split_cwin_v_ok.
   Proof. reschedule. split i by 64 into io ii. vectorize ii with ISA. check_safe. done. Qed.
+  (* by 20, no multiple of the width: in the vectors' tail the split's bound and
+     theirs both go onto smax's operands (guard2_smax: smax 0 0 = 0), the ReLU's 0
+     and a constant operand alike; a window's and a border's bound around smax *)
+  Derive split20_relu_v SuchThat (relu = split20_relu_v) As split20_relu_v_ok.
+  Proof. reschedule. split i by 20 into io ii. vectorize ii with ISA. check_safe. done. Qed.
+  Definition cmax := GEN [ i < n ] smax (w _[ i ]) c.
+  Derive split20_cmax_v SuchThat (cmax = split20_cmax_v) As split20_cmax_v_ok.
+  Proof. reschedule. split i by 20 into io ii. vectorize ii with ISA. check_safe. done. Qed.
+  Definition wrelu := GEN [ i < n ] |[ i <? 21 ]| smax (w _[ i ]) szero.
+  Derive wrelu_v SuchThat (wrelu = wrelu_v) As wrelu_v_ok.
+  Proof. reschedule. vectorize i with ISA. check_safe. done. Qed.
+  Definition bmax := GEN [ i < n ] |[ 1 <=? i ]| smax (w _[ i - 1 ]) (w _[ i ]).
+  Derive bmax_v SuchThat (bmax = bmax_v) As bmax_v_ok.
+  Proof. reschedule. vectorize i with ISA. check_safe. done. Qed.
   (* a border under a split by 60 (one lower bound, two upper: maskload_range_min) *)
   Derive split60_st3_v SuchThat (st3 = split60_st3_v) As split60_st3_v_ok.
   Proof. reschedule. split i by 60 into io ii. vectorize ii with ISA. check_safe. done. Qed.
@@ -174,7 +188,9 @@ def test_split_then_vectorized_computes_as_the_interpreter(isa, parallel, tmp_pa
     a factor no multiple of the width and a window bound (two upper bounds on the lane:
     `maskload_min`), a constant under a window (the tail's store bound dropped above it),
     a ReLU and that constant under a split by 64 (the full vectors' store masked by the
-    split's bound), a border under such a split (`maskload_range_min`), points on the
+    split's bound), a ReLU and `smax` with a constant under a split by 20 and a window's
+    and a border's bound around `smax` (the bounds onto its operands: `smax 0 0 = 0`),
+    a border under such a split (`maskload_range_min`), points on the
     lane (`|[ x =? y ]|`, `|[ i =? 3 ]|`: one-lane ranges); and a stencil whose borders
     are written with `>=?` and `>?`."""
     vfile = _source(isa, tmp_path, SPLIT_SOURCE, "Split")
@@ -184,9 +200,11 @@ def test_split_then_vectorized_computes_as_the_interpreter(isa, parallel, tmp_pa
     names = ["split_sc_v", "split_st3_v", "split60_st3_v"]
     if not parallel:
         # (each form once over both ISAs, where one lowering serves both; CI time)
-        names += (["window_v", "pt_v", "cwin_v", "eye_v", "geb_v", "split_relu_v"]
+        names += (["window_v", "pt_v", "cwin_v", "eye_v", "geb_v", "split_relu_v",
+                   "split20_relu_v", "wrelu_v"]
                   if isa == "avx2" else
-                  ["split_rows_v", "split60_v", "diag_v", "split_relu_v", "split_cwin_v"])
+                  ["split_rows_v", "split60_v", "diag_v", "split_relu_v", "split_cwin_v",
+                   "split20_cmax_v", "bmax_v"])
     for name in names:
         for n in (1, w + 1, 61):
             assert main(["run", vfile, "--derivation", name, "--target", target,

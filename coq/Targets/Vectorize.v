@@ -129,6 +129,11 @@ Section Guards.
   Proof. intros ->; reflexivity. Qed.
   Lemma guard_true_tadd_r p (a b : S) : p = true -> |[ p ]| (a <+> b) = a <+> (|[ p ]| b).
   Proof. intros ->; reflexivity. Qed.
+  (** Anywhere: [smax 0 0 = 0] by the class's idempotence, so a guard passes
+      onto both operands as onto [+]'s ([guard_sadd]). *)
+  Lemma guard_smax `{ScalarMax S} p (a b : S) :
+    |[ p ]| smax a b = smax (|[ p ]| a) (|[ p ]| b).
+  Proof. destruct p; cbn; [reflexivity|]; symmetry; apply smax_idem. Qed.
   Lemma guard_true_smax `{ScalarMax S} p (a b : S) :
     p = true -> |[ p ]| smax a b = smax (|[ p ]| a) (|[ p ]| b).
   Proof. intros ->; reflexivity. Qed.
@@ -172,6 +177,9 @@ Section Guards.
   Lemma guard2_sadd p q (a b : S) :
     |[ p ]| |[ q ]| (a + b) = (|[ p ]| |[ q ]| a) + (|[ p ]| |[ q ]| b).
   Proof. rewrite !guard_sadd; reflexivity. Qed.
+  Lemma guard2_smax `{ScalarMax S} p q (a b : S) :
+    |[ p ]| |[ q ]| smax a b = smax (|[ p ]| |[ q ]| a) (|[ p ]| |[ q ]| b).
+  Proof. rewrite !guard_smax; reflexivity. Qed.
   Lemma guard2_smul_l p q (a b : S) : |[ p ]| |[ q ]| (a * b) = (|[ p ]| |[ q ]| a) * b.
   Proof. rewrite !gp_iverson; reflexivity. Qed.
   Lemma guard2_smul_r p q (a b : S) : |[ p ]| |[ q ]| (a * b) = a * (|[ p ]| |[ q ]| b).
@@ -313,9 +321,9 @@ Ltac atl_vec_check_extent i :=
     lanes rewritten knowing [Hp : (l <? c) = true], as only those are kept),
     a lane-free operand of [+], [<+>] or [smax] loses it ([guard_true_sadd_l]
     and the like: [x + c] keeps [c] a broadcast) and an [smax] passes it to
-    the operands that depend on the lane ([guard_true_smax]:
-    [smax] has no law, [smax 0 0 = 0] is not assumed, that would let it
-    through elsewhere). *)
+    the operands that depend on the lane ([guard_true_smax]).  Elsewhere an
+    [smax] passes it to both operands ([guard_smax], by the class's
+    idempotence: [smax 0 0 = 0]), once no cheaper way is left. *)
 (** [left] where only [a] depends on the lane [x], [right] where only [b]
     does, [both] otherwise: which operands of a binary operation keep the guard. *)
 Ltac atl_vec_sides x a b left right both :=
@@ -416,6 +424,14 @@ Ltac atl_vec_guard_stored x p q e :=
         eapply guard_lt_true_in; exact (proj1 (Z.ltb_lt _ _) Hp) end
   end.
 
+(** A guard meeting [smax]: onto both operands ([guard_smax], the class's
+    idempotence).  Tried last: where a masked store stands for the bound, or
+    the loops imply it, the guard is dropped instead, with no mask left. *)
+Ltac atl_vec_push_max e two :=
+  lazymatch e with
+  | smax _ _ => lazymatch two with true => eapply guard2_smax | false => eapply guard_smax end
+  end.
+
 Ltac atl_vec_guard_lane :=
   idtac;
   let x := atl_lane_var in
@@ -423,8 +439,9 @@ Ltac atl_vec_guard_lane :=
   | |- iverson ?p (iverson ?q ?e) = _ =>
       first [ atl_vec_dep x p; atl_vec_dep x q; atl_vec_push x e true
             | atl_vec_guard_stored x p q e
-            | atl_vec_guard_pair x p q ]
-  | |- iverson (_ <=? x)%Z ?e = _ => atl_vec_push x e false
+            | atl_vec_guard_pair x p q
+            | atl_vec_dep x p; atl_vec_dep x q; atl_vec_push_max e true ]
+  | |- iverson (_ <=? x)%Z ?e = _ => first [ atl_vec_push x e false | atl_vec_push_max e false ]
   | |- iverson (x <? ?c)%Z ?e = _ =>
       first
         [ lazymatch goal with Hp : vec_stored (x <? c)%Z |- _ =>
@@ -443,10 +460,12 @@ Ltac atl_vec_guard_lane :=
             end
           end
         | atl_vec_push x e false
-        (* around smax, which no guard passes: a bound the loops imply (the
-           split's guard in the vectors' empty tail, [split i by 64]) *)
+        (* around smax: a bound the loops imply is dropped (the split's
+           guard in the vectors' empty tail, [split i by 64]); any other
+           goes onto its operands *)
         | lazymatch e with smax _ _ => idtac end;
-          eapply guard_lt_true; atl_vec_lane_lt x ]
+          eapply guard_lt_true; atl_vec_lane_lt x
+        | atl_vec_push_max e false ]
   end.
 
 (** The guard pass: top-down; at the tail's masked store it goes on inside
@@ -473,9 +492,9 @@ with atl_vec_guard_under :=
 (** A plain store whose lanes are all under one bound (a split's guarded
     tail inside full vectors) becomes a masked store of that many lanes
     ([vec_storeu_maskstore]), and the pass goes on under it as under the
-    tail's; only where the lanes hold what no guard passes without that
-    store: an [smax], or a guarded value that reads no memory (a constant
-    under a window).  Elsewhere the plain store stays: a bound that is not
+    tail's; only where the lanes hold an [smax] (the bound would otherwise go
+    onto each operand, a masked broadcast for a constant one) or a guarded
+    value that reads no memory (a constant under a window).  Elsewhere the plain store stays: a bound that is not
     the destination's end (a window's) would be a masked store in the C. *)
 with atl_vec_guard_storeu :=
   idtac;
@@ -589,17 +608,10 @@ Ltac atl_vec_fuse isa :=
   end.
 
 (** Why a lane loop is left, where a guard of the program that depends on
-    the lane is the cause and no masked instruction takes it. *)
-Ltac atl_vec_hint_smax :=
-  idtac "  (a bound on the lane around smax that no masked store stands for, such as a"
-        "split's guarded tail by a factor no multiple of the width, a window's bound or a"
-        "border's: smax 0 0 is not known to be 0, so the bound cannot go onto its"
-        "operands; peel the bound off (peel, split ... peel, shift) and vectorize the"
-        "interior, or vectorize before splitting)".
+    the lane is the cause and no masked instruction takes it (a guard around
+    [smax] is not one: it goes onto the operands, [atl_vec_push_max]). *)
 Ltac atl_vec_hint t :=
   match t with
-  | context [iverson (_ <? _)%Z (@smax _ _ _ _)] => atl_vec_hint_smax
-  | context [iverson (_ <=? _)%Z (@smax _ _ _ _)] => atl_vec_hint_smax
   (* [?e] is closed under the lane's binder: a value that does not depend on it *)
   | context [iverson (_ <? _)%Z (iverson (_ <? _)%Z ?e)] =>
       idtac "  (two upper bounds on the lane around a value that reads no memory, such as a"

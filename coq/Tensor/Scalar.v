@@ -44,8 +44,14 @@ Class FieldLaws (S : Type) `{Scalar S} := {
 (** An ordered scalar's maximum, for the vector [max] instructions
     (Targets/AVX.v).  A class of its own rather than a field of [Scalar], so
     no instance, law or derivation that does not use it changes
-    (docs/decisions.md #21); instances for [Z] below and for [R] in ScalarR.v. *)
-Class ScalarMax (S : Type) := { smax : S -> S -> S }.
+    (docs/decisions.md #21); instances for [Z] below and for [R] in ScalarR.v.
+    Its one law, idempotence, holds of every maximum (and of C's [a < b ? b : a]
+    and [maxps]); with it a guard passes onto [smax]'s operands as onto [+]'s
+    ([smax 0 0 = 0]: the vectorizer's masked lanes, Targets/Vectorize.v). *)
+Class ScalarMax (S : Type) := {
+  smax : S -> S -> S;
+  smax_idem : forall a, smax a a = a
+}.
 
 #[global] Hint Mode Scalar ! : typeclass_instances.
 #[global] Hint Mode ScalarLaws ! - : typeclass_instances.
@@ -107,7 +113,7 @@ Proof.
   - apply Z.div_1_r.
 Qed.
 
-#[global] Instance ScalarMax_Z : ScalarMax Z := { smax := Z.max }.
+#[global] Instance ScalarMax_Z : ScalarMax Z := { smax := Z.max; smax_idem := Z.max_id }.
 
 Lemma spos_Z (p : positive) : spos p = Zpos p.
 Proof.

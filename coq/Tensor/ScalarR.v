@@ -15,7 +15,8 @@ From Verisched Require Import Tensor.Scalar.
   { szero := 0%R; sone := 1%R; sadd := Rplus; smul := Rmult; sdiv := Rdiv }.
 
 (** [Rmax] is in [Rbasic_fun], the one module beyond [Rbase] this file loads. *)
-#[global] Instance ScalarMax_R : ScalarMax R := { smax := Rmax }.
+#[global] Instance ScalarMax_R : ScalarMax R :=
+  { smax := Rmax; smax_idem := fun a => Rmax_left a a (Rle_refl a) }.
 
 #[global] Instance ScalarLaws_R : ScalarLaws R.
 Proof.

@@ -269,8 +269,21 @@ Section VectorizeMax.
   Qed.
   Print w5.
   (* By 24, the vectors' tail has the split's bound and its own, of which
-     neither is the tighter; the split's cannot go onto smax's operands (smax
-     0 0 is not known to be 0): refused, the hint says to split with peel. *)
+     neither is the tighter; both go onto smax's operands (guard2_smax: smax
+     0 0 = 0 by the class's idempotence), one maskload_min each. *)
   Derive w6 SuchThat (m1 = w6) As w6_ok.
-  Proof. reschedule. split i by 24 into io ii. Fail vectorize ii with avx512. done. Qed.
+  Proof.
+    reschedule. split i by 24 into io ii. vectorize ii with avx512. check_safe. done.
+  Qed.
+  Print w6.
+  (* A window's bound around a ReLU (its zero a masked broadcast in the
+     tail), and a border's lower bound around smax (range-masked loads). *)
+  Definition m7 := GEN [ i < n ] |[ i <? 21 ]| smax (f _[ i ]) szero.
+  Derive w7 SuchThat (m7 = w7) As w7_ok.
+  Proof. reschedule. vectorize i with avx2. check_safe. done. Qed.
+  Print w7.
+  Definition m8 := GEN [ i < n ] |[ 1 <=? i ]| smax (f _[ i - 1 ]) (f _[ i ]).
+  Derive w8 SuchThat (m8 = w8) As w8_ok.
+  Proof. reschedule. vectorize i with avx512. check_safe. done. Qed.
+  Print w8.
 End VectorizeMax.
