@@ -22,7 +22,7 @@ from test_vector_lower import LANES, MASKED, MM_ENV, SGEMM, VEC_ENV, program
 
 from verisched.codegen import lower
 from verisched.codegen.render import render_header, render_source
-from verisched.pybridge.terms import specialize
+from verisched.pybridge.terms import Lit, SBin, Var, gen, get, specialize
 from verisched.targets.avx2 import AVX2
 from verisched.targets.avx512 import AVX512
 
@@ -40,8 +40,10 @@ def _cxx(args: list[str], cwd: Path) -> None:
 @pytest.mark.parametrize("target", ["c", "openmp"])
 def test_scalar_and_openmp_kernel_files_build_as_cxx(target: str, tmp_path: Path) -> None:
     for dtype in ("float32", "float64", "int32", "int8"):
+        # and a literal: a hex float constant is C++17's, not C++11's (literals.py)
+        progs = [*sanitizer_programs(), gen("i", n, SBin("*", get(Var("f"), "i"), Lit(5, 2)))]
         kernels = [lower(e, {"f": (n,)}, name=f"s{i}", dtype=dtype, parallel=target == "openmp")
-                   for i, e in enumerate(sanitizer_programs())]
+                   for i, e in enumerate(progs)]
         c = tmp_path / f"k_{dtype}.c"
         c.write_text(render_source(kernels, target))
         _cxx([*STRICT, *(["-fopenmp"] if target == "openmp" else []), "-x", "c++", "-c",

@@ -9,6 +9,8 @@ also draw literals."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from fractions import Fraction
 from pathlib import Path
 
@@ -56,11 +58,53 @@ def test_float64_and_integer_literals(num: int, den: int) -> None:
             literal_value(num, den, "int32")
 
 
-def test_c_text_is_exact() -> None:
-    # a hex float is exact, so the C compiler does not round a second time
-    assert float.fromhex(literal_c(1, 3, "float32")[:-1]) == float(np.float32(1 / 3))
-    assert float.fromhex(literal_c(1, 10, "float64")) == 0.1
+# Values whose decimal reading is delicate: a third, a tenth, 2^24 + 1 (a tie in
+# float32), the smallest subnormals, the largest finite values, a long fraction.
+EXACT_CASES = [(1, 3), (1, 10), (2**24 + 1, 1), (1, 2**149), (1, 2**1074),
+               (340282346638528859811704183484516925440, 1), (-123456789, 1000), (5, 7)]
+
+
+def test_float32_rounds_at_its_largest_value_as_ieee_says() -> None:
+    """The largest float32 is a literal (it raised OverflowError from its neighbour,
+    infinity); past it, a value below the halfway point to 2^128 rounds to it, one at
+    or above overflows (the tie goes to 2^128's even significand)."""
+    top = Fraction(int(np.finfo(np.float32).max))
+    half_ulp = Fraction(2**103)
+    assert literal_value(top.numerator, 1, "float32") == np.finfo(np.float32).max
+    assert literal_value(int(top + half_ulp) - 1, 1, "float32") == np.finfo(np.float32).max
+    with pytest.raises(LiteralError, match="overflows float32"):
+        literal_value(int(top + half_ulp), 1, "float32")
+    assert literal_value(-top.numerator, 1, "float32") == -np.finfo(np.float32).max
+
+
+@pytest.mark.parametrize("compiler", ["cc", "c++"])
+def test_c_text_is_exact(compiler: str, tmp_path) -> None:
+    """The literal the C (and the C++11) compiler reads is bit for bit the value
+    `literal_value` rounded: the decimal is the shortest that reads back as it."""
     assert literal_c(7, 2, "int32") == "((int32_t)3)"
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no {compiler}")
+    lines = []
+    want = []
+    for num, den in EXACT_CASES:
+        for dt, bits in (("float32", "uint32_t"), ("float64", "uint64_t")):
+            try:
+                v = literal_value(num, den, dt)
+            except LiteralError:
+                continue  # beyond the type: refused before any C is written
+            ctype = "float" if dt == "float32" else "double"
+            lines.append(f"  {{ {ctype} x = {literal_c(num, den, dt)}; {bits} b; "
+                         f"memcpy(&b, &x, sizeof b); printf(\"%llu\\n\", "
+                         f"(unsigned long long)b); }}")
+            want.append(int(v.view(np.uint32 if dt == "float32" else np.uint64)))
+    src = tmp_path / ("t.c" if compiler == "cc" else "t.cpp")
+    src.write_text("#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n"
+                   "int main(void) {\n" + "\n".join(lines) + "\n  return 0;\n}\n")
+    std = "-std=c11" if compiler == "cc" else "-std=c++11"
+    subprocess.run([compiler, std, "-Wall", "-Werror", "-pedantic", "-o", str(tmp_path / "t"),
+                    str(src)], check=True)
+    out = subprocess.run([str(tmp_path / "t")], capture_output=True, text=True, check=True)
+    assert [int(x) for x in out.stdout.split()] == want
 
 
 def test_dsl_reads_numbers_as_written() -> None:

@@ -92,6 +92,9 @@ def test_notation_is_the_papers() -> None:
     assert r"\left\lfloor i / 2 \right\rfloor" in every and r"\bmod" in every
     assert r"\left\lceil n / 4 \right\rceil" in every and r"\land" in every
     assert r"\max\left(" in every
+    # a binder Coq printed as `_` (a count that did not let the bridge name it)
+    blank = TexWriter().expr(Sum("_", IConst(0), IVar("n"), Var("c")))
+    assert r"\sum_{\_=0}^{n - 1}" in blank
 
 
 def test_diff_marks_the_smallest_changed_subtrees() -> None:
@@ -174,6 +177,21 @@ def test_page_is_self_contained(tmp_path: Path) -> None:
     parse_program(data.original or "")  # the data round-trips through Coq's notation
     page = write_html(html, tmp_path / "t.html")
     assert_renders(page, tmp_path / "t.png", height=1600)
+
+
+def test_a_program_outside_the_grammar_is_shown_as_coq_printed_it() -> None:
+    """Where neither the original nor the first step's program parses, the page shows
+    Coq's text; it showed the trace state's dict once the trace carried loop names."""
+    st = {"coq": "(foo_unknown n (fun q => v q))", "loop_names": [], "program": None,
+          "parse_error": "unknown", "side_goals": []}
+    data = ReportData(file="t.v", derivation="t", derivations=["t"],
+                      trace={"steps": [{"step": 1, "tactic": "reschedule.", "before": st,
+                                        "after": st, "coq_seconds": 0.0, "messages": ""}],
+                             "verdict": {}},
+                      original=None, sizes=["n"], tensors=[["v", 1]], hypotheses=[],
+                      safety=None)
+    html = render_report(data)
+    assert "foo_unknown n (fun q =&gt; v q)" in html and "loop_names" not in html
 
 
 # -- the command's refusals -------------------------------------------------------------------

@@ -26,15 +26,29 @@ class LiteralError(ValueError):
     """A literal that the requested element type cannot represent as Coq means it."""
 
 
+_F32_MAX = np.finfo(np.float32).max
+
+
 def _round_float32(q: Fraction) -> np.float32:
-    """The float32 nearest to q, ties to even, decided by exact comparison."""
-    d = np.float32(float(q))  # within one float32 ulp of the answer
-    if not math.isfinite(float(d)):
+    """The float32 nearest to q, ties to even, decided by exact comparison.  Past the
+    largest float32 the next candidate is 2^128 (an even significand, as IEEE 754's
+    overflow rule has it): a q nearer to it than to the largest overflows.  (The
+    largest itself raised OverflowError here, from its neighbour's Fraction(inf).)"""
+    with np.errstate(over="ignore"):
+        d = np.float32(float(q))  # within one float32 ulp of the answer, or infinite
+        if not math.isfinite(float(d)):  # float(q) may have rounded up to the tie
+            d = np.float32(math.copysign(_F32_MAX, float(q)))
+        near = (np.nextafter(d, np.float32(-np.inf), dtype=np.float32), d,
+                np.nextafter(d, np.float32(np.inf), dtype=np.float32))
+    cands: list[tuple[Fraction, int, np.float32 | None]] = []
+    for c in near:
+        if math.isfinite(float(c)):
+            cands.append((Fraction(float(c)), int(c.view(np.uint32)) & 1, c))
+        else:
+            cands.append((Fraction(2**128) * (1 if c > 0 else -1), 0, None))
+    _, _, best = min(cands, key=lambda t: (abs(t[0] - q), t[1]))
+    if best is None:
         raise LiteralError(f"literal {q} overflows float32")
-    lo = np.nextafter(d, np.float32(-np.inf), dtype=np.float32)
-    hi = np.nextafter(d, np.float32(np.inf), dtype=np.float32)
-    best = min((lo, d, hi), key=lambda c: (abs(Fraction(float(c)) - q),
-                                           int(c.view(np.uint32)) & 1))
     return np.float32(best)
 
 
@@ -59,14 +73,17 @@ def literal_value(num: int, den: int, dtype: np.dtype | type | str) -> np.generi
 
 
 def literal_c(num: int, den: int, dtype: np.dtype | type | str) -> str:
-    """C text of `slit num den` in `dtype`: a hexadecimal float literal (exact, so the
-    C compiler does no rounding of its own) or an integer literal."""
+    """C text of `slit num den` in `dtype`: the shortest decimal that reads back as the
+    value rounded above (numpy's Dragon4, `unique=True`, in the type itself), so the C
+    compiler's correctly rounded reading lands on it exactly; or an integer literal.
+    Not a hexadecimal float, exact as it is: C++ has one only from C++17, and the
+    kernel file builds as C++11 too (tests/test_cxx_build.py)."""
     dt = np.dtype(dtype)
     v = literal_value(num, den, dt)
     if dt == np.float32:
-        return f"{float(v).hex()}f"
+        return f"{np.format_float_scientific(v, unique=True)}f"
     if dt == np.float64:
-        return float(v).hex()
+        return np.format_float_scientific(v, unique=True)
     ctype = _C_INT_TYPES.get(dt.name)
     if ctype is None:
         raise LiteralError(f"no C type for element type {dt.name}")

@@ -72,6 +72,8 @@ def name_tex(name: str) -> str:
     m = re.fullmatch(r"([A-Za-z])(\d+)", base)
     if m:
         tex = f"{m.group(1)}_{{{m.group(2)}}}"
+    elif base == "_":  # a binder Coq prints as `_` (unnamed): a blank, not a subscript
+        tex = r"\_"
     elif len(base) == 1:
         tex = base
     else:

@@ -177,7 +177,7 @@ def render_html(data: ReportData, *, bench_png: bytes | None = None) -> str:
         d=data, version=__version__, katex_css=Markup(css), katex_js=Markup(js),
         pyg_css=Markup(c_css), c_html=c_html,
         original_html=Markup(Layout().html(start)) if start is not None else None,
-        original_text=first if start is None else None,
+        original_text=first.get("coq") if start is None and first else None,
         inputs=[Markup(tex_span(rf"{tw.expr(Var(n))} : " + _rank_tex(r)))
                 for n, r in data.tensors],
         steps=step_views(data.trace), verdict=verdict,

@@ -279,8 +279,8 @@ ROUNDING = {
 
 # How a literal constant's exact value becomes the kernel's (pybridge/literals.py).
 LITERAL_POLICY = {
-    "float32": "the nearest binary32, ties to even (a hex literal in the C)",
-    "float64": "the nearest binary64, ties to even (a hex literal in the C)",
+    "float32": "the nearest binary32, ties to even (in the C, a decimal that reads back exactly)",
+    "float64": "the nearest binary64, ties to even (in the C, a decimal that reads back exactly)",
     "int32": "the floor of the quotient, as Coq's Z division",
     "int8": "the floor of the quotient, as Coq's Z division",
 }
