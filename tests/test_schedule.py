@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 from verisched.codegen.errors import KernelCallError, LowerError, PreconditionError
-from verisched.pybridge.coqterm import parse_program, pretty, with_loop_names
+from verisched.pybridge.coqterm import loop_aliases, parse_program, pretty, with_loop_names
 from verisched.pybridge.derivation import traced_program
 from verisched.pybridge.errors import OutputPathError
 from verisched.pybridge.interp import evaluate
+from verisched.pybridge.terms import Gen, walk
 from verisched.schedule import (
     AnnotationRefused,
     DirectiveRefused,
@@ -609,7 +610,8 @@ def test_a_loop_whose_body_does_not_use_its_index_keeps_its_name() -> None:
         k = t.compile("openmp")
         trace = t.live.derivation.trace()
     step = next(st for st in trace["steps"] if st["tactic"].startswith("split"))
-    assert step["before"]["loop_names"] == ["i"] and step["after"]["loop_names"] == []
+    assert step["before"]["loop_names"] == ["i", "j"]
+    assert step["after"]["loop_names"] == ["io", "ii", "j"]
     assert traced_program(step["before"]) == p.expr
     xv = np.random.default_rng(5).standard_normal(5).astype(np.float32)
     for size in (1, 7, 9):
@@ -618,11 +620,35 @@ def test_a_loop_whose_body_does_not_use_its_index_keeps_its_name() -> None:
 
 
 def test_loop_names_are_put_back_only_where_they_fit() -> None:
-    """`with_loop_names` renames the `_` loops in pre-order; a count that differs leaves
-    the term as it is, and a name free in the loop's body stays out (it would capture)."""
+    """`with_loop_names` renames the `_` loops from every loop's held name, in pre-order;
+    a count that differs leaves the term as it is, and a name free in the loop's body
+    stays out (it would capture)."""
     e = parse_program("GEN [ _ < n ] SUM [ _ < m ] GEN [ j < m ] x _[ j ]")
-    assert pretty(with_loop_names(e, ["i", "k"])) == pretty(
+    assert pretty(with_loop_names(e, ["i", "k", "j"])) == pretty(
         parse_program("GEN [ i < n ] SUM [ k < m ] GEN [ j < m ] x _[ j ]"))
-    assert with_loop_names(e, ["i"]) is e
+    assert with_loop_names(e, ["i", "k"]) is e
     e2 = parse_program("GEN [ _ < n ] x _[ j ]")
     assert with_loop_names(e2, ["j"]) == e2
+    e3 = parse_program("GEN [ i < n ] GEN [ i0 < m ] GEN [ n0 < m ] x _[ i ] _[ i0 ] _[ n0 ]")
+    assert loop_aliases(e3, ["i", "i", "n"]) == {"i0": ("i", False), "n0": ("n", True)}
+    assert loop_aliases(e3, ["i", "i0", "n0"]) == {}
+
+
+def test_a_loop_coq_prints_under_another_name_is_found_or_refused_saying_why() -> None:
+    """Coq prints a second loop named i as i0, while a directive matches the name the
+    binder holds: `split i0` went to Coq and came back "no loop named i0".  Where the
+    held name finds another loop first, the refusal now says so and what to do (where
+    it finds this one, the directive uses it: `loop_aliases` marks it first)."""
+    p = dsl.program("rows2", dsl.gen("i", n, lambda i: dsl.gen("j", m, lambda j: x[j])))
+    with Schedule.of(p) as s:
+        t = s.apply("rename_loop j into i.")   # held names i, i: printed _ and i0
+        assert [g.var for g in walk(t.program) if isinstance(g, Gen)] == ["i", "i0"]
+        with pytest.raises(ScheduleArgumentError, match=r"split: argument loop: loop 'i0' "
+                           r"is a second loop named 'i'.*rename that one first"):
+            t.split("i0", 4, "io", "ii")
+        u = t.rename_loop("i", "r")            # the first i: the other prints as i again
+        v = u.split("i", 4, "io", "ii")
+        assert [g.var for g in walk(v.program) if isinstance(g, Gen)] == ["r", "io", "ii"]
+        k = v.compile("c")
+    xv = np.random.default_rng(7).standard_normal(6).astype(np.float32)
+    np.testing.assert_allclose(k({"x": xv}, n=3, m=6), np.tile(xv, (3, 1)), rtol=1e-6)

@@ -16,25 +16,23 @@ From Ltac2 Require Ltac2 List.
 Import ListNotations.
 Open Scope Z_scope.
 
-(** [bridge_show_loop_names P]: the names of the loops ([genr], [sumr]) of
-    [P] whose body does not use their index, in pre-order (arguments left to
-    right), between markers; [bridge_show_goal] prints them after the
-    program.  Coq prints such a binder as [_] whatever its name, yet the
-    directives find it by that name ([atl_named_binder], Rewrites/Tactics.v):
-    the bridge puts the names back into the program it parsed, so what a
-    user reads is what a directive matches.  Non-use is tested as the
-    printer tests it, syntactically: the body is the same term whatever
-    value the index takes. *)
+(** [bridge_show_loop_names P]: the names of the loops ([genr], [sumr] over a
+    [fun]) of [P], as their binders hold them, in pre-order (arguments left to
+    right), [_] for a binder without a name, between markers; [bridge_show_goal]
+    prints them after the program.  Coq's printer shows a loop whose body does
+    not use its index as [_] whatever its name, and renames a binder that would
+    capture or shadow a name in scope ([i0] for a second [i]); the directives
+    find loops by the names the binders hold ([atl_named_binder],
+    Rewrites/Tactics.v).  The bridge puts the names back where no capture
+    follows and names the rest by what a directive matches, so what a user reads
+    is what a directive finds (pybridge/coqterm.py [with_loop_names]). *)
 Module BridgeLoopNames.
 Import Ltac2.Ltac2.
-
-Ltac2 unused (body : constr) : bool :=
-  Constr.equal (Constr.Unsafe.substnl ['true] 0 body) (Constr.Unsafe.substnl ['false] 0 body).
 
 Ltac2 is_loop (h : constr) : bool :=
   Bool.or (Constr.equal h '@genr) (Constr.equal h '@sumr).
 
-Ltac2 rec names (t : constr) : ident list :=
+Ltac2 rec names (t : constr) : ident option list :=
   match Constr.Unsafe.kind t with
   | Constr.Unsafe.App f args =>
       let n := Array.length args in
@@ -45,11 +43,7 @@ Ltac2 rec names (t : constr) : ident list :=
         let here :=
           if Bool.and loop (Int.equal k (Int.sub n 1)) then
             match Constr.Unsafe.kind a with
-            | Constr.Unsafe.Lambda bd body =>
-                match Constr.Binder.name bd with
-                | Some x => if unused body then x :: names body else names body
-                | None => names body
-                end
+            | Constr.Unsafe.Lambda bd body => Constr.Binder.name bd :: names body
             | _ => names a
             end
           else names a in
@@ -65,7 +59,8 @@ Ltac2 rec names (t : constr) : ident list :=
 Ltac2 show (t : Ltac1.t) : unit :=
   let xs := match Ltac1.to_constr t with Some c => names c | None => [] end in
   let m := List.fold_left (fun m x => Message.concat m
-             (Message.concat (Message.of_string " ") (Message.of_ident x)))
+             (Message.concat (Message.of_string " ")
+               (match x with Some i => Message.of_ident i | None => Message.of_string "_" end)))
              xs (Message.of_string "<VS-LOOPNAMES>") in
   Message.print (Message.concat m (Message.of_string " </VS-LOOPNAMES>")).
 End BridgeLoopNames.

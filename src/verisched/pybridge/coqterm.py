@@ -443,24 +443,42 @@ def with_loop_names(e: Expr, names: Sequence[str]) -> Expr:
     Coq prints a loop whose body does not use its index as `GEN [ _ < n ]`,
     whatever the binder's name; the directives still find the loop by that name
     (coq/Rewrites/Tactics.v `atl_named_binder`), so the program a user reads must
-    show it.  `names` are those loops' names in pre-order (`bridge_show_loop_names`,
-    coq/Bridge/Print.v), the order of `walk`.  Where the count differs (a term
-    whose `_` is not such a loop), nothing is renamed: a wrong name would be worse
-    than none.  A name that occurs free in the loop's body is left out (it would
-    capture that occurrence)."""
-    blanks = [x for x in walk(e) if isinstance(x, (Gen, Sum)) and x.var == "_"]
-    if not blanks or len(blanks) != len(names):
+    show it.  `names` are every loop's name as its binder holds it, in pre-order
+    (`bridge_show_loop_names`, coq/Bridge/Print.v; `_` for a binder with none), the
+    order of `walk`.  Where the count differs (a term this does not read as Coq
+    does), nothing is renamed: a wrong name would be worse than none.  A name that
+    occurs free in the loop's body is left out (it would capture that occurrence)."""
+    loops = [x for x in walk(e) if isinstance(x, (Gen, Sum))]
+    if len(loops) != len(names) or all(x.var != "_" for x in loops):
         return e
     todo = iter(names)
 
     def go(n: Node) -> Node:
-        if isinstance(n, (Gen, Sum)) and n.var == "_":
+        if isinstance(n, (Gen, Sum)):
             name = next(todo)  # the node before its children: pre-order, as walk
-            if name not in free_vars(n.body):
+            if n.var == "_" and name != "_" and name not in free_vars(n.body):
                 n = replace(n, var=name)
         return rebuild(n, go)
 
     return cast(Expr, go(e))
+
+
+def loop_aliases(e: Expr, names: Sequence[str]) -> dict[str, tuple[str, bool]]:
+    """The loops of `e` whose printed name is not the name their binder holds, as
+    {printed: (held, first)}: Coq's printer renames a binder that would shadow a name
+    in scope (`i0` for a second `i`, `n0` for a loop named as a size), and a directive
+    matches the held name, the first loop holding it in pre-order; `first` says
+    whether that is this loop.  `names` as for `with_loop_names`; empty where the
+    count differs, and a printed name that some loop holds is left out (it matches)."""
+    loops = [x for x in walk(e) if isinstance(x, (Gen, Sum))]
+    if len(loops) != len(names):
+        return {}
+    held = set(names)
+    out: dict[str, tuple[str, bool]] = {}
+    for k, (x, name) in enumerate(zip(loops, names, strict=True)):
+        if x.var != name and "_" not in (x.var, name) and x.var not in held:
+            out[x.var] = (name, name not in names[:k])
+    return out
 
 
 def parse_index(text: str) -> Idx:

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .coqterm import parse_program, pretty, to_coq, with_loop_names
+from .coqterm import loop_aliases, parse_program, pretty, to_coq, with_loop_names
 from .errors import CoqCommandError, OutputPathError, TermParseError
 from .session import CoqSession
 from .terms import Expr, shape_of
@@ -65,13 +65,20 @@ class ProofState:
     program: Expr | None
     side_goals: tuple[str, ...]
     parse_error: str | None = None
-    # The names of the loops Coq printed as `_` (their body does not use the index),
-    # in pre-order: `program` has them (coqterm.with_loop_names); `program_text` not.
+    # Every loop's name as its binder holds it, in pre-order (Bridge/Print.v): Coq
+    # prints a loop whose body does not use its index as `_`; `program` has the name
+    # (coqterm.with_loop_names), `program_text` not.
     loop_names: tuple[str, ...] = ()
 
     @property
     def finished(self) -> bool:
         return self.program_text is None and not self.side_goals
+
+    @property
+    def loop_aliases(self) -> dict[str, tuple[str, bool]]:
+        """{printed: (held, first)} for the loops Coq prints under another name than
+        the one a directive matches (coqterm.loop_aliases)."""
+        return loop_aliases(self.program, self.loop_names) if self.program else {}
 
     def same_program(self, other: ProofState) -> bool:
         """Does `other` hold the same program (a renamed unused loop prints the same
@@ -217,7 +224,7 @@ class Derivation:
         text = progs[0].strip() if progs else None
         program = None
         error = None
-        m = _LOOPNAMES_RE.search(r.output)  # the loops Coq printed as `_` (Bridge/Print.v)
+        m = _LOOPNAMES_RE.search(r.output)  # every loop's held name (Bridge/Print.v)
         names = tuple(m.group(1).split()) if m and text is not None else ()
         if text is not None:
             try:

@@ -13,8 +13,8 @@ turns a typo into a clear error before a Coq round trip.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 
 from verisched.codegen.ir import C_INT_MAX
 from verisched.pybridge.coqterm import idx_to_coq, to_coq
@@ -42,9 +42,13 @@ class Names:
     loops: tuple[str, ...]
     buffers: tuple[str, ...]
     taken: frozenset[str]      # inputs, sizes: never reused as a binder name
+    # {printed: (held, first)}: loops Coq prints under another name than the one a
+    # directive matches (`i0` for a second `i`; ProofState.loop_aliases)
+    aliases: Mapping[str, tuple[str, bool]] = field(default_factory=dict)
 
 
-def names_of(expr: Expr | None, taken: Iterable[str]) -> Names:
+def names_of(expr: Expr | None, taken: Iterable[str],
+             aliases: Mapping[str, tuple[str, bool]] | None = None) -> Names:
     loops: list[str] = []
     bufs: list[str] = []
     if expr is not None:
@@ -53,7 +57,7 @@ def names_of(expr: Expr | None, taken: Iterable[str]) -> Names:
                 loops.append(node.var)
             elif isinstance(node, Let) and node.var not in bufs:
                 bufs.append(node.var)
-    return Names(tuple(loops), tuple(bufs), frozenset(taken))
+    return Names(tuple(loops), tuple(bufs), frozenset(taken), dict(aliases or {}))
 
 
 def text(d: str, arg: str, value: object) -> str:
@@ -67,11 +71,23 @@ def text(d: str, arg: str, value: object) -> str:
     return value.strip()
 
 
-def loop(d: str, arg: str, name: object, names: Names) -> str:
-    """An existing loop's name."""
+def loop(d: str, arg: str, name: object, names: Names, *, printed: bool = False) -> str:
+    """An existing loop's name, as the directive's tactic matches it: a name only Coq's
+    printing gives (`i0` for a second `i`) becomes the name its binder holds where that
+    finds this loop, and is refused, saying why, where it would find another (Coq said
+    only that there was no such loop).  With `printed`, the name as printed (an
+    annotation's: the lowering names its C loops so)."""
     if not isinstance(name, str) or name not in names.loops:
         have = ", ".join(names.loops) or "none"
         raise ScheduleArgumentError(d, arg, f"no loop named {name!r} (loops: {have})")
+    if name in names.aliases and not printed:
+        held, first = names.aliases[name]
+        if first:
+            return held
+        raise ScheduleArgumentError(
+            d, arg, f"loop {name!r} is a second loop named {held!r}, which Coq prints as "
+                    f"{name!r}; a directive finds the first loop named {held!r}: rename "
+                    f"that one first (rename_loop)")
     return name
 
 

@@ -205,7 +205,8 @@ class Schedule:
 
     def _names(self) -> D.Names:
         p = self.live.program
-        return D.names_of(self.program, set(p.sizes) | {t for t, _ in p.inputs})
+        return D.names_of(self.program, set(p.sizes) | {t for t, _ in p.inputs},
+                          self.state.loop_aliases)
 
     def split(self, loop: str, factor: IxLike, outer: str, inner: str, *,
               tail: str = "guard") -> Schedule:
@@ -452,7 +453,7 @@ class Schedule:
         proof is involved; `compile` checks that the lowering runs the loop in
         parallel, or says why not."""
         names = self._names()
-        i = D.loop("parallel", "loop", loop, names)
+        i = D.loop("parallel", "loop", loop, names, printed=True)
         kinds = {type(x).__name__ for x in walk(self.program) if isinstance(x, (Gen, Sum))
                  and x.var == i}
         if "Sum" in kinds:
@@ -486,7 +487,7 @@ class Schedule:
         depend on a loop inside `loop`; a parallel loop lies between them)."""
         names = self._names()
         b = D.buffer("store_at", "buffer", buffer, names)
-        i = D.loop("store_at", "loop", loop, names)
+        i = D.loop("store_at", "loop", loop, names, printed=True)
         if not _encloses(self.program, i, b):
             raise AnnotationRefused(f"store_at {b} {i}: no loop {i} encloses the let of {b} "
                                     "(the allocation must enclose every use)")
@@ -497,7 +498,7 @@ class Schedule:
         """Ask the C compiler to unroll `loop` by `factor` (`#pragma GCC unroll`, placed by
         `compile` before the loop in the emitted C; Halide's unroll, Exo's unroll_loop).
         A lowering annotation: what the program computes is unchanged."""
-        i = D.loop("unroll", "loop", loop, self._names())
+        i = D.loop("unroll", "loop", loop, self._names(), printed=True)
         if isinstance(factor, bool) or not isinstance(factor, int) or not 1 < factor <= 64:
             raise ScheduleArgumentError("unroll", "factor", f"{factor!r} is not an int in 2..64")
         ann = tuple(a for a in self.annotations if a[:2] != ("unroll", i))
@@ -547,8 +548,10 @@ class Schedule:
 
     def rename_loop(self, loop: str, new: str) -> Schedule:
         names = self._names()
-        i = D.loop("rename_loop", "loop", loop, names)
-        out = self.apply(f"rename_loop {i} into {D.fresh('rename_loop', 'new', new, names)}.")
+        i = D.loop("rename_loop", "loop", loop, names, printed=True)  # the annotations'
+        held = D.loop("rename_loop", "loop", loop, names)            # the tactic's
+        out = self.apply(f"rename_loop {held} into "
+                         f"{D.fresh('rename_loop', 'new', new, names)}.")
         if i in loops_of(out.program):  # another loop i remains: the annotations stay on it
             return out
         moved = tuple((a[0], new if a[1] == i else a[1], *a[2:]) if a[0] != "store_at"
