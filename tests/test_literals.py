@@ -77,6 +77,21 @@ def test_float32_rounds_at_its_largest_value_as_ieee_says() -> None:
     assert literal_value(-top.numerator, 1, "float32") == -np.finfo(np.float32).max
 
 
+def test_a_literal_past_every_float_is_refused_by_name() -> None:
+    """Past float64's range `float(Fraction)` raised OverflowError, which the lowering
+    did not catch (a traceback from `compile`); float64's own overflow tie too."""
+    for dt in ("float32", "float64"):
+        with pytest.raises(LiteralError, match=f"overflows {dt}"):
+            literal_value(10**400, 1, dt)
+        with pytest.raises(LiteralError, match=f"overflows {dt}"):
+            literal_value(-(10**400), 7, dt)
+    with pytest.raises(LiteralError, match="overflows float64"):
+        literal_value(2**1024 - 2**970, 1, "float64")
+    assert literal_value(2**1024 - 2**970 - 1, 1, "float64") == np.finfo(np.float64).max
+    with pytest.raises(LiteralError, match="denominator must be positive"):
+        literal_value(1, 0, "float32")
+
+
 @pytest.mark.parametrize("compiler", ["cc", "c++"])
 def test_c_text_is_exact(compiler: str, tmp_path) -> None:
     """The literal the C (and the C++11) compiler reads is bit for bit the value

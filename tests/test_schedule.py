@@ -652,3 +652,32 @@ def test_a_loop_coq_prints_under_another_name_is_found_or_refused_saying_why() -
         k = v.compile("c")
     xv = np.random.default_rng(7).standard_normal(6).astype(np.float32)
     np.testing.assert_allclose(k({"x": xv}, n=3, m=6), np.tile(xv, (3, 1)), rtol=1e-6)
+
+
+def test_three_loops_two_printed_names_and_annotations_on_shadowed_loops() -> None:
+    """Held names i, i, i0 print as i, i0, i1: the printed i0 is the second loop
+    named i, though a third loop holds i0, and went to Coq as it was, which split the
+    third; it is refused now, and i1 finds the third by its held name.  An annotation
+    on a loop whose printing depends on another's is refused: a later rename moved it
+    onto the other (the C's pragma on the wrong loop, or a parallel loop refused)."""
+    A2 = dsl.tensor("A", n, m)
+    p = dsl.program("three", dsl.gen("i", n, lambda i: dsl.gen(
+        "j", m, lambda j: dsl.gen("q", m, lambda q: A2[i, j] * A2[i, q]))))
+    with Schedule.of(p) as s:
+        u = s.apply("rename_loop q into i0.").apply("rename_loop j into i.")
+        assert [g.var for g in walk(u.program) if isinstance(g, Gen)] == ["i", "i0", "i1"]
+        with pytest.raises(ScheduleArgumentError, match="'i0' is a second loop named 'i'"):
+            u.split("i0", 4, "io", "ii")
+        for ann in (lambda: u.parallel("i"), lambda: u.unroll("i0", 4)):
+            with pytest.raises(ScheduleArgumentError, match="rename one of them first"):
+                ann()
+        v = u.split("i1", 4, "qo", "qi")       # held i0: the third loop
+        assert [g.var for g in walk(v.program) if isinstance(g, Gen)] == \
+            ["i", "i0", "qo", "qi"]
+        w = u.rename_loop("i", "r").parallel("r").unroll("i", 2)
+        assert w.annotations == (("parallel", "r"), ("unroll", "i", 2))
+        k = w.compile("openmp")
+    a = np.random.default_rng(8).standard_normal((5, 6)).astype(np.float32)
+    np.testing.assert_allclose(k({"A": a}, n=5, m=6), a[:, :, None] * a[:, None, :],
+                               rtol=1e-5)
+

@@ -126,6 +126,8 @@ SPLIT_SOURCE = _HEAD.format(name="Split") + """
   Definition bmax := GEN [ i < n ] |[ 1 <=? i ]| smax (w _[ i - 1 ]) (w _[ i ]).
   Derive bmax_v SuchThat (bmax = bmax_v) As bmax_v_ok.
   Proof. reschedule. vectorize i with ISA. check_safe. done. Qed.
+  Derive split20_bmax_v SuchThat (bmax = split20_bmax_v) As split20_bmax_v_ok.
+  Proof. reschedule. split i by 20 into io ii. vectorize ii with ISA. check_safe. done. Qed.
   (* a border under a split by 60 (one lower bound, two upper: maskload_range_min) *)
   Derive split60_st3_v SuchThat (st3 = split60_st3_v) As split60_st3_v_ok.
   Proof. reschedule. split i by 60 into io ii. vectorize ii with ISA. check_safe. done. Qed.
@@ -204,7 +206,7 @@ def test_split_then_vectorized_computes_as_the_interpreter(isa, parallel, tmp_pa
                    "split20_relu_v", "wrelu_v"]
                   if isa == "avx2" else
                   ["split_rows_v", "split60_v", "diag_v", "split_relu_v", "split_cwin_v",
-                   "split20_cmax_v", "bmax_v"])
+                   "split20_cmax_v", "bmax_v", "split20_bmax_v"])
     for name in names:
         for n in (1, w + 1, 61):
             assert main(["run", vfile, "--derivation", name, "--target", target,

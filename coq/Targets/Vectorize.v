@@ -560,9 +560,22 @@ Ltac atl_vec_max_or_fail max :=
   | |- ?t = _ => lazymatch t with context [@smax _ _ _ _] => atl_root_l max | _ => fail end
   end.
 
+(** The guard pass, and once more where a guard is left around [smax]: a
+    bound above another (a border's above a split's tail) was reached before
+    the inner ones went onto [smax]'s operands. *)
+Ltac atl_vec_guards :=
+  atl_step ltac:(atl_vec_guard_pass);
+  lazymatch goal with
+  | |- ?t = _ =>
+      lazymatch t with
+      | context [iverson _ (@smax _ _ _ _)] => try atl_step ltac:(atl_vec_guard_pass)
+      | _ => idtac
+      end
+  end.
+
 Ltac atl_vec_lanes isa :=
   vector_index;
-  atl_step ltac:(atl_vec_guard_pass);
+  atl_vec_guards;
   lazymatch isa with
   | 8 =>
       atl_vec_instr_all uconstr:(avx2_broadcast);
@@ -618,6 +631,10 @@ Ltac atl_vec_hint t :=
             "constant under a window, outside a masked store, such as a split's guarded"
             "tail: no masked broadcast takes two; split with peel, or vectorize before"
             "splitting)"
+  | context [iverson (_ <? _)%Z (iverson (_ <? _)%Z (iverson (_ <? _)%Z _))] =>
+      idtac "  (three upper bounds on the lane, such as a window's under a split's guarded"
+            "tail by a factor no multiple of the width: a masked load takes two; split"
+            "with peel, or by a multiple of the width, or vectorize before splitting)"
   | context [iverson (_ <=? _)%Z (iverson (_ <=? _)%Z _)] =>
       idtac "  (two lower bounds on the lane, neither provably the tighter, or more bounds"
             "than one masked load takes (one lower and two upper): run simpl_guard first"

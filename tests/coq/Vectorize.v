@@ -286,4 +286,16 @@ Section VectorizeMax.
   Derive w8 SuchThat (m8 = w8) As w8_ok.
   Proof. reschedule. vectorize i with avx512. check_safe. done. Qed.
   Print w8.
+  (* The border under a split by 20 (vectors of 8): the guard pass reaches the
+     border's bound before the split's and the tail's go onto smax's
+     operands, and goes once more (atl_vec_guards): maskload_range_min.  A
+     window under a split by 9 puts three upper bounds on one load: refused,
+     the hint says so. *)
+  Derive w9 SuchThat (m8 = w9) As w9_ok.
+  Proof.
+    reschedule. split i by 20 into io ii. vectorize ii with avx2. check_safe. done.
+  Qed.
+  Print w9.
+  Derive w10 SuchThat (m7 = w10) As w10_ok.
+  Proof. reschedule. split i by 9 into io ii. Fail vectorize ii with avx2. done. Qed.
 End VectorizeMax.

@@ -468,17 +468,29 @@ def loop_aliases(e: Expr, names: Sequence[str]) -> dict[str, tuple[str, bool]]:
     {printed: (held, first)}: Coq's printer renames a binder that would shadow a name
     in scope (`i0` for a second `i`, `n0` for a loop named as a size), and a directive
     matches the held name, the first loop holding it in pre-order; `first` says
-    whether that is this loop.  `names` as for `with_loop_names`; empty where the
-    count differs, and a printed name that some loop holds is left out (it matches)."""
+    whether that is this loop (a printed name another loop holds is no exception:
+    `i0` printed for a second `i` while a third loop holds `i0`).  `names` as for
+    `with_loop_names`; empty where the count differs."""
     loops = [x for x in walk(e) if isinstance(x, (Gen, Sum))]
     if len(loops) != len(names):
         return {}
-    held = set(names)
     out: dict[str, tuple[str, bool]] = {}
     for k, (x, name) in enumerate(zip(loops, names, strict=True)):
-        if x.var != name and "_" not in (x.var, name) and x.var not in held:
+        if x.var != name and "_" not in (x.var, name):
             out[x.var] = (name, name not in names[:k])
     return out
+
+
+def shadowed_loops(e: Expr, names: Sequence[str]) -> frozenset[str]:
+    """The printed names of the loops that hold a name some loop is printed without
+    (`i` and `i0`, both holding `i`): the printing of each depends on the other, so a
+    step on one can move a name onto the other.  `names` as for `with_loop_names`."""
+    loops = [x for x in walk(e) if isinstance(x, (Gen, Sum))]
+    if len(loops) != len(names):
+        return frozenset()
+    hidden = {h for x, h in zip(loops, names, strict=True)
+              if x.var != h and "_" not in (x.var, h)}
+    return frozenset(x.var for x, h in zip(loops, names, strict=True) if h in hidden)
 
 
 def parse_index(text: str) -> Idx:

@@ -29,7 +29,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .coqterm import loop_aliases, parse_program, pretty, to_coq, with_loop_names
+from .coqterm import (
+    loop_aliases,
+    parse_program,
+    pretty,
+    shadowed_loops,
+    to_coq,
+    with_loop_names,
+)
 from .errors import CoqCommandError, OutputPathError, TermParseError
 from .session import CoqSession
 from .terms import Expr, shape_of
@@ -79,6 +86,12 @@ class ProofState:
         """{printed: (held, first)} for the loops Coq prints under another name than
         the one a directive matches (coqterm.loop_aliases)."""
         return loop_aliases(self.program, self.loop_names) if self.program else {}
+
+    @property
+    def shadowed_loops(self) -> frozenset[str]:
+        """The printed names of loops that share a held name with a loop printed
+        under another (coqterm.shadowed_loops)."""
+        return shadowed_loops(self.program, self.loop_names) if self.program else frozenset()
 
     def same_program(self, other: ProofState) -> bool:
         """Does `other` hold the same program (a renamed unused loop prints the same

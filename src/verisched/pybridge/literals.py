@@ -29,15 +29,25 @@ class LiteralError(ValueError):
 _F32_MAX = np.finfo(np.float32).max
 
 
+def _shown(q: Fraction) -> str:
+    """`q` for a message: a number of hundreds of digits cut to its ends."""
+    t = str(q)
+    return t if len(t) <= 40 else f"{t[:12]}...{t[-12:]} ({len(t)} characters)"
+
+
 def _round_float32(q: Fraction) -> np.float32:
     """The float32 nearest to q, ties to even, decided by exact comparison.  Past the
     largest float32 the next candidate is 2^128 (an even significand, as IEEE 754's
     overflow rule has it): a q nearer to it than to the largest overflows.  (The
     largest itself raised OverflowError here, from its neighbour's Fraction(inf).)"""
+    try:
+        near_q = float(q)
+    except OverflowError:  # beyond float64, so far beyond float32
+        raise LiteralError(f"literal {_shown(q)} overflows float32") from None
     with np.errstate(over="ignore"):
-        d = np.float32(float(q))  # within one float32 ulp of the answer, or infinite
+        d = np.float32(near_q)  # within one float32 ulp of the answer, or infinite
         if not math.isfinite(float(d)):  # float(q) may have rounded up to the tie
-            d = np.float32(math.copysign(_F32_MAX, float(q)))
+            d = np.float32(math.copysign(_F32_MAX, near_q))
         near = (np.nextafter(d, np.float32(-np.inf), dtype=np.float32), d,
                 np.nextafter(d, np.float32(np.inf), dtype=np.float32))
     cands: list[tuple[Fraction, int, np.float32 | None]] = []
@@ -48,18 +58,23 @@ def _round_float32(q: Fraction) -> np.float32:
             cands.append((Fraction(2**128) * (1 if c > 0 else -1), 0, None))
     _, _, best = min(cands, key=lambda t: (abs(t[0] - q), t[1]))
     if best is None:
-        raise LiteralError(f"literal {q} overflows float32")
+        raise LiteralError(f"literal {_shown(q)} overflows float32")
     return np.float32(best)
 
 
 def literal_value(num: int, den: int, dtype: np.dtype | type | str) -> np.generic:
     """`slit num den` in `dtype`, rounded by the policy above."""
     dt = np.dtype(dtype)
+    if den <= 0:  # Coq's slit takes a positive denominator; text from elsewhere may not
+        raise LiteralError(f"literal {num}/{den}: the denominator must be positive")
     q = Fraction(num, den)
     if dt == np.float64:
-        v = float(q)  # Fraction.__float__ is correctly rounded
+        try:
+            v = float(q)  # Fraction.__float__ is correctly rounded, and raises past the range
+        except OverflowError:
+            v = math.inf
         if not math.isfinite(v):
-            raise LiteralError(f"literal {num}/{den} overflows float64")
+            raise LiteralError(f"literal {_shown(q)} overflows float64")
         return np.float64(v)
     if dt == np.float32:
         return _round_float32(q)

@@ -45,10 +45,14 @@ class Names:
     # {printed: (held, first)}: loops Coq prints under another name than the one a
     # directive matches (`i0` for a second `i`; ProofState.loop_aliases)
     aliases: Mapping[str, tuple[str, bool]] = field(default_factory=dict)
+    # printed names of loops sharing a held name with one printed otherwise
+    # (ProofState.shadowed_loops): no annotation names them
+    shadowed: frozenset[str] = frozenset()
 
 
 def names_of(expr: Expr | None, taken: Iterable[str],
-             aliases: Mapping[str, tuple[str, bool]] | None = None) -> Names:
+             aliases: Mapping[str, tuple[str, bool]] | None = None,
+             shadowed: Iterable[str] = ()) -> Names:
     loops: list[str] = []
     bufs: list[str] = []
     if expr is not None:
@@ -57,7 +61,8 @@ def names_of(expr: Expr | None, taken: Iterable[str],
                 loops.append(node.var)
             elif isinstance(node, Let) and node.var not in bufs:
                 bufs.append(node.var)
-    return Names(tuple(loops), tuple(bufs), frozenset(taken), dict(aliases or {}))
+    return Names(tuple(loops), tuple(bufs), frozenset(taken), dict(aliases or {}),
+                 frozenset(shadowed))
 
 
 def text(d: str, arg: str, value: object) -> str:
@@ -89,6 +94,20 @@ def loop(d: str, arg: str, name: object, names: Names, *, printed: bool = False)
                     f"{name!r}; a directive finds the first loop named {held!r}: rename "
                     f"that one first (rename_loop)")
     return name
+
+
+def annotated_loop(d: str, arg: str, name: object, names: Names) -> str:
+    """A loop an annotation names, as printed (the lowering names its C loops so): not
+    one whose printed name depends on another loop's (`i` over `i0`, both holding
+    `i`), since a later step (a rename, a split) could move the name onto the other."""
+    i = loop(d, arg, name, names, printed=True)
+    if i in names.shadowed:
+        held = names.aliases.get(i, (i, True))[0]
+        raise ScheduleArgumentError(
+            d, arg, f"loop {i!r} holds the name {held!r} with another loop, which Coq "
+                    f"prints under another name; a later step could move this annotation "
+                    f"onto it: rename one of them first (rename_loop)")
+    return i
 
 
 def buffer(d: str, arg: str, name: object, names: Names) -> str:

@@ -206,7 +206,7 @@ class Schedule:
     def _names(self) -> D.Names:
         p = self.live.program
         return D.names_of(self.program, set(p.sizes) | {t for t, _ in p.inputs},
-                          self.state.loop_aliases)
+                          self.state.loop_aliases, self.state.shadowed_loops)
 
     def split(self, loop: str, factor: IxLike, outer: str, inner: str, *,
               tail: str = "guard") -> Schedule:
@@ -453,7 +453,7 @@ class Schedule:
         proof is involved; `compile` checks that the lowering runs the loop in
         parallel, or says why not."""
         names = self._names()
-        i = D.loop("parallel", "loop", loop, names, printed=True)
+        i = D.annotated_loop("parallel", "loop", loop, names)
         kinds = {type(x).__name__ for x in walk(self.program) if isinstance(x, (Gen, Sum))
                  and x.var == i}
         if "Sum" in kinds:
@@ -487,7 +487,7 @@ class Schedule:
         depend on a loop inside `loop`; a parallel loop lies between them)."""
         names = self._names()
         b = D.buffer("store_at", "buffer", buffer, names)
-        i = D.loop("store_at", "loop", loop, names, printed=True)
+        i = D.annotated_loop("store_at", "loop", loop, names)
         if not _encloses(self.program, i, b):
             raise AnnotationRefused(f"store_at {b} {i}: no loop {i} encloses the let of {b} "
                                     "(the allocation must enclose every use)")
@@ -498,7 +498,7 @@ class Schedule:
         """Ask the C compiler to unroll `loop` by `factor` (`#pragma GCC unroll`, placed by
         `compile` before the loop in the emitted C; Halide's unroll, Exo's unroll_loop).
         A lowering annotation: what the program computes is unchanged."""
-        i = D.loop("unroll", "loop", loop, self._names(), printed=True)
+        i = D.annotated_loop("unroll", "loop", loop, self._names())
         if isinstance(factor, bool) or not isinstance(factor, int) or not 1 < factor <= 64:
             raise ScheduleArgumentError("unroll", "factor", f"{factor!r} is not an int in 2..64")
         ann = tuple(a for a in self.annotations if a[:2] != ("unroll", i))
@@ -552,7 +552,9 @@ class Schedule:
         held = D.loop("rename_loop", "loop", loop, names)            # the tactic's
         out = self.apply(f"rename_loop {held} into "
                          f"{D.fresh('rename_loop', 'new', new, names)}.")
-        if i in loops_of(out.program):  # another loop i remains: the annotations stay on it
+        # another loop printed i remains (a sibling of the same name): the annotations
+        # stay on it; not one that printed otherwise before (i0), whose name came back
+        if i in loops_of(out.program) and i not in names.shadowed:
             return out
         moved = tuple((a[0], new if a[1] == i else a[1], *a[2:]) if a[0] != "store_at"
                       else (a[0], a[1], new if a[2] == i else a[2]) for a in out.annotations)
