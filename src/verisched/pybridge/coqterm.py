@@ -437,19 +437,26 @@ def parse_program(text: str) -> Expr:
     return e
 
 
+def _held(e: Expr, names: Sequence[str]) -> list[tuple[Gen | Sum, str]] | None:
+    """Each loop of `e` in pre-order (`walk`) with the name its binder holds, `names`
+    (`bridge_show_loop_names`, coq/Bridge/Print.v; `_` for a binder with none); None
+    where the counts differ (a term this does not read as Coq does)."""
+    loops = [x for x in walk(e) if isinstance(x, (Gen, Sum))]
+    return list(zip(loops, names, strict=True)) if len(loops) == len(names) else None
+
+
 def with_loop_names(e: Expr, names: Sequence[str]) -> Expr:
     """`e` with the names Coq did not print put back into its loops.
 
     Coq prints a loop whose body does not use its index as `GEN [ _ < n ]`,
     whatever the binder's name; the directives still find the loop by that name
     (coq/Rewrites/Tactics.v `atl_named_binder`), so the program a user reads must
-    show it.  `names` are every loop's name as its binder holds it, in pre-order
-    (`bridge_show_loop_names`, coq/Bridge/Print.v; `_` for a binder with none), the
-    order of `walk`.  Where the count differs (a term this does not read as Coq
-    does), nothing is renamed: a wrong name would be worse than none.  A name that
-    occurs free in the loop's body is left out (it would capture that occurrence)."""
-    loops = [x for x in walk(e) if isinstance(x, (Gen, Sum))]
-    if len(loops) != len(names) or all(x.var != "_" for x in loops):
+    show it.  `names` are every loop's held name in pre-order (`_held`).  Where the
+    counts differ nothing is renamed: a wrong name would be worse than none.  A name
+    that occurs free in the loop's body is left out (it would capture that
+    occurrence)."""
+    pairs = _held(e, names)
+    if pairs is None or all(x.var != "_" for x, _ in pairs):
         return e
     todo = iter(names)
 
@@ -463,34 +470,32 @@ def with_loop_names(e: Expr, names: Sequence[str]) -> Expr:
     return cast(Expr, go(e))
 
 
+def _renamed(x: Gen | Sum, held: str) -> bool:
+    """Is loop `x` printed under another name than the one its binder holds (not a
+    `_` on either side: an unused or unnamed binder)?"""
+    return x.var != held and "_" not in (x.var, held)
+
+
 def loop_aliases(e: Expr, names: Sequence[str]) -> dict[str, tuple[str, bool]]:
     """The loops of `e` whose printed name is not the name their binder holds, as
     {printed: (held, first)}: Coq's printer renames a binder that would shadow a name
     in scope (`i0` for a second `i`, `n0` for a loop named as a size), and a directive
     matches the held name, the first loop holding it in pre-order; `first` says
     whether that is this loop (a printed name another loop holds is no exception:
-    `i0` printed for a second `i` while a third loop holds `i0`).  `names` as for
-    `with_loop_names`; empty where the count differs."""
-    loops = [x for x in walk(e) if isinstance(x, (Gen, Sum))]
-    if len(loops) != len(names):
-        return {}
-    out: dict[str, tuple[str, bool]] = {}
-    for k, (x, name) in enumerate(zip(loops, names, strict=True)):
-        if x.var != name and "_" not in (x.var, name):
-            out[x.var] = (name, name not in names[:k])
-    return out
+    `i0` printed for a second `i` while a third loop holds `i0`).  Empty where the
+    counts differ."""
+    pairs = _held(e, names) or []
+    return {x.var: (h, h not in names[:k])
+            for k, (x, h) in enumerate(pairs) if _renamed(x, h)}
 
 
 def shadowed_loops(e: Expr, names: Sequence[str]) -> frozenset[str]:
     """The printed names of the loops that hold a name some loop is printed without
     (`i` and `i0`, both holding `i`): the printing of each depends on the other, so a
-    step on one can move a name onto the other.  `names` as for `with_loop_names`."""
-    loops = [x for x in walk(e) if isinstance(x, (Gen, Sum))]
-    if len(loops) != len(names):
-        return frozenset()
-    hidden = {h for x, h in zip(loops, names, strict=True)
-              if x.var != h and "_" not in (x.var, h)}
-    return frozenset(x.var for x, h in zip(loops, names, strict=True) if h in hidden)
+    step on one can move a name onto the other.  Empty where the counts differ."""
+    pairs = _held(e, names) or []
+    hidden = {h for x, h in pairs if _renamed(x, h)}
+    return frozenset(x.var for x, h in pairs if h in hidden)
 
 
 def parse_index(text: str) -> Idx:

@@ -237,8 +237,7 @@ class Derivation:
         text = progs[0].strip() if progs else None
         program = None
         error = None
-        m = _LOOPNAMES_RE.search(r.output)  # every loop's held name (Bridge/Print.v)
-        names = tuple(m.group(1).split()) if m and text is not None else ()
+        names = _loop_names(r.output) if text is not None else ()
         if text is not None:
             try:
                 program = with_loop_names(parse_program(text), names)
@@ -256,9 +255,7 @@ class Derivation:
         m = _SEM_RE.search(r.output)
         if not m:
             raise TermParseError("Coq printed no program")
-        names = _LOOPNAMES_RE.search(r.output)
-        return with_loop_names(parse_program(m.group(1).strip()),
-                               names.group(1).split() if names else ())
+        return with_loop_names(parse_program(m.group(1).strip()), _loop_names(r.output))
 
     def _goto(self, st: ProofState) -> None:
         if self.session.state != st.state_id:
@@ -337,6 +334,13 @@ class Derivation:
 
     def export_json(self, path: str | Path) -> None:
         write_json_atomic(path, self.trace())
+
+
+def _loop_names(output: str) -> tuple[str, ...]:
+    """Every loop's held name, in pre-order, as `bridge_show_loop_names` printed them
+    after the program (coq/Bridge/Print.v); none where it printed nothing."""
+    m = _LOOPNAMES_RE.search(output)
+    return tuple(m.group(1).split()) if m else ()
 
 
 def _state_json(st: ProofState) -> dict:
