@@ -13,6 +13,7 @@ pages on either side (a read of a masked lane would fault)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -149,6 +150,47 @@ SPLIT_SOURCE = _HEAD.format(name="Split") + """
   Proof. reschedule. vectorize i with ISA. check_safe. done. Qed.
 End Split.
 """
+
+# More upper bounds on a lane than two: a window under a split by a factor no multiple
+# of the width, in the vectors' tail (the split's guard, the tail's, the window's):
+# maskload_min3, maskload_range_min3, maskbroadcast_range_min (decision #143).
+THREE_SOURCE = _HEAD.format(name="Three") + """
+  Definition win := GEN [ i < n ] (|[ i <? 21 ]| w _[ i ]) + w _[ i ] * w _[ i ].
+  Derive split60_win_v SuchThat (win = split60_win_v) As split60_win_v_ok.
+  Proof. reschedule. split i by 60 into io ii. vectorize ii with ISA. check_safe. done. Qed.
+  Definition bwin := GEN [ i < n ] (|[ 2 <=? i ]| |[ i <? 21 ]| w _[ i - 2 ]) + w _[ i ].
+  Derive split60_bwin_v SuchThat (bwin = split60_bwin_v) As split60_bwin_v_ok.
+  Proof. reschedule. split i by 60 into io ii. vectorize ii with ISA. check_safe. done. Qed.
+  Definition owin := GEN [ i < n ] (|[ i <? 21 ]| sone) + w _[ i ].
+  Derive split60_owin_v SuchThat (owin = split60_owin_v) As split60_owin_v_ok.
+  Proof. reschedule. split i by 60 into io ii. vectorize ii with ISA. check_safe. done. Qed.
+  Definition wrelu := GEN [ i < n ] |[ i <? 21 ]| smax (w _[ i ]) szero.
+  Derive split9_wrelu_v SuchThat (wrelu = split9_wrelu_v) As split9_wrelu_v_ok.
+  Proof. reschedule. split i by 9 into io ii. vectorize ii with ISA. check_safe. done. Qed.
+  Definition owin2 := GEN [ i < n ] (|[ 2 <=? i ]| |[ i <? 21 ]| sone) + w _[ i ].
+  Derive split20_owin2_v SuchThat (owin2 = split20_owin2_v) As split20_owin2_v_ok.
+  Proof. reschedule. split i by 20 into io ii. vectorize ii with ISA. check_safe. done. Qed.
+End Three.
+"""
+
+
+def _three_ref(name: str, x: np.ndarray) -> np.ndarray:
+    """THREE_SOURCE's programs in numpy (float32, as the kernels)."""
+    i = np.arange(len(x))
+    zero = np.float32(0)
+    if name == "split60_win_v":
+        return np.where(i < 21, x, zero) + x * x
+    if name == "split60_bwin_v":
+        r = x.copy()
+        r[2:21] += x[:19][: max(0, min(len(x), 21) - 2)]
+        return r
+    if name == "split60_owin_v":
+        return x + np.where(i < 21, np.float32(1), zero)
+    if name == "split9_wrelu_v":
+        return np.where(i < 21, np.where(x < zero, zero, x), zero)
+    assert name == "split20_owin2_v"
+    return x + np.where((2 <= i) & (i < 21), np.float32(1), zero)
+
 
 FLAG = {"avx2": "avx2", "avx512": "avx512f"}
 LANES = {"avx2": 8, "avx512": 16}
@@ -318,3 +360,49 @@ def test_the_papers_blur_with_its_borders(isa, tmp_path, capsys) -> None:
     assert "for (int y_1 = 1; y_1 < n - 1; ++y_1)" in text, text
     interior = text.split("for (int y_1 = 1; y_1 < n - 1; ++y_1)")[1].split("for (int y_2")[0]
     assert "if (y" not in interior
+
+
+THREE = ["split60_win_v", "split60_bwin_v", "split60_owin_v", "split9_wrelu_v",
+         "split20_owin2_v"]
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+def test_three_upper_bounds_on_a_lane(isa, tmp_path, capsys) -> None:
+    """A window under a split by a factor no multiple of the width puts three upper
+    bounds on a lane of the vectors' tail (one masked load of min(a, b, c) lanes, a
+    lower bound beside them, a constant under two): each kernel against the reference
+    interpreter around the window's end, the split's factor and its tail, and then
+    against unreadable pages on either side of its input and output (a lane read or
+    written past either end would fault), at every size from 1 to 69 and two past a
+    page."""
+    vfile = _source(isa, tmp_path, THREE_SOURCE, "Three")
+    for name in THREE:
+        for n in (1, 9, 20, 21, 22, 61):
+            assert main(["run", vfile, "--derivation", name, "--target", isa,
+                         "--size", f"n={n}", "--check", "-q"]) == 0, capsys.readouterr().err
+            out = capsys.readouterr().out
+            assert "reference interpreter on the original program: OK" in out, (name, n, out)
+    flags = ["-mavx2", "-mfma"] if isa == "avx2" else ["-mavx512f"]
+    for name in THREE:
+        c = tmp_path / f"{name}.c"
+        assert main(["compile", vfile, "--derivation", name, "--target", isa,
+                     "-o", str(c), "-q"]) == 0
+        text = c.read_text()
+        # one mask of the least of the bounds, each bound once: the row's end and
+        # the split's guard are one (n - 60*io - 8*io0)
+        for line in text.splitlines():
+            for m in re.finditer(r"vs_min\(([^,()]+), vs_min\(([^,()]+),", line):
+                assert m.group(1) != m.group(2), (name, line)
+        harness = HARNESS.replace('"st3.h"', f'"{name}.h"').replace("st3_v(", f"{name}(")
+        (tmp_path / "main.c").write_text(harness)
+        exe = tmp_path / name
+        subprocess.run(["cc", "-std=c11", "-D_DEFAULT_SOURCE", "-O2", *flags, "-o", str(exe),
+                        str(tmp_path / "main.c"), str(c), "-lm"], check=True)
+        for n in [*range(1, 70), 1024 + 3]:
+            x = np.array([((i * 7919) % 97) - 48.0 for i in range(n)], dtype=np.float32)
+            for at in (0, 1):
+                r = subprocess.run([str(exe), str(n), str(at)], capture_output=True, text=True)
+                assert r.returncode == 0, (name, n, at, r.returncode, r.stderr)
+                got = np.array(r.stdout.split(), dtype=np.float32)
+                np.testing.assert_allclose(got, _three_ref(name, x), rtol=1e-6,
+                                           err_msg=f"{name} n={n} at={at}")

@@ -25,6 +25,10 @@
     - [broadcast x]     = [GEN [ l < w ] x]                      ([_mm256_set1_ps(x)])
     - [maskbroadcast_range x a b] = [GEN [ l < w ] |[ a <=? l ]| |[ l <? b ]| x]
       (a broadcast under a border's mask: a guarded constant);
+    - [maskload_min3 v o a b c], [maskload_range_min3 v o a b c d] and
+      [maskbroadcast_range_min x a b c]: three upper bounds on a load, a lower
+      and three upper ones, a lower and two upper ones on a constant (a window
+      under a split by a factor no multiple of the width);
     - [mul a b]         = [GEN [ l < w ] a _[ l ] * b _[ l ]]    ([_mm256_mul_ps])
     - [add a b]         = [GEN [ l < w ] a _[ l ] + b _[ l ]]    ([_mm256_add_ps])
     - [fmadd a b c]     = [GEN [ l < w ] a _[ l ] * b _[ l ] + c _[ l ]]  ([_mm256_fmadd_ps])
@@ -100,10 +104,26 @@ Section Specs.
       [|[ i =? 3 ]|], in a tail that keeps the loop's own bound. *)
   Definition vec_maskload_range_min (v : Z -> S) (o a b c : Z) : Z -> S :=
     GEN [ l < w ] |[ a <=? l ]| |[ l <? b ]| |[ l <? c ]| v _[ o + l ].
+  (** Three upper bounds on the lane, none provably the tightest: a window
+      ([|[ i <? 21 ]|]) in the vectors' tail of a split by a factor no
+      multiple of the width, whose guarded tail is the third; the mask's
+      count is their minimum. *)
+  Definition vec_maskload_min3 (v : Z -> S) (o a b c : Z) : Z -> S :=
+    GEN [ l < w ] |[ l <? a ]| |[ l <? b ]| |[ l <? c ]| v _[ o + l ].
+  (** A lower bound and three upper ones: a border or a window with both
+      ends ([|[ 2 <=? i ]| |[ i <? 21 ]|]) in that tail. *)
+  Definition vec_maskload_range_min3 (v : Z -> S) (o a b c d : Z) : Z -> S :=
+    GEN [ l < w ] |[ a <=? l ]| |[ l <? b ]| |[ l <? c ]| |[ l <? d ]| v _[ o + l ].
   (** [x] in the lanes [a <= l < b], zero elsewhere: a constant under a
       border's guard ([|[ 1 <=? i ]| c]). *)
   Definition vec_maskbroadcast_range (x : S) (a b : Z) : Z -> S :=
     GEN [ l < w ] |[ a <=? l ]| |[ l <? b ]| x.
+  (** [x] in the lanes [a <= l < b] and [l < c]: a constant under a window in
+      full vectors of a split by a factor no multiple of the width, whose
+      guarded tail is the other upper bound (one bound with no lower is
+      [lanes_const_hi2]'s, Targets/Vectorize.v: [0 <=? l]). *)
+  Definition vec_maskbroadcast_range_min (x : S) (a b c : Z) : Z -> S :=
+    GEN [ l < w ] |[ a <=? l ]| |[ l <? b ]| |[ l <? c ]| x.
 End Specs.
 
 (** ** AVX2 (8 lanes) and AVX-512F (16 lanes)
@@ -163,6 +183,18 @@ Definition avx2_maskload_range_min {S : Type} `{Scalar S} :=
   Eval cbv beta delta [vec_maskload_range_min] in @vec_maskload_range_min S _ 8.
 Definition avx512_maskload_range_min {S : Type} `{Scalar S} :=
   Eval cbv beta delta [vec_maskload_range_min] in @vec_maskload_range_min S _ 16.
+Definition avx2_maskload_min3 {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_min3] in @vec_maskload_min3 S _ 8.
+Definition avx512_maskload_min3 {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_min3] in @vec_maskload_min3 S _ 16.
+Definition avx2_maskload_range_min3 {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_range_min3] in @vec_maskload_range_min3 S _ 8.
+Definition avx512_maskload_range_min3 {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_range_min3] in @vec_maskload_range_min3 S _ 16.
+Definition avx2_maskbroadcast_range_min {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskbroadcast_range_min] in @vec_maskbroadcast_range_min S _ 8.
+Definition avx512_maskbroadcast_range_min {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskbroadcast_range_min] in @vec_maskbroadcast_range_min S _ 16.
 Definition avx2_maskbroadcast_range {S : Type} `{Scalar S} :=
   Eval cbv beta delta [vec_maskbroadcast_range] in @vec_maskbroadcast_range S _ 8.
 Definition avx512_maskbroadcast_range {S : Type} `{Scalar S} :=
@@ -524,6 +556,18 @@ End WidthForms.
 #[global] Instance AtlInstr_avx2_maskload_range_min : AtlInstr (@avx2_maskload_range_min) := {}.
 #[global] Instance AtlInstr_avx512_maskload_range_min :
   AtlInstr (@avx512_maskload_range_min) := {}.
+#[global] Instance AtlInstr_avx2_maskload_min3 :
+  AtlInstr (@avx2_maskload_min3) := {}.
+#[global] Instance AtlInstr_avx512_maskload_min3 :
+  AtlInstr (@avx512_maskload_min3) := {}.
+#[global] Instance AtlInstr_avx2_maskload_range_min3 :
+  AtlInstr (@avx2_maskload_range_min3) := {}.
+#[global] Instance AtlInstr_avx512_maskload_range_min3 :
+  AtlInstr (@avx512_maskload_range_min3) := {}.
+#[global] Instance AtlInstr_avx2_maskbroadcast_range_min :
+  AtlInstr (@avx2_maskbroadcast_range_min) := {}.
+#[global] Instance AtlInstr_avx512_maskbroadcast_range_min :
+  AtlInstr (@avx512_maskbroadcast_range_min) := {}.
 #[global] Instance AtlInstr_avx2_maskbroadcast_range : AtlInstr (@avx2_maskbroadcast_range) := {}.
 #[global] Instance AtlInstr_avx512_maskbroadcast_range :
   AtlInstr (@avx512_maskbroadcast_range) := {}.

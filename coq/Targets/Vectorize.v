@@ -204,6 +204,14 @@ Section Guards.
   Proof.
     apply genr_ext_ctx; intros l Hl; rewrite (proj2 (Z.ltb_lt l w)) by lia; reflexivity.
   Qed.
+  (** Two upper bounds on a constant (a window in a split's guarded full
+      vectors): the lower bound [0], the form of [maskbroadcast_range_min]. *)
+  Lemma lanes_const_hi2 w a b (x : S) :
+    (GEN [ l < w ] |[ l <? a ]| |[ l <? b ]| x) =
+    GEN [ l < w ] |[ 0 <=? l ]| |[ l <? a ]| |[ l <? b ]| x.
+  Proof.
+    apply genr_ext_ctx; intros l Hl; rewrite (proj2 (Z.leb_le 0 l)) by lia; reflexivity.
+  Qed.
   Lemma lanes_const_hi w b (x : S) :
     (GEN [ l < w ] |[ l <? b ]| x) = GEN [ l < w ] |[ 0 <=? l ]| |[ l <? b ]| x.
   Proof.
@@ -408,13 +416,22 @@ Ltac atl_vec_guard_pair x p q :=
   | (_ <=? x)%Z => lazymatch q with context [x] => fail | _ => eapply guard_comm end
   end.
 
+(** [e] is a lane-free value under guards (which may depend on the lane):
+    no memory is read under them. *)
+Ltac atl_vec_leaf_free x e :=
+  lazymatch e with
+  | iverson _ ?e' => atl_vec_leaf_free x e'
+  | _ => lazymatch e with context [x] => fail | _ => idtac end
+  end.
+
 (** Of two bounds around a lane-free value (a constant under a window in a
-    tail, [|[ l <? n - 8 io ]| |[ l <? 5 - 8 io ]| c]), the one that only the
+    tail, [|[ l <? n - 8 io ]| |[ l <? 5 - 8 io ]| c], or under more guards),
+    the one that only the
     masked store implies is dropped: no memory is read under it, so the
     other bound choosing the lanes reads nothing past an array (the caveat
     of [vec_stored]), and the lanes it no longer zeroes are not stored. *)
 Ltac atl_vec_guard_stored x p q e :=
-  lazymatch e with context [x] => fail | _ => idtac end;
+  atl_vec_leaf_free x e;
   match goal with
   | Hp : vec_stored p |- _ =>
       lazymatch p with (x <? _)%Z =>
@@ -562,13 +579,17 @@ Ltac atl_vec_max_or_fail max :=
 
 (** The guard pass, and once more where a guard is left around [smax]: a
     bound above another (a border's above a split's tail) was reached before
-    the inner ones went onto [smax]'s operands. *)
+    the inner ones went onto [smax]'s operands; or where three are left on one
+    value: those [smax] passed to a constant operand together, below the node
+    where the tail's store bound them (a window under a split by 9 and a ReLU:
+    [|[ l <? 9 - 8 io0 ]|] is dropped there by [atl_vec_guard_stored]). *)
 Ltac atl_vec_guards :=
   atl_step ltac:(atl_vec_guard_pass);
   lazymatch goal with
   | |- ?t = _ =>
       lazymatch t with
       | context [iverson _ (@smax _ _ _ _)] => try atl_step ltac:(atl_vec_guard_pass)
+      | context [iverson _ (iverson _ (iverson _ _))] => try atl_step ltac:(atl_vec_guard_pass)
       | _ => idtac
       end
   end.
@@ -586,10 +607,14 @@ Ltac atl_vec_lanes isa :=
       atl_vec_rw_all uconstr:(lanes_border_lo);
       atl_vec_instr_all uconstr:(avx2_maskload_range);
       atl_vec_instr_all uconstr:(avx2_maskload_min);
+      atl_vec_instr_all uconstr:(avx2_maskload_min3);
       atl_vec_instr_all uconstr:(avx2_maskload_range_min);
+      atl_vec_instr_all uconstr:(avx2_maskload_range_min3);
       atl_vec_rw_all uconstr:(lanes_const_lo);
       atl_vec_rw_all uconstr:(lanes_const_hi);
+      atl_vec_rw_all uconstr:(lanes_const_hi2);
       atl_vec_instr_all uconstr:(avx2_maskbroadcast_range);
+      atl_vec_instr_all uconstr:(avx2_maskbroadcast_range_min);
       atl_vec_instr_all uconstr:(avx2_broadcast)
   | 16 =>
       atl_vec_instr_all uconstr:(avx512_broadcast);
@@ -601,10 +626,14 @@ Ltac atl_vec_lanes isa :=
       atl_vec_rw_all uconstr:(lanes_border_lo);
       atl_vec_instr_all uconstr:(avx512_maskload_range);
       atl_vec_instr_all uconstr:(avx512_maskload_min);
+      atl_vec_instr_all uconstr:(avx512_maskload_min3);
       atl_vec_instr_all uconstr:(avx512_maskload_range_min);
+      atl_vec_instr_all uconstr:(avx512_maskload_range_min3);
       atl_vec_rw_all uconstr:(lanes_const_lo);
       atl_vec_rw_all uconstr:(lanes_const_hi);
+      atl_vec_rw_all uconstr:(lanes_const_hi2);
       atl_vec_instr_all uconstr:(avx512_maskbroadcast_range);
+      atl_vec_instr_all uconstr:(avx512_maskbroadcast_range_min);
       atl_vec_instr_all uconstr:(avx512_broadcast)
   end.
 
@@ -626,18 +655,20 @@ Ltac atl_vec_fuse isa :=
 Ltac atl_vec_hint t :=
   match t with
   (* [?e] is closed under the lane's binder: a value that does not depend on it *)
-  | context [iverson (_ <? _)%Z (iverson (_ <? _)%Z ?e)] =>
-      idtac "  (two upper bounds on the lane around a value that reads no memory, such as a"
-            "constant under a window, outside a masked store, such as a split's guarded"
-            "tail: no masked broadcast takes two; split with peel, or vectorize before"
+  | context [iverson (_ <? _)%Z (iverson (_ <? _)%Z (iverson (_ <? _)%Z ?e))] =>
+      idtac "  (three upper bounds on the lane around a value that reads no memory, such"
+            "as a constant under two windows, outside a masked store, such as a split's"
+            "guarded tail: a masked broadcast takes two; split with peel, or vectorize"
+            "before splitting)"
+  | context [iverson (_ <? _)%Z (iverson (_ <? _)%Z (iverson (_ <? _)%Z
+               (iverson (_ <? _)%Z _)))] =>
+      idtac "  (four upper bounds on the lane, such as two windows' under a split's"
+            "guarded tail by a factor no multiple of the width: a masked load takes"
+            "three; split with peel, or by a multiple of the width, or vectorize before"
             "splitting)"
-  | context [iverson (_ <? _)%Z (iverson (_ <? _)%Z (iverson (_ <? _)%Z _))] =>
-      idtac "  (three upper bounds on the lane, such as a window's under a split's guarded"
-            "tail by a factor no multiple of the width: a masked load takes two; split"
-            "with peel, or by a multiple of the width, or vectorize before splitting)"
   | context [iverson (_ <=? _)%Z (iverson (_ <=? _)%Z _)] =>
       idtac "  (two lower bounds on the lane, neither provably the tighter, or more bounds"
-            "than one masked load takes (one lower and two upper): run simpl_guard first"
+            "than one masked load takes (one lower and three upper): run simpl_guard first"
             "where inline left a bound twice, else peel the loop's borders off first, with"
             "peel, split ... peel or shift, and vectorize the interior)"
   | context [iverson _ _] =>

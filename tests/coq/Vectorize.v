@@ -191,7 +191,8 @@ Section Vectorize.
      full vectors' store, all of whose lanes are under the split's bound, is a
      masked store of that many lanes (vec_storeu_maskstore), and the same
      holds there; by 60 the vectors' own tail has two upper bounds above the
-     constant, refused with a hint. *)
+     constant once the store's is dropped: maskbroadcast_range_min (with the
+     lower bound 0, lanes_const_hi2). *)
   Definition r9 := GEN [ i < n ] (|[ i <? 5 ]| c) + f _[ i ].
   Derive s9 SuchThat (r9 = s9) As s9_ok.
   Proof. reschedule. vectorize i with avx2. check_safe. done. Qed.
@@ -202,7 +203,10 @@ Section Vectorize.
   Qed.
   Print s9b.
   Derive s9c SuchThat (r9 = s9c) As s9c_ok.
-  Proof. reschedule. split i by 60 into io ii. Fail vectorize ii with avx2. done. Qed.
+  Proof.
+    reschedule. split i by 60 into io ii. vectorize ii with avx2. check_safe. done.
+  Qed.
+  Print s9c.
 
   (* A lower bound and two upper ones on one load (a border under a split
      by 60): maskload_range_min in the split's tail. *)
@@ -289,13 +293,25 @@ Section VectorizeMax.
   (* The border under a split by 20 (vectors of 8): the guard pass reaches the
      border's bound before the split's and the tail's go onto smax's
      operands, and goes once more (atl_vec_guards): maskload_range_min.  A
-     window under a split by 9 puts three upper bounds on one load: refused,
-     the hint says so. *)
+     window under a split by 9 puts three upper bounds on one load, in the
+     vectors' tail: maskload_min3, and smax's 0 under them loses the tail's
+     store bound (a second pass): maskbroadcast_range_min.  Two windows under
+     that split put four: refused, the hint says so. *)
   Derive w9 SuchThat (m8 = w9) As w9_ok.
   Proof.
     reschedule. split i by 20 into io ii. vectorize ii with avx2. check_safe. done.
   Qed.
   Print w9.
   Derive w10 SuchThat (m7 = w10) As w10_ok.
+  Proof. reschedule. split i by 9 into io ii. vectorize ii with avx2. check_safe. done. Qed.
+  Print w10.
+  Definition m9 := GEN [ i < n ] |[ 2 <=? i ]| |[ i <? 21 ]| (f _[ i - 2 ] + f _[ i ]).
+  Derive w11 SuchThat (m9 = w11) As w11_ok.
+  Proof.
+    reschedule. split i by 60 into io ii. vectorize ii with avx512. check_safe. done.
+  Qed.
+  Print w11.
+  Definition m10 := GEN [ i < n ] |[ i <? 21 ]| |[ i <? n - 3 ]| f _[ i ].
+  Derive w12 SuchThat (m10 = w12) As w12_ok.
   Proof. reschedule. split i by 9 into io ii. Fail vectorize ii with avx2. done. Qed.
 End VectorizeMax.

@@ -299,17 +299,16 @@ class VectorRules:
             if op == "maskload":
                 return self.vload(a[0], ix(a[1], ctx), ix(a[2], ctx),  # type: ignore[arg-type]
                                   e, ctx, out)
-            if op == "maskload_min":
+            if op in ("maskload_min", "maskload_min3"):
+                # a[2] and the other upper bounds: the mask's count is their minimum
                 return self.vload(a[0], ix(a[1], ctx), ix(a[2], ctx),  # type: ignore[arg-type]
-                                  e, ctx, out, n2=ix(a[3], ctx))  # type: ignore[arg-type]
-            if op == "maskload_range":
-                return self.vload(a[0], ix(a[1], ctx), ix(a[3], ctx),  # type: ignore[arg-type]
-                                  e, ctx, out, lo=ix(a[2], ctx))  # type: ignore[arg-type]
-            if op == "maskload_range_min":
+                                  e, ctx, out,
+                                  more=tuple(ix(b, ctx) for b in a[3:]))  # type: ignore[arg-type]
+            if op in ("maskload_range", "maskload_range_min", "maskload_range_min3"):
                 return self.vload(a[0], ix(a[1], ctx), ix(a[3], ctx),  # type: ignore[arg-type]
                                   e, ctx, out, lo=ix(a[2], ctx),  # type: ignore[arg-type]
-                                  n2=ix(a[4], ctx))  # type: ignore[arg-type]
-            if op == "maskbroadcast_range":
+                                  more=tuple(ix(b, ctx) for b in a[4:]))  # type: ignore[arg-type]
+            if op in ("maskbroadcast_range", "maskbroadcast_range_min"):
                 return self._vbroadcast_range(e, ctx, out)
             if op == "broadcast":
                 x = self.core.scalar(a[0], ctx, out)  # type: ignore[arg-type]
@@ -375,8 +374,8 @@ class VectorRules:
         isa = self.isa
         assert isa is not None
         W = isa.lanes
-        lows = [x for x in lows if not ctx.facts.ge0(-x)]
-        his = [h for h in his if not ctx.facts.ge0(h - W)]
+        lows = list(dict.fromkeys(x for x in lows if not ctx.facts.ge0(-x)))
+        his = list(dict.fromkeys(h for h in his if not ctx.facts.ge0(h - W)))
         if not lows and not his:
             return None
         if lows:
@@ -392,17 +391,19 @@ class VectorRules:
         return isa.mask_range.format(lo=ctext(a, ctx), hi=ctext(b, ctx))
 
     def _vbroadcast_range(self, e: Instr, ctx: Ctx, out: Emitter) -> str:
-        """`maskbroadcast_range x a b`: x in the lanes a <= l < b.  The bounds are
+        """`maskbroadcast_range x a b`: x in the lanes a <= l < b (and `l < c`, the
+        `_min` form's third argument, #143).  The bounds are
         logged as a border's loads' are, so the loop splits where every lane is kept
         (there a plain broadcast)."""
         isa = self.isa
         assert isa is not None
         x = self.core.scalar(e.args[0], ctx, out)  # type: ignore[arg-type]
-        lo, hi = ix(e.args[1], ctx), ix(e.args[2], ctx)  # type: ignore[arg-type]
+        lo = ix(e.args[1], ctx)  # type: ignore[arg-type]
+        his = [ix(h, ctx) for h in e.args[2:]]  # type: ignore[arg-type]
         if x == self.core.zero:
             return isa.setzero
         v = isa.set1.format(x=x)
-        mask = self._range_mask([lo], [hi], ctx)
+        mask = self._range_mask([lo], his, ctx)
         return v if mask is None else isa.keep.format(v=v, m=mask)
 
     def vlanes(self, e: Instr, ctx: Ctx, out: Emitter) -> str:
@@ -416,9 +417,10 @@ class VectorRules:
         return t
 
     def vload(self, t: Expr, o: Poly, n: Poly | None, call: Instr | None, ctx: Ctx,
-              out: Emitter, lo: Poly | None = None, n2: Poly | None = None) -> str:
-        """Lanes `o .. o+W-1` of the rank-1 operand `t` (lanes >= n zero, lanes >= n2
-        too where given (maskload_min, maskload_range_min), and lanes < lo where given):
+              out: Emitter, lo: Poly | None = None, more: tuple[Poly, ...] = ()) -> str:
+        """Lanes `o .. o+W-1` of the rank-1 operand `t` (lanes >= n zero, lanes past any
+        of `more` too (maskload_min, maskload_range_min and their `3` forms), and lanes
+        < lo where given):
         the address of `t _[ o ]`, a load unmasked only where provably in bounds."""
         isa = self.isa
         assert isa is not None
@@ -429,7 +431,7 @@ class VectorRules:
             lo = None  # no lane below the first is cut
         if isinstance(buf, RegBuf):
             if (lo is None and o.as_const() == 0 and (n is None or ctx.facts.ge0(n - W))
-                    and (n2 is None or ctx.facts.ge0(n2 - W))):
+                    and all(ctx.facts.ge0(b - W) for b in more)):
                 return self.vexpr(t, ctx, out)
             if call is not None:
                 return self.vlanes(call, ctx, out)
@@ -450,7 +452,7 @@ class VectorRules:
         ptr = f"&{buf.cname}[{flat}]"
         self.note_read(buf, [*lead, o])
         if lo is not None:
-            return self._vload_range(buf, ptr, flat, checks, o, lo, n, ctx, n2)
+            return self._vload_range(buf, ptr, flat, checks, o, lo, n, ctx, more)
         if not ctx.facts.ge0(o):
             # Lanes before the start of the row: build the vector lane by lane.
             if call is not None:
@@ -458,11 +460,12 @@ class VectorRules:
             o_le0 = ctx.facts.ge0(-o)
             if not o_le0:
                 raise LowerError(f"lowering: vector operand offset not provably >= 0: {show(t)}")
-        bounds = [last - o] + [b for b in (n, n2) if b is not None]
+        bounds = [last - o] + ([] if n is None else [n]) + list(more)
         if all(ctx.facts.ge0(b - W) for b in bounds):
             load = isa.loadu.format(p=ptr)
         else:
-            ks = [b for b in bounds if not ctx.facts.ge0(b - W)]
+            # (a count equal to the row's end is one bound, not a min of two)
+            ks = list(dict.fromkeys(b for b in bounds if not ctx.facts.ge0(b - W)))
             self.core.loops.log_needs([k - W for k in ks], ctx)
             kp = ks[0]
             for b in ks[1:]:
@@ -473,7 +476,7 @@ class VectorRules:
         return f"(({cond}) ? {load} : {isa.setzero})" if cond else load
 
     def _vload_range(self, buf: Buf, ptr: str, flat: str, checks: list[Poly], o: Poly,
-                     lo: Poly, n: Poly | None, ctx: Ctx, n2: Poly | None = None) -> str:
+                     lo: Poly, n: Poly | None, ctx: Ctx, more: tuple[Poly, ...] = ()) -> str:
         """A load of the lanes `lo <= l < n` (a border's masked load, maskload_range)
         from `ptr`, also cut to the row: lanes before its start (`-o`) or past its
         end are masked, so none is read.  Where `o` may be negative the address
@@ -482,7 +485,7 @@ class VectorRules:
         isa = self.isa
         assert isa is not None
         lows = [lo] + ([] if ctx.facts.ge0(o) else [-o])
-        his = [buf.dims[-1] - o] + [b for b in (n, n2) if b is not None]
+        his = [buf.dims[-1] - o] + ([] if n is None else [n]) + list(more)
         mask = self._range_mask(lows, his, ctx)
         assert mask is not None  # (lo is not provably <= 0: vload)
         if not ctx.facts.ge0(o):
