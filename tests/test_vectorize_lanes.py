@@ -194,3 +194,33 @@ def test_vectorize_into_names_the_vector_loops() -> None:
         if FLAG["avx2"] in cpu_flags():
             x = np.arange(75, dtype=np.float32)
             np.testing.assert_array_equal(v.compile("avx2")({"u": x}, n=75), 2 * x)
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+def test_split_window_vectorized_from_python(isa) -> None:
+    """Halide's `split(x, xo, xi, 60).vectorize(xi)` from the Python API, over a
+    window (`x[i]` for `i < 21` only): the vectors' tail has three upper bounds on a
+    lane (the split's, its own, the window's), one masked load (`maskload_min3`,
+    decision #143). Against numpy at sizes around the width, the window and the split's
+    factor."""
+    import numpy as np
+
+    from verisched.schedule import Schedule, dsl
+
+    if FLAG[isa] not in cpu_flags():
+        pytest.skip(f"this CPU has no {isa}")
+    (n,) = dsl.sizes("n")
+    x = dsl.tensor("x", n)
+    p = dsl.program("win", dsl.gen("i", n, lambda i: dsl.guard(i < 21, x[i]) + x[i] * x[i]),
+                    inputs=[x])
+    with Schedule.of(p) as s:
+        v = s.split("i", 60, "io", "ii").vectorize("ii", isa)
+        assert "maskload_min3" in v.text, v.text
+        k = v.compile(isa)
+        for m in (1, 9, 20, 21, 22, 60, 61, 127):
+            xs = np.random.default_rng(m).standard_normal(m).astype(np.float32)
+            x64 = xs.astype(np.float64)
+            # (in float64: the vectors compute x*x + x as one fused multiply-add,
+            # rounded once, which near x = -1 differs from float32's two roundings)
+            want = np.where(np.arange(m) < 21, x64, 0.0) + x64 * x64
+            np.testing.assert_allclose(k({"x": xs}, n=m), want, rtol=1e-6, err_msg=str(m))
