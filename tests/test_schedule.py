@@ -366,6 +366,30 @@ def test_reorder_of_a_triangular_nest_is_refused() -> None:
     assert "bounds of loop j depend on loop i (triangular nest)" in msg
 
 
+def test_reorder_after_tile_names_the_whole_nest() -> None:
+    """Halide's habit, `tile(...).reorder(...)` naming every loop: the tile's outer
+    loops stay (a transpose between them), the depth moves out of `ji`, and the kernel
+    is a matrix product at sizes no multiple of either factor; moving `io` inside `jo`
+    across that transpose is refused with the reason."""
+    k = dsl.sizes("k")[0]
+    a, b = dsl.tensor("a", n, k), dsl.tensor("b", k, m)
+    mm = dsl.program("mm", dsl.gen("i", n, lambda i: dsl.gen("j", m, lambda j: dsl.sum(
+        "kk", k, lambda kk: a[i, kk] * b[kk, j]))), inputs=[a, b])
+    with Schedule.of(mm) as s:
+        t = s.tile("i", "j", 4, 8, "io", "jo", "ii", "ji")
+        r = t.reorder("io", "jo", "ii", "kk", "ji")
+        assert "SUM [ kk < k ] GEN [ ji < 8 ]" in r.text, r.text
+        msg = _refused(t, "reorder", "jo", "io", "ii", "kk", "ji")
+        assert "loop io is not inside loop jo" in msg and "transpose" in msg, msg
+        kernel = r.compile("c")
+    rng = np.random.default_rng(5)
+    for sn, sm, sk in ((1, 1, 1), (5, 9, 3), (13, 17, 7)):
+        av = rng.standard_normal((sn, sk)).astype(np.float32)
+        bv = rng.standard_normal((sk, sm)).astype(np.float32)
+        np.testing.assert_allclose(kernel({"a": av, "b": bv}, n=sn, m=sm, k=sk), av @ bv,
+                                   rtol=1e-5, atol=1e-5)
+
+
 def test_split_by_a_factor_not_provably_positive_is_refused(mv: Schedule) -> None:
     # 0 is caught in Python (above); a size is Coq's to judge: m may be 0.
     msg = _refused(mv, "split", "i", "m", "io", "ii")

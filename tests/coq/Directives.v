@@ -152,6 +152,24 @@ Section Directives.
   Derive d27 SuchThat (g10 = d27) As d27_ok.
   Proof. reschedule. Fail tile i j by 4 0 into io jo ii ji. done. Qed.
 
+  (* Halide's habit: a reorder after a tile names every loop of the nest.
+     The tile's outer loops keep its transpose and flatten between them and
+     are in order already; the depth moves out of ji only.  A loop that
+     would cross such a reshape is refused, and so is an order already met. *)
+  Definition mm3 := GEN [ i < n ] GEN [ j < m ] SUM [ k < p ] w _[ i ] _[ j ] _[ k ].
+  Derive d27b SuchThat (mm3 = d27b) As d27b_ok.
+  Proof.
+    reschedule. tile i j by 4 8 into io jo ii ji. reorder io jo ii k ji. check_safe. done.
+  Qed.
+  Print d27b.
+  Derive d27c SuchThat (mm3 = d27c) As d27c_ok.
+  Proof.
+    reschedule. tile i j by 4 8 into io jo ii ji.
+    Fail reorder jo io ii k ji.            (* a transpose between io and jo *)
+    Fail reorder io jo ii ji.              (* already in this order *)
+    done.
+  Qed.
+
   (* A directive outside a derivation. *)
   Goal g1 = g1. Fail split i by 4 into io ii. reflexivity. Qed.
 
