@@ -159,6 +159,54 @@ Section DirLemmas.
       symmetry; apply dir_genr_nonpos; lia.
   Qed.
 
+  (** Exchanging a generation with the outer loop of a split below it
+      (Halide's [split y; split x; reorder yo xo yi xi], which [tile] does
+      in one step, Partition.v's [gen_tile2]): the split's [flatten] and
+      [trunc_r] move out with the exchanged loop, and the rows of [i] go
+      under a [transpose] at both levels, as [gen_swap_transpose] puts them
+      for two plain generations (Halide formal semantics Sec. 8.2's swap,
+      across the reshape a split leaves).  A guard on [i] (a split's tail
+      guard on [i]'s own loop) goes with [i]. *)
+  Lemma dir_gen_swap_split_g a W c b (p : Z -> bool) (F : Z -> Z -> Z -> X) :
+    0 < b ->
+    genr 0 a (fun i => iverson (p i) (trunc_r W (flatten c b (genr 0 c (fun j => F i j))))) =
+    transpose W a (trunc_r W (flatten c b (genr 0 c (fun j =>
+      transpose a b (genr 0 a (fun i => iverson (p i) (F i j))))))).
+  Proof.
+    intros Hb.
+    transitivity (genr 0 a (fun i => genr 0 W (fun x =>
+                    iverson (p i) (get (flatten c b (genr 0 c (fun j => F i j))) x)))).
+    { apply genr_ext_ctx; intros i Hi; unfold trunc_r.
+      destruct (p i); cbn [iverson]; [reflexivity|].
+      apply functional_extensionality; intros x; unfold genr.
+      destruct (_ && _); reflexivity. }
+    rewrite (gen_swap_transpose 0 a 0 W); rewrite !Z.sub_0_r; f_equal.
+    unfold trunc_r; apply genr_ext_ctx; intros x Hx.
+    assert (H0x : (0 <=? x) = true) by (apply Z.leb_le; lia).
+    rewrite get_flatten_some, H0x, andb_true_l by lia.
+    destruct (Z.ltb_spec x (c * b)); cbn [iverson].
+    - assert (0 <= x / b < c) by (Z.div_mod_to_equations; nia).
+      assert (0 <= x mod b < b) by (apply Z.mod_pos_bound; lia).
+      rewrite get_gen by lia; rewrite get_transpose by lia.
+      apply genr_ext_ctx; intros i Hi.
+      rewrite get_flatten_some, H0x, andb_true_l by lia.
+      destruct (Z.ltb_spec x (c * b)); [|lia]; cbn [iverson].
+      rewrite (get_gen c) by lia; rewrite (get_gen a) by lia.
+      destruct (p i); cbn [iverson]; reflexivity.
+    - apply functional_extensionality; intros i; unfold genr.
+      destruct (_ && _); [|reflexivity].
+      rewrite get_flatten_some, H0x, andb_true_l by lia.
+      destruct (Z.ltb_spec x (c * b)); [lia|].
+      destruct (p _); reflexivity.
+  Qed.
+
+  Lemma dir_gen_swap_split a W c b (F : Z -> Z -> Z -> X) :
+    0 < b ->
+    genr 0 a (fun i => trunc_r W (flatten c b (genr 0 c (fun j => F i j)))) =
+    transpose W a (trunc_r W (flatten c b (genr 0 c (fun j =>
+      transpose a b (genr 0 a (fun i => F i j)))))).
+  Proof. intros Hb; exact (dir_gen_swap_split_g a W c b (fun _ => true) F Hb). Qed.
+
   (** [fuse] of two generations: one loop of [n * m], reshaped back. *)
   Lemma dir_gen_fuse n m (f : Z -> Z -> X) :
     0 < m ->
@@ -553,6 +601,26 @@ Ltac dir_swap_node s a b :=
       unify s dir_ok;
       let t := eval cbv beta in (sumr lo2 hi2 (fun b : Z => sumr lo hi (fun a : Z => F a b))) in
       (atl_rhs_is t; exact (sum_swap lo hi lo2 hi2 F))
+  | |- genr ?lo ?hi (fun z => iverson (@?P z)
+           (trunc_r ?W (flatten ?c ?k (genr ?lo2 ?c2 (fun w => @?F z w))))) = _ =>
+      atl_same_name a z; atl_same_name b w;
+      dir_is_zero lo; dir_is_zero lo2; constr_eq c c2;
+      let Hk := fresh "Hk" in assert (Hk : 0 < k) by atl_side;
+      unify s dir_ok;
+      let t := eval cbv beta in
+        (transpose W hi (trunc_r W (flatten c k (genr 0 c (fun b : Z =>
+           transpose hi k (genr 0 hi (fun a : Z => iverson (P a) (F a b)))))))) in
+      (atl_rhs_is t; exact (dir_gen_swap_split_g hi W c k P F Hk))
+  | |- genr ?lo ?hi (fun z =>
+           trunc_r ?W (flatten ?c ?k (genr ?lo2 ?c2 (fun w => @?F z w)))) = _ =>
+      atl_same_name a z; atl_same_name b w;
+      dir_is_zero lo; dir_is_zero lo2; constr_eq c c2;
+      let Hk := fresh "Hk" in assert (Hk : 0 < k) by atl_side;
+      unify s dir_ok;
+      let t := eval cbv beta in
+        (transpose W hi (trunc_r W (flatten c k (genr 0 c (fun b : Z =>
+           transpose hi k (genr 0 hi (fun a : Z => F a b))))))) in
+      (atl_rhs_is t; exact (dir_gen_swap_split hi W c k F Hk))
   | |- _ _ _ (fun z => genr _ _ (fun w => _)) = _ =>
       atl_same_name a z; atl_same_name b w; unify s dir_tri; reflexivity
   | |- _ _ _ (fun z => sumr _ _ (fun w => _)) = _ =>
@@ -586,7 +654,10 @@ Ltac2 last_arg (args : constr array) : constr := Array.get args (Int.sub (Array.
 Ltac2 rec strip_guards (t : constr) : constr :=
   match Constr.Unsafe.kind t with
   | Constr.Unsafe.App h args =>
-      if Constr.equal h '@iverson then strip_guards (last_arg args) else t
+      (* a split's [trunc_r] and [flatten] too: [dir_gen_swap_split] *)
+      if Bool.or (Constr.equal h '@iverson)
+           (Bool.or (Constr.equal h '@trunc_r) (Constr.equal h '@flatten))
+      then strip_guards (last_arg args) else t
   | _ => t
   end.
 

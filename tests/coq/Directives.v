@@ -170,6 +170,29 @@ Section Directives.
     done.
   Qed.
 
+  (* Halide's tile by hand: split both loops, then reorder.  The inner
+     split's flatten and trunc_r move out with its outer loop
+     (dir_gen_swap_split): the tile's program, the row split's tail guard
+     on its own loop; with a depth, it moves out of ji in the same step. *)
+  Derive d27d SuchThat (g10 = d27d) As d27d_ok.
+  Proof.
+    reschedule. split i by 4 into io ii. split j by 8 into jo ji. reorder io jo ii ji.
+    check_safe. done.
+  Qed.
+  Print d27d.
+  Derive d27e SuchThat (mm3 = d27e) As d27e_ok.
+  Proof.
+    reschedule. split j by 8 into jo ji. split i by 4 into io ii. reorder io jo ii k ji.
+    check_safe. done.
+  Qed.
+  Print d27e.
+  Derive d27f SuchThat (g10 = d27f) As d27f_ok.
+  Proof.
+    reschedule. split i by 4 into io ii. split j by 8 into jo ji.
+    Fail reorder jo io ii ji.              (* io is the rows' outer loop: no reshape moves in *)
+    done.
+  Qed.
+
   (* A directive outside a derivation. *)
   Goal g1 = g1. Fail split i by 4 into io ii. reflexivity. Qed.
 
