@@ -441,24 +441,20 @@ Ltac dir_has_node x :=
   | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_named_binder; atl_same_name x z; reflexivity
   end.
 
-Ltac dir_encl_node a b :=
+(** A loop named [a] whose body passes [inner] ([dir_inner_is] or
+    [dir_inner_thru]) for [b]. *)
+Ltac dir_encl_node inner a b :=
   atl_eta_binder;
   lazymatch goal with
-  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_same_name a z; dir_inner_is B b; reflexivity
-  | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_same_name a z; dir_inner_is B b; reflexivity
+  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_same_name a z; inner B b; reflexivity
+  | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_same_name a z; inner B b; reflexivity
   end.
 
 (* Searches whose proof is discarded: [atl_has_node] (Tactics.v), no
    lifted proof built for nothing. *)
 Ltac dir_has_loop x := atl_has_node ltac:(dir_has_node x).
-Ltac dir_encloses a b := atl_has_node ltac:(dir_encl_node a b).
-Ltac dir_encl_thru_node a b :=
-  atl_eta_binder;
-  lazymatch goal with
-  | |- @genr _ _ _ _ (fun z => @?B z) = _ => atl_same_name a z; dir_inner_thru B b; reflexivity
-  | |- @sumr _ _ _ _ (fun z => @?B z) = _ => atl_same_name a z; dir_inner_thru B b; reflexivity
-  end.
-Ltac dir_encloses_thru a b := atl_has_node ltac:(dir_encl_thru_node a b).
+Ltac dir_encloses a b := atl_has_node ltac:(dir_encl_node dir_inner_is a b).
+Ltac dir_encloses_thru a b := atl_has_node ltac:(dir_encl_node dir_inner_thru a b).
 
 (** *** fuse (Halide formal semantics Sec. 8.2 "fuse": both loops pure or
     both reduction loops; the inverse of split) *)
