@@ -411,6 +411,23 @@ def test_split_split_reorder_is_the_tile() -> None:
                                    a[:, :-2] + a[:, 1:-1] + a[:, 2:], rtol=1e-5, atol=1e-5)
 
 
+def test_column_strips_of_an_interior() -> None:
+    """`split j; reorder jo i ji` over loops from 1 (an interior, as `peel` leaves it):
+    the split's reshape moves out over `GENR [ 1 <= i < n ]`, and with the strips
+    parallel the kernel is the stencil at sizes no multiple of the factor."""
+    v = dsl.tensor("v", n, m)
+    g = dsl.program("g33", dsl.gen("i", n, lambda i: dsl.gen(
+        "j", m, lambda j: v[i, j] + v[i - 1, j - 1], lo=1), lo=1), inputs=[v])
+    with Schedule.of(g) as s:
+        r = s.split("j", 8, "jo", "ji").reorder("jo", "i", "ji")
+        assert r.text.find("GEN [ jo < ") < r.text.find("GENR [ 1 <= i < n ]"), r.text
+        kernel = r.parallel("jo").compile("openmp")
+    for a, b in ((2, 2), (5, 17), (9, 33)):
+        x = np.random.default_rng(a * b).standard_normal((a, b)).astype(np.float32)
+        np.testing.assert_allclose(kernel({"v": x}, n=a, m=b), x[1:, 1:] + x[:-1, :-1],
+                                   rtol=1e-5, atol=1e-5)
+
+
 def test_split_by_a_factor_not_provably_positive_is_refused(mv: Schedule) -> None:
     # 0 is caught in Python (above); a size is Coq's to judge: m may be 0.
     msg = _refused(mv, "split", "i", "m", "io", "ii")

@@ -207,6 +207,26 @@ Section DirLemmas.
       transpose a b (genr 0 a (fun i => F i j)))))).
   Proof. intros Hb; exact (dir_gen_swap_split_g a W c b (fun _ => true) F Hb). Qed.
 
+  (** The same for a loop [lo <= i < hi] (an interior left by [peel]). *)
+  Lemma dir_genr_swap_split_g lo hi W c b (p : Z -> bool) (F : Z -> Z -> Z -> X) :
+    0 < b ->
+    genr lo hi (fun i => iverson (p i) (trunc_r W (flatten c b (genr 0 c (fun j => F i j))))) =
+    transpose W (hi - lo) (trunc_r W (flatten c b (genr 0 c (fun j =>
+      transpose (hi - lo) b (genr lo hi (fun i => iverson (p i) (F i j))))))).
+  Proof.
+    intros Hb; rewrite genr_shift.
+    rewrite (dir_gen_swap_split_g (hi - lo) W c b (fun i => p (lo + i))
+               (fun i j => F (lo + i) j) Hb).
+    do 3 f_equal; apply genr_ext_ctx; intros j Hj; f_equal; symmetry; apply genr_shift.
+  Qed.
+
+  Lemma dir_genr_swap_split lo hi W c b (F : Z -> Z -> Z -> X) :
+    0 < b ->
+    genr lo hi (fun i => trunc_r W (flatten c b (genr 0 c (fun j => F i j)))) =
+    transpose W (hi - lo) (trunc_r W (flatten c b (genr 0 c (fun j =>
+      transpose (hi - lo) b (genr lo hi (fun i => F i j)))))).
+  Proof. intros Hb; exact (dir_genr_swap_split_g lo hi W c b (fun _ => true) F Hb). Qed.
+
   (** [fuse] of two generations: one loop of [n * m], reshaped back. *)
   Lemma dir_gen_fuse n m (f : Z -> Z -> X) :
     0 < m ->
@@ -600,23 +620,35 @@ Ltac dir_swap_node s a b :=
   | |- genr ?lo ?hi (fun z => iverson (@?P z)
            (trunc_r ?W (flatten ?c ?k (genr ?lo2 ?c2 (fun w => @?F z w))))) = _ =>
       atl_same_name a z; atl_same_name b w;
-      dir_is_zero lo; dir_is_zero lo2; constr_eq c c2;
+      dir_is_zero lo2; constr_eq c c2;
       let Hk := fresh "Hk" in assert (Hk : 0 < k) by atl_side;
       unify s dir_ok;
-      let t := eval cbv beta in
-        (transpose W hi (trunc_r W (flatten c k (genr 0 c (fun b : Z =>
-           transpose hi k (genr 0 hi (fun a : Z => iverson (P a) (F a b)))))))) in
-      (atl_rhs_is t; exact (dir_gen_swap_split_g hi W c k P F Hk))
+      tryif dir_is_zero lo then
+        (let t := eval cbv beta in
+           (transpose W hi (trunc_r W (flatten c k (genr 0 c (fun b : Z =>
+              transpose hi k (genr 0 hi (fun a : Z => iverson (P a) (F a b)))))))) in
+         (atl_rhs_is t; exact (dir_gen_swap_split_g hi W c k P F Hk)))
+      else
+        (let t := eval cbv beta in
+           (transpose W (hi - lo) (trunc_r W (flatten c k (genr 0 c (fun b : Z =>
+              transpose (hi - lo) k (genr lo hi (fun a : Z => iverson (P a) (F a b)))))))) in
+         (atl_rhs_is t; exact (dir_genr_swap_split_g lo hi W c k P F Hk)))
   | |- genr ?lo ?hi (fun z =>
            trunc_r ?W (flatten ?c ?k (genr ?lo2 ?c2 (fun w => @?F z w)))) = _ =>
       atl_same_name a z; atl_same_name b w;
-      dir_is_zero lo; dir_is_zero lo2; constr_eq c c2;
+      dir_is_zero lo2; constr_eq c c2;
       let Hk := fresh "Hk" in assert (Hk : 0 < k) by atl_side;
       unify s dir_ok;
-      let t := eval cbv beta in
-        (transpose W hi (trunc_r W (flatten c k (genr 0 c (fun b : Z =>
-           transpose hi k (genr 0 hi (fun a : Z => F a b))))))) in
-      (atl_rhs_is t; exact (dir_gen_swap_split hi W c k F Hk))
+      tryif dir_is_zero lo then
+        (let t := eval cbv beta in
+           (transpose W hi (trunc_r W (flatten c k (genr 0 c (fun b : Z =>
+              transpose hi k (genr 0 hi (fun a : Z => F a b))))))) in
+         (atl_rhs_is t; exact (dir_gen_swap_split hi W c k F Hk)))
+      else
+        (let t := eval cbv beta in
+           (transpose W (hi - lo) (trunc_r W (flatten c k (genr 0 c (fun b : Z =>
+              transpose (hi - lo) k (genr lo hi (fun a : Z => F a b))))))) in
+         (atl_rhs_is t; exact (dir_genr_swap_split lo hi W c k F Hk)))
   | |- _ _ _ (fun z => genr _ _ (fun w => _)) = _ =>
       atl_same_name a z; atl_same_name b w; unify s dir_tri; reflexivity
   | |- _ _ _ (fun z => sumr _ _ (fun w => _)) = _ =>

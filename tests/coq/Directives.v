@@ -192,6 +192,12 @@ Section Directives.
     Fail reorder jo io ii ji.              (* io is the rows' outer loop: no reshape moves in *)
     done.
   Qed.
+  (* Column strips of an interior (a loop from 1, as peel leaves it): the
+     split's reshape moves out over GENR [ 1 <= i < n ]. *)
+  Definition g27g := GENR [ 1 <= i < n ] GENR [ 1 <= j < m ] v _[ i ] _[ j ].
+  Derive d27g SuchThat (g27g = d27g) As d27g_ok.
+  Proof. reschedule. split j by 8 into jo ji. reorder jo i ji. check_safe. done. Qed.
+  Print d27g.
 
   (* A directive outside a derivation. *)
   Goal g1 = g1. Fail split i by 4 into io ii. reflexivity. Qed.
