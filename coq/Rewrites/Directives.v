@@ -538,8 +538,14 @@ Ltac dir_fuse i j ij :=
      lazymatch v with
      | dir_ok => idtac
      | dir_notin =>
-         idtac "fuse: loop" j "is not directly inside loop" i "(fuse needs a perfect nest)";
-         fail 0 "fuse: loop" j "is not directly inside loop" i "(fuse needs a perfect nest)"
+         tryif dir_encloses_thru i j then
+           (* Halide's tile(..).fuse(xo, yo, t).parallel(t): in ATL the tiles'
+              order is the output's layout, which one loop over tiles lacks *)
+           (idtac "fuse: loop" j "is inside loop" i "with a reshape between them, such as a tile's transpose and flatten (fuse needs a perfect nest: one loop over tiles has no layout of the output); make loop" i "parallel instead";
+            fail 0 "fuse: loop" j "is inside loop" i "with a reshape between them (fuse needs a perfect nest)")
+         else
+           (idtac "fuse: loop" j "is not directly inside loop" i "(fuse needs a perfect nest)";
+            fail 0 "fuse: loop" j "is not directly inside loop" i "(fuse needs a perfect nest)")
      | dir_nonpos =>
          idtac "fuse: the extent of loop" j "is not provably positive";
          fail 0 "fuse: the extent of loop" j "is not provably positive"

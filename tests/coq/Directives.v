@@ -167,6 +167,7 @@ Section Directives.
     reschedule. tile i j by 4 8 into io jo ii ji.
     Fail reorder jo io ii k ji.            (* a transpose between io and jo *)
     Fail reorder io jo ii ji.              (* already in this order *)
+    Fail fuse io jo into t.                (* Halide's tile then fuse: a reshape between *)
     done.
   Qed.
 
