@@ -585,6 +585,23 @@ Ltac dir_guard_in_node b :=
       (atl_rhs_is t; exact (eq_sym (guard_sum lo hi p G)))
   end.
 
+(** A generation [a] over the outer loop [b] of a split below it, the body
+    [G a b] of [b]'s rows: [L0] (a loop from 0) or [Lr] (from [lo]), each
+    awaiting the proof of [0 < k], make the exchange ([dir_gen_swap_split]). *)
+Ltac dir_swap_split s a b lo hi W c k G L0 Lr :=
+  let Hk := fresh "Hk" in assert (Hk : 0 < k) by atl_side;
+  unify s dir_ok;
+  tryif dir_is_zero lo then
+    (let t := eval cbv beta in
+       (transpose W hi (trunc_r W (flatten c k (genr 0 c (fun b : Z =>
+          transpose hi k (genr 0 hi (fun a : Z => G a b))))))) in
+     (atl_rhs_is t; exact (L0 Hk)))
+  else
+    (let t := eval cbv beta in
+       (transpose W (hi - lo) (trunc_r W (flatten c k (genr 0 c (fun b : Z =>
+          transpose (hi - lo) k (genr lo hi (fun a : Z => G a b))))))) in
+     (atl_rhs_is t; exact (Lr Hk))).
+
 (** Exchange loop [a] and the loop [b] directly inside it. *)
 Ltac dir_swap_node s a b :=
   atl_eta_binder;
@@ -625,36 +642,14 @@ Ltac dir_swap_node s a b :=
       (atl_rhs_is t; exact (sum_swap lo hi lo2 hi2 F))
   | |- genr ?lo ?hi (fun z => iverson (@?P z)
            (trunc_r ?W (flatten ?c ?k (genr ?lo2 ?c2 (fun w => @?F z w))))) = _ =>
-      atl_same_name a z; atl_same_name b w;
-      dir_is_zero lo2; constr_eq c c2;
-      let Hk := fresh "Hk" in assert (Hk : 0 < k) by atl_side;
-      unify s dir_ok;
-      tryif dir_is_zero lo then
-        (let t := eval cbv beta in
-           (transpose W hi (trunc_r W (flatten c k (genr 0 c (fun b : Z =>
-              transpose hi k (genr 0 hi (fun a : Z => iverson (P a) (F a b)))))))) in
-         (atl_rhs_is t; exact (dir_gen_swap_split_g hi W c k P F Hk)))
-      else
-        (let t := eval cbv beta in
-           (transpose W (hi - lo) (trunc_r W (flatten c k (genr 0 c (fun b : Z =>
-              transpose (hi - lo) k (genr lo hi (fun a : Z => iverson (P a) (F a b)))))))) in
-         (atl_rhs_is t; exact (dir_genr_swap_split_g lo hi W c k P F Hk)))
+      atl_same_name a z; atl_same_name b w; dir_is_zero lo2; constr_eq c c2;
+      dir_swap_split s a b lo hi W c k constr:(fun x y : Z => iverson (P x) (F x y))
+        constr:(dir_gen_swap_split_g hi W c k P F) constr:(dir_genr_swap_split_g lo hi W c k P F)
   | |- genr ?lo ?hi (fun z =>
            trunc_r ?W (flatten ?c ?k (genr ?lo2 ?c2 (fun w => @?F z w)))) = _ =>
-      atl_same_name a z; atl_same_name b w;
-      dir_is_zero lo2; constr_eq c c2;
-      let Hk := fresh "Hk" in assert (Hk : 0 < k) by atl_side;
-      unify s dir_ok;
-      tryif dir_is_zero lo then
-        (let t := eval cbv beta in
-           (transpose W hi (trunc_r W (flatten c k (genr 0 c (fun b : Z =>
-              transpose hi k (genr 0 hi (fun a : Z => F a b))))))) in
-         (atl_rhs_is t; exact (dir_gen_swap_split hi W c k F Hk)))
-      else
-        (let t := eval cbv beta in
-           (transpose W (hi - lo) (trunc_r W (flatten c k (genr 0 c (fun b : Z =>
-              transpose (hi - lo) k (genr lo hi (fun a : Z => F a b))))))) in
-         (atl_rhs_is t; exact (dir_genr_swap_split lo hi W c k F Hk)))
+      atl_same_name a z; atl_same_name b w; dir_is_zero lo2; constr_eq c c2;
+      dir_swap_split s a b lo hi W c k F
+        constr:(dir_gen_swap_split hi W c k F) constr:(dir_genr_swap_split lo hi W c k F)
   | |- _ _ _ (fun z => genr _ _ (fun w => _)) = _ =>
       atl_same_name a z; atl_same_name b w; unify s dir_tri; reflexivity
   | |- _ _ _ (fun z => sumr _ _ (fun w => _)) = _ =>
