@@ -8,6 +8,7 @@ commands check their arguments before any replay and report replay steps on stde
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -71,6 +72,15 @@ def starts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(derive, "CoqSession", Counting)
     return started
+
+
+def _untimed(dp: pipeline.DerivedProgram) -> pipeline.DerivedProgram:
+    """`dp` without its trace's timings (the one thing two replays differ in)."""
+    def strip(x: object) -> object:
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if not k.endswith("_seconds")}
+        return [strip(v) for v in x] if isinstance(x, list) else x
+    return dataclasses.replace(dp, trace=strip(dp.trace))
 
 
 def _entries() -> list[Path]:
@@ -145,6 +155,30 @@ def test_load_many_uses_the_cache_per_derivation(vfile, starts):
     assert pipeline.load(vfile, "rows_copy") == both["rows_copy"]
     assert pipeline.load_many(vfile, ["rows_copy", "rows_fused"]) == both
     assert len(starts) == 1
+
+
+@requires_coq
+def test_a_load_keeps_the_derivations_its_replay_passed(vfile, starts):
+    """Loading a file's derivations one by one, last first, costs one replay: the
+    replay of rows_copy runs rows_fused's proof anyway, and keeps its result too."""
+    copy = pipeline.load(vfile, "rows_copy")
+    assert len(starts) == 1 and len(_entries()) == 2
+    fused = pipeline.load(vfile, "rows_fused")
+    assert len(starts) == 1
+    alone = pipeline.load(vfile, "rows_fused", cache=False)  # a replay of it alone
+    assert _untimed(fused) == _untimed(alone)
+    assert copy.name == "rows_copy" and fused.name == "rows_fused"
+    # One the replay passed and Coq did not accept is not kept, and does not stop the
+    # one asked for; asked for, it is replayed and its failure said.
+    vfile.write_text(SOURCE.replace("rw get_gen. rw get_gen. normalize. check_safe. done. Qed."
+                                    "\n\n  Derive rows_copy",
+                                    "rw no_such_lemma. done. Qed.\n\n  Derive rows_copy"))
+    for entry in _entries():
+        entry.unlink()
+    assert pipeline.load(vfile, "rows_copy").expr == copy.expr
+    assert len(_entries()) == 1
+    with pytest.raises(pipeline.DerivationError, match="no_such_lemma"):
+        pipeline.load(vfile, "rows_fused")
 
 
 @requires_coq

@@ -16,10 +16,12 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from verisched import pipeline
 from verisched.cli import main
 from verisched.targets.cpu import cpu_flags
 
@@ -196,11 +198,25 @@ FLAG = {"avx2": "avx2", "avx512": "avx512f"}
 LANES = {"avx2": 8, "avx512": 16}
 
 
-def _source(isa: str, tmp_path, source: str = SOURCE, name: str = "Borders") -> str:
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory) -> Path:
+    """One directory for the module's `.v` files, so that each is replayed once."""
+    return tmp_path_factory.mktemp("borders")
+
+
+def _source(isa: str, shared: Path, source: str = SOURCE, name: str = "Borders") -> str:
+    """The file for `isa`, written and replayed in Coq once for the module (the
+    cache of checked derivations keeps every derivation of that one replay, so the
+    `run`s below load from it; they still compile and run each kernel)."""
     if FLAG[isa] not in cpu_flags():
         pytest.skip(f"this CPU has no {isa}")
-    vfile = tmp_path / f"{name}_{isa}.v"
-    vfile.write_text(source.replace("ISA", isa))
+    vfile = shared / f"{name}_{isa}.v"
+    if not vfile.exists():
+        vfile.write_text(source.replace("ISA", isa))
+        try:
+            pipeline.load_many(vfile)
+        except pipeline.DerivationError:
+            pass  # each test's own `run` replays it and says which derivation failed
     return str(vfile)
 
 
@@ -208,10 +224,10 @@ def _source(isa: str, tmp_path, source: str = SOURCE, name: str = "Borders") -> 
 @pytest.mark.parametrize("isa", ["avx2", "avx512"])
 @pytest.mark.parametrize("name", ["st3_v", "st5_v", "rows_v", "cross_v", "andg_v",
                                   "oversum_v", "corner_v", "consts_v"])
-def test_borders_compute_as_the_interpreter(isa, name, parallel, tmp_path, capsys) -> None:
+def test_borders_compute_as_the_interpreter(isa, name, parallel, shared, capsys) -> None:
     """Serial and OpenMP (its outermost loop parallel: the vector loop of the 1-D
     stencils, whose left border's vectors are then not split off)."""
-    vfile = _source(isa, tmp_path)
+    vfile = _source(isa, shared)
     w = LANES[isa]
     target = f"{isa}-openmp" if parallel else isa
     for n in (1, 2, 3, w - 1, w, w + 1, 2 * w + 3):
@@ -223,7 +239,7 @@ def test_borders_compute_as_the_interpreter(isa, name, parallel, tmp_path, capsy
 
 @pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("isa", ["avx2", "avx512"])
-def test_split_then_vectorized_computes_as_the_interpreter(isa, parallel, tmp_path,
+def test_split_then_vectorized_computes_as_the_interpreter(isa, parallel, shared,
                                                            capsys) -> None:
     """Halide's `split(x, xo, xi, 32).vectorize(xi)` without `peel`: the split's tail
     guard inside the vectors is their mask, at sizes below and past the width and past
@@ -237,7 +253,7 @@ def test_split_then_vectorized_computes_as_the_interpreter(isa, parallel, tmp_pa
     a border under such a split (`maskload_range_min`), points on the
     lane (`|[ x =? y ]|`, `|[ i =? 3 ]|`: one-lane ranges); and a stencil whose borders
     are written with `>=?` and `>?`."""
-    vfile = _source(isa, tmp_path, SPLIT_SOURCE, "Split")
+    vfile = _source(isa, shared, SPLIT_SOURCE, "Split")
     w = LANES[isa]
     target = f"{isa}-openmp" if parallel else isa
     # The OpenMP forms: three splits (the rest's parallel loops are the borders' tests').
@@ -258,10 +274,10 @@ def test_split_then_vectorized_computes_as_the_interpreter(isa, parallel, tmp_pa
 
 
 @pytest.mark.parametrize("isa", ["avx2", "avx512"])
-def test_interior_loads_without_masks(isa, tmp_path) -> None:
+def test_interior_loads_without_masks(isa, shared, tmp_path) -> None:
     """The vectors a border cuts are split off: the main loop's three loads are
     plain ones, and the left border's masked load (range mask) is in the head."""
-    vfile = _source(isa, tmp_path)
+    vfile = _source(isa, shared)
     c = tmp_path / "st3.c"
     assert main(["compile", vfile, "--derivation", "st3_v", "--target", isa,
                  "-o", str(c)]) == 0
@@ -306,13 +322,13 @@ int main(int argc, char **argv) {
 
 @pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("isa", ["avx2", "avx512"])
-def test_masked_lanes_are_not_read(isa, parallel, tmp_path) -> None:
+def test_masked_lanes_are_not_read(isa, parallel, shared, tmp_path) -> None:
     """Against unreadable pages on either side of the input and of the output, the
     kernel runs (a masked lane left of 0 or past n - 1 that were read or written
     would fault) and computes the stencil with zero outside.  The OpenMP kernel once
     took the unmasked branch for the vectors before a head it did not split off, and
     overwrote the heap while `--check` said OK (the audit of decision #139)."""
-    vfile = _source(isa, tmp_path)
+    vfile = _source(isa, shared)
     target = f"{isa}-openmp" if parallel else isa
     assert main(["compile", vfile, "--derivation", "st3_v", "--target", target,
                  "-o", str(tmp_path / "st3.c")]) == 0
@@ -367,7 +383,7 @@ THREE = ["split60_win_v", "split60_bwin_v", "split60_owin_v", "split9_wrelu_v",
 
 
 @pytest.mark.parametrize("isa", ["avx2", "avx512"])
-def test_three_upper_bounds_on_a_lane(isa, tmp_path, capsys) -> None:
+def test_three_upper_bounds_on_a_lane(isa, shared, tmp_path, capsys) -> None:
     """A window under a split by a factor no multiple of the width puts three upper
     bounds on a lane of the vectors' tail (one masked load of min(a, b, c) lanes, a
     lower bound beside them, a constant under two): each kernel against the reference
@@ -375,7 +391,7 @@ def test_three_upper_bounds_on_a_lane(isa, tmp_path, capsys) -> None:
     against unreadable pages on either side of its input and output (a lane read or
     written past either end would fault), at every size from 1 to 69 and two past a
     page."""
-    vfile = _source(isa, tmp_path, THREE_SOURCE, "Three")
+    vfile = _source(isa, shared, THREE_SOURCE, "Three")
     for name in THREE:
         for n in (1, 9, 20, 21, 22, 61):
             assert main(["run", vfile, "--derivation", name, "--target", isa,

@@ -149,12 +149,23 @@ def load_many(path: str | Path, names: list[str] | None = None, *, timeout: floa
             return hits
     if progress:
         progress(f"replaying {what} in Coq ...")
-    out = _replay(path, wanted, only, timeout, _step_reporter(path, progress, on_step))
-    if keys and derive_cache.derivation_keys(path, wanted) == keys:  # unchanged meanwhile
-        for n, dp in out.items():
-            k = keys.get(n)
-            if k is not None:
-                derive_cache.store(k, n, dp, (dp.expr, dp.original, dp.unfolded))
+    # A replay runs every derivation before the last one asked for (a later one may
+    # build on them) and none after it; when results are cached it records and keeps
+    # the ones before too:
+    # loading each derivation of a file in turn then costs one replay, not one per
+    # derivation, each longer than the last.
+    cached = any(k is not None for k in keys.values())
+    upto = max(wanted, key=available.index) if cached or not only else None
+    out, extra = _replay(path, wanted, None if upto else only, timeout,
+                         _step_reporter(path, progress, on_step), upto)
+    if cached:
+        every = {**extra, **out}
+        now = derive_cache.derivation_keys(path, list(every))
+        if all(now.get(n) == k for n, k in keys.items()):  # the file unchanged meanwhile
+            for n, dp in every.items():
+                k = now.get(n)
+                if k is not None:
+                    derive_cache.store(k, n, dp, (dp.expr, dp.original, dp.unfolded))
     return out
 
 
@@ -180,10 +191,14 @@ def _step_reporter(path: Path, progress: Callable[[str], None] | None,
 
 
 def _replay(path: Path, wanted: list[str], only: str | None, timeout: float,
-            on_step: Callable[..., None] | None) -> dict[str, DerivedProgram]:
+            on_step: Callable[..., None] | None, upto: str | None = None
+            ) -> tuple[dict[str, DerivedProgram], dict[str, DerivedProgram]]:
+    """The wanted derivations, and the others the replay recorded and Coq accepted (for
+    the cache; one it did not accept is not kept, and not an error here)."""
     try:
         with CoqSession(timeout=timeout) as session:
-            result = replay_file(session, path, only=only, semantics=True, on_step=on_step)
+            result = replay_file(session, path, only=only, semantics=True, on_step=on_step,
+                                 upto=upto)
     except BridgeError as exc:
         raise DerivationError(f"derivation: replaying {path}: {type(exc).__name__}: {exc}"
                               ) from exc
@@ -194,11 +209,16 @@ def _replay(path: Path, wanted: list[str], only: str | None, timeout: float,
         listed = "\n" + f.details.rstrip() if f.details.strip() else ""
         raise DerivationError(f"derivation: {path}:{f.line}: Coq rejected {f.sentence!r}: "
                               f"{f.message}{listed}")
-    out = {}
+    out, extra = {}, {}
     for rd in result.derivations:
         n = rd.derivation.name
         if n in wanted:
             out[n] = from_replayed(rd, f"{path}:{n}")
+        else:
+            try:
+                extra[n] = from_replayed(rd, f"{path}:{n}")
+            except DerivationError:
+                pass  # not asked for: its failure is said when it is
     for f in result.rejected:
         if f.derivation in wanted:
             raise DerivationError(f"derivation: {path}:{f.line}: Coq rejected the statement "
@@ -207,7 +227,7 @@ def _replay(path: Path, wanted: list[str], only: str | None, timeout: float,
         if n not in out:
             raise DerivationError(f"derivation: {path}: {n} was not replayed (an earlier "
                                   "derivation of the file failed)")
-    return out
+    return out, extra
 
 
 def safety_gap(steps: list) -> str | None:

@@ -349,6 +349,7 @@ def replay_file(
     semantics: bool = False,
     keep_state: bool = False,
     stop_after: tuple[str, int] | None = None,
+    upto: str | None = None,
 ) -> ReplayResult:
     """Run `path` in `session`, recording its derivations.
 
@@ -364,14 +365,21 @@ def replay_file(
                    reuse names can be replayed one after another)
         stop_after: (derivation, step): stop there, inside the proof (with
                    keep_state, the caller can go on stepping from it)
+        upto:    record every derivation, as a whole-file replay does, but stop
+                 after the one of this name: the ones before it run anyway (`only`),
+                 so recording them costs little and lets a cache keep them all
     """
     if session.proof_name != "Coq":
         raise BridgeError(f"cannot replay {path}: the session is inside proof "
                           f"{session.proof_name!r}; finish or abort it first")
     path = Path(path)
     sentences = split_file(path)
-    if only is not None and only not in (names := derivation_names(sentences)):
-        raise UnknownDerivationError(str(path), only, names)
+    if only is not None and upto is not None:
+        raise BridgeError("replay_file: give `only` or `upto`, not both")
+    names = derivation_names(sentences)
+    for n in (only, upto):
+        if n is not None and n not in names:
+            raise UnknownDerivationError(str(path), n, names)
     start = session.state
     result = ReplayResult(path, start_state=start)
     cursor = _Cursor()
@@ -379,7 +387,7 @@ def replay_file(
         # Instructions no Python target registered are read from Coq (instr_coq.py).
         with resolving_with(session):
             _replay(session, path, sentences, only, on_step, semantics, stop_after, result,
-                    cursor)
+                    cursor, upto)
     except BaseException as exc:
         if isinstance(exc, BridgeError) and exc.partial is None:
             # Keep the work done and say where: the caller may write the
@@ -402,14 +410,14 @@ def replay_file(
         session.back_to(start)
     seen = {rd.derivation.name for rd in result.derivations}
     seen |= {f.derivation for f in [*result.rejected, result.failure] if f is not None}
-    asked = [only] if only else derivation_names(sentences)
+    asked = ([only] if only else names[:names.index(upto) + 1] if upto else names)
     result.unreached = [n for n in asked if n not in seen]
     return result
 
 
 def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: str | None,
             on_step: object, semantics: bool, stop_after: tuple[str, int] | None,
-            result: ReplayResult, cursor: _Cursor) -> None:
+            result: ReplayResult, cursor: _Cursor, upto: str | None = None) -> None:
     """Run the sentences, filling `result` as it goes (so an exception leaves
     everything completed in it) and keeping `cursor` on the current one."""
     sig = _Sig()
@@ -443,7 +451,7 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
                 raise  # the Derive went through; a bridge command after it failed
             rejected = ReplayFailure(s.line, s.text, _cascade(exc.coq_message, failed), name,
                                      kind="command")
-            if only is not None and record:  # the one asked for
+            if (only is not None and record) or name == upto:  # the one asked for
                 result.failure = rejected
                 return
             # Nothing was derived and Coq is where it was before the Derive: go on past
@@ -477,8 +485,10 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
                 i = _past_proof(sentences, i)
             note = f"whose derivation failed at line {rd.failure.line}"
             failed.update(dict.fromkeys((name, proof_name), note))
+            if name == upto:
+                return
             continue
-        if only is not None and record:  # nothing after it can change it
+        if (only is not None and record) or name == upto:  # nothing after it can change it
             return
 
 
