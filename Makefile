@@ -128,7 +128,7 @@ demo: setup proofs
 	@$(VENV)/bin/verisched demo
 
 test: setup proofs katex chromium cxx
-	@$(PY) -m pytest -q --durations=25 -n $(JOBS) --dist loadfile tests
+	@$(PY) -m pytest -q --durations=40 -n $(JOBS) --dist loadfile tests
 
 lint: venv
 	@$(VENV)/bin/ruff check src tests benchmarks
