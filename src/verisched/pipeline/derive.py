@@ -118,7 +118,8 @@ def load_many(path: str | Path, names: list[str] | None = None, *, timeout: floa
 
     With `cache` (and VERISCHED_NO_CACHE unset), results come from the cache of
     checked derivations when the file, the Coq library, Coq and this package are
-    unchanged (pipeline/cache.py); a replay's results are stored there."""
+    unchanged (pipeline/cache.py); a replay's results are stored there, with those of
+    the derivations it ran before the ones asked for."""
     if not isinstance(path, (str, Path)):
         raise DerivationError(f"derivation: the file must be a path, not {path!r}")
     if not is_seconds(timeout):
@@ -151,9 +152,8 @@ def load_many(path: str | Path, names: list[str] | None = None, *, timeout: floa
         progress(f"replaying {what} in Coq ...")
     # A replay runs every derivation before the last one asked for (a later one may
     # build on them) and none after it; when results are cached it records and keeps
-    # the ones before too:
-    # loading each derivation of a file in turn then costs one replay, not one per
-    # derivation, each longer than the last.
+    # those too, so after a load of a file's last derivation every other one is a
+    # cache hit (decision #145).
     cached = any(k is not None for k in keys.values())
     upto = max(wanted, key=available.index) if cached or not only else None
     out, extra = _replay(path, wanted, None if upto else only, timeout,
