@@ -157,7 +157,7 @@ def load_many(path: str | Path, names: list[str] | None = None, *, timeout: floa
     cached = any(k is not None for k in keys.values())
     upto = max(wanted, key=available.index) if cached or not only else None
     out, extra = _replay(path, wanted, None if upto else only, timeout,
-                         _step_reporter(path, progress, on_step), upto)
+                         _step_reporter(path, progress, on_step), upto, keep=cached)
     if cached:
         every = {**extra, **out}
         now = derive_cache.derivation_keys(path, list(every))
@@ -191,10 +191,10 @@ def _step_reporter(path: Path, progress: Callable[[str], None] | None,
 
 
 def _replay(path: Path, wanted: list[str], only: str | None, timeout: float,
-            on_step: Callable[..., None] | None, upto: str | None = None
+            on_step: Callable[..., None] | None, upto: str | None = None, keep: bool = False
             ) -> tuple[dict[str, DerivedProgram], dict[str, DerivedProgram]]:
-    """The wanted derivations, and the others the replay recorded and Coq accepted (for
-    the cache; one it did not accept is not kept, and not an error here)."""
+    """The wanted derivations, and with `keep` the others the replay recorded and Coq
+    accepted (for the cache; one it did not accept is not kept, and not an error here)."""
     try:
         with CoqSession(timeout=timeout) as session:
             result = replay_file(session, path, only=only, semantics=True, on_step=on_step,
@@ -214,7 +214,7 @@ def _replay(path: Path, wanted: list[str], only: str | None, timeout: float,
         n = rd.derivation.name
         if n in wanted:
             out[n] = from_replayed(rd, f"{path}:{n}")
-        else:
+        elif keep:
             try:
                 extra[n] = from_replayed(rd, f"{path}:{n}")
             except DerivationError:

@@ -443,6 +443,7 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
             continue
         name, _, proof_name = m.groups()
         record = only is None or only == name
+        last = name in (only, upto)  # the one asked for: nothing after it is run
         cursor.derivation = name
         try:
             d = Derivation.begin(session, s.text, name, proof_name, source=str(path))
@@ -451,7 +452,7 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
                 raise  # the Derive went through; a bridge command after it failed
             rejected = ReplayFailure(s.line, s.text, _cascade(exc.coq_message, failed), name,
                                      kind="command")
-            if (only is not None and record) or name == upto:  # the one asked for
+            if last:
                 result.failure = rejected
                 return
             # Nothing was derived and Coq is where it was before the Derive: go on past
@@ -485,10 +486,10 @@ def _replay(session: CoqSession, path: Path, sentences: list[Sentence], only: st
                 i = _past_proof(sentences, i)
             note = f"whose derivation failed at line {rd.failure.line}"
             failed.update(dict.fromkeys((name, proof_name), note))
-            if name == upto:
+            if name == upto:  # (with `only`, it returned above, where it failed)
                 return
             continue
-        if (only is not None and record) or name == upto:  # nothing after it can change it
+        if last:  # nothing after it can change it
             return
 
 
