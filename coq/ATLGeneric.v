@@ -17,6 +17,6 @@ From Verisched Require Export Targets.GemminiLoopConv.
 From Verisched Require Export Targets.Blas Targets.BlasLatent.
 From Verisched Require Export Rewrites.Steps.
 From Verisched Require Export Rewrites.Producers.
-From Verisched Require Export Rewrites.Directives.
+From Verisched Require Export Rewrites.Directives Rewrites.Rfactor.
 From Verisched Require Export Rewrites.Stage.
 From Verisched Require Export Targets.Microkernel.

@@ -341,6 +341,19 @@ class Schedule:
         b = D.buffer("compute_root", "buffer", buffer, self._names())
         return self.apply(f"compute_root {b}.")
 
+    def rfactor(self, loop: str, lane: str, buffer: str) -> Schedule:
+        """Halide's `f.update().rfactor(loop, lane)`: the reduction `loop` (a sum from
+        0) becomes the lanes, indexed by the new generation `lane`, of a let `buffer`
+        that holds the partial sums of the sums enclosing it (in their order), summed
+        over `loop` once at the end (coq/Rewrites/Rfactor.v).  After a split of the
+        depth, `vectorize(lane)` then gives independent vector accumulators."""
+        d, names = "rfactor", self._names()
+        k = D.loop(d, "loop", loop, names)
+        u = D.fresh(d, "lane", lane, names)
+        t = D.fresh(d, "buffer", buffer, names)
+        D.distinct(d, {"lane": u, "buffer": t})
+        return self.apply(f"rfactor {k} into {u} as {t}.")
+
     def vectorize(self, loop: str, isa: str = "native", into: str | None = None) -> Schedule:
         """Vectorize the generation `loop` with `isa` ("avx2": 8 lanes, "avx512": 16,
         "native": the better of the two this CPU has, targets/auto.py): full vectors
