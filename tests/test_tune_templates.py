@@ -108,11 +108,10 @@ DOT = {"template": "dot", "dt_isa": "avx2", "dt_vectors": 2}
 @requires_coq
 @avx2
 def test_matvec_dot_point_proved_and_matches_numpy(tmp_path) -> None:
-    # the reduction as 2 vector accumulators of 8 lanes (rw sum_lanes_let), its tail
-    # peeled: rows of 45 = 2 blocks of 16 and 13 left, of 9 none full, of 1 a tail only
+    # the reduction as 2 vector accumulators of 8 lanes (rfactor), its tail peeled:
+    # rows of 45 = 2 blocks of 16 and 13 left, of 9 none full, of 1 a tail only
     space = Space.of(MATVEC, get_target("avx2"))
-    assert [op.method for op in space.ops(DOT)] == ["split", "reorder", "rw", "reorder",
-                                                 "vectorize"]
+    assert [op.method for op in space.ops(DOT)] == ["split", "rfactor", "vectorize"]
     res = tune(MATVEC, target="avx2", sizes={"n": 37, "m": 45}, budget=None, trials=2,
                jobs=1, out_dir=tmp_path, enqueue=[DOT], seeds=False)
     rec = next(r for r in res.records if r.params.get("template") == "dot")

@@ -340,6 +340,50 @@ Section Unused.
   Proof. reschedule. Fail split x by 4 into xo xi. done. Qed.
 End Unused.
 
+(* rfactor (Rewrites/Rfactor.v): Halide's rfactor.  The buffer takes in the
+   sums above the loop, in their order, and the guards between; a triangular
+   sum stays outside; a generation, a loop not from 0 and a taken name are
+   refused. *)
+Section Rfactor.
+  Context {S : Type} `{ScalarLaws S}.
+  Variables (n m : Z) (A : Z -> Z -> S) (x : Z -> S) (w : Z -> Z -> Z -> S).
+  Hypotheses (HA : shaped [n; m] A) (Hx : shaped [m] x) (Hw : shaped [n; 4; m] w).
+
+  Definition mv := GEN [ i < n ] SUM [ j < m ] A _[ i ] _[ j ] * x _[ j ].
+  Derive r1 SuchThat (mv = r1) As r1_ok.
+  Proof. reschedule. split j by 16 into jo ji. rfactor ji into u as t. check_safe. done. Qed.
+  Print r1.
+  Derive r2 SuchThat (0 <= m -> mv = r2) As r2_ok.
+  Proof. reschedule. split j by 16 into jo ji peel. rfactor ji into u as t. check_safe. done. Qed.
+  Print r2.
+  (* the outer loop of the split: nothing above it to take in *)
+  Derive r3 SuchThat (0 <= m -> mv = r3) As r3_ok.
+  Proof. reschedule. split j by 16 into jo ji peel. rfactor jo into u as t. check_safe. done. Qed.
+  Print r3.
+  (* a middle sum: [a] taken in, the guard kept, [c] inside the lanes *)
+  Definition s4 := SUM [ a < n ] SUM [ b < 4 ] |[ a + b <? n ]| SUM [ c < m ] w _[ a ] _[ b ] _[ c ].
+  Derive r4 SuchThat (s4 = r4) As r4_ok.
+  Proof. reschedule. rfactor b into u as t. check_safe. done. Qed.
+  Print r4.
+  (* a triangular nest: the sum [b]'s extent is [a], so the let goes below [a] *)
+  Definition s5 := SUM [ a < m ] SUM [ b < a ] x _[ b ].
+  Derive r5 SuchThat (s5 = r5) As r5_ok.
+  Proof. reschedule. rfactor b into u as t. check_safe. done. Qed.
+  Print r5.
+  Definition s6 := SUM [ a < n ] SUMR [ 1 <= b < m ] x _[ b ].
+  Derive r7 SuchThat (s6 = r7) As r7_ok.
+  Proof.
+    reschedule.
+    Fail rfactor b into u as t.            (* not from 0 *)
+    Fail rfactor q into u as t.            (* no such loop *)
+    Fail rfactor b into a as t.            (* the lanes' name is taken *)
+    done.
+  Qed.
+  Derive r8 SuchThat (mv = r8) As r8_ok.
+  Proof. reschedule. Fail rfactor i into u as t. done. Qed.  (* a generation *)
+  Print Assumptions r1_ok.
+End Rfactor.
+
 (* The directive re-derivation of the tiled pipeline: its trust base. *)
 From Verisched Require Examples.Directives.PipelineTiled.
 Print Assumptions Examples.Directives.PipelineTiled.tiled_directive_correct.

@@ -21,10 +21,10 @@ express either, so the tuner stalled at 0.2-0.3x OpenBLAS (decisions #59).
   and `vectorize ai`.
 - `dot`: a reduction read contiguously, as several vector accumulators (matvec's
   row): `split k by v * lanes` with a peeled tail (the main part unguarded),
-  `reorder kl ko`, `rw sum_lanes_let` (coq/Targets/Vectorize.v: the `v * lanes`
-  terms named as a buffer `t`, then summed), `reorder ko kl` (the depth inside the
-  buffer's generation) and `vectorize kl`: `v` independent vector accumulators over
-  the depth, summed once per output element; no pack (decisions #78).
+  `rfactor kl into ku as t` (Halide's rfactor, coq/Rewrites/Rfactor.v: the `v *
+  lanes` terms become a buffer `t`'s generation `ku` inside the depth `ko`, summed
+  once at the end) and `vectorize ku`: `v` independent vector accumulators over the
+  depth, summed once per output element; no pack (decisions #78, #146).
 
 Nothing here decides legality: a template applied where it does not fit (a
 register tile on a nest with one generation, a stage of a let buffer, an instruction
@@ -171,9 +171,9 @@ def dot_ops(n: Nest, p: dict[str, Any], taken: set[str]) -> list[Op]:
     """`dt_vectors` vector accumulators over the reduction (see the module docstring)."""
     k = n.k or "j"
     ko, kl = fresh(k + "o", taken), fresh(k + "l", taken)
+    ku, t = fresh(k + "u", taken), fresh("t", taken)
     return [Op("split", (k, p["dt_vectors"] * lanes(p["dt_isa"]), ko, kl), (("tail", "peel"),)),
-            Op("reorder", (kl, ko)), Op("rw", ("sum_lanes_let",)), Op("reorder", (ko, kl)),
-            Op("vectorize", (kl, p["dt_isa"]))]
+            Op("rfactor", (kl, ku, t)), Op("vectorize", (ku, p["dt_isa"]))]
 
 
 def lanes(isa: str) -> int:

@@ -1,0 +1,134 @@
+"""Halide's rfactor (coq/Rewrites/Rfactor.v, `Schedule.rfactor`): the buffer takes in
+the sums around the factored loop in their order, a guard on the chain stays a guard
+of the summands, the kernels agree with numpy and the interpreter at sizes no
+multiple of the factor, vectorized (every ISA this CPU has) and not, and each
+refusal names its cause, before Coq for the arguments, with the session kept."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import requires_coq
+
+from verisched.pybridge.interp import evaluate
+from verisched.pybridge.terms import Gen, Let, Sum, walk
+from verisched.schedule import DirectiveRefused, Schedule, ScheduleArgumentError, dsl
+from verisched.targets.cpu import cpu_flags
+
+pytestmark = requires_coq
+
+n, m, p = dsl.sizes("n m p")
+A = dsl.tensor("A", n, m)
+x = dsl.tensor("x", m)
+W = dsl.tensor("W", n, p, 4, m)
+f = dsl.tensor("f", n)
+
+ISAS = [isa for isa, flag in (("avx2", "avx2"), ("avx512", "avx512f")) if flag in cpu_flags()]
+SIZES = ((1, 1), (3, 15), (5, 16), (7, 37), (4, 100))   # 16/32 divide few of them
+
+
+def matvec() -> dsl.Program:
+    return dsl.program("matvec", dsl.gen("i", n, lambda i:
+                                         dsl.sum("j", m, lambda j: A[i, j] * x[j])))
+
+
+def check_matvec(kernel, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for rows, cols in SIZES:
+        a = rng.standard_normal((rows, cols)).astype(np.float32)
+        v = rng.standard_normal(cols).astype(np.float32)
+        np.testing.assert_allclose(kernel({"A": a, "x": v}, n=rows, m=cols),
+                                   a.astype(np.float64) @ v, rtol=1e-4, atol=1e-4)
+
+
+def nest(e, var: str):
+    """The first loop or let binding `var` (pre-order)."""
+    return next(x for x in walk(e) if isinstance(x, (Gen, Sum, Let)) and x.var == var)
+
+
+@pytest.mark.parametrize("tail", ["guard", "peel"])
+def test_rfactor_puts_the_lanes_inside_the_depth_and_the_kernel_matches_numpy(tail) -> None:
+    with Schedule.of(matvec()) as s:
+        s = s.split("j", 16, "jo", "ji", tail=tail).rfactor("ji", "u", "t")
+        t = nest(s.program, "t")
+        # tlet t := SUM jo GEN u .. in SUM ji t[ji]: Halide's order, u where ji was
+        assert isinstance(t.value, Sum) and t.value.var == "jo"
+        assert isinstance(t.value.body, Gen) and t.value.body.var == "u"
+        assert isinstance(t.body, Sum) and t.body.var == "ji"
+        assert "rfactor ji into u as t." in s.steps
+        check_matvec(s.compile("c"), 1)
+
+
+@pytest.mark.skipif(not ISAS, reason="the CPU has no AVX2")
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("tail,width", [("guard", 1), ("peel", 1), ("guard", 2)])
+def test_rfactor_then_vectorize_gives_vector_accumulators(isa, tail, width) -> None:
+    lanes = {"avx2": 8, "avx512": 16}[isa] * width
+    with Schedule.of(matvec()) as s:
+        s = s.split("j", lanes, "jo", "ji", tail=tail).rfactor("ji", "u", "t")
+        s = s.vectorize("u", isa)
+        t = nest(s.program, "t")
+        assert isinstance(t.value, Sum) and t.value.var == "jo"   # accumulated over jo
+        check_matvec(s.compile(isa), 2)
+
+
+def test_a_middle_sum_keeps_the_order_and_the_guards_of_the_chain() -> None:
+    # SUM a SUM b |[a + b < p]| SUM c: rfactor b takes in a, keeps c inside u
+    prog = dsl.program("s3", dsl.gen("i", n, lambda i: dsl.sum("a", p, lambda a: dsl.sum(
+        "b", 4, lambda b: dsl.guard(a + b < p, dsl.sum("c", m, lambda c: W[i, a, b, c]
+                                                        * x[c]))))))
+    with Schedule.of(prog) as s:
+        s = s.rfactor("b", "u", "acc")
+        acc = nest(s.program, "acc")
+        assert isinstance(acc.value, Sum) and acc.value.var == "a"
+        assert isinstance(acc.value.body, Gen) and acc.value.body.var == "u"
+        assert any(isinstance(e, Sum) and e.var == "c" for e in walk(acc.value.body))
+        assert isinstance(acc.body, Sum) and acc.body.var == "b"
+        kernel = s.compile("c")
+    check_interp(prog, kernel, {"W": lambda d: (d["n"], d["p"], 4, d["m"]),
+                                "x": lambda d: (d["m"],)},
+                 [{"n": 1, "m": 1, "p": 1}, {"n": 2, "m": 5, "p": 7}, {"n": 3, "m": 9, "p": 3}])
+
+
+def test_a_triangular_sum_stays_outside_the_buffer() -> None:
+    prog = dsl.program("tri", dsl.gen("i", m, lambda i: dsl.sum("a", n, lambda a: dsl.sum(
+        "b", a, lambda b: f[b] * x[i]))))
+    with Schedule.of(prog) as s:
+        s = s.rfactor("b", "u", "t")
+        a = nest(s.program, "a")
+        assert isinstance(a, Sum) and isinstance(a.body, Let) and a.body.var == "t"
+        kernel = s.compile("c")
+    check_interp(prog, kernel, {"f": lambda d: (d["n"],), "x": lambda d: (d["m"],)},
+                 [{"n": 1, "m": 1}, {"n": 6, "m": 3}, {"n": 17, "m": 2}])
+
+
+def check_interp(prog: dsl.Program, kernel, shapes, sizes) -> None:
+    rng = np.random.default_rng(5)
+    for d in sizes:
+        ins = {k: rng.standard_normal(shape(d)).astype(np.float32) for k, shape in shapes.items()}
+        want = evaluate(prog.expr, {k: v.astype(np.float64) for k, v in ins.items()}, d,
+                        np.float64)
+        np.testing.assert_allclose(kernel(ins, **d), want, rtol=1e-4, atol=1e-4)
+
+
+def test_refusals_name_the_cause_and_the_session_survives() -> None:
+    shifted = dsl.program("shifted", dsl.gen("i", n, lambda i: dsl.sum(
+        "j", m, lambda j: A[i, j] * x[j], lo=1)))
+    with Schedule.of(shifted) as s:
+        with pytest.raises(DirectiveRefused, match="loop j must start at 0"):
+            s.rfactor("j", "u", "t")
+        with pytest.raises(DirectiveRefused, match="loop i is a generation"):
+            s.rfactor("i", "u", "t")
+        assert s.split("j", 4, "jo", "ji").rfactor("ji", "u", "t").program is not None
+    with Schedule.of(matvec()) as s:
+        before = s.live.session.state
+        for call, msg in [
+            (lambda: s.rfactor("k", "u", "t"), r"rfactor.*loop.*no loop named 'k'"),
+            (lambda: s.rfactor("j", "i", "t"), r"rfactor.*lane.*'i' already names a loop"),
+            (lambda: s.rfactor("j", "u", "A"), r"rfactor.*buffer.*input or size"),
+            (lambda: s.rfactor("j", "u", "u"), r"rfactor.*buffer.*'u' is also given as lane"),
+            (lambda: s.rfactor("j", "u v", "t"), r"rfactor.*lane.*not an identifier"),
+        ]:
+            with pytest.raises(ScheduleArgumentError, match=msg):
+                call()
+        assert s.live.session.state == before  # Coq was not asked
