@@ -132,3 +132,45 @@ def test_refusals_name_the_cause_and_the_session_survives() -> None:
             with pytest.raises(ScheduleArgumentError, match=msg):
                 call()
         assert s.live.session.state == before  # Coq was not asked
+
+
+def test_rfactor_of_the_outer_loop_makes_a_reduction_parallel() -> None:
+    # Halide's rfactor(ro, u).parallel(u): a dot product as partial sums per chunk,
+    # the chunks on threads, summed once at the end
+    y = dsl.tensor("y", m)
+    dot = dsl.program("dot", dsl.sum("j", m, lambda j: x[j] * y[j]))
+    with Schedule.of(dot) as s:
+        s = s.split("j", 64, "jo", "ji").rfactor("jo", "u", "t")
+        t = nest(s.program, "t")
+        assert isinstance(t.value, Gen) and t.value.var == "u"
+        assert isinstance(t.value.body, Sum) and t.value.body.var == "ji"
+        kernel = s.parallel("u").compile("openmp")
+    rng = np.random.default_rng(4)
+    for size in (1, 63, 64, 1000, 4097):
+        a = rng.standard_normal(size).astype(np.float32)
+        b = rng.standard_normal(size).astype(np.float32)
+        np.testing.assert_allclose(kernel({"x": a, "y": b}, m=size),
+                                   a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.skipif(not ISAS, reason="the CPU has no AVX2")
+@pytest.mark.parametrize("isa", ISAS)
+def test_two_rfactors_chunks_on_threads_lanes_in_vectors(isa) -> None:
+    # Halide's parallel vectorized reduction: rfactor the chunks (parallel), then
+    # each chunk's lanes (vectorized); 256 and 2 vectors divide few sizes below
+    y = dsl.tensor("y", m)
+    dot = dsl.program("dot", dsl.sum("j", m, lambda j: x[j] * y[j]))
+    lanes = {"avx2": 8, "avx512": 16}[isa] * 2
+    with Schedule.of(dot) as s:
+        s = (s.split("j", 256, "jo", "ji").rfactor("jo", "u", "t")
+              .split("ji", lanes, "jio", "jii").rfactor("jii", "v", "acc"))
+        acc = nest(s.program, "acc")
+        assert isinstance(acc.value, Sum) and acc.value.var == "jio"
+        assert isinstance(acc.value.body, Gen) and acc.value.body.var == "v"
+        kernel = s.vectorize("v", isa).parallel("u").compile(f"{isa}-openmp")
+    rng = np.random.default_rng(6)
+    for size in (1, 31, 257, 5000, 100001):
+        a = rng.standard_normal(size).astype(np.float32)
+        b = rng.standard_normal(size).astype(np.float32)
+        np.testing.assert_allclose(kernel({"x": a, "y": b}, m=size),
+                                   a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
