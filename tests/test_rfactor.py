@@ -22,6 +22,8 @@ A = dsl.tensor("A", n, m)
 x = dsl.tensor("x", m)
 W = dsl.tensor("W", n, p, 4, m)
 f = dsl.tensor("f", n)
+y = dsl.tensor("y", m)
+DOT = dsl.program("dot", dsl.sum("j", m, lambda j: x[j] * y[j]))
 
 ISAS = [isa for isa, flag in (("avx2", "avx2"), ("avx512", "avx512f")) if flag in cpu_flags()]
 SIZES = ((1, 1), (3, 15), (5, 16), (7, 37), (4, 100))   # 16/32 divide few of them
@@ -137,20 +139,12 @@ def test_refusals_name_the_cause_and_the_session_survives() -> None:
 def test_rfactor_of_the_outer_loop_makes_a_reduction_parallel() -> None:
     # Halide's rfactor(ro, u).parallel(u): a dot product as partial sums per chunk,
     # the chunks on threads, summed once at the end
-    y = dsl.tensor("y", m)
-    dot = dsl.program("dot", dsl.sum("j", m, lambda j: x[j] * y[j]))
-    with Schedule.of(dot) as s:
+    with Schedule.of(DOT) as s:
         s = s.split("j", 64, "jo", "ji").rfactor("jo", "u", "t")
         t = nest(s.program, "t")
         assert isinstance(t.value, Gen) and t.value.var == "u"
         assert isinstance(t.value.body, Sum) and t.value.body.var == "ji"
-        kernel = s.parallel("u").compile("openmp")
-    rng = np.random.default_rng(4)
-    for size in (1, 63, 64, 1000, 4097):
-        a = rng.standard_normal(size).astype(np.float32)
-        b = rng.standard_normal(size).astype(np.float32)
-        np.testing.assert_allclose(kernel({"x": a, "y": b}, m=size),
-                                   a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+        check_dot(s.parallel("u").compile("openmp"), (1, 63, 64, 1000, 4097), 4, atol=1e-4)
 
 
 @pytest.mark.skipif(not ISAS, reason="the CPU has no AVX2")
@@ -158,19 +152,21 @@ def test_rfactor_of_the_outer_loop_makes_a_reduction_parallel() -> None:
 def test_two_rfactors_chunks_on_threads_lanes_in_vectors(isa) -> None:
     # Halide's parallel vectorized reduction: rfactor the chunks (parallel), then
     # each chunk's lanes (vectorized); 256 and 2 vectors divide few sizes below
-    y = dsl.tensor("y", m)
-    dot = dsl.program("dot", dsl.sum("j", m, lambda j: x[j] * y[j]))
     lanes = {"avx2": 8, "avx512": 16}[isa] * 2
-    with Schedule.of(dot) as s:
+    with Schedule.of(DOT) as s:
         s = (s.split("j", 256, "jo", "ji").rfactor("jo", "u", "t")
               .split("ji", lanes, "jio", "jii").rfactor("jii", "v", "acc"))
         acc = nest(s.program, "acc")
         assert isinstance(acc.value, Sum) and acc.value.var == "jio"
         assert isinstance(acc.value.body, Gen) and acc.value.body.var == "v"
         kernel = s.vectorize("v", isa).parallel("u").compile(f"{isa}-openmp")
-    rng = np.random.default_rng(6)
-    for size in (1, 31, 257, 5000, 100001):
+    check_dot(kernel, (1, 31, 257, 5000, 100001), 6, atol=1e-3)
+
+
+def check_dot(kernel, sizes, seed: int, atol: float) -> None:
+    rng = np.random.default_rng(seed)
+    for size in sizes:
         a = rng.standard_normal(size).astype(np.float32)
         b = rng.standard_normal(size).astype(np.float32)
         np.testing.assert_allclose(kernel({"x": a, "y": b}, m=size),
-                                   a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+                                   a.astype(np.float64) @ b, rtol=1e-4, atol=atol)
