@@ -224,12 +224,14 @@ Section Guards.
   Lemma guard_smul_l p (a b : S) : |[ p ]| (a * b) = (|[ p ]| a) * b.
   Proof. destruct p; cbn; [reflexivity|]; symmetry; apply smul_0_l. Qed.
 
-  (** A reduction as a sum of lanes (the tuner's [dot] template, decisions #78):
-      [SUM [ l < w ] g l] names its [w] terms as a buffer [t] and sums that, so
-      that, once the depth sum is moved inside the lanes' generation ([reorder]),
-      [vectorize] gives [w] independent vector accumulators over the depth and
-      the buffer's lanes are summed once at the end (a matvec row read
-      contiguously, without the transposing pack of the [lanes] template). *)
+  (** A reduction as a sum of lanes (decisions #78): [SUM [ l < w ] g l] names
+      its [w] terms as a buffer [t] and sums that, so that, once the depth sum
+      is moved inside the lanes' generation ([reorder]), [vectorize] gives [w]
+      independent vector accumulators over the depth and the buffer's lanes are
+      summed once at the end.  The [rfactor] directive (Rewrites/Rfactor.v,
+      #146) does this in one step, with the user's names, and is what the
+      tuner's [dot] template uses now; the lemma stays for derivations that
+      name it. *)
   Lemma sum_lanes_let w (g : Z -> S) :
     sumr 0 w g = atl_let (genr 0 w g) (fun t => sumr 0 w (fun l => get t l)).
   Proof.
