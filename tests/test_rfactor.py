@@ -170,3 +170,32 @@ def check_dot(kernel, sizes, seed: int, atol: float) -> None:
         b = rng.standard_normal(size).astype(np.float32)
         np.testing.assert_allclose(kernel({"x": a, "y": b}, m=size),
                                    a.astype(np.float64) @ b, rtol=1e-4, atol=atol)
+
+
+V3 = dsl.tensor("V3", n, 3, 5, p)
+
+
+def _chain(guard_at: str) -> dsl.Program:
+    """GEN i SUM a < 3 SUM b < 5 SUM c < p V3[i,a,b,c], a guard above `guard_at`."""
+    def g(at: str, cond, body):
+        return dsl.guard(cond, body) if at == guard_at else body
+    return dsl.program("chain", dsl.gen("i", n, lambda i: dsl.sum("a", 3, lambda a: g(
+        "b", a + n > 1, dsl.sum("b", 5, lambda b: g(
+            "c", b < p + 1, dsl.sum("c", p, lambda c: V3[i, a, b, c])))))))
+
+
+@pytest.mark.parametrize("guard_at", ["none", "b", "c"])
+@pytest.mark.parametrize("loop", ["a", "b", "c"])
+def test_every_loop_of_a_chain_with_or_without_a_guard(loop, guard_at) -> None:
+    prog = _chain(guard_at)
+    with Schedule.of(prog) as s:
+        s = s.rfactor(loop, "u", "t")
+        t = nest(s.program, "t")
+        outer = {"a": [], "b": ["a"], "c": ["a", "b"]}[loop]
+        # the sums above the loop, in their order, then the lanes, then the ones below
+        seen = [e.var for e in walk(t.value) if isinstance(e, (Gen, Sum))]
+        below = [x for x in ("b", "c") if x > loop]
+        assert seen == outer + ["u"] + below, seen
+        kernel = s.compile("c")
+    check_interp(prog, kernel, {"V3": lambda d: (d["n"], 3, 5, d["p"])},
+                 [{"n": 1, "p": 1}, {"n": 2, "p": 4}, {"n": 3, "p": 7}])
