@@ -485,6 +485,32 @@ def polybench(data: dict) -> Figure | None:
     return fig
 
 
+def reduce(data: dict) -> Figure | None:
+    """OpenBLAS / ours per problem, at 1 thread and at the multi-threaded count."""
+    plt = cm.pyplot()
+    if plt is None:
+        return None
+    rows, T = data["rows"], data.get("threads", 2)
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    xs = np.arange(len(rows))
+    _ratio_bars(ax, xs - 0.2, rows, "openblas 1t", "ours 1t", 0.4, "1 thread")
+    _ratio_bars(ax, xs + 0.2, rows, f"openblas {T}t", f"ours {T}t", 0.4, f"{T} threads")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    _log_ratio_axis(plt, ax)
+    ax.set_xlim(-0.6, len(rows) - 0.4)
+    ax.set_xticks(xs, [r["name"] for r in rows], fontsize=8)
+    ax.set_xlabel("problem (dot: length; gemv: rows x columns)")
+    ax.set_ylabel("OpenBLAS time / ours (x); above 1: ours faster")
+    ax.set_title(", ".join(x for x in ("rfactor idioms vs OpenBLAS, float32", data.get("isa"),
+                                       data.get("cpu")) if x), fontsize=9)
+    ax.legend(fontsize=8, ncol=2, loc="lower center", bbox_to_anchor=(0.5, 1.07), frameon=False)
+    lines = [SPREAD.replace("median", "ratio of medians") + " (per-round ratios, "
+             f"{data.get('repeat', '?')} interleaved runs)"]
+    note(fig, lines)
+    fig.tight_layout(rect=(0, foot(len(lines)), 1, 1))
+    return fig
+
+
 # ---------------------------------------------------------------------------
 # bench tune
 
@@ -658,7 +684,7 @@ def figure_for(stem: str, results_dir: Path = cm.RESULTS_DIR) -> Figure | None:
     draw: dict[str, Callable] = {"blur": blur, "sgemm": sgemm, "gemmini": gemmini,
                                  "idioms_bench": idioms, "polybench": polybench,
                                  "tune": tune, "conv": lambda d: conv(d, _conv_flops(d)),
-                                 "proofs": proofs}
+                                 "proofs": proofs, "reduce": reduce}
     return draw[stem](data)
 
 
@@ -672,7 +698,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description="Redraw benchmark charts from saved results.")
     ap.add_argument("stems", nargs="+", help="blur conv sgemm gemmini idioms_bench "
-                                             "polybench tune proofs")
+                                             "polybench tune proofs reduce")
     ap.add_argument("--results-dir", default=str(cm.RESULTS_DIR))
     args = ap.parse_args(argv)
     d = Path(args.results_dir)

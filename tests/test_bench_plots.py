@@ -184,6 +184,20 @@ def test_idioms_and_polybench_ratio_spread(pl, tmp_path) -> None:
     assert "no OpenBLAS peer (no BLAS call computes the kernel): jacobi-1d" in _notes(pl, fig)
 
 
+def test_reduce_ratio_bars_at_both_thread_counts(pl, tmp_path) -> None:
+    rows = [{"name": "dot 65536",
+             "median_ms": {"openblas 1t": 2.0, "ours 1t": 1.0, "openblas 2t": 1.0,
+                           "ours 2t": 2.0},
+             "samples_ms": {"openblas 1t": _runs(2), "ours 1t": _runs(1),
+                            "openblas 2t": _runs(1), "ours 2t": _runs(2)}}]
+    fig = pl.reduce({"threads": 2, "repeat": 5, "isa": "avx512", "rows": rows})
+    _render(pl, fig, tmp_path, "reduce")
+    assert _has_whiskers(fig)
+    bars = [b.get_height() for c in fig.axes[0].containers if not hasattr(c, "has_yerr")
+            for b in c]
+    assert bars == pytest.approx([2.0, 0.5])
+
+
 def test_tune_bands_and_missing_contender(pl, tmp_path) -> None:
     row = {"problem": "matvec", "sizes": {"n": 8}, "best_over_time": [[1.0, 2e-3], [2.0, 1e-3]],
            "ms": {"tuned": 1.0, "hand": 2.0}, "samples_ms": {"tuned": _runs(1), "hand": _runs(2)}}
@@ -215,7 +229,7 @@ def test_quartiles_and_round_ratios(pl) -> None:
 
 
 @pytest.mark.parametrize("stem", ["blur", "conv", "sgemm", "gemmini", "idioms_bench",
-                                  "polybench", "tune", "proofs"])
+                                  "polybench", "tune", "proofs", "reduce"])
 def test_committed_results_redraw(pl, tmp_path, stem) -> None:
     """Every committed result redraws from its saved JSON (or, for results from before
     the bench wrote JSON, its markdown table), as `python benchmarks/_plots.py STEM`,
@@ -246,7 +260,8 @@ def test_every_result_writer_stamps_its_commit() -> None:
     assert {p.name for p in writers} >= {"bench_blur.py", "bench_conv.py", "bench_sgemm.py",
                                          "bench_gemmini.py", "bench_idioms.py",
                                          "bench_polybench.py", "bench_tune.py",
-                                         "bench_proofs.py", "search_idioms.py"}
+                                         "bench_proofs.py", "search_idioms.py",
+                                         "bench_reduce.py"}
     for p in writers:
         text = p.read_text()
         assert "source_revision()" in text and "rev-parse" not in text, p.name
