@@ -432,6 +432,37 @@ def unbound() -> Iterator[None]:
         os.sched_setaffinity(0, mask)
 
 
+def numpy_openblas(bench: str):
+    """numpy's OpenBLAS as threadpoolctl controls it (`set_num_threads`, `version`,
+    `architecture`, its symbols in `.dynlib`), or a SystemExit naming what is missing:
+    without the thread count the 1- and 2-thread columns cannot be compared."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        raise SystemExit(f"bench {bench}: threadpoolctl is missing (pip install "
+                         "'verisched[bench]'); it sets OpenBLAS's thread count, without "
+                         "which the 1- and 2-thread columns cannot be compared") from None
+    libs = [lc for lc in ThreadpoolController().lib_controllers
+            if lc.internal_api == "openblas" and "numpy" in lc.filepath]
+    if not libs:
+        raise SystemExit(f"bench {bench}: numpy is not linked with OpenBLAS "
+                         "(threadpoolctl found no numpy OpenBLAS)")
+    return libs[0]
+
+
+def openblas_threads(lc, n: int, wake: Callable[[], None]) -> Callable[[], None]:
+    """A Variant's `prepare` setting OpenBLAS's thread count before a call.  Its workers
+    are (re)started with every core allowed (`unbound`): setting the count starts them
+    after a fork, and so does one multi-threaded call (`wake`), made here for the case
+    that it does not."""
+    def prepare() -> None:
+        with unbound():
+            lc.set_num_threads(n)
+            if n > 1:
+                wake()
+    return prepare
+
+
 def bind_omp_threads() -> None:
     """Bind OpenMP threads to cores, unless the caller's environment says otherwise:
     OMP_PROC_BIND=close, OMP_PLACES=cores (setdefault).  Read when an OpenMP runtime

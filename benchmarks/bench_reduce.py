@@ -71,16 +71,7 @@ class OpenBLAS:
     """numpy's OpenBLAS: cblas sdot and sgemv (64-bit integers) and its thread count."""
 
     def __init__(self) -> None:
-        try:
-            from threadpoolctl import ThreadpoolController
-        except ImportError:
-            raise SystemExit("bench reduce: threadpoolctl is missing (pip install "
-                             "'verisched[bench]')") from None
-        libs = [lc for lc in ThreadpoolController().lib_controllers
-                if lc.internal_api == "openblas" and "numpy" in lc.filepath]
-        if not libs:
-            raise SystemExit("bench reduce: numpy is not linked with OpenBLAS")
-        self.lc = libs[0]
+        self.lc = cm.numpy_openblas("reduce")
         self.version, self.arch = self.lc.version, getattr(self.lc, "architecture", "?")
         lib, i64, fp = self.lc.dynlib, ctypes.c_int64, ctypes.POINTER(ctypes.c_float)
         self.sdot = getattr(lib, "scipy_cblas_sdot64_", None)
@@ -100,13 +91,8 @@ class OpenBLAS:
                                     cm.aligned(np.zeros(1024, np.float32)))
 
     def threads(self, n: int):
-        """Set the thread count before a call; its workers (re)started unbound."""
-        def prepare() -> None:
-            with cm.unbound():
-                self.lc.set_num_threads(n)
-                if n > 1:
-                    self._wake()
-        return prepare
+        """Set the thread count before a call (cm.openblas_threads)."""
+        return cm.openblas_threads(self.lc, n, self._wake)
 
     def bind_dot(self, x: np.ndarray, y: np.ndarray, out: np.ndarray):
         fp = ctypes.POINTER(ctypes.c_float)

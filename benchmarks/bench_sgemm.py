@@ -187,19 +187,7 @@ class OpenBLAS:
     """numpy's OpenBLAS: cblas_sgemm and a thread-count control (threadpoolctl)."""
 
     def __init__(self) -> None:
-        try:
-            from threadpoolctl import ThreadpoolController
-        except ImportError:
-            raise SystemExit("bench sgemm: threadpoolctl is missing (pip install "
-                             "'verisched[bench]'); it sets OpenBLAS's thread count, without "
-                             "which the 1- and 2-thread columns cannot be compared") from None
-
-        libs = [lc for lc in ThreadpoolController().lib_controllers
-                if lc.internal_api == "openblas" and "numpy" in lc.filepath]
-        if not libs:
-            raise SystemExit("bench sgemm: numpy is not linked with OpenBLAS "
-                             "(threadpoolctl found no numpy OpenBLAS)")
-        self.lc = libs[0]
+        self.lc = cm.numpy_openblas("sgemm")
         self.version = self.lc.version
         self.arch = getattr(self.lc, "architecture", "?")
         fn = None
@@ -224,15 +212,8 @@ class OpenBLAS:
                                  for _ in range(3)))
 
     def threads(self, n: int):
-        """Set the thread count before a call.  Its workers are (re)started with every
-        core allowed (cm.unbound): setting the count starts them after a fork, and so
-        does one multi-threaded call, made here for the case that it does not."""
-        def prepare() -> None:
-            with cm.unbound():
-                self.lc.set_num_threads(n)
-                if n > 1:
-                    self._wake()
-        return prepare
+        """Set the thread count before a call (cm.openblas_threads)."""
+        return cm.openblas_threads(self.lc, n, self._wake)
 
     def bind(self, A: np.ndarray, B: np.ndarray, C: np.ndarray):
         """C += A·B (row-major, no transposes, alpha = beta = 1)."""
