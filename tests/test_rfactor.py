@@ -160,6 +160,10 @@ def test_two_rfactors_chunks_on_threads_lanes_in_vectors(isa) -> None:
         assert isinstance(acc.value, Sum) and acc.value.var == "jio"
         assert isinstance(acc.value.body, Gen) and acc.value.body.var == "v"
         kernel = s.vectorize("v", isa).parallel("u").compile(f"{isa}-openmp")
+    # one region, over the chunks: the lanes' loop under the depth sum forks no team
+    # of its own at each depth step where the chunks are fewer than the threads
+    assert [x.strip() for x in kernel.lowered.body if "#pragma" in x] == [
+        "#pragma omp parallel for schedule(static)"]
     check_dot(kernel, (1, 31, 257, 5000, 100001), 6, atol=1e-3)
 
 

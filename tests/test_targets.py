@@ -292,6 +292,43 @@ def test_parallel_loop_of_light_iterations_forks_only_when_long():
     run_all([light], {"f": (n,)}, [{"n": 5}, {"n": PARALLEL_MIN_TRIPS + 3}], target="openmp")
 
 
+def test_a_light_fallback_loop_forks_only_when_long():
+    # Regression (bench reduce): under a SUM inside a parallel loop that runs fewer
+    # iterations than threads, the first generation is a fallback (rule 6) that forks
+    # at every step of the SUM; for two vector statements a step, a parallel dot
+    # product took 0.3 ms a call for 4 us of work.  A light fallback now forks only
+    # from PARALLEL_MIN_TRIPS iterations on, and not at all where its extent is known
+    # to be smaller (openmp.py, rule 7).
+    from test_lower_unit import run_all
+
+    from verisched.codegen.parallel import PARALLEL_MIN_TRIPS
+    from verisched.pybridge.terms import Sum
+
+    f, p = Var("f"), IVar("p")
+
+    def pragmas(e, env):
+        return [s.strip() for s in lower(e, env, parallel=True).body if "#pragma" in s]
+
+    def under_sum(extent, body):   # GEN c < n, SUM k < m, GEN l < extent: body
+        return gen("c", n, Sum("k", IConst(0), m, gen("l", extent, body)))
+
+    short = under_sum(IConst(2), get(f, "c", "k", "l"))
+    assert pragmas(short, {"f": (n, m, IConst(2))}) == [
+        "#pragma omp parallel for schedule(static)"]
+    long = under_sum(p, get(f, "c", "k", "l"))
+    assert pragmas(long, {"f": (n, m, p)}) == [
+        "#pragma omp parallel for schedule(static)",      # the copy with threads for c
+        f"#pragma omp parallel for schedule(static) if(p >= {PARALLEL_MIN_TRIPS})"]
+    # A fallback with a row of work per iteration forks whatever its count.
+    rows = under_sum(IConst(2), gen("q", p, get(f, "c", "k", "l", "q")))
+    assert pragmas(rows, {"f": (n, m, IConst(2), p)}) == [
+        "#pragma omp parallel for schedule(static)", "#pragma omp parallel for schedule(static)"]
+    run_all([short], {"f": (n, m, IConst(2))},
+            [{"n": 1, "m": 3}, {"n": 3, "m": 1}, {"n": 5, "m": 4}], target="openmp")
+    run_all([long], {"f": (n, m, p)}, [{"n": 1, "m": 3, "p": 5}, {"n": 3, "m": 2, "p": 1}],
+            target="openmp")
+
+
 def test_header_declares_the_abi():
     lw = lower(pipeline_two_stage(), {"f": (n,)}, name="two")
     h = render_header([lw], "two.c")

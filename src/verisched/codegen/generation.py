@@ -21,6 +21,7 @@ from verisched.codegen.parallel import (
     collapse_tiles,
     if_enough_work,
     only_if_several,
+    serial_light_fallback,
 )
 from verisched.codegen.poly import Poly
 from verisched.codegen.vloops import var_coeff
@@ -114,6 +115,10 @@ def lower_gen(lw: Lowering, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitte
             collapse_tiles(out, mark, lw.gen_loops)
             only_if_several(out, mark, rhi - rlo, ctx, inner, lw.fallback_loops)
             if_enough_work(out, mark, rhi - rlo, ctx)
+        elif par == FALLBACK and serial_light_fallback(out, mark, rhi - rlo, end - start,
+                                                       ctx):
+            lw.parallel_loops -= 1
+            lw.fallback_loops -= 1
     return gen_zero_edges(lw, dest, mode, ctx, out, extent) and cov
 
 

@@ -44,6 +44,10 @@ parallel only if
    iterations on (an OpenMP `if` clause, `parallel.if_enough_work`), and not at all
    where its count is known to be smaller: with fewer iterations the fork and join
    cost more than the work.  The iterations and their results are the same either way.
+   A fallback loop of rule 6 with a light body is held to the same
+   (`parallel.serial_light_fallback`): it forks at every step of the SUM around it, so
+   a parallel dot product whose chunks were fewer than the threads forked 512 times a
+   call to share two vector statements (decision #149).
 8. a concat of two generations that would each be a parallel loop by 2, the second
    one's range starting where the first one's ends (`concat q r (GEN [i < q] A)
    (GENR [q <= i < q + r] B)`: full tiles, then the partial ones), is one parallel
