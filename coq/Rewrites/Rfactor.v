@@ -78,12 +78,12 @@ End RfactorLemmas.
 Ltac rf_mark_node ki :=
   atl_eta_binder;
   lazymatch goal with
-  | |- @genr ?X ?E ?lo ?hi ?F = _ =>
-      lazymatch F with fun z => _ => atl_same_name ki z end; atl_named_binder;
-      exact (@eq_refl _ (rf_mark (@genr X E lo hi F)))
-  | |- @sumr ?X ?E ?lo ?hi ?F = _ =>
-      lazymatch F with fun z => _ => atl_same_name ki z end; atl_named_binder;
-      exact (@eq_refl _ (rf_mark (@sumr X E lo hi F)))
+  | |- ?L = _ =>
+      lazymatch L with
+      | @genr _ _ _ _ (fun z => _) => atl_same_name ki z
+      | @sumr _ _ _ _ (fun z => _) => atl_same_name ki z
+      end;
+      atl_named_binder; exact (@eq_refl _ (rf_mark L))
   end.
 
 (** Down the chain from its top to the marked loop: each sum and guard

@@ -324,7 +324,7 @@ class NativeKernel:
         (`kernel({"v": img})` for a kernel over v : n x m), others are given by name."""
         ins = {} if inputs is None else inputs
         self._check_inputs(ins, sizes)  # a misnamed input is named, not as a missing size
-        return self.call(ins, self.infer_sizes(ins, sizes))
+        return self._run(ins, self.infer_sizes(ins, sizes))
 
     def _check_inputs(self, inputs: Mapping[str, object],
                       sizes: Mapping[str, object] | None = None) -> None:
@@ -357,10 +357,16 @@ class NativeKernel:
     def call(self, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int],
              out: np.ndarray | None = None) -> np.ndarray:
         """Run the kernel; every array is checked before entering C."""
+        self._check_inputs(inputs)
+        return self._run(inputs, sizes, out)
+
+    def _run(self, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int],
+             out: np.ndarray | None = None) -> np.ndarray:
+        """`call` once the input names are checked (`__call__` checks them itself, with
+        the sizes, before inferring any)."""
         lw = self.lowered
         if lw.isa is not None and lw.uses_vectors:
             check_cpu(lw.isa.cpu_flags, lw.isa.name, self.name)
-        self._check_inputs(inputs)
         shapes, out_shape = self.extents(sizes)
         names = [a for a, _, _ in lw.inputs]
         args = []
