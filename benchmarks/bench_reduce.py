@@ -2,9 +2,9 @@
 
 Ours are derived from the plain programs by directives alone (verisched.schedule), as
 docs/directives.md's rfactor section writes them, in the CPU's best vector ISA
-(`native`): a dot product `SUM j x[j] * y[j]` split by two vectors (the tail peeled:
-with the guard tail every block's vectors get bounds of their own, and the lowering
-keeps their accumulators in memory), `rfactor` of the lanes, `vectorize` (1 thread);
+(`native`): a dot product `SUM j x[j] * y[j]` split by two vectors (`split`'s default
+guard tail: the last chunk's vectors masked, the full chunks' not, decision #150),
+`rfactor` of the lanes, `vectorize` (1 thread);
 for threads, first split into chunks of CHUNK and `rfactor` of the chunks, `parallel`
 over them (Halide's `rfactor(ro, u).parallel(u)`).
 A matvec `GEN i SUM j A[i, j] * x[j]` (row-major A): each row's sum the same way, rows
@@ -54,13 +54,13 @@ def derive(isa: str) -> dict[str, object]:
                                        dsl.sum("j", m, lambda j: A[i, j] * x[j])))
     out: dict[str, object] = {}
     with Schedule.of(dot) as s:
-        out["dot 1t"] = (s.split("j", lanes, "jo", "ji", tail="peel").rfactor("ji", "u", "t")
+        out["dot 1t"] = (s.split("j", lanes, "jo", "ji").rfactor("ji", "u", "t")
                           .vectorize("u", isa).compile(isa))
         out["dot Tt"] = (s.split("j", CHUNK, "jc", "jj").rfactor("jc", "c", "part")
-                          .split("jj", lanes, "jo", "ji", tail="peel").rfactor("ji", "u", "t")
+                          .split("jj", lanes, "jo", "ji").rfactor("ji", "u", "t")
                           .vectorize("u", isa).parallel("c").compile(f"{isa}-openmp"))
     with Schedule.of(gemv) as s:
-        row = s.split("j", lanes, "jo", "ji", tail="peel").rfactor("ji", "u", "t")
+        row = s.split("j", lanes, "jo", "ji").rfactor("ji", "u", "t")
         row = row.vectorize("u", isa)
         out["gemv 1t"] = row.compile(isa)
         out["gemv Tt"] = row.parallel("i").compile(f"{isa}-openmp")
@@ -251,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.environ.get('OPENBLAS_CORETYPE', 'unset')}), cblas sdot / sgemv called "
         "directly; threads set with threadpoolctl",
         f"- ours: derived with directives only (benchmarks/bench_reduce.py `derive`): the "
-        f"sum split by two vectors (tail peeled), `rfactor` of its lanes, `vectorize`; "
+        "sum split by two vectors (the guard tail: the last chunk masked), `rfactor` of "
+        "its lanes, `vectorize`; "
         f"{T} threads: the "
         f"dot product's chunks of {CHUNK} `rfactor`ed and `parallel`, the matvec's rows "
         f"`parallel`; targets {isa} and {isa}-openmp ({cm.omp_env()})",

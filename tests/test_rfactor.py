@@ -167,6 +167,28 @@ def test_two_rfactors_chunks_on_threads_lanes_in_vectors(isa) -> None:
     check_dot(kernel, (1, 31, 257, 5000, 100001), 6, atol=1e-3)
 
 
+@pytest.mark.skipif(not ISAS, reason="the CPU has no AVX2")
+@pytest.mark.parametrize("isa", ISAS)
+def test_a_guard_tail_of_two_vectors_masks_only_the_last_chunk(isa) -> None:
+    # Decision #150: the depth sum is split where all of a chunk's vectors are in
+    # bounds; the full chunks' vector loop has a constant count and no mask (its
+    # accumulators can stay in registers), the last chunk keeps the masks
+    lanes = {"avx2": 8, "avx512": 16}[isa] * 2
+    with Schedule.of(DOT) as s:
+        s = s.split("j", lanes, "jo", "ji").rfactor("ji", "u", "t").vectorize("u", isa)
+        kernel = s.compile(isa)
+    body = kernel.lowered.body
+    loops = [k for k, x in enumerate(body) if x.strip().startswith("for (int jo")]
+    assert len(loops) == 2, "\n".join(body)
+    main, tail = body[loops[0]:loops[1]], body[loops[1]:]
+    assert f"jo < ((m) / {lanes})" in main[0]
+    assert not any("mask" in x for x in main), "\n".join(main)
+    assert any("mask" in x for x in tail)
+    # no tail, a tail in the first vector, one in the second, a chunk short of one
+    check_dot(kernel, (1, lanes - 1, lanes, lanes + 1, lanes + lanes // 2,
+                       3 * lanes + lanes // 2 + 3, 1000, 4096), 7, atol=1e-3)
+
+
 def check_dot(kernel, sizes, seed: int, atol: float) -> None:
     rng = np.random.default_rng(seed)
     for size in sizes:

@@ -57,6 +57,7 @@ from verisched.codegen.isa import VectorISA
 from verisched.codegen.normal import show
 from verisched.codegen.parallel import FALLBACK, FALLBACK_PRAGMA
 from verisched.codegen.poly import Poly
+from verisched.codegen.scan import has_let
 from verisched.codegen.shapes import Shape, shape_of
 from verisched.codegen.support import SupportAnalysis
 from verisched.codegen.vector import VectorRules
@@ -286,19 +287,33 @@ class Lowering:
         return reshape.lower_reshape(self, e, dest, mode, ctx, out)
 
     def lower_sum(self, e: Sum, dest: Dest, mode: str, ctx: Ctx, out: Emitter) -> bool:
-        """A tensor SUM: zero the window (for `=`), then accumulate every iteration."""
+        """A tensor SUM: zero the window (for `=`), then accumulate every iteration; in
+        vector code the iterations whose lanes are all in bounds first, in a loop of
+        their own, then the masked tail (vloops.py, mask_split; decision #150)."""
         sub = Emitter()
         lo, hi = ix(e.lo, ctx), ix(e.hi, ctx)
         hi, clip_facts = self.support.clipped_hi(e, hi, ctx)
         if mode == "=":
             self.zero_fill(dest, ctx, out)
         unroll = self.loops.needs_unroll(e.var, e.body, None, ctx)
-        if isinstance(dest.buf, RegBuf) and not unroll:
-            # The micro-kernel's reduction: a few iterations per loop branch.
-            sub.line(f"#pragma GCC unroll {REDUCTION_UNROLL}")
-        for c2, _ in self.loops.iterate(e.var, lo, hi, ctx, sub, clip_facts, False, unroll):
-            c2.in_sum = True
-            self.lower(e.body, dest, "+=", c2, sub)
+        ranges: list[tuple[Poly, Poly, list[Poly]]] = [(lo, hi, [])]
+        # Not where the body binds a buffer: each part would lower (and allocate) it
+        # again, SGEMM's packs at a fixed kc twice over to lift a `min` off its depth.
+        split = (None if unroll or has_let(e.body) else
+                 self.loops.mask_split(e, dest, mode, ctx, out, lo, lo, hi, clip_facts,
+                                       head_ok=False))
+        if split is not None and split[2] is not None:
+            # Iterations with every lane in bounds, then the masked tail (vloops.py).
+            mid, extra = split[2], split[3]
+            ranges = [(lo, mid, extra), (mid, hi, [])]
+        for rlo, rhi, more in ranges:
+            if isinstance(dest.buf, RegBuf) and not unroll:
+                # The micro-kernel's reduction: a few iterations per loop branch.
+                sub.line(f"#pragma GCC unroll {REDUCTION_UNROLL}")
+            for c2, _ in self.loops.iterate(e.var, rlo, rhi, ctx, sub, clip_facts + more,
+                                            False, unroll):
+                c2.in_sum = True
+                self.lower(e.body, dest, "+=", c2, sub)
         out.extend(sub)
         return True
 

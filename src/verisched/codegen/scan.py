@@ -8,7 +8,7 @@ which programs those are.
 
 from __future__ import annotations
 
-from verisched.pybridge.terms import Guard, Instr, Mem, any_node
+from verisched.pybridge.terms import Guard, Instr, Let, Mem, any_node
 
 
 def has_instr(e: object) -> bool:
@@ -20,6 +20,12 @@ def has_guard(e: object) -> bool:
     """Does the term contain a guard outside instruction arguments (a guard inside an
     instruction's specification is the instruction's business)?"""
     return any_node(e, lambda x: isinstance(x, Guard),  # type: ignore[arg-type]
+                    descend=lambda x: not isinstance(x, Instr))
+
+
+def has_let(e: object) -> bool:
+    """Does the term bind a buffer (a let outside instruction arguments)?"""
+    return any_node(e, lambda x: isinstance(x, Let),  # type: ignore[arg-type]
                     descend=lambda x: not isinstance(x, Instr))
 
 

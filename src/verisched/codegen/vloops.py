@@ -30,6 +30,7 @@ from verisched.pybridge.terms import (
     Expr,
     Gen,
     Get,
+    Sum,
     Var,
     idx_free_vars,
     is_idx,
@@ -59,8 +60,8 @@ class LoopShaping:
         self.versioning = 0
 
     # -- splitting loops into unmasked iterations and a masked tail --------------
-    def mask_split(self, e: Gen, dest: Dest, mode: str, ctx: Ctx, out: Emitter, lo: Poly,
-                   first: Poly, last: Poly, facts: list[Poly], head_ok: bool = True
+    def mask_split(self, e: Gen | Sum, dest: Dest, mode: str, ctx: Ctx, out: Emitter,
+                   lo: Poly, first: Poly, last: Poly, facts: list[Poly], head_ok: bool = True
                    ) -> tuple[Poly | None, list[Poly], Poly | None, list[Poly]] | None:
         """Where a generation's vector masks (and the guards of unrolled register
         copies) depend on its variable v as `r - a*v >= 0` (a > 0; the lanes still in
@@ -73,7 +74,13 @@ class LoopShaping:
         Returns (head, the facts after it, tail start, the facts before it), each point
         None where there is no such part, or None for no split at all.  The body is
         lowered once more for this (nested loops are not probed again), into a scratch
-        emitter."""
+        emitter.
+
+        A SUM is split the same way (its body added into `dest` at every iteration, in
+        order, so two loops add what one did): a guard-tailed reduction whose lanes are
+        several vectors (`split j by 32 .. rfactor ji`) keeps its blocks' masks out of
+        the full iterations, whose vector loop then has a constant count and its
+        accumulators stay in registers (decision #150)."""
         core = self.core
         if (core.isa is None or self.mask_log is not None or not core.vector_program
                 or not (has_instr(e.body) or has_guard(e.body))):
@@ -85,7 +92,11 @@ class LoopShaping:
             with core.loop(e.var, first, last, ctx, probe, facts, False) as (c2, pv):
                 vname = c2.idx_names[e.var]
                 self.probe_depth = c2.facts.depth[vname]
-                core.lower(e.body, dest.peel(pv - lo), mode, c2, probe)
+                if isinstance(e, Sum):
+                    c2.in_sum = True
+                    core.lower(e.body, dest, "+=", c2, probe)
+                else:
+                    core.lower(e.body, dest.peel(pv - lo), mode, c2, probe)
 
         self.head_log = []
         log = self._probe(ctx, type(out), run)

@@ -346,10 +346,10 @@ class Schedule:
         0) becomes the lanes, indexed by the new generation `lane`, of a let `buffer`
         that holds the partial sums of the sums enclosing it (in their order), summed
         over `loop` once at the end (coq/Rewrites/Rfactor.v).  After a split of the
-        depth, `vectorize(lane)` then gives independent vector accumulators (split with
-        tail="peel" where the lanes are several vectors: with the guard tail the
-        accumulators stay in memory, docs/directives.md); `rfactor` of a split's outer
-        loop then `parallel(lane)` runs a reduction's chunks on threads."""
+        depth, `vectorize(lane)` then gives independent vector accumulators (either
+        tail: the guard tail masks the last chunk's vectors only, decision #150);
+        `rfactor` of a split's outer loop then `parallel(lane)` runs a reduction's
+        chunks on threads."""
         d, names = "rfactor", self._names()
         k = D.loop(d, "loop", loop, names)
         u = D.fresh(d, "lane", lane, names)
