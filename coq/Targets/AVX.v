@@ -36,7 +36,10 @@
     - [storeu v]        = [GEN [ l < w ] v _[ l ]]: the identity on a
       vector, marking where the value is stored ([_mm256_storeu_ps]);
     - [maskstore n v]   = [GEN [ l < w ] |[ l <? n ]| v _[ l ]]
-      ([_mm256_maskstore_ps] of the first [n] lanes).
+      ([_mm256_maskstore_ps] of the first [n] lanes);
+    - [reduce_add v]    = [SUM [ l < w ] v _[ l ]]: the sum of the lanes, a
+      scalar ([_mm512_reduce_add_ps]; for AVX2 a helper of two shuffles and
+      three adds): over [R] any order of the adds is this sum.
 
     [smax] comes from the class [ScalarMax] (Tensor/Scalar.v; its instance
     for [R] is in Tensor/ScalarR.v); docs/decisions.md says why max is a
@@ -124,6 +127,9 @@ Section Specs.
       [lanes_const_hi2]'s, Targets/Vectorize.v: [0 <=? l]). *)
   Definition vec_maskbroadcast_range_min (x : S) (a b c : Z) : Z -> S :=
     GEN [ l < w ] |[ a <=? l ]| |[ l <? b ]| |[ l <? c ]| x.
+  (** The sum of the lanes (a horizontal add): [vectorize] of a reduction. *)
+  Definition vec_reduce_add (v : Z -> S) : S :=
+    SUM [ l < w ] v _[ l ].
 End Specs.
 
 (** ** AVX2 (8 lanes) and AVX-512F (16 lanes)
@@ -199,6 +205,10 @@ Definition avx2_maskbroadcast_range {S : Type} `{Scalar S} :=
   Eval cbv beta delta [vec_maskbroadcast_range] in @vec_maskbroadcast_range S _ 8.
 Definition avx512_maskbroadcast_range {S : Type} `{Scalar S} :=
   Eval cbv beta delta [vec_maskbroadcast_range] in @vec_maskbroadcast_range S _ 16.
+Definition avx2_reduce_add {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_reduce_add] in @vec_reduce_add S _ 8.
+Definition avx512_reduce_add {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_reduce_add] in @vec_reduce_add S _ 16.
 
 (** ** Which constants are the instructions of a width
 
@@ -318,6 +328,84 @@ Section Vectorize.
 End Vectorize.
 
 Arguments gen_vectorize {X _ _} (w lo hi N q)%Z f%atl_scope.
+
+(** ** A reduction in vectors: the sum of each vector's lanes
+
+    [SUMR [ lo <= j < hi ] F j], of extent [N], as the sums of the lanes of
+    its vectors of [w] consecutive terms: Halide's vectorized reduction
+    ([f.update().atomic().vectorize(r)]), used on the lanes an [rfactor]
+    left (Rewrites/Rfactor.v), whose final sum is then [N / w] horizontal
+    adds instead of [N] scalar ones.  Over the reals the order of the adds
+    is free (the proof regroups the sum); in floats it changes the rounding,
+    as every vectorized reduction does.  Where [w] divides [N] (a literal
+    extent): [N / w] vectors, no guard ([vec_sum_lanes_exact]); otherwise
+    the full vectors and the partial one (0 or 1), whose lanes past [N] are
+    guarded off ([vec_sum_lanes_tail], [gen_vectorize]'s split). *)
+Section ReduceLanes.
+  Context {S : Type} `{ScalarLaws S}.
+
+  Lemma vec_sum_lanes_exact w lo hi q (F : Z -> S) :
+    (hi - lo = w * q)%Z -> (0 < w)%Z -> (0 <= q)%Z ->
+    sumr lo hi F = SUM [ jo < q ] vec_reduce_add w (GEN [ l < w ] F (lo + (w * jo + l))%Z).
+  Proof.
+    intros HN Hw Hq.
+    rewrite (sum_shift lo hi F), HN.
+    replace (w * q)%Z with (q * w)%Z by ring.
+    rewrite (sumr_blocks q w) by lia.
+    apply sumr_ext_ctx; intros jo Hjo; unfold vec_reduce_add.
+    apply sumr_ext_ctx; intros l Hl; rewrite get_gen by lia; f_equal; lia.
+  Qed.
+
+  Lemma vec_sum_lanes_tail w lo hi N q (F : Z -> S) :
+    (N = hi - lo)%Z -> (q = N / w)%Z -> (0 < w)%Z -> (0 <= N)%Z ->
+    sumr lo hi F =
+    (SUM [ jo < q ] vec_reduce_add w (GEN [ l < w ] F (lo + (w * jo + l))%Z))
+    <+> (SUMR [ q <= jo < cdiv N w ]
+           vec_reduce_add w (GEN [ l < w ] |[ (w * jo + l <? N)%Z ]| F (lo + (w * jo + l))%Z)).
+  Proof.
+    intros HN Hq Hw HN0.
+    rewrite (sum_shift lo hi F), <- HN, (sumr_tile N w) by lia.
+    assert (Hq0 : (0 <= q <= cdiv N w)%Z).
+    { subst q; split; [apply Z.div_pos; lia|]; unfold cdiv.
+      apply Z.div_le_mono; lia. }
+    rewrite (sumr_split 0 q (cdiv N w)) by lia.
+    f_equal.
+    - apply sumr_ext_ctx; intros jo Hjo; unfold vec_reduce_add.
+      apply sumr_ext_ctx; intros l Hl; rewrite get_gen by lia.
+      rewrite guard_elim; [f_equal; lia|].
+      apply Z.ltb_lt; subst q.
+      assert (w * (N / w) <= N)%Z by (apply Z.mul_div_le; lia).
+      assert (w * (jo + 1) <= w * (N / w))%Z by (apply Z.mul_le_mono_nonneg_l; lia). nia.
+    - apply sumr_ext_ctx; intros jo Hjo; unfold vec_reduce_add.
+      apply sumr_ext_ctx; intros l Hl; rewrite get_gen by lia.
+      replace (jo * w + l)%Z with (w * jo + l)%Z by ring; f_equal; f_equal; lia.
+  Qed.
+
+  (** The two, stated with each target's instruction (what [rw] puts in). *)
+  Lemma avx2_sum_lanes_exact lo hi q (F : Z -> S) :
+    (hi - lo = 8 * q)%Z -> (0 <= q)%Z ->
+    sumr lo hi F = SUM [ jo < q ] avx2_reduce_add (GEN [ l < 8 ] F (lo + (8 * jo + l))%Z).
+  Proof. intros; apply vec_sum_lanes_exact; lia. Qed.
+  Lemma avx512_sum_lanes_exact lo hi q (F : Z -> S) :
+    (hi - lo = 16 * q)%Z -> (0 <= q)%Z ->
+    sumr lo hi F = SUM [ jo < q ] avx512_reduce_add (GEN [ l < 16 ] F (lo + (16 * jo + l))%Z).
+  Proof. intros; apply vec_sum_lanes_exact; lia. Qed.
+  Lemma avx2_sum_lanes_tail lo hi N q (F : Z -> S) :
+    (N = hi - lo)%Z -> (q = N / 8)%Z -> (0 <= N)%Z ->
+    sumr lo hi F =
+    (SUM [ jo < q ] avx2_reduce_add (GEN [ l < 8 ] F (lo + (8 * jo + l))%Z))
+    <+> (SUMR [ q <= jo < cdiv N 8 ]
+           avx2_reduce_add (GEN [ l < 8 ] |[ (8 * jo + l <? N)%Z ]| F (lo + (8 * jo + l))%Z)).
+  Proof. intros; apply vec_sum_lanes_tail; lia. Qed.
+  Lemma avx512_sum_lanes_tail lo hi N q (F : Z -> S) :
+    (N = hi - lo)%Z -> (q = N / 16)%Z -> (0 <= N)%Z ->
+    sumr lo hi F =
+    (SUM [ jo < q ] avx512_reduce_add (GEN [ l < 16 ] F (lo + (16 * jo + l))%Z))
+    <+> (SUMR [ q <= jo < cdiv N 16 ]
+           avx512_reduce_add (GEN [ l < 16 ] |[ (16 * jo + l <? N)%Z ]|
+                                F (lo + (16 * jo + l))%Z)).
+  Proof. intros; apply vec_sum_lanes_tail; lia. Qed.
+End ReduceLanes.
 
 (** [|[ p ]| e] as [|[ p ]| |[ p ]| e]: keep a lane guard inside a masked
     store (its loads must stay in bounds too). *)
@@ -571,3 +659,5 @@ End WidthForms.
 #[global] Instance AtlInstr_avx2_maskbroadcast_range : AtlInstr (@avx2_maskbroadcast_range) := {}.
 #[global] Instance AtlInstr_avx512_maskbroadcast_range :
   AtlInstr (@avx512_maskbroadcast_range) := {}.
+#[global] Instance AtlInstr_avx2_reduce_add : AtlInstr (@avx2_reduce_add) := {}.
+#[global] Instance AtlInstr_avx512_reduce_add : AtlInstr (@avx512_reduce_add) := {}.

@@ -254,13 +254,6 @@ Ltac atl_vec_mark_root i :=
       exact (@eq_refl _ (vec_mark (@genr X E lo hi F)))
   end.
 
-Ltac atl_vec_sum_root i :=
-  atl_eta_binder;
-  lazymatch goal with
-  | |- sumr _ _ ?F = _ =>
-      lazymatch F with fun z => _ => atl_same_name i z end; atl_named_binder; reflexivity
-  end.
-
 (** The tail's lane count [N - w * io], in its guard and its
     [maskstore], [ring_simplify]ed (as [vector_index] writes guards). *)
 Ltac atl_vec_norm_root :=
@@ -313,12 +306,21 @@ Ltac atl_vec_check_scalar i :=
       tryif (let _ := constr:(_ : ScalarLaws X) in idtac) then reflexivity
       else (idtac "vectorize: the body of loop" i "is not a scalar but has type" X
                   "(vectorize the innermost loop)"; fail)
+  | |- vec_mark (@sumr ?X _ ?lo ?hi ?F) = _ =>
+      tryif (let _ := constr:(_ : ScalarLaws X) in idtac) then reflexivity
+      else (idtac "vectorize: the body of loop" i "is not a scalar but has type" X
+                  "(vectorize the innermost loop)"; fail)
   end.
 
 Ltac atl_vec_check_extent i :=
   idtac;
   lazymatch goal with
   | |- vec_mark (genr ?lo ?hi _) = _ =>
+      atl_vec_extent lo hi ltac:(fun N =>
+        tryif assert_succeeds (assert (0 <= N)%Z by atl_side) then reflexivity
+        else (idtac "vectorize: the extent of loop" i "is" N
+                    "which cannot be proved nonnegative from the facts in context"; fail))
+  | |- vec_mark (sumr ?lo ?hi _) = _ =>
       atl_vec_extent lo hi ltac:(fun N =>
         tryif assert_succeeds (assert (0 <= N)%Z by atl_side) then reflexivity
         else (idtac "vectorize: the extent of loop" i "is" N
@@ -720,6 +722,21 @@ Ltac atl_vec_name_root y :=
                (@genr X' E' lo2 hi2 (fun y : Z => F2 y))))))
   end.
 
+(** After the split: the lanes as instructions, no lane loop left (else the
+    first one is printed and the step fails), [fmadd] fused, [name]d. *)
+Ltac atl_vec_finish i w name :=
+  atl_step ltac:(atl_everywhere_prune atl_vec_norm_none atl_vec_norm_may atl_vec_norm_root);
+  atl_vec_lanes w;
+  tryif assert_succeeds (etransitivity; [ atl_descend_rec ltac:(atl_vec_lane_left w) | ])
+  then
+    (assert_fails (etransitivity;
+       [ atl_descend_rec ltac:(atl_vec_lane_left w;
+           lazymatch goal with |- ?t = _ =>
+             idtac "vectorize: the body of loop" i "is not lane-wise:" t;
+             atl_vec_hint t end) | ]);
+     fail)
+  else (atl_vec_fuse w; name; reflexivity).
+
 Ltac atl_vec_root i w name :=
   idtac;
   lazymatch goal with
@@ -736,42 +753,89 @@ Ltac atl_vec_root i w name :=
           end;
           [ ring | reflexivity | lia | exact HN0 | intros; reflexivity ]
         | ];
-        clear HN0; atl_beta_lhs;
-        atl_step ltac:(atl_everywhere_prune atl_vec_norm_none atl_vec_norm_may atl_vec_norm_root);
-        atl_vec_lanes w;
-        tryif assert_succeeds (etransitivity; [ atl_descend_rec ltac:(atl_vec_lane_left w) | ])
-        then
-          (assert_fails (etransitivity;
-             [ atl_descend_rec ltac:(atl_vec_lane_left w;
-                 lazymatch goal with |- ?t = _ =>
-                   idtac "vectorize: the body of loop" i "is not lane-wise:" t;
-                   atl_vec_hint t end) | ]);
-           fail)
-        else (atl_vec_fuse w; name; reflexivity))
+        clear HN0; atl_beta_lhs; atl_vec_finish i w name)
   end.
 
-Ltac atl_vectorize i w name :=
-  atl_check_goal;
-  tryif atl_step ltac:(atl_vec_mark_root i) then idtac
-  else tryif atl_has_node ltac:(atl_vec_sum_root i) then
-    (idtac "vectorize: loop" i "is a SUM, a reduction: only a GEN loop can be vectorized";
-     fail 0 "vectorize: loop" i "is a SUM, a reduction: only a GEN loop can be vectorized")
-  else
-    (idtac "vectorize: the program has no GEN loop named" i;
-     fail 0 "vectorize: the program has no GEN loop named" i);
+(** ** A SUM loop: Halide's vectorized reduction
+
+    [vectorize i] on a SUM (after [rfactor], the sum over the lanes of its
+    buffer): [vec_sum_lanes_exact] (a literal extent the width divides) or
+    [vec_sum_lanes_tail] (Targets/AVX.v) makes it a sum over vectors of the
+    sum of each vector's lanes, [reduce_add]; each vector's lane loop then
+    becomes instructions as a generation's does ([atl_vec_lanes]), and none
+    may be left.  The loop over the vectors keeps the name [i] (or takes the
+    [into] name). *)
+Ltac atl_vec_smark_root i :=
+  atl_eta_binder;
+  lazymatch goal with
+  | |- @sumr ?X ?E ?lo ?hi ?F = _ =>
+      lazymatch F with fun z => _ => atl_same_name i z end; atl_named_binder;
+      exact (@eq_refl _ (vec_mark (@sumr X E lo hi F)))
+  end.
+
+Ltac atl_vec_sum_split w lo hi N F :=
+  let q := lazymatch N with
+           | Zpos _ => eval vm_compute in (N / w)%Z
+           | _ => constr:((N / w)%Z)
+           end in
+  first
+    [ lazymatch N with Zpos _ => idtac end;
+      lazymatch w with
+      | 8 => eapply (avx2_sum_lanes_exact lo hi q F)
+      | 16 => eapply (avx512_sum_lanes_exact lo hi q F)
+      end; lia
+    | lazymatch w with
+      | 8 => eapply (avx2_sum_lanes_tail lo hi N q F)
+      | 16 => eapply (avx512_sum_lanes_tail lo hi N q F)
+      end; [ ring | reflexivity | atl_side ] ].
+
+(** The vector loops (one, or the full vectors' and the tail's) named [y]. *)
+Ltac atl_vec_sname_root y :=
+  idtac;
+  lazymatch goal with
+  | |- @tadd ?X0 ?E0 (@sumr ?X ?E ?lo1 ?hi1 (fun z1 => @?F1 z1))
+         (@sumr ?X' ?E' ?lo2 ?hi2 (fun z2 => @?F2 z2)) = _ =>
+      exact (@eq_refl _ (@tadd X0 E0 (@sumr X E lo1 hi1 (fun y : Z => F1 y))
+                                     (@sumr X' E' lo2 hi2 (fun y : Z => F2 y))))
+  | |- @sumr ?X ?E ?lo ?hi (fun z => @?F z) = _ =>
+      exact (@eq_refl _ (@sumr X E lo hi (fun y : Z => F y)))
+  end.
+
+Ltac atl_vec_sum_root i w y :=
+  idtac;
+  lazymatch goal with
+  | |- vec_mark (@sumr ?X ?E ?lo ?hi ?F) = ?R =>
+      change (@sumr X E lo hi F = R);
+      atl_vec_extent lo hi ltac:(fun N =>
+        etransitivity; [ atl_vec_sum_split w lo hi N F | ];
+        atl_beta_lhs; atl_vec_finish i w ltac:(atl_step ltac:(atl_vec_sname_root y)))
+  end.
+
+(** The checks at the marked loop, then [root]. *)
+Ltac atl_vec_checked i root :=
   tryif atl_has_node ltac:(atl_vec_check_scalar i) then idtac
   else fail 0 "vectorize: the body of loop" i "is not a scalar (vectorize the innermost loop)";
   tryif atl_has_node ltac:(atl_vec_check_extent i) then idtac
   else fail 0 "vectorize: the extent of loop" i "cannot be proved nonnegative (printed above)";
-  tryif atl_step ltac:(atl_vec_root i w name) then idtac
+  tryif atl_step root then idtac
   else fail 0 "vectorize: the body of loop" i
          "is not lane-wise (the lane loop left is printed above)".
 
+(** The first GEN named [i] (pre-order) if there is one, else the first SUM. *)
+Ltac atl_vectorize i w name y :=
+  atl_check_goal;
+  tryif atl_step ltac:(atl_vec_mark_root i) then atl_vec_checked i ltac:(atl_vec_root i w name)
+  else tryif atl_step ltac:(atl_vec_smark_root i)
+  then atl_vec_checked i ltac:(atl_vec_sum_root i w y)
+  else
+    (idtac "vectorize: the program has no GEN or SUM loop named" i;
+     fail 0 "vectorize: the program has no GEN or SUM loop named" i).
+
 Tactic Notation "vectorize" ident(i) "with" "avx2" :=
-  atl_vectorize i constr:(8%Z) idtac.
+  atl_vectorize i constr:(8%Z) idtac i.
 Tactic Notation "vectorize" ident(i) "with" "avx512" :=
-  atl_vectorize i constr:(16%Z) idtac.
+  atl_vectorize i constr:(16%Z) idtac i.
 Tactic Notation "vectorize" ident(i) "with" "avx2" "into" ident(y) :=
-  atl_vectorize i constr:(8%Z) ltac:(atl_step ltac:(atl_vec_name_root y)).
+  atl_vectorize i constr:(8%Z) ltac:(atl_step ltac:(atl_vec_name_root y)) y.
 Tactic Notation "vectorize" ident(i) "with" "avx512" "into" ident(y) :=
-  atl_vectorize i constr:(16%Z) ltac:(atl_step ltac:(atl_vec_name_root y)).
+  atl_vectorize i constr:(16%Z) ltac:(atl_step ltac:(atl_vec_name_root y)) y.

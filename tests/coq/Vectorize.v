@@ -4,7 +4,8 @@
    in any order (a scaled sum, a product of sums), smax as the whole body
    (two arrays; a ReLU, its 0 a broadcast; a lane-free left operand);
    an smax below a sum and a product, a lane-free operand of + (c stays a
-   broadcast in the tail); refusals: a SUM loop, a strided (not lane-wise)
+   broadcast in the tail); a SUM loop, alone and after rfactor (reduce_add);
+   refusals: a SUM of rows, a strided (not lane-wise)
    body, an unknown name, an extent not known nonnegative, an outer loop, a
    lane guard around a constant (saying to peel); borders on either side as
    masked loads. *)
@@ -58,10 +59,26 @@ Section Vectorize.
   Qed.
   Print q3.
 
-  (* Refusals. *)
-  (* A SUM loop is a reduction. *)
-  Definition r1 := GEN [ i < n ] SUM [ r < m ] A _[ i ] _[ r ].
+  (* A SUM loop (Halide's vectorized reduction, decision #151): each row's
+     sum as the sums of its vectors' lanes (reduce_add), the tail masked. *)
+  Definition r1 := GEN [ i < n ] SUM [ r < m ] A _[ i ] _[ r ] * B _[ i ] _[ r ].
   Derive s1 SuchThat (r1 = s1) As s1_ok.
+  Proof. reschedule. vectorize r with avx2. check_safe. done. Qed.
+  Print s1.
+  (* After rfactor, the final sum over the lanes: a literal extent the width
+     divides, so no tail; [into] names the vectors' loop. *)
+  Derive s1b SuchThat (r1 = s1b) As s1b_ok.
+  Proof.
+    reschedule. split r by 32 into ro ri. rfactor ri into u as t.
+    vectorize u with avx512. vectorize ri with avx512 into rv. check_safe. done.
+  Qed.
+  Print s1b.
+  Print Assumptions s1b_ok.
+
+  (* Refusals. *)
+  (* A SUM of rows: its body is not a scalar. *)
+  Definition r1c := SUM [ r < n ] A _[ r ].
+  Derive s1c SuchThat (r1c = s1c) As s1c_ok.
   Proof. reschedule. Fail vectorize r with avx2. done. Qed.
 
   (* A strided access: the lanes do not read contiguous elements. *)

@@ -41,6 +41,7 @@ class VectorISA:
     mul: str
     max: str
     fmadd: str
+    reduce_add: str           # the sum of the lanes of {v}, a scalar
     mask_first: str           # mask of lanes l < {k}
     mask_range: str           # mask of lanes {lo} <= l < {hi}
     keep: str                 # {v} with lanes outside {m} zeroed

@@ -111,7 +111,16 @@ class VectorRules:
         return None
 
     def scalar_term(self, e: Expr, ctx: Ctx, out: Emitter) -> str | None:
-        return None
+        """A scalar-valued instruction: the sum of a vector's lanes (`reduce_add`,
+        `vectorize` of a SUM); other scalars go to the core."""
+        if not isinstance(e, Instr):
+            return None
+        spec = self._check_supported(e)
+        assert self.isa is not None
+        if spec.name != f"{spec.family}_reduce_add":
+            raise LowerError(f"lowering: instruction {e.name} in scalar position: {show(e)}")
+        v = self.vexpr(e.args[0], ctx, out)  # type: ignore[arg-type]
+        return self.core.zero if v == self.isa.setzero else self.isa.reduce_add.format(v=v)
 
     def let_in_memory(self, e: Let, ctx: Ctx, out: Emitter, body: LetBody) -> bool | None:
         assert isinstance(e.value, Mem)

@@ -361,12 +361,16 @@ class Schedule:
         """Vectorize the generation `loop` with `isa` ("avx2": 8 lanes, "avx512": 16,
         "native": the better of the two this CPU has, targets/auto.py): full vectors
         and a masked tail, the lanes as the instructions of coq/Targets/AVX.v (Exo's
-        divide_loop and replace).  A program not in the lowering's normal form (an
+        divide_loop and replace).  Where no generation is named `loop`, the first SUM
+        of that name is vectorized instead (Halide's vectorized reduction): a sum over
+        vectors of each vector's lanes summed by `reduce_add`, a horizontal add (after
+        `rfactor`, the final sum of the lanes: 2 horizontal adds instead of 32 scalar
+        ones).  A program not in the lowering's normal form (an
         inlined producer leaves accesses into generations) is normalized first, as a
         step of its own: vectorized as it is, its loads would read from the producer's
         generation, which Coq accepts but no lowering takes.  `into`: the name of the
-        vector loops (the full vectors' and the tail's; default `io`, Coq's `io0` under
-        a loop of that name)."""
+        vector loops (the full vectors' and the tail's; default `io` for a generation,
+        Coq's `io0` under a loop of that name, and the loop's own name for a SUM)."""
         names = self._names()
         i = D.loop("vectorize", "loop", loop, names)
         name = ("" if into is None else
@@ -379,9 +383,12 @@ class Schedule:
         if not self._normal() and self._normalized():
             base = self.apply("normalize.")
         out = base.apply(f"vectorize {i} with {isa}{name}.")
-        same = sum(1 for x in walk(base.program) if isinstance(x, Gen) and x.var == i)
+        kind = Gen if any(isinstance(x, Gen) and x.var == i for x in walk(base.program)) \
+            else Sum
+        what = "generations" if kind is Gen else "sums"
+        same = sum(1 for x in walk(base.program) if isinstance(x, kind) and x.var == i)
         if same > 1:   # Coq's directive takes the first (pre-order): say what stays scalar
-            warnings.warn(f"vectorize: {same} generations are named {i}; the first was "
+            warnings.warn(f"vectorize: {same} {what} are named {i}; the first was "
                           f"vectorized, the other {same - 1} stay scalar (rename_loop each "
                           "to vectorize it)", stacklevel=2)
         return out

@@ -15,14 +15,26 @@ no Coq session is at hand.)
 from __future__ import annotations
 
 from verisched.pybridge.instrs import INDEX, SCALAR, TENSOR, InstrSpec, Param, register
-from verisched.pybridge.terms import Expr, Gen, Get, Guard, IBin, IConst, IVar, PCmp, SBin, Var
+from verisched.pybridge.terms import (
+    Expr,
+    Gen,
+    Get,
+    Guard,
+    IBin,
+    IConst,
+    IVar,
+    PCmp,
+    SBin,
+    Sum,
+    Var,
+)
 
 AVX2_LANES = 8
 AVX512_LANES = 16
 
 
 def lane_specs(family: str, lanes: int) -> list[InstrSpec]:
-    """Loads, broadcast, arithmetic and stores of width `lanes`, exactly as the Coq
+    """Loads, broadcast, arithmetic, stores and the lanes' sum of width `lanes`, exactly as the Coq
     contract states them (`GEN [ l < lanes ] ...`), named `<family>_<op>`."""
     L = IConst(lanes)
     lv = IVar("l")
@@ -95,6 +107,8 @@ def lane_specs(family: str, lanes: int) -> list[InstrSpec]:
         mk("storeu", [t("v")], vec(at("v")), "v, stored with a vector store"),
         mk("maskstore", [i("n"), t("v")], vec(Guard(PCmp("<", lv, IVar("n")), at("v"))),
            "the first n lanes of v, stored with a masked store"),
+        mk("reduce_add", [t("v")], Sum("l", IConst(0), L, at("v")),
+           "the sum of v's lanes, a scalar (a horizontal add)"),
     ]
 
 

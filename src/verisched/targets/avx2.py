@@ -24,6 +24,14 @@ static inline __m256i vs_mask8(int k) {
 static inline __m256i vs_mask8r(int lo, int hi) {
   return _mm256_andnot_si256(vs_mask8(lo), vs_mask8(hi));
 }
+/* The sum of the 8 lanes (AVX2 has no reduce intrinsic): the halves added, then
+   the upper pair onto the lower, then the two left. */
+static inline float vs_hsum8(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
 #endif
 """
 
@@ -44,6 +52,7 @@ AVX2 = VectorISA(
     mul="_mm256_mul_ps({a}, {b})",
     max="_mm256_max_ps({b}, {a})",  # b > a ? b : a, as vs_smax: a where either is NaN
     fmadd="_mm256_fmadd_ps({a}, {b}, {c})",
+    reduce_add="vs_hsum8({v})",
     mask_first="vs_mask8({k})",
     mask_range="vs_mask8r({lo}, {hi})",
     keep="_mm256_and_ps({v}, _mm256_castsi256_ps({m}))",

@@ -42,6 +42,7 @@ AVX512 = VectorISA(
     mul="_mm512_mul_ps({a}, {b})",
     max="_mm512_max_ps({b}, {a})",  # b > a ? b : a, as vs_smax: a where either is NaN
     fmadd="_mm512_fmadd_ps({a}, {b}, {c})",
+    reduce_add="_mm512_reduce_add_ps({v})",
     mask_first="vs_mask16({k})",
     mask_range="vs_mask16r({lo}, {hi})",
     keep="_mm512_maskz_mov_ps({m}, {v})",
