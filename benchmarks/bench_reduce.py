@@ -4,7 +4,8 @@ Ours are derived from the plain programs by directives alone (verisched.schedule
 docs/directives.md's rfactor section writes them, in the CPU's best vector ISA
 (`native`): a dot product `SUM j x[j] * y[j]` split by two vectors (`split`'s default
 guard tail: the last chunk's vectors masked, the full chunks' not, decision #150),
-`rfactor` of the lanes, `vectorize` (1 thread);
+`rfactor` of the lanes, `vectorize` of the lanes and of their final sum (horizontal
+adds, decision #151; 1 thread);
 for threads, first split into chunks of CHUNK and `rfactor` of the chunks, `parallel`
 over them (Halide's `rfactor(ro, u).parallel(u)`).
 A matvec `GEN i SUM j A[i, j] * x[j]` (row-major A): each row's sum the same way, rows
@@ -55,13 +56,14 @@ def derive(isa: str) -> dict[str, object]:
     out: dict[str, object] = {}
     with Schedule.of(dot) as s:
         out["dot 1t"] = (s.split("j", lanes, "jo", "ji").rfactor("ji", "u", "t")
-                          .vectorize("u", isa).compile(isa))
+                          .vectorize("u", isa).vectorize("ji", isa).compile(isa))
         out["dot Tt"] = (s.split("j", CHUNK, "jc", "jj").rfactor("jc", "c", "part")
                           .split("jj", lanes, "jo", "ji").rfactor("ji", "u", "t")
-                          .vectorize("u", isa).parallel("c").compile(f"{isa}-openmp"))
+                          .vectorize("u", isa).vectorize("ji", isa).parallel("c")
+                          .compile(f"{isa}-openmp"))
     with Schedule.of(gemv) as s:
         row = s.split("j", lanes, "jo", "ji").rfactor("ji", "u", "t")
-        row = row.vectorize("u", isa)
+        row = row.vectorize("u", isa).vectorize("ji", isa)
         out["gemv 1t"] = row.compile(isa)
         out["gemv Tt"] = row.parallel("i").compile(f"{isa}-openmp")
     return out
@@ -167,8 +169,8 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dot", type=cm.positive_int, nargs="*", default=[1 << 16, 1 << 24],
                     help="dot-product lengths (default 65536: in L2; 16777216: memory)")
-    ap.add_argument("--gemv", type=cm.positive_int, nargs="*", default=[1024, 4096],
-                    help="square matvec sizes (default 1024: in cache; 4096: memory)")
+    ap.add_argument("--gemv", type=cm.positive_int, nargs="*", default=[256, 1024, 4096],
+                    help="square matvec sizes (default 256: in L2; 1024: in L3; 4096: memory)")
     ap.add_argument("--repeat", type=cm.positive_int, default=21, help="timed rounds")
     ap.add_argument("--threads", type=cm.positive_int, default=2,
                     help="the multi-threaded count (at least 2)")
@@ -252,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         "directly; threads set with threadpoolctl",
         f"- ours: derived with directives only (benchmarks/bench_reduce.py `derive`): the "
         "sum split by two vectors (the guard tail: the last chunk masked), `rfactor` of "
-        "its lanes, `vectorize`; "
+        "its lanes, `vectorize` of the lanes and of their final sum (horizontal adds); "
         f"{T} threads: the "
         f"dot product's chunks of {CHUNK} `rfactor`ed and `parallel`, the matvec's rows "
         f"`parallel`; targets {isa} and {isa}-openmp ({cm.omp_env()})",

@@ -2,12 +2,14 @@
 rfactor idiom.
 
 Halide: `y.update().split(r, ro, ri, 16)`, `intm = y.update().rfactor(ri, u)`,
-`intm.vectorize(u)` (and its update's).  Here three directives: `split` the depth,
-`rfactor` its lanes into a buffer `t` whose generation `u` sits inside the depth loop
-(`tlet t := SUM [jo] GEN [u < 16] .. in SUM [ji < 16] t[ji]`), and `vectorize u`:
-16 (or 8 with AVX2) partial sums per row kept in one vector, summed once at the end.
-Each step is proved in Coq (coq/Rewrites/Rfactor.v); the split's guard tail gives the
-last vector its mask, so any m works.  Run: python examples/matvec_rfactor.py
+`intm.vectorize(u)` (and its update's), `y.update().atomic().vectorize(ri)`.  Here four
+directives: `split` the depth, `rfactor` its lanes into a buffer `t` whose generation
+`u` sits inside the depth loop (`tlet t := SUM [jo] GEN [u < 16] .. in SUM [ji < 16]
+t[ji]`), `vectorize u`: 16 (or 8 with AVX2) partial sums per row kept in one vector,
+and `vectorize ji`: their final sum one horizontal add (`reduce_add`, decision #151).
+Each step is proved in Coq (coq/Rewrites/Rfactor.v, coq/Targets/Vectorize.v); the
+split's guard tail gives the last vector its mask, so any m works.
+Run: python examples/matvec_rfactor.py
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def main() -> None:
     with Schedule.of(matvec) as s:
         s = s.split("j", lanes, "jo", "ji").rfactor("ji", "u", "t")
         print(s.text)
-        s = s.vectorize("u", isa)
+        s = s.vectorize("u", isa).vectorize("ji", isa)
         kernel = s.compile(isa)
     rng = np.random.default_rng(2)
     for rows, cols in ((1, 1), (9, 37), (40, 1001)):
@@ -37,8 +39,8 @@ def main() -> None:
         v = rng.standard_normal(cols).astype(np.float32)
         np.testing.assert_allclose(kernel({"A": a, "x": v}, n=rows, m=cols),
                                    a.astype(np.float64) @ v, rtol=1e-4, atol=1e-4)
-    print(f"matvec rows as {isa} accumulators in 3 directives (split, rfactor, vectorize), "
-          "checked against numpy")
+    print(f"matvec rows as {isa} accumulators in 4 directives (split, rfactor, vectorize "
+          "the lanes and their sum), checked against numpy")
 
 
 if __name__ == "__main__":

@@ -108,10 +108,12 @@ DOT = {"template": "dot", "dt_isa": "avx2", "dt_vectors": 2}
 @requires_coq
 @avx2
 def test_matvec_dot_point_proved_and_matches_numpy(tmp_path) -> None:
-    # the reduction as 2 vector accumulators of 8 lanes (rfactor), its tail peeled:
-    # rows of 45 = 2 blocks of 16 and 13 left, of 9 none full, of 1 a tail only
+    # the reduction as 2 vector accumulators of 8 lanes (rfactor), summed by 2
+    # horizontal adds: rows of 45 = 2 chunks of 16 and 13 left, of 9 none full, of 1
+    # a tail only
     space = Space.of(MATVEC, get_target("avx2"))
-    assert [op.method for op in space.ops(DOT)] == ["split", "rfactor", "vectorize"]
+    assert [op.method for op in space.ops(DOT)] == ["split", "rfactor", "vectorize",
+                                                     "vectorize"]
     res = tune(MATVEC, target="avx2", sizes={"n": 37, "m": 45}, budget=None, trials=2,
                jobs=1, out_dir=tmp_path, enqueue=[DOT], seeds=False)
     rec = next(r for r in res.records if r.params.get("template") == "dot")
@@ -120,6 +122,7 @@ def test_matvec_dot_point_proved_and_matches_numpy(tmp_path) -> None:
     path = tmp_path / "dot.v"
     path.write_text(standalone(MATVEC, rec.steps, closed=True))
     kern = pipeline.compile_derivation(path, derived_name(MATVEC), "avx2")
+    assert any("vs_hsum8(" in x for x in kern.lowered.body)   # the lanes' final sum
     for rows, cols in ((37, 45), (70, 9), (1, 1), (5, 64)):
         a = rng.standard_normal((rows, cols)).astype(np.float32)
         v = rng.standard_normal(cols).astype(np.float32)

@@ -17,6 +17,7 @@ from verisched.pybridge.instrs import (
     InstrSpec,
     Param,
     registered,
+    result_rank,
     same_spec,
 )
 from verisched.pybridge.terms import Gen, Get, IConst, IVar, Var
@@ -26,13 +27,13 @@ AVX = sorted(n for n, s in registered().items() if s.family in ("avx2", "avx512"
 
 def test_every_contract_instruction_is_registered() -> None:
     """The registry's AVX2 / AVX-512 names are exactly the instructions AVX.v
-    defines (16 of each width since decision #143's three-bound masks)."""
+    defines (17 of each width: #143's three-bound masks, #151's reduce_add)."""
     from conftest import REPO
 
     text = (REPO / "coq" / "Targets" / "AVX.v").read_text()
     defined = sorted(re.findall(r"^Definition ((?:avx2|avx512)_\w+)", text, re.M))
     assert AVX == defined
-    assert len(AVX) == 32
+    assert len(AVX) == 34
 
 
 def test_templates_are_coqs_definitions(coq) -> None:
@@ -54,7 +55,8 @@ def test_templates_elaborate_in_coq(coq) -> None:
             for p in spec.params)
         args = " ".join(p.name for p in spec.params)
         coq.run_ok("From Coq Require Import Reals.")
-        r = coq.run(f"Check (fun {binders} => (eq_refl : @eq (Z -> R) ({name} {args}) "
+        result = "R" if result_rank(spec) == 0 else "Z -> R"   # reduce_add: a scalar
+        r = coq.run(f"Check (fun {binders} => (eq_refl : @eq ({result}) ({name} {args}) "
                     f"{to_coq(spec.body)})).")
         assert r.ok, f"{name}: {r.error}"
 

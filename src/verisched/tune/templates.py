@@ -20,11 +20,13 @@ express either, so the tuner stalled at 0.2-0.3x OpenBLAS (decisions #59).
   so the pack is zero-padded and the product's lanes are unguarded but for the tail),
   and `vectorize ai`.
 - `dot`: a reduction read contiguously, as several vector accumulators (matvec's
-  row): `split k by v * lanes` with a peeled tail (the main part unguarded),
-  `rfactor kl into ku as t` (Halide's rfactor, coq/Rewrites/Rfactor.v: the `v *
-  lanes` terms become a buffer `t`'s generation `ku` inside the depth `ko`, summed
-  once at the end) and `vectorize ku`: `v` independent vector accumulators over the
-  depth, summed once per output element; no pack (decisions #78, #146).
+  row): `split k by v * lanes` (the guard tail: the lowering runs the full chunks
+  unmasked, #150), `rfactor kl into ku as t` (Halide's rfactor,
+  coq/Rewrites/Rfactor.v: the `v * lanes` terms become a buffer `t`'s generation `ku`
+  inside the depth `ko`, summed once at the end), `vectorize ku`: `v` independent
+  vector accumulators over the depth, and `vectorize kl`: their final sum as `v`
+  horizontal adds (`reduce_add`) per output element; no pack (decisions #78, #146,
+  #151).
 
 Nothing here decides legality: a template applied where it does not fit (a
 register tile on a nest with one generation, a stage of a let buffer, an instruction
@@ -172,8 +174,9 @@ def dot_ops(n: Nest, p: dict[str, Any], taken: set[str]) -> list[Op]:
     k = n.k or "j"
     ko, kl = fresh(k + "o", taken), fresh(k + "l", taken)
     ku, t = fresh(k + "u", taken), fresh("t", taken)
-    return [Op("split", (k, p["dt_vectors"] * lanes(p["dt_isa"]), ko, kl), (("tail", "peel"),)),
-            Op("rfactor", (kl, ku, t)), Op("vectorize", (ku, p["dt_isa"]))]
+    return [Op("split", (k, p["dt_vectors"] * lanes(p["dt_isa"]), ko, kl)),
+            Op("rfactor", (kl, ku, t)), Op("vectorize", (ku, p["dt_isa"])),
+            Op("vectorize", (kl, p["dt_isa"]))]
 
 
 def lanes(isa: str) -> int:
