@@ -45,9 +45,16 @@ CHUNK = 16384          # elements of x per thread chunk of the parallel dot prod
 SPIN = 0.12            # seconds OpenBLAS's idle workers may keep spinning (bench sgemm)
 
 
-def derive(isa: str) -> dict[str, object]:
-    """The four kernels, compiled from their schedules (Coq checks every step)."""
+def derive(isa: str, final_sum: str = "vector") -> dict[str, object]:
+    """The four kernels, compiled from their schedules (Coq checks every step).
+    `final_sum`: "vector" sums the lanes by horizontal adds (`vectorize ji`), "scalar"
+    leaves that loop scalar (as before decision #151, for a side-by-side run)."""
     lanes = {"avx2": 8, "avx512": 16}[isa] * 2      # two vectors: two accumulators
+
+    def finish(s: Schedule) -> Schedule:
+        s = s.vectorize("u", isa)
+        return s.vectorize("ji", isa) if final_sum == "vector" else s
+
     n, m = dsl.sizes("n m")
     x, y, A = dsl.tensor("x", m), dsl.tensor("y", m), dsl.tensor("A", n, m)
     dot = dsl.program("dot", dsl.sum("j", m, lambda j: x[j] * y[j]))
@@ -55,15 +62,13 @@ def derive(isa: str) -> dict[str, object]:
                                        dsl.sum("j", m, lambda j: A[i, j] * x[j])))
     out: dict[str, object] = {}
     with Schedule.of(dot) as s:
-        out["dot 1t"] = (s.split("j", lanes, "jo", "ji").rfactor("ji", "u", "t")
-                          .vectorize("u", isa).vectorize("ji", isa).compile(isa))
-        out["dot Tt"] = (s.split("j", CHUNK, "jc", "jj").rfactor("jc", "c", "part")
-                          .split("jj", lanes, "jo", "ji").rfactor("ji", "u", "t")
-                          .vectorize("u", isa).vectorize("ji", isa).parallel("c")
-                          .compile(f"{isa}-openmp"))
+        out["dot 1t"] = finish(s.split("j", lanes, "jo", "ji").rfactor("ji", "u", "t")
+                               ).compile(isa)
+        out["dot Tt"] = finish(s.split("j", CHUNK, "jc", "jj").rfactor("jc", "c", "part")
+                               .split("jj", lanes, "jo", "ji").rfactor("ji", "u", "t")
+                               ).parallel("c").compile(f"{isa}-openmp")
     with Schedule.of(gemv) as s:
-        row = s.split("j", lanes, "jo", "ji").rfactor("ji", "u", "t")
-        row = row.vectorize("u", isa).vectorize("ji", isa)
+        row = finish(s.split("j", lanes, "jo", "ji").rfactor("ji", "u", "t"))
         out["gemv 1t"] = row.compile(isa)
         out["gemv Tt"] = row.parallel("i").compile(f"{isa}-openmp")
     return out
@@ -172,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gemv", type=cm.positive_int, nargs="*", default=[256, 1024, 4096],
                     help="square matvec sizes (default 256: in L2; 1024: in L3; 4096: memory)")
     ap.add_argument("--repeat", type=cm.positive_int, default=21, help="timed rounds")
+    ap.add_argument("--final-sum", choices=("vector", "scalar"), default="vector",
+                    help="the lanes' final sum: horizontal adds (default) or a scalar "
+                         "loop (before decision #151)")
     ap.add_argument("--threads", type=cm.positive_int, default=2,
                     help="the multi-threaded count (at least 2)")
     ap.add_argument("--quiet-wait", type=cm.nonnegative_float, default=10.0,
@@ -191,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     isa = best_vector_isa()
     started = datetime.datetime.now(datetime.timezone.utc)
     print(f"deriving the kernels ({isa}) ...", file=sys.stderr, flush=True)
-    ours = derive(isa)
+    ours = derive(isa, args.final_sum)
     T = args.threads
     ours["dot Tt"].set_threads(T)
     ours["gemv Tt"].set_threads(T)
@@ -254,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         "directly; threads set with threadpoolctl",
         f"- ours: derived with directives only (benchmarks/bench_reduce.py `derive`): the "
         "sum split by two vectors (the guard tail: the last chunk masked), `rfactor` of "
-        "its lanes, `vectorize` of the lanes and of their final sum (horizontal adds); "
+        f"its lanes, `vectorize` of the lanes and of their final sum ({args.final_sum}: "
+        f"{'horizontal adds' if args.final_sum == 'vector' else 'a scalar loop'}); "
         f"{T} threads: the "
         f"dot product's chunks of {CHUNK} `rfactor`ed and `parallel`, the matvec's rows "
         f"`parallel`; targets {isa} and {isa}-openmp ({cm.omp_env()})",
@@ -269,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
     ])
     data = {"commit": rev, "cpu": cm.cpu_model(), "isa": isa, "threads": T,
+            "final_sum": args.final_sum,
             "repeat": args.repeat, "openblas": f"{blas.version} {blas.arch}",
             "rows": data_rows}
     out_dir = Path(args.out_dir)

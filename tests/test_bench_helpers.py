@@ -159,6 +159,7 @@ def test_an_out_dir_that_cannot_be_made_is_refused_before_the_run(tmp_path, caps
     (["reduce", "--threads", "1"], "the multi-threaded count is at least 2"),
     (["reduce", "--dot", "0"], "argument --dot: '0'"),
     (["reduce", "--dot", "--gemv"], "nothing to measure"),
+    (["reduce", "--final-sum", "tree"], "argument --final-sum: invalid choice"),
     (["tune", "--conv", "1", "80", "100", "128", "0"], "argument --conv: '0'"),
     (["conv", "--target", "nope"], "argument --target: invalid choice: 'nope'"),
     (["sgemm", "--par-target", "avx9"], "argument --par-target: invalid choice: 'avx9'"),
