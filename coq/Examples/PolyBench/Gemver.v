@@ -9,7 +9,14 @@
     [gemver_rows]: [fission p] splits the new [x] into the old [x] plus [z]
     and the product, and [reorder q p] puts the product's reduction outside,
     so it adds one scaled row of [A^] per step: every pass reads [A^] row by
-    row. *)
+    row.
+
+    [rfactor] (decision #152): each row's dot product is split by 16 (the
+    tail peeled, which needs the extent nonnegative: a hypothesis) and its 16 lanes [rfactor]ed into a
+    buffer [t] of partial sums inside the depth loop, summed once a row: 16
+    independent accumulators, which the C compiler vectorizes (the scalar
+    [c] target's float64 kernels; the sequential sum was one dependent add
+    per element). *)
 
 From Coq Require Import ZArith List derive.Derive.
 From Verisched Require Import ATLGeneric.
@@ -23,7 +30,7 @@ Section Gemver.
   Variables (u1 v1 u2 v2 w x y z : Z -> S).
   Hypotheses (HA : shaped [n; n] A) (Hu1 : shaped [n] u1) (Hv1 : shaped [n] v1)
              (Hu2 : shaped [n] u2) (Hv2 : shaped [n] v2) (Hw : shaped [n] w)
-             (Hx : shaped [n] x) (Hy : shaped [n] y) (Hz : shaped [n] z).
+             (Hx : shaped [n] x) (Hy : shaped [n] y) (Hz : shaped [n] z) (Hn : 0 <= n).
 
   Definition gemver :=
     tlet Ah := GEN [ r < n ] GEN [ c < n ]
@@ -37,6 +44,8 @@ Section Gemver.
     reschedule.
     fission p.
     reorder q p.
+    split j by 16 into jo ji peel.
+    rfactor ji into u as t.
     check_safe.
     done.
   Qed.

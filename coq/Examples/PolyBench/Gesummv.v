@@ -8,7 +8,14 @@
     [gesummv_fused]: the constants move into the sums ([smul_sum_l]) and the
     two sums over the same range become one ([sumr_tadd] from right to left):
     one pass over [j] reading a row of [A] and of [B] together, as the suite's
-    loop does. *)
+    loop does.
+
+    [rfactor] (decision #152): each row's dot product is split by 16 (the
+    tail peeled, which needs the extent nonnegative: a hypothesis) and its 16 lanes [rfactor]ed into a
+    buffer [t] of partial sums inside the depth loop, summed once a row: 16
+    independent accumulators, which the C compiler vectorizes (the scalar
+    [c] target's float64 kernels; the sequential sum was one dependent add
+    per element). *)
 
 From Coq Require Import ZArith List derive.Derive.
 From Verisched Require Import ATLGeneric.
@@ -20,7 +27,8 @@ Section Gesummv.
   Variables (n : Z).
   Variables (A B : Z -> Z -> S).
   Variable x : Z -> S.
-  Hypotheses (HA : shaped [n; n] A) (HB : shaped [n; n] B) (Hx : shaped [n] x).
+  Hypotheses (HA : shaped [n; n] A) (HB : shaped [n; n] B) (Hx : shaped [n] x)
+             (Hn : 0 <= n).
 
   Definition gesummv :=
     GEN [ i < n ]
@@ -33,6 +41,10 @@ Section Gesummv.
     rw smul_sum_l.
     rw smul_sum_l.
     rw <- sumr_tadd.
+    (* the sum took [sumr_tadd]'s binder name, [i]: its own name back *)
+    rename_loop i into r. rename_loop i into j. rename_loop r into i.
+    split j by 16 into jo ji peel.
+    rfactor ji into u as t.
     check_safe.
     done.
   Qed.

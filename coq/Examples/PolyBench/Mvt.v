@@ -9,7 +9,14 @@
     [mvt_sweep] then fuses the two sweeps over [A] into one
     ([fuse_outputs], Rewrites/Outputs.v): a sum over the rows [i] of pairs,
     row [i] adding [x1]'s element [i] (a one-hot slice, which the lowering
-    stores once) and [A]'s row scaled by [y2 _[i]] into [x2]. *)
+    stores once) and [A]'s row scaled by [y2 _[i]] into [x2].
+
+    [mvt_rows] ends with [rfactor] (decision #152): [x1]'s row dot product is
+    split by 16 (the tail peeled, which needs the extent nonnegative: a hypothesis) and its 16 lanes
+    [rfactor]ed into a buffer [t] of partial sums inside the depth loop,
+    summed once a row: 16 independent accumulators, which the C compiler
+    vectorizes (the scalar [c] target's float64 kernels; the sequential sum
+    was one dependent add per element). *)
 
 From Coq Require Import ZArith List derive.Derive.
 From Verisched Require Import ATLGeneric.
@@ -22,7 +29,7 @@ Section Mvt.
   Variable A : Z -> Z -> S.
   Variables (x1 x2 y1 y2 : Z -> S).
   Hypotheses (HA : shaped [n; n] A) (Hx1 : shaped [n] x1) (Hx2 : shaped [n] x2)
-             (Hy1 : shaped [n] y1) (Hy2 : shaped [n] y2).
+             (Hy1 : shaped [n] y1) (Hy2 : shaped [n] y2) (Hn : 0 <= n).
 
   Definition mvt :=
     (GEN [ i < n ] x1 _[i] <+> SUM [ j < n ] A _[i] _[j] * y1 _[j],
@@ -33,6 +40,8 @@ Section Mvt.
     reschedule.
     fission i2.
     reorder j2 i2.
+    split j by 16 into jo ji peel.
+    rfactor ji into u as t.
     check_safe.
     done.
   Qed.
