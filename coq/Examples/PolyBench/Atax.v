@@ -9,11 +9,14 @@
     read [A] row by row.
 
     [rfactor] (decision #152): each row's dot product is split by 16 (the
-    tail peeled, which needs the extent nonnegative: a hypothesis) and its 16 lanes [rfactor]ed into a
-    buffer [t] of partial sums inside the depth loop, summed once a row: 16
-    independent accumulators, which the C compiler vectorizes (the scalar
-    [c] target's float64 kernels; the sequential sum was one dependent add
-    per element). *)
+    tail peeled, which needs the extent nonnegative: a hypothesis) and its 16
+    lanes [rfactor]ed into a buffer [t] of partial sums inside the depth
+    loop, summed once a row: 16 independent accumulators, which the C
+    compiler vectorizes (the scalar [c] target's float64 kernels; the
+    sequential sum was one dependent add per element).  Then [compute_at tmp
+    i] computes [tmp]'s element [i] inside the loop over the rows [i] that
+    uses it, as the suite's C does: one sweep over [A], each row read for its
+    dot product and again, from the cache, for its scaled add. *)
 
 From Coq Require Import ZArith List derive.Derive.
 From Verisched Require Import ATLGeneric.
@@ -37,6 +40,7 @@ Section Atax.
     reorder i j.
     split c by 16 into co ci peel.
     rfactor ci into u as t.
+    compute_at tmp i.
     check_safe.
     done.
   Qed.

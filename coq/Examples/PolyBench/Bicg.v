@@ -2,14 +2,16 @@
 
     [q] reads [A] row by row; [s[j] = SUM i r[i] * A[i][j]] reads it down a
     column: [bicg_rows] reorders that component ([reorder i j]); one kernel
-    writes both (see Mvt.v).
+    writes both (see Mvt.v), in one sweep over [A] ([fuse_outputs], as
+    [mvt_sweep]: row [i] adds its scaled copy into [s] and gives [q]'s element
+    [i]).
 
     [rfactor] (decision #152): each row's dot product is split by 16 (the
-    tail peeled, which needs the extent nonnegative: a hypothesis) and its 16 lanes [rfactor]ed into a
-    buffer [t] of partial sums inside the depth loop, summed once a row: 16
-    independent accumulators, which the C compiler vectorizes (the scalar
-    [c] target's float64 kernels; the sequential sum was one dependent add
-    per element). *)
+    tail peeled, which needs the extent nonnegative: a hypothesis) and its 16
+    lanes [rfactor]ed into a buffer [t] of partial sums inside the depth
+    loop, summed once a row: 16 independent accumulators, which the C
+    compiler vectorizes (the scalar [c] target's float64 kernels; the
+    sequential sum was one dependent add per element). *)
 
 From Coq Require Import ZArith List derive.Derive.
 From Verisched Require Import ATLGeneric.
@@ -33,6 +35,7 @@ Section Bicg.
     reorder i j.
     split j2 by 16 into jo ji peel.
     rfactor ji into u as t.
+    fuse_outputs.
     check_safe.
     done.
   Qed.

@@ -11,12 +11,13 @@
     row [i] adding [x1]'s element [i] (a one-hot slice, which the lowering
     stores once) and [A]'s row scaled by [y2 _[i]] into [x2].
 
-    [mvt_rows] ends with [rfactor] (decision #152): [x1]'s row dot product is
-    split by 16 (the tail peeled, which needs the extent nonnegative: a hypothesis) and its 16 lanes
-    [rfactor]ed into a buffer [t] of partial sums inside the depth loop,
-    summed once a row: 16 independent accumulators, which the C compiler
-    vectorizes (the scalar [c] target's float64 kernels; the sequential sum
-    was one dependent add per element). *)
+    Both [rfactor] [x1]'s row dot product (decision #152; [mvt_sweep] before
+    [fuse_outputs]): it is split by 16 (the tail peeled, which needs the
+    extent nonnegative: a hypothesis) and its 16 lanes [rfactor]ed into a
+    buffer [t] of partial sums inside the depth loop, summed once a row: 16
+    independent accumulators, which the C compiler vectorizes (the scalar
+    [c] target's float64 kernels; the sequential sum was one dependent add
+    per element). *)
 
 From Coq Require Import ZArith List derive.Derive.
 From Verisched Require Import ATLGeneric.
@@ -50,6 +51,8 @@ Section Mvt.
     reschedule.
     fission i2.
     reorder j2 i2.
+    split j by 16 into jo ji peel.
+    rfactor ji into u as t.
     fuse_outputs.
     check_safe.
     done.
