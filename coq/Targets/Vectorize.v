@@ -299,28 +299,22 @@ Ltac atl_vec_guard_none t := lazymatch t with context [iverson _ _] => fail | _ 
 Ltac atl_vec_extent lo hi k := atl_ring_norm constr:((hi - lo)%Z) k.
 
 (** Checks at the marked node, printing the reason when refused. *)
+Ltac atl_vec_scalar_or_fail i X :=
+  tryif (let _ := constr:(_ : ScalarLaws X) in idtac) then reflexivity
+  else (idtac "vectorize: the body of loop" i "is not a scalar but has type" X
+              "(vectorize the innermost loop)"; fail).
 Ltac atl_vec_check_scalar i :=
   idtac;
   lazymatch goal with
-  | |- vec_mark (@genr ?X _ ?lo ?hi ?F) = _ =>
-      tryif (let _ := constr:(_ : ScalarLaws X) in idtac) then reflexivity
-      else (idtac "vectorize: the body of loop" i "is not a scalar but has type" X
-                  "(vectorize the innermost loop)"; fail)
-  | |- vec_mark (@sumr ?X _ ?lo ?hi ?F) = _ =>
-      tryif (let _ := constr:(_ : ScalarLaws X) in idtac) then reflexivity
-      else (idtac "vectorize: the body of loop" i "is not a scalar but has type" X
-                  "(vectorize the innermost loop)"; fail)
+  | |- vec_mark (@genr ?X _ _ _ _) = _ => atl_vec_scalar_or_fail i X
+  | |- vec_mark (@sumr ?X _ _ _ _) = _ => atl_vec_scalar_or_fail i X
   end.
 
+(** (A GEN or a SUM: the marked node is [genr lo hi F] or [sumr lo hi F].) *)
 Ltac atl_vec_check_extent i :=
   idtac;
   lazymatch goal with
-  | |- vec_mark (genr ?lo ?hi _) = _ =>
-      atl_vec_extent lo hi ltac:(fun N =>
-        tryif assert_succeeds (assert (0 <= N)%Z by atl_side) then reflexivity
-        else (idtac "vectorize: the extent of loop" i "is" N
-                    "which cannot be proved nonnegative from the facts in context"; fail))
-  | |- vec_mark (sumr ?lo ?hi _) = _ =>
+  | |- vec_mark (_ ?lo ?hi _) = _ =>
       atl_vec_extent lo hi ltac:(fun N =>
         tryif assert_succeeds (assert (0 <= N)%Z by atl_side) then reflexivity
         else (idtac "vectorize: the extent of loop" i "is" N

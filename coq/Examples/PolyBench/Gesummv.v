@@ -10,12 +10,8 @@
     one pass over [j] reading a row of [A] and of [B] together, as the suite's
     loop does.
 
-    [rfactor] (decision #152): each row's dot product is split by 16 (the
-    tail peeled, which needs the extent nonnegative: a hypothesis) and its 16
-    lanes [rfactor]ed into a buffer [t] of partial sums inside the depth
-    loop, summed once a row: 16 independent accumulators, which the C
-    compiler vectorizes (the scalar [c] target's float64 kernels; the
-    sequential sum was one dependent add per element). *)
+    Each row's dot product is split by 16 and [rfactor]ed into 16
+    accumulators, as in Atax.v (decision #152). *)
 
 From Coq Require Import ZArith List derive.Derive.
 From Verisched Require Import ATLGeneric.

@@ -11,13 +11,9 @@
     row [i] adding [x1]'s element [i] (a one-hot slice, which the lowering
     stores once) and [A]'s row scaled by [y2 _[i]] into [x2].
 
-    Both [rfactor] [x1]'s row dot product (decision #152; [mvt_sweep] before
-    [fuse_outputs]): it is split by 16 (the tail peeled, which needs the
-    extent nonnegative: a hypothesis) and its 16 lanes [rfactor]ed into a
-    buffer [t] of partial sums inside the depth loop, summed once a row: 16
-    independent accumulators, which the C compiler vectorizes (the scalar
-    [c] target's float64 kernels; the sequential sum was one dependent add
-    per element). *)
+    Both split [x1]'s row dot product by 16 and [rfactor] it into 16
+    accumulators, as in Atax.v ([mvt_sweep] before [fuse_outputs]; decision
+    #152). *)
 
 From Coq Require Import ZArith List derive.Derive.
 From Verisched Require Import ATLGeneric.
