@@ -113,12 +113,29 @@ def check_interp(prog: dsl.Program, kernel, shapes, sizes) -> None:
         np.testing.assert_allclose(kernel(ins, **d), want, rtol=1e-4, atol=1e-4)
 
 
-def test_refusals_name_the_cause_and_the_session_survives() -> None:
+def test_a_loop_not_from_0_gives_lanes_from_0() -> None:
+    # decision #153: SUMR [1 <= j < m] as m - 1 lanes, lane u the term 1 + u; and a
+    # lower bound that is an enclosing index (the let goes below that loop)
     shifted = dsl.program("shifted", dsl.gen("i", n, lambda i: dsl.sum(
         "j", m, lambda j: A[i, j] * x[j], lo=1)))
     with Schedule.of(shifted) as s:
-        with pytest.raises(DirectiveRefused, match="loop j must start at 0"):
-            s.rfactor("j", "u", "t")
+        r = s.rfactor("j", "u", "t")
+        t = nest(r.program, "t")
+        assert isinstance(t.value, Gen) and t.value.var == "u"
+        kernel = r.compile("c")
+    check_interp(shifted, kernel, {"A": lambda d: (d["n"], d["m"]), "x": lambda d: (d["m"],)},
+                 [{"n": 1, "m": 1}, {"n": 3, "m": 2}, {"n": 4, "m": 9}])
+    tri = dsl.program("tri", dsl.sum("a", m, lambda a: dsl.sum("b", m, lambda b: x[b], lo=a)))
+    with Schedule.of(tri) as s:
+        r = s.rfactor("b", "u", "t")
+        a = nest(r.program, "a")
+        assert isinstance(a, Sum) and isinstance(a.body, Let) and a.body.var == "t"
+        kernel = r.compile("c")
+    check_interp(tri, kernel, {"x": lambda d: (d["m"],)}, [{"m": 1}, {"m": 5}, {"m": 17}])
+
+
+def test_refusals_name_the_cause_and_the_session_survives() -> None:
+    with Schedule.of(matvec()) as s:
         with pytest.raises(DirectiveRefused, match="loop i is a generation"):
             s.rfactor("i", "u", "t")
         assert s.split("j", 4, "jo", "ji").rfactor("ji", "u", "t").program is not None

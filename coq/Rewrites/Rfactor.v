@@ -1,6 +1,6 @@
 (** * rfactor: Halide's [rfactor], a reduction factored through a buffer.
 
-    [rfactor ki into u as t] takes the reduction loop [ki] (a [SUM] from 0)
+    [rfactor ki into u as t] takes the reduction loop [ki] (a [SUM])
     and makes its iterations the lanes of an intermediate buffer [t], indexed
     by a new pure loop [u], summed once at the end:
 
@@ -25,9 +25,10 @@
     Everything between keeps its place: guards become guards of the buffer's
     summands.  A sum whose index the extent of [ki] mentions (a triangular
     nest) stays outside the buffer, which the buffer's size must not
-    depend on: the let goes below it.  Refused, with the reason: a loop
-    [ki] that is a generation or does not start at 0; a name [u] already
-    used by a loop.
+    depend on: the let goes below it.  A loop [SUMR [ lo <= ki < hi ]] gives
+    [hi - lo] lanes, lane [u] the term [lo + u] ([rfactor_lanes_lo]).
+    Refused, with the reason: a loop [ki] that is a generation; a name [u]
+    already used by a loop.
     As every directive, the loop is the first named [ki] in pre-order. *)
 
 From Coq Require Import ZArith Lia.
@@ -49,6 +50,17 @@ Section RfactorLemmas.
     rf_mark (sumr 0 w g) = atl_let (genr 0 w g) (fun t => sumr 0 w (fun l => get t l)).
   Proof.
     unfold rf_mark, atl_let; apply sumr_ext_ctx; intros; rewrite get_gen by lia; reflexivity.
+  Qed.
+
+  (** A loop from [lo]: the buffer's lane [u] is the term [lo + u] (its
+      [hi - lo] lanes from 0, the final sum over them; [sum_shift]). *)
+  Lemma rfactor_lanes_lo lo hi (g : Z -> X) :
+    rf_mark (sumr lo hi g) =
+    atl_let (genr 0 (hi - lo) (fun u => g (lo + u)))
+            (fun t => sumr 0 (hi - lo) (fun l => get t l)).
+  Proof.
+    unfold rf_mark, atl_let; rewrite (sum_shift lo hi g).
+    apply sumr_ext_ctx; intros; rewrite get_gen by lia; f_equal; lia.
   Qed.
 
   (** An enclosing sum moves into the buffer: summing buffers and then
@@ -96,10 +108,16 @@ Ltac rf_rec ki u t :=
   atl_eta_binder;
   lazymatch goal with
   | |- @rf_mark _ (@sumr ?X ?E ?lo ?hi (fun z => @?F z)) = _ =>
-      dir_is_zero lo;
-      let r := eval cbv beta in
-        (atl_let (genr 0 hi (fun u : Z => F u)) (fun t : Z -> X => sumr 0 hi (fun ki : Z => get t ki))) in
-      (atl_rhs_is r; exact (rfactor_lanes hi F))
+      tryif dir_is_zero lo then
+        (let r := eval cbv beta in
+           (atl_let (genr 0 hi (fun u : Z => F u))
+                    (fun t : Z -> X => sumr 0 hi (fun ki : Z => get t ki))) in
+         atl_rhs_is r; exact (rfactor_lanes hi F))
+      else
+        (let r := eval cbv beta in
+           (atl_let (genr 0 (hi - lo) (fun u : Z => F (lo + u)))
+                    (fun t : Z -> X => sumr 0 (hi - lo) (fun ki : Z => get t ki))) in
+         atl_rhs_is r; exact (rfactor_lanes_lo lo hi F))
   | |- @sumr ?X ?E ?lo ?hi ?F = _ =>
       lazymatch F with fun x => _ =>
       refine (@rfactor_sum X E _ lo hi _ _ F (fun x => _) _ _);
@@ -122,10 +140,6 @@ Ltac rf_top ki u t :=
 
 Ltac rf_marked_gen :=
   idtac; lazymatch goal with |- @rf_mark _ (@genr _ _ _ _ _) = _ => reflexivity end.
-Ltac rf_marked_lo :=
-  idtac; lazymatch goal with
-  | |- @rf_mark _ (@sumr _ _ ?lo _ _) = _ => tryif dir_is_zero lo then fail else reflexivity
-  end.
 
 Ltac dir_rfactor ki u t :=
   atl_check_goal;
@@ -141,9 +155,6 @@ Ltac dir_rfactor ki u t :=
   else tryif atl_has_node rf_marked_gen then
     (idtac "rfactor: loop" ki "is a generation (GEN): rfactor factors a reduction (SUM)";
      fail 0 "rfactor: loop" ki "is a generation (GEN): rfactor factors a reduction (SUM)")
-  else tryif atl_has_node rf_marked_lo then
-    (idtac "rfactor: loop" ki "must start at 0 (the buffer is indexed by the loop's own index; split the loop, or shift it with sum_shift, first)";
-     fail 0 "rfactor: loop" ki "must start at 0 (the buffer is indexed by the loop's own index; split the loop, or shift it with sum_shift, first)")
   else
     (idtac "rfactor: internal error at loop" ki "(no chain of sums above it could be factored)";
      fail 0 "rfactor: internal error at loop" ki "(no chain of sums above it could be factored)").

@@ -342,8 +342,8 @@ End Unused.
 
 (* rfactor (Rewrites/Rfactor.v): Halide's rfactor.  The buffer takes in the
    sums above the loop, in their order, and the guards between; a triangular
-   sum stays outside; a generation, a loop not from 0 and a taken name are
-   refused. *)
+   sum stays outside; a loop not from 0 gives lanes from 0; a generation and
+   a taken name are refused. *)
 Section Rfactor.
   Context {S : Type} `{ScalarLaws S}.
   Variables (n m : Z) (A : Z -> Z -> S) (x : Z -> S) (w : Z -> Z -> Z -> S).
@@ -374,11 +374,19 @@ Section Rfactor.
   Derive r7 SuchThat (s6 = r7) As r7_ok.
   Proof.
     reschedule.
-    Fail rfactor b into u as t.            (* not from 0 *)
     Fail rfactor q into u as t.            (* no such loop *)
     Fail rfactor b into a as t.            (* the lanes' name is taken *)
     done.
   Qed.
+  (* a loop not from 0 (decision #153): lane u is the term 1 + u *)
+  Derive r6 SuchThat (s6 = r6) As r6_ok.
+  Proof. reschedule. rfactor b into u as t. check_safe. done. Qed.
+  Print r6.
+  (* a lower bound that is an enclosing sum's index: the let goes below it *)
+  Definition s9 := SUM [ a < m ] SUMR [ a <= b < m ] x _[ b ].
+  Derive r9 SuchThat (s9 = r9) As r9_ok.
+  Proof. reschedule. rfactor b into u as t. check_safe. done. Qed.
+  Print r9.
   Derive r8 SuchThat (mv = r8) As r8_ok.
   Proof. reschedule. Fail rfactor i into u as t. done. Qed.  (* a generation *)
   Print Assumptions r1_ok.

@@ -342,10 +342,11 @@ class Schedule:
         return self.apply(f"compute_root {b}.")
 
     def rfactor(self, loop: str, lane: str, buffer: str) -> Schedule:
-        """Halide's `f.update().rfactor(loop, lane)`: the reduction `loop` (a sum from
-        0) becomes the lanes, indexed by the new generation `lane`, of a let `buffer`
-        that holds the partial sums of the sums enclosing it (in their order), summed
-        over `loop` once at the end (coq/Rewrites/Rfactor.v).  After a split of the
+        """Halide's `f.update().rfactor(loop, lane)`: the reduction `loop` (a sum; from
+        `lo`, lane u is its term lo + u) becomes the lanes, indexed by the new
+        generation `lane`, of a let `buffer` that holds the partial sums of the sums
+        enclosing it (in their order), summed over `loop` once at the end
+        (coq/Rewrites/Rfactor.v).  After a split of the
         depth, `vectorize(lane)` then gives independent vector accumulators (either
         tail: the guard tail masks the last chunk's vectors only, decision #150);
         `rfactor` of a split's outer loop then `parallel(lane)` runs a reduction's
