@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from codegen_reference import run_reference
 from test_targets import n, sanitizer_programs
-from test_vector_lower import LANES, MASKED, MM_ENV, SGEMM, VEC_ENV, program
+from test_vector_lower import DOT, DOT_ENV, LANES, MASKED, MM_ENV, SGEMM, VEC_ENV, program
 
 from verisched.codegen import lower
 from verisched.codegen.render import render_header, render_source
@@ -52,11 +52,13 @@ def test_scalar_and_openmp_kernel_files_build_as_cxx(target: str, tmp_path: Path
 
 @pytest.mark.parametrize("isa", [AVX2, AVX512], ids=["avx2", "avx512"])
 def test_vector_kernel_files_build_as_cxx(isa, tmp_path: Path) -> None:
-    """Compiled only (this CPU may lack the ISA): masks, register buffers, packing."""
+    """Compiled only (this CPU may lack the ISA): masks, register buffers, packing, the
+    lanes' sum (vs_hsum8 / vs_hsum16: no header intrinsic g++ -Wall flags)."""
     mm = specialize(program(SGEMM, isa.name), {"kc": 4})
     kernels = [lower(e, env, name=f"v{i}", isa=isa)
                for i, (e, env) in enumerate([(program(MASKED, isa.name), VEC_ENV),
                                              (program(LANES, isa.name), VEC_ENV),
+                                             (program(DOT, isa.name), DOT_ENV),
                                              (mm, MM_ENV)])]
     (tmp_path / "v.c").write_text(render_source(kernels, isa.name))
     _cxx([*STRICT, *isa.cflags, "-x", "c++", "-c", "v.c", "-o", "v.o"], tmp_path)

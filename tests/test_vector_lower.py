@@ -66,6 +66,13 @@ LANES = """trunc_r n (flatten (cdiv n W) W (GEN [ jv < cdiv n W ]
   GEN [ l < W ] r _[ 0 ] _[ l ] + r _[ 1 ] _[ l ] * a))"""
 
 
+# A dot product as `vectorize j` writes it (decision #151): the sum of each vector's
+# lanes (reduce_add, a scalar), the full vectors then the masked last one.
+DOT = """(SUM [ j < n / W ] P_reduce_add (P_mul (P_loadu x (W * j)) (P_loadu y (W * j)))) <+>
+(SUMR [ n / W <= j < cdiv n W ]
+   P_reduce_add (P_mul (P_maskload x (W * j) (n - W * j)) (P_maskload y (W * j) (n - W * j))))"""
+
+
 def program(text: str, isa: str) -> object:
     W = 8 if isa == "avx2" else 16
     reg = "AVX2_REG" if isa == "avx2" else "AVX512_REG"
@@ -75,6 +82,7 @@ def program(text: str, isa: str) -> object:
 
 
 VEC_ENV = {"x": (N,), "y": (N,), "a": ()}
+DOT_ENV = {"x": (N,), "y": (N,)}
 MM_ENV = {"A": (M, K), "B": (K, IVar("N"))}
 VEC_SIZES = [1, 7, 8, 9, 16, 23, 40]
 MM_SIZES = [(1, 1, 1), (6, 16, 4), (7, 17, 5), (13, 35, 9), (12, 32, 8), (5, 3, 2)]
@@ -83,7 +91,8 @@ MM_SIZES = [(1, 1, 1), (6, 16, 4), (7, 17, 5), (13, 35, 9), (12, 32, 8), (5, 3, 
 def _vector_programs(isa: str) -> list[tuple[str, object, dict]]:
     mm = specialize(program(SGEMM, isa), {"kc": 4})
     return [("axpy", program(AXPY, isa), VEC_ENV), ("masked", program(MASKED, isa), VEC_ENV),
-            ("lanes", program(LANES, isa), VEC_ENV), ("sgemm", mm, MM_ENV)]
+            ("lanes", program(LANES, isa), VEC_ENV), ("dot", program(DOT, isa), DOT_ENV),
+            ("sgemm", mm, MM_ENV)]
 
 
 def _inputs(rng: np.random.Generator, env: dict, sizes: dict) -> dict:
@@ -109,7 +118,7 @@ def test_avx2_programs_match_the_interpreter_and_sanitizers() -> None:
     exe = build_sanitized(list(lowered.values()), t)
     rng = np.random.default_rng(7)
     for name, e, env in progs:
-        size_sets = ([{"n": n} for n in VEC_SIZES] if env is VEC_ENV
+        size_sets = ([{"n": n} for n in VEC_SIZES] if env is not MM_ENV
                      else [{"M": m, "N": n, "K": k} for m, n, k in MM_SIZES])
         for sizes in size_sets:
             ins = _inputs(rng, env, sizes)

@@ -23,7 +23,7 @@ pytestmark = requires_coq
 
 ISAS = [isa for isa, flag in (("avx2", "avx2"), ("avx512", "avx512f")) if flag in cpu_flags()]
 LANES = {"avx2": 8, "avx512": 16}
-C_SUM = {"avx2": "vs_hsum8(", "avx512": "_mm512_reduce_add_ps("}
+C_SUM = {"avx2": "vs_hsum8(", "avx512": "vs_hsum16("}
 needs_avx = pytest.mark.skipif(not ISAS, reason="the CPU has no AVX2")
 
 n, m = dsl.sizes("n m")

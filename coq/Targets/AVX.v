@@ -38,8 +38,8 @@
     - [maskstore n v]   = [GEN [ l < w ] |[ l <? n ]| v _[ l ]]
       ([_mm256_maskstore_ps] of the first [n] lanes);
     - [reduce_add v]    = [SUM [ l < w ] v _[ l ]]: the sum of the lanes, a
-      scalar ([_mm512_reduce_add_ps]; for AVX2 a helper of two shuffles and
-      three adds): over [R] any order of the adds is this sum.
+      scalar (the lowering's helpers [vs_hsum16] and [vs_hsum8]: the halves
+      added, then their halves): over [R] any order of the adds is this sum.
 
     [smax] comes from the class [ScalarMax] (Tensor/Scalar.v; its instance
     for [R] is in Tensor/ScalarR.v); docs/decisions.md says why max is a

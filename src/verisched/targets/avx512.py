@@ -22,6 +22,19 @@ static inline __mmask16 vs_mask16(int k) {
 static inline __mmask16 vs_mask16r(int lo, int hi) {
   return (__mmask16)(vs_mask16(hi) & (__mmask16)~vs_mask16(lo));
 }
+/* The sum of the 16 lanes, by halving in the vector: the 256-bit halves swapped and
+   added, then the 128-bit blocks of each half, then the pairs and the lanes within a
+   block; lane 0 then holds the sum.  Not _mm512_reduce_add_ps, nor any 256- or 128-bit
+   cast or extract: GCC's headers pass those an undefined vector, which g++ -Wall
+   reports as maybe uninitialized; these masked forms take v itself as that source. */
+static inline float vs_hsum16(__m512 v) {
+  const __mmask16 all = (__mmask16)0xFFFF;
+  v = _mm512_add_ps(v, _mm512_mask_shuffle_f32x4(v, all, v, v, 0x4E));
+  v = _mm512_add_ps(v, _mm512_mask_shuffle_f32x4(v, all, v, v, 0xB1));
+  v = _mm512_add_ps(v, _mm512_mask_permute_ps(v, all, v, 0x4E));
+  v = _mm512_add_ps(v, _mm512_mask_permute_ps(v, all, v, 0xB1));
+  return _mm512_cvtss_f32(v);
+}
 #endif
 """
 
@@ -42,7 +55,7 @@ AVX512 = VectorISA(
     mul="_mm512_mul_ps({a}, {b})",
     max="_mm512_max_ps({b}, {a})",  # b > a ? b : a, as vs_smax: a where either is NaN
     fmadd="_mm512_fmadd_ps({a}, {b}, {c})",
-    reduce_add="_mm512_reduce_add_ps({v})",
+    reduce_add="vs_hsum16({v})",
     mask_first="vs_mask16({k})",
     mask_range="vs_mask16r({lo}, {hi})",
     keep="_mm512_maskz_mov_ps({m}, {v})",
