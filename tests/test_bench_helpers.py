@@ -746,3 +746,19 @@ def test_blur_isa_auto_takes_the_widest_vector_isa(monkeypatch) -> None:
     a = args(isa="avx2", vec_par_target="openmp")
     bl.choose_isa(a)
     assert (a.vec_target, a.vec_par_target, a.isa_auto) == ("avx2", "openmp", False)
+
+
+def test_polybench_names_a_derivation_it_cannot_build_and_goes_on(tmp_path, monkeypatch,
+                                                                   capsys) -> None:
+    """A derivation that does not load (here: no such name in the file) is a row `not
+    built` and a line naming the kernel, file, derivation and cause; no traceback, the
+    table still written, exit 1."""
+    pb = _load("bench_polybench")
+    _file, _d, ref, blas = pb.KERNELS["atax"]
+    monkeypatch.setitem(pb.KERNELS, "atax", ("Atax.v", "atax_nope", ref, blas))
+    monkeypatch.setattr(pb, "RESULTS_DIR", tmp_path)
+    assert pb.main(["--kernels", "atax", "--dataset", "MEDIUM", "--repeat", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "bench polybench: atax: Atax.v atax_nope not built:" in err, err
+    assert "Traceback" not in err
+    assert "| atax |" in (tmp_path / "polybench.md").read_text()
