@@ -14,7 +14,7 @@ from conftest import requires_coq
 
 from verisched.pipeline import get_target, lower
 from verisched.pybridge.interp import evaluate
-from verisched.pybridge.terms import Instr, Sum, TAdd, walk
+from verisched.pybridge.terms import IConst, Instr, Sum, TAdd, walk
 from verisched.schedule import DirectiveRefused, Schedule, ScheduleArgumentError, dsl
 from verisched.targets.cpu import cpu_flags
 from verisched.targets.native import build_sanitized, run_sanitized
@@ -114,3 +114,22 @@ def test_a_sum_of_rows_is_refused_and_the_session_survives() -> None:
         with pytest.raises(ScheduleArgumentError, match=r"vectorize.*no loop named 'q'"):
             s.vectorize("q", "avx2")   # Python checks the name before Coq is asked
         assert reductions(s.vectorize("j", "avx2").program) == []   # the GEN still works
+
+
+@needs_avx
+def test_a_literal_extent_keeps_literal_bounds() -> None:
+    # SUM [ j < 37 ] in vectors of 16: two full vectors, then SUMR [ 2 <= j < 3 ]
+    # masked (the tail's bound computed, not `cdiv 37 16`)
+    isa = ISAS[-1]
+    w = LANES[isa]
+    z = dsl.tensor("z", 37)
+    lit = dsl.program("lit", dsl.sum("j", 37, lambda j: z[j]))
+    with Schedule.of(lit) as s:
+        s = s.vectorize("j", isa)
+        sums = [e for e in walk(s.program) if isinstance(e, Sum)]
+        assert [(e.lo, e.hi) for e in sums] == [(IConst(0), IConst(37 // w)),
+                                               (IConst(37 // w), IConst(-(-37 // w)))]
+        kernel = s.compile(isa)
+    v = np.random.default_rng(8).standard_normal(37).astype(np.float32)
+    np.testing.assert_allclose(kernel({"z": v}), v.astype(np.float64).sum(), rtol=1e-5,
+                               atol=1e-5)

@@ -802,6 +802,11 @@ Ltac atl_vec_sum_root i w y :=
       change (@sumr X E lo hi F = R);
       atl_vec_extent lo hi ltac:(fun N =>
         etransitivity; [ atl_vec_sum_split w lo hi N F | ];
+        (* a literal extent's tail bound as a literal ([cdiv 37 16] is 3) *)
+        lazymatch N with
+        | Zpos _ => let c := eval vm_compute in (cdiv N w) in change (cdiv N w) with c
+        | _ => idtac
+        end;
         atl_beta_lhs; atl_vec_finish i w ltac:(atl_step ltac:(atl_vec_sname_root y)))
   end.
 
