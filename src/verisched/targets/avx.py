@@ -34,8 +34,9 @@ AVX512_LANES = 16
 
 
 def lane_specs(family: str, lanes: int) -> list[InstrSpec]:
-    """Loads, broadcast, arithmetic, stores and the lanes' sum of width `lanes`, exactly as the Coq
-    contract states them (`GEN [ l < lanes ] ...`), named `<family>_<op>`."""
+    """Loads, broadcast, arithmetic, stores and the lanes' sum of width `lanes`, exactly
+    as the Coq contract states them (`GEN [ l < lanes ] ...`, `SUM [ l < lanes ] ...`),
+    named `<family>_<op>`."""
     L = IConst(lanes)
     lv = IVar("l")
 
