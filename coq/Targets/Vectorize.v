@@ -246,12 +246,17 @@ End Guards.
     removes it (it rewrites the marked node), or fails as a whole. *)
 Definition vec_mark {X : Type} (e : X) : X := e.
 
+(** Mark the goal's left side [L], a loop whose body is [F], if its binder is
+    named [i]: the GEN form below, the SUM form ([atl_vec_smark_root]) further
+    on. *)
+Ltac atl_vec_mark_as i F L :=
+  lazymatch F with fun z => _ => atl_same_name i z end; atl_named_binder;
+  exact (@eq_refl _ (vec_mark L)).
+
 Ltac atl_vec_mark_root i :=
   atl_eta_binder;
   lazymatch goal with
-  | |- @genr ?X ?E ?lo ?hi ?F = _ =>
-      lazymatch F with fun z => _ => atl_same_name i z end; atl_named_binder;
-      exact (@eq_refl _ (vec_mark (@genr X E lo hi F)))
+  | |- @genr ?X ?E ?lo ?hi ?F = _ => atl_vec_mark_as i F (@genr X E lo hi F)
   end.
 
 (** The tail's lane count [N - w * io], in its guard and its
@@ -762,9 +767,7 @@ Ltac atl_vec_root i w name :=
 Ltac atl_vec_smark_root i :=
   atl_eta_binder;
   lazymatch goal with
-  | |- @sumr ?X ?E ?lo ?hi ?F = _ =>
-      lazymatch F with fun z => _ => atl_same_name i z end; atl_named_binder;
-      exact (@eq_refl _ (vec_mark (@sumr X E lo hi F)))
+  | |- @sumr ?X ?E ?lo ?hi ?F = _ => atl_vec_mark_as i F (@sumr X E lo hi F)
   end.
 
 Ltac atl_vec_sum_split w lo hi N F :=
