@@ -210,6 +210,83 @@ Definition avx2_reduce_add {S : Type} `{Scalar S} :=
 Definition avx512_reduce_add {S : Type} `{Scalar S} :=
   Eval cbv beta delta [vec_reduce_add] in @vec_reduce_add S _ 16.
 
+(** ** Float64 lanes: AVX2 (4 lanes, [__m256d]) and AVX-512F (8 lanes, [__m512d])
+
+    The same specifications at the widths of a register of doubles: over [R]
+    the instructions do not depend on the element type, so [avx512pd_loadu] is
+    [vec_loadu 8], as [avx2_loadu] is; the names say which C they become
+    ([_mm512_loadu_pd]) and keep a float64 kernel's instructions apart from a
+    float32 one's (docs/decisions.md #154). *)
+
+Definition avx2pd_loadu {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_loadu] in @vec_loadu S _ 4.
+Definition avx2pd_maskload {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload] in @vec_maskload S _ 4.
+Definition avx2pd_broadcast {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_broadcast] in @vec_broadcast S _ 4.
+Definition avx2pd_mul {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_mul] in @vec_mul S _ 4.
+Definition avx2pd_add {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_add] in @vec_add S _ 4.
+Definition avx2pd_fmadd {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_fmadd] in @vec_fmadd S _ 4.
+Definition avx2pd_storeu {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_storeu] in @vec_storeu S _ 4.
+Definition avx2pd_maskstore {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskstore] in @vec_maskstore S _ 4.
+Definition avx2pd_max {S : Type} `{Scalar S} `{ScalarMax S} :=
+  Eval cbv beta delta [vec_max] in @vec_max S _ 4 _.
+Definition avx2pd_maskload_range {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_range] in @vec_maskload_range S _ 4.
+Definition avx2pd_maskload_min {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_min] in @vec_maskload_min S _ 4.
+Definition avx2pd_maskload_range_min {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_range_min] in @vec_maskload_range_min S _ 4.
+Definition avx2pd_maskload_min3 {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_min3] in @vec_maskload_min3 S _ 4.
+Definition avx2pd_maskload_range_min3 {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_range_min3] in @vec_maskload_range_min3 S _ 4.
+Definition avx2pd_maskbroadcast_range_min {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskbroadcast_range_min] in @vec_maskbroadcast_range_min S _ 4.
+Definition avx2pd_maskbroadcast_range {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskbroadcast_range] in @vec_maskbroadcast_range S _ 4.
+Definition avx2pd_reduce_add {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_reduce_add] in @vec_reduce_add S _ 4.
+Definition avx512pd_loadu {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_loadu] in @vec_loadu S _ 8.
+Definition avx512pd_maskload {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload] in @vec_maskload S _ 8.
+Definition avx512pd_broadcast {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_broadcast] in @vec_broadcast S _ 8.
+Definition avx512pd_mul {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_mul] in @vec_mul S _ 8.
+Definition avx512pd_add {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_add] in @vec_add S _ 8.
+Definition avx512pd_fmadd {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_fmadd] in @vec_fmadd S _ 8.
+Definition avx512pd_storeu {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_storeu] in @vec_storeu S _ 8.
+Definition avx512pd_maskstore {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskstore] in @vec_maskstore S _ 8.
+Definition avx512pd_max {S : Type} `{Scalar S} `{ScalarMax S} :=
+  Eval cbv beta delta [vec_max] in @vec_max S _ 8 _.
+Definition avx512pd_maskload_range {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_range] in @vec_maskload_range S _ 8.
+Definition avx512pd_maskload_min {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_min] in @vec_maskload_min S _ 8.
+Definition avx512pd_maskload_range_min {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_range_min] in @vec_maskload_range_min S _ 8.
+Definition avx512pd_maskload_min3 {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_min3] in @vec_maskload_min3 S _ 8.
+Definition avx512pd_maskload_range_min3 {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskload_range_min3] in @vec_maskload_range_min3 S _ 8.
+Definition avx512pd_maskbroadcast_range_min {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskbroadcast_range_min] in @vec_maskbroadcast_range_min S _ 8.
+Definition avx512pd_maskbroadcast_range {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_maskbroadcast_range] in @vec_maskbroadcast_range S _ 8.
+Definition avx512pd_reduce_add {S : Type} `{Scalar S} :=
+  Eval cbv beta delta [vec_reduce_add] in @vec_reduce_add S _ 8.
+
 (** ** Which constants are the instructions of a width
 
     [LaneISA w loadu ... maskstore]: the eight constants are the width-[w]
@@ -251,6 +328,24 @@ Proof. reflexivity. Qed.
     avx512_fmadd avx512_storeu avx512_maskstore.
 Proof. split; reflexivity. Qed.
 #[global] Instance LaneMax_avx512 {S : Type} `{Scalar S} `{ScalarMax S} : LaneMax (S := S) 16 avx512_max.
+Proof. reflexivity. Qed.
+
+(** The float64 families' constants are the instructions of widths 4 and 8,
+    but not as instances: width 8 is also AVX2's, and resolution by the width
+    must keep finding [avx2_] there.  Their lemmas below name these proofs. *)
+Definition LaneISA_avx2pd {S : Type} `{Scalar S} :
+  LaneISA (S := S) 4 avx2pd_loadu avx2pd_maskload avx2pd_broadcast avx2pd_mul avx2pd_add
+    avx2pd_fmadd avx2pd_storeu avx2pd_maskstore.
+Proof. split; reflexivity. Qed.
+Definition LaneMax_avx2pd {S : Type} `{Scalar S} `{ScalarMax S} :
+  LaneMax (S := S) 4 avx2pd_max.
+Proof. reflexivity. Qed.
+Definition LaneISA_avx512pd {S : Type} `{Scalar S} :
+  LaneISA (S := S) 8 avx512pd_loadu avx512pd_maskload avx512pd_broadcast avx512pd_mul avx512pd_add
+    avx512pd_fmadd avx512pd_storeu avx512pd_maskstore.
+Proof. split; reflexivity. Qed.
+Definition LaneMax_avx512pd {S : Type} `{Scalar S} `{ScalarMax S} :
+  LaneMax (S := S) 8 avx512pd_max.
 Proof. reflexivity. Qed.
 
 (** ** Defining equations, usable by [rw] (specification to call) *)
@@ -404,6 +499,30 @@ Section ReduceLanes.
     <+> (SUMR [ q <= jo < cdiv N 16 ]
            avx512_reduce_add (GEN [ l < 16 ] |[ (16 * jo + l <? N)%Z ]|
                                 F (lo + (16 * jo + l))%Z)).
+  Proof. intros; apply vec_sum_lanes_tail; lia. Qed.
+  Lemma avx2pd_sum_lanes_exact lo hi q (F : Z -> S) :
+    (hi - lo = 4 * q)%Z -> (0 <= q)%Z ->
+    sumr lo hi F = SUM [ jo < q ] avx2pd_reduce_add (GEN [ l < 4 ] F (lo + (4 * jo + l))%Z).
+  Proof. intros; apply vec_sum_lanes_exact; lia. Qed.
+  Lemma avx2pd_sum_lanes_tail lo hi N q (F : Z -> S) :
+    (N = hi - lo)%Z -> (q = N / 4)%Z -> (0 <= N)%Z ->
+    sumr lo hi F =
+    (SUM [ jo < q ] avx2pd_reduce_add (GEN [ l < 4 ] F (lo + (4 * jo + l))%Z))
+    <+> (SUMR [ q <= jo < cdiv N 4 ]
+           avx2pd_reduce_add (GEN [ l < 4 ] |[ (4 * jo + l <? N)%Z ]|
+                                F (lo + (4 * jo + l))%Z)).
+  Proof. intros; apply vec_sum_lanes_tail; lia. Qed.
+  Lemma avx512pd_sum_lanes_exact lo hi q (F : Z -> S) :
+    (hi - lo = 8 * q)%Z -> (0 <= q)%Z ->
+    sumr lo hi F = SUM [ jo < q ] avx512pd_reduce_add (GEN [ l < 8 ] F (lo + (8 * jo + l))%Z).
+  Proof. intros; apply vec_sum_lanes_exact; lia. Qed.
+  Lemma avx512pd_sum_lanes_tail lo hi N q (F : Z -> S) :
+    (N = hi - lo)%Z -> (q = N / 8)%Z -> (0 <= N)%Z ->
+    sumr lo hi F =
+    (SUM [ jo < q ] avx512pd_reduce_add (GEN [ l < 8 ] F (lo + (8 * jo + l))%Z))
+    <+> (SUMR [ q <= jo < cdiv N 8 ]
+           avx512pd_reduce_add (GEN [ l < 8 ] |[ (8 * jo + l <? N)%Z ]|
+                                F (lo + (8 * jo + l))%Z)).
   Proof. intros; apply vec_sum_lanes_tail; lia. Qed.
 End ReduceLanes.
 
@@ -617,6 +736,65 @@ Section WidthForms.
   Definition avx512_broadcast_lane := vec_broadcast_lane (S := S) (w := 16).
 End WidthForms.
 
+(** The float64 families' lemmas, their instances named (not resolved). *)
+Section WidthPd.
+  Context {S : Type} `{ScalarLaws S} `{ScalarMax S}.
+
+  Definition avx2pd_loadu_spec := vec_loadu_spec (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_maskload_spec := vec_maskload_spec (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_broadcast_spec := vec_broadcast_spec (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_mul_spec := vec_mul_spec (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_add_spec := vec_add_spec (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_fmadd_spec := vec_fmadd_spec (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_storeu_spec := vec_storeu_spec (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_maskstore_spec := vec_maskstore_spec (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_max_spec := vec_max_spec (S := S) (LM := LaneMax_avx2pd).
+  Definition avx2pd_add_gen := vec_add_gen (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_add_gen_tadd := vec_add_gen_tadd (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_add_tadd := vec_add_tadd (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_mul_gen := vec_mul_gen (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_fmadd_gen := vec_fmadd_gen (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_mul_broadcast_loadu := vec_mul_broadcast_loadu (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_mul_loadu_broadcast := vec_mul_loadu_broadcast (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_add_mul_fmadd := vec_add_mul_fmadd (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_add_comm := vec_add_comm (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_maskload_guard := vec_maskload_guard (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_maskstore_gen := vec_maskstore_gen (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_maskstore_guard := vec_maskstore_guard (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_maskstore_under := vec_maskstore_under (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_storeu_gen := vec_storeu_gen (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_loadu_lane := vec_loadu_lane (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_broadcast_lane := vec_broadcast_lane (S := S) (LI := LaneISA_avx2pd).
+  Definition avx2pd_max_gen := vec_max_gen (S := S) (LM := LaneMax_avx2pd).
+
+  Definition avx512pd_loadu_spec := vec_loadu_spec (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_maskload_spec := vec_maskload_spec (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_broadcast_spec := vec_broadcast_spec (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_mul_spec := vec_mul_spec (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_add_spec := vec_add_spec (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_fmadd_spec := vec_fmadd_spec (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_storeu_spec := vec_storeu_spec (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_maskstore_spec := vec_maskstore_spec (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_max_spec := vec_max_spec (S := S) (LM := LaneMax_avx512pd).
+  Definition avx512pd_add_gen := vec_add_gen (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_add_gen_tadd := vec_add_gen_tadd (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_add_tadd := vec_add_tadd (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_mul_gen := vec_mul_gen (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_fmadd_gen := vec_fmadd_gen (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_mul_broadcast_loadu := vec_mul_broadcast_loadu (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_mul_loadu_broadcast := vec_mul_loadu_broadcast (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_add_mul_fmadd := vec_add_mul_fmadd (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_add_comm := vec_add_comm (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_maskload_guard := vec_maskload_guard (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_maskstore_gen := vec_maskstore_gen (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_maskstore_guard := vec_maskstore_guard (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_maskstore_under := vec_maskstore_under (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_storeu_gen := vec_storeu_gen (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_loadu_lane := vec_loadu_lane (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_broadcast_lane := vec_broadcast_lane (S := S) (LI := LaneISA_avx512pd).
+  Definition avx512pd_max_gen := vec_max_gen (S := S) (LM := LaneMax_avx512pd).
+End WidthPd.
+
 (** ** Registration: held abstract by [same_program], unfolded by [check_safe] *)
 
 #[global] Instance AtlInstr_avx2_loadu : AtlInstr (@avx2_loadu) := {}.
@@ -661,3 +839,37 @@ End WidthForms.
   AtlInstr (@avx512_maskbroadcast_range) := {}.
 #[global] Instance AtlInstr_avx2_reduce_add : AtlInstr (@avx2_reduce_add) := {}.
 #[global] Instance AtlInstr_avx512_reduce_add : AtlInstr (@avx512_reduce_add) := {}.
+#[global] Instance AtlInstr_avx2pd_loadu : AtlInstr (@avx2pd_loadu) := {}.
+#[global] Instance AtlInstr_avx2pd_maskload : AtlInstr (@avx2pd_maskload) := {}.
+#[global] Instance AtlInstr_avx2pd_broadcast : AtlInstr (@avx2pd_broadcast) := {}.
+#[global] Instance AtlInstr_avx2pd_mul : AtlInstr (@avx2pd_mul) := {}.
+#[global] Instance AtlInstr_avx2pd_add : AtlInstr (@avx2pd_add) := {}.
+#[global] Instance AtlInstr_avx2pd_fmadd : AtlInstr (@avx2pd_fmadd) := {}.
+#[global] Instance AtlInstr_avx2pd_storeu : AtlInstr (@avx2pd_storeu) := {}.
+#[global] Instance AtlInstr_avx2pd_maskstore : AtlInstr (@avx2pd_maskstore) := {}.
+#[global] Instance AtlInstr_avx2pd_max : AtlInstr (@avx2pd_max) := {}.
+#[global] Instance AtlInstr_avx2pd_maskload_range : AtlInstr (@avx2pd_maskload_range) := {}.
+#[global] Instance AtlInstr_avx2pd_maskload_min : AtlInstr (@avx2pd_maskload_min) := {}.
+#[global] Instance AtlInstr_avx2pd_maskload_range_min : AtlInstr (@avx2pd_maskload_range_min) := {}.
+#[global] Instance AtlInstr_avx2pd_maskload_min3 : AtlInstr (@avx2pd_maskload_min3) := {}.
+#[global] Instance AtlInstr_avx2pd_maskload_range_min3 : AtlInstr (@avx2pd_maskload_range_min3) := {}.
+#[global] Instance AtlInstr_avx2pd_maskbroadcast_range_min : AtlInstr (@avx2pd_maskbroadcast_range_min) := {}.
+#[global] Instance AtlInstr_avx2pd_maskbroadcast_range : AtlInstr (@avx2pd_maskbroadcast_range) := {}.
+#[global] Instance AtlInstr_avx2pd_reduce_add : AtlInstr (@avx2pd_reduce_add) := {}.
+#[global] Instance AtlInstr_avx512pd_loadu : AtlInstr (@avx512pd_loadu) := {}.
+#[global] Instance AtlInstr_avx512pd_maskload : AtlInstr (@avx512pd_maskload) := {}.
+#[global] Instance AtlInstr_avx512pd_broadcast : AtlInstr (@avx512pd_broadcast) := {}.
+#[global] Instance AtlInstr_avx512pd_mul : AtlInstr (@avx512pd_mul) := {}.
+#[global] Instance AtlInstr_avx512pd_add : AtlInstr (@avx512pd_add) := {}.
+#[global] Instance AtlInstr_avx512pd_fmadd : AtlInstr (@avx512pd_fmadd) := {}.
+#[global] Instance AtlInstr_avx512pd_storeu : AtlInstr (@avx512pd_storeu) := {}.
+#[global] Instance AtlInstr_avx512pd_maskstore : AtlInstr (@avx512pd_maskstore) := {}.
+#[global] Instance AtlInstr_avx512pd_max : AtlInstr (@avx512pd_max) := {}.
+#[global] Instance AtlInstr_avx512pd_maskload_range : AtlInstr (@avx512pd_maskload_range) := {}.
+#[global] Instance AtlInstr_avx512pd_maskload_min : AtlInstr (@avx512pd_maskload_min) := {}.
+#[global] Instance AtlInstr_avx512pd_maskload_range_min : AtlInstr (@avx512pd_maskload_range_min) := {}.
+#[global] Instance AtlInstr_avx512pd_maskload_min3 : AtlInstr (@avx512pd_maskload_min3) := {}.
+#[global] Instance AtlInstr_avx512pd_maskload_range_min3 : AtlInstr (@avx512pd_maskload_range_min3) := {}.
+#[global] Instance AtlInstr_avx512pd_maskbroadcast_range_min : AtlInstr (@avx512pd_maskbroadcast_range_min) := {}.
+#[global] Instance AtlInstr_avx512pd_maskbroadcast_range : AtlInstr (@avx512pd_maskbroadcast_range) := {}.
+#[global] Instance AtlInstr_avx512pd_reduce_add : AtlInstr (@avx512pd_reduce_add) := {}.

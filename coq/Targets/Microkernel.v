@@ -39,7 +39,7 @@
       follows packs the operands in the kernel's read order (Exo thesis
       Sec. 7.2's CONV: the im2col panel pixel-major); [select_instr] then
       moves it outside the rows.
-    - [select_instr t with avx2] (or [avx512]) (Exo thesis Sec. 3.4
+    - [select_instr t with avx2] (or [avx512], [avx2pd], [avx512pd]) (Exo thesis Sec. 3.4
       [replace] by each instruction of Targets/AVX.v, and Table 3.1
       [set_memory]; Sec. 7.2's right-edge tail by masked stores): the register tile
       [t] in instruction form.  A micro-tile whose first row is out of
@@ -87,6 +87,8 @@ Section OuterLaneWidths.
   Context {S : Type} `{ScalarLaws S}.
   Definition avx2_outer_lane := vec_outer_lane (S := S) (w := 8).
   Definition avx512_outer_lane := vec_outer_lane (S := S) (w := 16).
+  Definition avx2pd_outer_lane := vec_outer_lane (S := S) (LI := LaneISA_avx2pd).
+  Definition avx512pd_outer_lane := vec_outer_lane (S := S) (LI := LaneISA_avx512pd).
 End OuterLaneWidths.
 
 (** Guards copied onto the operands of a nest of three reductions
@@ -390,3 +392,7 @@ Tactic Notation "select_instr" ident(t) "with" "avx2" :=
   mk_select_instr t (@avx2_maskstore) (@avx2_outer_lane) (@avx2_mul) AVX2_REG.
 Tactic Notation "select_instr" ident(t) "with" "avx512" :=
   mk_select_instr t (@avx512_maskstore) (@avx512_outer_lane) (@avx512_mul) AVX512_REG.
+Tactic Notation "select_instr" ident(t) "with" "avx2pd" :=
+  mk_select_instr t (@avx2pd_maskstore) (@avx2pd_outer_lane) (@avx2pd_mul) AVX2_REG.
+Tactic Notation "select_instr" ident(t) "with" "avx512pd" :=
+  mk_select_instr t (@avx512pd_maskstore) (@avx512pd_outer_lane) (@avx512pd_mul) AVX512_REG.

@@ -1,4 +1,4 @@
-(** * [vectorize i with avx2] / [vectorize i with avx512]: a directive.
+(** * [vectorize i with avx2] / [avx512] / [avx2pd] / [avx512pd]: a directive.
 
     Halide's [vectorize] is a traversal order of a pure loop (Halide
     formal semantics, Sec. 8.2, [traverse] and its footnote 7: vectorized
@@ -106,7 +106,32 @@ Section WidthSplit.
   Definition avx512_storeu_maskstore := vec_storeu_maskstore (S := S) (w := 16).
   Definition avx2_add_mul_fmadd_r := vec_add_mul_fmadd_r (S := S) (w := 8).
   Definition avx512_add_mul_fmadd_r := vec_add_mul_fmadd_r (S := S) (w := 16).
+  (* the float64 families: their instances named, not resolved (Targets/AVX.v) *)
+  Definition avx2pd_split_stores := vec_split_stores (S := S) (LI := LaneISA_avx2pd).
+  Definition avx512pd_split_stores := vec_split_stores (S := S) (LI := LaneISA_avx512pd).
+  Definition avx2pd_storeu_maskstore := vec_storeu_maskstore (S := S) (LI := LaneISA_avx2pd).
+  Definition avx512pd_storeu_maskstore :=
+    vec_storeu_maskstore (S := S) (LI := LaneISA_avx512pd).
+  Definition avx2pd_add_mul_fmadd_r := vec_add_mul_fmadd_r (S := S) (LI := LaneISA_avx2pd).
+  Definition avx512pd_add_mul_fmadd_r :=
+    vec_add_mul_fmadd_r (S := S) (LI := LaneISA_avx512pd).
 End WidthSplit.
+
+(** Which instruction library [vectorize] uses: float32 lanes ([avx2]: 8,
+    [avx512]: 16) or float64 lanes ([avx2pd]: 4, [avx512pd]: 8).  A tag for
+    the tactics below, not part of any program. *)
+Inductive vec_isa := VAVX2 | VAVX512 | VAVX2PD | VAVX512PD.
+
+Ltac atl_vec_width isa :=
+  lazymatch isa with
+  | VAVX2 => constr:(8%Z) | VAVX512 => constr:(16%Z)
+  | VAVX2PD => constr:(4%Z) | VAVX512PD => constr:(8%Z)
+  end.
+
+(** [h] is one of the libraries' masked stores. *)
+Ltac atl_vec_is_maskstore h :=
+  first [ constr_eq h @avx2_maskstore | constr_eq h @avx512_maskstore
+        | constr_eq h @avx2pd_maskstore | constr_eq h @avx512pd_maskstore ].
 
 (** A lane guard through scalar operations (for the partial vector). *)
 Section Guards.
@@ -271,7 +296,7 @@ Ltac atl_vec_norm_root :=
         (transitivity (iverson (x <? c')%Z e); [ apply guard_lane_shift; ring | reflexivity ]))
   | |- ?ms ?c ?v = _ =>
       let h := atl_head ms in
-      first [ constr_eq h @avx2_maskstore | constr_eq h @avx512_maskstore ];
+      atl_vec_is_maskstore h;
       atl_ring_norm c ltac:(fun c' =>
         tryif constr_eq c c' then fail else
         (transitivity (ms c' v); [ f_equal; ring | reflexivity ]))
@@ -284,7 +309,7 @@ Ltac atl_vec_norm_may t :=
   | iverson _ _ => idtac
   | ?ms _ _ =>
       let h := atl_head ms in
-      first [ constr_eq h @avx2_maskstore | constr_eq h @avx512_maskstore ]
+      atl_vec_is_maskstore h
   end.
 
 (** No guard and no masked store in [t]: no node of [t] passes
@@ -294,6 +319,8 @@ Ltac atl_vec_norm_none t :=
   | context [iverson _ _] => fail
   | context [@avx2_maskstore] => fail
   | context [@avx512_maskstore] => fail
+  | context [@avx2pd_maskstore] => fail
+  | context [@avx512pd_maskstore] => fail
   | _ => idtac
   end.
 
@@ -501,7 +528,9 @@ with atl_vec_guard_under :=
       lazymatch goal with _ : vec_stored (_ <? n)%Z |- _ => fail | _ => idtac end;
       let h := atl_head ms in
       first [ constr_eq h @avx2_maskstore; refine (avx2_maskstore_under n F _ _)
-            | constr_eq h @avx512_maskstore; refine (avx512_maskstore_under n F _ _) ];
+            | constr_eq h @avx512_maskstore; refine (avx512_maskstore_under n F _ _)
+            | constr_eq h @avx2pd_maskstore; refine (avx2pd_maskstore_under n F _ _)
+            | constr_eq h @avx512pd_maskstore; refine (avx512pd_maskstore_under n F _ _) ];
       lazymatch F with fun z => _ =>
         let l := fresh z in let Hl := fresh "Hl" in let Hp := fresh "Hp" in
         intros l Hl Hp; change (vec_stored (l <? n)%Z) in Hp; atl_beta_lhs;
@@ -526,7 +555,10 @@ with atl_vec_guard_storeu :=
               | lazymatch F with context [iverson _ ?e] => idtac end ];
         let h := atl_head st in
         first [ constr_eq h @avx2_storeu; refine (eq_trans (avx2_storeu_maskstore c _) _)
-              | constr_eq h @avx512_storeu; refine (eq_trans (avx512_storeu_maskstore c _) _) ];
+              | constr_eq h @avx512_storeu; refine (eq_trans (avx512_storeu_maskstore c _) _)
+              | constr_eq h @avx2pd_storeu; refine (eq_trans (avx2pd_storeu_maskstore c _) _)
+              | constr_eq h @avx512pd_storeu;
+                refine (eq_trans (avx512pd_storeu_maskstore c _) _) ];
         atl_beta_lhs; atl_vec_guard_under
       end
   end.
@@ -617,59 +649,76 @@ Ltac atl_vec_if_uppers2 tac :=
       end
   end.
 
+(** The lanes as the instructions of one library (its constants passed in). *)
+Ltac atl_vec_lanes_of w bcast add_tadd add mul max loadu maskload mrange mmin mrange_min
+    mmin3 mrange_min3 mbrange mbrange_min :=
+  atl_vec_instr_all bcast;
+  atl_vec_arith uconstr:(guard_gen 0 w) add_tadd add mul ltac:(atl_vec_max_or_fail max);
+  atl_vec_instr_all loadu;
+  atl_vec_instr_all maskload;
+  atl_vec_rw_all uconstr:(lanes_border_lo);
+  atl_vec_instr_all mrange;
+  atl_vec_instr_all mmin;
+  atl_vec_instr_all mrange_min;
+  atl_vec_if_guards3 ltac:(atl_vec_instr_all mmin3; atl_vec_instr_all mrange_min3);
+  atl_vec_rw_all uconstr:(lanes_const_lo);
+  atl_vec_rw_all uconstr:(lanes_const_hi);
+  atl_vec_if_uppers2 ltac:(atl_vec_rw_all uconstr:(lanes_const_hi2));
+  atl_vec_instr_all mbrange;
+  atl_vec_if_guards3 ltac:(atl_vec_instr_all mbrange_min);
+  atl_vec_instr_all bcast.
+
 Ltac atl_vec_lanes isa :=
   vector_index;
   atl_vec_guards;
   lazymatch isa with
-  | 8 =>
-      atl_vec_instr_all uconstr:(avx2_broadcast);
-      atl_vec_arith uconstr:(guard_gen 0 8) uconstr:(avx2_add_gen_tadd) uconstr:(avx2_add_gen)
-                    uconstr:(avx2_mul_gen) ltac:(atl_vec_max_or_fail uconstr:(avx2_max_gen));
-      atl_vec_instr_all uconstr:(avx2_loadu);
-      atl_vec_instr_all uconstr:(avx2_maskload);
-      atl_vec_rw_all uconstr:(lanes_border_lo);
-      atl_vec_instr_all uconstr:(avx2_maskload_range);
-      atl_vec_instr_all uconstr:(avx2_maskload_min);
-      atl_vec_instr_all uconstr:(avx2_maskload_range_min);
-      atl_vec_if_guards3 ltac:(atl_vec_instr_all uconstr:(avx2_maskload_min3);
-                               atl_vec_instr_all uconstr:(avx2_maskload_range_min3));
-      atl_vec_rw_all uconstr:(lanes_const_lo);
-      atl_vec_rw_all uconstr:(lanes_const_hi);
-      atl_vec_if_uppers2 ltac:(atl_vec_rw_all uconstr:(lanes_const_hi2));
-      atl_vec_instr_all uconstr:(avx2_maskbroadcast_range);
-      atl_vec_if_guards3 ltac:(atl_vec_instr_all uconstr:(avx2_maskbroadcast_range_min));
-      atl_vec_instr_all uconstr:(avx2_broadcast)
-  | 16 =>
-      atl_vec_instr_all uconstr:(avx512_broadcast);
-      atl_vec_arith uconstr:(guard_gen 0 16) uconstr:(avx512_add_gen_tadd)
-                    uconstr:(avx512_add_gen) uconstr:(avx512_mul_gen)
-                    ltac:(atl_vec_max_or_fail uconstr:(avx512_max_gen));
-      atl_vec_instr_all uconstr:(avx512_loadu);
-      atl_vec_instr_all uconstr:(avx512_maskload);
-      atl_vec_rw_all uconstr:(lanes_border_lo);
-      atl_vec_instr_all uconstr:(avx512_maskload_range);
-      atl_vec_instr_all uconstr:(avx512_maskload_min);
-      atl_vec_instr_all uconstr:(avx512_maskload_range_min);
-      atl_vec_if_guards3 ltac:(atl_vec_instr_all uconstr:(avx512_maskload_min3);
-                               atl_vec_instr_all uconstr:(avx512_maskload_range_min3));
-      atl_vec_rw_all uconstr:(lanes_const_lo);
-      atl_vec_rw_all uconstr:(lanes_const_hi);
-      atl_vec_if_uppers2 ltac:(atl_vec_rw_all uconstr:(lanes_const_hi2));
-      atl_vec_instr_all uconstr:(avx512_maskbroadcast_range);
-      atl_vec_if_guards3 ltac:(atl_vec_instr_all uconstr:(avx512_maskbroadcast_range_min));
-      atl_vec_instr_all uconstr:(avx512_broadcast)
+  | VAVX2 =>
+      atl_vec_lanes_of constr:(8%Z) uconstr:(avx2_broadcast) uconstr:(avx2_add_gen_tadd)
+        uconstr:(avx2_add_gen) uconstr:(avx2_mul_gen) uconstr:(avx2_max_gen)
+        uconstr:(avx2_loadu) uconstr:(avx2_maskload) uconstr:(avx2_maskload_range)
+        uconstr:(avx2_maskload_min) uconstr:(avx2_maskload_range_min)
+        uconstr:(avx2_maskload_min3) uconstr:(avx2_maskload_range_min3)
+        uconstr:(avx2_maskbroadcast_range) uconstr:(avx2_maskbroadcast_range_min)
+  | VAVX512 =>
+      atl_vec_lanes_of constr:(16%Z) uconstr:(avx512_broadcast) uconstr:(avx512_add_gen_tadd)
+        uconstr:(avx512_add_gen) uconstr:(avx512_mul_gen) uconstr:(avx512_max_gen)
+        uconstr:(avx512_loadu) uconstr:(avx512_maskload) uconstr:(avx512_maskload_range)
+        uconstr:(avx512_maskload_min) uconstr:(avx512_maskload_range_min)
+        uconstr:(avx512_maskload_min3) uconstr:(avx512_maskload_range_min3)
+        uconstr:(avx512_maskbroadcast_range) uconstr:(avx512_maskbroadcast_range_min)
+  | VAVX2PD =>
+      atl_vec_lanes_of constr:(4%Z) uconstr:(avx2pd_broadcast) uconstr:(avx2pd_add_gen_tadd)
+        uconstr:(avx2pd_add_gen) uconstr:(avx2pd_mul_gen) uconstr:(avx2pd_max_gen)
+        uconstr:(avx2pd_loadu) uconstr:(avx2pd_maskload) uconstr:(avx2pd_maskload_range)
+        uconstr:(avx2pd_maskload_min) uconstr:(avx2pd_maskload_range_min)
+        uconstr:(avx2pd_maskload_min3) uconstr:(avx2pd_maskload_range_min3)
+        uconstr:(avx2pd_maskbroadcast_range) uconstr:(avx2pd_maskbroadcast_range_min)
+  | VAVX512PD =>
+      atl_vec_lanes_of constr:(8%Z) uconstr:(avx512pd_broadcast)
+        uconstr:(avx512pd_add_gen_tadd) uconstr:(avx512pd_add_gen) uconstr:(avx512pd_mul_gen)
+        uconstr:(avx512pd_max_gen) uconstr:(avx512pd_loadu) uconstr:(avx512pd_maskload)
+        uconstr:(avx512pd_maskload_range) uconstr:(avx512pd_maskload_min)
+        uconstr:(avx512pd_maskload_range_min) uconstr:(avx512pd_maskload_min3)
+        uconstr:(avx512pd_maskload_range_min3) uconstr:(avx512pd_maskbroadcast_range)
+        uconstr:(avx512pd_maskbroadcast_range_min)
   end.
 
 (** [add (mul a b) c] as [fmadd], after the check below: the traversal
     does not enter the first argument of a three-argument instruction. *)
 Ltac atl_vec_fuse isa :=
   lazymatch isa with
-  | 8 =>
+  | VAVX2 =>
       atl_vec_rw_all uconstr:(avx2_add_mul_fmadd);
       atl_vec_rw_all uconstr:(avx2_add_mul_fmadd_r)
-  | 16 =>
+  | VAVX512 =>
       atl_vec_rw_all uconstr:(avx512_add_mul_fmadd);
       atl_vec_rw_all uconstr:(avx512_add_mul_fmadd_r)
+  | VAVX2PD =>
+      atl_vec_rw_all uconstr:(avx2pd_add_mul_fmadd);
+      atl_vec_rw_all uconstr:(avx2pd_add_mul_fmadd_r)
+  | VAVX512PD =>
+      atl_vec_rw_all uconstr:(avx512pd_add_mul_fmadd);
+      atl_vec_rw_all uconstr:(avx512pd_add_mul_fmadd_r)
   end.
 
 (** Why a lane loop is left, where a guard of the program that depends on
@@ -723,9 +772,11 @@ Ltac atl_vec_name_root y :=
 
 (** After the split: the lanes as instructions, no lane loop left (else the
     first one is printed and the step fails), [fmadd] fused, [name]d. *)
-Ltac atl_vec_finish i w name :=
+Ltac atl_vec_finish i isa name :=
+  idtac;
+  let w := atl_vec_width isa in
   atl_step ltac:(atl_everywhere_prune atl_vec_norm_none atl_vec_norm_may atl_vec_norm_root);
-  atl_vec_lanes w;
+  atl_vec_lanes isa;
   tryif assert_succeeds (etransitivity; [ atl_descend_rec ltac:(atl_vec_lane_left w) | ])
   then
     (assert_fails (etransitivity;
@@ -734,10 +785,11 @@ Ltac atl_vec_finish i w name :=
              idtac "vectorize: the body of loop" i "is not lane-wise:" t;
              atl_vec_hint t end) | ]);
      fail)
-  else (atl_vec_fuse w; name; reflexivity).
+  else (atl_vec_fuse isa; name; reflexivity).
 
-Ltac atl_vec_root i w name :=
+Ltac atl_vec_root i isa name :=
   idtac;
+  let w := atl_vec_width isa in
   lazymatch goal with
   | |- vec_mark (@genr ?X ?E ?lo ?hi ?F) = ?R =>
       change (@genr X E lo hi F = R);
@@ -746,13 +798,15 @@ Ltac atl_vec_root i w name :=
         assert (HN0 : (0 <= N)%Z) by atl_side;
         etransitivity;
         [ let cnt := constr:(fun io : Z => (N - w * io)%Z) in
-          lazymatch w with
-          | 8 => eapply (avx2_split_stores lo hi N (N / 8)%Z cnt F)
-          | 16 => eapply (avx512_split_stores lo hi N (N / 16)%Z cnt F)
+          lazymatch isa with
+          | VAVX2 => eapply (avx2_split_stores lo hi N (N / 8)%Z cnt F)
+          | VAVX512 => eapply (avx512_split_stores lo hi N (N / 16)%Z cnt F)
+          | VAVX2PD => eapply (avx2pd_split_stores lo hi N (N / 4)%Z cnt F)
+          | VAVX512PD => eapply (avx512pd_split_stores lo hi N (N / 8)%Z cnt F)
           end;
           [ ring | reflexivity | lia | exact HN0 | intros; reflexivity ]
         | ];
-        clear HN0; atl_beta_lhs; atl_vec_finish i w name)
+        clear HN0; atl_beta_lhs; atl_vec_finish i isa name)
   end.
 
 (** ** A SUM loop: Halide's vectorized reduction
@@ -770,20 +824,25 @@ Ltac atl_vec_smark_root i :=
   | |- @sumr ?X ?E ?lo ?hi ?F = _ => atl_vec_mark_as i F (@sumr X E lo hi F)
   end.
 
-Ltac atl_vec_sum_split w lo hi N F :=
+Ltac atl_vec_sum_split isa lo hi N F :=
+  let w := atl_vec_width isa in
   let q := lazymatch N with
            | Zpos _ => eval vm_compute in (N / w)%Z
            | _ => constr:((N / w)%Z)
            end in
   first
     [ lazymatch N with Zpos _ => idtac end;
-      lazymatch w with
-      | 8 => eapply (avx2_sum_lanes_exact lo hi q F)
-      | 16 => eapply (avx512_sum_lanes_exact lo hi q F)
+      lazymatch isa with
+      | VAVX2 => eapply (avx2_sum_lanes_exact lo hi q F)
+      | VAVX512 => eapply (avx512_sum_lanes_exact lo hi q F)
+      | VAVX2PD => eapply (avx2pd_sum_lanes_exact lo hi q F)
+      | VAVX512PD => eapply (avx512pd_sum_lanes_exact lo hi q F)
       end; lia
-    | lazymatch w with
-      | 8 => eapply (avx2_sum_lanes_tail lo hi N q F)
-      | 16 => eapply (avx512_sum_lanes_tail lo hi N q F)
+    | lazymatch isa with
+      | VAVX2 => eapply (avx2_sum_lanes_tail lo hi N q F)
+      | VAVX512 => eapply (avx512_sum_lanes_tail lo hi N q F)
+      | VAVX2PD => eapply (avx2pd_sum_lanes_tail lo hi N q F)
+      | VAVX512PD => eapply (avx512pd_sum_lanes_tail lo hi N q F)
       end; [ ring | reflexivity | atl_side ] ].
 
 (** The vector loops (one, or the full vectors' and the tail's) named [y]. *)
@@ -798,19 +857,20 @@ Ltac atl_vec_sname_root y :=
       exact (@eq_refl _ (@sumr X E lo hi (fun y : Z => F y)))
   end.
 
-Ltac atl_vec_sum_root i w y :=
+Ltac atl_vec_sum_root i isa y :=
   idtac;
+  let w := atl_vec_width isa in
   lazymatch goal with
   | |- vec_mark (@sumr ?X ?E ?lo ?hi ?F) = ?R =>
       change (@sumr X E lo hi F = R);
       atl_vec_extent lo hi ltac:(fun N =>
-        etransitivity; [ atl_vec_sum_split w lo hi N F | ];
+        etransitivity; [ atl_vec_sum_split isa lo hi N F | ];
         (* a literal extent's tail bound as a literal ([cdiv 37 16] is 3) *)
         lazymatch N with
         | Zpos _ => let c := eval vm_compute in (cdiv N w) in change (cdiv N w) with c
         | _ => idtac
         end;
-        atl_beta_lhs; atl_vec_finish i w ltac:(atl_step ltac:(atl_vec_sname_root y)))
+        atl_beta_lhs; atl_vec_finish i isa ltac:(atl_step ltac:(atl_vec_sname_root y)))
   end.
 
 (** The checks at the marked loop, then [root]. *)
@@ -824,20 +884,28 @@ Ltac atl_vec_checked i root :=
          "is not lane-wise (the lane loop left is printed above)".
 
 (** The first GEN named [i] (pre-order) if there is one, else the first SUM. *)
-Ltac atl_vectorize i w name y :=
+Ltac atl_vectorize i isa name y :=
   atl_check_goal;
-  tryif atl_step ltac:(atl_vec_mark_root i) then atl_vec_checked i ltac:(atl_vec_root i w name)
+  tryif atl_step ltac:(atl_vec_mark_root i) then atl_vec_checked i ltac:(atl_vec_root i isa name)
   else tryif atl_step ltac:(atl_vec_smark_root i)
-  then atl_vec_checked i ltac:(atl_vec_sum_root i w y)
+  then atl_vec_checked i ltac:(atl_vec_sum_root i isa y)
   else
     (idtac "vectorize: the program has no GEN or SUM loop named" i;
      fail 0 "vectorize: the program has no GEN or SUM loop named" i).
 
 Tactic Notation "vectorize" ident(i) "with" "avx2" :=
-  atl_vectorize i constr:(8%Z) idtac i.
+  atl_vectorize i VAVX2 idtac i.
 Tactic Notation "vectorize" ident(i) "with" "avx512" :=
-  atl_vectorize i constr:(16%Z) idtac i.
+  atl_vectorize i VAVX512 idtac i.
+Tactic Notation "vectorize" ident(i) "with" "avx2pd" :=
+  atl_vectorize i VAVX2PD idtac i.
+Tactic Notation "vectorize" ident(i) "with" "avx512pd" :=
+  atl_vectorize i VAVX512PD idtac i.
 Tactic Notation "vectorize" ident(i) "with" "avx2" "into" ident(y) :=
-  atl_vectorize i constr:(8%Z) ltac:(atl_step ltac:(atl_vec_name_root y)) y.
+  atl_vectorize i VAVX2 ltac:(atl_step ltac:(atl_vec_name_root y)) y.
 Tactic Notation "vectorize" ident(i) "with" "avx512" "into" ident(y) :=
-  atl_vectorize i constr:(16%Z) ltac:(atl_step ltac:(atl_vec_name_root y)) y.
+  atl_vectorize i VAVX512 ltac:(atl_step ltac:(atl_vec_name_root y)) y.
+Tactic Notation "vectorize" ident(i) "with" "avx2pd" "into" ident(y) :=
+  atl_vectorize i VAVX2PD ltac:(atl_step ltac:(atl_vec_name_root y)) y.
+Tactic Notation "vectorize" ident(i) "with" "avx512pd" "into" ident(y) :=
+  atl_vectorize i VAVX512PD ltac:(atl_step ltac:(atl_vec_name_root y)) y.
