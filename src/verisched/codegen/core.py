@@ -122,8 +122,9 @@ class Lowering:
         self.support = SupportAnalysis(self)
         self.vector = VectorRules(self, isa)
         self.target: TargetHooks = hooks(self) if hooks is not None else self.vector
-        if isa is not None and dtype != "float32":
-            raise LowerError(f"lowering: target {isa.name} supports float32 only, not {dtype}")
+        if isa is not None and dtype != isa.dtype:
+            raise LowerError(f"lowering: instruction library {isa.name} has {isa.dtype} lanes, "
+                             f"not {dtype}")
 
     @property
     def error_flag(self) -> str:

@@ -49,6 +49,7 @@ class VectorISA:
     cflags: tuple[str, ...]
     cpu_flags: tuple[str, ...]  # /proc/cpuinfo flags the code needs
     helpers: str              # C helper functions (masks), emitted once per file
+    dtype: str = "float32"    # the element type of its lanes (avx512pd: float64)
     # A hint that the line at {p} will be read soon (no effect on the result).
     prefetch: str = "_mm_prefetch((const char *)({p}), _MM_HINT_T0)"
     # When a register tile's destination is prefetched (codegen/vector.py): "next"

@@ -32,7 +32,11 @@ _RESERVED = frozenset({
     "lanes", "struct", "_", "S",
 }) | COQ_WORDS
 TAILS = ("guard", "peel", "shift")
-ISAS = {"avx2": 8, "avx512": 16}    # vector ISAs of coq/Targets/AVX.v: lanes per vector
+# Vector ISAs of coq/Targets/AVX.v: lanes per vector, and the element type of their lanes
+# (the pd libraries: float64, decision #154).
+ISAS = {"avx2": 8, "avx512": 16, "avx2pd": 4, "avx512pd": 8}
+ISA_DTYPE = {"avx2": "float32", "avx512": "float32", "avx2pd": "float64",
+             "avx512pd": "float64"}
 
 
 @dataclass(frozen=True)
@@ -190,3 +194,23 @@ def stage_fun(d: str, arg: str, g: object, names: Names) -> str:
     if not isinstance(body, T):
         raise ScheduleArgumentError(d, arg, f"it returned {body!r}, not a tensor expression")
     return f"(fun {r} {c} => {to_coq(body.term)})"
+
+
+def isa_arg(d: str, isa: str, dtype: str | None, best: Callable[[str], str]) -> str:
+    """Directive `d`'s vector library: `isa` named (checked against `dtype` where one is
+    given: an avx512 vector holds float32 lanes, a float64 program's is avx512pd), or
+    "native", the CPU's best for `dtype`'s lanes (`best(dtype)`; float32 by default)."""
+    if dtype is not None and dtype not in ("float32", "float64"):
+        raise ScheduleArgumentError(d, "dtype", f"{dtype!r} is not float32 or float64 (the "
+                                                "element types of the vector libraries)")
+    if isa == "native":
+        return best(dtype or "float32")
+    if not isinstance(isa, str) or isa not in ISAS:
+        raise ScheduleArgumentError(d, "isa", f"{isa!r} is not one of "
+                                              f"{', '.join(ISAS)} or native")
+    if dtype is not None and ISA_DTYPE[isa] != dtype:
+        other = next(k for k, v in ISA_DTYPE.items()
+                     if v == dtype and k.startswith(isa.removesuffix("pd")))
+        raise ScheduleArgumentError(d, "isa", f"{isa} has {ISA_DTYPE[isa]} lanes, not "
+                                              f"{dtype}: use {other}")
+    return isa

@@ -358,9 +358,11 @@ class Schedule:
         D.distinct(d, {"lane": u, "buffer": t})
         return self.apply(f"rfactor {k} into {u} as {t}.")
 
-    def vectorize(self, loop: str, isa: str = "native", into: str | None = None) -> Schedule:
-        """Vectorize the generation `loop` with `isa` ("avx2": 8 lanes, "avx512": 16,
-        "native": the better of the two this CPU has, targets/auto.py): full vectors
+    def vectorize(self, loop: str, isa: str = "native", into: str | None = None, *,
+                  dtype: str | None = None) -> Schedule:
+        """Vectorize the generation `loop` with `isa` ("avx2": 8 float32 lanes, "avx512":
+        16, "avx2pd": 4 float64 lanes, "avx512pd": 8; "native": the better this CPU has,
+        for `dtype`'s lanes, float32 unless given, targets/auto.py): full vectors
         and a masked tail, the lanes as the instructions of coq/Targets/AVX.v (Exo's
         divide_loop and replace).  Where no generation is named `loop`, the first SUM
         of that name is vectorized instead (Halide's vectorized reduction): a sum over
@@ -376,10 +378,7 @@ class Schedule:
         i = D.loop("vectorize", "loop", loop, names)
         name = ("" if into is None else
                 f" into {D.fresh('vectorize', 'into', into, names, reuse=(i,))}")
-        isa = best_vector_isa() if isa == "native" else isa
-        if isa not in ("avx2", "avx512"):
-            raise ScheduleArgumentError("vectorize", "isa",
-                                        f"{isa!r} is not avx2, avx512 or native")
+        isa = D.isa_arg("vectorize", isa, dtype, _best)
         base = self
         if not self._normal() and self._normalized():
             base = self.apply("normalize.")
@@ -417,7 +416,7 @@ class Schedule:
 
     def register_tile(self, i: str, j: str, mr: int, nr: int, isa: str, *,
                       into: tuple[str, str, str, str, str], buffer: str,
-                      rows: str = "exact") -> Schedule:
+                      rows: str = "exact", dtype: str | None = None) -> Schedule:
         """The register tile of a matmul-like nest (`i` over `j` over a reduction, or a
         nest of three such as a convolution's): an `mr` x `nr` tile of `nr / lanes`
         vectors of the ISA's lanes, its value bound as `buffer`, the depth outside (Exo's
@@ -425,15 +424,14 @@ class Schedule:
         micro-panel, row, strip, vector and lane loops.  `rows="exact"`: Coq refuses an
         extent of `i` that is not q * mr (a row block of an SGEMM); `rows="guard"`: any
         extent, the last micro-panel guarded (a convolution's output row).  `isa` may be
-        "native" (the CPU's best vector ISA, as `select_instr`'s default)."""
+        "native" (the CPU's best vector ISA for `dtype`'s lanes, as `select_instr`'s
+        default; "avx2pd" / "avx512pd" for float64)."""
         d, names = "register_tile", self._names()
         if rows not in ("exact", "guard"):
             raise ScheduleArgumentError(d, "rows", f"{rows!r} is not 'exact' or 'guard'")
         a, b = D.loop(d, "i", i, names), D.loop(d, "j", j, names)
         D.distinct(d, {"i": a, "j": b})
-        isa = best_vector_isa() if isa == "native" else isa
-        if isa not in D.ISAS:
-            raise ScheduleArgumentError(d, "isa", f"{isa!r} is not one of {', '.join(D.ISAS)}")
+        isa = D.isa_arg(d, isa, dtype, _best)
         for arg, k in (("mr", mr), ("nr", nr)):
             if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
                 raise ScheduleArgumentError(d, arg, f"{k!r} is not a positive int (a register "
@@ -449,17 +447,15 @@ class Schedule:
                           f"into {loops} as {new['buffer']}"
                           + (" guard." if rows == "guard" else "."))
 
-    def select_instr(self, buffer: str, isa: str = "native") -> Schedule:
+    def select_instr(self, buffer: str, isa: str = "native", *,
+                     dtype: str | None = None) -> Schedule:
         """The register tile `buffer` in `isa`'s instructions (Exo's replace): partial
         micro-tiles skipped, masked stores, broadcast x load products, `buffer` in vector
         registers.  Coq refuses a tile that is not an outer product of packed operands.
         `isa="native"`: the better of avx2 and avx512 this CPU has; the tile's lanes
         (register_tile) must be that ISA's."""
         b = D.buffer("select_instr", "buffer", buffer, self._names())
-        isa = best_vector_isa() if isa == "native" else isa
-        if isa not in D.ISAS:
-            raise ScheduleArgumentError("select_instr", "isa",
-                                        f"{isa!r} is not one of {', '.join(D.ISAS)}")
+        isa = D.isa_arg("select_instr", isa, dtype, _best)
         # Coq's refusal of a mismatch names the tile's unmasked lanes, not the cause.
         built = [int(m.group(1)) for t in self.steps if (m := _TILE_LANES.match(t))
                  and m.group(2) == b]
@@ -719,6 +715,11 @@ def _encloses(e: Expr | None, loop: str, buffer: str) -> bool:
         isinstance(x, (Gen, Sum)) and x.var == loop
         and any(isinstance(y, Let) and y.var == buffer for y in walk(x.body))
         for x in walk(e))
+
+
+def _best(dtype: str) -> str:
+    """The CPU's best vector library for `dtype`'s lanes (`isa="native"`)."""
+    return best_vector_isa(dtype=dtype)
 
 
 _TILE_LANES = re.compile(r"register_tile .* lanes (\d+) into .* as (\w+)")

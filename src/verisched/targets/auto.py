@@ -7,7 +7,8 @@ lowering's summary, in the C file's banner and on the kernel (`kernel.picked`).
 - An ISA-neutral program (no vector instruction): the best ISA of the CPU,
   avx512 if it has avx512f, else avx2 if it has avx2 and fma, else plain c;
   plain c also for an element type the vector libraries do not compute in
-  (they are float32 only).  The C is compiled with -march=native either way.
+  (they have float32 and float64 lanes: avx512 / avx512pd, avx2 / avx2pd).
+  The C is compiled with -march=native either way.
 - A program already in one ISA's instruction form (a derivation that chose
   avx2's or avx512's instructions, e.g. Sgemm.v's sgemm_avx2): that ISA, since
   its instructions exist in no other library.  On an AVX-512 CPU an avx2
@@ -42,6 +43,8 @@ RANKED: tuple[tuple[str, NativeTarget, NativeTarget], ...] = (
     ("c", c.TARGET, openmp.TARGET),
 )
 _VECTOR = {isa: (s, p) for isa, s, p in RANKED if s.isa is not None}
+# Instruction family -> the ISA whose targets lower it (avx512pd -> avx512).
+_FAMILY_ISA = {lib.family: isa for isa, (s, _) in _VECTOR.items() for lib in s.isas}
 
 
 def _has(target: NativeTarget, flags: Iterable[str]) -> bool:
@@ -55,12 +58,17 @@ def best_isa(flags: Iterable[str] | None = None) -> str:
     return next(isa for isa, s, _ in RANKED if _has(s, have))
 
 
-def best_vector_isa(flags: Iterable[str] | None = None) -> str:
-    """The best vector ISA of the CPU, for a schedule's `vectorize`/`select_instr`:
-    best_isa, or avx2 on a CPU with neither (the kernel then compiles, and is refused
-    before each call, as an explicit avx2 would be)."""
+def best_vector_isa(flags: Iterable[str] | None = None, dtype: str = "float32") -> str:
+    """The best vector library of the CPU for lanes of `dtype`, for a schedule's
+    `vectorize`/`select_instr`: best_isa's (avx512pd / avx2pd for float64), or avx2's on
+    a CPU with neither (the kernel then compiles, and is refused before each call, as
+    an explicit avx2 would be)."""
     isa = best_isa(flags)
-    return isa if isa in _VECTOR else "avx2"
+    member = _VECTOR[isa][0] if isa in _VECTOR else avx2.TARGET
+    lib = member.isa_for(dtype)
+    if lib is None or (dtype != "float32" and lib is member.isa):
+        raise ValueError(f"no vector library computes in {dtype} (float32, float64)")
+    return lib.family
 
 
 def program_isas(program: KernelProgram) -> set[str]:
@@ -70,7 +78,7 @@ def program_isas(program: KernelProgram) -> set[str]:
         if isinstance(x, Instr):
             spec = lookup(x.name)
             fams.add(spec.family if spec else x.name.split("_", 1)[0])
-    return fams & set(_VECTOR)
+    return {_FAMILY_ISA[f] for f in fams if f in _FAMILY_ISA}
 
 
 def _native_member(isa: str, parallel: bool) -> NativeTarget:
@@ -97,12 +105,12 @@ class AutoTarget:
 
     @property
     def memories(self) -> tuple[str, ...]:
-        return tuple(s.isa.memory for s in self._runnable())
+        return tuple(dict.fromkeys(m for s in self._runnable() for m in s.memories))
 
     @property
     def families(self) -> tuple[str, ...]:
-        """The vector ISAs this CPU runs (what the autotuner may vectorize with)."""
-        return tuple(s.isa.family for s in self._runnable())
+        """The vector libraries this CPU runs (what the autotuner may vectorize with)."""
+        return tuple(f for s in self._runnable() for f in s.families)
 
     def instructions(self) -> tuple[InstrSpec, ...]:
         return tuple(i for s in self._runnable() for i in s.instructions())

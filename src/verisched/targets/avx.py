@@ -2,8 +2,9 @@
 
 coq/Targets/AVX.v defines each vector instruction once for a lane width W
 and instantiates it at W = 8 (AVX2, `avx2_` names) and W = 16 (AVX-512F,
-`avx512_` names).  Here are the same specifications as AST templates, built
-by one lane-width-generic function and registered with the instruction
+`avx512_` names), and for float64 at W = 4 (`avx2pd_`) and W = 8
+(`avx512pd_`).  Here are the same specifications as AST templates, built by
+one lane-width-generic function and registered with the instruction
 registry (pybridge/instrs.py) when this module is imported: the parser, the
 interpreter and the lowering read them there.  tests/test_vector_specs_coq.py
 checks every template against Coq's printed definition, so the Python
@@ -113,5 +114,11 @@ def lane_specs(family: str, lanes: int) -> list[InstrSpec]:
     ]
 
 
-for _spec in lane_specs("avx2", AVX2_LANES) + lane_specs("avx512", AVX512_LANES):
+# The float64 families (decision #154): the same specifications at the lane counts of
+# a register of doubles; over the reals they do not depend on the element type.
+AVX2PD_LANES = 4
+AVX512PD_LANES = 8
+
+for _spec in (lane_specs("avx2", AVX2_LANES) + lane_specs("avx512", AVX512_LANES)
+              + lane_specs("avx2pd", AVX2PD_LANES) + lane_specs("avx512pd", AVX512PD_LANES)):
     register(_spec)

@@ -3,7 +3,8 @@
 The target library of the Exo thesis's Sec. 3.2: the AVX2 instructions'
 specifications are targets/avx.py's (checked against coq/Targets/AVX.v);
 this module only says which C each becomes, and which memory holds vector
-registers (AVX2_REG: `__m256`, 8 float lanes).  Masks are `__m256i` lane masks
+registers (AVX2_REG: `__m256`, 8 float lanes; for float64 kernels the avx2pd
+library, `__m256d`, 4 double lanes).  Masks are `__m256i` lane masks
 (sign bit set = lane on), built by the helpers below for "the first k lanes".
 Code without instructions lowers exactly as for `c` / `openmp`.
 """
@@ -62,8 +63,59 @@ AVX2 = VectorISA(
     helpers=HELPERS,
 )
 
-TARGET = NativeTarget(name="avx2", summary="C11 with AVX2 + FMA intrinsics (8 float lanes)",
-                      extra_flags=AVX2.cflags, isa=AVX2, dtypes=("float32",))
+HELPERS_PD = r"""#ifndef VS_AVX2PD_HELPERS
+#define VS_AVX2PD_HELPERS
+/* Mask of the lanes l < k of a 4-lane vector of doubles (64-bit lanes, sign bit set =
+   lane on; none for k <= 0, all for k >= 4). */
+static inline __m256i vs_mask4d(int k) {
+  return _mm256_cmpgt_epi64(_mm256_set1_epi64x(k), _mm256_setr_epi64x(0, 1, 2, 3));
+}
+/* Mask of the lanes lo <= l < hi. */
+static inline __m256i vs_mask4dr(int lo, int hi) {
+  return _mm256_andnot_si256(vs_mask4d(lo), vs_mask4d(hi));
+}
+/* The sum of the 4 lanes: the halves added, then the upper lane onto the lower. */
+static inline double vs_hsum4d(__m256d v) {
+  __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
+  return _mm_cvtsd_f64(s);
+}
+#endif
+"""
+
+# The float64 library (decision #154): the same instructions at 4 lanes of a __m256d,
+# named avx2pd_ in coq/Targets/AVX.v; the registers are the same (memory AVX2_REG).
+AVX2PD = VectorISA(
+    name="avx2pd",
+    family="avx2pd",
+    memory="AVX2_REG",
+    lanes=4,
+    vtype="__m256d",
+    mask_type="__m256i",
+    setzero="_mm256_setzero_pd()",
+    set1="_mm256_set1_pd({x})",
+    loadu="_mm256_loadu_pd({p})",
+    maskload="_mm256_maskload_pd({p}, {m})",
+    storeu="_mm256_storeu_pd({p}, {v})",
+    maskstore="_mm256_maskstore_pd({p}, {m}, {v})",
+    add="_mm256_add_pd({a}, {b})",
+    mul="_mm256_mul_pd({a}, {b})",
+    max="_mm256_max_pd({b}, {a})",  # as the float32 max: a where either is NaN
+    fmadd="_mm256_fmadd_pd({a}, {b}, {c})",
+    reduce_add="vs_hsum4d({v})",
+    mask_first="vs_mask4d({k})",
+    mask_range="vs_mask4dr({lo}, {hi})",
+    keep="_mm256_and_pd({v}, _mm256_castsi256_pd({m}))",
+    blend="_mm256_blendv_pd({a}, {b}, _mm256_castsi256_pd({m}))",
+    cflags=AVX2.cflags,
+    cpu_flags=AVX2.cpu_flags,
+    helpers=HELPERS_PD,
+    dtype="float64",
+)
+
+TARGET = NativeTarget(name="avx2", summary="C11 with AVX2 + FMA intrinsics (8 float or 4 "
+                      "double lanes)", extra_flags=AVX2.cflags, isa=AVX2, isa_f64=AVX2PD,
+                      dtypes=("float32", "float64"))
 TARGET_OPENMP = NativeTarget(name="avx2-openmp", summary="avx2 with OpenMP", parallel=True,
-                             dtypes=("float32",),
-                             extra_flags=(*AVX2.cflags, "-fopenmp"), isa=AVX2)
+                             dtypes=("float32", "float64"),
+                             extra_flags=(*AVX2.cflags, "-fopenmp"), isa=AVX2, isa_f64=AVX2PD)

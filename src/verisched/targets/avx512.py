@@ -2,7 +2,8 @@
 
 As targets/avx2.py, with 16 float lanes (`__m512`, memory AVX512_REG) and
 AVX-512's native lane masks (`__mmask16`: bit l = lane l), so masked loads and
-stores need no mask vector.  Kernels for it compile anywhere gcc does; they
+stores need no mask vector.  Float64 kernels use the avx512pd library (`__m512d`, 8
+double lanes, `__mmask8`).  Kernels for it compile anywhere gcc does; they
 run only on a CPU with avx512f (checked before every call, targets/base.py).
 """
 
@@ -67,8 +68,63 @@ AVX512 = VectorISA(
     # tile's stores (VectorISA.tile_prefetch, decision #118; #116 had none here).
 )
 
-TARGET = NativeTarget(name="avx512", summary="C11 with AVX-512F intrinsics (16 float lanes)",
-                      extra_flags=AVX512.cflags, isa=AVX512, dtypes=("float32",))
+HELPERS_PD = r"""#ifndef VS_AVX512PD_HELPERS
+#define VS_AVX512PD_HELPERS
+/* Mask of the lanes l < k of an 8-lane vector of doubles (none for k <= 0, all for
+   k >= 8). */
+static inline __mmask8 vs_mask8d(int k) {
+  return k <= 0 ? (__mmask8)0 : k >= 8 ? (__mmask8)0xFF : (__mmask8)((1u << k) - 1u);
+}
+/* Mask of the lanes lo <= l < hi. */
+static inline __mmask8 vs_mask8dr(int lo, int hi) {
+  return (__mmask8)(vs_mask8d(hi) & (__mmask8)~vs_mask8d(lo));
+}
+/* The sum of the 8 lanes, by halving in the vector as vs_hsum16 (the masked forms, for
+   the same reason): 256-bit halves, then 128-bit blocks, then the pair in a block. */
+static inline double vs_hsum8d(__m512d v) {
+  const __mmask8 all = (__mmask8)0xFF;
+  v = _mm512_add_pd(v, _mm512_mask_shuffle_f64x2(v, all, v, v, 0x4E));
+  v = _mm512_add_pd(v, _mm512_mask_shuffle_f64x2(v, all, v, v, 0xB1));
+  v = _mm512_add_pd(v, _mm512_mask_permute_pd(v, all, v, 0x55));
+  return _mm512_cvtsd_f64(v);
+}
+#endif
+"""
+
+# The float64 library (decision #154): the same instructions at 8 lanes of a __m512d,
+# named avx512pd_ in coq/Targets/AVX.v; the registers are the same (memory AVX512_REG).
+AVX512PD = VectorISA(
+    name="avx512pd",
+    family="avx512pd",
+    memory="AVX512_REG",
+    lanes=8,
+    vtype="__m512d",
+    mask_type="__mmask8",
+    setzero="_mm512_setzero_pd()",
+    set1="_mm512_set1_pd({x})",
+    loadu="_mm512_loadu_pd({p})",
+    maskload="_mm512_maskz_loadu_pd({m}, {p})",
+    storeu="_mm512_storeu_pd({p}, {v})",
+    maskstore="_mm512_mask_storeu_pd({p}, {m}, {v})",
+    add="_mm512_add_pd({a}, {b})",
+    mul="_mm512_mul_pd({a}, {b})",
+    max="_mm512_max_pd({b}, {a})",  # as the float32 max: a where either is NaN
+    fmadd="_mm512_fmadd_pd({a}, {b}, {c})",
+    reduce_add="vs_hsum8d({v})",
+    mask_first="vs_mask8d({k})",
+    mask_range="vs_mask8dr({lo}, {hi})",
+    keep="_mm512_maskz_mov_pd({m}, {v})",
+    blend="_mm512_mask_blend_pd({m}, {a}, {b})",
+    cflags=AVX512.cflags,
+    cpu_flags=AVX512.cpu_flags,
+    helpers=HELPERS_PD,
+    dtype="float64",
+)
+
+TARGET = NativeTarget(name="avx512", summary="C11 with AVX-512F intrinsics (16 float or 8 "
+                      "double lanes)", extra_flags=AVX512.cflags, isa=AVX512, isa_f64=AVX512PD,
+                      dtypes=("float32", "float64"))
 TARGET_OPENMP = NativeTarget(name="avx512-openmp", summary="avx512 with OpenMP", parallel=True,
-                             dtypes=("float32",),
-                             extra_flags=(*AVX512.cflags, "-fopenmp"), isa=AVX512)
+                             dtypes=("float32", "float64"),
+                             extra_flags=(*AVX512.cflags, "-fopenmp"), isa=AVX512,
+                             isa_f64=AVX512PD)

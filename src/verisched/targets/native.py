@@ -29,7 +29,8 @@ from verisched.codegen.poly import evaluate
 from verisched.codegen.program import KernelProgram
 from verisched.codegen.render import render_harness, render_header, render_source
 from verisched.codegen.vector import VectorISA
-from verisched.pybridge.instrs import InstrSpec, registered
+from verisched.pybridge.instrs import InstrSpec, lookup, registered
+from verisched.pybridge.terms import Instr, walk
 from verisched.targets.base import (
     CSource,
     Kernel,
@@ -61,6 +62,9 @@ class NativeTarget:
     extra_flags: tuple[str, ...] = ()
     # The vector instruction library (avx2.py, avx512.py); None for scalar C.
     isa: VectorISA | None = None
+    # The library of float64 kernels (avx2pd, avx512pd: decision #154); None: `isa`
+    # serves every element type the target takes.
+    isa_f64: VectorISA | None = None
     dtypes: tuple[str, ...] = ("float32", "float64", "int32", "int8")
     runs_on: str = "native"
     coq_scalar: str = "S"
@@ -86,12 +90,21 @@ class NativeTarget:
             else ""
 
     @property
+    def isas(self) -> tuple[VectorISA, ...]:
+        """The vector libraries, one per element type (float32's first)."""
+        return tuple(x for x in (self.isa, self.isa_f64) if x is not None)
+
+    def isa_for(self, dtype: str) -> VectorISA | None:
+        """The library a kernel of element type `dtype` is lowered with."""
+        return self.isa_f64 if dtype == "float64" and self.isa_f64 is not None else self.isa
+
+    @property
     def memories(self) -> tuple[str, ...]:
-        return (self.isa.memory,) if self.isa else ()
+        return tuple(dict.fromkeys(x.memory for x in self.isas))
 
     @property
     def families(self) -> tuple[str, ...]:
-        return ((self.isa.family,) if self.isa else ()) + self.own_families
+        return tuple(x.family for x in self.isas) + self.own_families
 
     def instructions(self) -> tuple[InstrSpec, ...]:
         return tuple(s for s in registered().values() if s.family in self.families)
@@ -119,17 +132,46 @@ class NativeTarget:
                 raise TargetUnavailable(str(exc)) from exc
 
     def lower(self, program: KernelProgram) -> Lowered:
-        dtype = program.dtype or self.dtypes[0]
+        dtype = program.dtype or self._lanes_default(program)
         if dtype not in self.dtypes:
             raise LowerError(f"target {self.name}: element type {dtype} is not supported "
                              f"({', '.join(self.dtypes)})")
+        isa = self.isa_for(dtype)
+        self._check_lanes_type(program, dtype, isa)
         lw = lower(program.expr, program.env, name=program.name, dtype=dtype,
                    parallel=self.parallel, sizes=list(program.sizes), assume=program.assume(),
-                   isa=self.isa, hooks=self.hooks, store_at=dict(program.store_at))
+                   isa=isa, hooks=self.hooks, store_at=dict(program.store_at))
         loops = f"{lw.parallel_loops} parallel loop(s)" if self.parallel else "serial"
         if self.picked:
             loops = f"{self.pick_note}; {loops}"
         return Lowered(self, program, lw, loops)
+
+    def _lanes_default(self, program: KernelProgram) -> str:
+        """The element type of a program given none: float64 where it calls the float64
+        library's instructions (a derivation that vectorized with avx512pd computes in
+        doubles), else the target's first."""
+        if self.isa_f64 is not None:
+            fam = self.isa_f64.family
+            if any(isinstance(x, Instr) and (spec := lookup(x.name)) and spec.family == fam
+                   for x in walk(program.expr)):
+                return "float64"
+        return self.dtypes[0]
+
+    def _check_lanes_type(self, program: KernelProgram, dtype: str,
+                          isa: VectorISA | None) -> None:
+        """A kernel whose instructions are this target's other element type's (an avx512_
+        vector of 16 float lanes in a float64 kernel): refused here, saying which library
+        the element type takes, rather than as an unknown family by the lowering."""
+        others = {x.family: x for x in self.isas if x is not isa}
+        for x in walk(program.expr):
+            if isinstance(x, Instr) and (spec := lookup(x.name)) and spec.family in others:
+                fix = (f"vectorize (or select_instr) with {isa.family}" if isa is not None
+                       else "a derivation without vector instructions")
+                raise LowerError(
+                    f"target {self.name}: {program.name} is a {dtype} kernel, but calls "
+                    f"{x.name}, an instruction of the {spec.family} library ({spec.lanes} "
+                    f"lanes, for {_lanes_dtype(self, spec.family)} kernels); for {dtype} use "
+                    f"{fix}, or lower it as {_lanes_dtype(self, spec.family)}")
 
     def render(self, lowered: Sequence[Lowered]) -> CSource:
         kernels = [x.kernel for x in lowered]
@@ -148,6 +190,12 @@ class NativeTarget:
             k.program = progs[name]
             k.unsafe = progs[name].unsafe
         return dict(built)
+
+
+def _lanes_dtype(target: NativeTarget, family: str) -> str:
+    """The element type whose kernels `target` lowers with instruction family `family`."""
+    return "float64" if target.isa_f64 is not None and family == target.isa_f64.family \
+        else "float32"
 
 
 def load(c_text: str, kernels: list[LoweredKernel], target: NativeTarget, *,

@@ -24,7 +24,7 @@ from typing import Any
 
 from verisched.pipeline import Target
 from verisched.pybridge.terms import Expr, Gen, Guard, Let, Sum, binder, walk
-from verisched.schedule.directives import ISAS
+from verisched.schedule.directives import ISA_DTYPE, ISAS
 from verisched.schedule.dsl import Program
 
 from . import templates as tpl
@@ -95,7 +95,9 @@ class Space:
         producers, nest = consumer_nest(program.expr)
         taken = set(program.sizes) | {t for t, _ in program.inputs}
         taken |= {b for x in walk(program.expr) if (b := binder(x)) is not None}
-        isas = tuple(isa for isa in ISAS if isa in target.families)
+        # float32 kernels (the tuner times float32): the pd libraries are not tried
+        isas = tuple(isa for isa in ISAS if isa in target.families
+                     and ISA_DTYPE[isa] == "float32")
         inner: dict[str, tuple[Loop, ...]] = {}
         kernels: dict[str, tpl.Nest] = {}
         ins = {t for t, _ in program.inputs}
