@@ -6,9 +6,13 @@ same by overlapped time tiling, the tile size k one of the sizes; jacobi-1d-peel
 jacobi-2d-peeled: the step's border peeled; mvt-sweep: mvt's two outputs in one sweep),
 the derivation is replayed and lowered for the `c` target, and so is the original
 program before any step: the suite's loop order as our `c` target lowers it (serial
-loops, -O3 -march=native), not PolyBench's own C file.  Where a BLAS call computes the
-kernel (gemm, 2mm, 3mm, atax, bicg, mvt, doitgen, gesummv), numpy's OpenBLAS on one
-thread is the peer (syrk and gemver have none: numpy has no syrk or dger).  Every output
+loops, -O3 -march=native), not PolyBench's own C file.  gemm-vec: gemm by the SGEMM
+schedule in float64 vector instructions (Gemm.v's gemm_avx512pd or gemm_avx2pd, the
+CPU's best, lowered for that ISA's target; block sizes from the caches).  Where a BLAS
+call computes the kernel (gemm, 2mm, 3mm, atax, bicg, mvt, doitgen, gesummv), numpy's
+OpenBLAS on one thread is the peer (for gemm and gemm-vec one `cblas_dgemm` of that
+library with alpha and beta, into a copy of C, where it exports one; syrk and gemver
+have none: numpy has no syrk or dger).  Every output
 is checked against our numpy transcription.  float64, as the suite computes; medians of
 interleaved runs (benchmarks/_common.py); sizes: PolyBench/C 4.2's LARGE datasets unless
 --dataset says otherwise.  Writes benchmarks/results/polybench.md and .png.
@@ -19,9 +23,11 @@ interleaved runs (benchmarks/_common.py); sizes: PolyBench/C 4.2's LARGE dataset
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -47,6 +53,8 @@ from verisched import pipeline  # noqa: E402
 from verisched.codegen.errors import CodegenError  # noqa: E402
 from verisched.pipeline.check import check  # noqa: E402
 from verisched.pybridge.terms import Expr  # noqa: E402
+from verisched.targets.auto import best_isa  # noqa: E402
+from verisched.targets.blocking import gemm_blocks  # noqa: E402
 from verisched.targets.toolchain import atomic_write  # noqa: E402
 
 PEERS = "OpenBLAS through numpy (one thread), where a BLAS call computes the kernel"
@@ -57,6 +65,7 @@ DIR = ROOT / "coq" / "Examples" / "PolyBench"
 # PolyBench/C 4.2 dataset sizes (jacobi: T is two of ours per suite time step).
 DATASETS = {
     "MEDIUM": {"gemm": {"ni": 200, "nj": 220, "nk": 240},
+               "gemm-vec": {"ni": 200, "nj": 220, "nk": 240},
                "2mm": {"ni": 180, "nj": 190, "nk": 210, "nl": 220},
                "3mm": {"ni": 180, "nj": 190, "nk": 200, "nl": 210, "nm": 220},
                "atax": {"m": 390, "n": 410}, "bicg": {"m": 390, "n": 410},
@@ -70,6 +79,7 @@ DATASETS = {
                "jacobi-2d-tiled": {"n": 250, "T": 200, "k": 16},
                "jacobi-2d-peeled": {"n": 250, "T": 200}},
     "LARGE": {"gemm": {"ni": 1000, "nj": 1100, "nk": 1200},
+              "gemm-vec": {"ni": 1000, "nj": 1100, "nk": 1200},
               "2mm": {"ni": 800, "nj": 900, "nk": 1100, "nl": 1200},
               "3mm": {"ni": 800, "nj": 900, "nk": 1000, "nl": 1100, "nm": 1200},
               "atax": {"m": 1900, "n": 2100}, "bicg": {"m": 1900, "n": 2100},
@@ -88,6 +98,9 @@ DATASETS = {
 # name -> (file, derivation, reference in numpy: inputs -> output, BLAS peer or None)
 KERNELS = {
     "gemm": ("Gemm.v", "gemm_ikj", lambda x: 1.5 * x["A"] @ x["B"] + 1.2 * x["C"], True),
+    # the SGEMM schedule in float64 lanes, for the CPU's best ISA (VECTOR below)
+    "gemm-vec": ("Gemm.v", "gemm_avx512pd", lambda x: 1.5 * x["A"] @ x["B"] + 1.2 * x["C"],
+                 True),
     "2mm": ("TwoMM.v", "two_mm_ikj",
             lambda x: (1.5 * x["A"] @ x["B"]) @ x["C"] + 1.2 * x["D"], True),
     "3mm": ("ThreeMM.v", "three_mm_ikj", lambda x: (x["A"] @ x["B"]) @ (x["C"] @ x["D"]), True),
@@ -116,6 +129,52 @@ KERNELS = {
     "jacobi-2d-tiled": ("Jacobi2d.v", "jacobi2d_tiled", None, False),
     "jacobi-2d-peeled": ("Jacobi2d.v", "jacobi2d_peeled", None, False),
 }
+
+
+# Kernels derived in an ISA's float64 instructions: ISA -> (derivation, register tile
+# width in doubles); the CPU's best ISA is picked (targets/auto.best_isa), the block
+# sizes mcr and kc from its caches (targets/blocking.gemm_blocks, as bench sgemm's).
+VECTOR = {"gemm-vec": {"avx512": ("gemm_avx512pd", 32), "avx2": ("gemm_avx2pd", 8)}}
+
+
+def _vector_variant(name: str, sizes: dict[str, int]) -> tuple[str, str, dict[str, int]]:
+    """(target, derivation, sizes with the block sizes) of a VECTOR kernel on this CPU;
+    a CodegenError where the CPU has neither AVX-512 nor AVX2."""
+    isa = best_isa()
+    if isa not in VECTOR[name]:
+        raise CodegenError(f"this CPU has no vector ISA the derivations are for "
+                           f"({', '.join(VECTOR[name])})")
+    derivation, nr = VECTOR[name][isa]
+    blocks = gemm_blocks(sizes["ni"], sizes["nk"], 1, nr=nr, elem=8, N=sizes["nj"])
+    return isa, derivation, {**sizes, **blocks}
+
+
+def _openblas_gemm() -> Callable[[dict[str, np.ndarray]], np.ndarray] | None:
+    """gemm as one call of numpy's own OpenBLAS, `cblas_dgemm` with alpha 1.5 and beta
+    1.2 into a copy of C (numpy's `1.5 * A @ B + 1.2 * C` makes three more passes over
+    the output); None where numpy's library does not export it (then numpy's
+    expression is the peer)."""
+    libs = Path(np.__file__).resolve().parent.parent / "numpy.libs"
+    for path in sorted(libs.glob("libscipy_openblas64_*.so")):
+        lib = ctypes.CDLL(str(path))
+        fn = getattr(lib, "scipy_cblas_dgemm64_", None)
+        if fn is None:
+            continue
+        i64, dbl, ptr = ctypes.c_int64, ctypes.c_double, ctypes.c_void_p
+        fn.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, i64, i64, i64, dbl, ptr, i64,
+                       ptr, i64, dbl, ptr, i64]
+        fn.restype = None
+
+        def gemm(x: dict[str, np.ndarray], fn=fn) -> np.ndarray:
+            a, b = np.ascontiguousarray(x["A"]), np.ascontiguousarray(x["B"])
+            out = np.array(x["C"], dtype=np.float64, order="C")
+            (m, k), n = a.shape, b.shape[1]
+            # row-major (101), no transposes (111)
+            fn(101, 111, 111, m, n, k, 1.5, a.ctypes.data, k, b.ctypes.data, n, 1.2,
+               out.ctypes.data, n)
+            return out
+        return gemm
+    return None
 
 
 def _gemver(x: dict[str, np.ndarray]) -> np.ndarray:
@@ -164,14 +223,18 @@ def main(argv: list[str] | None = None) -> int:
     commit = source_revision()
     rows, plot = [], []
     estimate = Estimate(len(args.kernels))
+    dgemm = _openblas_gemm()
     for name in args.kernels:
         file, derivation, ref, blas = KERNELS[name]
         sizes = DATASETS[args.dataset][name]
         estimate.next(f"{name} {sizes}")
+        target = "c"
         try:
+            if name in VECTOR:
+                target, derivation, sizes = _vector_variant(name, sizes)
             derived = pipeline.load(DIR / file, derivation)
             fast = pipeline.build(pipeline.render(pipeline.lower(
-                check(derived, dtype="float64"), "c")))[derivation]
+                check(derived, dtype="float64"), target)))[derivation]
             naive_name = derivation + "_naive"
             naive = pipeline.build(pipeline.render(pipeline.lower(
                 check(_original(derived), dtype="float64", unsafe=True), "c")))[naive_name]
@@ -195,16 +258,18 @@ def main(argv: list[str] | None = None) -> int:
         variants = [Variant(("c", "naive"), lambda f=naive, s=naive_sizes, x=ins: f(x, **s)),
                     Variant(("c", "ours"), lambda f=fast, s=sizes, x=ins: f(x, **s))]
         if blas and ref is not None:
-            variants.append(Variant(("openblas", "numpy"), lambda r=ref, x=ins: r(x)))
+            peer = dgemm if name.startswith("gemm") and dgemm else ref
+            variants.append(Variant(("openblas", "numpy"), lambda r=peer, x=ins: r(x)))
         time_round_robin(variants, args.repeat)
         med = {v.key[1]: v.median() for v in variants}
         peer = med.get("numpy")
-        rows.append([name, " ".join(f"{a}={b}" for a, b in sizes.items()),
+        label = name if target == "c" else f"{name} ({target})"
+        rows.append([label, " ".join(f"{a}={b}" for a, b in sizes.items()),
                      fmt(med["naive"], 2), fmt(med["ours"], 2),
                      fmt(med["naive"] / med["ours"], 2),
                      fmt(peer, 2) if peer else "-",
                      fmt(peer / med["ours"], 2) if peer else "-", "yes" if ok else "NO"])
-        plot.append({"name": name, "sizes": sizes, "median_ms": med, "ok": ok,
+        plot.append({"name": label, "sizes": sizes, "median_ms": med, "ok": ok,
                      "samples_ms": {v.key[1]: list(v.times_ms) for v in variants}})
         print(f"  naive {med['naive']:.2f} ms, ours {med['ours']:.2f} ms"
               + (f", OpenBLAS {peer:.2f} ms" if peer else "")
@@ -219,7 +284,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{commit} on {cpu_model()}; float64; medians of {args.repeat} interleaved runs. "
         "Naive: the program before any derivation step, lowered by our `c` target "
         "(the suite's loop order, -O3 -march=native), not PolyBench's own C file. "
-        "OpenBLAS: numpy's, one thread, where one or two BLAS calls compute the kernel. "
+        "OpenBLAS: numpy's, one thread, where one or two BLAS calls compute the kernel "
+        "(gemm rows: one cblas_dgemm of that library with alpha and beta, into a copy of C"
+        + ("" if dgemm else "; not exported here, so numpy's expression") + "); "
+        "gemm-vec: the float64 vector schedule, lowered for the target named. "
         "A ratio above 1 in the last column: ours is faster.",
         "",
         md_table(headers, rows), ""])
