@@ -1,4 +1,5 @@
-"""Every AVX2 / AVX-512 specification of the registry (pybridge/instrs.py) is
+"""Every AVX2 / AVX-512 specification of the registry (pybridge/instrs.py), float32 and
+float64 lanes (the pd families, decision #154), is
 Coq's own definition (coq/Targets/AVX.v), up to renaming: printed through the
 bridge, parsed, and compared.  The interpreter evaluates calls by these
 templates, so this is what makes the Python meaning of an instruction the
@@ -22,18 +23,20 @@ from verisched.pybridge.instrs import (
 )
 from verisched.pybridge.terms import Gen, Get, IConst, IVar, Var
 
-AVX = sorted(n for n, s in registered().items() if s.family in ("avx2", "avx512"))
+AVX = sorted(n for n, s in registered().items()
+             if s.family in ("avx2", "avx512", "avx2pd", "avx512pd"))
 
 
 def test_every_contract_instruction_is_registered() -> None:
     """The registry's AVX2 / AVX-512 names are exactly the instructions AVX.v
-    defines (17 of each width: #143's three-bound masks, #151's reduce_add)."""
+    defines (17 of each family: #143's three-bound masks, #151's reduce_add; #154's
+    avx2pd and avx512pd)."""
     from conftest import REPO
 
     text = (REPO / "coq" / "Targets" / "AVX.v").read_text()
-    defined = sorted(re.findall(r"^Definition ((?:avx2|avx512)_\w+)", text, re.M))
+    defined = sorted(re.findall(r"^Definition ((?:avx2|avx512)(?:pd)?_\w+)", text, re.M))
     assert AVX == defined
-    assert len(AVX) == 34
+    assert len(AVX) == 68
 
 
 def test_templates_are_coqs_definitions(coq) -> None:

@@ -5,6 +5,7 @@
    (two arrays; a ReLU, its 0 a broadcast; a lane-free left operand);
    an smax below a sum and a product, a lane-free operand of + (c stays a
    broadcast in the tail); a SUM loop, alone and after rfactor (reduce_add);
+   float64 lanes (avx2pd, avx512pd);
    refusals: a SUM of rows, a strided (not lane-wise)
    body, an unknown name, an extent not known nonnegative, an outer loop, a
    lane guard around a constant (saying to peel); borders on either side as
@@ -74,6 +75,19 @@ Section Vectorize.
   Qed.
   Print s1b.
   Print Assumptions s1b_ok.
+
+  (* Float64 lanes (decision #154): the same directive with avx2pd (4 lanes)
+     and avx512pd (8): the 2-D fused multiply-add and the rfactor lanes' sum. *)
+  Derive q2d SuchThat (p2 = q2d) As q2d_ok.
+  Proof. reschedule. vectorize j with avx2pd. check_safe. done. Qed.
+  Print q2d.
+  Derive s1d SuchThat (r1 = s1d) As s1d_ok.
+  Proof.
+    reschedule. split r by 16 into ro ri. rfactor ri into u as t.
+    vectorize u with avx512pd. vectorize ri with avx512pd into rv. check_safe. done.
+  Qed.
+  Print s1d.
+  Print Assumptions s1d_ok.
 
   (* Refusals. *)
   (* A SUM of rows: its body is not a scalar. *)
@@ -260,6 +274,10 @@ Section VectorizeMax.
   Derive w1 SuchThat (m1 = w1) As w1_ok.
   Proof. reschedule. vectorize i with avx512. check_safe. done. Qed.
   Print w1.
+  (* the same in float64 lanes: [avx512pd_max] *)
+  Derive w1d SuchThat (m1 = w1d) As w1d_ok.
+  Proof. reschedule. vectorize i with avx512pd. check_safe. done. Qed.
+  Print w1d.
 
   (* A ReLU of an affine map: the 0 stays a broadcast (_l), fmadd inside. *)
   Definition m2 := GEN [ i < n ] smax (c * f _[ i ] + g _[ i ]) szero.
