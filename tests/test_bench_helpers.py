@@ -762,3 +762,37 @@ def test_polybench_names_a_derivation_it_cannot_build_and_goes_on(tmp_path, monk
     assert "bench polybench: atax: Atax.v atax_nope not built:" in err, err
     assert "Traceback" not in err
     assert "| atax |" in (tmp_path / "polybench.md").read_text()
+
+
+def test_polybench_gemm_vec_picks_the_cpus_float64_derivation(monkeypatch) -> None:
+    """gemm-vec: the derivation of the CPU's best ISA (gemm_avx512pd, gemm_avx2pd), its
+    block sizes from the caches for that tile's width in doubles; a CPU with neither
+    is refused as a CodegenError (the row then reads `not built`)."""
+    pb = _load("bench_polybench")
+    from verisched.codegen.errors import CodegenError
+    from verisched.targets.blocking import gemm_blocks
+
+    sizes = {"ni": 100, "nj": 110, "nk": 120}
+    for isa, name, nr in (("avx512", "gemm_avx512pd", 32), ("avx2", "gemm_avx2pd", 8)):
+        monkeypatch.setattr(pb, "best_isa", lambda isa=isa: isa)
+        target, derivation, got = pb._vector_variant("gemm-vec", sizes)
+        assert (target, derivation) == (isa, name)
+        assert got == {**sizes, **gemm_blocks(100, 120, 1, nr=nr, elem=8, N=110)}
+    monkeypatch.setattr(pb, "best_isa", lambda: "c")
+    with pytest.raises(CodegenError, match="no vector ISA"):
+        pb._vector_variant("gemm-vec", sizes)
+
+
+def test_polybench_gemm_peer_is_one_dgemm_of_numpys_openblas() -> None:
+    """The gemm rows' peer: numpy's own OpenBLAS, one cblas_dgemm with alpha and beta,
+    the suite's result; C itself untouched."""
+    pb = _load("bench_polybench")
+    gemm = pb._openblas_gemm()
+    if gemm is None:
+        pytest.skip("numpy's OpenBLAS exports no scipy_cblas_dgemm64_ here")
+    rng = np.random.default_rng(4)
+    x = {"A": rng.uniform(-1, 1, (7, 5)), "B": rng.uniform(-1, 1, (5, 9)),
+         "C": rng.uniform(-1, 1, (7, 9))}
+    c = x["C"].copy()
+    np.testing.assert_allclose(gemm(x), 1.5 * x["A"] @ x["B"] + 1.2 * x["C"], rtol=1e-13)
+    np.testing.assert_array_equal(x["C"], c)
