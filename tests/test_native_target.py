@@ -62,9 +62,17 @@ def test_an_isa_neutral_program_gets_the_best_isa(flags, want, parallel) -> None
     assert want in t.pick_note
 
 
-def test_a_float64_program_gets_plain_c() -> None:
+def test_a_float64_program_gets_the_best_isa_and_its_float64_library() -> None:
+    # decision #154: the vector targets lower float64 with the pd libraries
     t = _native(AVX512).resolve(_program(dtype="float64"))
-    assert t.picked == "c" and "float64" in t.picked_why
+    assert t.picked == "avx512" and t.isa_for("float64").family == "avx512pd"
+    assert _native(AVX512).resolve(_program("avx512pd_loadu", dtype="float64")).picked == \
+        "avx512"
+
+
+def test_an_integer_program_gets_plain_c() -> None:
+    t = _native(AVX512).resolve(_program(dtype="int32"))
+    assert t.picked == "c" and "int32" in t.picked_why
 
 
 def test_a_program_in_an_isas_form_keeps_it() -> None:
@@ -92,10 +100,11 @@ def test_mixed_isas_are_refused() -> None:
 def test_native_is_registered_and_offers_the_isas_the_cpu_runs() -> None:
     names = pipeline.target_names()
     assert "native" in names and "native-openmp" in names
-    for flags, want in ((AVX512, {"avx512", "avx2"}), (AVX2, {"avx2"}), (PLAIN, set())):
+    for flags, want in ((AVX512, {"avx512", "avx512pd", "avx2", "avx2pd"}),
+                        (AVX2, {"avx2", "avx2pd"}), (PLAIN, set())):
         t = _native(flags)
         assert set(t.families) == want == {s.family for s in t.instructions()}
-        assert set(t.memories) == {f"{x.upper()}_REG" for x in want}
+        assert set(t.memories) == {f"{x.upper()}_REG" for x in want if not x.endswith("pd")}
 
 
 def test_native_kernels_say_what_they_picked_and_match_the_interpreter() -> None:
