@@ -263,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         time_round_robin(variants, args.repeat)
         med = {v.key[1]: v.median() for v in variants}
         peer = med.get("numpy")
-        label = name if target == "c" else f"{name} ({target})"
+        label = f"{name} ({target})" if name in VECTOR else name
         rows.append([label, " ".join(f"{a}={b}" for a, b in sizes.items()),
                      fmt(med["naive"], 2), fmt(med["ours"], 2),
                      fmt(med["naive"] / med["ours"], 2),
