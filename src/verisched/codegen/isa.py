@@ -11,7 +11,7 @@ can name it without importing the rules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 from verisched.pybridge.instrs import spec_of
 
@@ -75,3 +75,15 @@ class VectorISA:
         """Does this library emit instruction `name`?"""
         spec = spec_of(name)
         return spec.family == self.family
+
+
+def doubles(isa: VectorISA, **changes: object) -> VectorISA:
+    """The float64 library of a float32 one (decision #154): every intrinsic template
+    with its `_ps` intrinsics as their `_pd` forms (`_mm256_fmadd_ps` ->
+    `_mm256_fmadd_pd`, `_mm256_castsi256_ps` -> `_mm256_castsi256_pd`), and `changes`
+    for what differs otherwise (name, family, lanes, vector and mask types, the
+    helpers and what calls them).  One rule instead of a second hand-written copy of
+    each template, so the two libraries cannot drift apart."""
+    text = {f.name: getattr(isa, f.name).replace("_ps(", "_pd(") for f in fields(isa)
+            if f.type == "str" and f.name not in changes and "_ps(" in getattr(isa, f.name)}
+    return replace(isa, dtype="float64", **text, **changes)  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ Code without instructions lowers exactly as for `c` / `openmp`.
 
 from __future__ import annotations
 
+from verisched.codegen.isa import doubles
 from verisched.codegen.vector import VectorISA
 from verisched.targets import avx  # noqa: F401  (registers the instruction specifications)
 from verisched.targets.native import NativeTarget
@@ -85,33 +86,9 @@ static inline double vs_hsum4d(__m256d v) {
 
 # The float64 library (decision #154): the same instructions at 4 lanes of a __m256d,
 # named avx2pd_ in coq/Targets/AVX.v; the registers are the same (memory AVX2_REG).
-AVX2PD = VectorISA(
-    name="avx2pd",
-    family="avx2pd",
-    memory="AVX2_REG",
-    lanes=4,
-    vtype="__m256d",
-    mask_type="__m256i",
-    setzero="_mm256_setzero_pd()",
-    set1="_mm256_set1_pd({x})",
-    loadu="_mm256_loadu_pd({p})",
-    maskload="_mm256_maskload_pd({p}, {m})",
-    storeu="_mm256_storeu_pd({p}, {v})",
-    maskstore="_mm256_maskstore_pd({p}, {m}, {v})",
-    add="_mm256_add_pd({a}, {b})",
-    mul="_mm256_mul_pd({a}, {b})",
-    max="_mm256_max_pd({b}, {a})",  # as the float32 max: a where either is NaN
-    fmadd="_mm256_fmadd_pd({a}, {b}, {c})",
-    reduce_add="vs_hsum4d({v})",
-    mask_first="vs_mask4d({k})",
-    mask_range="vs_mask4dr({lo}, {hi})",
-    keep="_mm256_and_pd({v}, _mm256_castsi256_pd({m}))",
-    blend="_mm256_blendv_pd({a}, {b}, _mm256_castsi256_pd({m}))",
-    cflags=AVX2.cflags,
-    cpu_flags=AVX2.cpu_flags,
-    helpers=HELPERS_PD,
-    dtype="float64",
-)
+AVX2PD = doubles(AVX2, name="avx2pd", family="avx2pd", lanes=4, vtype="__m256d",
+                 reduce_add="vs_hsum4d({v})", mask_first="vs_mask4d({k})",
+                 mask_range="vs_mask4dr({lo}, {hi})", helpers=HELPERS_PD)
 
 TARGET = NativeTarget(name="avx2", summary="C11 with AVX2 + FMA intrinsics (8 float or 4 "
                       "double lanes)", extra_flags=AVX2.cflags, isa=AVX2, isa_f64=AVX2PD,

@@ -9,6 +9,7 @@ run only on a CPU with avx512f (checked before every call, targets/base.py).
 
 from __future__ import annotations
 
+from verisched.codegen.isa import doubles
 from verisched.codegen.vector import VectorISA
 from verisched.targets import avx  # noqa: F401  (registers the instruction specifications)
 from verisched.targets.native import NativeTarget
@@ -93,33 +94,10 @@ static inline double vs_hsum8d(__m512d v) {
 
 # The float64 library (decision #154): the same instructions at 8 lanes of a __m512d,
 # named avx512pd_ in coq/Targets/AVX.v; the registers are the same (memory AVX512_REG).
-AVX512PD = VectorISA(
-    name="avx512pd",
-    family="avx512pd",
-    memory="AVX512_REG",
-    lanes=8,
-    vtype="__m512d",
-    mask_type="__mmask8",
-    setzero="_mm512_setzero_pd()",
-    set1="_mm512_set1_pd({x})",
-    loadu="_mm512_loadu_pd({p})",
-    maskload="_mm512_maskz_loadu_pd({m}, {p})",
-    storeu="_mm512_storeu_pd({p}, {v})",
-    maskstore="_mm512_mask_storeu_pd({p}, {m}, {v})",
-    add="_mm512_add_pd({a}, {b})",
-    mul="_mm512_mul_pd({a}, {b})",
-    max="_mm512_max_pd({b}, {a})",  # as the float32 max: a where either is NaN
-    fmadd="_mm512_fmadd_pd({a}, {b}, {c})",
-    reduce_add="vs_hsum8d({v})",
-    mask_first="vs_mask8d({k})",
-    mask_range="vs_mask8dr({lo}, {hi})",
-    keep="_mm512_maskz_mov_pd({m}, {v})",
-    blend="_mm512_mask_blend_pd({m}, {a}, {b})",
-    cflags=AVX512.cflags,
-    cpu_flags=AVX512.cpu_flags,
-    helpers=HELPERS_PD,
-    dtype="float64",
-)
+AVX512PD = doubles(AVX512, name="avx512pd", family="avx512pd", lanes=8, vtype="__m512d",
+                   mask_type="__mmask8", reduce_add="vs_hsum8d({v})",
+                   mask_first="vs_mask8d({k})", mask_range="vs_mask8dr({lo}, {hi})",
+                   helpers=HELPERS_PD)
 
 TARGET = NativeTarget(name="avx512", summary="C11 with AVX-512F intrinsics (16 float or 8 "
                       "double lanes)", extra_flags=AVX512.cflags, isa=AVX512, isa_f64=AVX512PD,
