@@ -452,8 +452,9 @@ class Schedule:
         """The register tile `buffer` in `isa`'s instructions (Exo's replace): partial
         micro-tiles skipped, masked stores, broadcast x load products, `buffer` in vector
         registers.  Coq refuses a tile that is not an outer product of packed operands.
-        `isa="native"`: the better of avx2 and avx512 this CPU has; the tile's lanes
-        (register_tile) must be that ISA's."""
+        `isa="native"`: the better of avx2 and avx512 this CPU has (with
+        `dtype="float64"`, of avx2pd and avx512pd); the tile's lanes (register_tile) must
+        be that library's."""
         b = D.buffer("select_instr", "buffer", buffer, self._names())
         isa = D.isa_arg("select_instr", isa, dtype, _best)
         # Coq's refusal of a mismatch names the tile's unmasked lanes, not the cause.

@@ -132,12 +132,13 @@ class NativeTarget:
                 raise TargetUnavailable(str(exc)) from exc
 
     def lower(self, program: KernelProgram) -> Lowered:
-        dtype = program.dtype or self._lanes_default(program)
+        calls = _calls(program)
+        dtype = program.dtype or self._lanes_default(calls)
         if dtype not in self.dtypes:
             raise LowerError(f"target {self.name}: element type {dtype} is not supported "
                              f"({', '.join(self.dtypes)})")
         isa = self.isa_for(dtype)
-        self._check_lanes_type(program, dtype, isa)
+        self._check_lanes_type(program.name, calls, dtype, isa)
         lw = lower(program.expr, program.env, name=program.name, dtype=dtype,
                    parallel=self.parallel, sizes=list(program.sizes), assume=program.assume(),
                    isa=isa, hooks=self.hooks, store_at=dict(program.store_at))
@@ -146,32 +147,30 @@ class NativeTarget:
             loops = f"{self.pick_note}; {loops}"
         return Lowered(self, program, lw, loops)
 
-    def _lanes_default(self, program: KernelProgram) -> str:
+    def _lanes_default(self, calls: dict[str, InstrSpec]) -> str:
         """The element type of a program given none: float64 where it calls the float64
         library's instructions (a derivation that vectorized with avx512pd computes in
         doubles), else the target's first."""
-        if self.isa_f64 is not None:
-            fam = self.isa_f64.family
-            if any(isinstance(x, Instr) and (spec := lookup(x.name)) and spec.family == fam
-                   for x in walk(program.expr)):
-                return "float64"
+        if self.isa_f64 is not None and any(spec.family == self.isa_f64.family
+                                            for spec in calls.values()):
+            return "float64"
         return self.dtypes[0]
 
-    def _check_lanes_type(self, program: KernelProgram, dtype: str,
+    def _check_lanes_type(self, name: str, calls: dict[str, InstrSpec], dtype: str,
                           isa: VectorISA | None) -> None:
         """A kernel whose instructions are this target's other element type's (an avx512_
         vector of 16 float lanes in a float64 kernel): refused here, saying which library
         the element type takes, rather than as an unknown family by the lowering."""
-        others = {x.family: x for x in self.isas if x is not isa}
-        for x in walk(program.expr):
-            if isinstance(x, Instr) and (spec := lookup(x.name)) and spec.family in others:
+        others = {x.family for x in self.isas if x is not isa}
+        for instr, spec in calls.items():
+            if spec.family in others:
                 fix = (f"vectorize (or select_instr) with {isa.family}" if isa is not None
                        else "a derivation without vector instructions")
+                theirs = _lanes_dtype(self, spec.family)
                 raise LowerError(
-                    f"target {self.name}: {program.name} is a {dtype} kernel, but calls "
-                    f"{x.name}, an instruction of the {spec.family} library ({spec.lanes} "
-                    f"lanes, for {_lanes_dtype(self, spec.family)} kernels); for {dtype} use "
-                    f"{fix}, or lower it as {_lanes_dtype(self, spec.family)}")
+                    f"target {self.name}: {name} is a {dtype} kernel, but calls {instr}, an "
+                    f"instruction of the {spec.family} library ({spec.lanes} lanes, for "
+                    f"{theirs} kernels); for {dtype} use {fix}, or lower it as {theirs}")
 
     def render(self, lowered: Sequence[Lowered]) -> CSource:
         kernels = [x.kernel for x in lowered]
@@ -190,6 +189,12 @@ class NativeTarget:
             k.program = progs[name]
             k.unsafe = progs[name].unsafe
         return dict(built)
+
+
+def _calls(program: KernelProgram) -> dict[str, InstrSpec]:
+    """The registered instructions `program` calls, by name, in first-call order."""
+    return {x.name: spec for x in walk(program.expr)
+            if isinstance(x, Instr) and (spec := lookup(x.name)) is not None}
 
 
 def _lanes_dtype(target: NativeTarget, family: str) -> str:
