@@ -8,7 +8,8 @@ the derivation is replayed and lowered for the `c` target, and so is the origina
 program before any step: the suite's loop order as our `c` target lowers it (serial
 loops, -O3 -march=native), not PolyBench's own C file.  gemm-vec: gemm by the SGEMM
 schedule in float64 vector instructions (Gemm.v's gemm_avx512pd or gemm_avx2pd, the
-CPU's best, lowered for that ISA's target; block sizes from the caches).  Where a BLAS
+CPU's best, lowered for that ISA's target; block sizes from the caches); doitgen-vec:
+doitgen by examples/doitgen_f64.py's directives in the same instructions.  Where a BLAS
 call computes the kernel (gemm, 2mm, 3mm, atax, bicg, mvt, doitgen, gesummv), numpy's
 OpenBLAS on one thread is the peer (for gemm and gemm-vec one `cblas_dgemm` of that
 library with alpha and beta, into a copy of C, where it exports one; syrk and gemver
@@ -26,6 +27,7 @@ import argparse
 import ctypes
 import json
 import os
+import runpy
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -53,7 +55,9 @@ from verisched import pipeline  # noqa: E402
 from verisched.codegen.errors import CodegenError  # noqa: E402
 from verisched.pipeline.check import check  # noqa: E402
 from verisched.pybridge.terms import Expr  # noqa: E402
+from verisched.schedule.directives import ISAS  # noqa: E402
 from verisched.targets.auto import best_isa  # noqa: E402
+from verisched.targets.base import Kernel  # noqa: E402
 from verisched.targets.blocking import gemm_blocks  # noqa: E402
 from verisched.targets.toolchain import atomic_write  # noqa: E402
 
@@ -71,6 +75,7 @@ DATASETS = {
                "atax": {"m": 390, "n": 410}, "bicg": {"m": 390, "n": 410},
                "mvt": {"n": 400}, "mvt-sweep": {"n": 400},
                "doitgen": {"nr": 50, "nq": 40, "np": 60},
+               "doitgen-vec": {"nr": 50, "nq": 40, "np": 60},
                "gesummv": {"n": 250}, "gemver": {"n": 400}, "syrk": {"n": 240, "m": 200},
                "jacobi-1d": {"n": 400, "T": 200},
                "jacobi-1d-tiled": {"n": 400, "T": 200, "k": 64},
@@ -85,6 +90,7 @@ DATASETS = {
               "atax": {"m": 1900, "n": 2100}, "bicg": {"m": 1900, "n": 2100},
               "mvt": {"n": 2000}, "mvt-sweep": {"n": 2000},
               "doitgen": {"nr": 150, "nq": 140, "np": 160},
+              "doitgen-vec": {"nr": 150, "nq": 140, "np": 160},
               "gesummv": {"n": 1300}, "gemver": {"n": 2000},
               "syrk": {"n": 1200, "m": 1000},
               "jacobi-1d": {"n": 2000, "T": 1000},
@@ -112,6 +118,8 @@ KERNELS = {
     "mvt-sweep": ("Mvt.v", "mvt_sweep",
                   lambda x: (x["x1"] + x["A"] @ x["y1"], x["x2"] + x["A"].T @ x["y2"]), True),
     "doitgen": ("Doitgen.v", "doitgen_rows", lambda x: x["A"] @ x["C4"], True),
+    # examples/doitgen_f64.py's schedule (VECTOR, SCHEDULED below; the naive is Doitgen.v's)
+    "doitgen-vec": ("Doitgen.v", "doitgen_rows", lambda x: x["A"] @ x["C4"], True),
     "gesummv": ("Gesummv.v", "gesummv_fused",
                 lambda x: 1.5 * x["A"] @ x["x"] + 1.2 * x["B"] @ x["x"], True),
     # No BLAS peer: numpy's outer products are not BLAS calls (no dger without scipy),
@@ -131,22 +139,37 @@ KERNELS = {
 }
 
 
-# Kernels derived in an ISA's float64 instructions: ISA -> (derivation, register tile
-# width in doubles); the CPU's best ISA is picked (targets/auto.best_isa), the block
-# sizes mcr and kc from its caches (targets/blocking.gemm_blocks, as bench sgemm's).
-VECTOR = {"gemm-vec": {"avx512": ("gemm_avx512pd", 32), "avx2": ("gemm_avx2pd", 8)}}
+# Kernels in an ISA's float64 instructions, the CPU's best ISA picked
+# (targets/auto.best_isa): ISA -> its derivation in the kernel's .v file (None: the
+# Python schedule of SCHEDULED, proved as it runs), and the block sizes from the caches
+# for a register tile 4 vectors of doubles wide (targets/blocking.gemm_blocks, as bench
+# sgemm's).
+VECTOR: dict[str, tuple[dict[str, str | None], Callable[[dict[str, int], int], dict]]] = {
+    "gemm-vec": ({"avx512": "gemm_avx512pd", "avx2": "gemm_avx2pd"},
+                 lambda s, nr: gemm_blocks(s["ni"], s["nk"], 1, nr=nr, elem=8, N=s["nj"])),
+    "doitgen-vec": ({"avx512": None, "avx2": None},
+                    lambda s, nr: {"kc": gemm_blocks(s["nq"], s["np"], 1, nr=nr, elem=8,
+                                                     N=s["np"])["kc"]}),
+}
+# name -> the example whose `scheduled(isa)` builds it (its directives in Python)
+SCHEDULED = {"doitgen-vec": ROOT / "examples" / "doitgen_f64.py"}
 
 
-def _vector_variant(name: str, sizes: dict[str, int]) -> tuple[str, str, dict[str, int]]:
-    """(target, derivation, sizes with the block sizes) of a VECTOR kernel on this CPU;
-    a CodegenError where the CPU has neither AVX-512 nor AVX2."""
+def _vector_variant(name: str, sizes: dict[str, int]) -> tuple[str, str | None, dict[str, int]]:
+    """(target, derivation or None, sizes with the block sizes) of a VECTOR kernel on
+    this CPU; a CodegenError where the CPU has neither AVX-512 nor AVX2."""
     isa = best_isa()
-    if isa not in VECTOR[name]:
+    derivations, blocks = VECTOR[name]
+    if isa not in derivations:
         raise CodegenError(f"this CPU has no vector ISA the derivations are for "
-                           f"({', '.join(VECTOR[name])})")
-    derivation, nr = VECTOR[name][isa]
-    blocks = gemm_blocks(sizes["ni"], sizes["nk"], 1, nr=nr, elem=8, N=sizes["nj"])
-    return isa, derivation, {**sizes, **blocks}
+                           f"({', '.join(derivations)})")
+    nr = 4 * ISAS[isa + "pd"]
+    return isa, derivations[isa], {**sizes, **blocks(sizes, nr)}
+
+
+def _scheduled(name: str, isa: str) -> Kernel:
+    """The kernel SCHEDULED's example builds for `isa`'s float64 instructions."""
+    return runpy.run_path(str(SCHEDULED[name]))["scheduled"](isa + "pd")
 
 
 def _openblas_gemm() -> Callable[[dict[str, np.ndarray]], np.ndarray] | None:
@@ -228,12 +251,14 @@ def main(argv: list[str] | None = None) -> int:
         file, derivation, ref, blas = KERNELS[name]
         sizes = DATASETS[args.dataset][name]
         estimate.next(f"{name} {sizes}")
-        target = "c"
+        target, built = "c", None
         try:
             if name in VECTOR:
-                target, derivation, sizes = _vector_variant(name, sizes)
+                target, vec, sizes = _vector_variant(name, sizes)
+                derivation = vec or derivation
+                built = _scheduled(name, target) if vec is None else None
             derived = pipeline.load(DIR / file, derivation)
-            fast = pipeline.build(pipeline.render(pipeline.lower(
+            fast = built or pipeline.build(pipeline.render(pipeline.lower(
                 check(derived, dtype="float64"), target)))[derivation]
             naive_name = derivation + "_naive"
             naive = pipeline.build(pipeline.render(pipeline.lower(

@@ -766,8 +766,9 @@ def test_polybench_names_a_derivation_it_cannot_build_and_goes_on(tmp_path, monk
 
 def test_polybench_gemm_vec_picks_the_cpus_float64_derivation(monkeypatch) -> None:
     """gemm-vec: the derivation of the CPU's best ISA (gemm_avx512pd, gemm_avx2pd), its
-    block sizes from the caches for that tile's width in doubles; a CPU with neither
-    is refused as a CodegenError (the row then reads `not built`)."""
+    block sizes from the caches for that tile's width in doubles; doitgen-vec: the
+    example's schedule and a depth block; a CPU with neither ISA is refused as a
+    CodegenError (the row then reads `not built`)."""
     pb = _load("bench_polybench")
     from verisched.codegen.errors import CodegenError
     from verisched.targets.blocking import gemm_blocks
@@ -778,6 +779,12 @@ def test_polybench_gemm_vec_picks_the_cpus_float64_derivation(monkeypatch) -> No
         target, derivation, got = pb._vector_variant("gemm-vec", sizes)
         assert (target, derivation) == (isa, name)
         assert got == {**sizes, **gemm_blocks(100, 120, 1, nr=nr, elem=8, N=110)}
+    # doitgen-vec: no derivation (examples/doitgen_f64.py's schedule), a depth block only
+    monkeypatch.setattr(pb, "best_isa", lambda: "avx2")
+    dsizes = {"nr": 5, "nq": 7, "np": 300}
+    assert pb._vector_variant("doitgen-vec", dsizes) == (
+        "avx2", None, {**dsizes, "kc": gemm_blocks(7, 300, 1, nr=16, elem=8, N=300)["kc"]})
+    assert pb.SCHEDULED["doitgen-vec"].exists()
     monkeypatch.setattr(pb, "best_isa", lambda: "c")
     with pytest.raises(CodegenError, match="no vector ISA"):
         pb._vector_variant("gemm-vec", sizes)
