@@ -9,7 +9,8 @@ program before any step: the suite's loop order as our `c` target lowers it (ser
 loops, -O3 -march=native), not PolyBench's own C file.  gemm-vec: gemm by the SGEMM
 schedule in float64 vector instructions (Gemm.v's gemm_avx512pd or gemm_avx2pd, the
 CPU's best, lowered for that ISA's target; block sizes from the caches); doitgen-vec:
-doitgen by examples/doitgen_f64.py's directives in the same instructions.  Where a BLAS
+doitgen and 2mm by examples/doitgen_f64.py's and two_mm_f64.py's directives in the
+same instructions.  Where a BLAS
 call computes the kernel (gemm, 2mm, 3mm, atax, bicg, mvt, doitgen, gesummv), numpy's
 OpenBLAS on one thread is the peer (for gemm and gemm-vec one `cblas_dgemm` of that
 library with alpha and beta, into a copy of C, where it exports one; syrk and gemver
@@ -71,6 +72,7 @@ DATASETS = {
     "MEDIUM": {"gemm": {"ni": 200, "nj": 220, "nk": 240},
                "gemm-vec": {"ni": 200, "nj": 220, "nk": 240},
                "2mm": {"ni": 180, "nj": 190, "nk": 210, "nl": 220},
+               "2mm-vec": {"ni": 180, "nj": 190, "nk": 210, "nl": 220},
                "3mm": {"ni": 180, "nj": 190, "nk": 200, "nl": 210, "nm": 220},
                "atax": {"m": 390, "n": 410}, "bicg": {"m": 390, "n": 410},
                "mvt": {"n": 400}, "mvt-sweep": {"n": 400},
@@ -86,6 +88,7 @@ DATASETS = {
     "LARGE": {"gemm": {"ni": 1000, "nj": 1100, "nk": 1200},
               "gemm-vec": {"ni": 1000, "nj": 1100, "nk": 1200},
               "2mm": {"ni": 800, "nj": 900, "nk": 1100, "nl": 1200},
+              "2mm-vec": {"ni": 800, "nj": 900, "nk": 1100, "nl": 1200},
               "3mm": {"ni": 800, "nj": 900, "nk": 1000, "nl": 1100, "nm": 1200},
               "atax": {"m": 1900, "n": 2100}, "bicg": {"m": 1900, "n": 2100},
               "mvt": {"n": 2000}, "mvt-sweep": {"n": 2000},
@@ -109,6 +112,9 @@ KERNELS = {
                  True),
     "2mm": ("TwoMM.v", "two_mm_ikj",
             lambda x: (1.5 * x["A"] @ x["B"]) @ x["C"] + 1.2 * x["D"], True),
+    # examples/two_mm_f64.py's schedule (VECTOR, SCHEDULED below; the naive is TwoMM.v's)
+    "2mm-vec": ("TwoMM.v", "two_mm_ikj",
+                lambda x: (1.5 * x["A"] @ x["B"]) @ x["C"] + 1.2 * x["D"], True),
     "3mm": ("ThreeMM.v", "three_mm_ikj", lambda x: (x["A"] @ x["B"]) @ (x["C"] @ x["D"]), True),
     "atax": ("Atax.v", "atax_rows", lambda x: x["A"].T @ (x["A"] @ x["x"]), True),
     "bicg": ("Bicg.v", "bicg_rows", lambda x: (x["A"].T @ x["r"], x["A"] @ x["p"]), True),
@@ -147,12 +153,15 @@ KERNELS = {
 VECTOR: dict[str, tuple[dict[str, str | None], Callable[[dict[str, int], int], dict]]] = {
     "gemm-vec": ({"avx512": "gemm_avx512pd", "avx2": "gemm_avx2pd"},
                  lambda s, nr: gemm_blocks(s["ni"], s["nk"], 1, nr=nr, elem=8, N=s["nj"])),
+    "2mm-vec": ({"avx512": None, "avx2": None},
+                lambda s, nr: gemm_blocks(s["ni"], s["nj"], 1, nr=nr, elem=8, N=s["nl"])),
     "doitgen-vec": ({"avx512": None, "avx2": None},
                     lambda s, nr: {"kc": gemm_blocks(s["nq"], s["np"], 1, nr=nr, elem=8,
                                                      N=s["np"])["kc"]}),
 }
 # name -> the example whose `scheduled(isa)` builds it (its directives in Python)
-SCHEDULED = {"doitgen-vec": ROOT / "examples" / "doitgen_f64.py"}
+SCHEDULED = {"doitgen-vec": ROOT / "examples" / "doitgen_f64.py",
+             "2mm-vec": ROOT / "examples" / "two_mm_f64.py"}
 
 
 def _vector_variant(name: str, sizes: dict[str, int]) -> tuple[str, str | None, dict[str, int]]:

@@ -486,7 +486,8 @@ def test_split_shift_is_refused_where_it_would_write_twice(mv: Schedule) -> None
 
 def test_stage_and_peel_from_python() -> None:
     with Schedule.of(matvec()) as s:
-        with pytest.raises(ScheduleArgumentError, match="no input named 'B'"):
+        with pytest.raises(ScheduleArgumentError, match="no input or let buffer named 'B' "
+                                                        r"\(inputs: A, x; let buffers: none\)"):
             s.stage("B", "i", "Bp")
         st = s.split("j", 4, "jo", "ji").stage("x", "jo", "xp")
         assert "tlet xp" in st.text
@@ -499,6 +500,23 @@ def test_stage_and_peel_from_python() -> None:
         with pytest.raises(DirectiveRefused, match="peel: the extent of loop i is not provably"):
             s.peel("i")
         assert "concat" in s.bound(n >= 2).peel("i").text
+
+
+def test_stage_of_a_let_buffer_is_stage_let() -> None:
+    """An intermediate result is staged as an input is (decision #155): its row packed
+    inside the consumer's loop, the kernel the interpreter's."""
+    twice = dsl.program("twice", dsl.let(
+        "P", dsl.gen("r", n, lambda r: dsl.gen("c", m, lambda c: A[r, c] + A[r, c])),
+        lambda P: dsl.gen("i", n, lambda i: dsl.sum("j", m, lambda j: P[i, j] * x[j]))))
+    with Schedule.of(twice) as s:
+        st = s.stage("P", "i", "Pr")
+        assert st.steps[-1] == "stage_let P at i as Pr."
+        assert "tlet Pr" in st.text
+        k = st.compile("c")
+    rng = np.random.default_rng(8)
+    a, v = rng.standard_normal((5, 9)), rng.standard_normal(9)
+    got = k({"A": a.astype(np.float32), "x": v.astype(np.float32)}, n=5, m=9)
+    np.testing.assert_allclose(got, 2 * a @ v, rtol=1e-4, atol=1e-4)
 
 
 def test_peel_into_then_tile_partition_finds_the_interior_of_a_nest_named_i_j() -> None:

@@ -51,8 +51,13 @@
     - loop [i] reads [A] at that one access only (several distinct
       accesses, e.g. a stencil [A _[i] + A _[i + 1]], would need one
       window buffer over all of them; refused, not implemented).
-    [A] must be an operand of the program (a section variable or
-    constant), not a let-bound buffer ([compute_at] places those). *)
+    [A] is an operand of the program (a section variable or constant, or
+    any term, such as a generation [inline] left: PolyBench/Gemm.v packs
+    [alpha * A] so); [stage_let t at i as tp] stages a let-bound buffer
+    [t] instead (an intermediate result, as Exo's [stage_mem] takes any
+    buffer: 2mm's [tmp] packed for its consumer's micro-kernel), named as
+    the program names it: the name is resolved at loop [i], inside the
+    let. *)
 
 From Coq Require Import ZArith Bool.
 From Verisched Require Import Tensor.Core Tensor.Arith Tensor.Sum.
@@ -256,7 +261,9 @@ Ltac stage_loop_node A i Ap r :=
   | |- sumr _ _ (fun z => @?B z) = _ => atl_named_binder; atl_same_name i z;
       refine (sumr_ctx _ _ _ _ _); let iv := fresh z in let Hi := fresh "H" iv in intros iv Hi; atl_beta_lhs
   end;
-  atl_fresh_rhs ltac:(stage_body A Ap r).
+  (* [A] a term, or the name of a let binder in scope here ([stage_let]) *)
+  let Ac := constr:(A) in
+  atl_fresh_rhs ltac:(stage_body Ac Ap r).
 
 (* A refusal prints its reason and fails with it (coqc does not show a
    [fail] message in batch mode; the golden tests read the printed copy). *)
@@ -290,6 +297,7 @@ Ltac stage_go A i Ap :=
         fail 0 "stage" A "at" i ": the program has no loop named" i).
 
 Tactic Notation "stage" constr(A) "at" ident(i) "as" ident(Ap) := stage_go A i Ap.
+Tactic Notation "stage_let" ident(A) "at" ident(i) "as" ident(Ap) := stage_go A i Ap.
 
 (** [merge_guards]: every chain of directly nested guards
     [|[p]| |[q]| e] becomes one guard [|[p && q]| e] ([guard_merge],

@@ -1,5 +1,5 @@
-(* Pinned behaviour of [stage A at i as Ap] (Rewrites/Stage.v; Exo's
-   stage_mem in the packed layout) and [merge_guards]: each working and
+(* Pinned behaviour of [stage A at i as Ap] and [stage_let] (Rewrites/Stage.v;
+   Exo's stage_mem in the packed layout) and [merge_guards]: each working and
    refusing with its message. *)
 From Coq Require Import ZArith List Lia derive.Derive.
 From Verisched Require Import ATL.
@@ -77,4 +77,16 @@ Section Stage.
   Definition p9 := GEN [ i < N ] tlet c := i + 1 in GEN [ j < N ] B _[ c ] _[ j ].
   Derive d9 SuchThat (p9 = d9) As d9_ok.
   Proof. reschedule. Fail stage B at i as Bp. done. Qed.
+
+  (* [stage_let]: a let-bound buffer (an intermediate result), named as the
+     program names it, its row packed inside the consumer's loop i (decision
+     #155); a name no let binds at that loop is refused as a loop that does
+     not read it. *)
+  Definition p10 := tlet P := GEN [ r < M ] GEN [ c < K ] A _[ r ] _[ c ] + A _[ r ] _[ c ] in
+    GEN [ i < M ] GEN [ j < N ] SUM [ k < K ] P _[ i ] _[ k ] * B _[ k ] _[ j ].
+  Derive d10 SuchThat (p10 = d10) As d10_ok.
+  Proof. reschedule. stage_let P at i as Pr. check_safe. done. Qed.
+  Print d10.
+  Derive d11 SuchThat (p10 = d11) As d11_ok.
+  Proof. reschedule. Fail stage_let Q at i as Qr. done. Qed.
 End Stage.

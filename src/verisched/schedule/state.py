@@ -281,16 +281,21 @@ class Schedule:
         return self.apply(text + ".")
 
     def stage(self, tensor: str, loop: str, buffer: str) -> Schedule:
-        """Pack the block of input `tensor` that loop `loop` reads into a buffer `buffer`
-        placed just inside the loop (Exo's stage_mem), guarded at the block's edges."""
+        """Pack the block of `tensor` that loop `loop` reads into a buffer `buffer`
+        placed just inside the loop (Exo's stage_mem), guarded at the block's edges.
+        `tensor` is an input, or a let buffer of the program (an intermediate result:
+        Coq's `stage_let`, decision #155)."""
         names = self._names()
         inputs = {t for t, _ in self.live.program.inputs}
-        if tensor not in inputs:
-            raise ScheduleArgumentError("stage", "tensor", f"no input named {tensor!r} "
-                                        f"(inputs: {', '.join(sorted(inputs))})")
+        lets = set(names.buffers) - inputs
+        if tensor not in inputs | lets:
+            raise ScheduleArgumentError(
+                "stage", "tensor", f"no input or let buffer named {tensor!r} (inputs: "
+                f"{', '.join(sorted(inputs))}; let buffers: {', '.join(sorted(lets)) or 'none'})")
         i = D.loop("stage", "loop", loop, names)
         b = D.fresh("stage", "buffer", buffer, names)
-        return self.apply(f"stage {tensor} at {i} as {b}.")
+        return self.apply(f"{'stage' if tensor in inputs else 'stage_let'} {tensor} at {i} "
+                          f"as {b}.")
 
     def stage_rows(self, stage: object, loop: str, buffer: str) -> Schedule:
         """Compute the row stage `stage` (a function `(r, c) -> expression`, or Coq
