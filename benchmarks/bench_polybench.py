@@ -9,8 +9,8 @@ program before any step: the suite's loop order as our `c` target lowers it (ser
 loops, -O3 -march=native), not PolyBench's own C file.  gemm-vec: gemm by the SGEMM
 schedule in float64 vector instructions (Gemm.v's gemm_avx512pd or gemm_avx2pd, the
 CPU's best, lowered for that ISA's target; block sizes from the caches); doitgen-vec:
-doitgen and 2mm by examples/doitgen_f64.py's and two_mm_f64.py's directives in the
-same instructions.  Where a BLAS
+doitgen, 2mm and 3mm by examples/doitgen_f64.py's, two_mm_f64.py's and three_mm_f64.py's
+directives in the same instructions.  Where a BLAS
 call computes the kernel (gemm, 2mm, 3mm, atax, bicg, mvt, doitgen, gesummv), numpy's
 OpenBLAS on one thread is the peer (for gemm and gemm-vec one `cblas_dgemm` of that
 library with alpha and beta, into a copy of C, where it exports one; syrk and gemver
@@ -74,6 +74,7 @@ DATASETS = {
                "2mm": {"ni": 180, "nj": 190, "nk": 210, "nl": 220},
                "2mm-vec": {"ni": 180, "nj": 190, "nk": 210, "nl": 220},
                "3mm": {"ni": 180, "nj": 190, "nk": 200, "nl": 210, "nm": 220},
+               "3mm-vec": {"ni": 180, "nj": 190, "nk": 200, "nl": 210, "nm": 220},
                "atax": {"m": 390, "n": 410}, "bicg": {"m": 390, "n": 410},
                "mvt": {"n": 400}, "mvt-sweep": {"n": 400},
                "doitgen": {"nr": 50, "nq": 40, "np": 60},
@@ -90,6 +91,7 @@ DATASETS = {
               "2mm": {"ni": 800, "nj": 900, "nk": 1100, "nl": 1200},
               "2mm-vec": {"ni": 800, "nj": 900, "nk": 1100, "nl": 1200},
               "3mm": {"ni": 800, "nj": 900, "nk": 1000, "nl": 1100, "nm": 1200},
+              "3mm-vec": {"ni": 800, "nj": 900, "nk": 1000, "nl": 1100, "nm": 1200},
               "atax": {"m": 1900, "n": 2100}, "bicg": {"m": 1900, "n": 2100},
               "mvt": {"n": 2000}, "mvt-sweep": {"n": 2000},
               "doitgen": {"nr": 150, "nq": 140, "np": 160},
@@ -116,6 +118,8 @@ KERNELS = {
     "2mm-vec": ("TwoMM.v", "two_mm_ikj",
                 lambda x: (1.5 * x["A"] @ x["B"]) @ x["C"] + 1.2 * x["D"], True),
     "3mm": ("ThreeMM.v", "three_mm_ikj", lambda x: (x["A"] @ x["B"]) @ (x["C"] @ x["D"]), True),
+    "3mm-vec": ("ThreeMM.v", "three_mm_ikj",
+                lambda x: (x["A"] @ x["B"]) @ (x["C"] @ x["D"]), True),
     "atax": ("Atax.v", "atax_rows", lambda x: x["A"].T @ (x["A"] @ x["x"]), True),
     "bicg": ("Bicg.v", "bicg_rows", lambda x: (x["A"].T @ x["r"], x["A"] @ x["p"]), True),
     "mvt": ("Mvt.v", "mvt_rows",
@@ -155,13 +159,16 @@ VECTOR: dict[str, tuple[dict[str, str | None], Callable[[dict[str, int], int], d
                  lambda s, nr: gemm_blocks(s["ni"], s["nk"], 1, nr=nr, elem=8, N=s["nj"])),
     "2mm-vec": ({"avx512": None, "avx2": None},
                 lambda s, nr: gemm_blocks(s["ni"], s["nj"], 1, nr=nr, elem=8, N=s["nl"])),
+    "3mm-vec": ({"avx512": None, "avx2": None},
+                lambda s, nr: gemm_blocks(s["ni"], s["nk"], 1, nr=nr, elem=8, N=s["nl"])),
     "doitgen-vec": ({"avx512": None, "avx2": None},
                     lambda s, nr: {"kc": gemm_blocks(s["nq"], s["np"], 1, nr=nr, elem=8,
                                                      N=s["np"])["kc"]}),
 }
 # name -> the example whose `scheduled(isa)` builds it (its directives in Python)
 SCHEDULED = {"doitgen-vec": ROOT / "examples" / "doitgen_f64.py",
-             "2mm-vec": ROOT / "examples" / "two_mm_f64.py"}
+             "2mm-vec": ROOT / "examples" / "two_mm_f64.py",
+             "3mm-vec": ROOT / "examples" / "three_mm_f64.py"}
 
 
 def _vector_variant(name: str, sizes: dict[str, int]) -> tuple[str, str | None, dict[str, int]]:
