@@ -4,9 +4,7 @@ each the SGEMM schedule of coq/Examples/Directives/Sgemm.v (row blocks of 6 mcr 
 depth blocks of kc, a 6 x (4 vectors) register tile of doubles, packed operands), the
 intermediates `E` and `F` packed for the last product as inputs are (`stage` of a let
 buffer, Coq's `stage_let`, decision #155; `F`'s pack made per row block, since it
-cannot move above `F`'s own let, and `B`'s too: `compute_root` refused to move it out
-of the value of `E`, the program's first let, which it does for 2mm's `tmp`; not
-investigated).  Proved in Coq as it runs (not in `make proofs`);
+cannot move above `F`'s own let).  Proved in Coq as it runs (not in `make proofs`);
 checked against numpy at sizes no multiple of the tile or the blocks; `verisched bench
 polybench` times it against OpenBLAS (its 3mm-vec row).
 Run: python examples/three_mm_f64.py
@@ -58,7 +56,7 @@ def scheduled(isa: str) -> Kernel:
     with Schedule.of(three_mm) as s:
         s = _tiled(s, "3", "E", "F", False, isa)   # G = E F, E and F let buffers
         s = _tiled(s, "2", "C", "D", True, isa)    # F = C D
-        s = _tiled(s, "1", "A", "B", False, isa)   # E = A B (B per row block: see above)
+        s = _tiled(s, "1", "A", "B", True, isa)    # E = A B
         return s.compile()
 
 

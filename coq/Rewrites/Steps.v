@@ -77,17 +77,26 @@ Ltac step_hoist_node x :=
       atl_same_name x y;
       let t := eval cbv beta in (atl_let e1 (fun y => smul (f y) b)) in
       (atl_rhs_is t; exact (ll_smul_l e1 f b))
-  | |- atl_let ?e (fun z => atl_let (@?e2 z) (fun y => @?f z y)) = _ =>
-      atl_same_name x y;
-      lazymatch e2 with
-      | fun _ => ?v =>
-          let t := eval cbv beta in (atl_let v (fun y => atl_let e (fun z => f z y))) in
-          (atl_rhs_is t; exact (ll_let_body e v f))
-      end
-  | |- atl_let (atl_let ?e1 (fun y => @?f y)) ?g = _ =>
-      atl_same_name x y;
-      let t := eval cbv beta in (atl_let e1 (fun y => atl_let (f y) g)) in
-      (atl_rhs_is t; exact (ll_let_value e1 f g))
+  | |- atl_let _ _ = _ =>
+      (* a let whose value and body are both lets: [x] may be either (lazymatch
+         would commit to the first pattern, and a let in the value of a let whose
+         body is a let, 3mm's pack inside [E] above [tlet F], could not move) *)
+      first
+        [ lazymatch goal with
+          | |- atl_let ?e (fun z => atl_let (@?e2 z) (fun y => @?f z y)) = _ =>
+              atl_same_name x y;
+              lazymatch e2 with
+              | fun _ => ?v =>
+                  let t := eval cbv beta in (atl_let v (fun y => atl_let e (fun z => f z y))) in
+                  (atl_rhs_is t; exact (ll_let_body e v f))
+              end
+          end
+        | lazymatch goal with
+          | |- atl_let (atl_let ?e1 (fun y => @?f y)) ?g = _ =>
+              atl_same_name x y;
+              let t := eval cbv beta in (atl_let e1 (fun y => atl_let (f y) g)) in
+              (atl_rhs_is t; exact (ll_let_value e1 f g))
+          end ]
   end.
 
 (** [hoist x past pat]: move the let named [x] outward, one node at a

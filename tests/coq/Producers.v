@@ -44,6 +44,14 @@ Section Producers.
   Proof. reschedule. compute_root q. check_safe. done. Qed.
   Print d5.
 
+  (* out of the value of a let whose body is a let too (3mm's pack of B inside
+     E above tlet F, decision #155): both lets' cases are tried at that node. *)
+  Definition p5b := tlet e := (GEN [ i < n ] tlet q := f _[ i ] * f _[ i ] in q <+> q) in
+                    tlet g := GEN [ j < n ] e _[ j ] in GEN [ k < n ] g _[ k ] <+> e _[ k ].
+  Derive d5b SuchThat (p5b = d5b) As d5b_ok.
+  Proof. reschedule. compute_root q. check_safe. done. Qed.
+  Print d5b.
+
   (* sink through a guard and an outer loop down to the inner loop x. *)
   Definition p6 := tlet r := GEN [ j < m ] f _[ j ] in
                    GEN [ y < n ] |[ 0 <=? y - 1 ]| GEN [ x < m ] r _[ x ] <+> v _[ y ] _[ x ].
